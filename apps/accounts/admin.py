@@ -1,0 +1,129 @@
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.password_validation import validate_password
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from apps.accounts import services
+from apps.accounts.models import ApiToken, AuditEvent, User
+from apps.cases.models import Membership
+from lexweb.errors import DomainError
+
+
+class UserCreateForm(forms.ModelForm):
+    password = forms.CharField(
+        widget=forms.PasswordInput,
+        required=False,
+        help_text="Leave empty to create the account without a password (cannot sign in yet).",
+    )
+
+    class Meta:
+        model = User
+        fields = ["email", "full_name", "role"]
+
+    def clean_password(self) -> str:
+        password: str = self.cleaned_data.get("password") or ""
+        if password:
+            validate_password(password)
+        return password
+
+
+@admin.register(User)
+class UserAdmin(admin.ModelAdmin):
+    list_display = ["email", "full_name", "role", "is_active", "last_login"]
+    list_filter = ["role", "is_active"]
+    search_fields = ["email", "full_name"]
+    ordering = ["full_name"]
+    readonly_fields = ["last_login", "date_joined", "is_staff", "is_superuser"]
+    fields = ["email", "full_name", "role", "is_active", "is_staff", "is_superuser", "last_login", "date_joined"]
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = UserCreateForm
+            kwargs["fields"] = ["email", "full_name", "role", "password"]
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return ["email", "full_name", "role", "password"]
+        return super().get_fields(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: User, form: Any, change: bool) -> None:
+        if change:
+            # Admin-site access follows the role; a role change takes it away or grants it.
+            obj.is_staff = obj.is_superuser = obj.role == User.Role.ADMIN
+            obj.save()
+            services.audit_record(actor=request.user, action="user.update", target=obj)  # type: ignore[arg-type]
+            return
+        try:
+            created = services.user_create(
+                email=form.cleaned_data["email"],
+                full_name=form.cleaned_data["full_name"],
+                role=form.cleaned_data["role"],
+                password=form.cleaned_data.get("password") or None,
+                actor=request.user,  # type: ignore[arg-type]
+            )
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            raise
+        obj.pk = created.pk
+        obj._state.adding = False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # People are deactivated, never deleted: the audit log points at them.
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Admins see token metadata (never secrets) and may revoke; tokens are made by their user."""
+
+    list_display = ["name", "user", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["name", "user__email", "prefix"]
+    fields = ["name", "user", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    readonly_fields = fields
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        for token in queryset.select_related("user"):
+            services.token_revoke(user=token.user, token_id=token.pk)
+        messages.success(request, "Tokens revoked.")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    """Read-only. Like every admin list of case material, filtered by the admin's memberships."""
+
+    list_display = ["at", "actor_label", "action", "case", "target_label", "client_ip", "via"]
+    list_filter = ["action", "via"]
+    search_fields = ["actor_label", "action", "target_label"]
+    fields = ["at", "actor", "actor_label", "action", "case", "target_type", "target_id",
+              "target_label", "client_ip", "via", "detail"]
+    readonly_fields = fields
+    actions = None
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
+        member_cases = Membership.objects.filter(user_id=request.user.pk).values("case_id")
+        events = super().get_queryset(request).select_related("actor", "case")
+        # Events of no case (sign-ins, tokens, users) are the admin's business; case events only
+        # for cases the admin belongs to.
+        return events.filter(case__isnull=True) | events.filter(case_id__in=member_cases)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

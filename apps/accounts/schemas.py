@@ -1,0 +1,30 @@
+from datetime import datetime
+
+from ninja import ModelSchema
+from pydantic import Field
+
+from apps.accounts.models import ApiToken, User
+from apps.api.schemas import StrictIn
+
+
+class UserOut(ModelSchema):
+    class Meta:
+        model = User
+        fields = ["id", "email", "full_name", "role"]
+
+
+class TokenOut(ModelSchema):
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
+
+
+class TokenIn(StrictIn):
+    name: str = Field(min_length=1, max_length=100)
+    expires_at: datetime | None = None
+
+
+class TokenCreatedOut(TokenOut):
+    """Returned once, at creation: `secret` is not stored and cannot be shown again."""
+
+    secret: str

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from apps.accounts import views
+
+app_name = "accounts"
+
+urlpatterns = [
+    path("login/", views.SignInView.as_view(), name="login"),
+    path("logout/", views.SignOutView.as_view(), name="logout"),
+    path("tokens/", views.tokens, name="tokens"),
+    path("tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
+]

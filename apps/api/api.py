@@ -1,0 +1,103 @@
+"""The one NinjaAPI, mounted at /api/v1/: authentication, the error shape, every app's router.
+
+No `from __future__ import annotations` in modules that declare endpoints (django-ninja #1424).
+"""
+
+import logging
+
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer, django_auth
+
+from apps.accounts import services as account_services
+from apps.accounts.api import router as accounts_router
+from apps.accounts.models import User
+from apps.cases.api import router as cases_router
+from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+
+logger = logging.getLogger(__name__)
+
+
+class BearerToken(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> User | None:
+        return account_services.token_authenticate(raw=token)
+
+
+api = NinjaAPI(
+    title="lexweb API",
+    version="1",
+    description=(
+        "The agent API of lexweb. Authenticate with `Authorization: Bearer <token>` "
+        "(create tokens on your account page) or a signed-in browser session. "
+        "Every error is `{detail, code}`; a case you are not a member of is 404."
+    ),
+    auth=[BearerToken(), django_auth],
+    urls_namespace="api",
+    docs_url="/docs",
+)
+
+_STATUS_FOR = {NotFound: 404, Conflict: 409, PermissionDenied: 403}
+
+
+def _error(
+    request: HttpRequest, status: int, detail: str, code: str, errors: list[dict[str, object]] | None = None
+) -> HttpResponse:
+    body: dict[str, object] = {"detail": detail, "code": code}
+    if errors is not None:
+        body["errors"] = errors
+    return api.create_response(request, body, status=status)
+
+
+@api.exception_handler(DomainError)
+def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    return _error(request, _STATUS_FOR.get(type(exc), 400), exc.message, exc.code)
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    errors = [
+        {"loc": [str(part) if not isinstance(part, int) else part for part in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+        for e in exc.errors
+    ]
+    summary = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors[:5])
+    return _error(request, 422, f"Invalid request: {summary}", "invalid", errors)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    response = _error(
+        request,
+        401,
+        "Authentication required: send a valid, unexpired 'Authorization: Bearer <token>' "
+        "or sign in.",
+        "unauthenticated",
+    )
+    response["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    code = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "too_large"}
+    return _error(request, exc.status_code, str(exc), code.get(exc.status_code, "error"))
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _error(request, 404, "Not found.", "not_found")
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return _error(request, 413, "The request body is larger than this server accepts.", "too_large")
+
+
+@api.exception_handler(TooManyFieldsSent)
+def _too_many_fields(request: HttpRequest, exc: TooManyFieldsSent) -> HttpResponse:
+    return _error(request, 413, "The request has too many fields.", "too_large")
+
+
+api.add_router("/", accounts_router)
+api.add_router("/", cases_router)

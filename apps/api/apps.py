@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ApiConfig(AppConfig):
+    name = "apps.api"
+    label = "api"
+    verbose_name = "Agent API"

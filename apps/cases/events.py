@@ -1,0 +1,52 @@
+"""Payloads sent to a case's channel group, and the one way to send them."""
+
+import logging
+from typing import Literal, TypedDict
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+class CaseNotice(TypedDict):
+    """Something members of the case should see now (a toast), e.g. a finished job."""
+
+    type: Literal["cases.notice"]
+    case_id: int
+    level: Literal["info", "success", "warning"]
+    message: str
+    at: str
+
+
+class MembershipRevoked(TypedDict):
+    """`user_id` lost access to the case: their open sockets for it close."""
+
+    type: Literal["cases.membership_revoked"]
+    case_id: int
+    user_id: int
+
+
+CaseEvent = CaseNotice | MembershipRevoked
+
+
+def case_group(case_id: int) -> str:
+    return f"case.{case_id}"
+
+
+def publish_to_case(*, case_id: int, event: CaseEvent) -> None:
+    """Send `event` to the case's group once the current transaction commits.
+
+    Browsers never hear about rows that may roll back. A channel layer that is down is logged,
+    not raised: the database row is the truth and pages reload it on reconnect.
+    """
+
+    def send() -> None:
+        layer = get_channel_layer()
+        if layer is None:
+            logger.error("No channel layer configured; %s not sent.", event["type"])
+            return
+        async_to_sync(layer.group_send)(case_group(case_id), dict(event))
+
+    transaction.on_commit(send, robust=True)

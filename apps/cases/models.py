@@ -1,0 +1,62 @@
+from django.conf import settings
+from django.db import models
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+
+class Case(models.Model):
+    """A matter the firm works on. Everything client-related hangs off a case."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        STAYED = "stayed", "Stayed"
+        CLOSED = "closed", "Closed"
+
+    title = models.CharField(max_length=300)
+    number = models.CharField("case number", max_length=100)
+    court = models.CharField(max_length=200, blank=True)
+    client = models.CharField(max_length=200)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                Lower("court"), Lower("number"), name="cases_case_number_unique_per_court"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(title="") & ~models.Q(number="") & ~models.Q(client=""),
+                name="cases_case_required_text",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.number} — {self.title}"
+
+
+class Membership(models.Model):
+    """Who may see a case, and as what. No membership, no access: not even to its existence."""
+
+    class Role(models.TextChoices):
+        LAWYER = "lawyer", "Lawyer"
+        STAFF = "staff", "Staff"
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.STAFF)
+    added_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["case", "user__full_name"]
+        constraints = [
+            models.UniqueConstraint("case", "user", name="cases_membership_once_per_case"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.case.number} as {self.role}"

@@ -1,0 +1,50 @@
+from typing import Literal
+
+from ninja import ModelSchema, Schema
+from pydantic import Field
+
+from apps.accounts.schemas import UserOut
+from apps.api.schemas import StrictIn
+from apps.cases.models import Case, Membership
+
+
+class CaseOut(ModelSchema):
+    class Meta:
+        model = Case
+        fields = ["id", "title", "number", "court", "client", "status", "created_at"]
+
+
+class CaseIn(StrictIn):
+    title: str = Field(min_length=1, max_length=300)
+    number: str = Field(min_length=1, max_length=100)
+    client: str = Field(min_length=1, max_length=200)
+    court: str = Field("", max_length=200)
+
+
+class CasePatch(StrictIn):
+    title: str | None = Field(None, min_length=1, max_length=300)
+    number: str | None = Field(None, min_length=1, max_length=100)
+    client: str | None = Field(None, min_length=1, max_length=200)
+    court: str | None = Field(None, max_length=200)
+    status: Literal["open", "stayed", "closed"] | None = None
+
+
+class MemberOut(ModelSchema):
+    user: UserOut
+
+    class Meta:
+        model = Membership
+        fields = ["role", "added_at"]
+
+
+class MemberIn(StrictIn):
+    email: str = Field(min_length=3, max_length=254)
+    role: Literal["lawyer", "staff"] = "staff"
+
+
+class MemberPatch(StrictIn):
+    role: Literal["lawyer", "staff"]
+
+
+class JobQueuedOut(Schema):
+    job_id: int

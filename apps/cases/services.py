@@ -1,0 +1,195 @@
+"""Writes for cases and their members."""
+
+import socket
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases import events, selectors
+from apps.cases.models import Case, Membership
+from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+
+_TEXT_LIMITS = {"title": 300, "number": 100, "court": 200, "client": 200}
+
+
+def _clean_case_fields(fields: dict[str, str]) -> dict[str, str]:
+    cleaned: dict[str, str] = {}
+    for name, value in fields.items():
+        value = " ".join(value.split())
+        if len(value) > _TEXT_LIMITS[name]:
+            raise DomainError(f"The {name} is at most {_TEXT_LIMITS[name]} characters.")
+        if not value and name != "court":
+            raise DomainError(f"The case needs a {name}.")
+        cleaned[name] = value
+    return cleaned
+
+
+def _number_taken(*, number: str, court: str, exclude_id: int | None = None) -> bool:
+    clash = Case.objects.filter(number__iexact=number, court__iexact=court)
+    if exclude_id is not None:
+        clash = clash.exclude(pk=exclude_id)
+    return clash.exists()
+
+
+@transaction.atomic
+def case_create(*, actor: User, title: str, number: str, client: str, court: str = "") -> Case:
+    """Open a case. Its creator becomes its first member (as lawyer, if they are one)."""
+    if not selectors.user_can_create_case(user=actor):
+        raise PermissionDenied("Only lawyers and admins open cases.")
+    fields = _clean_case_fields({"title": title, "number": number, "client": client, "court": court})
+    if _number_taken(number=fields["number"], court=fields["court"]):
+        raise Conflict(f"Case {fields['number']} already exists in that court.")
+    try:
+        with transaction.atomic():
+            case = Case.objects.create(created_by=actor, **fields)
+    except IntegrityError:
+        raise Conflict(f"Case {fields['number']} already exists in that court.") from None
+    role = Membership.Role.LAWYER if actor.role == User.Role.LAWYER else Membership.Role.STAFF
+    Membership.objects.create(case=case, user=actor, role=role)
+    account_services.audit_record(actor=actor, action="case.create", case=case, target=case)
+    return case
+
+
+@transaction.atomic
+def case_update(*, actor: User, case: Case, changes: dict[str, str]) -> Case:
+    """Change a case's text fields or status. Any member may; lawyers and admins in practice."""
+    allowed = set(_TEXT_LIMITS) | {"status"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise DomainError(f"Cannot change {', '.join(sorted(unknown))}.")
+    case = Case.objects.select_for_update().get(pk=case.pk)
+    if "status" in changes:
+        if changes["status"] not in Case.Status.values:
+            raise DomainError(f"Unknown status {changes['status']!r}.")
+        case.status = changes["status"]
+    text = _clean_case_fields({k: v for k, v in changes.items() if k in _TEXT_LIMITS})
+    for name, value in text.items():
+        setattr(case, name, value)
+    if _number_taken(number=case.number, court=case.court, exclude_id=case.pk):
+        raise Conflict(f"Case {case.number} already exists in that court.")
+    case.save()
+    account_services.audit_record(
+        actor=actor, action="case.update", case=case, target=case, detail={"fields": ",".join(sorted(changes))}
+    )
+    return case
+
+
+def _require_manager(*, actor: User, case: Case) -> None:
+    if not selectors.case_can_manage_members(user=actor, case=case):
+        raise PermissionDenied("Only lawyers on this case manage its members.")
+
+
+def _check_role(*, user: User, role: str) -> None:
+    if role not in Membership.Role.values:
+        raise DomainError(f"Unknown case role {role!r}; use lawyer or staff.")
+    if role == Membership.Role.LAWYER and user.role != User.Role.LAWYER:
+        raise DomainError(f"{user} is not a lawyer and cannot hold the lawyer role on a case.")
+
+
+@transaction.atomic
+def member_add(*, actor: User, case: Case, email: str, role: str) -> Membership:
+    _require_manager(actor=actor, case=case)
+    user = User.objects.filter(email__iexact=email.strip(), is_active=True).first()
+    if user is None:
+        raise NotFound(f"No active user with e-mail {email.strip()[:254]!r}.")
+    _check_role(user=user, role=role)
+    if Membership.objects.filter(case=case, user=user).exists():
+        raise Conflict(f"{user} is already a member of this case.")
+    membership = Membership.objects.create(case=case, user=user, role=role)
+    account_services.audit_record(
+        actor=actor, action="case.member_add", case=case, target=membership, detail={"role": role}
+    )
+    _notice(case=case, message=f"{user} joined the case as {role}.")
+    return membership
+
+
+def _lawyer_count(case: Case) -> int:
+    return Membership.objects.filter(case=case, role=Membership.Role.LAWYER).count()
+
+
+def _locked_membership(*, case: Case, user_id: int) -> Membership:
+    # Lock every membership row of the case: "last lawyer" checks must see a stable set.
+    rows = list(Membership.objects.select_for_update().filter(case=case).select_related("user"))
+    for row in rows:
+        if row.user_id == user_id:
+            return row
+    raise NotFound(f"User {user_id} is not a member of this case.")
+
+
+@transaction.atomic
+def member_change_role(*, actor: User, case: Case, user_id: int, role: str) -> Membership:
+    _require_manager(actor=actor, case=case)
+    membership = _locked_membership(case=case, user_id=user_id)
+    _check_role(user=membership.user, role=role)
+    if membership.role == Membership.Role.LAWYER and role != membership.role and _lawyer_count(case) == 1:
+        raise Conflict("A case keeps at least one lawyer.")
+    membership.role = role
+    membership.save(update_fields=["role"])
+    account_services.audit_record(
+        actor=actor, action="case.member_role", case=case, target=membership, detail={"role": role}
+    )
+    return membership
+
+
+@transaction.atomic
+def member_remove(*, actor: User, case: Case, user_id: int) -> None:
+    """Remove a member; their open sockets on the case close when the transaction commits."""
+    _require_manager(actor=actor, case=case)
+    membership = _locked_membership(case=case, user_id=user_id)
+    if membership.role == Membership.Role.LAWYER and _lawyer_count(case) == 1:
+        raise Conflict("A case keeps at least one lawyer.")
+    account_services.audit_record(
+        actor=actor, action="case.member_remove", case=case, target=membership
+    )
+    membership.delete()
+    events.publish_to_case(
+        case_id=case.pk,
+        event={"type": "cases.membership_revoked", "case_id": case.pk, "user_id": user_id},
+    )
+
+
+def _notice(*, case: Case, message: str, level: str = "info") -> None:
+    event: events.CaseNotice = {
+        "type": "cases.notice",
+        "case_id": case.pk,
+        "level": "success" if level == "success" else "info",
+        "message": message,
+        "at": timezone.now().isoformat(),
+    }
+    events.publish_to_case(case_id=case.pk, event=event)
+
+
+# --- Live-update check: one round trip browser -> job -> worker -> channel layer -> browser ----
+
+
+def case_worker_check_request(*, actor: User, case: Case) -> int:
+    """Queue a job that announces itself on the case's stream. Returns the job id.
+
+    Admins and staff use it to see that workers and live updates work end to end.
+    """
+    from apps.cases.tasks import case_worker_check_task
+
+    job_id: int = case_worker_check_task.defer(
+        case_id=case.pk, requested_by=actor.pk, queued_at=timezone.now().isoformat()
+    )
+    return job_id
+
+
+def case_worker_check_run(*, case_id: int, requested_by: int, queued_at: str) -> None:
+    """Run in a worker: publish a notice to the case. A deleted case makes this a no-op."""
+    case = Case.objects.filter(pk=case_id).first()
+    if case is None:
+        return
+    try:
+        waited = (timezone.now() - datetime.fromisoformat(queued_at)).total_seconds()
+    except (TypeError, ValueError):
+        waited = None
+    took = f" {waited:.2f} s after it was queued" if waited is not None and waited >= 0 else ""
+    _notice(
+        case=case,
+        level="success",
+        message=f"Worker on {socket.gethostname()} ran the live-update check{took}.",
+    )

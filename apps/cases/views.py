@@ -1,0 +1,140 @@
+from collections.abc import Callable
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.accounts import selectors as account_selectors
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases import selectors, services
+from apps.cases.forms import CaseForm, MemberAddForm, MemberRoleForm
+from apps.cases.models import Case
+from lexweb.errors import DomainError, NotFound
+
+
+def _user(request: HttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)  # noqa: S101  (login_required ran first)
+    return user
+
+
+def _case(request: HttpRequest, case_id: int) -> Case:
+    try:
+        return selectors.case_get_for_user(user=_user(request), case_id=case_id)
+    except NotFound:
+        raise Http404("No such case.") from None
+
+
+@login_required
+def case_list(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    context = {
+        "cases": selectors.case_list_for_user(user=user),
+        "can_create": selectors.user_can_create_case(user=user),
+    }
+    return render(request, "cases/case_list.html", context)
+
+
+@login_required
+def case_create(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    if not selectors.user_can_create_case(user=user):
+        messages.error(request, "Only lawyers and admins open cases.")
+        return redirect("cases:list")
+    form = CaseForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            case = services.case_create(actor=user, **form.cleaned_data)
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(request, f"Case {case.number} is open.")
+            return redirect("cases:detail", case_id=case.pk)
+    status = 400 if form.errors else 200
+    return render(request, "cases/case_form.html", {"form": form}, status=status)
+
+
+@login_required
+def case_detail(request: HttpRequest, case_id: int) -> HttpResponse:
+    user = _user(request)
+    case = _case(request, case_id)
+    account_services.audit_record(actor=user, action="case.view", case=case, target=case)
+    context = {
+        "case": case,
+        "memberships": selectors.membership_list_for_user(user=user, case_id=case.pk),
+        "can_manage": selectors.case_can_manage_members(user=user, case=case),
+        "add_form": MemberAddForm(),
+        "activity": account_selectors.audit_list_for_user(user=user, case_id=case.pk)[:15],
+    }
+    return render(request, "cases/case_detail.html", context)
+
+
+@login_required
+@require_POST
+def member_add(request: HttpRequest, case_id: int) -> HttpResponse:
+    case = _case(request, case_id)
+    form = MemberAddForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give a colleague's e-mail address and a role.")
+        return redirect("cases:detail", case_id=case.pk)
+    return _apply(
+        request,
+        case,
+        lambda: services.member_add(actor=_user(request), case=case, **form.cleaned_data),
+        f"{form.cleaned_data['email']} now has access to this case.",
+    )
+
+
+@login_required
+@require_POST
+def member_role(request: HttpRequest, case_id: int, user_id: int) -> HttpResponse:
+    case = _case(request, case_id)
+    form = MemberRoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose lawyer or staff.")
+        return redirect("cases:detail", case_id=case.pk)
+    return _apply(
+        request,
+        case,
+        lambda: services.member_change_role(
+            actor=_user(request), case=case, user_id=user_id, role=form.cleaned_data["role"]
+        ),
+        "Role changed.",
+    )
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, case_id: int, user_id: int) -> HttpResponse:
+    case = _case(request, case_id)
+    return _apply(
+        request,
+        case,
+        lambda: services.member_remove(actor=_user(request), case=case, user_id=user_id),
+        "Member removed; their access ended now.",
+    )
+
+
+@login_required
+@require_POST
+def worker_check(request: HttpRequest, case_id: int) -> HttpResponse:
+    case = _case(request, case_id)
+    services.case_worker_check_request(actor=_user(request), case=case)
+    messages.info(request, "Check queued: a notice appears here when a worker has run it.")
+    return redirect("cases:detail", case_id=case.pk)
+
+
+def _apply(
+    request: HttpRequest, case: Case, action: Callable[[], object], success: str
+) -> HttpResponse:
+    """Run a member service; show its DomainError as a message instead of a form error page."""
+    try:
+        action()
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, success)
+    return redirect("cases:detail", case_id=case.pk)

@@ -1,0 +1,231 @@
+"""lexweb settings. The environment is read here and nowhere else (see README, "Configuration")."""
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from lexweb import embedded_db
+from lexweb.env import env_bool, env_int, env_list, env_secret, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("LEXWEB_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+
+
+def _secret_key() -> str:
+    """LEXWEB_SECRET_KEY, else a key generated once and kept in var/secret_key (mode 0600)."""
+    key = env_secret("LEXWEB_SECRET_KEY")
+    if key:
+        if len(key) < 32:
+            raise ImproperlyConfigured("LEXWEB_SECRET_KEY must be at least 32 characters.")
+        return key
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
+    return path.read_text(encoding="utf-8").strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("LEXWEB_DEBUG", False)
+ALLOWED_HOSTS = env_list("LEXWEB_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("LEXWEB_CSRF_TRUSTED_ORIGINS", [])
+
+# Behind TLS (the firm's reverse proxy) every cookie is Secure and browsers are told to stay on
+# HTTPS. Off by default so that http://127.0.0.1:8000 works out of the box.
+LEXWEB_HTTPS = env_bool("LEXWEB_HTTPS", False)
+SESSION_COOKIE_SECURE = LEXWEB_HTTPS
+CSRF_COOKIE_SECURE = LEXWEB_HTTPS
+SECURE_HSTS_SECONDS = 31536000 if LEXWEB_HTTPS else 0
+if env_bool("LEXWEB_TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env_int("LEXWEB_SESSION_SECONDS", 8 * 3600, minimum=300)
+CSRF_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "channels",
+    "channels_postgres",
+    "procrastinate.contrib.django",
+    "ninja",
+    "apps.accounts",
+    "apps.cases",
+    "apps.api",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "apps.accounts.middleware.RequestOriginMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "lexweb.urls"
+ASGI_APPLICATION = "lexweb.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+# DATABASE_URL unset: the embedded PostgreSQL under var/pgdata (started by `make run`/`make test`).
+EMBEDDED_PGDATA = VAR_DIR / "pgdata"
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    try:
+        _db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+    if _db["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_URL must point to PostgreSQL (postgres://...).")
+else:
+    _db = {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": embedded_db.DATABASE_NAME,
+        "USER": embedded_db.SUPERUSER,
+        "PASSWORD": "",
+        "HOST": str(embedded_db.socket_dir(EMBEDDED_PGDATA)),
+        "PORT": "",
+    }
+# channels_postgres builds its own connection from a *complete* database dict; a partial one
+# makes get_channel_layer() quietly return None (DESIGN.md, "Known pitfalls").
+_db.update(
+    {
+        "ATOMIC_REQUESTS": False,
+        "AUTOCOMMIT": True,
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": False,
+        "TIME_ZONE": None,
+        "OPTIONS": dict(_db.get("OPTIONS") or {}),
+        "TEST": {"NAME": env_str("LEXWEB_TEST_DATABASE_NAME") or None},
+    }
+)
+for _key in ("USER", "PASSWORD", "HOST", "PORT"):
+    _db[_key] = _db.get(_key) or ""
+DATABASES = {
+    "default": _db,
+    # channels_postgres runs a few ORM queries through this alias; same database, and in tests
+    # the same test database.
+    "channels_postgres": {**_db, "TEST": {"MIRROR": "default"}},
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Live updates ---------------------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": "lexweb"},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_postgres.core.PostgresChannelLayer",
+            # The same dict object as DATABASES["default"], so the test runner's switch to the
+            # test database reaches the channel layer too.
+            "CONFIG": _db,
+        }
+    }
+
+# --- Jobs -----------------------------------------------------------------------------------
+# Queues: "cpu" for OCR/stamping/housekeeping; later one queue per GPU board ("board-<slug>").
+LEXWEB_CPU_QUEUE = "cpu"
+PROCRASTINATE_AUTODISCOVER_MODULE_NAME = "tasks"
+# A worker counts as alive for /readyz if it beat within this many seconds.
+LEXWEB_WORKER_STALE_SECONDS = env_int("LEXWEB_WORKER_STALE_SECONDS", 60, minimum=5)
+
+# --- Accounts -------------------------------------------------------------------------------
+AUTH_USER_MODEL = "accounts.User"
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "cases:list"
+LOGOUT_REDIRECT_URL = "accounts:login"
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# The first admin, created by `make run` when no admin exists yet (manage.py ensure_admin).
+LEXWEB_ADMIN_EMAIL = env_str("LEXWEB_ADMIN_EMAIL", "admin@lexweb.local")
+LEXWEB_ADMIN_PASSWORD = env_secret("LEXWEB_ADMIN_PASSWORD")
+# A demo case and a demo lawyer for a first look (manage.py seed_demo). Off in production.
+LEXWEB_DEMO_DATA = env_bool("LEXWEB_DEMO_DATA", True)
+LEXWEB_TOKEN_MAX_DAYS = env_int("LEXWEB_TOKEN_MAX_DAYS", 365, minimum=1)
+
+# --- Limits ---------------------------------------------------------------------------------
+# Non-file request bodies (JSON, forms). Larger ones are refused with 413 before parsing.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("LEXWEB_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+LEXWEB_MAX_UPLOAD_BYTES = env_int("LEXWEB_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, minimum=1024)
+NINJA_PAGINATION_PER_PAGE = 50
+NINJA_PAGINATION_MAX_LIMIT = 200
+
+# --- Static files ---------------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every start without it
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # collectstatic (run by the launcher) writes compressed copies that whitenoise serves.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("LEXWEB_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LEXWEB_LOG_LEVEL", "INFO")},
+    "loggers": {
+        "channels_postgres": {"level": "WARNING"},
+        "psycopg.pool": {"level": "WARNING"},
+        "pgserver": {"level": "WARNING"},
+        "procrastinate.blueprints": {"level": "WARNING"},
+    },
+}

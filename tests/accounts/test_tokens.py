@@ -1,0 +1,161 @@
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from apps.accounts import services
+from apps.accounts.models import ApiToken, AuditEvent, User
+from lexweb.errors import Conflict, DomainError
+
+pytestmark = pytest.mark.django_db
+
+
+def test_token_secret_is_shown_once_and_only_its_hash_is_stored(lawyer: User) -> None:
+    issued = services.token_create(user=lawyer, name="claude on ws-12")
+
+    stored = ApiToken.objects.get(pk=issued.token.pk)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM accounts_apitoken WHERE id = %s", [stored.pk])
+        row = cursor.fetchone()
+    assert issued.secret.startswith(f"lxw_{stored.prefix}_")
+    assert all(issued.secret not in str(value) for value in row)
+    assert len(stored.digest) == 64
+    assert services.token_authenticate(raw=issued.secret) == lawyer
+
+
+def test_bearer_token_authenticates_api_and_records_last_use(lawyer: User) -> None:
+    issued = services.token_create(user=lawyer, name="agent")
+    client = Client(headers={"authorization": f"Bearer {issued.secret}"})
+
+    response = client.get("/api/v1/me")
+
+    assert response.status_code == 200
+    assert response.json()["email"] == "lawyer@firm.test"
+    issued.token.refresh_from_db()
+    assert issued.token.last_used_at is not None
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer lxw_nothing_here",
+        "Bearer ",
+        "Bearer " + "x" * 5000,
+        "Basic dXNlcjpwYXNz",
+        "Bearer lxw_a_b_c",
+        "Bearer lxw_\u00e9\u00e9_\u00e9",
+    ],
+)
+def test_bad_tokens_get_401_with_the_error_shape(lawyer: User, header: str) -> None:
+    response = Client(headers={"authorization": header}).get("/api/v1/me")
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthenticated"
+    assert response["WWW-Authenticate"] == "Bearer"
+
+
+def test_right_prefix_wrong_secret_is_refused(lawyer: User) -> None:
+    issued = services.token_create(user=lawyer, name="agent")
+    forged = issued.secret[:-4] + ("aaaa" if not issued.secret.endswith("aaaa") else "bbbb")
+
+    response = Client(headers={"authorization": f"Bearer {forged}"}).get("/api/v1/me")
+
+    assert response.status_code == 401
+
+
+def test_revoked_token_stops_working_at_once_and_revocation_is_audited(lawyer: User) -> None:
+    issued = services.token_create(user=lawyer, name="agent")
+    client = Client(headers={"authorization": f"Bearer {issued.secret}"})
+    assert client.get("/api/v1/me").status_code == 200
+
+    services.token_revoke(user=lawyer, token_id=issued.token.pk)
+
+    assert client.get("/api/v1/me").status_code == 401
+    actions = list(AuditEvent.objects.filter(actor=lawyer).values_list("action", flat=True))
+    assert "token.create" in actions and "token.revoke" in actions
+
+
+def test_expired_token_is_refused(lawyer: User) -> None:
+    issued = services.token_create(
+        user=lawyer, name="short", expires_at=timezone.now() + timedelta(hours=1)
+    )
+    ApiToken.objects.filter(pk=issued.token.pk).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+
+    response = Client(headers={"authorization": f"Bearer {issued.secret}"}).get("/api/v1/me")
+
+    assert response.status_code == 401
+
+
+def test_token_of_deactivated_user_is_refused(lawyer: User) -> None:
+    issued = services.token_create(user=lawyer, name="agent")
+    User.objects.filter(pk=lawyer.pk).update(is_active=False)
+
+    assert services.token_authenticate(raw=issued.secret) is None
+
+
+def test_token_names_are_unique_among_live_tokens_only(lawyer: User) -> None:
+    first = services.token_create(user=lawyer, name="agent")
+    with pytest.raises(Conflict):
+        services.token_create(user=lawyer, name="agent")
+    services.token_revoke(user=lawyer, token_id=first.token.pk)
+
+    again = services.token_create(user=lawyer, name="agent")
+
+    assert again.token.pk != first.token.pk
+
+
+@pytest.mark.parametrize(
+    "name, expires_at",
+    [
+        ("", None),
+        ("   ", None),
+        ("x" * 101, None),
+        ("past", timezone.now() - timedelta(days=1)),
+        ("too far", timezone.now() + timedelta(days=10_000)),
+    ],
+)
+def test_invalid_token_requests_are_refused_and_store_nothing(
+    lawyer: User, name: str, expires_at: object
+) -> None:
+    with pytest.raises(DomainError):
+        services.token_create(user=lawyer, name=name, expires_at=expires_at)  # type: ignore[arg-type]
+
+    assert not ApiToken.objects.exists()
+
+
+def test_token_api_create_list_revoke(lawyer_client: Client) -> None:
+    created = lawyer_client.post(
+        "/api/v1/tokens", {"name": "ci agent"}, content_type="application/json"
+    )
+    assert created.status_code == 201
+    body = created.json()
+    assert body["secret"].startswith("lxw_")
+
+    listed = lawyer_client.get("/api/v1/tokens").json()
+    assert listed["count"] == 1 and "secret" not in listed["items"][0]
+
+    revoked = lawyer_client.delete(f"/api/v1/tokens/{body['id']}")
+    assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None
+
+
+def test_nobody_can_revoke_another_persons_token(lawyer: User, staff_client: Client) -> None:
+    issued = services.token_create(user=lawyer, name="agent")
+
+    response = staff_client.delete(f"/api/v1/tokens/{issued.token.pk}")
+
+    assert response.status_code == 404
+    issued.token.refresh_from_db()
+    assert issued.token.revoked_at is None
+
+
+def test_tokens_page_shows_new_secret_once(lawyer_client: Client) -> None:
+    response = lawyer_client.post("/accounts/tokens/", {"name": "laptop agent"})
+
+    assert response.status_code == 200
+    secret = response.context["issued"].secret
+    assert secret in response.content.decode()
+    assert secret not in lawyer_client.get("/accounts/tokens/").content.decode()

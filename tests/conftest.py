@@ -1,0 +1,185 @@
+"""Personas and real infrastructure for the whole suite.
+
+`lawyer` and `staff` are members of `case`; `outsider` is a lawyer on `other_case` only;
+`admin_user` is an admin who belongs to no case. Every client below authenticates for real
+(session cookie or a bearer token created through the service).
+"""
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.db import connection
+from django.test import Client
+from procrastinate.contrib.django import app as procrastinate_app
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases.models import Case, Membership
+from tests.factories import CaseFactory, MembershipFactory, UserFactory
+
+BASE_DIR = Path(settings.BASE_DIR)
+
+
+@pytest.fixture
+def lawyer(db: None) -> User:
+    return UserFactory(email="lawyer@firm.test", full_name="Laura Lawyer", role=User.Role.LAWYER)
+
+
+@pytest.fixture
+def staff(db: None) -> User:
+    return UserFactory(email="staff@firm.test", full_name="Sam Staff", role=User.Role.STAFF)
+
+
+@pytest.fixture
+def outsider(db: None) -> User:
+    return UserFactory(email="outsider@firm.test", full_name="Otto Outsider", role=User.Role.LAWYER)
+
+
+@pytest.fixture
+def admin_user(db: None) -> User:
+    return UserFactory(
+        email="admin@firm.test", full_name="Ada Admin", role=User.Role.ADMIN,
+        is_staff=True, is_superuser=True,
+    )
+
+
+@pytest.fixture
+def case(lawyer: User, staff: User) -> Case:
+    case = CaseFactory(created_by=lawyer, number="CV-2026-0001", title="Acme v. Widget")
+    MembershipFactory(case=case, user=lawyer, role=Membership.Role.LAWYER)
+    MembershipFactory(case=case, user=staff, role=Membership.Role.STAFF)
+    return case
+
+
+@pytest.fixture
+def other_case(outsider: User) -> Case:
+    case = CaseFactory(created_by=outsider, number="CV-2026-0999", title="Other v. Matter")
+    MembershipFactory(case=case, user=outsider, role=Membership.Role.LAWYER)
+    return case
+
+
+def session_client(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def token_client(user: User) -> Client:
+    issued = account_services.token_create(user=user, name=f"test token {user.pk}")
+    return Client(headers={"authorization": f"Bearer {issued.secret}"})
+
+
+@pytest.fixture
+def lawyer_client(lawyer: User) -> Client:
+    return session_client(lawyer)
+
+
+@pytest.fixture
+def staff_client(staff: User) -> Client:
+    return session_client(staff)
+
+
+@pytest.fixture
+def outsider_client(outsider: User, other_case: Case) -> Client:
+    return session_client(outsider)
+
+
+@pytest.fixture
+def admin_client_(admin_user: User) -> Client:
+    return session_client(admin_user)
+
+
+@pytest.fixture
+def lawyer_api(lawyer: User) -> Client:
+    return token_client(lawyer)
+
+
+@pytest.fixture
+def staff_api(staff: User) -> Client:
+    return token_client(staff)
+
+
+@pytest.fixture
+def outsider_api(outsider: User, other_case: Case) -> Client:
+    return token_client(outsider)
+
+
+# --- Jobs ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def run_jobs(transactional_db: None) -> Callable[[], None]:
+    """Run a real Procrastinate worker in this process until the queue is empty."""
+
+    def run() -> None:
+        with procrastinate_app.replace_connector(procrastinate_app.connector.get_worker_connector()):
+            procrastinate_app.run_worker(wait=False, install_signal_handlers=False, listen_notify=False)
+
+    return run
+
+
+def database_url_for_tests() -> str:
+    """A DATABASE_URL for the test database, for processes started by a test."""
+    conf = connection.settings_dict
+    host = conf["HOST"]
+    netloc = quote(host, safe="") if host.startswith("/") else host
+    if conf["PORT"]:
+        netloc += f":{conf['PORT']}"
+    auth = quote(conf["USER"], safe="")
+    if conf["PASSWORD"]:
+        auth += ":" + quote(conf["PASSWORD"], safe="")
+    return f"postgres://{auth}@{netloc}/{quote(conf['NAME'], safe='')}"
+
+
+@pytest.fixture
+def worker_process(transactional_db: None) -> Iterator[subprocess.Popen[bytes]]:
+    """A real `manage.py procrastinate worker` process on the test database."""
+    env = {**os.environ, "DATABASE_URL": database_url_for_tests(), "LEXWEB_LOG_LEVEL": "WARNING"}
+    process = subprocess.Popen(
+        [sys.executable, str(BASE_DIR / "manage.py"), "procrastinate", "worker", "--queues", "cpu"],
+        cwd=BASE_DIR,
+        env=env,
+    )
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+# --- Websockets ---------------------------------------------------------------------------
+
+
+async def ws_connect(
+    path: str,
+    *,
+    cookie_user: User | None = None,
+    bearer: str | None = None,
+    origin: str | None = "http://127.0.0.1",
+) -> tuple[WebsocketCommunicator, tuple[bool, int | None]]:
+    """Open a websocket on the real ASGI application (real auth middleware and routing)."""
+    from asgiref.sync import sync_to_async
+
+    from lexweb.asgi import application
+
+    headers: list[tuple[bytes, bytes]] = []
+    if origin:
+        headers.append((b"origin", origin.encode()))
+    if cookie_user is not None:
+        client = await sync_to_async(session_client)(cookie_user)
+        sessionid = client.cookies[settings.SESSION_COOKIE_NAME].value
+        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={sessionid}".encode()))
+    if bearer is not None:
+        headers.append((b"authorization", f"Bearer {bearer}".encode()))
+    communicator = WebsocketCommunicator(application, path, headers=headers)
+    connected, code = await communicator.connect(timeout=10)
+    return communicator, (connected, code)
