@@ -43,19 +43,45 @@ def start(pgdata: Path) -> str:
     import pgserver  # imported here: settings import this module and need no binaries
 
     pgdata.parent.mkdir(parents=True, exist_ok=True)
+    # pgserver logs whole command outputs on failure; keep them for the one-line reason instead
+    # of letting them scroll past on stderr.
+    collected = _Collector()
+    pg_logger = logging.getLogger("pgserver")
+    pg_logger.addHandler(collected)
+    pg_logger.propagate = False
     try:
         server = pgserver.get_server(pgdata, cleanup_mode="stop")
     except Exception as exc:
-        log = pgdata / "log"
+        reason = collected.reason(pgdata / "log") or type(exc).__name__
         raise EmbeddedDatabaseError(
-            f"The embedded PostgreSQL in {pgdata} did not start ({type(exc).__name__}). "
-            f"Read {log}, or set DATABASE_URL to use another PostgreSQL."
+            f"The embedded PostgreSQL in {pgdata} did not start: {reason}. Fix that, or set "
+            "DATABASE_URL to use another PostgreSQL."
         ) from exc
+    finally:
+        pg_logger.removeHandler(collected)
     _STARTED.append(server)
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
     if "(1 row)" not in exists:
         server.psql(f"CREATE DATABASE {DATABASE_NAME};")
     return server.get_uri(DATABASE_NAME)
+
+
+class _Collector(logging.Handler):
+    """Keeps pgserver's error records so that their telling line can be shown."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.ERROR)
+        self.text: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.text.append(record.getMessage())
+
+    def reason(self, server_log: Path) -> str:
+        lines = "\n".join(self.text).splitlines()
+        if server_log.is_file():
+            lines += server_log.read_text(encoding="utf-8", errors="replace").splitlines()
+        telling = [ln.strip() for ln in lines if "error:" in ln or "FATAL:" in ln]
+        return telling[-1] if telling else ""
 
 
 def stop() -> None:

@@ -27,6 +27,18 @@ from tests.factories import CaseFactory, MembershipFactory, UserFactory
 BASE_DIR = Path(settings.BASE_DIR)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _close_stray_connections(django_db_setup: None, django_db_blocker: object) -> Iterator[None]:
+    """The channel layer keeps a connection pool and a LISTEN connection open; end them before
+    pytest-django drops the test database, which PostgreSQL refuses while anyone is connected."""
+    yield
+    with django_db_blocker.unblock(), connection.cursor() as cursor:  # type: ignore[attr-defined]
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
 @pytest.fixture
 def lawyer(db: None) -> User:
     return UserFactory(email="lawyer@firm.test", full_name="Laura Lawyer", role=User.Role.LAWYER)
