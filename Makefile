@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint format bench clean-venv
+.PHONY: install system-test-deps run test lint format bench clean-venv
 
 install: $(STAMP)
 
@@ -25,7 +25,19 @@ $(STAMP): pyproject.toml
 run: install
 	@$(PY) -m lexweb.launcher run
 
-test: install
+# Browser tests drive Debian's Chromium. Installed here when we may (root + apt-get); under
+# CI=true the browser tests fail rather than skip when it is missing.
+system-test-deps:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "lexweb: installing Chromium for the browser tests (apt-get)…"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || { \
+	      echo "lexweb: error: could not install chromium; run: apt-get install chromium"; exit 1; }; \
+	  else \
+	    echo "lexweb: note: Chromium is not installed (apt-get install chromium); browser tests will not run."; \
+	  fi; }
+
+test: install system-test-deps
 	@$(PY) -m lexweb.launcher test $(PYTEST_ARGS)
 
 lint: install

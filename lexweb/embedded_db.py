@@ -60,7 +60,8 @@ def start(pgdata: Path) -> str:
     finally:
         pg_logger.removeHandler(collected)
     _STARTED.append(server)
-    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
+    # DATABASE_NAME is our constant, not input.
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")  # noqa: S608
     if "(1 row)" not in exists:
         server.psql(f"CREATE DATABASE {DATABASE_NAME};")
     return server.get_uri(DATABASE_NAME)

@@ -3,6 +3,7 @@
     python -m lexweb.launcher run            web + worker (+ embedded PostgreSQL), until Ctrl-C
     python -m lexweb.launcher test [ARGS]    pytest ARGS against the embedded PostgreSQL
     python -m lexweb.launcher manage ARGS    manage.py ARGS against the embedded PostgreSQL
+    python -m lexweb.launcher bench          every bench/bench_*.py, each printing JSON
 
 Every failure a newcomer can meet (port taken, database will not start, migrations fail) ends
 in one line that says what to do, and exit status 1.
@@ -134,8 +135,20 @@ def run() -> int:
     _manage("ensure_admin")
     _manage("seed_demo")
     web = subprocess.Popen(  # noqa: S603
-        [PYTHON, "-m", "uvicorn", "lexweb.asgi:application", "--host", host, "--port", str(port),
-         "--no-access-log", "--proxy-headers", "--lifespan", "off"],
+        [
+            PYTHON,
+            "-m",
+            "uvicorn",
+            "lexweb.asgi:application",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--proxy-headers",
+            "--lifespan",
+            "off",
+        ],
         cwd=BASE_DIR,
     )
     worker = subprocess.Popen(  # noqa: S603
@@ -164,9 +177,18 @@ def run() -> int:
     return 0
 
 
+def _bench() -> int:
+    _manage("migrate", "--noinput", quiet=True)
+    failed = 0
+    for script in sorted((BASE_DIR / "bench").glob("bench_*.py")):
+        module = f"bench.{script.stem}"
+        failed |= subprocess.call([PYTHON, "-m", module], cwd=BASE_DIR)  # noqa: S603
+    return 1 if failed else 0
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "manage"}:
-        _say("usage: python -m lexweb.launcher run | test [pytest args] | manage ARGS")
+    if not argv or argv[0] not in {"run", "test", "manage", "bench"}:
+        _say("usage: python -m lexweb.launcher run | test [pytest args] | manage ARGS | bench")
         return 2
     _prepare_environment()
     command, rest = argv[0], argv[1:]
@@ -175,8 +197,13 @@ def main(argv: list[str]) -> int:
             return run()
         _start_database()
         _check_database()
-        tool = [PYTHON, "-m", "pytest", *rest] if command == "test" else [
-            PYTHON, str(BASE_DIR / "manage.py"), *rest]
+        if command == "bench":
+            return _bench()
+        tool = (
+            [PYTHON, "-m", "pytest", *rest]
+            if command == "test"
+            else [PYTHON, str(BASE_DIR / "manage.py"), *rest]
+        )
         return subprocess.call(tool, cwd=BASE_DIR)  # noqa: S603
     except LaunchError as exc:
         _say(f"error: {exc}")

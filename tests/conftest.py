@@ -6,6 +6,7 @@
 """
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -57,8 +58,11 @@ def outsider(db: None) -> User:
 @pytest.fixture
 def admin_user(db: None) -> User:
     return UserFactory(
-        email="admin@firm.test", full_name="Ada Admin", role=User.Role.ADMIN,
-        is_staff=True, is_superuser=True,
+        email="admin@firm.test",
+        full_name="Ada Admin",
+        role=User.Role.ADMIN,
+        is_staff=True,
+        is_superuser=True,
     )
 
 
@@ -131,8 +135,12 @@ def run_jobs(transactional_db: None) -> Callable[[], None]:
     """Run a real Procrastinate worker in this process until the queue is empty."""
 
     def run() -> None:
-        with procrastinate_app.replace_connector(procrastinate_app.connector.get_worker_connector()):
-            procrastinate_app.run_worker(wait=False, install_signal_handlers=False, listen_notify=False)
+        with procrastinate_app.replace_connector(
+            procrastinate_app.connector.get_worker_connector()
+        ):
+            procrastinate_app.run_worker(
+                wait=False, install_signal_handlers=False, listen_notify=False
+            )
 
     return run
 
@@ -166,6 +174,21 @@ def worker_process(transactional_db: None) -> Iterator[subprocess.Popen[bytes]]:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+# --- Processes started like `make run` ----------------------------------------------------
+
+
+@pytest.fixture
+def var_dir(tmp_path: Path) -> Iterator[Path]:
+    """A private var folder for a launched lexweb; its PostgreSQL is stopped afterwards."""
+    path = tmp_path / "var"
+    yield path
+    # Whatever happened in the test, no PostgreSQL may outlive it.
+    pid_file = path / "pgdata" / "postmaster.pid"
+    if pid_file.exists():
+        pid = int(pid_file.read_text().splitlines()[0])
+        os.kill(pid, signal.SIGTERM)
 
 
 # --- Websockets ---------------------------------------------------------------------------

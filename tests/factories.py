@@ -18,7 +18,7 @@ class UserFactory(DjangoModelFactory[User]):
     password = factory.PostGenerationMethodCall("set_password", PASSWORD)
 
     @factory.post_generation
-    def _save(obj: User, create: bool, extracted: object, **kwargs: object) -> None:  # noqa: N805
+    def _save(obj: User, create: bool, extracted: object, **kwargs: object) -> None:
         if create:
             obj.save()
 

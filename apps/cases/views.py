@@ -2,7 +2,7 @@ from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -122,7 +122,10 @@ def member_remove(request: HttpRequest, case_id: int, user_id: int) -> HttpRespo
 @require_POST
 def worker_check(request: HttpRequest, case_id: int) -> HttpResponse:
     case = _case(request, case_id)
-    services.case_worker_check_request(actor=_user(request), case=case)
+    job_id = services.case_worker_check_request(actor=_user(request), case=case)
+    if request.headers.get("Accept") == "application/json":
+        # The page's script posts in place so that its websocket stays open for the answer.
+        return JsonResponse({"job_id": job_id}, status=202)
     messages.info(request, "Check queued: a notice appears here when a worker has run it.")
     return redirect("cases:detail", case_id=case.pk)
 

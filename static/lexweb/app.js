@@ -8,6 +8,26 @@ document.addEventListener("submit", (event) => {
   if (question && !window.confirm(question)) event.preventDefault();
 });
 
+// (a2) <form data-submit-in-place="…">: post without leaving the page, so the live stream stays
+// connected and hears the answer. Without JS the form posts and redirects as usual.
+document.addEventListener("submit", async (event) => {
+  const form = event.target;
+  if (event.defaultPrevented || !form.dataset.submitInPlace) return;
+  event.preventDefault();
+  try {
+    const response = await fetch(form.action, {
+      method: "POST",
+      body: new FormData(form),
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+    });
+    if (!response.ok) throw new Error(String(response.status));
+    toast("info", form.dataset.submitInPlace);
+  } catch {
+    toast("warning", "That did not go through; reload the page and try again.");
+  }
+});
+
 // (b) <button data-copy="#selector"> copies the target's text.
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("[data-copy]");

@@ -70,7 +70,7 @@ async def test_bearer_token_opens_the_stream_without_an_origin(lawyer: User, cas
     issued = await sync_to_async(account_services.token_create)(user=lawyer, name="agent")
 
     communicator, state = await ws_connect(_events_path(case), bearer=issued.secret, origin=None)
-    bad, bad_state = await ws_connect(_events_path(case), bearer="lxw_bad_token", origin=None)
+    _, bad_state = await ws_connect(_events_path(case), bearer="lxw_bad_token", origin=None)
 
     assert state == (True, None)
     assert bad_state == (False, 4404)
@@ -107,10 +107,18 @@ async def test_removed_member_is_disconnected_at_once(
     assert closed == {"type": "websocket.close", "code": 4403}
 
 
-async def test_group_messages_reach_every_member_socket(lawyer: User, staff: User, case: Case) -> None:
+async def test_group_messages_reach_every_member_socket(
+    lawyer: User, staff: User, case: Case
+) -> None:
     first, _ = await ws_connect(_events_path(case), cookie_user=lawyer)
     second, _ = await ws_connect(_events_path(case), cookie_user=staff)
-    notice = {"type": "cases.notice", "case_id": case.pk, "level": "info", "message": "hi", "at": "now"}
+    notice = {
+        "type": "cases.notice",
+        "case_id": case.pk,
+        "level": "info",
+        "message": "hi",
+        "at": "now",
+    }
 
     await get_channel_layer().group_send(case_group(case.pk), notice)
 

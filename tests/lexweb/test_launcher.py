@@ -1,100 +1,19 @@
 """`make run` is `python -m lexweb.launcher run`: these tests start it for real, in a fresh var
 folder with its own embedded PostgreSQL, and talk to it over HTTP."""
 
-import os
-import selectors
 import signal
 import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
-from django.conf import settings
 
-BASE_DIR = Path(settings.BASE_DIR)
+from tests.running import free_port as _free_port
+from tests.running import launch as _launch
+from tests.running import launcher_env as _launcher_env
+from tests.running import one_shot as _one_shot
+from tests.running import read_until as _read_until
+
 START_TIMEOUT = 120
-ADMIN_PASSWORD = "Launcher-test-password-1"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _launcher_env(var_dir: Path, port: int, **extra: str) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "XDG_RUNTIME_DIR", "LEXWEB_VAR_DIR", "REDIS_URL"}
-    }
-    env.update(
-        LEXWEB_VAR_DIR=str(var_dir),
-        LEXWEB_PORT=str(port),
-        LEXWEB_ADMIN_PASSWORD=ADMIN_PASSWORD,
-        PYTHONUNBUFFERED="1",
-        **extra,
-    )
-    return env
-
-
-def _launch(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "lexweb.launcher", *args],
-        cwd=BASE_DIR,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def _read_until(process: subprocess.Popen[str], needle: str, timeout: float) -> str:
-    """Read the launcher's output until a line containing `needle`; fail on exit or timeout."""
-    assert process.stdout is not None
-    seen: list[str] = []
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        while time.monotonic() < deadline:
-            if not selector.select(timeout=max(0.0, deadline - time.monotonic())):
-                break
-            line = process.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if needle in line:
-                return "".join(seen)
-    raise AssertionError(f"{needle!r} not seen; output was:\n{''.join(seen)}")
-
-
-def _one_shot(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lexweb.launcher", *args],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-@pytest.fixture
-def var_dir(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "var"
-    yield path
-    # Whatever happened in the test, no PostgreSQL may outlive it.
-    pid_file = path / "pgdata" / "postmaster.pid"
-    if pid_file.exists():
-        pid = int(pid_file.read_text().splitlines()[0])
-        os.kill(pid, signal.SIGTERM)
-
 
 def test_run_serves_the_product_then_ctrl_c_stops_everything_and_data_survives(
     var_dir: Path,
@@ -184,7 +103,7 @@ def test_database_that_will_not_start_is_one_clear_line(var_dir: Path) -> None:
     output = (result.stdout + result.stderr).strip()
     assert len(output.splitlines()) == 1, output
     assert output.startswith("lexweb: error: The embedded PostgreSQL in")
-    assert 'did not start: initdb: error: could not access directory' in output
+    assert "did not start: initdb: error: could not access directory" in output
 
 
 def test_unknown_command_prints_usage(var_dir: Path) -> None:

@@ -1,0 +1,450 @@
+"""Security by case: someone who is not a member learns nothing about a case, on any edge.
+
+A non-member gets 404 (never 403, which would confirm the case exists) on pages, the API and
+websockets, exactly as for a case id that does not exist, and nothing they send changes anything.
+`MATRIX` lists every case-scoped route with the methods it accepts; the first test walks the URL
+resolver and the websocket routing, so a route added without a matrix entry fails the suite.
+"""
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls.resolvers import LocalePrefixPattern
+from procrastinate.contrib.django.models import ProcrastinateJob
+
+from apps.accounts import services as account_services
+from apps.accounts.models import AuditEvent, User
+from apps.cases import services as case_services
+from apps.cases.models import Case, Membership
+from lexweb.routing import websocket_urlpatterns
+from tests.conftest import session_client, token_client, ws_connect
+from tests.factories import MembershipFactory, UserFactory
+
+PAGE, API, WEBSOCKET = "page", "api", "websocket"
+EVERY_METHOD = ("GET", "POST", "PUT", "PATCH", "DELETE")
+# Far above any id the test database hands out.
+MISSING_CASE_ID = 987_654_321
+NEWCOMER_EMAIL = "newcomer@firm.test"
+
+
+@dataclass(frozen=True)
+class Route:
+    """One case-scoped route, spelled as the resolver spells it, and what it accepts.
+
+    `payloads` are bodies that succeed for a member, so a refusal is the access check at work
+    and not a validation error; `{user_id}` routes act on `junior`, whom a leak would change.
+    """
+
+    kind: str
+    route: str
+    methods: tuple[str, ...]
+    payloads: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+MATRIX: tuple[Route, ...] = (
+    # The detail page is a plain view: it answers every method with the page.
+    Route(PAGE, "cases/<int:case_id>/", EVERY_METHOD),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/members/",
+        ("POST",),
+        {"POST": {"email": NEWCOMER_EMAIL, "role": "staff"}},
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/members/<int:user_id>/role/",
+        ("POST",),
+        {"POST": {"role": "lawyer"}},
+    ),
+    Route(PAGE, "cases/<int:case_id>/members/<int:user_id>/remove/", ("POST",)),
+    Route(PAGE, "cases/<int:case_id>/worker-check/", ("POST",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>",
+        ("GET", "PATCH"),
+        {"PATCH": {"title": "Renamed by someone", "status": "closed"}},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/members",
+        ("GET", "POST"),
+        {"POST": {"email": NEWCOMER_EMAIL, "role": "staff"}},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/members/<user_id>",
+        ("PATCH", "DELETE"),
+        {"PATCH": {"role": "lawyer"}},
+    ),
+    Route(API, "api/v1/cases/<case_id>/worker-check", ("POST",)),
+    Route(WEBSOCKET, "ws/cases/<int:case_id>/events/", ("CONNECT",)),
+)
+
+HTTP_CALLS = [
+    pytest.param(entry, method, id=f"{method} /{entry.route}")
+    for entry in MATRIX
+    if entry.kind != WEBSOCKET
+    for method in entry.methods
+]
+API_CALLS = [call for call in HTTP_CALLS if call.values[0].kind == API]
+# Pages do not take bearer tokens (the anonymous test covers what they do with one).
+PROBES = [
+    pytest.param(entry, method, via, id=f"{via} {method} /{entry.route}")
+    for entry in MATRIX
+    if entry.kind != WEBSOCKET
+    for method in EVERY_METHOD
+    for via in (("session", "token") if entry.kind == API else ("session",))
+]
+SOCKETS = [pytest.param(entry, id=entry.route) for entry in MATRIX if entry.kind == WEBSOCKET]
+
+_KWARG = re.compile(r"<(?:\w+:)?(\w+)>|\(\?P<(\w+)>")
+_CSRF_VALUE = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]*"')
+
+
+# --- Helpers ------------------------------------------------------------------------------
+
+
+def _walk(patterns: Sequence[URLPattern | URLResolver], prefix: str = "") -> Iterator[str]:
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            assert not isinstance(entry.pattern, LocalePrefixPattern), "i18n_patterns: extend _walk"
+            yield from _walk(entry.url_patterns, prefix + str(entry.pattern))
+        else:
+            yield prefix + str(entry.pattern)
+
+
+def _kwargs(route: str) -> set[str]:
+    return {a or b for a, b in _KWARG.findall(route)}
+
+
+def _path(route: str, **kwargs: int) -> str:
+    return "/" + _KWARG.sub(lambda m: str(kwargs[m.group(1) or m.group(2)]), route)
+
+
+def _send(client: Client, entry: Route, method: str, path: str) -> object:
+    payload = entry.payloads.get(method)
+    if entry.kind == API:
+        body = json.dumps(payload) if payload is not None else ""
+        return client.generic(method, path, body, content_type="application/json")
+    if method == "POST":
+        return client.post(path, payload or {})
+    return client.generic(method, path)
+
+
+def _snapshot(case: Case) -> dict[str, object]:
+    """Everything a request on `case` could have changed."""
+    return {
+        "cases": list(
+            Case.objects.order_by("pk").values_list(
+                "pk", "title", "number", "court", "client", "status"
+            )
+        ),
+        "memberships": list(
+            Membership.objects.order_by("pk").values_list("pk", "case_id", "user_id", "role")
+        ),
+        "case_audit": AuditEvent.objects.filter(case=case).count(),
+        "jobs": ProcrastinateJob.objects.count(),
+    }
+
+
+def _normalized(response: object, case_id: int) -> object:
+    """The body with the requested id (and the per-response CSRF mask) taken out."""
+    if response["Content-Type"].startswith("application/json"):  # type: ignore[index]
+        body = response.json()  # type: ignore[attr-defined]
+        return {**body, "detail": body["detail"].replace(str(case_id), "<id>")}
+    html = response.content.decode()  # type: ignore[attr-defined]
+    return _CSRF_VALUE.sub(r'\1<csrf>"', html)
+
+
+def _login_url(path: str) -> str:
+    return f"{reverse(settings.LOGIN_URL)}?next={path}"
+
+
+def _assert_nothing_about(case: Case, text: str) -> None:
+    assert case.title not in text
+    assert case.number not in text
+
+
+@pytest.fixture
+def junior(case: Case) -> User:
+    """A lawyer who is staff on `case`: the target of the member routes."""
+    user = UserFactory(email="junior@firm.test", full_name="Jo Junior", role=User.Role.LAWYER)
+    MembershipFactory(case=case, user=user, role=Membership.Role.STAFF)
+    return user
+
+
+@pytest.fixture
+def newcomer(db: None) -> User:
+    return UserFactory(email=NEWCOMER_EMAIL, full_name="Nico Newcomer")
+
+
+# --- The matrix is complete ---------------------------------------------------------------
+
+
+def test_matrix_lists_exactly_the_case_scoped_routes_that_exist() -> None:
+    http = {r for r in _walk(get_resolver().url_patterns) if "case_id" in _kwargs(r)}
+    sockets = {r for r in _walk(websocket_urlpatterns) if "case_id" in _kwargs(r)}
+    discovered = {(API if r.startswith("api/") else PAGE, r) for r in http} | {
+        (WEBSOCKET, r) for r in sockets
+    }
+
+    assert discovered == {(entry.kind, entry.route) for entry in MATRIX}
+    assert len({entry.route for entry in MATRIX}) == len(MATRIX)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("entry", "method", "via"), PROBES)
+def test_member_is_served_on_listed_methods_and_gets_405_on_the_others(
+    lawyer: User, junior: User, newcomer: User, case: Case, entry: Route, method: str, via: str
+) -> None:
+    client = token_client(lawyer) if via == "token" else session_client(lawyer)
+    path = _path(entry.route, case_id=case.pk, user_id=junior.pk)
+
+    response = _send(client, entry, method, path)
+
+    if method not in entry.methods:
+        assert response.status_code == 405
+        return
+    assert response.status_code < 400, response.content
+    if response.status_code == 302:
+        assert response["Location"] == reverse("cases:detail", kwargs={"case_id": case.pk})
+
+
+# --- Non-members, anonymous, missing cases ------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
+def test_non_member_session_gets_404_like_a_missing_case_and_nothing_changes(
+    outsider: User,
+    other_case: Case,
+    junior: User,
+    newcomer: User,
+    case: Case,
+    entry: Route,
+    method: str,
+) -> None:
+    client = session_client(outsider)
+    before = _snapshot(case)
+
+    response = _send(client, entry, method, _path(entry.route, case_id=case.pk, user_id=junior.pk))
+    missing = _send(
+        client, entry, method, _path(entry.route, case_id=MISSING_CASE_ID, user_id=junior.pk)
+    )
+
+    assert response.status_code == missing.status_code == 404
+    _assert_nothing_about(case, response.content.decode())
+    assert _normalized(response, case.pk) == _normalized(missing, MISSING_CASE_ID)
+    assert _snapshot(case) == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("entry", "method"), API_CALLS)
+def test_non_member_token_gets_404_like_a_missing_case_and_nothing_changes(
+    outsider: User,
+    other_case: Case,
+    junior: User,
+    newcomer: User,
+    case: Case,
+    entry: Route,
+    method: str,
+) -> None:
+    client = token_client(outsider)
+    before = _snapshot(case)
+
+    response = _send(client, entry, method, _path(entry.route, case_id=case.pk, user_id=junior.pk))
+    missing = _send(
+        client, entry, method, _path(entry.route, case_id=MISSING_CASE_ID, user_id=junior.pk)
+    )
+
+    assert response.status_code == missing.status_code == 404
+    _assert_nothing_about(case, response.content.decode())
+    assert response.json()["code"] == "not_found"
+    assert _normalized(response, case.pk) == _normalized(missing, MISSING_CASE_ID)
+    assert _snapshot(case) == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
+def test_anonymous_is_sent_to_sign_in_or_gets_401_and_nothing_changes(
+    junior: User, newcomer: User, case: Case, entry: Route, method: str
+) -> None:
+    client = Client()
+    path = _path(entry.route, case_id=case.pk, user_id=junior.pk)
+    before = _snapshot(case)
+
+    response = _send(client, entry, method, path)
+    missing = _send(
+        client, entry, method, _path(entry.route, case_id=MISSING_CASE_ID, user_id=junior.pk)
+    )
+
+    if entry.kind == API:
+        assert response.status_code == missing.status_code == 401
+        assert response.json() == missing.json()
+        assert response.json()["code"] == "unauthenticated"
+    else:
+        assert response.status_code == missing.status_code == 302
+        assert response["Location"] == _login_url(path)
+    _assert_nothing_about(case, response.content.decode())
+    assert _snapshot(case) == before
+
+
+# --- Websockets ---------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.parametrize("entry", SOCKETS)
+async def test_websocket_refuses_non_member_anonymous_and_missing_case_with_4404(
+    outsider: User, other_case: Case, case: Case, entry: Route
+) -> None:
+    issued = await sync_to_async(account_services.token_create)(user=outsider, name="agent")
+    before = await sync_to_async(_snapshot)(case)
+    path = _path(entry.route, case_id=case.pk)
+
+    answers = [
+        (await ws_connect(path, cookie_user=outsider))[1],
+        (await ws_connect(path, bearer=issued.secret, origin=None))[1],
+        (await ws_connect(path))[1],
+        (await ws_connect(_path(entry.route, case_id=MISSING_CASE_ID), cookie_user=outsider))[1],
+    ]
+
+    assert answers == [(False, 4404)] * 4
+    assert await sync_to_async(_snapshot)(case) == before
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.parametrize("entry", SOCKETS)
+async def test_websocket_accepts_members_by_session_and_by_token(
+    lawyer: User, case: Case, entry: Route
+) -> None:
+    issued = await sync_to_async(account_services.token_create)(user=lawyer, name="agent")
+    path = _path(entry.route, case_id=case.pk)
+
+    by_session, session_state = await ws_connect(path, cookie_user=lawyer)
+    by_token, token_state = await ws_connect(path, bearer=issued.secret, origin=None)
+
+    assert session_state == token_state == (True, None)
+    await by_session.disconnect()
+    await by_token.disconnect()
+
+
+# --- Routes that are not about one case ---------------------------------------------------
+
+
+def _argument_free_routes() -> list[str]:
+    return sorted(
+        "/" + r
+        for r in _walk(get_resolver().url_patterns)
+        if not _kwargs(r) and not r.startswith("admin/")
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("via", ["session", "token"])
+def test_no_other_route_shows_another_case_to_a_non_member(
+    outsider: User, other_case: Case, case: Case, via: str
+) -> None:
+    client = session_client(outsider) if via == "session" else token_client(outsider)
+    routes = _argument_free_routes()
+    assert {"/", "/accounts/tokens/", "/api/v1/cases", "/api/v1/me", "/api/v1/tokens"} <= set(
+        routes
+    )
+
+    bodies = {path: client.get(path).content.decode() for path in routes}
+
+    for path, body in bodies.items():
+        assert case.title not in body, path
+        assert case.number not in body, path
+    # Not vacuous: the lists do show the outsider's own case.
+    assert other_case.number in bodies["/api/v1/cases"]
+    if via == "session":
+        assert other_case.title in bodies["/"]
+
+
+@pytest.mark.django_db
+def test_case_lists_show_the_case_to_its_members(lawyer: User, case: Case) -> None:
+    page = session_client(lawyer).get("/").content.decode()
+    api = token_client(lawyer).get("/api/v1/cases").json()
+
+    assert case.title in page and case.number in page
+    assert [item["number"] for item in api["items"]] == [case.number]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/healthz", "/readyz"])
+def test_health_probes_need_no_sign_in(path: str) -> None:
+    response = Client().get(path)
+
+    assert response.status_code in (200, 503)
+    assert response["Content-Type"] == "application/json"
+    assert "status" in response.json()
+
+
+# --- Django admin -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def case_event(lawyer: User, case: Case) -> AuditEvent:
+    case_services.case_update(actor=lawyer, case=case, changes={"status": "stayed"})
+    return AuditEvent.objects.get(case=case, action="case.update")
+
+
+@pytest.mark.django_db
+def test_admin_lists_show_only_cases_the_admin_belongs_to(
+    admin_user: User, case: Case, case_event: AuditEvent
+) -> None:
+    client = session_client(admin_user)
+
+    def pages() -> tuple[str, str]:
+        cases = client.get("/admin/cases/case/")
+        events = client.get("/admin/accounts/auditevent/")
+        assert cases.status_code == events.status_code == 200
+        return cases.content.decode(), events.content.decode()
+
+    cases_page, events_page = pages()
+    for text in (cases_page, events_page):
+        _assert_nothing_about(case, text)
+    # Neither the row nor the action filter, which lists the actions of visible events.
+    assert case_event.action not in events_page
+    # Events of no case are the admin's business: the admin's own sign-in is listed.
+    assert "auth.login" in events_page
+
+    MembershipFactory(case=case, user=admin_user)
+    cases_page, events_page = pages()
+
+    assert case.number in cases_page and case.title in cases_page
+    assert case_event.action in events_page and case.title in events_page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/cases/case/{case_id}/change/",
+        "/admin/cases/case/{case_id}/history/",
+        "/admin/accounts/auditevent/{event_id}/change/",
+        "/admin/accounts/auditevent/{event_id}/history/",
+    ],
+)
+def test_admin_pages_of_a_case_the_admin_is_not_on_say_it_does_not_exist(
+    admin_user: User, case: Case, case_event: AuditEvent, url: str
+) -> None:
+    client = session_client(admin_user)
+
+    response = client.get(url.format(case_id=case.pk, event_id=case_event.pk), follow=True)
+    missing = client.get(url.format(case_id=MISSING_CASE_ID, event_id=MISSING_CASE_ID))
+
+    assert response.redirect_chain == [(reverse("admin:index"), 302)]
+    assert missing.status_code == 302 and missing["Location"] == reverse("admin:index")
+    body = response.content.decode()
+    assert "doesn’t exist" in body
+    _assert_nothing_about(case, body)
