@@ -9,7 +9,7 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
-from ninja.security import HttpBearer, django_auth
+from ninja.security import HttpBearer, SessionAuth
 
 from apps.accounts import services as account_services
 from apps.accounts.api import router as accounts_router
@@ -25,6 +25,20 @@ class BearerToken(HttpBearer):
         return account_services.token_authenticate(raw=token)
 
 
+class BrowserSession(SessionAuth):
+    """The signed-in browser session, with ninja's CSRF check on unsafe methods.
+
+    Without a signed-in user there is no session to protect: answer 401 (as for a bad bearer
+    token) instead of letting the CSRF check turn an agent's expired token into a 403.
+    """
+
+    def __call__(self, request: HttpRequest) -> User | None:
+        if not request.user.is_authenticated:
+            return None
+        user: User | None = super().__call__(request)
+        return user
+
+
 api = NinjaAPI(
     title="lexweb API",
     version="1",
@@ -33,7 +47,7 @@ api = NinjaAPI(
         "(create tokens on your account page) or a signed-in browser session. "
         "Every error is `{detail, code}`; a case you are not a member of is 404."
     ),
-    auth=[BearerToken(), django_auth],
+    auth=[BearerToken(), BrowserSession()],
     urls_namespace="api",
     docs_url="/docs",
 )

@@ -16,8 +16,10 @@ if chromium_path() is None:
     # `make test` installs Chromium where it can; CI must never silently skip this.
     if os.environ.get("CI") == "true":
         raise RuntimeError("Chromium is required under CI=true: apt-get install chromium")
-    pytest.skip("Chromium is not installed (make test installs it as root on Debian)",
-                allow_module_level=True)
+    pytest.skip(
+        "Chromium is not installed (make test installs it as root on Debian)",
+        allow_module_level=True,
+    )
 
 
 async def test_sign_in_open_case_and_receive_a_worker_notice_live(var_dir: Path) -> None:
@@ -38,7 +40,7 @@ async def test_sign_in_open_case_and_receive_a_worker_notice_live(var_dir: Path)
             await page.wait_for("location.pathname === '/'", timeout=30)
             await page.wait_for("document.readyState === 'complete'", timeout=30)
             case_link = await page.wait_for(
-                "document.querySelector('a[href^=\"/cases/\"]:not([href=\"/cases/new/\"])')"
+                'document.querySelector(\'a[href^="/cases/"]:not([href="/cases/new/"])\')'
                 "?.getAttribute('href')",
                 timeout=10,
             )

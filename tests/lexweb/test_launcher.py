@@ -15,6 +15,7 @@ from tests.running import read_until as _read_until
 
 START_TIMEOUT = 120
 
+
 def test_run_serves_the_product_then_ctrl_c_stops_everything_and_data_survives(
     var_dir: Path,
 ) -> None:
