@@ -155,7 +155,8 @@ def token_revoke(*, user: User, token_id: int) -> ApiToken:
 
 def token_authenticate(*, raw: str) -> User | None:
     """Return the live token's active user, or None. Records when the token was last used."""
-    if len(raw) > 200:
+    # PostgreSQL refuses NUL in text: such a header would be a database error, not a 401.
+    if len(raw) > 200 or "\x00" in raw:
         return None
     parts = raw.split("_", 2)
     if len(parts) != 3 or parts[0] != TOKEN_PREFIX:

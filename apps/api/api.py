@@ -56,7 +56,11 @@ _STATUS_FOR = {NotFound: 404, Conflict: 409, PermissionDenied: 403}
 
 
 def _error(
-    request: HttpRequest, status: int, detail: str, code: str, errors: list[dict[str, object]] | None = None
+    request: HttpRequest,
+    status: int,
+    detail: str,
+    code: str,
+    errors: list[dict[str, object]] | None = None,
 ) -> HttpResponse:
     body: dict[str, object] = {"detail": detail, "code": code}
     if errors is not None:
@@ -72,7 +76,10 @@ def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
 @api.exception_handler(ValidationError)
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     errors = [
-        {"loc": [str(part) if not isinstance(part, int) else part for part in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+        {
+            "loc": [str(part) if not isinstance(part, int) else part for part in e.get("loc", ())],
+            "msg": str(e.get("msg", "")),
+        }
         for e in exc.errors
     ]
     summary = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors[:5])

@@ -9,9 +9,12 @@ from lexweb.errors import NotFound
 
 
 def case_list_for_user(*, user: User) -> QuerySet[Case]:
+    # Filter through a subquery, not `memberships__user=user`: annotating after a filter on the
+    # same relation reuses its join, and `member_count` would count only the user (always 1).
+    member_of = Membership.objects.filter(user=user).values("case_id")
     return (
-        Case.objects.filter(memberships__user=user)
-        .annotate(member_count=Count("memberships__user", distinct=True))
+        Case.objects.filter(pk__in=member_of)
+        .annotate(member_count=Count("memberships", distinct=True))
         .order_by("-created_at", "-id")
     )
 
@@ -44,8 +47,10 @@ def case_can_manage_members(*, user: User, case: Case) -> bool:
 
 def membership_list_for_user(*, user: User, case_id: int) -> QuerySet[Membership]:
     case = case_get_for_user(user=user, case_id=case_id)
-    return Membership.objects.filter(case=case).select_related("user").order_by(
-        "user__full_name", "user__email"
+    return (
+        Membership.objects.filter(case=case)
+        .select_related("user")
+        .order_by("user__full_name", "user__email")
     )
 
 

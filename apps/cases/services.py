@@ -39,7 +39,9 @@ def case_create(*, actor: User, title: str, number: str, client: str, court: str
     """Open a case. Its creator becomes its first member (as lawyer, if they are one)."""
     if not selectors.user_can_create_case(user=actor):
         raise PermissionDenied("Only lawyers and admins open cases.")
-    fields = _clean_case_fields({"title": title, "number": number, "client": client, "court": court})
+    fields = _clean_case_fields(
+        {"title": title, "number": number, "client": client, "court": court}
+    )
     if _number_taken(number=fields["number"], court=fields["court"]):
         raise Conflict(f"Case {fields['number']} already exists in that court.")
     try:
@@ -72,7 +74,11 @@ def case_update(*, actor: User, case: Case, changes: dict[str, str]) -> Case:
         raise Conflict(f"Case {case.number} already exists in that court.")
     case.save()
     account_services.audit_record(
-        actor=actor, action="case.update", case=case, target=case, detail={"fields": ",".join(sorted(changes))}
+        actor=actor,
+        action="case.update",
+        case=case,
+        target=case,
+        detail={"fields": ",".join(sorted(changes))},
     )
     return case
 
@@ -124,7 +130,11 @@ def member_change_role(*, actor: User, case: Case, user_id: int, role: str) -> M
     _require_manager(actor=actor, case=case)
     membership = _locked_membership(case=case, user_id=user_id)
     _check_role(user=membership.user, role=role)
-    if membership.role == Membership.Role.LAWYER and role != membership.role and _lawyer_count(case) == 1:
+    if (
+        membership.role == Membership.Role.LAWYER
+        and role != membership.role
+        and _lawyer_count(case) == 1
+    ):
         raise Conflict("A case keeps at least one lawyer.")
     membership.role = role
     membership.save(update_fields=["role"])

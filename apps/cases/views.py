@@ -44,7 +44,8 @@ def case_create(request: HttpRequest) -> HttpResponse:
     if not selectors.user_can_create_case(user=user):
         messages.error(request, "Only lawyers and admins open cases.")
         return redirect("cases:list")
-    form = CaseForm(request.POST or None)
+    # Bound on every POST, even an empty one, so that missing fields are reported.
+    form = CaseForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
             case = services.case_create(actor=user, **form.cleaned_data)

@@ -54,9 +54,7 @@ def _member_cases(user: User, count: int) -> list[Case]:
 # --- list -------------------------------------------------------------------------------------
 
 
-def test_list_returns_only_member_cases(
-    lawyer_api: Client, case: Case, other_case: Case
-) -> None:
+def test_list_returns_only_member_cases(lawyer_api: Client, case: Case, other_case: Case) -> None:
     response = lawyer_api.get("/api/v1/cases")
 
     assert response.status_code == 200
@@ -75,7 +73,9 @@ def test_list_returns_only_member_cases(
     assert body["items"][0]["number"] == "CV-2026-0001"
 
 
-def test_outsider_sees_only_their_own_case(outsider_api: Client, case: Case, other_case: Case) -> None:
+def test_outsider_sees_only_their_own_case(
+    outsider_api: Client, case: Case, other_case: Case
+) -> None:
     body = outsider_api.get("/api/v1/cases").json()
 
     assert [item["id"] for item in body["items"]] == [other_case.pk]
@@ -387,9 +387,7 @@ def test_lawyer_changes_a_role(lawyer_api: Client, case: Case) -> None:
 
 
 def test_demoting_the_last_lawyer_is_409(lawyer: User, lawyer_api: Client, case: Case) -> None:
-    response = _patch(
-        lawyer_api, f"/api/v1/cases/{case.pk}/members/{lawyer.pk}", {"role": "staff"}
-    )
+    response = _patch(lawyer_api, f"/api/v1/cases/{case.pk}/members/{lawyer.pk}", {"role": "staff"})
 
     body = _assert_error(response, 409, "conflict")
     assert "at least one lawyer" in str(body["detail"])
@@ -449,9 +447,7 @@ def test_removed_member_loses_access_at_once(staff: User, lawyer_api: Client, ca
 
 
 @pytest.mark.parametrize("who", ["lawyer", "staff"])
-def test_worker_check_queues_a_job(
-    who: str, lawyer: User, staff: User, case: Case
-) -> None:
+def test_worker_check_queues_a_job(who: str, lawyer: User, staff: User, case: Case) -> None:
     user = lawyer if who == "lawyer" else staff
 
     response = token_client(user).post(f"/api/v1/cases/{case.pk}/worker-check")

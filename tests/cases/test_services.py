@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases import services
@@ -14,6 +15,13 @@ from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 from tests.factories import CaseFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: object) -> Iterator[None]:
+    # Hashing is not under test here; argon2 makes each persona cost a quarter second.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
+    yield
 
 
 def _audit(action: str) -> list[AuditEvent]:
@@ -516,8 +524,6 @@ def test_member_remove_revokes_the_stream_after_commit_only(
 
 
 def test_worker_check_request_queues_one_job_with_ids_only(lawyer: User, case: Case) -> None:
-    from procrastinate.contrib.django.models import ProcrastinateJob
-
     job_id = services.case_worker_check_request(actor=lawyer, case=case)
 
     job = ProcrastinateJob.objects.get(id=job_id)

@@ -2,9 +2,11 @@
 
 import asyncio
 import json
+import os
 import re
 import selectors
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -75,12 +77,14 @@ class Page:
 async def browser_page() -> AsyncIterator[Page]:
     binary = chromium_path()
     assert binary, "Chromium is not installed"
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's helper processes may still be writing their profile as the folder goes away.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         process = subprocess.Popen(
             [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,
         )
         try:
             port = _devtools_port(process)
@@ -91,7 +95,8 @@ async def browser_page() -> AsyncIterator[Page]:
                 await page.call("Page.enable")
                 yield page
         finally:
-            process.terminate()
+            # The browser and its renderer/GPU helpers share one process group.
+            os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=20)
 
 
