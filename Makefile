@@ -43,6 +43,7 @@ test: install system-test-deps
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	@$(PY) -m lexweb.launcher manage makemigrations --check --dry-run
 
 format: install

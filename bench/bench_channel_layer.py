@@ -43,7 +43,7 @@ async def main() -> None:
     layer = import_string(config["BACKEND"])(**config.get("CONFIG", {}))
     ours = await _throughput(layer)
     peer = await _throughput(InMemoryChannelLayer())
-    print(  # noqa: T201
+    print(
         json.dumps(
             {
                 "benchmark": "channel_layer_group_send_receive",

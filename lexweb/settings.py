@@ -2,6 +2,7 @@
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -39,6 +40,9 @@ LEXWEB_HTTPS = env_bool("LEXWEB_HTTPS", False)
 SESSION_COOKIE_SECURE = LEXWEB_HTTPS
 CSRF_COOKIE_SECURE = LEXWEB_HTTPS
 SECURE_HSTS_SECONDS = 31536000 if LEXWEB_HTTPS else 0
+SECURE_SSL_REDIRECT = LEXWEB_HTTPS
+# Probes stay reachable over plain HTTP for monitoring inside the building.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 if env_bool("LEXWEB_TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
@@ -101,9 +105,10 @@ TEMPLATES = [
 # DATABASE_URL unset: the embedded PostgreSQL under var/pgdata (started by `make run`/`make test`).
 EMBEDDED_PGDATA = VAR_DIR / "pgdata"
 DATABASE_URL = env_str("DATABASE_URL")
+_db: dict[str, Any]
 if DATABASE_URL:
     try:
-        _db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
+        _db = dict(dj_database_url.parse(DATABASE_URL, conn_max_age=0))
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
     if _db["ENGINE"] != "django.db.backends.postgresql":

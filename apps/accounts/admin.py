@@ -12,6 +12,12 @@ from apps.cases.models import Membership
 from lexweb.errors import DomainError
 
 
+def _admin(request: HttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)  # noqa: S101  (the admin site only lets admins in)
+    return user
+
+
 class UserCreateForm(forms.ModelForm):
     password = forms.CharField(
         widget=forms.PasswordInput,
@@ -30,6 +36,23 @@ class UserCreateForm(forms.ModelForm):
         return password
 
 
+class UserChangeForm(forms.ModelForm):
+    class Meta:
+        model = User
+        fields = ["email", "full_name", "role", "is_active"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        changes = {name: cleaned[name] for name in self.changed_data if name in cleaned}
+        try:
+            # self.instance already carries the new values; validate against the stored row.
+            stored = User.objects.get(pk=self.instance.pk)
+            services.user_update_validate(user=stored, changes=changes)
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return cleaned
+
+
 @admin.register(User)
 class UserAdmin(admin.ModelAdmin):
     list_display = ["email", "full_name", "role", "is_active", "last_login"]
@@ -37,12 +60,25 @@ class UserAdmin(admin.ModelAdmin):
     search_fields = ["email", "full_name"]
     ordering = ["full_name"]
     readonly_fields = ["last_login", "date_joined", "is_staff", "is_superuser"]
-    fields = ["email", "full_name", "role", "is_active", "is_staff", "is_superuser", "last_login", "date_joined"]
+    fields = [
+        "email",
+        "full_name",
+        "role",
+        "is_active",
+        "is_staff",
+        "is_superuser",
+        "last_login",
+        "date_joined",
+    ]
 
-    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
         if obj is None:
             kwargs["form"] = UserCreateForm
             kwargs["fields"] = ["email", "full_name", "role", "password"]
+        else:
+            kwargs["form"] = UserChangeForm
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
@@ -52,10 +88,9 @@ class UserAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: User, form: Any, change: bool) -> None:
         if change:
-            # Admin-site access follows the role; a role change takes it away or grants it.
-            obj.is_staff = obj.is_superuser = obj.role == User.Role.ADMIN
-            obj.save()
-            services.audit_record(actor=request.user, action="user.update", target=obj)  # type: ignore[arg-type]
+            changes = {name: form.cleaned_data[name] for name in form.changed_data}
+            updated = services.user_update(actor=_admin(request), user_id=obj.pk, changes=changes)
+            obj.is_staff, obj.is_superuser = updated.is_staff, updated.is_superuser
             return
         try:
             created = services.user_create(
@@ -63,7 +98,7 @@ class UserAdmin(admin.ModelAdmin):
                 full_name=form.cleaned_data["full_name"],
                 role=form.cleaned_data["role"],
                 password=form.cleaned_data.get("password") or None,
-                actor=request.user,  # type: ignore[arg-type]
+                actor=_admin(request),
             )
         except DomainError as exc:
             messages.error(request, exc.message)
@@ -80,11 +115,26 @@ class UserAdmin(admin.ModelAdmin):
 class ApiTokenAdmin(admin.ModelAdmin):
     """Admins see token metadata (never secrets) and may revoke; tokens are made by their user."""
 
-    list_display = ["name", "user", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    list_display = [
+        "name",
+        "user",
+        "prefix",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    ]
     list_filter = ["revoked_at"]
     search_fields = ["name", "user__email", "prefix"]
-    fields = ["name", "user", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "name",
+        "user",
+        "prefix",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    )
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -107,13 +157,23 @@ class AuditEventAdmin(admin.ModelAdmin):
     list_display = ["at", "actor_label", "action", "case", "target_label", "client_ip", "via"]
     list_filter = ["action", "via"]
     search_fields = ["actor_label", "action", "target_label"]
-    fields = ["at", "actor", "actor_label", "action", "case", "target_type", "target_id",
-              "target_label", "client_ip", "via", "detail"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "at",
+        "actor",
+        "actor_label",
+        "action",
+        "case",
+        "target_type",
+        "target_id",
+        "target_label",
+        "client_ip",
+        "via",
+        "detail",
+    )
     actions = None
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
-        member_cases = Membership.objects.filter(user_id=request.user.pk).values("case_id")
+        member_cases = Membership.objects.filter(user=_admin(request)).values("case_id")
         events = super().get_queryset(request).select_related("actor", "case")
         # Events of no case (sign-ins, tokens, users) are the admin's business; case events only
         # for cases the admin belongs to.

@@ -28,7 +28,7 @@ def create_token(request: AuthedRequest, payload: TokenIn) -> Status[TokenCreate
         user=request.auth, name=payload.name, expires_at=payload.expires_at
     )
     out = TokenOut.from_orm(issued.token).dict()
-    return Status(201, TokenCreatedOut(**out, secret=issued.secret))
+    return Status(201, TokenCreatedOut.model_validate({**out, "secret": issued.secret}))
 
 
 @router.delete("/tokens/{token_id}", response={200: TokenOut, 404: ErrorOut})

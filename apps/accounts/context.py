@@ -16,11 +16,14 @@ class Origin:
     via: str = "cli"
 
 
-_origin: contextvars.ContextVar[Origin] = contextvars.ContextVar("lexweb_origin", default=Origin())
+_NOWHERE = Origin()
+_origin: contextvars.ContextVar[Origin | None] = contextvars.ContextVar(
+    "lexweb_origin", default=None
+)
 
 
 def current_origin() -> Origin:
-    return _origin.get()
+    return _origin.get() or _NOWHERE
 
 
 @contextmanager

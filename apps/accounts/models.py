@@ -12,9 +12,7 @@ class UserManager(BaseUserManager["User"]):
 
     use_in_migrations = True
 
-    def create_user(
-        self, email: str, password: str | None = None, **extra: Any
-    ) -> "User":
+    def create_user(self, email: str, password: str | None = None, **extra: Any) -> "User":
         user = self.model(email=self.normalize_email(email).lower(), **extra)
         user.set_password(password)
         user.full_clean(exclude=["password"])
@@ -56,8 +54,7 @@ class User(AbstractBaseUser, PermissionsMixin):
         constraints = [
             models.UniqueConstraint(Lower("email"), name="accounts_user_email_ci_unique"),
             models.CheckConstraint(
-                condition=models.Q(role="admin")
-                | models.Q(is_staff=False, is_superuser=False),
+                condition=models.Q(role="admin") | models.Q(is_staff=False, is_superuser=False),
                 name="accounts_user_only_admins_reach_admin_site",
             ),
         ]

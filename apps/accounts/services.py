@@ -17,7 +17,7 @@ from apps.accounts.context import current_origin
 from apps.accounts.models import ApiToken, AuditEvent, User
 from lexweb.errors import Conflict, DomainError, NotFound
 
-TOKEN_PREFIX = "lxw"
+TOKEN_PREFIX = "lxw"  # noqa: S105  (the public marker of our tokens, not a secret)
 # Writing last_used_at on every request would turn reads into writes; a minute is precise enough.
 _LAST_USED_GRANULARITY = timedelta(minutes=1)
 
@@ -93,6 +93,44 @@ def user_create(
     return user
 
 
+USER_EDITABLE_FIELDS = ("email", "full_name", "role", "is_active")
+
+
+def user_update_validate(*, user: User, changes: dict[str, str | bool]) -> None:
+    """Raise DomainError if `changes` may not be applied to `user`. Writes nothing."""
+    unknown = set(changes) - set(USER_EDITABLE_FIELDS)
+    if unknown:
+        raise DomainError(f"Cannot change {', '.join(sorted(unknown))}.")
+    if "role" in changes and changes["role"] not in User.Role.values:
+        raise DomainError(f"Unknown role {changes['role']!r}.")
+    loses_admin = user.role == User.Role.ADMIN and (
+        changes.get("role", user.role) != User.Role.ADMIN or changes.get("is_active") is False
+    )
+    others = User.objects.filter(role=User.Role.ADMIN, is_active=True).exclude(pk=user.pk)
+    if loses_admin and not others.exists():
+        raise Conflict("This is the last active admin; make someone else an admin first.")
+
+
+@transaction.atomic
+def user_update(*, actor: User, user_id: int, changes: dict[str, str | bool]) -> User:
+    """Change a user's name, e-mail, role or active flag. Admin-site access follows the role."""
+    user = User.objects.select_for_update().filter(pk=user_id).first()
+    if user is None:
+        raise NotFound(f"No user {user_id}.")
+    user_update_validate(user=user, changes=changes)
+    for name, value in changes.items():
+        setattr(user, name, value)
+    user.is_staff = user.is_superuser = user.role == User.Role.ADMIN
+    user.save()
+    audit_record(
+        actor=actor,
+        action="user.update",
+        target=user,
+        detail={"fields": ",".join(sorted(changes)), "role": user.role, "active": user.is_active},
+    )
+    return user
+
+
 # --- API tokens -------------------------------------------------------------------------------
 
 
@@ -109,9 +147,7 @@ def _digest(raw: str) -> str:
 
 
 @transaction.atomic
-def token_create(
-    *, user: User, name: str, expires_at: datetime | None = None
-) -> IssuedToken:
+def token_create(*, user: User, name: str, expires_at: datetime | None = None) -> IssuedToken:
     name = name.strip()
     if not name:
         raise DomainError("A token needs a name, e.g. the agent or machine that will use it.")

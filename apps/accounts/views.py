@@ -26,7 +26,7 @@ class SignOutView(auth_views.LogoutView):
 @login_required
 def tokens(request: HttpRequest) -> HttpResponse:
     """List the user's API tokens and create new ones. A new secret is shown exactly once."""
-    form = TokenForm(request.POST or None)
+    form = TokenForm(request.POST) if request.method == "POST" else TokenForm()
     issued = None
     if request.method == "POST" and form.is_valid():
         days = form.cleaned_data["expires_in_days"]

@@ -4,6 +4,7 @@ No `from __future__ import annotations` in modules that declare endpoints (djang
 """
 
 import logging
+from collections.abc import Mapping, Sequence
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import Http404, HttpRequest, HttpResponse
@@ -60,7 +61,7 @@ def _error(
     status: int,
     detail: str,
     code: str,
-    errors: list[dict[str, object]] | None = None,
+    errors: Sequence[Mapping[str, object]] | None = None,
 ) -> HttpResponse:
     body: dict[str, object] = {"detail": detail, "code": code}
     if errors is not None:

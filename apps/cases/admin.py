@@ -4,7 +4,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases import services
 from apps.cases.models import Case, Membership
 
 
@@ -15,7 +16,7 @@ class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
     fields = ["user", "role", "added_at"]
-    readonly_fields = fields
+    readonly_fields = ("user", "role", "added_at")
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -50,7 +51,8 @@ class CaseAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: Case, form: Any, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        account_services.audit_record(
-            actor=request.user, action="case.update", case=obj, target=obj, detail={"via": "admin"}  # type: ignore[arg-type]
-        )
+        # The form has validated fields and constraints; the service applies and audits.
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        user = request.user
+        assert isinstance(user, User)  # noqa: S101  (the admin site only lets admins in)
+        services.case_update(actor=user, case=obj, changes=changes)

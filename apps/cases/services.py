@@ -63,13 +63,17 @@ def case_update(*, actor: User, case: Case, changes: dict[str, str]) -> Case:
     if unknown:
         raise DomainError(f"Cannot change {', '.join(sorted(unknown))}.")
     case = Case.objects.select_for_update().get(pk=case.pk)
+    if "status" in changes and changes["status"] not in Case.Status.values:
+        raise DomainError(f"Unknown status {changes['status']!r}.")
+    wanted = _clean_case_fields({k: v for k, v in changes.items() if k in _TEXT_LIMITS})
     if "status" in changes:
-        if changes["status"] not in Case.Status.values:
-            raise DomainError(f"Unknown status {changes['status']!r}.")
-        case.status = changes["status"]
-    text = _clean_case_fields({k: v for k, v in changes.items() if k in _TEXT_LIMITS})
-    for name, value in text.items():
-        setattr(case, name, value)
+        wanted["status"] = changes["status"]
+    changed = sorted(name for name, value in wanted.items() if getattr(case, name) != value)
+    if not changed:
+        # Nothing to write and nothing to audit: a no-op PATCH leaves no trace.
+        return case
+    for name in changed:
+        setattr(case, name, wanted[name])
     if _number_taken(number=case.number, court=case.court, exclude_id=case.pk):
         raise Conflict(f"Case {case.number} already exists in that court.")
     case.save()
@@ -78,7 +82,7 @@ def case_update(*, actor: User, case: Case, changes: dict[str, str]) -> Case:
         action="case.update",
         case=case,
         target=case,
-        detail={"fields": ",".join(sorted(changes))},
+        detail={"fields": ",".join(changed)},
     )
     return case
 
@@ -104,7 +108,12 @@ def member_add(*, actor: User, case: Case, email: str, role: str) -> Membership:
     _check_role(user=user, role=role)
     if Membership.objects.filter(case=case, user=user).exists():
         raise Conflict(f"{user} is already a member of this case.")
-    membership = Membership.objects.create(case=case, user=user, role=role)
+    try:
+        with transaction.atomic():
+            membership = Membership.objects.create(case=case, user=user, role=role)
+    except IntegrityError:
+        # Two managers adding the same person at the same moment: the second one loses.
+        raise Conflict(f"{user} is already a member of this case.") from None
     account_services.audit_record(
         actor=actor, action="case.member_add", case=case, target=membership, detail={"role": role}
     )

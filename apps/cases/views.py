@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts import selectors as account_selectors
 from apps.accounts import services as account_services
@@ -29,6 +29,7 @@ def _case(request: HttpRequest, case_id: int) -> Case:
 
 
 @login_required
+@require_safe
 def case_list(request: HttpRequest) -> HttpResponse:
     user = _user(request)
     context = {
@@ -59,6 +60,7 @@ def case_create(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def case_detail(request: HttpRequest, case_id: int) -> HttpResponse:
     user = _user(request)
     case = _case(request, case_id)

@@ -1,5 +1,7 @@
 """The Django admin is for admins; its forms go through the services and refuse bad input."""
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -114,3 +116,41 @@ def test_admin_sees_token_metadata_never_secrets_and_can_revoke(
     assert response.status_code == 302
     assert ApiToken.objects.get(pk=issued.token.pk).revoked_at is not None
     assert client.get(f"/admin/accounts/apitoken/{issued.token.pk}/delete/").status_code == 403
+
+
+def test_the_last_active_admin_cannot_be_demoted_or_deactivated(admin_user: User) -> None:
+    client = session_client(admin_user)
+    url = f"/admin/accounts/user/{admin_user.pk}/change/"
+    data = {"email": admin_user.email, "full_name": admin_user.full_name, "role": "admin"}
+
+    demoted = client.post(url, {**data, "role": "lawyer", "is_active": "on"})
+    deactivated = client.post(url, data)  # is_active unticked
+
+    for response in (demoted, deactivated):
+        assert response.status_code == 200
+        assert "last active admin" in response.content.decode()
+    admin_user.refresh_from_db()
+    assert admin_user.role == "admin" and admin_user.is_active and admin_user.is_staff
+
+
+def test_editing_a_case_in_the_admin_goes_through_the_service_and_is_audited(
+    admin_user: User, case: object
+) -> None:
+    from apps.cases.models import Case, Membership
+
+    assert isinstance(case, Case)
+    Membership.objects.create(case=case, user=admin_user, role="staff")
+    client = session_client(admin_user)
+    url = f"/admin/cases/case/{case.pk}/change/"
+    # Submit what the page holds (inline management form included), as a browser would.
+    page = client.get(url).content.decode()
+    data = dict(re.findall(r'name="([^"]+)"[^>]*value="([^"]*)"', page))
+    data.update(title="  Acme   v. Widget (amended) ", status="stayed")
+
+    response = client.post(url, data)
+
+    assert response.status_code == 302
+    case.refresh_from_db()
+    assert (case.title, case.status) == ("Acme v. Widget (amended)", "stayed")
+    event = AuditEvent.objects.get(action="case.update", case=case)
+    assert event.actor == admin_user and event.detail["fields"] == "status,title"

@@ -159,3 +159,11 @@ def test_tokens_page_shows_new_secret_once(lawyer_client: Client) -> None:
     secret = response.context["issued"].secret
     assert secret in response.content.decode()
     assert secret not in lawyer_client.get("/accounts/tokens/").content.decode()
+
+
+def test_empty_token_form_is_a_400_naming_the_missing_field(lawyer_client: Client) -> None:
+    response = lawyer_client.post("/accounts/tokens/", {})
+
+    assert response.status_code == 400
+    assert "name" in response.context["form"].errors
+    assert not ApiToken.objects.exists()

@@ -26,13 +26,6 @@ pytestmark = pytest.mark.django_db
 JSON = "application/json"
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: object) -> Iterator[None]:
-    # Hashing is not under test here; argon2 makes each persona cost a quarter second.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
-    yield
-
-
 def _snapshot() -> tuple[object, ...]:
     return (
         list(Case.objects.order_by("pk").values_list()),

@@ -1,7 +1,6 @@
 """The cases REST API under /api/v1/: bearer tokens and browser sessions, members only."""
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from django.test import Client
@@ -15,13 +14,6 @@ from tests.factories import CaseFactory, MembershipFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 JSON = "application/json"
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: object) -> Iterator[None]:
-    # Hashing is not under test here; argon2 makes each persona cost a quarter second.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
-    yield
 
 
 def _post(client: Client, path: str, body: object) -> object:

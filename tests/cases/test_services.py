@@ -17,13 +17,6 @@ from tests.factories import CaseFactory, MembershipFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: object) -> Iterator[None]:
-    # Hashing is not under test here; argon2 makes each persona cost a quarter second.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
-    yield
-
-
 def _audit(action: str) -> list[AuditEvent]:
     return list(AuditEvent.objects.filter(action=action).order_by("id"))
 
@@ -542,3 +535,22 @@ def test_worker_check_run_on_a_deleted_case_is_a_no_op(
         )
 
     assert callbacks == []
+
+
+def test_a_patch_that_changes_nothing_writes_and_audits_nothing(lawyer: User, case: Case) -> None:
+    services.case_update(actor=lawyer, case=case, changes={"title": case.title, "status": "open"})
+
+    assert not AuditEvent.objects.filter(action="case.update").exists()
+
+
+def test_a_member_who_leaves_no_longer_reads_the_cases_audit_trail(
+    lawyer: User, staff: User, case: Case
+) -> None:
+    from apps.accounts import selectors as account_selectors
+
+    services.case_update(actor=staff, case=case, changes={"status": "stayed"})
+    assert account_selectors.audit_list_for_user(user=staff).filter(case=case).exists()
+
+    services.member_remove(actor=lawyer, case=case, user_id=staff.pk)
+
+    assert not account_selectors.audit_list_for_user(user=staff).filter(case=case).exists()

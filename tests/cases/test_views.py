@@ -1,7 +1,5 @@
 """The web pages: sign-in, case list, case form, case detail and member management."""
 
-from collections.abc import Iterator
-
 import pytest
 from django.contrib.messages import get_messages
 from django.test import Client
@@ -13,13 +11,6 @@ from tests.conftest import session_client
 from tests.factories import PASSWORD, CaseFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: object) -> Iterator[None]:
-    # Hashing is not under test here; argon2 makes each persona cost a quarter second.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
-    yield
 
 
 def _messages(response: object) -> list[str]:

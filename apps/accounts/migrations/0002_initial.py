@@ -6,34 +6,53 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
-        ('cases', '0001_initial'),
+        ("accounts", "0001_initial"),
+        ("cases", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='auditevent',
-            name='case',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='cases.case'),
+            model_name="auditevent",
+            name="case",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="cases.case",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='user',
-            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('email'), name='accounts_user_email_ci_unique'),
+            model_name="user",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.text.Lower("email"), name="accounts_user_email_ci_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='user',
-            constraint=models.CheckConstraint(condition=models.Q(('role', 'admin'), models.Q(('is_staff', False), ('is_superuser', False)), _connector='OR'), name='accounts_user_only_admins_reach_admin_site'),
+            model_name="user",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("role", "admin"),
+                    models.Q(("is_staff", False), ("is_superuser", False)),
+                    _connector="OR",
+                ),
+                name="accounts_user_only_admins_reach_admin_site",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='apitoken',
-            constraint=models.UniqueConstraint(models.F('user'), models.F('name'), condition=models.Q(('revoked_at__isnull', True)), name='accounts_apitoken_live_name_unique'),
+            model_name="apitoken",
+            constraint=models.UniqueConstraint(
+                models.F("user"),
+                models.F("name"),
+                condition=models.Q(("revoked_at__isnull", True)),
+                name="accounts_apitoken_live_name_unique",
+            ),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['case', '-at'], name='accounts_audit_case_at'),
+            model_name="auditevent",
+            index=models.Index(fields=["case", "-at"], name="accounts_audit_case_at"),
         ),
     ]

@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,44 +16,102 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Case',
+            name="Case",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=300)),
-                ('number', models.CharField(max_length=100, verbose_name='case number')),
-                ('court', models.CharField(blank=True, max_length=200)),
-                ('client', models.CharField(max_length=200)),
-                ('status', models.CharField(choices=[('open', 'Open'), ('stayed', 'Stayed'), ('closed', 'Closed')], default='open', max_length=16)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(max_length=300)),
+                ("number", models.CharField(max_length=100, verbose_name="case number")),
+                ("court", models.CharField(blank=True, max_length=200)),
+                ("client", models.CharField(max_length=200)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("open", "Open"), ("stayed", "Stayed"), ("closed", "Closed")],
+                        default="open",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('lawyer', 'Lawyer'), ('staff', 'Staff')], default='staff', max_length=16)),
-                ('added_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='cases.case')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("lawyer", "Lawyer"), ("staff", "Staff")],
+                        default="staff",
+                        max_length=16,
+                    ),
+                ),
+                ("added_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="cases.case",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['case', 'user__full_name'],
+                "ordering": ["case", "user__full_name"],
             },
         ),
         migrations.AddConstraint(
-            model_name='case',
-            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('court'), django.db.models.functions.text.Lower('number'), name='cases_case_number_unique_per_court'),
+            model_name="case",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.text.Lower("court"),
+                django.db.models.functions.text.Lower("number"),
+                name="cases_case_number_unique_per_court",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='case',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('title', ''), _negated=True), models.Q(('number', ''), _negated=True), models.Q(('client', ''), _negated=True)), name='cases_case_required_text'),
+            model_name="case",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("title", ""), _negated=True),
+                    models.Q(("number", ""), _negated=True),
+                    models.Q(("client", ""), _negated=True),
+                ),
+                name="cases_case_required_text",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(models.F('case'), models.F('user'), name='cases_membership_once_per_case'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(
+                models.F("case"), models.F("user"), name="cases_membership_once_per_case"
+            ),
         ),
     ]

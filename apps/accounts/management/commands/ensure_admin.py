@@ -35,4 +35,6 @@ class Command(BaseCommand):
                 f"    {password}\n\nIt is shown this once; change it in the admin.\n"
             )
         else:
-            self.stdout.write(f"First admin created: {admin.email} (password from the environment).")
+            self.stdout.write(
+                f"First admin created: {admin.email} (password from the environment)."
+            )

@@ -23,8 +23,11 @@ class Command(BaseCommand):
         if admin is None or Case.objects.filter(number=DEMO_NUMBER).exists():
             return
         lawyer = User.objects.filter(email=DEMO_LAWYER).first() or account_services.user_create(
-            email=DEMO_LAWYER, full_name="Dana Lawyer (demo)", role=User.Role.LAWYER,
-            password=None, actor=admin,
+            email=DEMO_LAWYER,
+            full_name="Dana Lawyer (demo)",
+            role=User.Role.LAWYER,
+            password=None,
+            actor=admin,
         )
         case = services.case_create(
             actor=admin,
