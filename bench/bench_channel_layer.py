@@ -1,5 +1,7 @@
 """Channel-layer throughput: group_send -> receive round trips through the PostgreSQL layer
-(the embedded default) against Channels' in-memory layer (the peer: no I/O at all) in one run.
+(the embedded default) against Channels' in-memory layer (the peer: no I/O at all) in one run,
+and against channels_redis (the scaled-out option) when a Redis answers at REDIS_URL or
+127.0.0.1:6379 (null otherwise).
 
 Prints one JSON object. Run with `make bench`.
 """
@@ -7,6 +9,7 @@ Prints one JSON object. Run with `make bench`.
 import asyncio
 import json
 import os
+import sys
 import time
 
 import django
@@ -38,11 +41,23 @@ async def _throughput(layer: BaseChannelLayer) -> float:
     return MESSAGES / elapsed
 
 
+async def _redis_throughput() -> float | None:
+    from channels_redis.core import RedisChannelLayer
+
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
+    try:
+        return await _throughput(RedisChannelLayer(hosts=[url], prefix="lexweb-bench"))
+    except (OSError, TimeoutError, ConnectionError) as exc:
+        print(f"redis peer skipped: {type(exc).__name__}", file=sys.stderr)
+        return None
+
+
 async def main() -> None:
     config = settings.CHANNEL_LAYERS["default"]
     layer = import_string(config["BACKEND"])(**config.get("CONFIG", {}))
     ours = await _throughput(layer)
     peer = await _throughput(InMemoryChannelLayer())
+    redis = await _redis_throughput()
     print(
         json.dumps(
             {
@@ -53,6 +68,8 @@ async def main() -> None:
                 "peer": "channels.layers.InMemoryChannelLayer",
                 "peer_messages_per_second": round(peer, 1),
                 "ratio_to_peer": round(ours / peer, 4),
+                "redis_messages_per_second": round(redis, 1) if redis else None,
+                "ratio_to_redis": round(ours / redis, 4) if redis else None,
             }
         )
     )
