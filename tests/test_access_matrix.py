@@ -220,18 +220,9 @@ def test_member_is_served_on_listed_methods_and_gets_405_on_the_others(
 # --- Non-members, anonymous, missing cases ------------------------------------------------
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
-def test_non_member_session_gets_404_like_a_missing_case_and_nothing_changes(
-    outsider: User,
-    other_case: Case,
-    junior: User,
-    newcomer: User,
-    case: Case,
-    entry: Route,
-    method: str,
-) -> None:
-    client = session_client(outsider)
+def _assert_refused_like_a_missing_case(
+    client: Client, entry: Route, method: str, case: Case, junior: User
+) -> Any:
     before = _snapshot(case)
 
     response = _send(client, entry, method, _path(entry.route, case_id=case.pk, user_id=junior.pk))
@@ -243,6 +234,21 @@ def test_non_member_session_gets_404_like_a_missing_case_and_nothing_changes(
     _assert_nothing_about(case, response.content.decode())
     assert _normalized(response, case.pk) == _normalized(missing, MISSING_CASE_ID)
     assert _snapshot(case) == before
+    return response
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
+def test_non_member_session_gets_404_like_a_missing_case_and_nothing_changes(
+    outsider: User,
+    other_case: Case,
+    junior: User,
+    newcomer: User,
+    case: Case,
+    entry: Route,
+    method: str,
+) -> None:
+    _assert_refused_like_a_missing_case(session_client(outsider), entry, method, case, junior)
 
 
 @pytest.mark.django_db
@@ -256,19 +262,10 @@ def test_non_member_token_gets_404_like_a_missing_case_and_nothing_changes(
     entry: Route,
     method: str,
 ) -> None:
-    client = token_client(outsider)
-    before = _snapshot(case)
-
-    response = _send(client, entry, method, _path(entry.route, case_id=case.pk, user_id=junior.pk))
-    missing = _send(
-        client, entry, method, _path(entry.route, case_id=MISSING_CASE_ID, user_id=junior.pk)
+    response = _assert_refused_like_a_missing_case(
+        token_client(outsider), entry, method, case, junior
     )
-
-    assert response.status_code == missing.status_code == 404
-    _assert_nothing_about(case, response.content.decode())
     assert response.json()["code"] == "not_found"
-    assert _normalized(response, case.pk) == _normalized(missing, MISSING_CASE_ID)
-    assert _snapshot(case) == before
 
 
 @pytest.mark.django_db

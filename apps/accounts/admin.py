@@ -115,18 +115,9 @@ class UserAdmin(admin.ModelAdmin):
 class ApiTokenAdmin(admin.ModelAdmin):
     """Admins see token metadata (never secrets) and may revoke; tokens are made by their user."""
 
-    list_display = [
-        "name",
-        "user",
-        "prefix",
-        "created_at",
-        "expires_at",
-        "last_used_at",
-        "revoked_at",
-    ]
     list_filter = ["revoked_at"]
     search_fields = ["name", "user__email", "prefix"]
-    fields = readonly_fields = (
+    list_display = fields = readonly_fields = (
         "name",
         "user",
         "prefix",
