@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: install system-test-deps run test lint format bench clean-venv
+.PHONY: install system-deps system-test-deps run test lint format bench clean-venv
 
 install: $(STAMP)
 
@@ -22,8 +22,20 @@ $(STAMP): pyproject.toml
 	  echo "lexweb: error: installing dependencies failed (see above); check network access to PyPI."; exit 1; }
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 
-run: install
+run: install system-deps
 	@$(PY) -m lexweb.launcher run
+
+# Tesseract reads scanned pages. Installed when we may (root + apt-get); without it lexweb still
+# runs and marks OCR as unavailable, but `make test` under CI=true fails its OCR tests.
+system-deps:
+	@command -v tesseract >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "lexweb: installing Tesseract OCR (apt-get)…"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; } || { \
+	      echo "lexweb: error: could not install Tesseract; run: apt-get install tesseract-ocr tesseract-ocr-eng"; exit 1; }; \
+	  else \
+	    echo "lexweb: note: Tesseract is not installed (apt-get install tesseract-ocr); scanned pages will not be read."; \
+	  fi; }
 
 # Browser tests drive Debian's Chromium. Installed here when we may (root + apt-get); under
 # CI=true the browser tests fail rather than skip when it is missing.
@@ -37,7 +49,7 @@ system-test-deps:
 	    echo "lexweb: note: Chromium is not installed (apt-get install chromium); browser tests will not run."; \
 	  fi; }
 
-test: install system-test-deps
+test: install system-deps system-test-deps
 	@$(PY) -m lexweb.launcher test $(PYTEST_ARGS)
 
 lint: install

@@ -1,5 +1,6 @@
 """lexweb settings. The environment is read here and nowhere else (see README, "Configuration")."""
 
+import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -62,12 +63,14 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "channels",
     "channels_postgres",
     "procrastinate.contrib.django",
     "ninja",
     "apps.accounts",
     "apps.cases",
+    "apps.documents",
     "apps.api",
 ]
 
@@ -201,8 +204,24 @@ LEXWEB_TOKEN_MAX_DAYS = env_int("LEXWEB_TOKEN_MAX_DAYS", 365, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("LEXWEB_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
 LEXWEB_MAX_UPLOAD_BYTES = env_int("LEXWEB_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, minimum=1024)
+LEXWEB_MAX_FILES_PER_UPLOAD = env_int("LEXWEB_MAX_FILES_PER_UPLOAD", 200, minimum=1)
+LEXWEB_MAX_PDF_PAGES = env_int("LEXWEB_MAX_PDF_PAGES", 10_000, minimum=1)
+# Decompression bombs: images with more pixels than this are refused before decoding.
+LEXWEB_MAX_IMAGE_PIXELS = env_int("LEXWEB_MAX_IMAGE_PIXELS", 200_000_000, minimum=1_000_000)
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
+
+# --- Documents ------------------------------------------------------------------------------
+# Originals, content-addressed by SHA-256 (see apps/documents/storage.py).
+LEXWEB_BLOB_ROOT = Path(env_str("LEXWEB_BLOB_ROOT", str(VAR_DIR / "blobs"))).resolve()
+LEXWEB_OCR_LANGUAGE = env_str("LEXWEB_OCR_LANGUAGE", "eng")
+LEXWEB_OCR_DPI = env_int("LEXWEB_OCR_DPI", 300, minimum=72)
+# One Tesseract process per core, each single-threaded (OMP_THREAD_LIMIT=1).
+LEXWEB_OCR_WORKERS = env_int("LEXWEB_OCR_WORKERS", os.cpu_count() or 1, minimum=1)
+# OCR pages whose mean word confidence is below this are flagged for review.
+LEXWEB_OCR_REVIEW_CONFIDENCE = env_int("LEXWEB_OCR_REVIEW_CONFIDENCE", 70, minimum=0)
+# A page that shows an image and has fewer text-layer words than this is treated as scanned.
+LEXWEB_OCR_MIN_TEXT_WORDS = env_int("LEXWEB_OCR_MIN_TEXT_WORDS", 40, minimum=1)
 
 # --- Static files ---------------------------------------------------------------------------
 STATIC_URL = "/static/"
@@ -228,7 +247,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LEXWEB_LOG_LEVEL", "INFO")},
     "loggers": {
-        "channels_postgres": {"level": "WARNING"},
+        # It warns on every send to a group nobody listens to, which is normal for us.
+        "channels_postgres": {"level": "ERROR"},
         "psycopg.pool": {"level": "WARNING"},
         "pgserver": {"level": "WARNING"},
         "procrastinate.blueprints": {"level": "WARNING"},

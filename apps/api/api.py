@@ -16,6 +16,7 @@ from apps.accounts import services as account_services
 from apps.accounts.api import router as accounts_router
 from apps.accounts.models import User
 from apps.cases.api import router as cases_router
+from apps.documents.api import router as documents_router
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 
 logger = logging.getLogger(__name__)
@@ -123,3 +124,4 @@ def _too_many_fields(request: HttpRequest, exc: TooManyFieldsSent) -> HttpRespon
 
 api.add_router("/", accounts_router)
 api.add_router("/", cases_router)
+api.add_router("/", documents_router)

@@ -4,6 +4,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from apps.accounts.models import User
 from apps.cases import selectors
 from apps.cases.events import CaseNotice, MembershipRevoked, case_group
+from apps.documents.events import DocumentProgress
 
 # Close codes (4000-4999 are the application's): the browser script reads them.
 CLOSE_NOT_FOUND = 4404  # no such case, not a member, or not signed in: one answer for all
@@ -38,6 +39,9 @@ class CaseEventsConsumer(AsyncJsonWebsocketConsumer):
         await self.close(code=CLOSE_BAD_INPUT)
 
     async def cases_notice(self, event: CaseNotice) -> None:
+        await self.send_json(event)
+
+    async def documents_progress(self, event: DocumentProgress) -> None:
         await self.send_json(event)
 
     async def cases_membership_revoked(self, event: MembershipRevoked) -> None:

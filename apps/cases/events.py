@@ -1,6 +1,7 @@
 """Payloads sent to a case's channel group, and the one way to send them."""
 
 import logging
+from collections.abc import Mapping
 from typing import Literal, TypedDict
 
 from asgiref.sync import async_to_sync
@@ -35,8 +36,9 @@ def case_group(case_id: int) -> str:
     return f"case.{case_id}"
 
 
-def publish_to_case(*, case_id: int, event: CaseEvent) -> None:
-    """Send `event` to the case's group once the current transaction commits.
+def publish_to_case(*, case_id: int, event: Mapping[str, object]) -> None:
+    """Send `event` (a TypedDict with a "type", from any app's events.py) to the case's group
+    once the current transaction commits.
 
     Browsers never hear about rows that may roll back. A channel layer that is down is logged,
     not raised: the database row is the truth and pages reload it on reconnect.

@@ -1,0 +1,120 @@
+from django.db.models import QuerySet
+from django.http import FileResponse, HttpResponse
+from ninja import File, Form, Query, Router, Status
+from ninja.files import UploadedFile
+from ninja.pagination import paginate
+
+from apps.accounts import services as account_services
+from apps.api.schemas import ErrorOut, ObjectId
+from apps.api.types import AuthedRequest
+from apps.cases import selectors as case_selectors
+from apps.documents import extraction, selectors, services, storage
+from apps.documents.models import Document, Page
+from apps.documents.schemas import (
+    DocumentOut,
+    PageOut,
+    SearchFilter,
+    SearchHitOut,
+    UploadOut,
+)
+
+router = Router(tags=["documents"])
+
+_ERRORS = {400: ErrorOut, 404: ErrorOut, 413: ErrorOut}
+
+
+@router.post("/cases/{case_id}/documents", response={201: UploadOut, 400: UploadOut, **_ERRORS})
+def upload_documents(
+    request: AuthedRequest,
+    case_id: ObjectId,
+    files: File[list[UploadedFile]],
+    origin: Form[Document.Origin],
+) -> Status[services.UploadSummary]:
+    """Upload one or more files (multipart field `files`, repeated) with their `origin`.
+
+    Each file succeeds or fails on its own: 201 if any file went in (or was already there),
+    400 if none did; `results` says what happened to each, in order.
+    """
+    case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
+    summary = services.documents_upload(
+        case=case,
+        uploaded_by=request.auth,
+        files=[(upload.name or "upload", upload) for upload in files],
+        origin=origin.value,
+    )
+    return Status(400 if summary.errors == len(summary.results) else 201, summary)
+
+
+@router.get("/cases/{case_id}/documents", response=list[DocumentOut])
+@paginate
+def list_documents(request: AuthedRequest, case_id: ObjectId) -> QuerySet[Document]:
+    return selectors.document_list_for_user(user=request.auth, case_id=case_id)
+
+
+@router.get("/cases/{case_id}/documents/{document_id}", response={200: DocumentOut, 404: ErrorOut})
+def get_document(request: AuthedRequest, case_id: ObjectId, document_id: ObjectId) -> Document:
+    return selectors.document_get_for_user(
+        user=request.auth, case_id=case_id, document_id=document_id
+    )
+
+
+@router.get("/cases/{case_id}/documents/{document_id}/original", response={404: ErrorOut})
+def download_original(
+    request: AuthedRequest, case_id: ObjectId, document_id: ObjectId
+) -> FileResponse:
+    """The original file, byte for byte as uploaded. Every download is audited."""
+    document = selectors.document_get_for_user(
+        user=request.auth, case_id=case_id, document_id=document_id
+    )
+    account_services.audit_record(
+        actor=request.auth, action="document.download", case=document.case, target=document
+    )
+    return FileResponse(
+        storage.blob_open(document.blob.sha256),
+        as_attachment=True,
+        filename=document.filename,
+        content_type=document.content_type,
+    )
+
+
+@router.get("/cases/{case_id}/documents/{document_id}/pages", response=list[PageOut])
+@paginate
+def list_pages(request: AuthedRequest, case_id: ObjectId, document_id: ObjectId) -> QuerySet[Page]:
+    return selectors.page_list_for_user(user=request.auth, case_id=case_id, document_id=document_id)
+
+
+@router.get(
+    "/cases/{case_id}/documents/{document_id}/pages/{number}/image",
+    response={404: ErrorOut},
+)
+def page_image(
+    request: AuthedRequest,
+    case_id: ObjectId,
+    document_id: ObjectId,
+    number: ObjectId,
+    dpi: int = Query(100, ge=36, le=300),
+) -> HttpResponse:
+    """The page rendered as PNG (text files and e-mails have no page image: 404)."""
+    page = selectors.page_get_for_user(
+        user=request.auth, case_id=case_id, document_id=document_id, number=number
+    )
+    document = page.document
+    png = extraction.page_png(
+        storage.blob_path(document.blob.sha256), kind=document.kind, number=page.number, dpi=dpi
+    )
+    return HttpResponse(png, content_type="image/png")
+
+
+@router.get("/cases/{case_id}/search", response=list[SearchHitOut])
+@paginate
+def search(
+    request: AuthedRequest, case_id: ObjectId, filters: Query[SearchFilter]
+) -> list[selectors.SearchHit]:
+    """Full-text search over the case's pages, best first; `snippet` marks hits with <mark>."""
+    return selectors.page_search_for_user(
+        user=request.auth,
+        case_id=case_id,
+        query=filters.q,
+        origin=filters.origin.value if filters.origin else None,
+        document_id=filters.document,
+    )

@@ -1,0 +1,16 @@
+"""Payloads this app sends to a case's stream (see apps.cases.events.publish_to_case)."""
+
+from typing import Literal, TypedDict
+
+
+class DocumentProgress(TypedDict):
+    """A document's ingest moved on. `pages_done` of `page_count`; the row is the truth."""
+
+    type: Literal["documents.progress"]
+    case_id: int
+    document_id: int
+    filename: str
+    status: str
+    pages_done: int
+    page_count: int
+    error: str

@@ -1,0 +1,110 @@
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.utils import timezone
+
+
+class Blob(models.Model):
+    """One original file, stored once under the blob root by its SHA-256, never modified."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    size = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(size__gt=0), name="documents_blob_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]}… ({self.size} bytes)"
+
+
+class Document(models.Model):
+    """A file uploaded to a case, with its pages' text once ingest has run."""
+
+    class Origin(models.TextChoices):
+        CLIENT = "client", "Client"
+        OPPOSING = "opposing", "Opposing party"
+        THIRD_PARTY = "third_party", "Third party"
+        COURT = "court", "Court"
+        PUBLIC_RECORD = "public_record", "Public record"
+        WORK_PRODUCT = "work_product", "Firm work product"
+
+    class Kind(models.TextChoices):
+        PDF = "pdf", "PDF"
+        IMAGE = "image", "Image"
+        TEXT = "text", "Plain text"
+        EMAIL = "email", "E-mail"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        PROCESSING = "processing", "Reading pages"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="documents")
+    blob = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="documents")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="attachments"
+    )
+    filename = models.CharField(max_length=255)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    content_type = models.CharField(max_length=100)
+    origin = models.CharField(max_length=32, choices=Origin.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    page_count = models.PositiveIntegerField(default=0)
+    pages_done = models.PositiveIntegerField(default=0)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # The same bytes once per case: a second upload is reported, not stored again.
+            models.UniqueConstraint("case", "blob", name="documents_document_once_per_case"),
+            models.CheckConstraint(
+                condition=models.Q(pages_done__lte=models.F("page_count")),
+                name="documents_document_progress_within_count",
+            ),
+        ]
+        indexes = [models.Index(fields=["case", "-created_at"], name="documents_doc_case_created")]
+
+    def __str__(self) -> str:
+        return self.filename
+
+
+class Page(models.Model):
+    """One page's text and where it came from. Word boxes are kept for OCR pages."""
+
+    class Source(models.TextChoices):
+        TEXT_LAYER = "text_layer", "PDF text layer"
+        OCR = "ocr", "OCR (Tesseract)"
+        TEXT_FILE = "text_file", "Text file"
+        NONE = "none", "No text"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pages")
+    number = models.PositiveIntegerField()  # 1-based
+    text = models.TextField(blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    ocr_confidence = models.FloatField(null=True, blank=True)  # mean word confidence, 0-100
+    needs_review = models.BooleanField(default=False)
+    # OCR words: [[text, left, top, width, height, confidence], ...] in pixels at `ocr_dpi`.
+    words = models.JSONField(default=list, blank=True)
+    ocr_dpi = models.PositiveIntegerField(null=True, blank=True)
+    search_vector = SearchVectorField(null=True, editable=False)
+
+    class Meta:
+        ordering = ["document", "number"]
+        constraints = [
+            models.UniqueConstraint("document", "number", name="documents_page_number_unique"),
+            models.CheckConstraint(condition=models.Q(number__gte=1), name="documents_page_from_1"),
+        ]
+        indexes = [GinIndex(fields=["search_vector"], name="documents_page_search")]
+
+    def __str__(self) -> str:
+        return f"{self.document} p.{self.number}"

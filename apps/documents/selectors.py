@@ -1,0 +1,126 @@
+"""Reads of documents and pages; every one starts from the user's case memberships."""
+
+import html
+from dataclasses import dataclass
+
+from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
+from django.db.models import Count, F, QuerySet
+
+from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
+from apps.documents.models import Document, Page
+from lexweb.errors import DomainError, NotFound
+
+SEARCH_CONFIG = "english"
+# Private-use markers around hits: the page text is escaped first, then they become <mark>.
+_HIT_START, _HIT_END = "\ue000", "\ue001"
+MAX_QUERY_LENGTH = 500
+
+
+def document_list_for_user(*, user: User, case_id: int) -> QuerySet[Document]:
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    return (
+        Document.objects.filter(case=case)
+        .select_related("blob")
+        .annotate(attachment_count=Count("attachments"))
+        .order_by("-created_at", "-id")
+    )
+
+
+def document_get_for_user(*, user: User, case_id: int, document_id: int) -> Document:
+    """The document if it belongs to a case the user is a member of; otherwise NotFound."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    document = (
+        Document.objects.select_related("blob", "case").filter(pk=document_id, case=case).first()
+    )
+    if document is None:
+        raise NotFound(f"No document {document_id} in this case.")
+    return document
+
+
+def page_list_for_user(*, user: User, case_id: int, document_id: int) -> QuerySet[Page]:
+    document = document_get_for_user(user=user, case_id=case_id, document_id=document_id)
+    return Page.objects.filter(document=document).order_by("number")
+
+
+def page_get_for_user(*, user: User, case_id: int, document_id: int, number: int) -> Page:
+    page = (
+        page_list_for_user(user=user, case_id=case_id, document_id=document_id)
+        .filter(number=number)
+        .select_related("document__blob")
+        .first()
+    )
+    if page is None:
+        raise NotFound(f"No page {number} in this document.")
+    return page
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    document_id: int
+    filename: str
+    origin: str
+    page: int
+    bates: str | None
+    rank: float
+    snippet: str  # HTML-safe; hits wrapped in <mark>
+
+
+def page_search_for_user(
+    *,
+    user: User,
+    case_id: int,
+    query: str,
+    origin: str | None = None,
+    document_id: int | None = None,
+    limit: int = 200,
+) -> list[SearchHit]:
+    """Pages of the case matching `query` (web-search syntax: words, "phrases", -not, or),
+    best first."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    query = " ".join(query.split())
+    if not query:
+        raise DomainError("Type something to search for.")
+    if len(query) > MAX_QUERY_LENGTH:
+        raise DomainError(f"A search is at most {MAX_QUERY_LENGTH} characters.")
+    search = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
+    pages = Page.objects.filter(document__case=case, search_vector=search)
+    if origin:
+        pages = pages.filter(document__origin=origin)
+    if document_id is not None:
+        pages = pages.filter(document_id=document_id)
+    rows = (
+        pages.annotate(
+            rank=SearchRank(F("search_vector"), search),
+            raw_snippet=SearchHeadline(
+                "text",
+                search,
+                config=SEARCH_CONFIG,
+                start_sel=_HIT_START,
+                stop_sel=_HIT_END,
+                max_fragments=2,
+                max_words=30,
+                min_words=12,
+            ),
+        )
+        .order_by("-rank", "document_id", "number")
+        .values_list(
+            "document_id",
+            "document__filename",
+            "document__origin",
+            "number",
+            "rank",
+            "raw_snippet",
+        )[:limit]
+    )
+    # Bates numbers arrive with productions; until then a page has none.
+    return [
+        SearchHit(doc, name, org, number, None, float(rank), snippet_html(raw))
+        for doc, name, org, number, rank, raw in rows
+    ]
+
+
+def snippet_html(raw: str) -> str:
+    """Escape a headline, then turn the hit markers into <mark> tags."""
+    cleaned = html.escape(raw)
+    return cleaned.replace(_HIT_START, "<mark>").replace(_HIT_END, "</mark>")

@@ -1,0 +1,98 @@
+"""Content-addressed storage of originals: `<blob root>/ab/cd/<sha256>`, written once, read-only.
+
+Files land under a temporary name first and are renamed into place, so a crash never leaves a
+half-written original where a reader could find it; leftover temporaries are only ever in
+`<blob root>/tmp/`.
+"""
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from django.conf import settings
+
+from lexweb.errors import DomainError
+
+CHUNK = 1024 * 1024
+
+
+class UploadTooLargeError(DomainError):
+    code = "too_large"
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    sha256: str
+    size: int
+    path: Path
+
+
+def blob_root() -> Path:
+    return Path(settings.LEXWEB_BLOB_ROOT)
+
+
+def blob_path(sha256: str) -> Path:
+    if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+        raise ValueError("not a SHA-256 hex digest")
+    return blob_root() / sha256[:2] / sha256[2:4] / sha256
+
+
+class ReceivedFile:
+    """An upload written to a temporary file and hashed. `commit()` moves it into the store;
+    leaving the `with` block without committing deletes it."""
+
+    def __init__(self, path: Path, sha256: str, size: int) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.size = size
+        self._committed = False
+
+    def __enter__(self) -> "ReceivedFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._committed:
+            self.path.unlink(missing_ok=True)
+
+    def commit(self) -> StoredFile:
+        final = blob_path(self.sha256)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        if final.exists():
+            self.path.unlink(missing_ok=True)
+        else:
+            self.path.chmod(0o440)
+            self.path.replace(final)
+        self._committed = True
+        self.path = final
+        return StoredFile(sha256=self.sha256, size=self.size, path=final)
+
+
+def blob_receive(*, source: IO[bytes], max_bytes: int) -> ReceivedFile:
+    """Copy `source` to a temporary file, hashing as it goes. Raises UploadTooLargeError (and
+    keeps nothing) past `max_bytes`."""
+    tmp_dir = blob_root() / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    size = 0
+    handle, tmp_name = tempfile.mkstemp(dir=tmp_dir)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            while chunk := source.read(CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise UploadTooLargeError(f"The file is larger than {max_bytes:,} bytes.")
+                digest.update(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return ReceivedFile(Path(tmp_name), digest.hexdigest(), size)
+
+
+def blob_open(sha256: str) -> IO[bytes]:
+    return blob_path(sha256).open("rb")

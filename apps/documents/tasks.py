@@ -1,0 +1,19 @@
+from procrastinate import RetryStrategy
+from procrastinate.contrib.django import app
+
+from apps.documents import services
+from lexweb.jobs import require_arg
+
+
+@app.task(
+    name="documents.extract_text",
+    queue="cpu",
+    retry=RetryStrategy(max_attempts=3, exponential_wait=10, retry_exceptions={OSError}),
+)
+def document_extract_text_task(*, document_id: int) -> None:
+    """Fill a document's pages from its text layer or Tesseract.
+
+    Idempotent, and a no-op if the document was deleted or is already done.
+    """
+    require_arg(document_id, int, "document_id")
+    services.document_extract_text(document_id=document_id)
