@@ -14,4 +14,5 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("accounts/", include("apps.accounts.urls")),
     path("", include("apps.cases.urls")),
+    path("", include("apps.documents.urls")),
 ]

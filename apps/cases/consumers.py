@@ -4,7 +4,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from apps.accounts.models import User
 from apps.cases import selectors
 from apps.cases.events import CaseNotice, MembershipRevoked, case_group
-from apps.documents.events import DocumentProgress
+from apps.documents.events import DocumentProgress, ProductionProgress
 
 # Close codes (4000-4999 are the application's): the browser script reads them.
 CLOSE_NOT_FOUND = 4404  # no such case, not a member, or not signed in: one answer for all
@@ -42,6 +42,9 @@ class CaseEventsConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(event)
 
     async def documents_progress(self, event: DocumentProgress) -> None:
+        await self.send_json(event)
+
+    async def documents_production_progress(self, event: ProductionProgress) -> None:
         await self.send_json(event)
 
     async def cases_membership_revoked(self, event: MembershipRevoked) -> None:

@@ -8,15 +8,27 @@ from apps.accounts import services as account_services
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
 from apps.cases import selectors as case_selectors
-from apps.documents import extraction, selectors, services, storage
-from apps.documents.models import Document, Page
+from apps.documents import (
+    extraction,
+    production_selectors,
+    production_services,
+    selectors,
+    services,
+    storage,
+)
+from apps.documents.models import Document, Page, Production
 from apps.documents.schemas import (
+    BatesHitOut,
     DocumentOut,
     PageOut,
+    ProductionDetailOut,
+    ProductionIn,
+    ProductionOut,
     SearchFilter,
     SearchHitOut,
     UploadOut,
 )
+from lexweb.errors import Conflict
 
 router = Router(tags=["documents"])
 
@@ -118,3 +130,91 @@ def search(
         origin=filters.origin.value if filters.origin else None,
         document_id=filters.document,
     )
+
+
+# --- Productions and the Bates index -----------------------------------------------------------
+
+
+@router.post(
+    "/cases/{case_id}/productions", response={201: ProductionDetailOut, **_ERRORS, 409: ErrorOut}
+)
+def create_production(
+    request: AuthedRequest, case_id: ObjectId, payload: ProductionIn
+) -> Status[Production]:
+    """Reserve Bates numbers for `document_ids` in that order and queue the stamping job."""
+    case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
+    production = production_services.production_create(
+        case=case,
+        actor=request.auth,
+        volume=payload.volume,
+        prefix=payload.prefix,
+        document_ids=payload.document_ids,
+        start_number=payload.start_number,
+        digits=payload.digits,
+        position=payload.position.value,
+        legend=payload.legend,
+        legend_position=payload.legend_position.value,
+        font_size=payload.font_size,
+        margin=payload.margin,
+    )
+    return Status(201, production)
+
+
+@router.get("/cases/{case_id}/productions", response=list[ProductionOut])
+@paginate
+def list_productions(request: AuthedRequest, case_id: ObjectId) -> QuerySet[Production]:
+    return production_selectors.production_list_for_user(user=request.auth, case_id=case_id)
+
+
+@router.get(
+    "/cases/{case_id}/productions/{production_id}",
+    response={200: ProductionDetailOut, 404: ErrorOut},
+)
+def get_production(
+    request: AuthedRequest, case_id: ObjectId, production_id: ObjectId
+) -> Production:
+    return production_selectors.production_get_for_user(
+        user=request.auth, case_id=case_id, production_id=production_id
+    )
+
+
+@router.get(
+    "/cases/{case_id}/productions/{production_id}/pdf", response={404: ErrorOut, 409: ErrorOut}
+)
+def download_production(
+    request: AuthedRequest, case_id: ObjectId, production_id: ObjectId
+) -> FileResponse:
+    """The stamped volume as one PDF (409 until stamping has finished)."""
+    production = production_selectors.production_get_for_user(
+        user=request.auth, case_id=case_id, production_id=production_id
+    )
+    if production.output is None:
+        raise Conflict(f"Volume {production.volume} is not stamped yet ({production.status}).")
+    account_services.audit_record(
+        actor=request.auth, action="production.download", case=production.case, target=production
+    )
+    return FileResponse(
+        storage.blob_open(production.output.sha256),
+        as_attachment=True,
+        filename=f"{production.volume}.pdf",
+        content_type="application/pdf",
+    )
+
+
+@router.get("/cases/{case_id}/bates/{reference}", response={200: list[BatesHitOut], **_ERRORS})
+def bates_lookup(request: AuthedRequest, case_id: ObjectId, reference: str) -> list[BatesHitOut]:
+    """The pages behind a Bates number (`ACME000014`) or range (`ACME000014-ACME000016`)."""
+    hits = production_selectors.bates_lookup_for_user(
+        user=request.auth, case_id=case_id, reference=reference
+    )
+    return [
+        BatesHitOut(
+            **vars(hit),
+            image_url=(
+                f"/api/v1/cases/{case_id}/documents/{hit.document_id}/pages/{hit.page_number}/image"
+                if hit.kind in ("pdf", "image")
+                else None
+            ),
+        )
+        for hit in hits
+    ]

@@ -14,3 +14,16 @@ class DocumentProgress(TypedDict):
     pages_done: int
     page_count: int
     error: str
+
+
+class ProductionProgress(TypedDict):
+    """A production's stamping moved on."""
+
+    type: Literal["documents.production_progress"]
+    case_id: int
+    production_id: int
+    volume: str
+    status: str
+    pages_done: int
+    page_count: int
+    error: str

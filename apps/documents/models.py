@@ -108,3 +108,112 @@ class Page(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document} p.{self.number}"
+
+
+class Production(models.Model):
+    """Documents merged in a chosen order and Bates-stamped into one PDF volume.
+
+    Stamping is a deterministic transform of originals: the output stays evidence, and its
+    lineage (which originals, in what order, with which settings) is these rows.
+    """
+
+    class Position(models.TextChoices):
+        BOTTOM_RIGHT = "bottom_right", "Bottom right"
+        BOTTOM_LEFT = "bottom_left", "Bottom left"
+        BOTTOM_CENTER = "bottom_center", "Bottom centre"
+        TOP_RIGHT = "top_right", "Top right"
+        TOP_LEFT = "top_left", "Top left"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        PROCESSING = "processing", "Stamping"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="productions")
+    volume = models.CharField(max_length=40)  # e.g. ACME001: names the load-file folder
+    prefix = models.CharField(max_length=20)
+    digits = models.PositiveSmallIntegerField(default=6)
+    first_number = models.PositiveBigIntegerField()
+    last_number = models.PositiveBigIntegerField()
+    position = models.CharField(
+        max_length=16, choices=Position.choices, default=Position.BOTTOM_RIGHT
+    )
+    legend = models.CharField(max_length=120, blank=True)
+    legend_position = models.CharField(
+        max_length=16, choices=Position.choices, default=Position.BOTTOM_LEFT
+    )
+    font_size = models.FloatField(default=9.0)
+    margin = models.FloatField(default=18.0)  # points from the page edge
+    transform = models.CharField(max_length=40, default="bates-stamp/1")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    page_count = models.PositiveIntegerField()
+    pages_done = models.PositiveIntegerField(default=0)
+    output = models.ForeignKey(
+        Blob, null=True, blank=True, on_delete=models.PROTECT, related_name="productions"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint("case", "volume", name="documents_production_volume_unique"),
+            models.CheckConstraint(
+                condition=models.Q(last_number__gte=models.F("first_number")),
+                name="documents_production_range_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.volume} ({self.bates(self.first_number)}-{self.bates(self.last_number)})"
+
+    def bates(self, number: int) -> str:
+        return f"{self.prefix}{number:0{self.digits}d}"
+
+
+class ProductionDocument(models.Model):
+    """One original in a production, in order, with its BEGBATES/ENDBATES."""
+
+    production = models.ForeignKey(Production, on_delete=models.CASCADE, related_name="items")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    order = models.PositiveIntegerField()
+    first_number = models.PositiveBigIntegerField()
+    last_number = models.PositiveBigIntegerField()
+
+    class Meta:
+        ordering = ["production", "order"]
+        constraints = [
+            models.UniqueConstraint("production", "order", name="documents_proddoc_order_unique"),
+            models.UniqueConstraint("production", "document", name="documents_proddoc_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.production.volume} #{self.order}: {self.document}"
+
+
+class BatesPage(models.Model):
+    """The Bates index: every number maps to exactly one page of one original."""
+
+    case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="+")
+    prefix = models.CharField(max_length=20)
+    number = models.PositiveBigIntegerField()
+    production = models.ForeignKey(Production, on_delete=models.CASCADE, related_name="bates_pages")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="bates_pages")
+    page_number = models.PositiveIntegerField()  # 1-based page of the original
+    production_page = models.PositiveIntegerField()  # 1-based page of the stamped volume
+
+    class Meta:
+        ordering = ["case", "prefix", "number"]
+        constraints = [
+            models.UniqueConstraint("case", "prefix", "number", name="documents_bates_unique"),
+            models.UniqueConstraint(
+                "production", "production_page", name="documents_bates_one_per_volume_page"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}{self.number}"

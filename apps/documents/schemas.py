@@ -1,6 +1,8 @@
 from ninja import ModelSchema, Schema
+from pydantic import Field
 
-from apps.documents.models import Document, Page
+from apps.api.schemas import StrictIn
+from apps.documents.models import Document, Page, Production
 
 
 class DocumentOut(ModelSchema):
@@ -67,3 +69,92 @@ class SearchFilter(Schema):
     q: str
     origin: Document.Origin | None = None
     document: int | None = None
+
+
+class ProductionIn(StrictIn):
+    volume: str = Field(min_length=1, max_length=40)
+    prefix: str = Field(min_length=1, max_length=20)
+    document_ids: list[int] = Field(min_length=1, max_length=10_000)
+    start_number: int | None = Field(None, ge=1, le=10**12 - 1)
+    digits: int = Field(6, ge=3, le=12)
+    position: Production.Position = Production.Position.BOTTOM_RIGHT
+    legend: str = Field("", max_length=120)
+    legend_position: Production.Position = Production.Position.BOTTOM_LEFT
+    font_size: float = Field(9.0, ge=5, le=24)
+    margin: float = Field(18.0, ge=4, le=72)
+
+
+class ProductionItemOut(Schema):
+    order: int
+    document_id: int
+    filename: str
+    begbates: str
+    endbates: str
+
+
+class ProductionOut(ModelSchema):
+    first_bates: str
+    last_bates: str
+    output_sha256: str | None
+
+    class Meta:
+        model = Production
+        fields = [
+            "id",
+            "volume",
+            "prefix",
+            "digits",
+            "position",
+            "legend",
+            "legend_position",
+            "font_size",
+            "margin",
+            "transform",
+            "status",
+            "error",
+            "page_count",
+            "pages_done",
+            "created_at",
+        ]
+
+    @staticmethod
+    def resolve_first_bates(obj: Production) -> str:
+        return obj.bates(obj.first_number)
+
+    @staticmethod
+    def resolve_last_bates(obj: Production) -> str:
+        return obj.bates(obj.last_number)
+
+    @staticmethod
+    def resolve_output_sha256(obj: Production) -> str | None:
+        return obj.output.sha256 if obj.output else None
+
+
+class ProductionDetailOut(ProductionOut):
+    items: list[ProductionItemOut]
+
+    @staticmethod
+    def resolve_items(obj: Production) -> list[ProductionItemOut]:
+        return [
+            ProductionItemOut(
+                order=item.order,
+                document_id=item.document_id,
+                filename=item.document.filename,
+                begbates=obj.bates(item.first_number),
+                endbates=obj.bates(item.last_number),
+            )
+            for item in obj.items.all()
+        ]
+
+
+class BatesHitOut(Schema):
+    bates: str
+    volume: str
+    document_id: int
+    filename: str
+    page_number: int
+    kind: str
+    text: str
+    source: str
+    ocr_confidence: float | None
+    image_url: str | None

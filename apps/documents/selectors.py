@@ -4,7 +4,8 @@ import html
 from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
@@ -124,3 +125,29 @@ def snippet_html(raw: str) -> str:
     """Escape a headline, then turn the hit markers into <mark> tags."""
     cleaned = html.escape(raw)
     return cleaned.replace(_HIT_START, "<mark>").replace(_HIT_END, "</mark>")
+
+
+# --- For the browser's pages -----------------------------------------------------------------
+
+
+def document_table_for_user(*, user: User, case_id: int) -> QuerySet[Document]:
+    """The case's documents, newest first, each with `review_count` (its pages flagged for
+    review) and its parent e-mail. NotFound for non-members, as for a missing case."""
+    flagged = (
+        Page.objects.filter(document=OuterRef("pk"), needs_review=True)
+        .order_by()
+        .values("document")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        document_list_for_user(user=user, case_id=case_id)
+        .select_related("parent")
+        .annotate(review_count=Coalesce(Subquery(flagged, output_field=IntegerField()), 0))
+    )
+
+
+def attachment_list_for_user(*, user: User, case_id: int, document_id: int) -> QuerySet[Document]:
+    """The documents that came out of an e-mail (empty for anything else)."""
+    document = document_get_for_user(user=user, case_id=case_id, document_id=document_id)
+    return Document.objects.filter(parent=document).order_by("filename", "id")

@@ -1,7 +1,7 @@
 from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 
-from apps.documents import services
+from apps.documents import production_services, services
 from lexweb.jobs import require_arg
 
 
@@ -17,3 +17,14 @@ def document_extract_text_task(*, document_id: int) -> None:
     """
     require_arg(document_id, int, "document_id")
     services.document_extract_text(document_id=document_id)
+
+
+@app.task(
+    name="documents.stamp_production",
+    queue="cpu",
+    retry=RetryStrategy(max_attempts=3, exponential_wait=10, retry_exceptions={OSError}),
+)
+def production_stamp_task(*, production_id: int) -> None:
+    """Merge and Bates-stamp a production. Idempotent; a missing production is a no-op."""
+    require_arg(production_id, int, "production_id")
+    production_services.production_stamp(production_id=production_id)

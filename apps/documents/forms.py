@@ -1,0 +1,61 @@
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django import forms
+from django.core.files.uploadedfile import UploadedFile
+
+from apps.documents.models import Document
+
+
+class MultipleFileInput(forms.FileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files under one field name, as a list.
+
+    Empty files pass through on purpose: the upload service refuses each bad file with its own
+    reason, so the other files of the same upload still go in.
+    """
+
+    widget = MultipleFileInput
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_empty_file=True, **kwargs)
+
+    def clean(self, data: object, initial: object = None) -> list[UploadedFile]:
+        items: Iterable[object] = data if isinstance(data, list | tuple) else [data]
+        single = super().clean
+        files = [single(item, initial) for item in items if item]
+        if not files and self.required:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+        return files
+
+
+class UploadForm(forms.Form):
+    origin = forms.ChoiceField(
+        choices=Document.Origin.choices,
+        help_text="Where these files came from. It applies to every file of this upload.",
+    )
+    files = MultipleFileField(
+        label="Files",
+        help_text="PDF, TIFF, PNG, JPEG, plain text or e-mail (.eml). Several at once.",
+        error_messages={"required": "Choose at least one file."},
+    )
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(label="Search this case", required=False, strip=True)
+    origin = forms.ChoiceField(label="Origin", required=False)
+    document = forms.TypedChoiceField(
+        label="Document", required=False, coerce=int, empty_value=None
+    )
+
+    def __init__(self, *args: Any, documents: Sequence[tuple[int, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        origin = self.fields["origin"]
+        document = self.fields["document"]
+        assert isinstance(origin, forms.ChoiceField)  # noqa: S101  (declared above)
+        assert isinstance(document, forms.TypedChoiceField)  # noqa: S101  (declared above)
+        origin.choices = [("", "Any origin"), *Document.Origin.choices]
+        document.choices = [("", "Any document"), *documents]

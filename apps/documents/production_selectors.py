@@ -1,0 +1,104 @@
+"""Reads of productions and the Bates index, filtered by the user's case memberships."""
+
+import re
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
+from apps.documents.models import BatesPage, Page, Production
+from lexweb.errors import DomainError, NotFound
+
+MAX_RANGE = 500
+
+
+def production_list_for_user(*, user: User, case_id: int) -> QuerySet[Production]:
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    return Production.objects.filter(case=case).select_related("output").order_by("-created_at")
+
+
+def production_get_for_user(*, user: User, case_id: int, production_id: int) -> Production:
+    production = (
+        production_list_for_user(user=user, case_id=case_id)
+        .prefetch_related("items__document")
+        .filter(pk=production_id)
+        .first()
+    )
+    if production is None:
+        raise NotFound(f"No production {production_id} in this case.")
+    return production
+
+
+@dataclass(frozen=True)
+class BatesHit:
+    bates: str
+    volume: str
+    document_id: int
+    filename: str
+    page_number: int
+    kind: str
+    text: str
+    source: str
+    ocr_confidence: float | None
+
+
+def _parse(reference: str, prefixes: list[str]) -> tuple[str, int, int]:
+    """`ACME000014` or `ACME000014-ACME000016` (or `...-16`) into (prefix, first, last)."""
+    cleaned = " ".join(reference.split()).replace("\u2013", "-")
+    # Longest prefix first: "AB-2" must win over "AB" for "AB-2000001".
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        pattern = rf"^{re.escape(prefix)}(\d+)(?:\s*-\s*(?:{re.escape(prefix)})?(\d+))?$"
+        match = re.match(pattern, cleaned, flags=re.IGNORECASE)
+        if match:
+            first = int(match.group(1))
+            last = int(match.group(2)) if match.group(2) else first
+            return prefix, first, last
+    raise DomainError(
+        f"{reference[:60]!r} is not a Bates number or range of this case "
+        f"(prefixes in use: {', '.join(prefixes) or 'none yet'})."
+    )
+
+
+def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[BatesHit]:
+    """Pages for a Bates number or range, in number order. Unknown numbers are NotFound."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    if len(reference) > 100:
+        raise DomainError("A Bates reference is at most 100 characters.")
+    prefixes = list(BatesPage.objects.filter(case=case).values_list("prefix", flat=True).distinct())
+    prefix, first, last = _parse(reference, prefixes)
+    if last < first:
+        raise DomainError("A Bates range runs from the lower number to the higher one.")
+    if last - first + 1 > MAX_RANGE:
+        raise DomainError(f"Look up at most {MAX_RANGE} pages at once.")
+    rows = list(
+        BatesPage.objects.filter(case=case, prefix=prefix, number__range=(first, last))
+        .select_related("production", "document")
+        .order_by("number")
+    )
+    if not rows:
+        raise NotFound(f"No page carries {reference.strip()[:60]} in this case.")
+    pages = {
+        (p.document_id, p.number): p
+        for p in Page.objects.filter(
+            document_id__in={r.document_id for r in rows},
+            number__in={r.page_number for r in rows},
+        )
+    }
+    hits = []
+    for row in rows:
+        page = pages.get((row.document_id, row.page_number))
+        hits.append(
+            BatesHit(
+                bates=row.production.bates(row.number),
+                volume=row.production.volume,
+                document_id=row.document_id,
+                filename=row.document.filename,
+                page_number=row.page_number,
+                kind=row.document.kind,
+                text=page.text if page else "",
+                source=page.source if page else Page.Source.NONE,
+                ocr_confidence=page.ocr_confidence if page else None,
+            )
+        )
+    return hits

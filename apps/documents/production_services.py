@@ -1,0 +1,326 @@
+"""Writes for productions: reserving Bates numbers, and the stamping job."""
+
+import logging
+import re
+import tempfile
+from pathlib import Path
+
+import pymupdf
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases.events import publish_to_case
+from apps.cases.models import Case
+from apps.documents import stamping, storage
+from apps.documents.events import ProductionProgress
+from apps.documents.models import BatesPage, Blob, Document, Page, Production, ProductionDocument
+from lexweb.errors import Conflict, DomainError
+
+logger = logging.getLogger(__name__)
+
+PREFIX_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9_\-.]{0,19}$")
+VOLUME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,39}$")
+STAMPABLE = {Document.Kind.PDF, Document.Kind.IMAGE}
+
+
+def _validate(
+    *,
+    prefix: str,
+    volume: str,
+    digits: int,
+    font_size: float,
+    margin: float,
+    legend: str,
+    position: str,
+    legend_position: str,
+) -> None:
+    if not PREFIX_PATTERN.match(prefix):
+        raise DomainError("The Bates prefix is 1-20 capital letters, digits, '-', '_' or '.'.")
+    if not VOLUME_PATTERN.match(volume):
+        raise DomainError("The volume name is 1-40 letters, digits, '-' or '_' (e.g. ACME001).")
+    if not 3 <= digits <= 12:
+        raise DomainError("Bates numbers have 3 to 12 digits.")
+    if not 5 <= font_size <= 24:
+        raise DomainError("The stamp's font size is 5 to 24 points.")
+    if not 4 <= margin <= 72:
+        raise DomainError("The margin is 4 to 72 points.")
+    if len(legend) > 120 or any(ord(ch) < 32 for ch in legend):
+        raise DomainError("The legend is one line of at most 120 characters.")
+    for value in (position, legend_position):
+        if value not in Production.Position.values:
+            raise DomainError(f"Unknown stamp position {value!r}.")
+    if legend and position == legend_position:
+        raise DomainError("The Bates number and the legend need different positions.")
+
+
+@transaction.atomic
+def production_create(
+    *,
+    case: Case,
+    actor: User,
+    volume: str,
+    prefix: str,
+    document_ids: list[int],
+    start_number: int | None = None,
+    digits: int = 6,
+    position: str = Production.Position.BOTTOM_RIGHT,
+    legend: str = "",
+    legend_position: str = Production.Position.BOTTOM_LEFT,
+    font_size: float = 9.0,
+    margin: float = 18.0,
+) -> Production:
+    """Reserve Bates numbers for the documents, in the given order, and queue the stamping.
+
+    1. Check settings and documents (members' case, ingested, PDF or image, each once).
+    2. Under a transaction-scoped lock on (case, prefix), continue after the highest number
+       used so far (or at `start_number`, which may not reuse a number).
+    3. Write the production, its items and every Bates index row; the database's unique
+       constraint on (case, prefix, number) is the final word.
+    """
+    legend = legend.strip()
+    _validate(
+        prefix=prefix,
+        volume=volume,
+        digits=digits,
+        font_size=font_size,
+        margin=margin,
+        legend=legend,
+        position=position,
+        legend_position=legend_position,
+    )
+    documents = _documents_in_order(case, document_ids)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [case.pk, prefix])
+    used = BatesPage.objects.filter(case=case, prefix=prefix).aggregate(top=Max("number"))["top"]
+    first = start_number if start_number is not None else (used or 0) + 1
+    if first < 1:
+        raise DomainError("Bates numbers start at 1 or higher.")
+    total = sum(d.page_count for d in documents)
+    last = first + total - 1
+    if len(str(last)) > digits:
+        raise DomainError(f"{total} pages from {first} need more than {digits} digits.")
+    clash = BatesPage.objects.filter(case=case, prefix=prefix, number__range=(first, last)).first()
+    if clash is not None:
+        raise Conflict(
+            f"{prefix}{clash.number:0{digits}d} is already used in this case; the next free number "
+            f"is {(used or 0) + 1}."
+        )
+    if Production.objects.filter(case=case, volume=volume).exists():
+        raise Conflict(f"There is already a volume {volume} in this case.")
+    try:
+        production = _write_rows(
+            case,
+            actor,
+            documents,
+            volume,
+            prefix,
+            digits,
+            first,
+            last,
+            position,
+            legend,
+            legend_position,
+            font_size,
+            margin,
+        )
+    except IntegrityError:
+        raise Conflict(
+            "Those Bates numbers were just taken by another production; try again."
+        ) from None
+    account_services.audit_record(
+        actor=actor,
+        action="production.create",
+        case=case,
+        target=production,
+        detail={
+            "first": production.bates(first),
+            "last": production.bates(last),
+            "documents": len(documents),
+        },
+    )
+    from apps.documents.tasks import production_stamp_task
+
+    production_stamp_task.defer(production_id=production.pk)
+    _publish(production)
+    return production
+
+
+def _documents_in_order(case: Case, document_ids: list[int]) -> list[Document]:
+    if not document_ids:
+        raise DomainError("Pick at least one document.")
+    if len(set(document_ids)) != len(document_ids):
+        raise DomainError("Each document can appear only once in a production.")
+    found = {d.pk: d for d in Document.objects.filter(case=case, pk__in=document_ids)}
+    missing = [i for i in document_ids if i not in found]
+    if missing:
+        raise DomainError(f"No document {missing[0]} in this case.")
+    documents = [found[i] for i in document_ids]
+    for document in documents:
+        if document.kind not in STAMPABLE:
+            raise DomainError(
+                f"{document.filename} is a {document.get_kind_display()} file; productions take "
+                "PDFs and images (convert it to PDF first)."
+            )
+        if document.status != Document.Status.READY:
+            raise DomainError(
+                f"{document.filename} is not ingested yet ({document.get_status_display()})."
+            )
+    return documents
+
+
+def _write_rows(
+    case: Case,
+    actor: User,
+    documents: list[Document],
+    volume: str,
+    prefix: str,
+    digits: int,
+    first: int,
+    last: int,
+    position: str,
+    legend: str,
+    legend_position: str,
+    font_size: float,
+    margin: float,
+) -> Production:
+    with transaction.atomic():
+        production = Production.objects.create(
+            case=case,
+            volume=volume,
+            prefix=prefix,
+            digits=digits,
+            first_number=first,
+            last_number=last,
+            position=position,
+            legend=legend,
+            legend_position=legend_position,
+            font_size=font_size,
+            margin=margin,
+            transform=stamping.TRANSFORM,
+            page_count=last - first + 1,
+            created_by=actor,
+        )
+        number, volume_page, bates_rows, items = first, 1, [], []
+        for order, document in enumerate(documents, start=1):
+            items.append(
+                ProductionDocument(
+                    production=production,
+                    document=document,
+                    order=order,
+                    first_number=number,
+                    last_number=number + document.page_count - 1,
+                )
+            )
+            for page_number in range(1, document.page_count + 1):
+                bates_rows.append(
+                    BatesPage(
+                        case=case,
+                        prefix=prefix,
+                        number=number,
+                        production=production,
+                        document=document,
+                        page_number=page_number,
+                        production_page=volume_page,
+                    )
+                )
+                number += 1
+                volume_page += 1
+        ProductionDocument.objects.bulk_create(items)
+        BatesPage.objects.bulk_create(bates_rows, batch_size=2000)
+    return production
+
+
+def production_stamp(*, production_id: int) -> None:
+    """Merge and stamp a production's originals into one PDF, stored by hash as its output.
+
+    Idempotent: a ready production is left alone; a re-run after a failure starts over.
+    """
+    production = Production.objects.filter(pk=production_id).first()
+    if production is None or production.status == Production.Status.READY:
+        return
+    _set(production, status=Production.Status.PROCESSING, pages_done=0, error="")
+    items = list(production.items.select_related("document__blob").order_by("order"))
+    sources = [
+        stamping.Source(
+            path=storage.blob_path(item.document.blob.sha256),
+            kind=item.document.kind,
+            first_number=item.first_number,
+            ocr_boxes=_ocr_boxes(item.document),
+        )
+        for item in items
+    ]
+    stamp = stamping.StampSettings(
+        prefix=production.prefix,
+        digits=production.digits,
+        position=production.position,
+        legend=production.legend,
+        legend_position=production.legend_position,
+        font_size=production.font_size,
+        margin=production.margin,
+    )
+    report_every = max(1, production.page_count // 50)
+
+    def progress(done: int) -> None:
+        if done % report_every == 0 or done == production.page_count:
+            _set(production, pages_done=done)
+
+    tmp_dir = storage.blob_root() / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with tempfile.TemporaryDirectory(dir=tmp_dir) as work:
+            out_path = Path(work) / "volume.pdf"
+            stamping.stamp_volume(sources, stamp, out_path, progress)
+            with (
+                out_path.open("rb") as handle,
+                storage.blob_receive(source=handle, max_bytes=2**62) as received,
+            ):
+                stored = received.commit()
+    except Exception as exc:
+        logger.exception("Stamping production %s failed", production.pk)
+        _set(
+            production,
+            status=Production.Status.FAILED,
+            error=f"Stamping failed ({type(exc).__name__}); the worker log has details.",
+        )
+        raise
+    blob, _ = Blob.objects.get_or_create(sha256=stored.sha256, defaults={"size": stored.size})
+    _set(production, status=Production.Status.READY, output=blob, pages_done=production.page_count)
+
+
+def _ocr_boxes(document: Document) -> dict[int, list[pymupdf.Rect]]:
+    """Word boxes of OCR'd pages in PDF points, by 0-based page index."""
+    boxes: dict[int, list[pymupdf.Rect]] = {}
+    pages = Page.objects.filter(document=document, source=Page.Source.OCR).values_list(
+        "number", "words", "ocr_dpi"
+    )
+    for number, words, dpi in pages:
+        scale = 72.0 / (dpi or 300)
+        boxes[number - 1] = [
+            pymupdf.Rect(w[1] * scale, w[2] * scale, (w[1] + w[3]) * scale, (w[2] + w[4]) * scale)
+            for w in words
+        ]
+    return boxes
+
+
+def _set(production: Production, **changes: object) -> None:
+    for name, value in changes.items():
+        setattr(production, name, value)
+    with transaction.atomic():
+        production.save(update_fields=list(changes))
+        _publish(production)
+
+
+def _publish(production: Production) -> None:
+    event: ProductionProgress = {
+        "type": "documents.production_progress",
+        "case_id": production.case_id,
+        "production_id": production.pk,
+        "volume": production.volume,
+        "status": production.status,
+        "pages_done": production.pages_done,
+        "page_count": production.page_count,
+        "error": production.error,
+    }
+    publish_to_case(case_id=production.case_id, event=event)

@@ -1,0 +1,163 @@
+"""Merge originals and Bates-stamp every page: a deterministic PDF transform (no database).
+
+Speed: the stamps are written with one `TextWriter` per page and a font made once, which is
+about nine times cheaper than `Page.insert_text` (that re-balances the page's content stream
+on every call); originals are copied in one `insert_pdf` per document.
+
+"Never over existing text": before stamping, the stamp areas are checked against the page's
+text (the text layer, or the OCR word boxes of scanned pages). Where they collide, the page's
+content is shrunk into the rest of the page, leaving the margin free for the stamps.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymupdf
+
+TRANSFORM = "bates-stamp/1"
+_PAD = 2.0  # points of clearance around a stamp
+
+
+@dataclass(frozen=True)
+class StampSettings:
+    prefix: str
+    digits: int
+    position: str = "bottom_right"
+    legend: str = ""
+    legend_position: str = "bottom_left"
+    font_size: float = 9.0
+    margin: float = 18.0
+
+    def label(self, number: int) -> str:
+        return f"{self.prefix}{number:0{self.digits}d}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One original: a PDF or an image file, its first Bates number, and (for scanned pages)
+    OCR word boxes in points, keyed by 0-based page index."""
+
+    path: Path
+    kind: str
+    first_number: int
+    ocr_boxes: dict[int, list[pymupdf.Rect]] = field(default_factory=dict)
+
+
+def _open(source: Source) -> pymupdf.Document:
+    if source.kind == "pdf":
+        return pymupdf.open(source.path, filetype="pdf")
+    # Images (multi-page TIFF included) become one PDF page per frame at their own size.
+    with pymupdf.open(source.path) as image:
+        return pymupdf.open("pdf", image.convert_to_pdf())
+
+
+def _stamp_rect(
+    page_rect: pymupdf.Rect, position: str, width: float, size: float, margin: float
+) -> pymupdf.Rect:
+    bottom = position.startswith("bottom")
+    y1 = page_rect.height - margin if bottom else margin + size
+    if position.endswith("right"):
+        x0 = page_rect.width - margin - width
+    elif position.endswith("left"):
+        x0 = margin
+    else:
+        x0 = (page_rect.width - width) / 2
+    return pymupdf.Rect(x0, y1 - size, x0 + width, y1 + size * 0.25)
+
+
+@dataclass
+class _Stamp:
+    text: str
+    rect: pymupdf.Rect
+
+
+def _stamps(
+    page_rect: pymupdf.Rect, settings: StampSettings, font: pymupdf.Font, number: int
+) -> list[_Stamp]:
+    size, margin = settings.font_size, settings.margin
+    label = settings.label(number)
+    stamps = [
+        _Stamp(
+            label,
+            _stamp_rect(page_rect, settings.position, font.text_length(label, size), size, margin),
+        )
+    ]
+    if settings.legend:
+        width = font.text_length(settings.legend, size)
+        stamps.append(
+            _Stamp(
+                settings.legend,
+                _stamp_rect(page_rect, settings.legend_position, width, size, margin),
+            )
+        )
+    return stamps
+
+
+def _collides(page: pymupdf.Page, stamps: list[_Stamp], ocr_boxes: list[pymupdf.Rect]) -> bool:
+    for stamp in stamps:
+        area = pymupdf.Rect(
+            stamp.rect.x0 - _PAD, stamp.rect.y0 - _PAD, stamp.rect.x1 + _PAD, stamp.rect.y1 + _PAD
+        )
+        if any(area.intersects(box) for box in ocr_boxes):
+            return True
+        words = page.get_text("words", clip=area)
+        if any(w[4].strip() for w in words):
+            return True
+    return False
+
+
+def _shrink_into(
+    out: pymupdf.Document, index: int, source: pymupdf.Document, source_index: int, reserve: float
+) -> pymupdf.Page:
+    """Replace page `index` of `out` by the same content scaled to leave `reserve` points free
+    at the top and bottom (where stamps go)."""
+    original = out[index]
+    rect = original.rect
+    out.delete_page(index)
+    page = out.new_page(pno=index, width=rect.width, height=rect.height)
+    scale = (rect.height - 2 * reserve) / rect.height
+    width = rect.width * scale
+    target = pymupdf.Rect(
+        (rect.width - width) / 2, reserve, (rect.width + width) / 2, rect.height - reserve
+    )
+    page.show_pdf_page(target, source, source_index)
+    return page
+
+
+def stamp_volume(
+    sources: Sequence[Source],
+    settings: StampSettings,
+    out_path: Path,
+    on_page: Callable[[int], None] = lambda done: None,
+) -> int:
+    """Write the merged, stamped volume to `out_path`; returns its page count.
+
+    Page k of source s gets number `s.first_number + k`. `on_page(pages_done)` reports progress.
+    """
+    font = pymupdf.Font("helv")
+    reserve = settings.margin + settings.font_size * 1.6
+    done = 0
+    with pymupdf.open() as out:
+        for source in sources:
+            with _open(source) as original:
+                start = out.page_count
+                out.insert_pdf(original)
+                for k in range(original.page_count):
+                    page = out[start + k]
+                    stamps = _stamps(page.rect, settings, font, source.first_number + k)
+                    if _collides(page, stamps, source.ocr_boxes.get(k, [])):
+                        page = _shrink_into(out, start + k, original, k, reserve)
+                    writer = pymupdf.TextWriter(page.rect)
+                    for stamp in stamps:
+                        writer.append(
+                            (stamp.rect.x0, stamp.rect.y1 - settings.font_size * 0.25),
+                            stamp.text,
+                            font=font,
+                            fontsize=settings.font_size,
+                        )
+                    writer.write_text(page)
+                    done += 1
+                    on_page(done)
+        out.save(out_path, garbage=1, deflate=True)
+    return done

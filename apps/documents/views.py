@@ -1,0 +1,158 @@
+"""Browser pages for a case's documents: the list with its upload form, the viewer, search."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_safe
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
+from apps.cases.models import Case
+from apps.documents import selectors, services
+from apps.documents.forms import SearchForm, UploadForm
+from apps.documents.models import Document
+from lexweb.errors import DomainError, NotFound
+
+PAGES_PER_VIEW = 20
+DOCUMENTS_PER_VIEW = 100
+
+
+def _user(request: HttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)  # noqa: S101  (login_required ran first)
+    return user
+
+
+def _case(request: HttpRequest, case_id: int) -> Case:
+    try:
+        return case_selectors.case_get_for_user(user=_user(request), case_id=case_id)
+    except NotFound:
+        raise Http404("No such case.") from None
+
+
+def _document(request: HttpRequest, case_id: int, document_id: int) -> Document:
+    try:
+        return selectors.document_get_for_user(
+            user=_user(request), case_id=case_id, document_id=document_id
+        )
+    except NotFound:
+        raise Http404("No such document.") from None
+
+
+def _labels() -> dict[str, dict[str, str]]:
+    """Display names for the script that fills rows from JSON and live events."""
+    return {
+        "status": dict(Document.Status.choices),
+        "kind": dict(Document.Kind.choices),
+        "origin": dict(Document.Origin.choices),
+    }
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
+    """The case's documents. POST is the upload form without JavaScript: the page comes back
+    with what happened to each file (400 when none went in)."""
+    user = _user(request)
+    case = _case(request, case_id)
+    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    summary = None
+    if form.is_bound and form.is_valid():
+        try:
+            summary = services.documents_upload(
+                case=case,
+                uploaded_by=user,
+                files=[(upload.name or "upload", upload) for upload in form.cleaned_data["files"]],
+                origin=form.cleaned_data["origin"],
+            )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+    refused = bool(form.errors) or (summary is not None and summary.errors == len(summary.results))
+    documents = Paginator(
+        selectors.document_table_for_user(user=user, case_id=case.pk), DOCUMENTS_PER_VIEW
+    ).get_page(request.GET.get("page"))
+    context = {
+        "case": case,
+        "documents": documents,
+        "form": form,
+        "summary": summary,
+        "labels": _labels(),
+    }
+    return render(request, "documents/document_list.html", context, status=400 if refused else 200)
+
+
+@login_required
+@require_safe
+def document_detail(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
+    """One document: its facts, then its pages (image beside text), PAGES_PER_VIEW at a time.
+    Every view is audited."""
+    user = _user(request)
+    document = _document(request, case_id, document_id)
+    pages = Paginator(
+        selectors.page_list_for_user(user=user, case_id=case_id, document_id=document.pk),
+        PAGES_PER_VIEW,
+    ).get_page(request.GET.get("page"))
+    account_services.audit_record(
+        actor=user, action="document.view", case=document.case, target=document
+    )
+    attachments = (
+        selectors.attachment_list_for_user(user=user, case_id=case_id, document_id=document.pk)
+        if document.kind == Document.Kind.EMAIL
+        else Document.objects.none()
+    )
+    context = {
+        "case": document.case,
+        "document": document,
+        "pages": pages,
+        "attachments": attachments,
+        "has_images": document.kind in (Document.Kind.PDF, Document.Kind.IMAGE),
+    }
+    return render(request, "documents/document_detail.html", context)
+
+
+def _page_url(*, case_id: int, document_id: int, number: int) -> str:
+    """Where page `number` is in the viewer: its slice of pages, scrolled to the page."""
+    base = reverse("documents:detail", kwargs={"case_id": case_id, "document_id": document_id})
+    return f"{base}?page={(number - 1) // PAGES_PER_VIEW + 1}#page-{number}"
+
+
+@login_required
+@require_safe
+def search(request: HttpRequest, case_id: int) -> HttpResponse:
+    """Full-text search over the case's pages. Without `q` the page shows only the form."""
+    user = _user(request)
+    case = _case(request, case_id)
+    names = (
+        selectors.document_list_for_user(user=user, case_id=case.pk)
+        .order_by("filename", "pk")
+        .values_list("pk", "filename")
+    )
+    form = SearchForm(request.GET if "q" in request.GET else None, documents=list(names))
+    hits, error = None, ""
+    if form.is_bound and form.is_valid():
+        try:
+            found = selectors.page_search_for_user(
+                user=user,
+                case_id=case.pk,
+                query=form.cleaned_data["q"],
+                origin=form.cleaned_data["origin"] or None,
+                document_id=form.cleaned_data["document"],
+            )
+        except DomainError as exc:
+            error = exc.message
+        else:
+            origins = dict(Document.Origin.choices)
+            hits = [
+                (
+                    hit,
+                    _page_url(case_id=case.pk, document_id=hit.document_id, number=hit.page),
+                    origins.get(hit.origin, hit.origin),
+                )
+                for hit in found
+            ]
+    context = {"case": case, "form": form, "hits": hits, "error": error}
+    status = 400 if error or form.errors else 200
+    return render(request, "documents/search.html", context, status=status)
