@@ -6,6 +6,7 @@ websockets, exactly as for a case id that does not exist, and nothing they send 
 resolver and the websocket routing, so a route added without a matrix entry fails the suite.
 """
 
+import io
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -14,7 +15,10 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+import pymupdf
 from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.resolvers import LocalePrefixPattern
@@ -24,6 +28,8 @@ from apps.accounts import services as account_services
 from apps.accounts.models import AuditEvent, User
 from apps.cases import services as case_services
 from apps.cases.models import Case, Membership
+from apps.documents import services as document_services
+from apps.documents.models import Blob, Document, Page
 from lexweb.routing import websocket_urlpatterns
 from tests.conftest import session_client, token_client, ws_connect
 from tests.factories import MembershipFactory, UserFactory
@@ -33,6 +39,9 @@ EVERY_METHOD = ("GET", "POST", "PUT", "PATCH", "DELETE")
 # Far above any id the test database hands out.
 MISSING_CASE_ID = 987_654_321
 NEWCOMER_EMAIL = "newcomer@firm.test"
+# A tiny valid upload: (file name, bytes). Payload values that are tuples go as files.
+UPLOAD = ("matrix-note.txt", b"A short note for the access matrix.\n")
+Payload = dict[str, str | tuple[str, bytes]]
 
 
 @dataclass(frozen=True)
@@ -40,13 +49,15 @@ class Route:
     """One case-scoped route, spelled as the resolver spells it, and what it accepts.
 
     `payloads` are bodies that succeed for a member, so a refusal is the access check at work
-    and not a validation error; `{user_id}` routes act on `junior`, whom a leak would change.
+    and not a validation error; `{user_id}` routes act on `junior`, whom a leak would change;
+    `{document_id}` routes on `document`, a one-page PDF of `case`, and `{number}` on its page 1.
+    A GET payload is the query string; a payload with a file is sent as multipart.
     """
 
     kind: str
     route: str
     methods: tuple[str, ...]
-    payloads: dict[str, dict[str, str]] = field(default_factory=dict)
+    payloads: dict[str, Payload] = field(default_factory=dict)
 
 
 MATRIX: tuple[Route, ...] = (
@@ -84,6 +95,25 @@ MATRIX: tuple[Route, ...] = (
         {"PATCH": {"role": "lawyer"}},
     ),
     Route(API, "api/v1/cases/<case_id>/worker-check", ("POST",)),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/documents/",
+        ("GET", "POST"),
+        {"POST": {"origin": "client", "files": UPLOAD}},
+    ),
+    Route(PAGE, "cases/<int:case_id>/documents/<int:document_id>/", ("GET",)),
+    Route(PAGE, "cases/<int:case_id>/search/", ("GET",), {"GET": {"q": "matrix"}}),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/documents",
+        ("GET", "POST"),
+        {"POST": {"origin": "client", "files": UPLOAD}},
+    ),
+    Route(API, "api/v1/cases/<case_id>/documents/<document_id>", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/documents/<document_id>/original", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/documents/<document_id>/pages", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/documents/<document_id>/pages/<number>/image", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/search", ("GET",), {"GET": {"q": "matrix"}}),
     Route(WEBSOCKET, "ws/cases/<int:case_id>/events/", ("CONNECT",)),
 )
 
@@ -128,8 +158,20 @@ def _path(route: str, **kwargs: int) -> str:
     return "/" + _KWARG.sub(lambda m: str(kwargs[m.group(1) or m.group(2)]), route)
 
 
+def _ids(case: Case, junior: User, document: Document) -> dict[str, int]:
+    return {"case_id": case.pk, "user_id": junior.pk, "document_id": document.pk, "number": 1}
+
+
 def _send(client: Client, entry: Route, method: str, path: str) -> Any:
     payload = entry.payloads.get(method)
+    if method == "GET":
+        return client.get(path, payload or {})
+    if payload is not None and any(isinstance(v, tuple) for v in payload.values()):
+        # Files are made afresh for every request: an upload reads its file to the end.
+        return client.post(
+            path,
+            {k: SimpleUploadedFile(*v) if isinstance(v, tuple) else v for k, v in payload.items()},
+        )
     if entry.kind == API:
         body = json.dumps(payload) if payload is not None else ""
         return client.generic(method, path, body, content_type="application/json")
@@ -151,6 +193,11 @@ def _snapshot(case: Case) -> dict[str, object]:
         ),
         "case_audit": AuditEvent.objects.filter(case=case).count(),
         "jobs": ProcrastinateJob.objects.count(),
+        "documents": list(
+            Document.objects.order_by("pk").values_list("pk", "case_id", "filename", "status")
+        ),
+        "blobs": Blob.objects.count(),
+        "pages": Page.objects.count(),
     }
 
 
@@ -163,8 +210,11 @@ def _normalized(response: Any, case_id: int) -> object:
     return _CSRF_VALUE.sub(r'\1<csrf>"', html)
 
 
-def _login_url(path: str) -> str:
-    return f"{reverse(settings.LOGIN_URL)}?next={path}"
+def _login_url(path: str, query: Payload | None = None) -> str:
+    """Where login_required sends an anonymous request for `path` (with its query string)."""
+    if query:
+        path += "?" + "&".join(f"{k}={v}" for k, v in query.items())
+    return str(redirect_to_login(path, reverse(settings.LOGIN_URL))["Location"])
 
 
 def _assert_nothing_about(case: Case, text: str) -> None:
@@ -185,6 +235,20 @@ def newcomer(db: None) -> User:
     return UserFactory(email=NEWCOMER_EMAIL, full_name="Nico Newcomer")
 
 
+@pytest.fixture
+def document(lawyer: User, case: Case) -> Document:
+    """A one-page PDF of `case` with its page read, the target of the document routes."""
+    with pymupdf.open() as pdf:
+        pdf.new_page().insert_text((72, 72), "The matrix page of Acme.", fontsize=11)
+        data = pdf.tobytes()
+    outcome = document_services.document_upload(
+        case=case, uploaded_by=lawyer, filename="matrix.pdf", source=io.BytesIO(data), origin="court"
+    )
+    assert outcome.document is not None, outcome.error
+    document_services.document_extract_text(document_id=outcome.document.pk)
+    return outcome.document
+
+
 # --- The matrix is complete ---------------------------------------------------------------
 
 
@@ -202,10 +266,17 @@ def test_matrix_lists_exactly_the_case_scoped_routes_that_exist() -> None:
 @pytest.mark.django_db
 @pytest.mark.parametrize(("entry", "method", "via"), PROBES)
 def test_member_is_served_on_listed_methods_and_gets_405_on_the_others(
-    lawyer: User, junior: User, newcomer: User, case: Case, entry: Route, method: str, via: str
+    lawyer: User,
+    junior: User,
+    newcomer: User,
+    case: Case,
+    document: Document,
+    entry: Route,
+    method: str,
+    via: str,
 ) -> None:
     client = token_client(lawyer) if via == "token" else session_client(lawyer)
-    path = _path(entry.route, case_id=case.pk, user_id=junior.pk)
+    path = _path(entry.route, **_ids(case, junior, document))
 
     response = _send(client, entry, method, path)
 
@@ -221,14 +292,13 @@ def test_member_is_served_on_listed_methods_and_gets_405_on_the_others(
 
 
 def _assert_refused_like_a_missing_case(
-    client: Client, entry: Route, method: str, case: Case, junior: User
+    client: Client, entry: Route, method: str, case: Case, junior: User, document: Document
 ) -> Any:
     before = _snapshot(case)
+    ids = _ids(case, junior, document)
 
-    response = _send(client, entry, method, _path(entry.route, case_id=case.pk, user_id=junior.pk))
-    missing = _send(
-        client, entry, method, _path(entry.route, case_id=MISSING_CASE_ID, user_id=junior.pk)
-    )
+    response = _send(client, entry, method, _path(entry.route, **ids))
+    missing = _send(client, entry, method, _path(entry.route, **{**ids, "case_id": MISSING_CASE_ID}))
 
     assert response.status_code == missing.status_code == 404
     _assert_nothing_about(case, response.content.decode())
@@ -245,10 +315,13 @@ def test_non_member_session_gets_404_like_a_missing_case_and_nothing_changes(
     junior: User,
     newcomer: User,
     case: Case,
+    document: Document,
     entry: Route,
     method: str,
 ) -> None:
-    _assert_refused_like_a_missing_case(session_client(outsider), entry, method, case, junior)
+    _assert_refused_like_a_missing_case(
+        session_client(outsider), entry, method, case, junior, document
+    )
 
 
 @pytest.mark.django_db
@@ -259,11 +332,12 @@ def test_non_member_token_gets_404_like_a_missing_case_and_nothing_changes(
     junior: User,
     newcomer: User,
     case: Case,
+    document: Document,
     entry: Route,
     method: str,
 ) -> None:
     response = _assert_refused_like_a_missing_case(
-        token_client(outsider), entry, method, case, junior
+        token_client(outsider), entry, method, case, junior, document
     )
     assert response.json()["code"] == "not_found"
 
@@ -271,16 +345,15 @@ def test_non_member_token_gets_404_like_a_missing_case_and_nothing_changes(
 @pytest.mark.django_db
 @pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
 def test_anonymous_is_sent_to_sign_in_or_gets_401_and_nothing_changes(
-    junior: User, newcomer: User, case: Case, entry: Route, method: str
+    junior: User, newcomer: User, case: Case, document: Document, entry: Route, method: str
 ) -> None:
     client = Client()
-    path = _path(entry.route, case_id=case.pk, user_id=junior.pk)
+    ids = _ids(case, junior, document)
+    path = _path(entry.route, **ids)
     before = _snapshot(case)
 
     response = _send(client, entry, method, path)
-    missing = _send(
-        client, entry, method, _path(entry.route, case_id=MISSING_CASE_ID, user_id=junior.pk)
-    )
+    missing = _send(client, entry, method, _path(entry.route, **{**ids, "case_id": MISSING_CASE_ID}))
 
     if entry.kind == API:
         assert response.status_code == missing.status_code == 401
@@ -288,7 +361,8 @@ def test_anonymous_is_sent_to_sign_in_or_gets_401_and_nothing_changes(
         assert response.json()["code"] == "unauthenticated"
     else:
         assert response.status_code == missing.status_code == 302
-        assert response["Location"] == _login_url(path)
+        query = entry.payloads.get(method) if method == "GET" else None
+        assert response["Location"] == _login_url(path, query)
     _assert_nothing_about(case, response.content.decode())
     assert _snapshot(case) == before
 

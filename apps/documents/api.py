@@ -16,10 +16,12 @@ from apps.documents import (
     services,
     storage,
 )
-from apps.documents.models import Document, Page, Production
+from apps.documents.models import Document, Page, Production, ProductionExport
 from apps.documents.schemas import (
     BatesHitOut,
     DocumentOut,
+    ExportIn,
+    ExportOut,
     PageOut,
     ProductionDetailOut,
     ProductionIn,
@@ -41,6 +43,7 @@ def upload_documents(
     case_id: ObjectId,
     files: File[list[UploadedFile]],
     origin: Form[Document.Origin],
+    custodian: Form[str] = "",
 ) -> Status[services.UploadSummary]:
     """Upload one or more files (multipart field `files`, repeated) with their `origin`.
 
@@ -53,6 +56,7 @@ def upload_documents(
         uploaded_by=request.auth,
         files=[(upload.name or "upload", upload) for upload in files],
         origin=origin.value,
+        custodian=" ".join(custodian.split())[:200],
     )
     return Status(400 if summary.errors == len(summary.results) else 201, summary)
 
@@ -218,3 +222,61 @@ def bates_lookup(request: AuthedRequest, case_id: ObjectId, reference: str) -> l
         )
         for hit in hits
     ]
+
+
+@router.post(
+    "/cases/{case_id}/productions/{production_id}/exports",
+    response={202: ExportOut, **_ERRORS, 409: ErrorOut},
+)
+def request_export(
+    request: AuthedRequest, case_id: ObjectId, production_id: ObjectId, payload: ExportIn
+) -> Status[ProductionExport]:
+    """Queue the volume zip: stamped PDF, Group IV TIFFs, text, Concordance .dat, Opticon .opt."""
+    production = production_selectors.production_get_for_user(
+        user=request.auth, case_id=case_id, production_id=production_id
+    )
+    export = production_services.production_export_request(
+        production=production,
+        actor=request.auth,
+        encoding=payload.encoding.value,
+        image_dpi=payload.image_dpi,
+    )
+    return Status(202, export)
+
+
+@router.get(
+    "/cases/{case_id}/productions/{production_id}/exports/{export_id}",
+    response={200: ExportOut, 404: ErrorOut},
+)
+def get_export(
+    request: AuthedRequest, case_id: ObjectId, production_id: ObjectId, export_id: ObjectId
+) -> ProductionExport:
+    return production_selectors.export_get_for_user(
+        user=request.auth, case_id=case_id, production_id=production_id, export_id=export_id
+    )
+
+
+@router.get(
+    "/cases/{case_id}/productions/{production_id}/exports/{export_id}/zip",
+    response={404: ErrorOut, 409: ErrorOut},
+)
+def download_export(
+    request: AuthedRequest, case_id: ObjectId, production_id: ObjectId, export_id: ObjectId
+) -> FileResponse:
+    export = production_selectors.export_get_for_user(
+        user=request.auth, case_id=case_id, production_id=production_id, export_id=export_id
+    )
+    if export.output is None:
+        raise Conflict(f"The volume is not built yet ({export.status}).")
+    account_services.audit_record(
+        actor=request.auth,
+        action="production.export_download",
+        case=export.production.case,
+        target=export.production,
+    )
+    return FileResponse(
+        storage.blob_open(export.output.sha256),
+        as_attachment=True,
+        filename=f"{export.production.volume}.zip",
+        content_type="application/zip",
+    )

@@ -71,16 +71,24 @@ def sniff(path: Path, filename: str) -> Sniffed:
     return Sniffed("text", "text/plain", 1)
 
 
+_PDF_DAMAGED = "The PDF is damaged or truncated and cannot be opened."
+
+
 def _pdf_pages(path: Path) -> int:
     try:
         document = pymupdf.open(path, filetype="pdf")
     except Exception:
-        raise DomainError("The PDF is damaged or truncated and cannot be opened.") from None
+        raise DomainError(_PDF_DAMAGED) from None
     with document:
         if document.needs_pass or document.is_encrypted:
             raise DomainError(
                 "The PDF is password-protected. Remove the password and upload it again."
             )
+        # MuPDF rebuilds a lost cross-reference table by scanning the file, so a PDF cut short
+        # still opens, with blank or missing pages. Repaired and without its end marker, it is
+        # a truncated file; repaired files that end properly are ordinary and accepted.
+        if document.is_repaired and not _ends_like_a_pdf(path):
+            raise DomainError(_PDF_DAMAGED)
         pages = document.page_count
     if pages == 0:
         raise DomainError("The PDF has no pages.")
@@ -90,6 +98,12 @@ def _pdf_pages(path: Path) -> int:
             "Split it and upload the parts."
         )
     return pages
+
+
+def _ends_like_a_pdf(path: Path) -> bool:
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 2048))
+        return b"%%EOF" in handle.read()
 
 
 def _image_frames(path: Path) -> tuple[str, int]:

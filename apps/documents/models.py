@@ -53,6 +53,8 @@ class Document(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     content_type = models.CharField(max_length=100)
     origin = models.CharField(max_length=32, choices=Origin.choices)
+    # Whose files these were (for load files' CUSTODIAN field); optional at upload.
+    custodian = models.CharField(max_length=200, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
     page_count = models.PositiveIntegerField(default=0)
@@ -217,3 +219,37 @@ class BatesPage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}{self.number}"
+
+
+class ProductionExport(models.Model):
+    """A production's volume as delivered to the other side: stamped PDF, single-page images,
+    per-document text, and Concordance/Opticon load files, zipped."""
+
+    class Encoding(models.TextChoices):
+        UTF8 = "utf-8", "UTF-8"
+        CP1252 = "cp1252", "Windows-1252 (CP1252)"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        PROCESSING = "processing", "Building"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    production = models.ForeignKey(Production, on_delete=models.CASCADE, related_name="exports")
+    encoding = models.CharField(max_length=16, choices=Encoding.choices, default=Encoding.UTF8)
+    image_dpi = models.PositiveSmallIntegerField(default=300)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    output = models.ForeignKey(
+        Blob, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.production.volume} export ({self.encoding})"

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
-from apps.documents.models import BatesPage, Page, Production
+from apps.documents.models import BatesPage, Page, Production, ProductionExport
 from lexweb.errors import DomainError, NotFound
 
 MAX_RANGE = 500
@@ -102,3 +102,17 @@ def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[B
             )
         )
     return hits
+
+
+def export_get_for_user(
+    *, user: User, case_id: int, production_id: int, export_id: int
+) -> ProductionExport:
+    production = production_get_for_user(user=user, case_id=case_id, production_id=production_id)
+    export = (
+        ProductionExport.objects.select_related("output", "production__case")
+        .filter(pk=export_id, production=production)
+        .first()
+    )
+    if export is None:
+        raise NotFound(f"No export {export_id} of this production.")
+    return export

@@ -13,9 +13,17 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
-from apps.documents import stamping, storage
+from apps.documents import loadfiles, stamping, storage
 from apps.documents.events import ProductionProgress
-from apps.documents.models import BatesPage, Blob, Document, Page, Production, ProductionDocument
+from apps.documents.models import (
+    BatesPage,
+    Blob,
+    Document,
+    Page,
+    Production,
+    ProductionDocument,
+    ProductionExport,
+)
 from lexweb.errors import Conflict, DomainError
 
 logger = logging.getLogger(__name__)
@@ -324,3 +332,137 @@ def _publish(production: Production) -> None:
         "error": production.error,
     }
     publish_to_case(case_id=production.case_id, event=event)
+
+
+# --- Volumes with load files -------------------------------------------------------------------
+
+
+@transaction.atomic
+def production_export_request(
+    *, production: Production, actor: User, encoding: str = "utf-8", image_dpi: int = 300
+) -> ProductionExport:
+    """Queue building the volume zip (PDF, TIFF images, text, .dat and .opt)."""
+    if encoding not in ProductionExport.Encoding.values:
+        raise DomainError("Load files are written in UTF-8 or CP1252.")
+    if not 100 <= image_dpi <= 600:
+        raise DomainError("Page images are 100 to 600 dpi.")
+    if production.status != Production.Status.READY:
+        raise Conflict(f"Volume {production.volume} is not stamped yet ({production.status}).")
+    export = ProductionExport.objects.create(
+        production=production, encoding=encoding, image_dpi=image_dpi, created_by=actor
+    )
+    account_services.audit_record(
+        actor=actor,
+        action="production.export",
+        case=production.case,
+        target=production,
+        detail={"encoding": encoding, "dpi": image_dpi},
+    )
+    from apps.documents.tasks import production_export_task
+
+    production_export_task.defer(export_id=export.pk)
+    return export
+
+
+def production_export_build(*, export_id: int) -> None:
+    """Build and store the volume zip. Idempotent; a missing export is a no-op."""
+    export = (
+        ProductionExport.objects.select_related("production__output").filter(pk=export_id).first()
+    )
+    if export is None or export.status == ProductionExport.Status.READY:
+        return
+    production = export.production
+    if production.output is None:
+        _set_export(
+            export, status=ProductionExport.Status.FAILED, error="The volume is not stamped."
+        )
+        return
+    _set_export(export, status=ProductionExport.Status.PROCESSING, error="")
+    documents, pages = _volume_rows(production)
+    tmp_dir = storage.blob_root() / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with tempfile.TemporaryDirectory(dir=tmp_dir) as work:
+            out = Path(work) / f"{production.volume}.zip"
+            loadfiles.write_volume(
+                out=out,
+                volume=production.volume,
+                volume_pdf=storage.blob_path(production.output.sha256),
+                documents=documents,
+                pages=pages,
+                encoding=export.encoding,
+                dpi=export.image_dpi,
+            )
+            with (
+                out.open("rb") as handle,
+                storage.blob_receive(source=handle, max_bytes=2**62) as got,
+            ):
+                stored = got.commit()
+    except Exception as exc:
+        logger.exception("Export %s failed", export.pk)
+        _set_export(
+            export,
+            status=ProductionExport.Status.FAILED,
+            error=f"Building the volume failed ({type(exc).__name__}).",
+        )
+        raise
+    blob, _ = Blob.objects.get_or_create(sha256=stored.sha256, defaults={"size": stored.size})
+    _set_export(export, status=ProductionExport.Status.READY, output=blob)
+
+
+def _volume_rows(
+    production: Production,
+) -> tuple[list[loadfiles.VolumeDocument], list[loadfiles.VolumePage]]:
+    items = list(production.items.select_related("document__blob").order_by("order"))
+    by_document = {item.document_id: item for item in items}
+    texts: dict[int, list[str]] = {}
+    for document_id, text in (
+        Page.objects.filter(document_id__in=by_document)
+        .order_by("document_id", "number")
+        .values_list("document_id", "text")
+    ):
+        texts.setdefault(document_id, []).append(text)
+    documents, pages = [], []
+    for item in items:
+        document = item.document
+        family = _family(document.parent_id or document.pk, by_document)
+        documents.append(
+            loadfiles.VolumeDocument(
+                begbates=production.bates(item.first_number),
+                endbates=production.bates(item.last_number),
+                begattach=production.bates(family[0]) if family else "",
+                endattach=production.bates(family[1]) if family else "",
+                custodian=document.custodian,
+                filename=document.filename,
+                page_count=document.page_count,
+                sha256=document.blob.sha256,
+                text="\f".join(texts.get(document.pk, [])),
+            )
+        )
+        for k in range(document.page_count):
+            pages.append(
+                loadfiles.VolumePage(
+                    bates=production.bates(item.first_number + k),
+                    first_of_document=k == 0,
+                    document_page_count=document.page_count,
+                )
+            )
+    return documents, pages
+
+
+def _family(head_id: int, items: dict[int, ProductionDocument]) -> tuple[int, int] | None:
+    """First and last Bates number of an e-mail and its attachments in this production."""
+    members = [
+        item
+        for item in items.values()
+        if item.document_id == head_id or item.document.parent_id == head_id
+    ]
+    if len(members) < 2:
+        return None
+    return min(m.first_number for m in members), max(m.last_number for m in members)
+
+
+def _set_export(export: ProductionExport, **changes: object) -> None:
+    for name, value in changes.items():
+        setattr(export, name, value)
+    export.save(update_fields=list(changes))

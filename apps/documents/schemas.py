@@ -2,7 +2,7 @@ from ninja import ModelSchema, Schema
 from pydantic import Field
 
 from apps.api.schemas import StrictIn
-from apps.documents.models import Document, Page, Production
+from apps.documents.models import Document, Page, Production, ProductionExport
 
 
 class DocumentOut(ModelSchema):
@@ -18,6 +18,7 @@ class DocumentOut(ModelSchema):
             "kind",
             "content_type",
             "origin",
+            "custodian",
             "status",
             "error",
             "page_count",
@@ -158,3 +159,14 @@ class BatesHitOut(Schema):
     source: str
     ocr_confidence: float | None
     image_url: str | None
+
+
+class ExportIn(StrictIn):
+    encoding: ProductionExport.Encoding = ProductionExport.Encoding.UTF8
+    image_dpi: int = Field(300, ge=100, le=600)
+
+
+class ExportOut(ModelSchema):
+    class Meta:
+        model = ProductionExport
+        fields = ["id", "encoding", "image_dpi", "status", "error", "created_at"]

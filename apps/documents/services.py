@@ -1,5 +1,6 @@
 """Writes for documents: intake of uploads and the ingest job that reads their pages."""
 
+import io
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -45,6 +46,7 @@ def document_upload(
     source: IO[bytes],
     origin: str,
     parent: Document | None = None,
+    custodian: str = "",
 ) -> UploadOutcome:
     """Store one file as an original of `case` and queue its ingest.
 
@@ -70,14 +72,16 @@ def document_upload(
             if existing is not None:
                 return UploadOutcome(name, "duplicate", existing)
             parsed = intake.parse_email(received.path) if sniffed.kind == "email" else None
-            document = _create(case, uploaded_by, name, origin, parent, received, sniffed)
+            document = _create(
+                case, uploaded_by, name, origin, parent, received, sniffed, custodian
+            )
     except DomainError as exc:
         return UploadOutcome(name, "error", error=exc.message)
     except IntegrityError:
         # The same bytes arrived twice at the same moment: the other upload won.
         existing = Document.objects.filter(case=case, blob__sha256=received.sha256).first()
         return UploadOutcome(name, "duplicate", existing)
-    notes = _attachments(document, parsed, uploaded_by, origin) if parsed else []
+    notes = _attachments(document, parsed, uploaded_by, origin, custodian) if parsed else []
     return UploadOutcome(name, "created", document, notes=notes)
 
 
@@ -107,6 +111,7 @@ def documents_upload(
     uploaded_by: User,
     files: Sequence[tuple[str, IO[bytes]]],
     origin: str,
+    custodian: str = "",
 ) -> UploadSummary:
     """Upload several files to a case; each succeeds or fails on its own."""
     if not files:
@@ -122,7 +127,12 @@ def documents_upload(
     return UploadSummary(
         [
             document_upload(
-                case=case, uploaded_by=uploaded_by, filename=name, source=source, origin=origin
+                case=case,
+                uploaded_by=uploaded_by,
+                filename=name,
+                source=source,
+                origin=origin,
+                custodian=custodian,
             )
             for name, source in files
         ]
@@ -138,6 +148,7 @@ def _create(
     parent: Document | None,
     received: storage.ReceivedFile,
     sniffed: intake.Sniffed,
+    custodian: str,
 ) -> Document:
     from apps.documents.tasks import document_extract_text_task
 
@@ -150,6 +161,7 @@ def _create(
         kind=sniffed.kind,
         content_type=sniffed.content_type,
         origin=origin,
+        custodian=custodian,
         page_count=sniffed.page_count,
         uploaded_by=uploaded_by,
     )
@@ -169,10 +181,8 @@ def _create(
 
 
 def _attachments(
-    message: Document, parsed: intake.ParsedEmail, uploaded_by: User, origin: str
+    message: Document, parsed: intake.ParsedEmail, uploaded_by: User, origin: str, custodian: str
 ) -> list[str]:
-    import io
-
     notes = []
     for attachment in parsed.attachments:
         outcome = document_upload(
@@ -182,6 +192,7 @@ def _attachments(
             source=io.BytesIO(attachment.payload),
             origin=origin,
             parent=message,
+            custodian=custodian,
         )
         if outcome.status == "error":
             notes.append(f"Attachment {outcome.filename} was not added: {outcome.error}")

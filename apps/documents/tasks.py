@@ -28,3 +28,10 @@ def production_stamp_task(*, production_id: int) -> None:
     """Merge and Bates-stamp a production. Idempotent; a missing production is a no-op."""
     require_arg(production_id, int, "production_id")
     production_services.production_stamp(production_id=production_id)
+
+
+@app.task(name="documents.export_production", queue="cpu")
+def production_export_task(*, export_id: int) -> None:
+    """Build a production's volume zip with load files. Idempotent."""
+    require_arg(export_id, int, "export_id")
+    production_services.production_export_build(export_id=export_id)

@@ -51,9 +51,28 @@ document.addEventListener("click", async (event) => {
   setTimeout(() => { button.textContent = label; }, 3000);
 });
 
-// (c) A case page's live stream: toasts for notices, reconnect with backoff.
+// (c) A case page's live stream: reconnect with backoff; pages subscribe to event types.
 const TOAST_MS = 12000;
 const LEVELS = new Set(["info", "success", "warning"]);
+const caseEventHandlers = new Map();
+
+// Call `handler(event)` for every event of `type` ("documents.progress", …) on the page's case
+// stream. The pseudo-type "stream.open" fires on every (re)connect: events sent while the socket
+// was down are lost, so a page reloads its state then (the database row is the truth).
+export function onCaseEvent(type, handler) {
+  if (!caseEventHandlers.has(type)) caseEventHandlers.set(type, new Set());
+  caseEventHandlers.get(type).add(handler);
+}
+
+function emitCaseEvent(event) {
+  for (const handler of caseEventHandlers.get(event.type) || []) {
+    try {
+      handler(event);
+    } catch (error) {
+      console.error(error);
+    }
+  }
+}
 
 function toast(level, text) {
   const region = document.getElementById("live-notices");
@@ -65,11 +84,16 @@ function toast(level, text) {
   setTimeout(() => div.remove(), TOAST_MS);
 }
 
+onCaseEvent("cases.notice", (event) => {
+  if (typeof event.message === "string") toast(event.level, event.message);
+});
+
 function connectCaseStream(root) {
   const path = root.dataset.caseStream;
   const state = document.getElementById("live-state");
   const say = (text) => { if (state) state.textContent = text; };
   let delay = 1000;
+  let opened = false;
 
   function open() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
@@ -78,6 +102,8 @@ function connectCaseStream(root) {
     socket.addEventListener("open", () => {
       delay = 1000;
       say("live");
+      emitCaseEvent({ type: "stream.open", reconnected: opened });
+      opened = true;
     });
 
     socket.addEventListener("message", (event) => {
@@ -87,9 +113,7 @@ function connectCaseStream(root) {
       } catch {
         return;
       }
-      if (data && data.type === "cases.notice" && typeof data.message === "string") {
-        toast(data.level, data.message);
-      }
+      if (data && typeof data.type === "string" && data.type !== "stream.open") emitCaseEvent(data);
     });
 
     socket.addEventListener("close", (event) => {
@@ -110,6 +134,244 @@ function connectCaseStream(root) {
 
   open();
 }
+
+// (d) Documents page: rows follow ingest live; with JS each file uploads on its own request to
+// the API with its own progress bar. Without JS the form posts to the page as usual.
+const MAX_PARALLEL_UPLOADS = 3;
+
+function setupDocuments(root) {
+  const labelsNode = document.getElementById("document-labels");
+  const labels = labelsNode ? JSON.parse(labelsNode.textContent) : {};
+  const label = (group, value) => (labels[group] && labels[group][value]) || value;
+  const tbody = document.getElementById("document-rows");
+  const rowTemplate = document.getElementById("document-row-template");
+  // New documents go on top of the newest-first list: only its first page shows them.
+  const firstPage = root.hasAttribute("data-documents-first-page");
+  if (!tbody) return;
+
+  function findRow(id) {
+    return tbody.querySelector(`tr[data-document-id="${Number(id)}"]`);
+  }
+
+  function ensureRow(id) {
+    const existing = findRow(id);
+    if (existing || !firstPage || !rowTemplate || !Number.isInteger(id)) return existing;
+    const row = rowTemplate.content.firstElementChild.cloneNode(true);
+    row.dataset.documentId = String(id);
+    row.querySelector('[data-field="filename"]').href = `${root.dataset.documents}${id}/`;
+    tbody.prepend(row);
+    document.getElementById("documents-empty")?.setAttribute("hidden", "");
+    return row;
+  }
+
+  function fill(row, doc) {
+    const field = (name) => row.querySelector(`[data-field="${name}"]`);
+    const bar = row.querySelector(".doc-progress progress");
+    if (typeof doc.filename === "string") {
+      field("filename").textContent = doc.filename;
+      bar.setAttribute("aria-label", `Pages read of ${doc.filename}`);
+    }
+    if (typeof doc.kind === "string") field("kind").textContent = label("kind", doc.kind);
+    if (typeof doc.origin === "string") field("origin").textContent = label("origin", doc.origin);
+    if (typeof doc.status === "string") {
+      const badge = field("status");
+      badge.className = `badge doc-status-${doc.status.replace(/[^a-z_]/g, "")}`;
+      badge.textContent = label("status", doc.status);
+      row.querySelector(".doc-progress").hidden = doc.status === "ready" || doc.status === "failed";
+    }
+    if (Number.isInteger(doc.page_count) && Number.isInteger(doc.pages_done)) {
+      bar.max = Math.max(doc.page_count, 1);
+      bar.value = doc.pages_done;
+      bar.textContent = `${doc.pages_done} of ${doc.page_count}`;
+      const plural = doc.page_count === 1 ? "" : "s";
+      field("pages").textContent = `${doc.pages_done} of ${doc.page_count} page${plural}`;
+    }
+    if (typeof doc.error === "string") {
+      field("error").textContent = doc.error;
+      field("error").hidden = !doc.error;
+    }
+  }
+
+  onCaseEvent("documents.progress", (event) => {
+    const row = ensureRow(event.document_id);
+    if (row) fill(row, event);
+  });
+
+  // After (re)connecting, catch up on what happened while no socket listened.
+  onCaseEvent("stream.open", async () => {
+    if (!root.dataset.documentsApi) return;
+    const limit = Math.min(Math.max(tbody.rows.length, 20), 200);
+    try {
+      const response = await fetch(`${root.dataset.documentsApi}?limit=${limit}`, {
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      });
+      if (!response.ok) return;
+      const body = await response.json();
+      for (const doc of [...(body.items || [])].reverse()) {
+        const row = findRow(doc.id) || ensureRow(doc.id);
+        if (row) fill(row, doc);
+      }
+    } catch {
+      // The rows keep what they show; the next event or a reload brings them up to date.
+    }
+  });
+
+  const form = root.querySelector("form[data-upload-api]");
+  if (form) {
+    setupUploads(form, (doc) => {
+      if (!doc || !Number.isInteger(doc.id)) return;
+      const known = findRow(doc.id);
+      // A live event may already have moved this row past the state at upload time.
+      if (known) fill(known, { filename: doc.filename, kind: doc.kind, origin: doc.origin });
+      else {
+        const row = ensureRow(doc.id);
+        if (row) fill(row, doc);
+      }
+    });
+  }
+}
+
+function setupUploads(form, onDocument) {
+  const input = form.querySelector('input[type="file"]');
+  const origin = form.querySelector('select[name="origin"]');
+  const zone = form.querySelector("[data-dropzone]");
+  const list = document.getElementById("upload-progress");
+  const token = form.querySelector('[name="csrfmiddlewaretoken"]')?.value || "";
+  const documentsUrl = form.closest("[data-documents]")?.dataset.documents || "";
+  if (!input || !origin || !zone || !list) return;
+  const queue = [];
+  let active = 0;
+
+  zone.classList.add("dropzone--enhanced");
+  const hint = zone.querySelector(".dropzone__hint");
+  if (hint) hint.hidden = false;
+
+  function itemFor(file) {
+    const li = document.createElement("li");
+    li.className = "upload-item";
+    const name = document.createElement("span");
+    name.className = "upload-item__name";
+    name.textContent = file.name;
+    const bar = document.createElement("progress");
+    bar.max = Math.max(file.size, 1);
+    bar.value = 0;
+    bar.setAttribute("aria-label", `Upload of ${file.name}`);
+    const result = document.createElement("span");
+    result.className = "upload-item__result";
+    result.textContent = "Waiting…";
+    li.append(name, bar, result);
+    list.append(li);
+    return { li, bar, result };
+  }
+
+  function finish(item, status, text, doc, notes) {
+    item.li.classList.add(`upload-item--${status}`);
+    item.bar.hidden = true;
+    item.result.textContent = text;
+    if (doc && Number.isInteger(doc.id) && documentsUrl) {
+      const link = document.createElement("a");
+      link.href = `${documentsUrl}${doc.id}/`;
+      link.textContent = status === "duplicate" ? doc.filename : "open";
+      item.result.append(status === "duplicate" ? " as " : " — ", link);
+    }
+    for (const note of notes || []) {
+      const span = document.createElement("span");
+      span.className = "upload-item__note small";
+      span.textContent = note;
+      item.li.append(span);
+    }
+  }
+
+  function report(item, status, body) {
+    const result = body && Array.isArray(body.results) ? body.results[0] : null;
+    if (!result) {
+      const why = (body && typeof body.detail === "string" && body.detail) || `the server answered ${status}`;
+      finish(item, "error", `Not added: ${why}`);
+    } else if (result.status === "created") {
+      finish(item, "created", "Added", result.document, result.notes);
+      onDocument(result.document);
+    } else if (result.status === "duplicate") {
+      finish(item, "duplicate", "Already in this case", result.document, result.notes);
+    } else {
+      finish(item, "error", `Not added: ${result.error || "unknown error"}`, null, result.notes);
+    }
+  }
+
+  function send(job) {
+    return new Promise((resolve) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", form.dataset.uploadApi);
+      xhr.setRequestHeader("X-CSRFToken", token);
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.responseType = "json";
+      xhr.upload.addEventListener("progress", (event) => {
+        if (!event.lengthComputable) return;
+        job.item.bar.max = Math.max(event.total, 1);
+        job.item.bar.value = event.loaded;
+      });
+      xhr.addEventListener("load", () => { report(job.item, xhr.status, xhr.response); resolve(); });
+      xhr.addEventListener("error", () => {
+        finish(job.item, "error", "Not added: the connection failed. Try this file again.");
+        resolve();
+      });
+      const body = new FormData();
+      body.append("files", job.file, job.file.name);
+      body.append("origin", job.origin);
+      job.item.result.textContent = "Uploading…";
+      xhr.send(body);
+    });
+  }
+
+  function pump() {
+    while (active < MAX_PARALLEL_UPLOADS && queue.length) {
+      active += 1;
+      send(queue.shift()).then(() => {
+        active -= 1;
+        pump();
+      });
+    }
+  }
+
+  function start(files) {
+    for (const file of files) queue.push({ file, origin: origin.value, item: itemFor(file) });
+    pump();
+  }
+
+  function takeChosen() {
+    const files = [...input.files];
+    input.value = "";
+    if (files.length) start(files);
+    return files.length;
+  }
+
+  input.addEventListener("change", takeChosen);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!takeChosen()) input.focus();
+  });
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("dropzone--over");
+  });
+  zone.addEventListener("dragleave", (event) => {
+    if (!zone.contains(event.relatedTarget)) zone.classList.remove("dropzone--over");
+  });
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("dropzone--over");
+    if (event.dataTransfer && event.dataTransfer.files.length) start([...event.dataTransfer.files]);
+  });
+  // A file dropped next to the zone would otherwise make the browser leave the page to show it.
+  for (const type of ["dragover", "drop"]) {
+    window.addEventListener(type, (event) => {
+      if (!zone.contains(event.target)) event.preventDefault();
+    });
+  }
+}
+
+const documentsRoot = document.querySelector("[data-documents]");
+if (documentsRoot) setupDocuments(documentsRoot);
 
 const streamRoot = document.querySelector("[data-case-stream]");
 if (streamRoot) connectCaseStream(streamRoot);
