@@ -8,6 +8,7 @@ listening only on a Unix socket. Settings only need to know where the socket is
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from pgserver import PostgresServer
@@ -60,11 +61,21 @@ def start(pgdata: Path) -> str:
     finally:
         pg_logger.removeHandler(collected)
     _STARTED.append(server)
-    # DATABASE_NAME is our constant, not input.
-    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")  # noqa: S608
-    if "(1 row)" not in exists:
-        server.psql(f"CREATE DATABASE {DATABASE_NAME};")
+    ensure_database(DATABASE_NAME)
     return server.get_uri(DATABASE_NAME)
+
+
+def ensure_database(name: str) -> str:
+    """Create database `name` on the started server if missing; return a DATABASE_URL for it."""
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"unsafe database name {name!r}")
+    server = _STARTED[-1]
+    # `name` is checked above to be letters, digits and underscores.
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{name}';")  # noqa: S608
+    if "(1 row)" not in exists:
+        server.psql(f"CREATE DATABASE {name};")
+    host = quote(str(socket_dir(server.pgdata)), safe="")
+    return f"postgres://{SUPERUSER}@{host}/{name}"
 
 
 class _Collector(logging.Handler):

@@ -55,9 +55,7 @@ def _start_database() -> None:
 
 
 def _stop_database() -> None:
-    if os.environ.get("DATABASE_URL"):
-        return
-    from lexweb import embedded_db
+    from lexweb import embedded_db  # a no-op when this process started none
 
     embedded_db.stop()
 
@@ -178,6 +176,11 @@ def run() -> int:
 
 
 def _bench() -> int:
+    """Every bench/bench_*.py, on a database of its own (never the product's data)."""
+    if not os.environ.get("DATABASE_URL"):
+        from lexweb import embedded_db
+
+        os.environ["DATABASE_URL"] = embedded_db.ensure_database("lexweb_bench")
     _manage("migrate", "--noinput", quiet=True)
     failed = 0
     for script in sorted((BASE_DIR / "bench").glob("bench_*.py")):
@@ -196,9 +199,9 @@ def main(argv: list[str]) -> int:
         if command == "run":
             return run()
         _start_database()
-        _check_database()
         if command == "bench":
             return _bench()
+        _check_database()
         tool = (
             [PYTHON, "-m", "pytest", *rest]
             if command == "test"

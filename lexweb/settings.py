@@ -205,6 +205,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("LEXWEB_MAX_BODY_BYTES", 1024 * 1024, mini
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
 LEXWEB_MAX_UPLOAD_BYTES = env_int("LEXWEB_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, minimum=1024)
 LEXWEB_MAX_FILES_PER_UPLOAD = env_int("LEXWEB_MAX_FILES_PER_UPLOAD", 200, minimum=1)
+# Django's own cap on files in one multipart body (default 100) must not undercut ours.
+DATA_UPLOAD_MAX_NUMBER_FILES = LEXWEB_MAX_FILES_PER_UPLOAD
 LEXWEB_MAX_PDF_PAGES = env_int("LEXWEB_MAX_PDF_PAGES", 10_000, minimum=1)
 # Decompression bombs: images with more pixels than this are refused before decoding.
 LEXWEB_MAX_IMAGE_PIXELS = env_int("LEXWEB_MAX_IMAGE_PIXELS", 200_000_000, minimum=1_000_000)

@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pymupdf
 import pytest
 from asgiref.sync import sync_to_async
-import pymupdf
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -28,8 +28,16 @@ from apps.accounts import services as account_services
 from apps.accounts.models import AuditEvent, User
 from apps.cases import services as case_services
 from apps.cases.models import Case, Membership
+from apps.documents import production_services
 from apps.documents import services as document_services
-from apps.documents.models import Blob, Document, Page
+from apps.documents.models import (
+    BatesPage,
+    Blob,
+    Document,
+    Page,
+    Production,
+    ProductionExport,
+)
 from lexweb.routing import websocket_urlpatterns
 from tests.conftest import session_client, token_client, ws_connect
 from tests.factories import MembershipFactory, UserFactory
@@ -41,7 +49,9 @@ MISSING_CASE_ID = 987_654_321
 NEWCOMER_EMAIL = "newcomer@firm.test"
 # A tiny valid upload: (file name, bytes). Payload values that are tuples go as files.
 UPLOAD = ("matrix-note.txt", b"A short note for the access matrix.\n")
-Payload = dict[str, str | tuple[str, bytes]]
+# Stands for [the matrix document's id] in a payload; filled in by _resolve().
+THE_DOCUMENT = ("the matrix document",)
+Payload = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -114,6 +124,27 @@ MATRIX: tuple[Route, ...] = (
     Route(API, "api/v1/cases/<case_id>/documents/<document_id>/pages", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/documents/<document_id>/pages/<number>/image", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/search", ("GET",), {"GET": {"q": "matrix"}}),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/productions",
+        ("GET", "POST"),
+        {"POST": {"volume": "MATRIX2", "prefix": "MTX", "document_ids": THE_DOCUMENT}},
+    ),
+    Route(API, "api/v1/cases/<case_id>/productions/<production_id>", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/productions/<production_id>/pdf", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/productions/<production_id>/exports",
+        ("POST",),
+        {"POST": {"encoding": "cp1252", "image_dpi": 100}},
+    ),
+    Route(API, "api/v1/cases/<case_id>/productions/<production_id>/exports/<export_id>", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/productions/<production_id>/exports/<export_id>/zip",
+        ("GET",),
+    ),
+    Route(API, "api/v1/cases/<case_id>/bates/<reference>", ("GET",)),
     Route(WEBSOCKET, "ws/cases/<int:case_id>/events/", ("CONNECT",)),
 )
 
@@ -158,12 +189,30 @@ def _path(route: str, **kwargs: int) -> str:
     return "/" + _KWARG.sub(lambda m: str(kwargs[m.group(1) or m.group(2)]), route)
 
 
-def _ids(case: Case, junior: User, document: Document) -> dict[str, int]:
-    return {"case_id": case.pk, "user_id": junior.pk, "document_id": document.pk, "number": 1}
+def _ids(case: Case, junior: User, document: Document) -> dict[str, Any]:
+    production = Production.objects.get(case=case, volume="MATRIX1")
+    export = ProductionExport.objects.get(production=production)
+    return {
+        "case_id": case.pk,
+        "user_id": junior.pk,
+        "document_id": document.pk,
+        "number": 1,
+        "production_id": production.pk,
+        "export_id": export.pk,
+        "reference": "MTX000001",
+    }
+
+
+def _resolve(payload: Payload | None) -> Payload | None:
+    """Fill in ids only known once the fixtures exist."""
+    if payload is None:
+        return None
+    ids = list(Document.objects.filter(filename="matrix.pdf").values_list("pk", flat=True))
+    return {k: ids if v is THE_DOCUMENT else v for k, v in payload.items()}
 
 
 def _send(client: Client, entry: Route, method: str, path: str) -> Any:
-    payload = entry.payloads.get(method)
+    payload = _resolve(entry.payloads.get(method))
     if method == "GET":
         return client.get(path, payload or {})
     if payload is not None and any(isinstance(v, tuple) for v in payload.values()):
@@ -198,6 +247,9 @@ def _snapshot(case: Case) -> dict[str, object]:
         ),
         "blobs": Blob.objects.count(),
         "pages": Page.objects.count(),
+        "productions": list(Production.objects.order_by("pk").values_list("pk", "status")),
+        "bates": BatesPage.objects.count(),
+        "exports": ProductionExport.objects.count(),
     }
 
 
@@ -242,10 +294,24 @@ def document(lawyer: User, case: Case) -> Document:
         pdf.new_page().insert_text((72, 72), "The matrix page of Acme.", fontsize=11)
         data = pdf.tobytes()
     outcome = document_services.document_upload(
-        case=case, uploaded_by=lawyer, filename="matrix.pdf", source=io.BytesIO(data), origin="court"
+        case=case,
+        uploaded_by=lawyer,
+        filename="matrix.pdf",
+        source=io.BytesIO(data),
+        origin="court",
     )
     assert outcome.document is not None, outcome.error
     document_services.document_extract_text(document_id=outcome.document.pk)
+    # A stamped production of it, with a built volume: the target of the production routes.
+    production = production_services.production_create(
+        case=case, actor=lawyer, volume="MATRIX1", prefix="MTX", document_ids=[outcome.document.pk]
+    )
+    production_services.production_stamp(production_id=production.pk)
+    production.refresh_from_db()
+    export = production_services.production_export_request(
+        production=production, actor=lawyer, image_dpi=100
+    )
+    production_services.production_export_build(export_id=export.pk)
     return outcome.document
 
 
@@ -298,7 +364,9 @@ def _assert_refused_like_a_missing_case(
     ids = _ids(case, junior, document)
 
     response = _send(client, entry, method, _path(entry.route, **ids))
-    missing = _send(client, entry, method, _path(entry.route, **{**ids, "case_id": MISSING_CASE_ID}))
+    missing = _send(
+        client, entry, method, _path(entry.route, **{**ids, "case_id": MISSING_CASE_ID})
+    )
 
     assert response.status_code == missing.status_code == 404
     _assert_nothing_about(case, response.content.decode())
@@ -353,7 +421,9 @@ def test_anonymous_is_sent_to_sign_in_or_gets_401_and_nothing_changes(
     before = _snapshot(case)
 
     response = _send(client, entry, method, path)
-    missing = _send(client, entry, method, _path(entry.route, **{**ids, "case_id": MISSING_CASE_ID}))
+    missing = _send(
+        client, entry, method, _path(entry.route, **{**ids, "case_id": MISSING_CASE_ID})
+    )
 
     if entry.kind == API:
         assert response.status_code == missing.status_code == 401

@@ -6,8 +6,10 @@ No `from __future__ import annotations` in modules that declare endpoints (djang
 import logging
 from collections.abc import Mapping, Sequence
 
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
@@ -120,6 +122,18 @@ def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
 @api.exception_handler(TooManyFieldsSent)
 def _too_many_fields(request: HttpRequest, exc: TooManyFieldsSent) -> HttpResponse:
     return _error(request, 413, "The request has too many fields.", "too_large")
+
+
+@api.exception_handler(TooManyFilesSent)
+def _too_many_files(request: HttpRequest, exc: TooManyFilesSent) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+    return _error(request, 400, f"At most {limit} files at once; upload the rest next.", "invalid")
+
+
+@api.exception_handler(MultiPartParserError)
+def _unreadable_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+    # Django refuses e.g. a part whose headers (file name included) exceed 1 KB.
+    return _error(request, 400, f"The upload could not be read: {exc}", "bad_request")
 
 
 api.add_router("/", accounts_router)

@@ -37,7 +37,9 @@ router = Router(tags=["documents"])
 _ERRORS = {400: ErrorOut, 404: ErrorOut, 413: ErrorOut}
 
 
-@router.post("/cases/{case_id}/documents", response={201: UploadOut, 400: UploadOut, **_ERRORS})
+# 400 is UploadOut (every file refused, each with its reason); it must come after _ERRORS, whose
+# 400 would otherwise replace it. Request-level 400s are built by the API's error handlers.
+@router.post("/cases/{case_id}/documents", response={**_ERRORS, 201: UploadOut, 400: UploadOut})
 def upload_documents(
     request: AuthedRequest,
     case_id: ObjectId,

@@ -37,7 +37,9 @@ class UploadForm(forms.Form):
         choices=Document.Origin.choices,
         help_text="Where these files came from. It applies to every file of this upload.",
     )
-    files = MultipleFileField(
+    # Named like the API's field. The form metaclass moves declared fields off the class, so
+    # this does not shadow BaseForm.files at runtime; mypy only sees the class attribute.
+    files = MultipleFileField(  # type: ignore[assignment]
         label="Files",
         help_text="PDF, TIFF, PNG, JPEG, plain text or e-mail (.eml). Several at once.",
         error_messages={"required": "Choose at least one file."},
@@ -45,7 +47,11 @@ class UploadForm(forms.Form):
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(label="Search this case", required=False, strip=True)
+    # The selector has the last word on what a query may be (and says so); this only spares it
+    # the obvious case.
+    q = forms.CharField(
+        label="Words to find", error_messages={"required": "Type something to search for."}
+    )
     origin = forms.ChoiceField(label="Origin", required=False)
     document = forms.TypedChoiceField(
         label="Document", required=False, coerce=int, empty_value=None

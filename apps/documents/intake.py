@@ -46,8 +46,8 @@ def clean_filename(raw: str) -> str:
         return "upload"
     if len(name) > MAX_FILENAME:
         stem, dot, ext = name.rpartition(".")
-        keep = ext[:16] if dot and stem else ""
-        name = name[: MAX_FILENAME - len(keep) - 1].rstrip() + ("…" + ("." + keep if keep else ""))
+        tail = "…" + ("." + ext[:16] if dot and stem else "")
+        name = name[: MAX_FILENAME - len(tail)].rstrip() + tail
     return name
 
 

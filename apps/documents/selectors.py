@@ -4,7 +4,7 @@ import html
 from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
-from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, F, Func, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from apps.accounts.models import User
@@ -79,7 +79,8 @@ def page_search_for_user(
     """Pages of the case matching `query` (web-search syntax: words, "phrases", -not, or),
     best first."""
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
-    query = " ".join(query.split())
+    # NUL cannot be sent to PostgreSQL in a string, and is never part of a word.
+    query = " ".join(query.replace("\x00", " ").split())
     if not query:
         raise DomainError("Type something to search for.")
     if len(query) > MAX_QUERY_LENGTH:
@@ -94,7 +95,8 @@ def page_search_for_user(
         pages.annotate(
             rank=SearchRank(F("search_vector"), search),
             raw_snippet=SearchHeadline(
-                "text",
+                # The page's own marker characters are dropped: only real hits become <mark>.
+                Func(F("text"), Value(_HIT_START + _HIT_END), Value(""), function="translate"),
                 search,
                 config=SEARCH_CONFIG,
                 start_sel=_HIT_START,

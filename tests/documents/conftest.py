@@ -29,9 +29,7 @@ def post_files() -> Callable[..., Any]:
     Files go to the real endpoint as multipart, the field `files` repeated.
     """
 
-    def post(
-        client: Client, case: Case, *files: SimpleUploadedFile, origin: str = "client"
-    ) -> Any:
+    def post(client: Client, case: Case, *files: SimpleUploadedFile, origin: str = "client") -> Any:
         return client.post(
             f"/api/v1/cases/{case.pk}/documents",
             {"files": list(files), "origin": origin},

@@ -14,7 +14,9 @@ def real(name: str) -> bytes:
     return (REAL / name).read_bytes()
 
 
-def upload(name: str, data: bytes, content_type: str = "application/octet-stream") -> SimpleUploadedFile:
+def upload(
+    name: str, data: bytes, content_type: str = "application/octet-stream"
+) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data, content_type=content_type)
 
 
@@ -50,6 +52,12 @@ def tiff_of(source: str, pages: int, dpi: int = 200) -> bytes:
             pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
             frames.append(Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples))
     buffer = io.BytesIO()
-    frames[0].save(buffer, format="TIFF", save_all=True, append_images=frames[1:],
-                   compression="group4" if False else "tiff_lzw", dpi=(dpi, dpi))
+    frames[0].save(
+        buffer,
+        format="TIFF",
+        save_all=True,
+        append_images=frames[1:],
+        compression="group4" if False else "tiff_lzw",
+        dpi=(dpi, dpi),
+    )
     return buffer.getvalue()

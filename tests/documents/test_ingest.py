@@ -23,7 +23,9 @@ def _upload(client: Client, case: Case, *files: object, origin: str = "client") 
 def test_text_pdf_pages_come_from_the_text_layer_without_ocr(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:
-    body = _upload(lawyer_api, case, upload("order.pdf", real("azd_order_bard-ivc-mdl_15-02641.pdf")))
+    body = _upload(
+        lawyer_api, case, upload("order.pdf", real("azd_order_bard-ivc-mdl_15-02641.pdf"))
+    )
     assert body["created"] == 1
 
     run_jobs()
@@ -39,7 +41,11 @@ def test_text_pdf_pages_come_from_the_text_layer_without_ocr(
 def test_scanned_pdf_is_read_back_by_ocr_with_boxes_and_confidence(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:
-    _upload(lawyer_api, case, upload("scan.pdf", scanned_pdf("ca7_order_in-re-fedex-ground_17-2400.pdf")))
+    _upload(
+        lawyer_api,
+        case,
+        upload("scan.pdf", scanned_pdf("ca7_order_in-re-fedex-ground_17-2400.pdf")),
+    )
 
     run_jobs()
 
@@ -55,7 +61,9 @@ def test_scanned_pdf_is_read_back_by_ocr_with_boxes_and_confidence(
 def test_mixed_page_with_a_text_header_over_a_scanned_body_is_ocred(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:
-    _upload(lawyer_api, case, upload("mixed.pdf", real("ca3_doc42_21-1298_mixed-text-image_p1.pdf")))
+    _upload(
+        lawyer_api, case, upload("mixed.pdf", real("ca3_doc42_21-1298_mixed-text-image_p1.pdf"))
+    )
 
     run_jobs()
 
@@ -64,9 +72,7 @@ def test_mixed_page_with_a_text_header_over_a_scanned_body_is_ocred(
     assert "UNITED" in page.text
 
 
-def test_same_bytes_twice_are_reported_not_stored_twice(
-    lawyer_api: Client, case: Case
-) -> None:
+def test_same_bytes_twice_are_reported_not_stored_twice(lawyer_api: Client, case: Case) -> None:
     data = real("ca10_order_in-re-liebowitz_21-800.pdf")
 
     first = _upload(lawyer_api, case, upload("a.pdf", data))
