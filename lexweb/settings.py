@@ -217,7 +217,9 @@ NINJA_PAGINATION_MAX_LIMIT = 200
 # Originals, content-addressed by SHA-256 (see apps/documents/storage.py).
 LEXWEB_BLOB_ROOT = Path(env_str("LEXWEB_BLOB_ROOT", str(VAR_DIR / "blobs"))).resolve()
 LEXWEB_OCR_LANGUAGE = env_str("LEXWEB_OCR_LANGUAGE", "eng")
+# Scanned pages are read at their own resolution, within these bounds.
 LEXWEB_OCR_DPI = env_int("LEXWEB_OCR_DPI", 300, minimum=72)
+LEXWEB_OCR_MIN_DPI = env_int("LEXWEB_OCR_MIN_DPI", 150, minimum=72)
 # One Tesseract process per core, each single-threaded (OMP_THREAD_LIMIT=1).
 LEXWEB_OCR_WORKERS = env_int("LEXWEB_OCR_WORKERS", os.cpu_count() or 1, minimum=1)
 # OCR pages whose mean word confidence is below this are flagged for review.

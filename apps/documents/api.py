@@ -28,6 +28,7 @@ from apps.documents.schemas import (
     ProductionOut,
     SearchFilter,
     SearchHitOut,
+    SearchOut,
     UploadOut,
 )
 from lexweb.errors import Conflict
@@ -123,18 +124,24 @@ def page_image(
     return HttpResponse(png, content_type="image/png")
 
 
-@router.get("/cases/{case_id}/search", response=list[SearchHitOut])
-@paginate
-def search(
-    request: AuthedRequest, case_id: ObjectId, filters: Query[SearchFilter]
-) -> list[selectors.SearchHit]:
-    """Full-text search over the case's pages, best first; `snippet` marks hits with <mark>."""
-    return selectors.page_search_for_user(
+@router.get("/cases/{case_id}/search", response={200: SearchOut, 400: ErrorOut, 404: ErrorOut})
+def search(request: AuthedRequest, case_id: ObjectId, filters: Query[SearchFilter]) -> SearchOut:
+    """Full-text search over the case's pages, best first; `snippet` marks hits with <mark>.
+
+    `capped` is true when the query matched more than 5,000 pages: the hits are then the best
+    of the first 5,000 (in upload order), and a narrower query gives better ranking.
+    """
+    results = selectors.page_search_for_user(
         user=request.auth,
         case_id=case_id,
         query=filters.q,
         origin=filters.origin.value if filters.origin else None,
         document_id=filters.document,
+        limit=filters.offset + filters.limit,
+    )
+    hits = results.hits[filters.offset :]
+    return SearchOut(
+        items=[SearchHitOut(**vars(hit)) for hit in hits], count=len(results), capped=results.capped
     )
 
 

@@ -69,7 +69,15 @@ class SearchHitOut(Schema):
 class SearchFilter(Schema):
     q: str
     origin: Document.Origin | None = None
-    document: int | None = None
+    document: int | None = Field(None, ge=1, le=2**63 - 1)
+    limit: int = Field(50, ge=1, le=200)
+    offset: int = Field(0, ge=0, le=199)
+
+
+class SearchOut(Schema):
+    count: int  # hits found, at most offset + limit
+    capped: bool
+    items: list[SearchHitOut]
 
 
 class ProductionIn(StrictIn):

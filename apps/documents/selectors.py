@@ -1,15 +1,26 @@
 """Reads of documents and pages; every one starts from the user's case memberships."""
 
 import html
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
-from django.db.models import Count, F, Func, IntegerField, OuterRef, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import (
+    CharField,
+    Count,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Cast, Coalesce, Concat, LPad
 
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
-from apps.documents.models import Document, Page
+from apps.documents.models import BatesPage, Document, Page
 from lexweb.errors import DomainError, NotFound
 
 SEARCH_CONFIG = "english"
@@ -67,6 +78,26 @@ class SearchHit:
     snippet: str  # HTML-safe; hits wrapped in <mark>
 
 
+@dataclass(frozen=True)
+class SearchResults:
+    """Hits, best first. `capped`: the query matched more than RANK_CANDIDATES pages, and the
+    hits are the best of the first RANK_CANDIDATES of them (in upload order)."""
+
+    hits: list[SearchHit]
+    capped: bool
+
+    def __iter__(self) -> Iterator[SearchHit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+
+# Ranking reads every candidate's vector: past this many matches, rank a first slice only
+# (keeps p95 under 100 ms on 100,000 pages; see bench/bench_search.py).
+RANK_CANDIDATES = 5000
+
+
 def page_search_for_user(
     *,
     user: User,
@@ -75,9 +106,9 @@ def page_search_for_user(
     origin: str | None = None,
     document_id: int | None = None,
     limit: int = 200,
-) -> list[SearchHit]:
+) -> SearchResults:
     """Pages of the case matching `query` (web-search syntax: words, "phrases", -not, or),
-    best first."""
+    best first, at most `limit`."""
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
     # NUL cannot be sent to PostgreSQL in a string, and is never part of a word.
     query = " ".join(query.replace("\x00", " ").split())
@@ -91,8 +122,12 @@ def page_search_for_user(
         pages = pages.filter(document__origin=origin)
     if document_id is not None:
         pages = pages.filter(document_id=document_id)
+    # No ORDER BY: any RANK_CANDIDATES matches, straight from the index (sorting all is slow).
+    candidates = list(pages.order_by().values_list("pk", flat=True)[: RANK_CANDIDATES + 1])
     rows = (
-        pages.annotate(
+        Page.objects.filter(pk__in=candidates[:RANK_CANDIDATES])
+        .annotate(
+            bates=Subquery(_bates_label()),
             rank=SearchRank(F("search_vector"), search),
             raw_snippet=SearchHeadline(
                 # The page's own marker characters are dropped: only real hits become <mark>.
@@ -112,15 +147,33 @@ def page_search_for_user(
             "document__filename",
             "document__origin",
             "number",
+            "bates",
             "rank",
             "raw_snippet",
         )[:limit]
     )
-    # Bates numbers arrive with productions; until then a page has none.
-    return [
-        SearchHit(doc, name, org, number, None, float(rank), snippet_html(raw))
-        for doc, name, org, number, rank, raw in rows
+    hits = [
+        SearchHit(doc, name, org, number, bates, float(rank), snippet_html(raw))
+        for doc, name, org, number, bates, rank, raw in rows
     ]
+    return SearchResults(hits, capped=len(candidates) > RANK_CANDIDATES)
+
+
+def _bates_label() -> "QuerySet[BatesPage, dict[str, str]]":
+    """The page's Bates number in its latest production (None before any production)."""
+    return (
+        BatesPage.objects.filter(
+            document_id=OuterRef("document_id"), page_number=OuterRef("number")
+        )
+        .order_by("-production_id")
+        .annotate(
+            label=Concat(
+                F("prefix"),
+                LPad(Cast("number", CharField()), F("production__digits"), Value("0")),  # type: ignore[arg-type]  # F is an Expression at run time
+            )
+        )
+        .values("label")[:1]
+    )
 
 
 def snippet_html(raw: str) -> str:

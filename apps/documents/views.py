@@ -131,7 +131,7 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
         .values_list("pk", "filename")
     )
     form = SearchForm(request.GET if "q" in request.GET else None, documents=list(names))
-    hits, error = None, ""
+    hits, error, capped = None, "", False
     if form.is_bound and form.is_valid():
         try:
             found = selectors.page_search_for_user(
@@ -153,6 +153,7 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
                 )
                 for hit in found
             ]
-    context = {"case": case, "form": form, "hits": hits, "error": error}
+            capped = found.capped
+    context = {"case": case, "form": form, "hits": hits, "error": error, "capped": capped}
     status = 400 if error or form.errors else 200
     return render(request, "documents/search.html", context, status=status)

@@ -246,3 +246,20 @@ def test_productions_refuse_bad_requests_and_store_nothing(
         assert response.status_code in (400, 422), (payload, response.content)
         assert response.json()["detail"]
     assert not Production.objects.exists() and not BatesPage.objects.exists()
+
+
+def test_search_hits_name_the_bates_number_of_their_page(
+    lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
+) -> None:
+    ids = _ingest(lawyer_api, case, run_jobs, "ca2_docketing-notice_17-3510.pdf")
+    before = lawyer_api.get(f"/api/v1/cases/{case.pk}/search", {"q": "PACER"}).json()
+    _produce(lawyer_api, case, volume="ACME001", prefix="ACME", document_ids=ids, start_number=41)
+
+    after = lawyer_api.get(f"/api/v1/cases/{case.pk}/search", {"q": "PACER"}).json()
+
+    assert {hit["bates"] for hit in before["items"]} == {None}
+    assert {(hit["page"], hit["bates"]) for hit in after["items"]} <= {
+        (1, "ACME000041"),
+        (2, "ACME000042"),
+    }
+    assert after["items"] and after["capped"] is False

@@ -15,7 +15,11 @@ from apps.documents.models import Document
 from tests.conftest import ws_connect
 from tests.documents.files import real, upload
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True, databases="__all__")]
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.django_db(transaction=True, databases="__all__"),
+    pytest.mark.usefixtures("fresh_channel_layer"),
+]
 
 WORKER_TIMEOUT = 60
 TEN_PAGES = "ca5_st-pierre-v-standard-ins_21-50498.pdf"
@@ -68,6 +72,7 @@ async def test_member_sees_progress_pushed_by_a_real_worker_until_ready(
     worked = [e for e in events if e["status"] != "queued"]
     done = [e["pages_done"] for e in worked]
     assert done == sorted(done)
+    assert len({tuple(sorted(e.items())) for e in events}) == len(events), "no event twice"
     assert any(0 < n < 10 for n in done), done
     assert {e["status"] for e in worked} == {"processing", "ready"}
     assert worker_process.poll() is None
@@ -114,15 +119,15 @@ async def test_every_member_socket_hears_the_upload_and_a_failed_file_sends_noth
 
     for socket in (lawyer_socket, staff_socket):
         events = await _until_finished(socket, document_id)
-        assert (events[-1]["status"], events[-1]["pages_done"], events[-1]["page_count"]) == (
-            "ready",
-            1,
-            1,
+        # Each step exactly once: queued (from the upload), then the worker's three.
+        steps = [(e["status"], e["pages_done"], e["page_count"]) for e in events]
+        assert sorted(steps) == sorted(
+            [("queued", 0, 1), ("processing", 0, 1), ("processing", 1, 1), ("ready", 1, 1)]
         )
+        assert [s for s in steps if s[0] != "queued"][-1] == ("ready", 1, 1)
         # Nothing at all about the refused file: no row, so no event.
         assert {(e["document_id"], e["filename"]) for e in events} == {(document_id, "note.txt")}
-    if not await lawyer_socket.receive_nothing(timeout=1):
-        print("LEFT", await lawyer_socket.receive_json_from(), events)
+    assert await lawyer_socket.receive_nothing(timeout=1)
 
     await lawyer_socket.disconnect()
     await staff_socket.disconnect()

@@ -28,18 +28,18 @@ def pdf_of(*pages: str) -> bytes:
         return document.tobytes()
 
 
-def search(client: Client, case: Case, q: str, **filters: object) -> Any:
+def search(client: Client, case: Case, q: str, **filters: str | int) -> Any:
     return client.get(f"/api/v1/cases/{case.pk}/search", {"q": q, **filters})
 
 
-def hits(client: Client, case: Case, q: str, **filters: object) -> list[dict[str, Any]]:
+def hits(client: Client, case: Case, q: str, **filters: str | int) -> list[dict[str, Any]]:
     response = search(client, case, q, **filters)
     assert response.status_code == 200, response.content
     items: list[dict[str, Any]] = response.json()["items"]
     return items
 
 
-def found(client: Client, case: Case, q: str, **filters: object) -> list[tuple[str, int]]:
+def found(client: Client, case: Case, q: str, **filters: str | int) -> list[tuple[str, int]]:
     return [(h["filename"], h["page"]) for h in hits(client, case, q, **filters)]
 
 
