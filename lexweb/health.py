@@ -3,14 +3,14 @@
 import asyncio
 import uuid
 from datetime import timedelta
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
-from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from procrastinate.contrib.django.models import ProcrastinateWorker
@@ -48,10 +48,20 @@ def _check_worker() -> Check:
     return {"ok": True, "detail": f"{alive} worker(s) alive"}
 
 
-async def _check_channel_layer() -> Check:
-    layer = get_channel_layer()
-    if layer is None:
+def _check_channel_layer() -> Check:
+    """A real send and receive, on a private layer instance in its own event loop.
+
+    Private because channels_postgres ties its listener to the event loop that first receives:
+    borrowing the process's layer from a request's loop would race the consumers' listener.
+    """
+    return async_to_sync(_round_trip)()
+
+
+async def _round_trip() -> Check:
+    config: dict[str, Any] | None = settings.CHANNEL_LAYERS.get("default")
+    if not config:
         return {"ok": False, "detail": "no channel layer configured"}
+    layer = import_string(config["BACKEND"])(**config.get("CONFIG", {}))
     try:
         channel = await layer.new_channel(prefix="readyz.")
         token = uuid.uuid4().hex
@@ -59,19 +69,19 @@ async def _check_channel_layer() -> Check:
         message = await asyncio.wait_for(layer.receive(channel), CHANNEL_LAYER_TIMEOUT)
     except Exception as exc:
         return {"ok": False, "detail": f"channel layer round trip failed: {type(exc).__name__}"}
+    finally:
+        close = getattr(layer, "close_pools", None)  # channels_redis keeps connection pools
+        if close is not None:
+            await close()
     if message.get("token") != token:
         return {"ok": False, "detail": "channel layer returned another message"}
     return {"ok": True, "detail": "round trip ok"}
 
 
-async def readiness() -> Readiness:
-    database = await sync_to_async(_check_database)()
-    worker = (
-        await sync_to_async(_check_worker)()
-        if database["ok"]
-        else {"ok": False, "detail": "database unreachable"}
-    )
-    layer = await _check_channel_layer()
+def readiness() -> Readiness:
+    database = _check_database()
+    worker = _check_worker() if database["ok"] else {"ok": False, "detail": "database unreachable"}
+    layer = _check_channel_layer()
     checks: dict[str, Check] = {"database": database, "worker": worker, "channel_layer": layer}
     ok = all(check["ok"] for check in checks.values())
     return {"status": "ok" if ok else "unavailable", "checks": checks}
@@ -85,6 +95,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 @never_cache
 @require_GET
-async def readyz(request: HttpRequest) -> JsonResponse:
-    result = await readiness()
+def readyz(request: HttpRequest) -> JsonResponse:
+    result = readiness()
     return JsonResponse(result, status=200 if result["status"] == "ok" else 503)

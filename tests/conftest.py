@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.db import connection
@@ -39,6 +40,19 @@ def _close_stray_connections(django_db_setup: None, django_db_blocker: object) -
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """A channel layer made on each test's own event loop.
+
+    channels_postgres ties its LISTEN task to the first event loop that receives; each async
+    test runs on a new loop, and a layer kept from an earlier test would deliver every message
+    several times. (Production has one loop per process and is not affected.)
+    """
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,10 @@
-"""Fixtures for document tests: a private blob root, one way to upload through the API, and a
-channel layer per async test."""
+"""Fixtures for document tests: a private blob root and one way to upload through the API."""
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from channels.layers import channel_layers
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.test.client import MULTIPART_CONTENT
@@ -20,19 +18,6 @@ def blob_root(settings: Any, tmp_path: Path) -> Path:
     root = tmp_path / "blobs"
     settings.LEXWEB_BLOB_ROOT = root
     return root
-
-
-@pytest.fixture
-def fresh_channel_layer() -> Iterator[None]:
-    """A channel layer made on this test's event loop, dropped afterwards.
-
-    channels_postgres ties its LISTEN task to the first event loop that receives. Each async
-    test runs on a new loop; a layer kept from an earlier test starts one more listener per
-    receive() and so delivers every message several times.
-    """
-    channel_layers.backends.clear()
-    yield
-    channel_layers.backends.clear()
 
 
 @pytest.fixture

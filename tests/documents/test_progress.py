@@ -18,7 +18,6 @@ from tests.documents.files import real, upload
 pytestmark = [
     pytest.mark.asyncio,
     pytest.mark.django_db(transaction=True, databases="__all__"),
-    pytest.mark.usefixtures("fresh_channel_layer"),
 ]
 
 WORKER_TIMEOUT = 60
