@@ -8,11 +8,12 @@ from ONE pass per page (`image_to_data`). Pages whose text layer is usable never
 import io
 import os
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pymupdf
 import pytesseract
@@ -36,6 +37,7 @@ class PageText:
     words: list[Word] = field(default_factory=list)
     dpi: int | None = None
     damaged: bool = False
+    margin_boxes: list[list[float]] | None = None
 
 
 class OcrUnavailableError(DomainError):
@@ -160,16 +162,49 @@ def pdf_pages(path: Path) -> Iterator[PageText]:
 
         def jobs() -> Iterator[PageText | Callable[[], PageText]]:
             for index, page in enumerate(document):
-                text = page.get_text("text")
+                # One text extraction serves text and boxes (flags as get_text("text") uses).
+                textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT)
+                text = textpage.extractText()
                 if text_layer_usable(page, text):
-                    yield PageText(index + 1, text.strip(), "text_layer")
+                    margins = _margin_boxes(page.rect, textpage.extractWORDS())
+                    yield PageText(index + 1, text.strip(), "text_layer", margin_boxes=margins)
                 else:
                     # Rendering is PyMuPDF (not thread-safe): done here; Tesseract on the pool.
                     dpi = ocr_dpi(page)
                     image = _render(page, dpi)
-                    yield partial(ocr_image, image, number=index + 1, dpi=dpi)
+                    yield partial(_ocr_pdf_page, image, page.rect, number=index + 1, dpi=dpi)
 
         yield from _in_order(jobs())
+
+
+MARGIN_BAND = 120.0  # points: stamps sit within this distance of the top or bottom edge
+
+
+def _margin_boxes(rect: pymupdf.Rect, words: Sequence[Sequence[Any]]) -> list[list[float]]:
+    boxes = []
+    for x0, y0, x1, y1, *_ in words:
+        box = [float(x0), float(y0), float(x1), float(y1)]
+        if box[1] < rect.y0 + MARGIN_BAND or box[3] > rect.y1 - MARGIN_BAND:
+            boxes.append([round(v, 1) for v in box])
+    return boxes
+
+
+def _ocr_pdf_page(image: Image.Image, rect: pymupdf.Rect, *, number: int, dpi: int) -> PageText:
+    """OCR a rendered page (or an image file's frame; `rect` is the PDF page it becomes) and
+    record the word boxes in its margins, in points."""
+    result = ocr_image(image, number=number, dpi=dpi)
+    scale = 72.0 / dpi
+    words = [
+        (
+            rect.x0 + float(w[1]) * scale,
+            rect.y0 + float(w[2]) * scale,
+            rect.x0 + (float(w[1]) + float(w[3])) * scale,
+            rect.y0 + (float(w[2]) + float(w[4])) * scale,
+        )
+        for w in result.words
+    ]
+    result.margin_boxes = _margin_boxes(rect, words)
+    return result
 
 
 def image_pages(path: Path) -> Iterator[PageText]:
@@ -179,8 +214,11 @@ def image_pages(path: Path) -> Iterator[PageText]:
         def jobs() -> Iterator[Callable[[], PageText]]:
             for index, frame in enumerate(ImageSequence.Iterator(image)):
                 gray = frame.convert("L")
-                dpi = int((frame.info.get("dpi") or (300, 300))[0]) or 300
-                yield partial(ocr_image, gray, number=index + 1, dpi=dpi)
+                # PyMuPDF sizes an image's PDF page by its dpi, 96 when the file gives none;
+                # the same figure here keeps word boxes and stamped pages in one coordinate space.
+                dpi = int((frame.info.get("dpi") or (96, 96))[0]) or 96
+                rect = pymupdf.Rect(0, 0, gray.width * 72.0 / dpi, gray.height * 72.0 / dpi)
+                yield partial(_ocr_pdf_page, gray, rect, number=index + 1, dpi=dpi)
 
         yield from _in_order(jobs())
 
@@ -201,7 +239,7 @@ def page_png(path: Path, *, kind: str, number: int, dpi: int) -> bytes:
             except EOFError:
                 raise NotFound(f"No page {number}.") from None
             frame = image.convert("RGB") if image.mode not in ("L", "RGB") else image.copy()
-            scale = dpi / int((image.info.get("dpi") or (300, 300))[0] or 300)
+            scale = dpi / int((image.info.get("dpi") or (96, 96))[0] or 96)
             if scale < 1:
                 frame = frame.resize(
                     (max(1, int(frame.width * scale)), max(1, int(frame.height * scale)))

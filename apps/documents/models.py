@@ -98,6 +98,10 @@ class Page(models.Model):
     # OCR words: [[text, left, top, width, height, confidence], ...] in pixels at `ocr_dpi`.
     words = models.JSONField(default=list, blank=True)
     ocr_dpi = models.PositiveIntegerField(null=True, blank=True)
+    # Boxes [x0, y0, x1, y1] in PDF points of the words in the page's top and bottom bands, where
+    # Bates stamps go; recorded at ingest so stamping need not read the page again. None: not
+    # recorded (image pages), stamping then looks itself.
+    margin_boxes = models.JSONField(null=True, blank=True)
     search_vector = SearchVectorField(null=True, editable=False)
 
     class Meta:

@@ -255,7 +255,7 @@ def production_stamp(*, production_id: int) -> None:
             path=storage.blob_path(item.document.blob.sha256),
             kind=item.document.kind,
             first_number=item.first_number,
-            ocr_boxes=_ocr_boxes(item.document),
+            known_boxes=_known_boxes(item.document),
         )
         for item in items
     ]
@@ -268,11 +268,9 @@ def production_stamp(*, production_id: int) -> None:
         font_size=production.font_size,
         margin=production.margin,
     )
-    report_every = max(1, production.page_count // 50)
 
-    def progress(done: int) -> None:
-        if done % report_every == 0 or done == production.page_count:
-            _set(production, pages_done=done)
+    def progress(done: int) -> None:  # called after each document
+        _set(production, pages_done=done)
 
     tmp_dir = storage.blob_root() / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True)
@@ -297,19 +295,12 @@ def production_stamp(*, production_id: int) -> None:
     _set(production, status=Production.Status.READY, output=blob, pages_done=production.page_count)
 
 
-def _ocr_boxes(document: Document) -> dict[int, list[pymupdf.Rect]]:
-    """Word boxes of OCR'd pages in PDF points, by 0-based page index."""
-    boxes: dict[int, list[pymupdf.Rect]] = {}
-    pages = Page.objects.filter(document=document, source=Page.Source.OCR).values_list(
-        "number", "words", "ocr_dpi"
+def _known_boxes(document: Document) -> dict[int, list[pymupdf.Rect]]:
+    """Margin word boxes recorded at ingest, in points, by 0-based page index."""
+    pages = Page.objects.filter(document=document, margin_boxes__isnull=False).values_list(
+        "number", "margin_boxes"
     )
-    for number, words, dpi in pages:
-        scale = 72.0 / (dpi or 300)
-        boxes[number - 1] = [
-            pymupdf.Rect(w[1] * scale, w[2] * scale, (w[1] + w[3]) * scale, (w[2] + w[4]) * scale)
-            for w in words
-        ]
-    return boxes
+    return {number - 1: [pymupdf.Rect(*box) for box in boxes or []] for number, boxes in pages}
 
 
 def _set(production: Production, **changes: object) -> None:

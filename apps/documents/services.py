@@ -271,6 +271,7 @@ def _store_page(document: Document, page: extraction.PageText) -> None:
         needs_review=low_confidence or page.damaged or not page.text,
         words=page.words,
         ocr_dpi=page.dpi,
+        margin_boxes=page.margin_boxes,
     )
 
 

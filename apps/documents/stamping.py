@@ -35,13 +35,14 @@ class StampSettings:
 
 @dataclass(frozen=True)
 class Source:
-    """One original: a PDF or an image file, its first Bates number, and (for scanned pages)
-    OCR word boxes in points, keyed by 0-based page index."""
+    """One original: a PDF or an image file and its first Bates number. `known_boxes` holds, by
+    0-based page index, the word boxes (points) in the page's margins as recorded at ingest;
+    pages not in it are read here to find them."""
 
     path: Path
     kind: str
     first_number: int
-    ocr_boxes: dict[int, list[pymupdf.Rect]] = field(default_factory=dict)
+    known_boxes: dict[int, list[pymupdf.Rect]] = field(default_factory=dict)
 
 
 def _open(source: Source) -> pymupdf.Document:
@@ -94,8 +95,9 @@ def _stamps(
     return stamps
 
 
-def _collides(page: pymupdf.Page, stamps: list[_Stamp], ocr_boxes: list[pymupdf.Rect]) -> bool:
-    """Whether any stamp area (plus clearance) touches text already on `page`.
+def _collides(page: pymupdf.Page, stamps: list[_Stamp], known: list[pymupdf.Rect] | None) -> bool:
+    """Whether any stamp area (plus clearance) touches text already on `page`: the boxes known
+    from ingest, else the page's own text.
 
     `page` must be the ORIGINAL's page: extracting text from a page of the volume being written
     makes MuPDF's later writes to it several times slower.
@@ -104,8 +106,8 @@ def _collides(page: pymupdf.Page, stamps: list[_Stamp], ocr_boxes: list[pymupdf.
         pymupdf.Rect(s.rect.x0 - _PAD, s.rect.y0 - _PAD, s.rect.x1 + _PAD, s.rect.y1 + _PAD)
         for s in stamps
     ]
-    if any(area.intersects(box) for area in areas for box in ocr_boxes):
-        return True
+    if known is not None:
+        return any(area.intersects(box) for area in areas for box in known)
     band = pymupdf.Rect(areas[0])
     for area in areas[1:]:
         band |= area
@@ -134,6 +136,11 @@ def _shrink_into(
     return page
 
 
+# The volume is written to disk every this many pages and reopened: MuPDF keeps every object
+# of an open document in memory, and a 10,000-page volume would otherwise need gigabytes.
+FLUSH_EVERY_PAGES = 500
+
+
 def stamp_volume(
     sources: Sequence[Source],
     settings: StampSettings,
@@ -143,30 +150,58 @@ def stamp_volume(
     """Write the merged, stamped volume to `out_path`; returns its page count.
 
     Page k of source s gets number `s.first_number + k`. `on_page(pages_done)` reports progress.
+    The file is saved in increments (see FLUSH_EVERY_PAGES), so memory stays flat.
     """
     font = pymupdf.Font("helv")
-    reserve = settings.margin + settings.font_size * 1.6
-    done = 0
-    with pymupdf.open() as out:
+    done = unsaved = 0
+    saved_once = False
+    out = pymupdf.open()
+    try:
         for source in sources:
             with _open(source) as original:
-                start = out.page_count
-                out.insert_pdf(original)
-                for k in range(original.page_count):
-                    page = out[start + k]
-                    stamps = _stamps(page.rect, settings, font, source.first_number + k)
-                    if _collides(original[k], stamps, source.ocr_boxes.get(k, [])):
-                        page = _shrink_into(out, start + k, original, k, reserve)
-                    writer = pymupdf.TextWriter(page.rect)
-                    for stamp in stamps:
-                        writer.append(
-                            (stamp.rect.x0, stamp.rect.y1 - settings.font_size * 0.25),
-                            stamp.text,
-                            font=font,
-                            fontsize=settings.font_size,
-                        )
-                    writer.write_text(page)
-                    done += 1
-                    on_page(done)
-        out.save(out_path, garbage=1, deflate=True)
+                _append_stamped(out, original, source, settings, font)
+                pages = original.page_count
+            done += pages
+            unsaved += pages
+            on_page(done)
+            if unsaved >= FLUSH_EVERY_PAGES:
+                out = _flush(out, out_path, saved_once)
+                saved_once, unsaved = True, 0
+        if saved_once:
+            out.saveIncr()
+        else:
+            out.save(out_path, garbage=1, deflate=True)
+    finally:
+        out.close()
     return done
+
+
+def _flush(out: pymupdf.Document, path: Path, saved_once: bool) -> pymupdf.Document:
+    if saved_once:
+        out.saveIncr()
+    else:
+        out.save(path, deflate=True)
+    out.close()
+    return pymupdf.open(path)
+
+
+def _append_stamped(
+    out: pymupdf.Document,
+    original: pymupdf.Document,
+    source: Source,
+    settings: StampSettings,
+    font: pymupdf.Font,
+) -> None:
+    reserve = settings.margin + settings.font_size * 1.6
+    start = out.page_count
+    out.insert_pdf(original)
+    for k in range(original.page_count):
+        page = out[start + k]
+        stamps = _stamps(page.rect, settings, font, source.first_number + k)
+        if _collides(original[k], stamps, source.known_boxes.get(k)):
+            page = _shrink_into(out, start + k, original, k, reserve)
+        writer = pymupdf.TextWriter(page.rect)
+        for stamp in stamps:
+            baseline = (stamp.rect.x0, stamp.rect.y1 - settings.font_size * 0.25)
+            writer.append(baseline, stamp.text, font=font, fontsize=settings.font_size)
+        writer.write_text(page)

@@ -263,3 +263,32 @@ def test_search_hits_name_the_bates_number_of_their_page(
         (2, "ACME000042"),
     }
     assert after["items"] and after["capped"] is False
+
+
+def test_scanned_text_in_the_margin_is_not_covered_either(
+    lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
+) -> None:
+    with pymupdf.open() as crowded:
+        page = crowded.new_page()
+        page.insert_text((72, 100), "Top of the page", fontsize=14)
+        page.insert_text((380, page.rect.height - 22), "SCANNED FOOTER WORDS", fontsize=14)
+        pixmap = page.get_pixmap(dpi=200, colorspace=pymupdf.csGRAY)
+        with pymupdf.open() as scan:
+            target = scan.new_page(width=page.rect.width, height=page.rect.height)
+            target.insert_image(target.rect, stream=pixmap.tobytes("png"))
+            data = scan.tobytes()
+    response = lawyer_api.post(
+        f"/api/v1/cases/{case.pk}/documents",
+        {"files": [upload("scan.pdf", data)], "origin": "client"},
+    )
+    run_jobs()
+    document_id = response.json()["results"][0]["document"]["id"]
+
+    body = _produce(lawyer_api, case, volume="V1", prefix="X", document_ids=[document_id])
+    run_jobs()
+
+    with _volume(Production.objects.get(pk=body["id"])) as volume:
+        stamped = volume[0]
+        stamp = stamped.search_for("X000001")[0]
+        image = stamped.get_image_info()[0]["bbox"]
+        assert image[3] < stamp.y0  # the scan was shrunk above the stamp's band
