@@ -128,8 +128,8 @@ def page_image(
 def search(request: AuthedRequest, case_id: ObjectId, filters: Query[SearchFilter]) -> SearchOut:
     """Full-text search over the case's pages, best first; `snippet` marks hits with <mark>.
 
-    `capped` is true when the query matched more than 5,000 pages: the hits are then the best
-    of the first 5,000 (in upload order), and a narrower query gives better ranking.
+    `capped` is true when the query matched more than 1,000 pages: the hits are then the best
+    of the first 1,000 (in upload order), and a narrower query gives better ranking.
     """
     results = selectors.page_search_for_user(
         user=request.auth,

@@ -95,7 +95,7 @@ class SearchResults:
 
 # Ranking reads every candidate's vector: past this many matches, rank a first slice only
 # (keeps p95 under 100 ms on 100,000 pages; see bench/bench_search.py).
-RANK_CANDIDATES = 5000
+RANK_CANDIDATES = 1000
 
 
 def page_search_for_user(

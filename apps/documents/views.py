@@ -154,6 +154,13 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
                 for hit in found
             ]
             capped = found.capped
-    context = {"case": case, "form": form, "hits": hits, "error": error, "capped": capped}
+    context = {
+        "case": case,
+        "form": form,
+        "hits": hits,
+        "error": error,
+        "capped": capped,
+        "rank_candidates": f"{selectors.RANK_CANDIDATES:,}",
+    }
     status = 400 if error or form.errors else 200
     return render(request, "documents/search.html", context, status=status)
