@@ -113,6 +113,7 @@ MATRIX: tuple[Route, ...] = (
     ),
     Route(PAGE, "cases/<int:case_id>/documents/<int:document_id>/", ("GET",)),
     Route(PAGE, "cases/<int:case_id>/search/", ("GET",), {"GET": {"q": "matrix"}}),
+    Route(PAGE, "cases/<int:case_id>/bates/", ("GET",), {"GET": {"ref": "MTX000001"}}),
     Route(
         API,
         "api/v1/cases/<case_id>/documents",

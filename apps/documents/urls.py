@@ -12,4 +12,5 @@ urlpatterns = [
         name="detail",
     ),
     path("cases/<int:case_id>/search/", views.search, name="search"),
+    path("cases/<int:case_id>/bates/", views.bates_lookup, name="bates"),
 ]

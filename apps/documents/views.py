@@ -11,7 +11,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.documents import selectors, services
+from apps.documents import production_selectors, selectors, services
 from apps.documents.forms import SearchForm, UploadForm
 from apps.documents.models import Document
 from lexweb.errors import DomainError, NotFound
@@ -164,3 +164,24 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
     }
     status = 400 if error or form.errors else 200
     return render(request, "documents/search.html", context, status=status)
+
+
+@login_required
+@require_safe
+def bates_lookup(request: HttpRequest, case_id: int) -> HttpResponse:
+    """The pages behind a Bates number or range: image and text side by side."""
+    user = _user(request)
+    case = _case(request, case_id)
+    reference = request.GET.get("ref", "").strip()
+    hits, error, status = None, "", 200
+    if reference:
+        try:
+            hits = production_selectors.bates_lookup_for_user(
+                user=user, case_id=case.pk, reference=reference
+            )
+        except NotFound as exc:  # a well-formed number that no page carries
+            error, status = exc.message, 404
+        except DomainError as exc:
+            error, status = exc.message, 400
+    context = {"case": case, "reference": reference[:100], "hits": hits, "error": error}
+    return render(request, "documents/bates.html", context, status=status)

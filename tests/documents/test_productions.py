@@ -292,3 +292,24 @@ def test_scanned_text_in_the_margin_is_not_covered_either(
         stamp = stamped.search_for("X000001")[0]
         image = stamped.get_image_info()[0]["bbox"]
         assert image[3] < stamp.y0  # the scan was shrunk above the stamp's band
+
+
+def test_bates_lookup_page_shows_image_and_text_and_clear_errors(
+    lawyer_api: Client, lawyer: User, case: Case, run_jobs: Callable[[], None]
+) -> None:
+    from tests.conftest import session_client
+
+    ids = _ingest(lawyer_api, case, run_jobs, "azd_order_bard-ivc-mdl_15-02641.pdf")
+    _produce(lawyer_api, case, volume="ACME001", prefix="ACME", document_ids=ids)
+    browser = session_client(lawyer)
+
+    found = browser.get(f"/cases/{case.pk}/bates/", {"ref": "ACME000002-ACME000003"})
+    missing = browser.get(f"/cases/{case.pk}/bates/", {"ref": "ACME000099"})
+    garbage = browser.get(f"/cases/{case.pk}/bates/", {"ref": "<script>x</script>"})
+
+    page = found.content.decode()
+    assert found.status_code == 200
+    assert "ACME000002" in page and "ACME000003" in page and "Bard IVC" in page
+    assert f"/api/v1/cases/{case.pk}/documents/{ids[0]}/pages/2/image" in page
+    assert missing.status_code == 404 and "No page carries ACME000099" in missing.content.decode()
+    assert garbage.status_code == 400 and "<script>x" not in garbage.content.decode()
