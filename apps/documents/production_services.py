@@ -278,11 +278,7 @@ def production_stamp(*, production_id: int) -> None:
         with tempfile.TemporaryDirectory(dir=tmp_dir) as work:
             out_path = Path(work) / "volume.pdf"
             stamping.stamp_volume(sources, stamp, out_path, progress)
-            with (
-                out_path.open("rb") as handle,
-                storage.blob_receive(source=handle, max_bytes=2**62) as received,
-            ):
-                stored = received.commit()
+            stored = storage.blob_adopt(out_path)
     except Exception as exc:
         logger.exception("Stamping production %s failed", production.pk)
         _set(
@@ -384,11 +380,7 @@ def production_export_build(*, export_id: int) -> None:
                 encoding=export.encoding,
                 dpi=export.image_dpi,
             )
-            with (
-                out.open("rb") as handle,
-                storage.blob_receive(source=handle, max_bytes=2**62) as got,
-            ):
-                stored = got.commit()
+            stored = storage.blob_adopt(out)
     except Exception as exc:
         logger.exception("Export %s failed", export.pk)
         _set_export(

@@ -51,6 +51,8 @@ class UploadOut(Schema):
 
 
 class PageOut(ModelSchema):
+    bates: str | None = None
+
     class Meta:
         model = Page
         fields = ["number", "text", "source", "ocr_confidence", "needs_review"]

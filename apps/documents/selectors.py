@@ -51,8 +51,14 @@ def document_get_for_user(*, user: User, case_id: int, document_id: int) -> Docu
 
 
 def page_list_for_user(*, user: User, case_id: int, document_id: int) -> QuerySet[Page]:
+    """The document's pages in order, each with `bates`: its number in the latest production
+    (None when the page has not been produced)."""
     document = document_get_for_user(user=user, case_id=case_id, document_id=document_id)
-    return Page.objects.filter(document=document).order_by("number")
+    return (
+        Page.objects.filter(document=document)
+        .annotate(bates=Subquery(_bates_label()))
+        .order_by("number")
+    )
 
 
 def page_get_for_user(*, user: User, case_id: int, document_id: int, number: int) -> Page:

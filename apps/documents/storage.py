@@ -94,5 +94,17 @@ def blob_receive(*, source: IO[bytes], max_bytes: int) -> ReceivedFile:
     return ReceivedFile(Path(tmp_name), digest.hexdigest(), size)
 
 
+def blob_adopt(path: Path) -> StoredFile:
+    """Move a file we wrote ourselves (under `<blob root>/tmp/`) into the store by its hash,
+    without copying it: a rename on the same filesystem."""
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return ReceivedFile(path, digest.hexdigest(), size).commit()
+
+
 def blob_open(sha256: str) -> IO[bytes]:
     return blob_path(sha256).open("rb")

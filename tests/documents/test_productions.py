@@ -313,3 +313,20 @@ def test_bates_lookup_page_shows_image_and_text_and_clear_errors(
     assert f"/api/v1/cases/{case.pk}/documents/{ids[0]}/pages/2/image" in page
     assert missing.status_code == 404 and "No page carries ACME000099" in missing.content.decode()
     assert garbage.status_code == 400 and "<script>x" not in garbage.content.decode()
+
+
+def test_viewer_and_pages_api_show_each_pages_bates_number(
+    lawyer_api: Client, lawyer: User, case: Case, run_jobs: Callable[[], None]
+) -> None:
+    from tests.conftest import session_client
+
+    ids = _ingest(lawyer_api, case, run_jobs, "ca2_docketing-notice_17-3510.pdf")
+    pages_before = lawyer_api.get(f"/api/v1/cases/{case.pk}/documents/{ids[0]}/pages").json()
+    _produce(lawyer_api, case, volume="ACME001", prefix="ACME", document_ids=ids, start_number=7)
+
+    pages = lawyer_api.get(f"/api/v1/cases/{case.pk}/documents/{ids[0]}/pages").json()
+    viewer = session_client(lawyer).get(f"/cases/{case.pk}/documents/{ids[0]}/")
+
+    assert [p["bates"] for p in pages_before["items"]] == [None, None]
+    assert [p["bates"] for p in pages["items"]] == ["ACME000007", "ACME000008"]
+    assert "ACME000007" in viewer.content.decode() and "ACME000008" in viewer.content.decode()
