@@ -2,36 +2,23 @@ from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from apps.accounts import selectors as account_selectors
 from apps.accounts import services as account_services
-from apps.accounts.models import User
 from apps.cases import selectors, services
 from apps.cases.forms import CaseForm, MemberAddForm, MemberRoleForm
 from apps.cases.models import Case
-from lexweb.errors import DomainError, NotFound
-
-
-def _user(request: HttpRequest) -> User:
-    user = request.user
-    assert isinstance(user, User)  # noqa: S101  (login_required ran first)
-    return user
-
-
-def _case(request: HttpRequest, case_id: int) -> Case:
-    try:
-        return selectors.case_get_for_user(user=_user(request), case_id=case_id)
-    except NotFound:
-        raise Http404("No such case.") from None
+from apps.cases.shortcuts import case_or_404, request_user
+from lexweb.errors import DomainError
 
 
 @login_required
 @require_safe
 def case_list(request: HttpRequest) -> HttpResponse:
-    user = _user(request)
+    user = request_user(request)
     context = {
         "cases": selectors.case_list_for_user(user=user),
         "can_create": selectors.user_can_create_case(user=user),
@@ -41,7 +28,7 @@ def case_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def case_create(request: HttpRequest) -> HttpResponse:
-    user = _user(request)
+    user = request_user(request)
     if not selectors.user_can_create_case(user=user):
         messages.error(request, "Only lawyers and admins open cases.")
         return redirect("cases:list")
@@ -62,8 +49,8 @@ def case_create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_safe
 def case_detail(request: HttpRequest, case_id: int) -> HttpResponse:
-    user = _user(request)
-    case = _case(request, case_id)
+    user = request_user(request)
+    case = case_or_404(request, case_id)
     account_services.audit_record(actor=user, action="case.view", case=case, target=case)
     context = {
         "case": case,
@@ -78,7 +65,7 @@ def case_detail(request: HttpRequest, case_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def member_add(request: HttpRequest, case_id: int) -> HttpResponse:
-    case = _case(request, case_id)
+    case = case_or_404(request, case_id)
     form = MemberAddForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Give a colleague's e-mail address and a role.")
@@ -86,7 +73,7 @@ def member_add(request: HttpRequest, case_id: int) -> HttpResponse:
     return _apply(
         request,
         case,
-        lambda: services.member_add(actor=_user(request), case=case, **form.cleaned_data),
+        lambda: services.member_add(actor=request_user(request), case=case, **form.cleaned_data),
         f"{form.cleaned_data['email']} now has access to this case.",
     )
 
@@ -94,7 +81,7 @@ def member_add(request: HttpRequest, case_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def member_role(request: HttpRequest, case_id: int, user_id: int) -> HttpResponse:
-    case = _case(request, case_id)
+    case = case_or_404(request, case_id)
     form = MemberRoleForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose lawyer or staff.")
@@ -103,7 +90,7 @@ def member_role(request: HttpRequest, case_id: int, user_id: int) -> HttpRespons
         request,
         case,
         lambda: services.member_change_role(
-            actor=_user(request), case=case, user_id=user_id, role=form.cleaned_data["role"]
+            actor=request_user(request), case=case, user_id=user_id, role=form.cleaned_data["role"]
         ),
         "Role changed.",
     )
@@ -112,11 +99,11 @@ def member_role(request: HttpRequest, case_id: int, user_id: int) -> HttpRespons
 @login_required
 @require_POST
 def member_remove(request: HttpRequest, case_id: int, user_id: int) -> HttpResponse:
-    case = _case(request, case_id)
+    case = case_or_404(request, case_id)
     return _apply(
         request,
         case,
-        lambda: services.member_remove(actor=_user(request), case=case, user_id=user_id),
+        lambda: services.member_remove(actor=request_user(request), case=case, user_id=user_id),
         "Member removed; their access ended now.",
     )
 
@@ -124,8 +111,8 @@ def member_remove(request: HttpRequest, case_id: int, user_id: int) -> HttpRespo
 @login_required
 @require_POST
 def worker_check(request: HttpRequest, case_id: int) -> HttpResponse:
-    case = _case(request, case_id)
-    job_id = services.case_worker_check_request(actor=_user(request), case=case)
+    case = case_or_404(request, case_id)
+    job_id = services.case_worker_check_request(actor=request_user(request), case=case)
     if request.headers.get("Accept") == "application/json":
         # The page's script posts in place so that its websocket stays open for the answer.
         return JsonResponse({"job_id": job_id}, status=202)

@@ -8,9 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from apps.accounts import services as account_services
-from apps.accounts.models import User
-from apps.cases import selectors as case_selectors
-from apps.cases.models import Case
+from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import production_selectors, selectors, services
 from apps.documents.forms import SearchForm, UploadForm
 from apps.documents.models import Document
@@ -20,23 +18,10 @@ PAGES_PER_VIEW = 20
 DOCUMENTS_PER_VIEW = 100
 
 
-def _user(request: HttpRequest) -> User:
-    user = request.user
-    assert isinstance(user, User)  # noqa: S101  (login_required ran first)
-    return user
-
-
-def _case(request: HttpRequest, case_id: int) -> Case:
-    try:
-        return case_selectors.case_get_for_user(user=_user(request), case_id=case_id)
-    except NotFound:
-        raise Http404("No such case.") from None
-
-
 def _document(request: HttpRequest, case_id: int, document_id: int) -> Document:
     try:
         return selectors.document_get_for_user(
-            user=_user(request), case_id=case_id, document_id=document_id
+            user=request_user(request), case_id=case_id, document_id=document_id
         )
     except NotFound:
         raise Http404("No such document.") from None
@@ -56,8 +41,8 @@ def _labels() -> dict[str, dict[str, str]]:
 def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
     """The case's documents. POST is the upload form without JavaScript: the page comes back
     with what happened to each file (400 when none went in)."""
-    user = _user(request)
-    case = _case(request, case_id)
+    user = request_user(request)
+    case = case_or_404(request, case_id)
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
     summary = None
     if form.is_bound and form.is_valid():
@@ -89,7 +74,7 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
 def document_detail(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
     """One document: its facts, then its pages (image beside text), PAGES_PER_VIEW at a time.
     Every view is audited."""
-    user = _user(request)
+    user = request_user(request)
     document = _document(request, case_id, document_id)
     pages = Paginator(
         selectors.page_list_for_user(user=user, case_id=case_id, document_id=document.pk),
@@ -123,8 +108,8 @@ def _page_url(*, case_id: int, document_id: int, number: int) -> str:
 @require_safe
 def search(request: HttpRequest, case_id: int) -> HttpResponse:
     """Full-text search over the case's pages. Without `q` the page shows only the form."""
-    user = _user(request)
-    case = _case(request, case_id)
+    user = request_user(request)
+    case = case_or_404(request, case_id)
     names = (
         selectors.document_list_for_user(user=user, case_id=case.pk)
         .order_by("filename", "pk")
@@ -170,8 +155,8 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
 @require_safe
 def bates_lookup(request: HttpRequest, case_id: int) -> HttpResponse:
     """The pages behind a Bates number or range: image and text side by side."""
-    user = _user(request)
-    case = _case(request, case_id)
+    user = request_user(request)
+    case = case_or_404(request, case_id)
     reference = request.GET.get("ref", "").strip()
     hits, error, status = None, "", 200
     if reference:
