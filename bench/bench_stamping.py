@@ -132,8 +132,10 @@ def _pypdf_reportlab(paths: list[Path], out: Path) -> float:
     return time.perf_counter() - started
 
 
+# Peak memory from VmHWM: unlike ru_maxrss it starts afresh at exec, so the child does not
+# inherit this (large) parent's high-water mark through fork.
 _MEMORY_CHILD = """
-import resource, sys
+import sys
 from pathlib import Path
 import django, os
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexweb.settings")
@@ -148,7 +150,8 @@ for path in paths:
     sources.append(stamping.Source(path=path, kind="pdf", first_number=first))
     first += count
 stamping.stamp_volume(sources, stamping.StampSettings(prefix="MEM", digits=6), Path(sys.argv[1]))
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+status = open("/proc/self/status").read().split("\\n")
+print(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
 """
 
 
