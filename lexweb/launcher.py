@@ -104,6 +104,18 @@ def _check_port_free(host: str, port: int) -> None:
             ) from None
 
 
+def _wait_until_listening(host: str, port: int, web: subprocess.Popen[bytes]) -> bool:
+    """Wait (bounded) until the web server accepts connections, so the URL we print works."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and web.poll() is None:
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.2)
+    return False
+
+
 def _terminate(processes: Sequence[subprocess.Popen[bytes]]) -> None:
     for process in processes:
         if process.poll() is None:
@@ -161,7 +173,8 @@ def run() -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    _say(f"running at http://{host}:{port}/ (web and one worker). Press Ctrl-C to stop.")
+    if _wait_until_listening(host, port, web):
+        _say(f"running at http://{host}:{port}/ (web and one worker). Press Ctrl-C to stop.")
     while not stopping and all(child.poll() is None for child in children):
         time.sleep(0.5)
     _say("stopping web, worker and database…")

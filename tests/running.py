@@ -50,8 +50,12 @@ def launch(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
-def read_until(process: subprocess.Popen[str], needle: str, timeout: float = START_TIMEOUT) -> str:
-    """Read the launcher's output until a line containing `needle`; fail on exit or timeout."""
+def read_until(
+    process: subprocess.Popen[str], *needles: str, timeout: float = START_TIMEOUT
+) -> str:
+    """Read the launcher's output until every needle has appeared (each on some line); fail on
+    exit or timeout."""
+    missing = set(needles)
     assert process.stdout is not None
     seen: list[str] = []
     deadline = time.monotonic() + timeout
@@ -64,9 +68,10 @@ def read_until(process: subprocess.Popen[str], needle: str, timeout: float = STA
             if not line:
                 break
             seen.append(line)
-            if needle in line:
+            missing = {needle for needle in missing if needle not in line}
+            if not missing:
                 return "".join(seen)
-    raise AssertionError(f"{needle!r} not seen; output was:\n{''.join(seen)}")
+    raise AssertionError(f"{sorted(missing)!r} not seen; output was:\n{''.join(seen)}")
 
 
 def one_shot(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

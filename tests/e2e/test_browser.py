@@ -27,7 +27,7 @@ async def test_sign_in_open_case_and_receive_a_worker_notice_live(var_dir: Path)
     server = launch(["run"], launcher_env(var_dir, port))
     base = f"http://127.0.0.1:{port}"
     try:
-        read_until(server, "Starting worker")
+        read_until(server, "Starting worker", "running at")
         async with browser_page() as page:
             await page.goto(f"{base}/")
             assert await page.evaluate("location.pathname") == "/accounts/login/"

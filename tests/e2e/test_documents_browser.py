@@ -66,7 +66,7 @@ async def test_uploaded_pdf_row_turns_ready_live_without_reload(
     server = launch(["run"], launcher_env(var_dir, port))
     base = f"http://127.0.0.1:{port}"
     try:
-        read_until(server, "Starting worker")
+        read_until(server, "Starting worker", "running at")
         async with browser_page() as page:
             await _sign_in(page, base)
             case_link = await page.wait_for(

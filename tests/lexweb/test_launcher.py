@@ -23,7 +23,7 @@ def test_run_serves_the_product_then_ctrl_c_stops_everything_and_data_survives(
     env = _launcher_env(var_dir, port)
     first = _launch(["run"], env)
     try:
-        started = _read_until(first, "Starting worker", START_TIMEOUT)
+        started = _read_until(first, "Starting worker", "running at", timeout=START_TIMEOUT)
         assert f"running at http://127.0.0.1:{port}/" in started
         assert "First admin created: admin@lexweb.local" in started
         assert "Traceback" not in started
@@ -44,7 +44,7 @@ def test_run_serves_the_product_then_ctrl_c_stops_everything_and_data_survives(
 
     second = _launch(["run"], env)
     try:
-        again = _read_until(second, "Starting worker", START_TIMEOUT)
+        again = _read_until(second, "Starting worker", "running at", timeout=START_TIMEOUT)
     finally:
         second.send_signal(signal.SIGINT)
         second.wait(timeout=60)
