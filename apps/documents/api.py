@@ -59,7 +59,7 @@ def upload_documents(
         uploaded_by=request.auth,
         files=[(upload.name or "upload", upload) for upload in files],
         origin=origin.value,
-        custodian=" ".join(custodian.split())[:200],
+        custodian=custodian,
     )
     return Status(400 if summary.errors == len(summary.results) else 201, summary)
 

@@ -34,14 +34,24 @@ class Sniffed:
     page_count: int
 
 
+def _printable(raw: str) -> str:
+    """NFC text without control or other non-printing characters (NUL included)."""
+    text = unicodedata.normalize("NFC", raw or "")
+    return "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
+
+
+def clean_line(raw: str, limit: int) -> str:
+    """One line of free text typed by a person (e.g. a custodian): printable, single-spaced,
+    at most `limit` characters."""
+    return " ".join(_printable(raw).split())[:limit]
+
+
 def clean_filename(raw: str) -> str:
     """A display name that is safe anywhere: no path, no control characters, bounded length.
 
     The name is only ever shown; files are stored by their hash, so no name reaches a path.
     """
-    name = unicodedata.normalize("NFC", raw or "")
-    name = name.replace("\\", "/").rsplit("/", 1)[-1]
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip(" .")
+    name = _printable((raw or "").replace("\\", "/").rsplit("/", 1)[-1]).strip(" .")
     if not name:
         return "upload"
     if len(name) > MAX_FILENAME:

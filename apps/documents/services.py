@@ -23,6 +23,7 @@ from lexweb.errors import DomainError
 logger = logging.getLogger(__name__)
 
 SEARCH_CONFIG = "english"
+MAX_CUSTODIAN = 200  # Document.custodian's max_length
 # Progress events at most this often per document (the last page always reports).
 _PROGRESS_EVERY_SECONDS = 0.5
 
@@ -59,6 +60,7 @@ def document_upload(
     Nothing is left behind when a step fails.
     """
     name = intake.clean_filename(filename)
+    custodian = intake.clean_line(custodian, MAX_CUSTODIAN)
     if origin not in Document.Origin.values:
         raise DomainError(
             f"Unknown origin {origin!r}; use one of {', '.join(Document.Origin.values)}."
