@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.cases",
     "apps.documents",
+    "apps.cluster",
     "apps.api",
 ]
 

@@ -1,0 +1,10 @@
+"""Writes for the cluster app, split by sub-domain (STYLE.md §1):
+
+- site: loading a site description, accepting proposed boards
+- gpu: recording the GPU agent's samples and state
+- placement: memory estimates from GGUF facts, the fit check
+- health: the backend health registry
+- dispatch: routing by role, admission, the context guard, per-call telemetry
+
+Callers import the sub-module they need: `from apps.cluster.services import site`.
+"""
