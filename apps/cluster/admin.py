@@ -1,0 +1,182 @@
+"""Cluster configuration in the Django admin. Forms validate; observed state (GPU samples,
+backend health, call telemetry) is shown read-only and written only by the agent and jobs.
+A backend's API key is write-only and never listed."""
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from apps.cluster import forms
+from apps.cluster.models import (
+    Backend,
+    BackendHealth,
+    Board,
+    CallRecord,
+    Deployment,
+    Gpu,
+    GpuLink,
+    GpuSample,
+    GpuStatus,
+    Host,
+    RoleRoute,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Observed rows: listed and opened, never edited by hand."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class GpuInline(admin.TabularInline):
+    model = Gpu
+    extra = 0
+    fields = ["index", "name", "memory_bytes", "compute_capability", "pci_bus_id", "uuid", "board"]
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        formset = super().get_formset(request, obj, **kwargs)
+        # Only the host's own boards may be chosen for its GPUs.
+        board_field = formset.form.base_fields["board"]
+        board_field.queryset = Board.objects.filter(host=obj) if obj else Board.objects.none()  # type: ignore[attr-defined]  # ModelChoiceField
+        return formset
+
+
+@admin.register(Host)
+class HostAdmin(admin.ModelAdmin):
+    list_display = ["name", "description", "agent_status", "agent_seen_at", "proposed_boards"]
+    fields = [
+        "name",
+        "description",
+        "agent_status",
+        "agent_message",
+        "agent_seen_at",
+        "proposed_boards",
+        "proposed_at",
+    ]
+    readonly_fields = [
+        "agent_status",
+        "agent_message",
+        "agent_seen_at",
+        "proposed_boards",
+        "proposed_at",
+    ]
+    inlines = [GpuInline]
+
+
+@admin.register(Board)
+class BoardAdmin(admin.ModelAdmin):
+    list_display = ["name", "host", "gpu_indices", "memory_gib"]
+    list_filter = ["host"]
+    fields = ["host", "name"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Board]:
+        return super().get_queryset(request).select_related("host").prefetch_related("gpus")
+
+    @admin.display(description="GPUs")
+    def gpu_indices(self, board: Board) -> str:
+        return ", ".join(str(gpu.index) for gpu in board.gpus.all()) or "none"
+
+    @admin.display(description="memory (GiB)")
+    def memory_gib(self, board: Board) -> str:
+        return f"{sum(gpu.memory_bytes for gpu in board.gpus.all()) / 2**30:.1f}"
+
+
+@admin.register(Gpu)
+class GpuAdmin(admin.ModelAdmin):
+    list_display = ["host", "index", "name", "memory_bytes", "compute_capability", "board"]
+    list_filter = ["host", "board"]
+    list_select_related = ["host", "board", "board__host"]
+
+
+@admin.register(GpuLink)
+class GpuLinkAdmin(admin.ModelAdmin):
+    list_display = ["a", "b", "kind", "nvlink_count"]
+    list_filter = ["kind"]
+    list_select_related = ["a__host", "b__host"]
+
+
+@admin.register(Backend)
+class BackendAdmin(admin.ModelAdmin):
+    form = forms.BackendForm
+    list_display = ["name", "kind", "base_url", "board", "slots", "enabled", "health_state"]
+    list_filter = ["kind", "enabled"]
+    list_select_related = ["board__host", "health"]
+    fields = ["name", "kind", "base_url", "board", "slots", "api_key", "clear_api_key", "enabled"]
+
+    @admin.display(description="health")
+    def health_state(self, backend: Backend) -> str:
+        health = getattr(backend, "health", None)
+        return health.get_state_display() if health else "not checked yet"
+
+
+class RoleRouteInline(admin.TabularInline):
+    model = RoleRoute
+    extra = 0
+    fields = ["role", "position"]
+
+
+@admin.register(Deployment)
+class DeploymentAdmin(admin.ModelAdmin):
+    form = forms.DeploymentForm
+    list_display = ["model_name", "backend", "quantization", "context_size", "enabled"]
+    list_filter = ["enabled", "backend"]
+    list_select_related = ["backend"]
+    readonly_fields = ["memory_estimate_bytes"]
+    inlines = [RoleRouteInline]
+
+
+@admin.register(RoleRoute)
+class RoleRouteAdmin(admin.ModelAdmin):
+    list_display = ["role", "position", "deployment"]
+    list_filter = ["role"]
+    list_select_related = ["deployment__backend"]
+    ordering = ["role", "position"]
+
+
+@admin.register(BackendHealth)
+class BackendHealthAdmin(ReadOnlyAdmin):
+    list_display = ["backend", "state", "message", "checked_at", "slots_busy", "slots_total"]
+    list_filter = ["state"]
+    list_select_related = ["backend"]
+
+
+@admin.register(GpuStatus)
+class GpuStatusAdmin(ReadOnlyAdmin):
+    list_display = [
+        "gpu",
+        "sampled_at",
+        "utilisation_pct",
+        "memory_used_bytes",
+        "temperature_c",
+        "power_w",
+    ]
+    list_select_related = ["gpu__host"]
+
+
+@admin.register(GpuSample)
+class GpuSampleAdmin(ReadOnlyAdmin):
+    list_display = ["gpu", "bucket_start", "bucket_seconds", "utilisation_avg", "power_avg_w"]
+    list_filter = ["bucket_seconds"]
+    list_select_related = ["gpu__host"]
+
+
+@admin.register(CallRecord)
+class CallRecordAdmin(ReadOnlyAdmin):
+    list_display = [
+        "started_at",
+        "deployment_label",
+        "board_label",
+        "role",
+        "outcome",
+        "prompt_tokens",
+        "completion_tokens",
+        "time_to_first_token_ms",
+        "decode_tokens_per_second",
+    ]
+    list_filter = ["outcome", "role"]
