@@ -1,0 +1,131 @@
+"""The cluster configuration in the Django admin: every list opens for an admin, nobody else
+gets in, and a backend's API key is write-only."""
+
+import pytest
+from django.test import Client
+
+from apps.cluster.models import Backend, Board, Host
+from apps.cluster.services import site
+from tests.cluster.test_site import SMALL
+
+pytestmark = pytest.mark.django_db
+
+MODELS = [
+    "host",
+    "board",
+    "gpu",
+    "gpulink",
+    "backend",
+    "backendhealth",
+    "deployment",
+    "roleroute",
+    "gpustatus",
+    "gpusample",
+    "callrecord",
+]
+
+
+@pytest.fixture
+def loaded() -> None:
+    site.site_load(
+        text=SMALL.replace("board: b, slots: 2}", 'board: b, slots: 2, api_key: "sk-secret-123"}')
+    )
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_admin_opens_every_cluster_list_and_the_key_is_never_shown(
+    admin_client_: Client, loaded: None, model: str
+) -> None:
+    response = admin_client_.get(f"/admin/cluster/{model}/")
+
+    assert response.status_code == 200
+    assert b"sk-secret-123" not in response.content
+
+
+def test_non_admins_do_not_get_into_the_cluster_admin(lawyer_client: Client, loaded: None) -> None:
+    response = lawyer_client.get("/admin/cluster/backend/")
+
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]
+
+
+def _backend_form(backend: Backend, **changes: object) -> dict[str, object]:
+    data: dict[str, object] = {
+        "name": backend.name,
+        "kind": backend.kind,
+        "base_url": backend.base_url,
+        "board": backend.board_id,
+        "slots": backend.slots,
+        "api_key": "",
+        "enabled": "on",
+    }
+    data.update(changes)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def test_backend_page_never_renders_the_key_and_a_blank_key_keeps_it(
+    admin_client_: Client, loaded: None
+) -> None:
+    backend = Backend.objects.get()
+    page = admin_client_.get(f"/admin/cluster/backend/{backend.pk}/change/")
+    assert page.status_code == 200
+    assert b"sk-secret-123" not in page.content
+
+    response = admin_client_.post(
+        f"/admin/cluster/backend/{backend.pk}/change/", _backend_form(backend, slots=3)
+    )
+
+    assert response.status_code == 302
+    backend.refresh_from_db()
+    assert (backend.slots, backend.api_key) == (3, "sk-secret-123")
+
+
+def test_backend_key_can_be_replaced_and_removed(admin_client_: Client, loaded: None) -> None:
+    backend = Backend.objects.get()
+    url = f"/admin/cluster/backend/{backend.pk}/change/"
+
+    admin_client_.post(url, _backend_form(backend, api_key="sk-new"))
+    backend.refresh_from_db()
+    assert backend.api_key == "sk-new"
+    admin_client_.post(url, _backend_form(backend, clear_api_key="on"))
+    backend.refresh_from_db()
+    assert backend.api_key == ""
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"base_url": "file:///etc/passwd"},
+        {"base_url": "javascript:alert(1)"},
+        {"base_url": "http://" + "a" * 400 + ".test"},
+        {"slots": "0"},
+        {"slots": "100000"},
+        {"kind": "vllm"},
+        {"name": ""},
+        {"api_key": "k" * 500},
+    ],
+)
+def test_bad_backend_form_shows_an_error_and_changes_nothing(
+    admin_client_: Client, loaded: None, bad: dict[str, object]
+) -> None:
+    backend = Backend.objects.get()
+    before = Backend.objects.values().get()
+
+    response = admin_client_.post(
+        f"/admin/cluster/backend/{backend.pk}/change/", _backend_form(backend, **bad)
+    )
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors
+    assert Backend.objects.values().get() == before
+
+
+def test_gpu_inline_offers_only_the_hosts_own_boards(admin_client_: Client, loaded: None) -> None:
+    other = Host.objects.create(name="elsewhere")
+    Board.objects.create(host=other, name="foreign-board")
+    host = Host.objects.get(name="h1")
+
+    page = admin_client_.get(f"/admin/cluster/host/{host.pk}/change/")
+
+    assert page.status_code == 200
+    assert b"foreign-board" not in page.content
