@@ -1,0 +1,28 @@
+"""Helpers both fake servers use to read request bodies and write JSON like the real ones."""
+
+import json
+import secrets
+import string
+
+from apps.cluster.fakebackend.tokens import count_prompt_tokens
+
+
+def dumps(value: object) -> str:
+    # Both servers write compact JSON with raw UTF-8 (a token such as "徽" is not escaped).
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def random_id(length: int) -> str:
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(length))
+
+
+def prompt_tokens_of(messages: list[object]) -> int:
+    return count_prompt_tokens(m for m in messages if isinstance(m, dict))
+
+
+def as_int(value: object, default: int) -> int:
+    """An integer field of a request; a missing, negative or non-integer value gives default."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return default
+    return value

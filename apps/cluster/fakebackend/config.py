@@ -1,0 +1,51 @@
+"""Configuration of a fake backend. Every field is read when a request arrives, so a test can
+change the settings of a running fake (for example end its loading phase)."""
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["llama_cpp", "ollama"]
+
+
+@dataclass
+class FakeSettings:
+    kind: Kind
+    model: str = "tiny"
+    # Per stream. The fake paces each stream by a schedule (token n is due at start + n/rate);
+    # math.inf sends everything at once.
+    tokens_per_second: float = 200.0
+    # Generations running at once; more requests wait in a queue, as llama-server's do, and get
+    # even their response headers only when a slot frees.
+    slots: int = 2
+    # llama-server: context of one slot (`--ctx-size` / `--parallel`). Ollama: the default num_ctx.
+    n_ctx_per_slot: int = 4096
+    # llama-server answers 503 "Loading model" to everything for this long after start. Ollama
+    # has no such state: its first generation waits this long and reports it as load_duration.
+    loading_seconds: float = 0.0
+    # llama-server only; /health stays public.
+    api_key: str = ""
+    # The reply's text, split into one token per word (with its leading space). None: as many
+    # deterministic gibberish words as max_tokens allows.
+    reply: str | None = None
+    # Tokens generated when a request names no limit.
+    max_tokens_default: int = 128
+    # llama-server: seconds between `:` keep-alive pings while a stream produces nothing (queued,
+    # or hung). None: no pings (the real default is 30 s).
+    ping_interval: float | None = None
+    # Under status 200, after this many tokens: an error event/line, then the end of the body.
+    fail_after_tokens: int | None = None
+    # After this many tokens: half of the next event, then the connection closes.
+    disconnect_after_tokens: int | None = None
+    # After this many tokens: nothing more (except pings), but the connection stays open.
+    hang_after_tokens: int | None = None
+    # Every generation request answers this 5xx status with the recorded error body.
+    status_error: int | None = None
+    # After the first token, one event whose JSON is cut short, then the stream goes on.
+    invalid_json: bool = False
+    # Ollama: the models that `ollama pull` has fetched. None: just `model`.
+    pulled_models: list[str] | None = None
+    # Ollama: the version /api/version reports.
+    version: str = "0.24.0"
+
+    def pulled(self) -> list[str]:
+        return list(self.pulled_models) if self.pulled_models is not None else [self.model]
