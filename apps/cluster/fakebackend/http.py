@@ -60,7 +60,7 @@ async def read_request(reader: asyncio.StreamReader, leftover: bytes = b"") -> R
 
 async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
     if headers.get("transfer-encoding", "").lower() == "chunked":
-        parts = []
+        parts: list[bytes] = []
         while True:
             size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
             if size == 0:

@@ -1,0 +1,179 @@
+"""Client for Ollama's native API (/api/chat as NDJSON, /api/version, /api/tags, /api/ps).
+
+What the recordings in ../shared/protocols/ollama show and this client relies on: durations are
+integer nanoseconds; every metric is omitempty (a zero is missing, not 0); an over-long prompt
+is truncated to num_ctx silently, so the caller compares `Finished.prompt_tokens` with what it
+sent; an unknown model is a 404 `{"error":"model 'x' not found"}` even for stream:true; an error
+after streaming began is one `{"error":..}` line under status 200, with no done:true frame.
+"""
+
+from typing import Literal
+
+from apps.cluster.backends.base import (
+    BackendError,
+    BackendProtocolError,
+    ChatEvent,
+    ChatRequest,
+    Finished,
+    HealthReport,
+    Message,
+    ModelInfo,
+    ModelNotFound,
+    StreamFailed,
+    Token,
+)
+from apps.cluster.backends.streams import (
+    HttpBackend,
+    HttpChatStream,
+    LineSplitter,
+    error_text,
+    json_object,
+    server_message,
+)
+
+CHAT_PATH = "/api/chat"
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def _rate(count: int | None, nanoseconds: int | None) -> float | None:
+    if not count or not nanoseconds:
+        return None
+    return count / nanoseconds * 1e9
+
+
+def _ms(nanoseconds: int | None) -> float | None:
+    return None if not nanoseconds else nanoseconds / 1e6
+
+
+class _NdjsonChatDecoder:
+    """One JSON object per line: `done:false` frames carry `message.content`, the `done:true`
+    frame carries the counts and durations."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._splitter = LineSplitter()
+        self._done = False
+
+    @property
+    def partial(self) -> bool:
+        return self._splitter.partial
+
+    def feed(self, data: bytes) -> list[ChatEvent]:
+        events: list[ChatEvent] = []
+        for line in self._splitter.feed(data):
+            if self._done:
+                break
+            event = self._read(json_object(line, self._name))
+            if event is not None:
+                events.append(event)
+        return events
+
+    def end(self) -> list[ChatEvent]:
+        rest = self._splitter.rest()
+        if self._done:
+            return []
+        if rest.strip():
+            # A last line without its newline is complete if it parses; cut, it does not.
+            try:
+                event = self._read(json_object(rest, self._name))
+            except BackendProtocolError:
+                raise BackendProtocolError(
+                    f"{self._name} cut the stream in the middle of a line."
+                ) from None
+            if self._done and event is not None:
+                return [event]
+        raise BackendProtocolError(f"{self._name} ended the stream before the reply was done.")
+
+    def _read(self, frame: dict[str, object]) -> ChatEvent | None:
+        if "error" in frame:
+            raise StreamFailed(f"{self._name} failed while generating: {error_text(frame)}")
+        if frame.get("done") is True:
+            self._done = True
+            return self._finished(frame)
+        message = frame.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        return Token(content) if isinstance(content, str) and content else None
+
+    def _finished(self, frame: dict[str, object]) -> Finished:
+        # Metrics are omitempty. A missing eval_count is a true zero (nothing generated); a
+        # missing prompt_eval_count is reported as unknown (None), never as a prompt of 0
+        # tokens, which would look like truncation to the context guard.
+        prompt = _count(frame.get("prompt_eval_count"))
+        completion = _count(frame.get("eval_count")) or 0
+        prompt_ns = _count(frame.get("prompt_eval_duration"))
+        eval_ns = _count(frame.get("eval_duration"))
+        reason = frame.get("done_reason")
+        return Finished(
+            finish_reason=reason if isinstance(reason, str) and reason else "stop",
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            prefill_tokens_per_second=_rate(prompt, prompt_ns),
+            decode_tokens_per_second=_rate(completion, eval_ns),
+            prompt_ms=_ms(prompt_ns),
+            decode_ms=_ms(eval_ns),
+        )
+
+
+class OllamaClient(HttpBackend):
+    kind: Literal["llama_cpp", "ollama"] = "ollama"
+
+    def status_error(self, status: int, body: bytes) -> BackendError:
+        message = server_message(body, self._api_key)
+        if status == 404 and message.startswith("model ") and message.endswith("not found"):
+            model = message.removeprefix("model ").removesuffix("not found").strip(" '\"")
+            return ModelNotFound(
+                f"Model '{model}' is not on {self.name}: an administrator must pull it there "
+                f"(ollama pull {model})."
+            )
+        return super().status_error(status, body)
+
+    async def health(self) -> HealthReport:
+        """Never raises a BackendError: an unreachable or failing server is state "down"."""
+        try:
+            await self.get_json("GET", "/api/version")
+            loaded = await self.get_json("GET", "/api/ps")
+        except BackendError as exc:
+            return HealthReport(state="down", message=str(exc))
+        models = loaded.get("models") if isinstance(loaded, dict) else None
+        names = tuple(str(m["name"]) for m in models or [] if isinstance(m, dict) and "name" in m)
+        # Ollama has no slots to report and no loading state: it loads on the first request.
+        return HealthReport(state="ok", models_loaded=names)
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The pulled models. context_per_slot stays None: Ollama's context is the num_ctx of
+        each request, not a property of the server."""
+        body = await self.get_json("GET", "/api/tags")
+        models = body.get("models") if isinstance(body, dict) else None
+        if not isinstance(models, list):
+            raise BackendProtocolError(f"{self.name} sent a model list without `models`.")
+        return [
+            ModelInfo(name=str(m["name"]), size_bytes=_count(m.get("size")))
+            for m in models
+            if isinstance(m, dict) and isinstance(m.get("name"), str)
+        ]
+
+    def stream_chat(self, request: ChatRequest) -> HttpChatStream:
+        options: dict[str, object] = {**request.sampling, "num_predict": request.max_tokens}
+        if request.num_ctx is not None:
+            options["num_ctx"] = request.num_ctx
+        payload: dict[str, object] = {
+            "model": request.model,
+            "messages": list(request.messages),
+            "stream": True,
+            "options": options,
+        }
+        if request.json_schema is not None:
+            payload["format"] = request.json_schema
+        if request.keep_alive is not None:
+            payload["keep_alive"] = request.keep_alive
+        return HttpChatStream(self, CHAT_PATH, payload, _NdjsonChatDecoder(self.name))
+
+    async def count_tokens(self, messages: list[Message]) -> int | None:
+        """Ollama cannot tokenize before the call; the caller sends num_ctx and compares
+        prompt_eval_count afterwards."""
+        return None
