@@ -107,6 +107,7 @@ class ReferenceSiteNvml:
 
     def __init__(self) -> None:
         self.links = _reference_links()
+        self.uuids = {i: f"GPU-{i:08d}-0000-0000-0000-000000000000" for i in range(GPU_COUNT)}
         self.utilisation = dict.fromkeys(range(GPU_COUNT), 0)
         self.memory_used = dict.fromkeys(range(GPU_COUNT), 300 * 1024**2)
         self.temperature = dict.fromkeys(range(GPU_COUNT), 35)
@@ -147,7 +148,7 @@ class ReferenceSiteNvml:
 
     def nvmlDeviceGetUUID(self, handle: int) -> str:
         self._enter("nvmlDeviceGetUUID")
-        return f"GPU-{handle:08d}-0000-0000-0000-000000000000"
+        return self.uuids[handle]
 
     def nvmlDeviceGetPciInfo(self, handle: int) -> _Pci:
         self._enter("nvmlDeviceGetPciInfo")
