@@ -1,11 +1,15 @@
 """Admin forms for the cluster configuration. Validation that needs other rows (placement,
 boards) is done by services; the forms turn their errors into form errors."""
 
+import copy
 from typing import Any
 
 from django import forms
+from django.forms.models import construct_instance
 
+from apps.cluster import gguf
 from apps.cluster.models import Backend, Deployment
+from apps.cluster.services import placement
 
 
 class BackendForm(forms.ModelForm):
@@ -44,29 +48,65 @@ class BackendForm(forms.ModelForm):
         return backend
 
 
+# Facts the GGUF header supplies when the admin leaves them at 0 or blank (Deployment names).
+HEADER_FIELDS = [
+    "architecture",
+    "total_params",
+    "active_params",
+    "quantization",
+    "file_size_bytes",
+    "weights_bytes",
+    "n_layers",
+    "n_kv_heads",
+    "head_dim_k",
+    "head_dim_v",
+]
+
+
 class DeploymentForm(forms.ModelForm):
+    """A deployment with its GGUF facts, refused unless it fits its board.
+
+    The facts come from the form, from the header of the file at `gguf_path` (for every fact
+    left at 0 or blank), or both. Placement runs on the unsaved result in clean(); its estimate
+    is stored on the instance, so saving the form stores it too.
+    """
+
+    gguf_path = forms.CharField(
+        required=False,
+        max_length=1000,
+        label="GGUF file",
+        help_text="Path of the model file on a disk this server can read (for a split model, "
+        "any part). Only its header is read. Facts left at 0 or blank are taken from it.",
+    )
+
     class Meta:
         model = Deployment
         fields = [
             "backend",
             "model_name",
             "enabled",
-            "architecture",
-            "total_params",
-            "active_params",
-            "quantization",
-            "file_size_bytes",
-            "weights_bytes",
-            "n_layers",
-            "n_kv_heads",
-            "head_dim_k",
-            "head_dim_v",
+            "gguf_path",
+            *HEADER_FIELDS,
             "context_size",
             "kv_cache_type",
             "flash_attention",
             "parallel_slots",
             "sampling",
         ]
+        help_texts = {
+            "n_layers": "Layers that keep a KV cache: the block count, fewer in hybrid models "
+            "(Qwen3.5 and Qwen3-Next attend in every 4th layer).",
+            "n_kv_heads": "KV heads per layer (the largest, if they vary by layer).",
+            "weights_bytes": "Bytes of all tensors, from the GGUF header.",
+            "context_size": "llama-server --ctx-size: the total, shared by the parallel slots. "
+            "Ollama: num_ctx, per request.",
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Left empty, a fact is read from the header (or stays unknown, which placement refuses).
+        for name in HEADER_FIELDS:
+            self.fields[name].required = False
 
     def clean_sampling(self) -> dict[str, Any]:
         value = self.cleaned_data.get("sampling") or {}
@@ -75,3 +115,30 @@ class DeploymentForm(forms.ModelForm):
                 'Sampling presets are a JSON object, e.g. {"temperature": 0.2}.'
             )
         return value
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or self.cleaned_data
+        path = (cleaned.get("gguf_path") or "").strip()
+        header: dict[str, object] = {}
+        if path:
+            try:
+                header = dict(gguf.read_gguf_facts(path).deployment_values())
+            except gguf.GgufError as exc:
+                self.add_error("gguf_path", exc.message)
+                return cleaned
+        for name in HEADER_FIELDS:
+            if name not in self.errors and not cleaned.get(name):
+                unknown = "" if name in ("architecture", "quantization") else 0
+                cleaned[name] = header.get(name, unknown)
+                # Also for a field absent from the POST, which construct_instance would skip.
+                setattr(self.instance, name, cleaned[name])
+        if self.errors:
+            return cleaned
+        candidate = construct_instance(self, copy.copy(self.instance))
+        try:
+            estimate = placement.placement_check(deployment=candidate)
+        except placement.PlacementError as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, exc.message)
+            return cleaned
+        self.instance.memory_estimate_bytes = estimate.total_bytes
+        return cleaned
