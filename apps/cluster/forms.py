@@ -5,6 +5,7 @@ import copy
 from typing import Any
 
 from django import forms
+from django.db import transaction
 from django.forms.models import construct_instance
 
 from apps.cluster import gguf
@@ -135,8 +136,11 @@ class DeploymentForm(forms.ModelForm):
         if self.errors:
             return cleaned
         candidate = construct_instance(self, copy.copy(self.instance))
+        # The admin validates and saves in one transaction: there, lock the board until the save
+        # commits, so two admins cannot both place a model in the same free memory.
+        in_transaction = transaction.get_connection().in_atomic_block
         try:
-            estimate = placement.placement_check(deployment=candidate)
+            estimate = placement.placement_check(deployment=candidate, lock=in_transaction)
         except placement.PlacementError as exc:
             self.add_error(exc.field if exc.field in self.fields else None, exc.message)
             return cleaned

@@ -97,7 +97,7 @@ class BoardMemory:
     """A board's memory as configured, and as NVML last measured it.
 
     The measured figures are None unless every GPU of the board has a sample: a partial sum
-    would look like free memory that is not there."""
+    would look like free memory that is not there. `measured_at` is the oldest of the samples."""
 
     gpus: int
     total_bytes: int
@@ -201,7 +201,7 @@ def placement_check(*, deployment: Deployment, lock: bool = False) -> MemoryEsti
     board = (boards.select_for_update(of=("self",)) if lock else boards).get(pk=board_id)
     gpus = _board_gpus(board)
     estimate = deployment_estimate(deployment=deployment, n_gpus=len(gpus))
-    others = _other_deployments(deployment, board) if deployment.enabled else []
+    others = _other_deployments(deployment, board, len(gpus)) if deployment.enabled else []
     taken = sum(other_estimate.total_bytes for _, other_estimate in others)
     capacity = sum(gpu.memory_bytes for gpu in gpus)
     if estimate.total_bytes + taken > capacity:
@@ -258,14 +258,13 @@ def _board_gpus(board: Board) -> list[Gpu]:
 
 
 def _other_deployments(
-    deployment: Deployment, board: Board
+    deployment: Deployment, board: Board, n_gpus: int
 ) -> list[tuple[Deployment, MemoryEstimate]]:
     """The board's other enabled deployments, estimated from their current facts (the stored
     estimate may predate a change of the margin)."""
     rows = Deployment.objects.filter(backend__board=board, enabled=True).select_related("backend")
     if deployment.pk is not None:
         rows = rows.exclude(pk=deployment.pk)
-    n_gpus = board.gpus.count()
     return [(row, deployment_estimate(deployment=row, n_gpus=n_gpus)) for row in rows]
 
 
