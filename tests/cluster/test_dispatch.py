@@ -435,6 +435,34 @@ async def test_role_falls_back_to_the_next_deployment_when_the_first_is_down(
     assert outcomes == [(dead.pk, Outcome.ERROR), (alive.pk, Outcome.OK)]
 
 
+async def test_role_falls_back_to_a_larger_context_when_the_prompt_does_not_fit(
+    fake_llama: FakeBackend,
+) -> None:
+    small = await _deployment(fake_llama, board="board-a", context_size=256, parallel_slots=2)
+    large = await _deployment(fake_llama, board="board-b", context_size=8192, parallel_slots=2)
+    await sync_to_async(route_make)(Role.SUMMARIZER, small, large)
+
+    result = await dispatch.chat_for_role(role=Role.SUMMARIZER, messages=_words(200), max_tokens=8)
+
+    assert result.deployment_id == large.pk
+    outcomes = [(r.deployment_id, r.outcome) async for r in CallRecord.objects.order_by("pk")]
+    assert outcomes == [(small.pk, Outcome.REFUSED), (large.pk, Outcome.OK)]
+    assert len(chat_requests(fake_llama)) == 1
+
+
+async def test_role_where_every_deployment_is_down_names_each_failure() -> None:
+    first = await _deployment(closed_port_url(), board="board-a")
+    second = await _deployment(closed_port_url(), board="board-b")
+    await sync_to_async(route_make)(Role.ADVERSARY, first, second)
+
+    with pytest.raises(dispatch.DeploymentUnavailableError) as failed:
+        await dispatch.chat_for_role(role=Role.ADVERSARY, messages=HELLO, max_tokens=2)
+
+    message = str(failed.value)
+    assert message.startswith("Every deployment for the Adversarial reviewer role failed.")
+    assert first.backend.name in message and second.backend.name in message
+
+
 async def test_routing_skips_backends_the_registry_marks_down_or_cooling(
     fake_llama: FakeBackend,
 ) -> None:

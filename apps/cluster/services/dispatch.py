@@ -224,8 +224,7 @@ async def chat_for_role(
         if on_token is not None:
             await _deliver(on_token, text)
 
-    failures: list[str] = []
-    last: BackendError | None = None
+    failures: list[tuple[Deployment, BackendError]] = []
     for candidate in deployments:
         try:
             return await chat(
@@ -241,11 +240,13 @@ async def chat_for_role(
         except (BackendUnavailable, PromptTooLongError) as error:
             if streamed:
                 raise
-            failures.append(f"{candidate.model_name}: {error}")
-            last = error
-    if isinstance(last, PromptTooLongError) and len(failures) == 1:
-        raise last
-    message = f"Every deployment for the {label} role failed. " + " ".join(failures)
+            failures.append((candidate, error))
+    errors = [error for _candidate, error in failures]
+    if all(isinstance(error, PromptTooLongError) for error in errors):
+        # Too long for every model of the role: the caller must shorten it, not retry later.
+        raise errors[-1]
+    reasons = " ".join(f"{candidate}: {error}" for candidate, error in failures)
+    message = f"Every deployment for the {label} role failed. {reasons}"
     raise DeploymentUnavailableError(message[:ERROR_LENGTH])
 
 
