@@ -1,7 +1,9 @@
 from django.urls import path
 
 from apps.cases.consumers import CaseEventsConsumer
+from apps.cluster.consumers import ClusterStatusConsumer
 
 websocket_urlpatterns = [
     path("ws/cases/<int:case_id>/events/", CaseEventsConsumer.as_asgi()),
+    path("ws/cluster/", ClusterStatusConsumer.as_asgi()),
 ]

@@ -15,4 +15,5 @@ urlpatterns = [
     path("accounts/", include("apps.accounts.urls")),
     path("", include("apps.cases.urls")),
     path("", include("apps.documents.urls")),
+    path("", include("apps.cluster.urls")),
 ]

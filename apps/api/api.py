@@ -18,6 +18,7 @@ from apps.accounts import services as account_services
 from apps.accounts.api import router as accounts_router
 from apps.accounts.models import User
 from apps.cases.api import router as cases_router
+from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 
@@ -139,3 +140,4 @@ def _unreadable_multipart(request: HttpRequest, exc: MultiPartParserError) -> Ht
 api.add_router("/", accounts_router)
 api.add_router("/", cases_router)
 api.add_router("/", documents_router)
+api.add_router("/", cluster_router)

@@ -1,0 +1,100 @@
+"""What the cluster status endpoint answers: the dashboard's facts, never a backend's API key
+or URL."""
+
+from datetime import datetime
+
+from ninja import Schema
+
+from apps.cluster.selectors import DeploymentView
+
+
+class GpuReadingOut(Schema):
+    sampled_at: datetime
+    utilisation_pct: int
+    memory_used_bytes: int
+    memory_total_bytes: int
+    temperature_c: int
+    power_w: float
+    power_limit_w: float
+
+
+class GpuOut(Schema):
+    id: int
+    index: int
+    name: str
+    memory_bytes: int
+    board_id: int | None
+    reading: GpuReadingOut | None
+
+
+class BoardOut(Schema):
+    id: int
+    name: str
+    host_name: str
+    gpus: list[GpuOut]
+    measured: bool
+    memory_used_bytes: int
+    memory_total_bytes: int
+
+
+class HostOut(Schema):
+    id: int
+    name: str
+    description: str
+    agent_status: str
+    agent_message: str
+    agent_seen_at: datetime | None
+    boards: list[BoardOut]
+    loose_gpus: list[GpuOut]
+
+
+class BackendOut(Schema):
+    id: int
+    name: str
+    kind: str
+    board_id: int
+    board_label: str
+    slots: int
+    enabled: bool
+    state: str
+    message: str
+    checked_at: datetime | None
+    slots_total: int
+    slots_busy: int
+
+
+class DeploymentSpeedOut(Schema):
+    decode_tokens_per_second: float | None
+    calls: int
+    usable: bool
+
+
+class DeploymentOut(Schema):
+    id: int
+    model_name: str
+    enabled: bool
+    backend_id: int
+    backend_name: str
+    board_id: int
+    board_label: str
+    memory_estimate_bytes: int
+    # What NVML measures in use on the deployment's board; None when no GPU of it has reported.
+    board_memory_used_bytes: int | None
+    board_memory_total_bytes: int | None
+    speed: DeploymentSpeedOut
+
+    @staticmethod
+    def resolve_board_memory_used_bytes(obj: DeploymentView) -> int | None:
+        return obj.board.memory_used_bytes if obj.board and obj.board.measured else None
+
+    @staticmethod
+    def resolve_board_memory_total_bytes(obj: DeploymentView) -> int | None:
+        return obj.board.memory_total_bytes if obj.board and obj.board.measured else None
+
+
+class ClusterStatusOut(Schema):
+    hosts: list[HostOut]
+    backends: list[BackendOut]
+    deployments: list[DeploymentOut]
+    usable_decode_tokens_per_second: float
+    speed_window_calls: int

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from apps.cluster import views
+
+app_name = "cluster"
+
+urlpatterns = [
+    path("cluster/", views.dashboard, name="dashboard"),
+]

@@ -1,0 +1,232 @@
+// lexweb — the cluster dashboard's live stream. The page works without this file (reload to
+// see new figures); with it, cells follow /ws/cluster/ events in place.
+//
+// The rows in the database are the truth and events are lost while the socket is down, so
+// whenever the socket (re)opens the page fetches itself and swaps in the fresh #cluster-live,
+// then follows events again. Events that arrive during that fetch are replayed on it.
+
+const GIB = 1024 ** 3;
+// An event about something the page does not show refetches the page at most this often.
+const UNKNOWN_REFRESH_MS = 30000;
+
+function start(root) {
+  const labelsNode = document.getElementById("cluster-labels");
+  const labels = labelsNode ? JSON.parse(labelsNode.textContent) : {};
+  const usable = Number(root.dataset.usableSpeed) || 40;
+  const state = document.getElementById("live-state");
+  const say = (text) => { if (state) state.textContent = text; };
+  const clock = new Intl.DateTimeFormat("en-GB", {
+    timeZone: root.dataset.timeZone || undefined,
+    hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false,
+  });
+  let refreshing = null; // events held back while a refresh is in flight
+  let refreshAgain = false;
+  let unknownRefreshAt = 0;
+
+  const live = () => document.getElementById("cluster-live");
+  const field = (node, name) => node.querySelector(`[data-field="${name}"]`);
+  const gib = (bytes) => (bytes / GIB).toFixed(1);
+  const isCount = (value) => Number.isFinite(value) && value >= 0;
+  const stateClass = (value) => String(value).replace(/[^a-z_]/g, "");
+
+  function setTime(node, iso) {
+    if (!node || typeof iso !== "string") return;
+    const when = new Date(iso);
+    if (Number.isNaN(when.getTime())) return;
+    node.setAttribute("datetime", iso);
+    node.textContent = clock.format(when);
+  }
+
+  function boardMemory(boardId) {
+    let used = 0;
+    let total = 0;
+    let measured = false;
+    for (const row of live().querySelectorAll(`tr[data-gpu-id][data-board-id="${boardId}"]`)) {
+      if (!row.dataset.memoryTotal) continue;
+      measured = true;
+      used += Number(row.dataset.memoryUsed);
+      total += Number(row.dataset.memoryTotal);
+    }
+    return measured ? `${gib(used)} of ${gib(total)} GiB` : "not measured";
+  }
+
+  function gpuSample(event) {
+    const row = live().querySelector(`tr[data-gpu-id="${Number(event.gpu_id)}"]`);
+    if (!row) return false;
+    if (isCount(event.utilisation_pct)) {
+      field(row, "utilisation").textContent = `${event.utilisation_pct} %`;
+      const meter = row.querySelector("meter");
+      if (meter) meter.value = event.utilisation_pct;
+    }
+    if (isCount(event.memory_used_bytes) && isCount(event.memory_total_bytes)) {
+      row.dataset.memoryUsed = String(event.memory_used_bytes);
+      row.dataset.memoryTotal = String(event.memory_total_bytes);
+      field(row, "memory").textContent =
+        `${gib(event.memory_used_bytes)} of ${gib(event.memory_total_bytes)} GiB`;
+    }
+    if (isCount(event.temperature_c)) field(row, "temperature").textContent = `${event.temperature_c} °C`;
+    if (isCount(event.power_w)) field(row, "power").textContent = `${Math.round(event.power_w)} W`;
+    setTime(field(row, "sampled"), event.sampled_at);
+    const boardId = row.dataset.boardId;
+    if (boardId) {
+      const text = boardMemory(boardId);
+      const selector = `.cluster-board[data-board-id="${boardId}"] [data-field="board-memory"], `
+        + `tr[data-deployment-id][data-board-id="${boardId}"] [data-field="board-memory"]`;
+      for (const cell of live().querySelectorAll(selector)) cell.textContent = text;
+    }
+    return true;
+  }
+
+  function agentText(status, host, message) {
+    const why = message || "no reason given";
+    if (status === "no_nvml") return `No NVML on ${host}: ${why} (retrying)`;
+    if (status === "error") return `GPU agent error on ${host}: ${why}`;
+    if (status === "ok") return `The GPU agent on ${host} reads NVML${message ? `: ${message}` : ""}`;
+    return `The GPU agent on ${host} has not reported yet.`;
+  }
+
+  function agentStatus(event) {
+    const article = live().querySelector(`[data-host-id="${Number(event.host_id)}"]`);
+    if (!article || typeof event.status !== "string") return false;
+    const badge = field(article, "agent-status");
+    badge.className = `badge cluster-agent-${stateClass(event.status)}`;
+    badge.textContent = (labels.agent && labels.agent[event.status]) || event.status;
+    const message = typeof event.message === "string" ? event.message : "";
+    field(article, "agent-text").textContent =
+      agentText(event.status, article.dataset.hostName, message);
+    field(article, "agent-seen-wrap").hidden = false;
+    setTime(field(article, "agent-seen"), event.at);
+    return true;
+  }
+
+  function backendHealth(event) {
+    const row = live().querySelector(`tr[data-backend-id="${Number(event.backend_id)}"]`);
+    if (!row || typeof event.state !== "string") return false;
+    const badge = field(row, "state");
+    badge.className = `badge cluster-health-${stateClass(event.state)}`;
+    badge.textContent = (labels.health && labels.health[event.state]) || event.state;
+    const message = field(row, "message");
+    message.textContent = typeof event.message === "string" ? event.message : "";
+    message.hidden = !message.textContent;
+    if (isCount(event.slots_busy) && isCount(event.slots_total)) {
+      const total = event.slots_total || Number(row.dataset.slots);
+      field(row, "slots").textContent = `${event.slots_busy} of ${total}`;
+    }
+    setTime(field(row, "checked"), event.checked_at);
+    return true;
+  }
+
+  function deploymentSpeed(event) {
+    const row = live().querySelector(`tr[data-deployment-id="${Number(event.deployment_id)}"]`);
+    if (!row) return false;
+    const speed = event.decode_tokens_per_second;
+    const known = Number.isFinite(speed);
+    field(row, "speed").textContent = known ? `${speed.toFixed(1)} tok/s` : "—";
+    const mark = field(row, "speed-mark");
+    // The server's verdict when it gives one; the same 40 tok/s line otherwise.
+    const ok = typeof event.usable === "boolean" ? event.usable : known && speed >= usable;
+    const kind = !known ? "none" : ok ? "usable" : "slow";
+    mark.className = `badge cluster-speed-${kind}`;
+    mark.textContent = { none: "no calls yet", usable: "usable", slow: "slow" }[kind];
+    if (isCount(event.calls)) field(row, "calls").textContent = String(event.calls);
+    return true;
+  }
+
+  const HANDLERS = {
+    "cluster.gpu_sample": gpuSample,
+    "cluster.agent_status": agentStatus,
+    "cluster.backend_health": backendHealth,
+    "cluster.deployment_speed": deploymentSpeed,
+  };
+
+  function apply(event) {
+    const handler = HANDLERS[event.type];
+    if (!handler) return;
+    try {
+      // Something the page does not show yet (a GPU, backend or model added since it was
+      // rendered): fetch the page again, which shows it.
+      if (!handler(event) && Date.now() - unknownRefreshAt > UNKNOWN_REFRESH_MS) {
+        unknownRefreshAt = Date.now();
+        refresh();
+      }
+    } catch (error) {
+      console.error(error);
+    }
+  }
+
+  async function refresh() {
+    if (refreshing) {
+      refreshAgain = true;
+      return;
+    }
+    refreshing = [];
+    try {
+      const response = await fetch(location.pathname, {
+        credentials: "same-origin",
+        headers: { Accept: "text/html" },
+        cache: "no-store",
+      });
+      // Signed out meanwhile: the fetch followed the redirect to the sign-in page.
+      if (response.redirected || !response.ok) {
+        if (response.redirected) say("signed out: reload the page to sign in");
+        return;
+      }
+      const page = new DOMParser().parseFromString(await response.text(), "text/html");
+      const fresh = page.getElementById("cluster-live");
+      if (fresh) live().replaceWith(document.adoptNode(fresh));
+    } catch {
+      // The cells keep what they show; the next event or reconnect brings them up to date.
+    } finally {
+      const held = refreshing;
+      refreshing = null;
+      for (const event of held) apply(event);
+      if (refreshAgain) {
+        refreshAgain = false;
+        refresh();
+      }
+    }
+  }
+
+  let delay = 1000;
+
+  function open() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    const socket = new WebSocket(`${scheme}${location.host}${root.dataset.clusterStream}`);
+
+    socket.addEventListener("open", () => {
+      delay = 1000;
+      say("live");
+      // Also on the first open: an agent's state is published only when it changes, and one
+      // sent between the server rendering this page and the socket opening would be missed
+      // until the next reload.
+      refresh();
+    });
+
+    socket.addEventListener("message", (message) => {
+      let event;
+      try {
+        event = JSON.parse(message.data);
+      } catch {
+        return;
+      }
+      if (!event || typeof event.type !== "string") return;
+      if (refreshing) refreshing.push(event);
+      else apply(event);
+    });
+
+    socket.addEventListener("close", (event) => {
+      if (event.code === 4401) {
+        say("signed out: reload the page to sign in");
+        return;
+      }
+      say("reconnecting…");
+      setTimeout(open, delay);
+      delay = Math.min(delay * 2, 30000);
+    });
+  }
+
+  open();
+}
+
+const streamRoot = document.querySelector("[data-cluster-stream]");
+if (streamRoot) start(streamRoot);
