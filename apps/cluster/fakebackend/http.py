@@ -99,7 +99,8 @@ class BodyStream:
 
     def __init__(self, writer: asyncio.StreamWriter, status: int, headers: list[tuple[str, str]]):
         self._writer = writer
-        self._head: bytes | None = head(status, [*headers, ("Transfer-Encoding", "chunked")])
+        # `headers` include Transfer-Encoding: chunked, placed where the real server puts it.
+        self._head: bytes | None = head(status, headers)
         self.bytes_sent = 0
 
     @property

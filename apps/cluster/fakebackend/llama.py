@@ -22,6 +22,10 @@ PROMPT_MS_PER_TOKEN = 0.2
 
 
 def _error_body(code: int, message: str, kind: str, **extra: object) -> bytes:
+    # Key order varies in the recordings: the router's own errors (404, 401, loading) put the
+    # code last, errors from request handling put it first.
+    if code in (401, 404) or message == "Loading model":
+        return dumps({"error": {"message": message, "type": kind, "code": code}}).encode()
     return dumps({"error": {"code": code, "message": message, "type": kind, **extra}}).encode()
 
 
@@ -324,7 +328,7 @@ class _ChatRun:
         stream = self.exchange.stream(200, [
             ("Server", "llama.cpp"), ("Access-Control-Allow-Origin", ""),
             ("X-Accel-Buffering", "no"), ("Content-Type", "text/event-stream"),
-            ("Keep-Alive", "timeout=5, max=100"),
+            ("Transfer-Encoding", "chunked"), ("Keep-Alive", "timeout=5, max=100"),
         ])  # fmt: skip
 
         async def ping() -> None:

@@ -145,7 +145,8 @@ class OllamaApp:
         for name in [n for n, entry in self.loaded.items() if entry.expires_at <= now]:
             del self.loaded[name]
         return [
-            {**self._tag(name), "size": 41321728, "expires_at": rfc3339(entry.expires_at),
+            {"name": name, "model": name, "size": 41321728, "digest": self._tag(name)["digest"],
+             "details": self._details(), "expires_at": rfc3339(entry.expires_at),
              "size_vram": 0, "context_length": entry.context_length}
             for name, entry in self.loaded.items()
         ]  # fmt: skip
@@ -341,6 +342,7 @@ class _OllamaRun:
     async def stream(self) -> None:
         stream = self.exchange.stream(200, [
             ("Content-Type", "application/x-ndjson"), ("Date", formatdate(usegmt=True)),
+            ("Transfer-Encoding", "chunked"),
         ])  # fmt: skip
         settings = self.app.settings
         async with self.fake.slot():

@@ -130,6 +130,7 @@ class FakeBackend:
         self.requests: list[tuple[str, str, object | None]] = []
         self.generating = 0
         self.cancelled = 0
+        self.connections_accepted = 0
         self.stats = Stats()
         self.slots = SlotPool(lambda: max(self.settings.slots, 1))
         self.started_at = 0.0  # loop time
@@ -257,6 +258,7 @@ class FakeBackend:
         task = asyncio.current_task()
         if task is not None:
             self._connections.add(task)
+        self.connections_accepted += 1
         try:
             await self._serve_requests(reader, writer)
         except (ConnectionError, BadRequest, asyncio.IncompleteReadError):

@@ -1,0 +1,54 @@
+"""`manage.py fake_backend`: serves until SIGINT, and refuses a bad or busy port in one line."""
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from tests.running import BASE_DIR, read_until
+
+
+def fake_backend(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "fake_backend", *args],
+        cwd=BASE_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_serves_until_sigint_then_exits_0() -> None:
+    process = fake_backend("--kind", "llama_cpp", "--port", "0", "--slots", "3")
+    try:
+        line = read_until(process, "fake llama_cpp backend at http://127.0.0.1:", timeout=60)
+        url = re.search(r"http://127\.0\.0\.1:\d+", line)
+        assert url is not None
+        assert httpx.get(f"{url.group()}/health").json() == {"status": "ok"}
+        assert len(httpx.get(f"{url.group()}/slots").json()) == 3
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.parametrize("port", ["http", "70000", "busy"])
+def test_bad_or_busy_port_is_one_clear_line_and_exit_1(port: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        number = str(taken.getsockname()[1]) if port == "busy" else port
+        process = fake_backend("--kind", "ollama", "--port", number)
+        _, stderr = process.communicate(timeout=60)
+
+    assert process.returncode == 1
+    assert "Traceback" not in stderr
+    message = stderr.strip().splitlines()[-1]
+    expected = "it is in use" if port == "busy" else "must be a number from 0 to 65535"
+    assert message.startswith("CommandError:") and expected in message
