@@ -404,7 +404,7 @@ async def test_pacing_follows_the_configured_rate(fake_llama: FakeBackend) -> No
     elapsed = loop.time() - started
 
     # Token n is due at n/200 s: the 41st at 0.2 s. Generous upper bound for a busy machine.
-    assert 0.19 <= elapsed < 0.8
+    assert 0.19 <= elapsed < 1.5
 
 
 # -- Ollama ------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ MESSAGE_CHARS = 200
 # llama-server closes idle kept-alive connections after 5 s; drop ours a little before that so
 # a request never goes out on a socket the server is closing.
 KEEPALIVE_EXPIRY = 4.0
+DRAIN_SECONDS = 1.0
 
 
 def describe(base_url: str) -> str:
@@ -353,7 +354,10 @@ class HttpChatStream:
             ) from None
 
     async def _drain(self) -> None:
-        """Read the rest of a finished body, so that its connection can serve the next call."""
+        """Read the rest of a finished body, so that its connection can serve the next call.
+        Both servers end the body right after the final event; one that does not within a
+        second loses the connection instead of holding up the caller."""
+        self._deadline = min(self._deadline, asyncio.get_running_loop().time() + DRAIN_SECONDS)
         try:
             while await self._read():
                 pass

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 from apps.cluster.fakebackend.config import FakeSettings
 from apps.cluster.fakebackend.http import BadRequest, BodyStream, Request, head, read_request
 
+MAX_RECORDED = 10_000
+
 
 @dataclass
 class Reply:
@@ -291,6 +293,9 @@ class FakeBackend:
             if request is None:
                 return
             self.requests.append((request.method, request.path, request.json_or_none()))
+            if len(self.requests) > MAX_RECORDED:
+                # A demo fake runs for days: keep the recent half, not every prompt ever sent.
+                del self.requests[: MAX_RECORDED // 2]
             self.changed()
             exchange = Exchange(request, reader, writer)
             reply = await app.handle(exchange)
@@ -400,7 +405,8 @@ def fault_plan(settings: FakeSettings, count: int) -> FaultPlan:
         (settings.hang_after_tokens, "hang"),
     ]
     active = [(after, name) for after, name in cuts if after is not None and after <= count]
-    garble_at = 1 if settings.invalid_json and count >= 1 else None
+    # After the first token when there is one to follow it.
+    garble_at = min(1, count - 1) if settings.invalid_json and count >= 1 else None
     if not active:
         return FaultPlan(count, None, garble_at)
     after, name = min(active, key=lambda cut: cut[0])
