@@ -144,6 +144,7 @@ def run() -> int:
     _manage("collectstatic", "--noinput", quiet=True)
     _manage("ensure_admin")
     _manage("seed_demo")
+    _manage("seed_demo_site")
     web = subprocess.Popen(  # noqa: S603
         [
             PYTHON,
@@ -162,9 +163,28 @@ def run() -> int:
         cwd=BASE_DIR,
     )
     worker = subprocess.Popen(  # noqa: S603
-        [PYTHON, str(BASE_DIR / "manage.py"), "procrastinate", "worker"], cwd=BASE_DIR
+        [PYTHON, str(BASE_DIR / "manage.py"), "procrastinate", "worker", "--queues", "cpu"],
+        cwd=BASE_DIR,
     )
-    children = [web, worker]
+    # Backend calls mostly wait on the network: their own worker, many at once, so that a long
+    # call never holds up a health check and different boards work in parallel.
+    cluster_worker = subprocess.Popen(  # noqa: S603
+        [
+            PYTHON,
+            str(BASE_DIR / "manage.py"),
+            "procrastinate",
+            "worker",
+            "--queues",
+            "cluster",
+            "--concurrency",
+            str(_cluster_worker_concurrency()),
+        ],
+        cwd=BASE_DIR,
+    )
+    children = [web, worker, cluster_worker]
+    # The demo cluster's backends, played by local fakes. Not vital: if it stops, the
+    # dashboard shows those backends down and everything else goes on.
+    extras = [_start_demo_backends()] if _demo_data_enabled() else []
     stopping = False
 
     def stop(signum: int, frame: object) -> None:
@@ -174,18 +194,36 @@ def run() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     if _wait_until_listening(host, port, web):
-        _say(f"running at http://{host}:{port}/ (web and one worker). Press Ctrl-C to stop.")
+        _say(f"running at http://{host}:{port}/ (web and workers). Press Ctrl-C to stop.")
     while not stopping and all(child.poll() is None for child in children):
         time.sleep(0.5)
     _say("stopping web, worker and database…")
     died = [child for child in children if child.returncode not in (None, 0)]
-    _terminate(children)
+    _terminate(children + extras)
     if died and not stopping:
         raise LaunchError(
             f"the {'web server' if died[0] is web else 'worker'} stopped unexpectedly "
             f"(exit {died[0].returncode}); its output is above. Everything else was stopped."
         )
     return 0
+
+
+def _cluster_worker_concurrency() -> int:
+    from django.conf import settings
+
+    return int(settings.LEXWEB_CLUSTER_WORKER_CONCURRENCY)
+
+
+def _demo_data_enabled() -> bool:
+    from django.conf import settings
+
+    return bool(settings.LEXWEB_DEMO_DATA)
+
+
+def _start_demo_backends() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(  # noqa: S603
+        [PYTHON, str(BASE_DIR / "manage.py"), "demo_backends"], cwd=BASE_DIR
+    )
 
 
 def _bench() -> int:

@@ -5,6 +5,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+import croniter
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
@@ -198,6 +199,22 @@ LEXWEB_ADMIN_EMAIL = env_str("LEXWEB_ADMIN_EMAIL", "admin@lexweb.local")
 LEXWEB_ADMIN_PASSWORD = env_secret("LEXWEB_ADMIN_PASSWORD")
 # A demo case and a demo lawyer for a first look (manage.py seed_demo). Off in production.
 LEXWEB_DEMO_DATA = env_bool("LEXWEB_DEMO_DATA", True)
+# The demo's cluster is the reference site (examples/reference_site.yaml) served by local fake
+# backends on 127.0.0.1, one port each from this one up (manage.py demo_backends).
+LEXWEB_DEMO_BACKEND_PORT = env_int("LEXWEB_DEMO_BACKEND_PORT", 18081, minimum=1024)
+
+# --- Cluster --------------------------------------------------------------------------------
+# How often the worker checks every backend's health: a cron whose sixth field is seconds.
+# Empty: no schedule (tests run without one; the job can still be queued by hand).
+LEXWEB_CLUSTER_HEALTH_CRON = env_str("LEXWEB_CLUSTER_HEALTH_CRON", "* * * * * */30")
+if LEXWEB_CLUSTER_HEALTH_CRON and not croniter.croniter.is_valid(LEXWEB_CLUSTER_HEALTH_CRON):
+    raise ImproperlyConfigured(
+        f"LEXWEB_CLUSTER_HEALTH_CRON must be a cron line such as '* * * * * */30', "
+        f"not {LEXWEB_CLUSTER_HEALTH_CRON!r}."
+    )
+# Jobs that talk to backends (health checks now, drafting stages later) run on the `cluster`
+# queue in a worker of their own, this many at once: they mostly wait on the network.
+LEXWEB_CLUSTER_WORKER_CONCURRENCY = env_int("LEXWEB_CLUSTER_WORKER_CONCURRENCY", 16, minimum=1)
 LEXWEB_TOKEN_MAX_DAYS = env_int("LEXWEB_TOKEN_MAX_DAYS", 365, minimum=1)
 
 # --- Limits ---------------------------------------------------------------------------------
@@ -257,5 +274,7 @@ LOGGING = {
         "psycopg.pool": {"level": "WARNING"},
         "pgserver": {"level": "WARNING"},
         "procrastinate.blueprints": {"level": "WARNING"},
+        # "Registering task … periodically" at every start of every process.
+        "procrastinate.periodic": {"level": "WARNING"},
     },
 }

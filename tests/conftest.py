@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 from procrastinate.contrib.django import app as procrastinate_app
+from procrastinate.periodic import PeriodicRegistry
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -157,12 +158,21 @@ def run_jobs(transactional_db: None) -> Callable[[], None]:
     """Run a real Procrastinate worker in this process until the queue is empty."""
 
     def run() -> None:
-        with procrastinate_app.replace_connector(
-            procrastinate_app.connector.get_worker_connector()
-        ):
-            procrastinate_app.run_worker(
-                wait=False, install_signal_handlers=False, listen_notify=False
-            )
+        # A worker defers the periodic jobs (the cluster health check) when it starts; tests
+        # that run jobs must see only the jobs they queued.
+        periodic, procrastinate_app.periodic_registry = (
+            procrastinate_app.periodic_registry,
+            PeriodicRegistry(),
+        )
+        try:
+            with procrastinate_app.replace_connector(
+                procrastinate_app.connector.get_worker_connector()
+            ):
+                procrastinate_app.run_worker(
+                    wait=False, install_signal_handlers=False, listen_notify=False
+                )
+        finally:
+            procrastinate_app.periodic_registry = periodic
 
     return run
 
@@ -183,7 +193,13 @@ def database_url_for_tests() -> str:
 @pytest.fixture
 def worker_process(transactional_db: None) -> Iterator[subprocess.Popen[bytes]]:
     """A real `manage.py procrastinate worker` process on the test database."""
-    env = {**os.environ, "DATABASE_URL": database_url_for_tests(), "LEXWEB_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_tests(),
+        "LEXWEB_LOG_LEVEL": "WARNING",
+        # No periodic health checks queued behind the tests' backs.
+        "LEXWEB_CLUSTER_HEALTH_CRON": "",
+    }
     process = subprocess.Popen(
         [sys.executable, str(BASE_DIR / "manage.py"), "procrastinate", "worker", "--queues", "cpu"],
         cwd=BASE_DIR,

@@ -4,10 +4,11 @@ A backend's API key is write-only and never listed."""
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps.accounts.models import User
 from apps.cluster import forms
 from apps.cluster.models import (
     Backend,
@@ -22,6 +23,9 @@ from apps.cluster.models import (
     Host,
     RoleRoute,
 )
+from apps.cluster.services import gpu as gpu_services
+from apps.cluster.services import placement
+from lexweb.errors import DomainError
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -59,14 +63,22 @@ class HostAdmin(admin.ModelAdmin):
         "proposed_boards",
         "proposed_at",
     ]
-    readonly_fields = [
-        "agent_status",
-        "agent_message",
-        "agent_seen_at",
-        "proposed_boards",
-        "proposed_at",
-    ]
+    # The proposal stays editable: an admin may regroup GPUs before accepting it.
+    readonly_fields = ["agent_status", "agent_message", "agent_seen_at", "proposed_at"]
     inlines = [GpuInline]
+    actions = ["accept_proposed_boards"]
+
+    @admin.action(description="Accept the proposed boards (NVLink groups from the GPU agent)")
+    def accept_proposed_boards(self, request: HttpRequest, queryset: QuerySet[Host]) -> None:
+        actor = request.user if isinstance(request.user, User) else None
+        for host in queryset:
+            try:
+                boards = gpu_services.board_proposal_accept(host=host, actor=actor)
+            except DomainError as exc:
+                self.message_user(request, f"{host.name}: {exc.message}", messages.ERROR)
+                continue
+            names = ", ".join(board.name for board in boards) or "none proposed"
+            self.message_user(request, f"{host.name}: boards {names}.", messages.SUCCESS)
 
 
 @admin.register(Board)
@@ -127,8 +139,18 @@ class DeploymentAdmin(admin.ModelAdmin):
     list_display = ["model_name", "backend", "quantization", "context_size", "enabled"]
     list_filter = ["enabled", "backend"]
     list_select_related = ["backend"]
-    readonly_fields = ["memory_estimate_bytes"]
+    readonly_fields = ["memory_estimate_bytes", "placement"]
     inlines = [RoleRouteInline]
+
+    @admin.display(description="placement (estimate beside NVML)")
+    def placement(self, deployment: Deployment) -> str:
+        return placement.placement_summary(deployment)
+
+    def save_model(self, request: HttpRequest, obj: Deployment, form: Any, change: bool) -> None:
+        # The form has checked placement already; the service re-checks under the board's lock,
+        # stores the estimate and audits the change.
+        actor = request.user if isinstance(request.user, User) else None
+        placement.deployment_save(deployment=obj, actor=actor)
 
 
 @admin.register(RoleRoute)

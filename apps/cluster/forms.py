@@ -16,6 +16,8 @@ from apps.cluster.services import placement
 class BackendForm(forms.ModelForm):
     """The API key is write-only: never rendered back; left blank, the stored key is kept."""
 
+    # Backends sit on the firm's LAN, usually without TLS: a bare host:port means http://.
+    base_url = forms.URLField(max_length=300, assume_scheme="http", label="Base URL")
     api_key = forms.CharField(
         required=False,
         strip=True,

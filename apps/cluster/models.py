@@ -84,7 +84,7 @@ class Gpu(models.Model):
 
 class GpuLink(models.Model):
     """How two GPUs of one host reach each other: NVLink (with its link count) or the PCIe/system
-    path NVML calls their common ancestor. Stored once per pair, lower index first."""
+    path NVML calls their common ancestor. Stored once per pair, lower primary key first."""
 
     class Kind(models.TextChoices):
         NVLINK = "nvlink", "NVLink"
@@ -113,7 +113,7 @@ class GpuLink(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.a} – {self.b}: {self.get_kind_display()}"
+        return f"{self.a} to {self.b}: {self.get_kind_display()}"
 
 
 class Backend(models.Model):
@@ -201,6 +201,7 @@ class Deployment(models.Model):
     quantization = models.CharField(max_length=30, blank=True)
     file_size_bytes = models.BigIntegerField(default=0)
     weights_bytes = models.BigIntegerField(default=0)
+    # Layers that keep a KV cache (the block count; fewer in hybrid-attention models).
     n_layers = models.PositiveIntegerField(default=0)
     n_kv_heads = models.PositiveIntegerField(default=0)
     head_dim_k = models.PositiveIntegerField(default=0)
@@ -272,7 +273,9 @@ class RoleRoute(models.Model):
 class GpuStatus(models.Model):
     """The latest NVML sample of a GPU (one row per GPU, overwritten by the agent)."""
 
-    gpu = models.OneToOneField(Gpu, on_delete=models.CASCADE, primary_key=True, related_name="status")
+    gpu = models.OneToOneField(
+        Gpu, on_delete=models.CASCADE, primary_key=True, related_name="status"
+    )
     sampled_at = models.DateTimeField()
     utilisation_pct = models.PositiveSmallIntegerField(default=0)
     memory_used_bytes = models.BigIntegerField(default=0)
@@ -284,6 +287,9 @@ class GpuStatus(models.Model):
     memory_clock_mhz = models.PositiveIntegerField(default=0)
     # [{"pid": 123, "name": "llama-server", "used_memory_bytes": ...}]
     processes = models.JSONField(default=list, blank=True)
+
+    def __str__(self) -> str:
+        return f"GPU {self.gpu_id} at {self.sampled_at:%Y-%m-%d %H:%M:%S}"
 
 
 class GpuSample(models.Model):
@@ -306,6 +312,9 @@ class GpuSample(models.Model):
                 fields=["gpu", "bucket_seconds", "bucket_start"], name="cluster_sample_unique"
             ),
         ]
+
+    def __str__(self) -> str:
+        return f"GPU {self.gpu_id}, {self.bucket_seconds} s from {self.bucket_start:%Y-%m-%d %H:%M}"
 
 
 class CallRecord(models.Model):

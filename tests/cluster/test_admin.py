@@ -4,7 +4,7 @@ gets in, and a backend's API key is write-only."""
 import pytest
 from django.test import Client
 
-from apps.cluster.models import Backend, Board, Host
+from apps.cluster.models import Backend, Board, Gpu, Host
 from apps.cluster.services import site
 from tests.cluster.test_site import SMALL
 
@@ -129,3 +129,44 @@ def test_gpu_inline_offers_only_the_hosts_own_boards(admin_client_: Client, load
 
     assert page.status_code == 200
     assert b"foreign-board" not in page.content
+
+
+def _host_with_proposal(proposal: object) -> Host:
+    host = Host.objects.create(name="tr", proposed_boards=proposal)
+    for index in range(4):
+        Gpu.objects.create(host=host, index=index, name="V100", memory_bytes=2**35)
+    return host
+
+
+def test_admin_accepts_the_agents_proposal_as_boards(admin_client_: Client) -> None:
+    host = _host_with_proposal([[0, 1], [2, 3]])
+
+    response = admin_client_.post(
+        "/admin/cluster/host/",
+        {"action": "accept_proposed_boards", "_selected_action": [host.pk]},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    groups = {
+        tuple(sorted(board.gpus.values_list("index", flat=True)))
+        for board in Board.objects.filter(host=host)
+    }
+    assert groups == {(0, 1), (2, 3)}
+
+
+def test_an_edited_proposal_naming_unknown_gpus_is_refused_with_a_message(
+    admin_client_: Client,
+) -> None:
+    host = _host_with_proposal([[0, 1], [2, 9]])
+
+    response = admin_client_.post(
+        "/admin/cluster/host/",
+        {"action": "accept_proposed_boards", "_selected_action": [host.pk]},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    shown = [str(m) for m in response.context["messages"]]
+    assert any(m.startswith("tr: ") for m in shown), shown
+    assert not Board.objects.exists()

@@ -78,14 +78,15 @@ SMALL = """
 hosts:
   - name: h1
     gpus:
-      - {index: 0, name: V100, memory_bytes: 1000}
-      - {index: 1, name: V100, memory_bytes: 1000}
+      - {index: 0, name: V100, memory_bytes: 34_359_738_368}
+      - {index: 1, name: V100, memory_bytes: 34_359_738_368}
     boards:
       - {name: b, gpus: [0, 1]}
 backends:
   - {name: be, kind: llama_cpp, url: "http://127.0.0.1:9", host: h1, board: b, slots: 2}
 deployments:
-  - {backend: be, model: m, kv_cache_type: f16, context_size: 8192, parallel_slots: 2}
+  - {backend: be, model: m, kv_cache_type: f16, context_size: 8192, parallel_slots: 2,
+     weights_bytes: 1000, n_layers: 2, n_kv_heads: 2, head_dim_k: 64, head_dim_v: 64}
 roles:
   drafter: [be/m]
 """
@@ -104,11 +105,16 @@ roles:
         (('url: "http://127.0.0.1:9"', 'url: "file:///etc/passwd"'), "backends.0.url"),
         (("slots: 2}", "slots: 0}"), "backends.0.slots"),
         (
-            ("memory_bytes: 1000}\n      - {index: 1", "memory_bytes: -5}\n      - {index: 1"),
+            (
+                "memory_bytes: 34_359_738_368}\n      - {index: 1",
+                "memory_bytes: -5}\n      - {index: 1",
+            ),
             "memory_bytes",
         ),
         (("name: h1", "name: h1\n    colour: red"), "colour"),
         (("kv_cache_type: f16", "kv_cache_type: q3_k"), "kv_cache_type"),
+        (("weights_bytes: 1000,", "weights_bytes: 100_000_000_000,"), "does not fit|needs"),
+        (("n_layers: 2,", "n_layers: 0,"), "layers"),
     ],
 )
 def test_wrong_site_is_refused_and_nothing_changes(change: tuple[str, str], message: str) -> None:

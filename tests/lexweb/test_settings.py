@@ -61,6 +61,9 @@ def test_database_url_is_used_when_set() -> None:
         ({"LEXWEB_SECRET_KEY": "short"}, "LEXWEB_SECRET_KEY must be at least 32 characters."),
         ({"DATABASE_URL": "mysql://u@h/db"}, "DATABASE_URL must point to PostgreSQL"),
         ({"LEXWEB_ADMIN_PASSWORD_FILE": "/nonexistent/pw"}, "LEXWEB_ADMIN_PASSWORD_FILE points"),
+        ({"LEXWEB_CLUSTER_HEALTH_CRON": "every minute"}, "LEXWEB_CLUSTER_HEALTH_CRON must be"),
+        ({"LEXWEB_CLUSTER_WORKER_CONCURRENCY": "0"}, "must be at least 1"),
+        ({"LEXWEB_DEMO_BACKEND_PORT": "80"}, "LEXWEB_DEMO_BACKEND_PORT must be at least 1024"),
     ],
 )
 def test_bad_settings_fail_with_a_message_naming_the_variable(

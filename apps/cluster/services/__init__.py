@@ -1,7 +1,7 @@
 """Writes for the cluster app, split by sub-domain (STYLE.md §1):
 
-- site: loading a site description, accepting proposed boards
-- gpu: recording the GPU agent's samples and state
+- site: loading a site description (and the demo site)
+- gpu: recording the GPU agent's inventory, samples and state; accepting proposed boards
 - placement: memory estimates from GGUF facts, the fit check
 - health: the backend health registry
 - dispatch: routing by role, admission, the context guard, per-call telemetry

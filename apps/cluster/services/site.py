@@ -31,6 +31,7 @@ from apps.cluster.models import (
     RoleRoute,
 )
 from apps.cluster.models import Role as RoleChoice
+from apps.cluster.services import placement
 from lexweb.errors import DomainError
 
 MAX_SITE_FILE_BYTES = 1_000_000
@@ -233,11 +234,26 @@ def _host_problems(host: HostIn) -> list[str]:
     return errors
 
 
-@transaction.atomic
 def site_load(*, text: str, actor: User | None = None) -> SiteLoaded:
     """Check the whole description, then write it in one transaction (see module docstring).
     Idempotent: loading the same file twice changes nothing the second time."""
+    return _site_write(site_parse(text), actor=actor, label="manage.py load_site")
+
+
+def site_load_demo(*, text: str, port_base: int) -> SiteLoaded:
+    """The demo: a site description (the reference site) whose backends are replaced by local
+    fake backends on 127.0.0.1, ports `port_base`, `port_base + 1`, … in file order (started
+    by `manage.py demo_backends`). API keys are dropped: the fakes need none."""
     site = site_parse(text)
+    local = [
+        backend.model_copy(update={"url": f"http://127.0.0.1:{port_base + n}", "api_key": ""})
+        for n, backend in enumerate(site.backends)
+    ]
+    return _site_write(site.model_copy(update={"backends": local}), actor=None, label="demo data")
+
+
+@transaction.atomic
+def _site_write(site: SiteIn, *, actor: User | None, label: str) -> SiteLoaded:
     board_rows: dict[tuple[str, str], Board] = {}
     gpu_count = 0
     for host_in in site.hosts:
@@ -258,6 +274,7 @@ def site_load(*, text: str, actor: User | None = None) -> SiteLoaded:
     deployment_rows = {
         f"{d.backend}/{d.model}": _deployment_write(d, backend_rows) for d in site.deployments
     }
+    _placement_check_all(deployment_rows)
     routes = 0
     for role, names in site.roles.items():
         RoleRoute.objects.filter(role=role.value).delete()
@@ -277,7 +294,7 @@ def site_load(*, text: str, actor: User | None = None) -> SiteLoaded:
     audit_record(
         actor=actor,
         action="cluster.site_load",
-        actor_label="" if actor else "manage.py load_site",
+        actor_label="" if actor else label,
         detail=dataclasses.asdict(loaded),
     )
     return loaded
@@ -304,9 +321,10 @@ def _gpus_write(host: Host, host_in: HostIn) -> dict[int, Gpu]:
 
 def _links_write(gpus: dict[int, Gpu], links: list[LinkIn]) -> None:
     for link in links:
-        low, high = sorted(link.gpus)
+        # A pair is stored once, lower primary key first (GpuLink's check constraint).
+        a, b = sorted((gpus[link.gpus[0]], gpus[link.gpus[1]]), key=lambda gpu: gpu.pk)
         GpuLink.objects.update_or_create(
-            a=gpus[low], b=gpus[high], defaults={"kind": link.kind, "nvlink_count": link.count}
+            a=a, b=b, defaults={"kind": link.kind, "nvlink_count": link.count}
         )
 
 
@@ -323,6 +341,18 @@ def _backend_write(backend_in: BackendIn, boards: dict[tuple[str, str], Board]) 
     backend, _ = Backend.objects.update_or_create(name=backend_in.name, defaults=defaults)
     BackendHealth.objects.get_or_create(backend=backend)
     return backend
+
+
+def _placement_check_all(deployments: dict[str, Deployment]) -> None:
+    """Every deployment of the file must fit its board together with the others there (checked
+    on the written rows, so each sees the whole file); the first misfit undoes the load."""
+    for key, deployment in deployments.items():
+        try:
+            estimate = placement.placement_check(deployment=deployment)
+        except placement.PlacementError as exc:
+            raise SiteError(f"The site file is wrong: deployment {key!r}: {exc.message}") from None
+        deployment.memory_estimate_bytes = estimate.total_bytes
+        deployment.save(update_fields=["memory_estimate_bytes"])
 
 
 def _deployment_write(deployment_in: DeploymentIn, backends: dict[str, Backend]) -> Deployment:

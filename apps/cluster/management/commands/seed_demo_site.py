@@ -1,0 +1,30 @@
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from apps.cluster.models import Host
+from apps.cluster.services import site
+
+REFERENCE_SITE = settings.BASE_DIR / "examples" / "reference_site.yaml"
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the reference site as the demo cluster, its backends played by local fakes "
+        "(manage.py demo_backends). Only on an empty cluster; nothing if LEXWEB_DEMO_DATA=false."
+    )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        # A configured cluster is never overwritten by demo data.
+        if not settings.LEXWEB_DEMO_DATA or Host.objects.exists():
+            return
+        loaded = site.site_load_demo(
+            text=REFERENCE_SITE.read_text(encoding="utf-8"),
+            port_base=settings.LEXWEB_DEMO_BACKEND_PORT,
+        )
+        self.stdout.write(
+            f"Demo cluster loaded (the reference site): {loaded.boards} boards, "
+            f"{loaded.backends} backends on local fakes from port "
+            f"{settings.LEXWEB_DEMO_BACKEND_PORT}."
+        )

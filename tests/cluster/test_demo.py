@@ -1,0 +1,79 @@
+"""The demo cluster of `make run`: the reference site, its backends played by local fakes."""
+
+import signal
+import subprocess
+import sys
+
+import httpx
+import pytest
+from django.core.management import call_command
+from pytest_django.fixtures import Settings
+
+from apps.cluster.models import Backend, Board, Host, RoleRoute
+from tests.conftest import BASE_DIR, database_url_for_tests
+from tests.running import free_port, read_until
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_cluster_is_the_reference_site_on_local_fakes(settings: Settings) -> None:
+    settings.LEXWEB_DEMO_BACKEND_PORT = 20100
+
+    call_command("seed_demo_site")
+
+    assert Board.objects.count() == 5
+    assert RoleRoute.objects.filter(role="drafter").count() == 2
+    urls = sorted(Backend.objects.values_list("base_url", flat=True))
+    assert urls == [f"http://127.0.0.1:{20100 + n}" for n in range(5)]
+    assert not Backend.objects.exclude(api_key="").exists()
+
+
+def test_demo_cluster_is_loaded_once_and_never_over_a_configured_one(
+    settings: Settings,
+) -> None:
+    Host.objects.create(name="the-firms-own-host")
+
+    call_command("seed_demo_site")
+
+    assert list(Host.objects.values_list("name", flat=True)) == ["the-firms-own-host"]
+
+
+def test_no_demo_cluster_when_demo_data_is_off(settings: Settings) -> None:
+    settings.LEXWEB_DEMO_DATA = False
+
+    call_command("seed_demo_site")
+
+    assert not Host.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_backends_serve_each_local_backend_in_its_own_protocol() -> None:
+    call_command("seed_demo_site")
+    ports = {}
+    for backend in Backend.objects.all():
+        ports[backend.name] = free_port()
+        backend.base_url = f"http://127.0.0.1:{ports[backend.name]}"
+        backend.save()
+    process = subprocess.Popen(
+        [sys.executable, str(BASE_DIR / "manage.py"), "demo_backends"],
+        cwd=BASE_DIR,
+        env={
+            "DATABASE_URL": database_url_for_tests(),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONUNBUFFERED": "1",
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        read_until(process, *(f"at http://127.0.0.1:{port}" for port in ports.values()), timeout=60)
+
+        llama = httpx.get(f"http://127.0.0.1:{ports['llama-board-b']}/health", timeout=10)
+        assert (llama.status_code, llama.json()) == (200, {"status": "ok"})
+        assert llama.headers["server"] == "llama.cpp"
+        ollama = httpx.get(f"http://127.0.0.1:{ports['ollama-epyc']}/api/tags", timeout=10)
+        assert [m["name"] for m in ollama.json()["models"]] == ["gemma4:26b"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
