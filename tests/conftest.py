@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 from procrastinate.contrib.django import app as procrastinate_app
+from procrastinate.contrib.django import procrastinate_app as procrastinate_django
 from procrastinate.periodic import PeriodicRegistry
 
 from apps.accounts import services as account_services
@@ -160,10 +161,9 @@ def run_jobs(transactional_db: None) -> Callable[[], None]:
     def run() -> None:
         # A worker defers the periodic jobs (the cluster health check) when it starts; tests
         # that run jobs must see only the jobs they queued.
-        periodic, procrastinate_app.periodic_registry = (
-            procrastinate_app.periodic_registry,
-            PeriodicRegistry(),
-        )
+        # (`procrastinate_app` is a proxy; the registry belongs to the app behind it.)
+        real_app = procrastinate_django.current_app
+        periodic, real_app.periodic_registry = real_app.periodic_registry, PeriodicRegistry()
         try:
             with procrastinate_app.replace_connector(
                 procrastinate_app.connector.get_worker_connector()
@@ -172,7 +172,7 @@ def run_jobs(transactional_db: None) -> Callable[[], None]:
                     wait=False, install_signal_handlers=False, listen_notify=False
                 )
         finally:
-            procrastinate_app.periodic_registry = periodic
+            real_app.periodic_registry = periodic
 
     return run
 

@@ -5,9 +5,14 @@ slot frees (protocols/llama-server), so an over-committed backend looks like a s
 serves in arrival order. Queueing here instead lets an urgent call overtake background work,
 and keeps every waiting call visible to us rather than hidden in the server's queue.
 
-Scope: one process. Each gate lives in this module's `admission` object, keyed by backend id;
-different backends (different boards) never wait on each other. Two worker processes each
-admit up to `slots` calls; see `Admission` for what that means.
+Two levels, so that the limit holds for the whole site and priorities still count:
+1. In this process, a gate per backend (this module's `admission` object, keyed by backend id)
+   queues callers by priority; different backends (different boards) never wait on each other.
+2. Across processes (several workers, several hosts), a caller that passed its gate also takes
+   one of the backend's `slots` leases: a PostgreSQL session advisory lock per slot, held on a
+   connection of its own for the length of the call. A process that dies drops its connection
+   and with it its leases, so a crash never leaks a slot. Between processes there is no
+   priority, only the bound: a caller waiting for a lease polls every LEASE_POLL_SECONDS.
 """
 
 import asyncio
@@ -18,6 +23,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Protocol
+
+import psycopg
+from django.db import connections
+from psycopg.conninfo import make_conninfo
+
+# Advisory lock keys: 'LX' in the top 16 bits, then the backend id (32 bits), then the slot
+# number (16 bits), so they cannot meet another user's advisory locks by accident.
+_LEASE_NAMESPACE = 0x4C58
+LEASE_POLL_SECONDS = 0.2
 
 
 class Priority(IntEnum):
@@ -55,18 +70,75 @@ def _wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+class Lease(Protocol):
+    async def release(self) -> None: ...
+
+
+class Leases(Protocol):
+    async def acquire(self, backend_id: int, *, slots: int) -> Lease: ...
+
+
+def lease_key(backend_id: int, slot: int) -> int:
+    if not (0 <= backend_id < 2**32 and 0 <= slot < 2**16):
+        raise ValueError(f"no lease key for backend {backend_id} slot {slot}")
+    return (_LEASE_NAMESPACE << 48) | (backend_id << 16) | slot
+
+
+@dataclass
+class _PgLease:
+    connection: psycopg.AsyncConnection[tuple[object, ...]]
+
+    async def release(self) -> None:
+        # Closing the session ends its advisory locks; no unlock round trip needed.
+        await self.connection.close()
+
+
+class PostgresLeases:
+    """One lease per backend slot for the whole site: session advisory locks in the database
+    lexweb already uses (DATABASES["default"], so tests use the test database)."""
+
+    async def acquire(self, backend_id: int, *, slots: int) -> Lease:
+        connection = await psycopg.AsyncConnection.connect(_conninfo(), autocommit=True)
+        try:
+            while True:
+                for slot in range(slots):
+                    cursor = await connection.execute(
+                        "SELECT pg_try_advisory_lock(%s)", [lease_key(backend_id, slot)]
+                    )
+                    row = await cursor.fetchone()
+                    if row is not None and row[0]:
+                        return _PgLease(connection)
+                await asyncio.sleep(LEASE_POLL_SECONDS)
+        except BaseException:
+            await connection.close()
+            raise
+
+
+def _conninfo() -> str:
+    db = connections["default"].settings_dict
+    info = {
+        "dbname": db["NAME"],
+        "user": db.get("USER") or "",
+        "password": db.get("PASSWORD") or "",
+        "host": db.get("HOST") or "",
+        "port": str(db.get("PORT") or ""),
+        "application_name": "lexweb admission",
+    }
+    return make_conninfo(**{key: value for key, value in info.items() if value})
+
+
 class Admission:
-    """Per-backend slot gates for this process.
+    """Per-backend slot gates for this process, plus site-wide leases when given `leases`.
 
     A gate's state is guarded by a threading lock and waiters are woken with
     `call_soon_threadsafe`, so calls made from different threads (each with its own event loop,
     as `async_to_sync` in a sync job does) still share one count per backend.
 
-    Not across processes: with N workers a backend may see up to N x slots requests. llama-server
-    then queues the excess itself (in arrival order, priorities lost); nothing fails.
+    Without `leases` the bound holds in this process only (tests of the gates use that).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, leases: Leases | None = None) -> None:
+        self._leases = leases
         self._lock = threading.Lock()
         self._gates: dict[int, _Gate] = {}
         self._sequence = itertools.count()
@@ -84,7 +156,12 @@ class Admission:
         slots = max(1, slots)
         await self._acquire(backend_id, slots=slots, priority=priority)
         try:
-            yield
+            lease = await self._leases.acquire(backend_id, slots=slots) if self._leases else None
+            try:
+                yield
+            finally:
+                if lease is not None:
+                    await lease.release()
         finally:
             self._release(backend_id, slots=slots)
 
@@ -143,4 +220,4 @@ class Admission:
 
 
 # The process's one admission controller (dispatch uses it; tests may build their own).
-admission = Admission()
+admission = Admission(leases=PostgresLeases())

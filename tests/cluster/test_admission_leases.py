@@ -1,0 +1,121 @@
+"""Site-wide admission: the slot bound holds across processes (each with its own gates) through
+PostgreSQL advisory locks, and a process that dies gives its slots back."""
+
+import asyncio
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from apps.cluster.services import admission as admission_module
+from apps.cluster.services.admission import Admission, PostgresLeases, lease_key
+from tests.conftest import BASE_DIR, database_url_for_tests
+from tests.running import read_until
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+BACKEND = 7
+
+
+async def test_two_processes_gates_together_never_exceed_the_backends_slots() -> None:
+    # Two Admission objects stand for two worker processes: separate gates, one database.
+    workers = [Admission(leases=PostgresLeases()), Admission(leases=PostgresLeases())]
+    in_flight = 0
+    peak = 0
+    done = 0
+
+    async def call(worker: Admission) -> None:
+        nonlocal in_flight, peak, done
+        async with worker.slot(BACKEND, slots=2):
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.05)
+            in_flight -= 1
+        done += 1
+
+    await asyncio.wait_for(asyncio.gather(*(call(workers[n % 2]) for n in range(8))), timeout=30)
+
+    assert (peak, done) == (2, 8)
+    # Each process alone would have let two in: four at once without the leases.
+    assert workers[0].state(BACKEND).in_flight == workers[1].state(BACKEND).in_flight == 0
+
+
+async def test_a_cancelled_holder_gives_its_lease_back_at_once() -> None:
+    worker = Admission(leases=PostgresLeases())
+    entered = asyncio.Event()
+
+    async def hold() -> None:
+        async with worker.slot(BACKEND, slots=1):
+            entered.set()
+            await asyncio.Event().wait()
+
+    holder = asyncio.create_task(hold())
+    await entered.wait()
+    holder.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await holder
+
+    other = Admission(leases=PostgresLeases())
+    async with asyncio.timeout(5), other.slot(BACKEND, slots=1):
+        pass
+
+
+HOLD_A_LEASE = f"""
+import asyncio
+from apps.cluster.services.admission import PostgresLeases
+async def main():
+    lease = await PostgresLeases().acquire({BACKEND}, slots=1)
+    print("holding", flush=True)
+    await asyncio.Event().wait()
+    await lease.release()
+asyncio.run(main())
+"""
+
+
+async def test_a_killed_process_releases_its_slot() -> None:
+    process = subprocess.Popen(
+        [sys.executable, str(BASE_DIR / "manage.py"), "shell", "-c", HOLD_A_LEASE],
+        cwd=BASE_DIR,
+        env={
+            "DATABASE_URL": database_url_for_tests(),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONUNBUFFERED": "1",
+            "LEXWEB_CLUSTER_HEALTH_CRON": "",
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        await asyncio.to_thread(read_until, process, "holding", timeout=60)
+        worker = Admission(leases=PostgresLeases())
+        waiting = asyncio.create_task(_enter_and_leave(worker))
+        await asyncio.sleep(admission_module.LEASE_POLL_SECONDS * 3)
+        assert not waiting.done()  # the other process holds the only slot
+
+        process.send_signal(signal.SIGKILL)
+        await asyncio.to_thread(process.wait, 20)
+
+        await asyncio.wait_for(waiting, timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+async def _enter_and_leave(worker: Admission) -> None:
+    async with worker.slot(BACKEND, slots=1):
+        pass
+
+
+@pytest.mark.parametrize(("backend_id", "slot"), [(-1, 0), (2**32, 0), (1, 2**16), (1, -1)])
+async def test_impossible_lease_keys_are_refused(backend_id: int, slot: int) -> None:
+    with pytest.raises(ValueError, match="no lease key"):
+        lease_key(backend_id, slot)
+
+
+async def test_lease_keys_are_distinct_per_backend_and_slot() -> None:
+    keys = {lease_key(b, s) for b in (1, 2, 2**32 - 1) for s in (0, 1, 2**16 - 1)}
+    assert len(keys) == 9
+    assert all(0 < key < 2**63 for key in keys)
