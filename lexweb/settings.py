@@ -276,5 +276,7 @@ LOGGING = {
         "procrastinate.blueprints": {"level": "WARNING"},
         # "Registering task … periodically" at every start of every process.
         "procrastinate.periodic": {"level": "WARNING"},
+        # One line per backend request (health checks every 30 s); failures are logged by us.
+        "httpx": {"level": "WARNING"},
     },
 }
