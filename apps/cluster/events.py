@@ -23,11 +23,12 @@ class GpuSampleEvent(TypedDict):
     host: str
     index: int
     sampled_at: str
-    utilisation_pct: int
+    # None: the card has no such sensor (NVML: not supported).
+    utilisation_pct: int | None
     memory_used_bytes: int
     memory_total_bytes: int
-    temperature_c: int
-    power_w: float
+    temperature_c: int | None
+    power_w: float | None
 
 
 class AgentStatusEvent(TypedDict):

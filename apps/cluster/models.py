@@ -271,20 +271,21 @@ class RoleRoute(models.Model):
 
 
 class GpuStatus(models.Model):
-    """The latest NVML sample of a GPU (one row per GPU, overwritten by the agent)."""
+    """The latest NVML sample of a GPU (one row per GPU, overwritten by the agent). A sensor
+    the card does not have (NVML: not supported) is None, never a made-up 0."""
 
     gpu = models.OneToOneField(
         Gpu, on_delete=models.CASCADE, primary_key=True, related_name="status"
     )
     sampled_at = models.DateTimeField()
-    utilisation_pct = models.PositiveSmallIntegerField(default=0)
+    utilisation_pct = models.PositiveSmallIntegerField(null=True, blank=True)
     memory_used_bytes = models.BigIntegerField(default=0)
     memory_total_bytes = models.BigIntegerField(default=0)
-    temperature_c = models.PositiveSmallIntegerField(default=0)
-    power_w = models.FloatField(default=0)
-    power_limit_w = models.FloatField(default=0)
-    sm_clock_mhz = models.PositiveIntegerField(default=0)
-    memory_clock_mhz = models.PositiveIntegerField(default=0)
+    temperature_c = models.PositiveSmallIntegerField(null=True, blank=True)
+    power_w = models.FloatField(null=True, blank=True)
+    power_limit_w = models.FloatField(null=True, blank=True)
+    sm_clock_mhz = models.PositiveIntegerField(null=True, blank=True)
+    memory_clock_mhz = models.PositiveIntegerField(null=True, blank=True)
     # [{"pid": 123, "name": "llama-server", "used_memory_bytes": ...}]
     processes = models.JSONField(default=list, blank=True)
 

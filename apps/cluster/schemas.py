@@ -9,13 +9,15 @@ from apps.cluster.selectors import DeploymentView
 
 
 class GpuReadingOut(Schema):
+    """null: the card has no such sensor (NVML: not supported)."""
+
     sampled_at: datetime
-    utilisation_pct: int
+    utilisation_pct: int | None
     memory_used_bytes: int
     memory_total_bytes: int
-    temperature_c: int
-    power_w: float
-    power_limit_w: float
+    temperature_c: int | None
+    power_w: float | None
+    power_limit_w: float | None
 
 
 class GpuOut(Schema):

@@ -77,12 +77,13 @@ class GpuReading:
     """The latest NVML sample of one GPU."""
 
     sampled_at: datetime
-    utilisation_pct: int
+    # None: the card has no such sensor.
+    utilisation_pct: int | None
     memory_used_bytes: int
     memory_total_bytes: int
-    temperature_c: int
-    power_w: float
-    power_limit_w: float
+    temperature_c: int | None
+    power_w: float | None
+    power_limit_w: float | None
 
     @property
     def memory_used_gib(self) -> float:

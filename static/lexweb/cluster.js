@@ -53,10 +53,12 @@ function start(root) {
   function gpuSample(event) {
     const row = live().querySelector(`tr[data-gpu-id="${Number(event.gpu_id)}"]`);
     if (!row) return false;
-    if (isCount(event.utilisation_pct)) {
-      field(row, "utilisation").textContent = `${event.utilisation_pct} %`;
+    // null: the card has no such sensor (NVML: not supported).
+    if (isCount(event.utilisation_pct) || event.utilisation_pct === null) {
+      const known = event.utilisation_pct !== null;
+      field(row, "utilisation").textContent = known ? `${event.utilisation_pct} %` : "n/a";
       const meter = row.querySelector("meter");
-      if (meter) meter.value = event.utilisation_pct;
+      if (meter) meter.value = known ? event.utilisation_pct : 0;
     }
     if (isCount(event.memory_used_bytes) && isCount(event.memory_total_bytes)) {
       row.dataset.memoryUsed = String(event.memory_used_bytes);
@@ -65,7 +67,9 @@ function start(root) {
         `${gib(event.memory_used_bytes)} of ${gib(event.memory_total_bytes)} GiB`;
     }
     if (isCount(event.temperature_c)) field(row, "temperature").textContent = `${event.temperature_c} °C`;
+    else if (event.temperature_c === null) field(row, "temperature").textContent = "n/a";
     if (isCount(event.power_w)) field(row, "power").textContent = `${Math.round(event.power_w)} W`;
+    else if (event.power_w === null) field(row, "power").textContent = "n/a";
     setTime(field(row, "sampled"), event.sampled_at);
     const boardId = row.dataset.boardId;
     if (boardId) {

@@ -193,6 +193,23 @@ def test_any_signed_in_user_sees_gpus_backends_and_deployments(
 
 
 @pytest.mark.django_db
+def test_a_sensor_the_card_lacks_shows_as_not_available_not_as_zero(
+    lawyer: User, seeded: dict[str, Any]
+) -> None:
+    GpuStatus.objects.filter(gpu=seeded["gpus"][1]).update(
+        utilisation_pct=None, temperature_c=None, power_w=None, power_limit_w=None
+    )
+
+    page = _page(session_client(lawyer))
+    row = _element(page, "data-gpu-id", seeded["gpus"][1].pk)
+    assert row.startswith("5 Tesla V100-SXM2-32GB n/a 10.0 of 32.0 GiB n/a n/a")
+    api = token_client(lawyer).get(API_URL).json()
+    boards = [board for host in api["hosts"] for board in host["boards"]]
+    readings = [g["reading"] for b in boards for g in b["gpus"] if g["index"] == 5]
+    assert readings[0]["temperature_c"] is None and readings[0]["power_w"] is None
+
+
+@pytest.mark.django_db
 def test_the_page_is_fine_with_an_empty_cluster(lawyer: User) -> None:
     page = _page(session_client(lawyer))
 

@@ -365,7 +365,7 @@ def test_a_new_minute_opens_a_new_bucket_and_old_buckets_are_pruned(
     assert GpuSample.objects.filter(gpu__index=0, bucket_seconds=3600).count() == 2  # 3 d, 91 d
 
 
-def test_unsupported_fields_are_left_empty_and_stored_as_zero(
+def test_unsupported_fields_are_left_empty_and_stored_as_unknown(
     host: Host, inventory: dict[int, Gpu]
 ) -> None:
     nvml = ReferenceSiteNvml()
@@ -386,7 +386,8 @@ def test_unsupported_fields_are_left_empty_and_stored_as_zero(
     assert (reading.sm_clock_mhz, reading.processes) == (None, [])
     assert reading.memory_used_bytes == 300 * 1024**2
     status = GpuStatus.objects.get(gpu__index=0)
-    assert (status.utilisation_pct, status.temperature_c, status.power_w) == (0, 0, 0.0)
+    assert (status.utilisation_pct, status.temperature_c, status.power_w) == (None, None, None)
+    assert (status.power_limit_w, status.sm_clock_mhz, status.memory_clock_mhz) == (None,) * 3
     assert status.memory_used_bytes == 300 * 1024**2
 
 

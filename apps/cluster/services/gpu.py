@@ -323,14 +323,14 @@ def _status(gpu: Gpu, reading: GpuReading, at: datetime) -> GpuStatus:
     return GpuStatus(
         gpu=gpu,
         sampled_at=at,
-        utilisation_pct=reading.utilisation_pct or 0,
+        utilisation_pct=reading.utilisation_pct,
         memory_used_bytes=reading.memory_used_bytes or 0,
         memory_total_bytes=reading.memory_total_bytes or gpu.memory_bytes,
-        temperature_c=reading.temperature_c or 0,
-        power_w=reading.power_w or 0.0,
-        power_limit_w=reading.power_limit_w or 0.0,
-        sm_clock_mhz=reading.sm_clock_mhz or 0,
-        memory_clock_mhz=reading.memory_clock_mhz or 0,
+        temperature_c=reading.temperature_c,
+        power_w=reading.power_w,
+        power_limit_w=reading.power_limit_w,
+        sm_clock_mhz=reading.sm_clock_mhz,
+        memory_clock_mhz=reading.memory_clock_mhz,
         processes=reading.processes,
     )
 
@@ -388,9 +388,9 @@ def _event(host: Host, gpu: Gpu, reading: GpuReading, at: datetime) -> GpuSample
         host=host.name,
         index=gpu.index,
         sampled_at=at.isoformat(),
-        utilisation_pct=reading.utilisation_pct or 0,
+        utilisation_pct=reading.utilisation_pct,
         memory_used_bytes=reading.memory_used_bytes or 0,
         memory_total_bytes=reading.memory_total_bytes or gpu.memory_bytes,
-        temperature_c=reading.temperature_c or 0,
-        power_w=reading.power_w or 0.0,
+        temperature_c=reading.temperature_c,
+        power_w=reading.power_w,
     )
