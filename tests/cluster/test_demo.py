@@ -47,13 +47,21 @@ def test_no_demo_cluster_when_demo_data_is_off(settings: Settings) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_demo_backends_serve_each_local_backend_in_its_own_protocol() -> None:
+def test_demo_backends_serve_each_demo_backend_in_its_own_protocol_and_nothing_else(
+    settings: Settings,
+) -> None:
+    base = free_port()
+    settings.LEXWEB_DEMO_BACKEND_PORT = base
     call_command("seed_demo_site")
-    ports = {}
-    for backend in Backend.objects.all():
-        ports[backend.name] = free_port()
-        backend.base_url = f"http://127.0.0.1:{ports[backend.name]}"
-        backend.save()
+    # A firm's own server on this machine, and a demo backend an admin has since repointed:
+    # neither may be impersonated by a fake.
+    own = Backend.objects.get(name="llama-gate")
+    own.base_url = f"http://127.0.0.1:{free_port()}"
+    own.save()
+    ports = {
+        name: int(url.rsplit(":", 1)[1])
+        for name, url in Backend.objects.exclude(pk=own.pk).values_list("name", "base_url")
+    }
     process = subprocess.Popen(
         [sys.executable, str(BASE_DIR / "manage.py"), "demo_backends"],
         cwd=BASE_DIR,
@@ -61,19 +69,25 @@ def test_demo_backends_serve_each_local_backend_in_its_own_protocol() -> None:
             "DATABASE_URL": database_url_for_tests(),
             "PATH": "/usr/bin:/bin",
             "PYTHONUNBUFFERED": "1",
+            "LEXWEB_DEMO_BACKEND_PORT": str(base),
         },
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     try:
-        read_until(process, *(f"at http://127.0.0.1:{port}" for port in ports.values()), timeout=60)
+        output = read_until(
+            process, *(f"at http://127.0.0.1:{port}" for port in ports.values()), timeout=60
+        )
+        assert "llama-gate" not in output
 
         llama = httpx.get(f"http://127.0.0.1:{ports['llama-board-b']}/health", timeout=10)
         assert (llama.status_code, llama.json()) == (200, {"status": "ok"})
         assert llama.headers["server"] == "llama.cpp"
         ollama = httpx.get(f"http://127.0.0.1:{ports['ollama-epyc']}/api/tags", timeout=10)
         assert [m["name"] for m in ollama.json()["models"]] == ["gemma4:26b"]
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"{own.base_url}/health", timeout=5)
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) == 0

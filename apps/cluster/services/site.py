@@ -245,11 +245,22 @@ def site_load_demo(*, text: str, port_base: int) -> SiteLoaded:
     fake backends on 127.0.0.1, ports `port_base`, `port_base + 1`, … in file order (started
     by `manage.py demo_backends`). API keys are dropped: the fakes need none."""
     site = site_parse(text)
+    urls = _demo_urls(site, port_base)
     local = [
-        backend.model_copy(update={"url": f"http://127.0.0.1:{port_base + n}", "api_key": ""})
-        for n, backend in enumerate(site.backends)
+        backend.model_copy(update={"url": urls[backend.name], "api_key": ""})
+        for backend in site.backends
     ]
     return _site_write(site.model_copy(update={"backends": local}), actor=None, label="demo data")
+
+
+def demo_backend_urls(*, text: str, port_base: int) -> dict[str, str]:
+    """Backend name → the local address the demo gives it. `demo_backends` plays only backends
+    still configured exactly so, never a firm's own backend that happens to be on 127.0.0.1."""
+    return _demo_urls(site_parse(text), port_base)
+
+
+def _demo_urls(site: SiteIn, port_base: int) -> dict[str, str]:
+    return {b.name: f"http://127.0.0.1:{port_base + n}" for n, b in enumerate(site.backends)}
 
 
 @transaction.atomic

@@ -3,11 +3,14 @@ import signal
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from apps.cluster.fakebackend.config import FakeSettings
 from apps.cluster.fakebackend.server import FakeBackend
+from apps.cluster.management.commands.seed_demo_site import REFERENCE_SITE
 from apps.cluster.models import Backend
+from apps.cluster.services import site
 
 # Decode speeds that DESIGN.md reports for the reference site (tokens/s); others get DEFAULT.
 DEMO_SPEEDS = {
@@ -37,20 +40,27 @@ def demo_settings(backend: Backend) -> FakeSettings | None:
 
 class Command(BaseCommand):
     help = (
-        "Serve every backend configured on 127.0.0.1 with a local fake that speaks its "
-        "protocol (the demo cluster), until Ctrl-C. Other backends are left alone."
+        "Serve the demo cluster's backends (as seed_demo_site configured them, on 127.0.0.1) "
+        "with local fakes that speak their protocols, until Ctrl-C. Other backends are left "
+        "alone."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        demo_urls = site.demo_backend_urls(
+            text=REFERENCE_SITE.read_text(encoding="utf-8"),
+            port_base=settings.LEXWEB_DEMO_BACKEND_PORT,
+        )
         plan: list[tuple[str, int, FakeSettings]] = []
-        for backend in Backend.objects.filter(enabled=True).order_by("name"):
-            url = urlsplit(backend.base_url)
+        for backend in Backend.objects.filter(name__in=demo_urls, enabled=True).order_by("name"):
+            port = urlsplit(backend.base_url).port
             fake = demo_settings(backend)
-            if url.hostname != "127.0.0.1" or url.port is None or fake is None:
+            # Only a backend still configured as the demo made it: a fake must never answer in
+            # place of one of the firm's own servers.
+            if backend.base_url != demo_urls[backend.name] or port is None or fake is None:
                 continue
-            plan.append((backend.name, url.port, fake))
+            plan.append((backend.name, port, fake))
         if not plan:
-            self.stdout.write("demo_backends: no backend on 127.0.0.1 to play; nothing to do.")
+            self.stdout.write("demo_backends: no demo backend is configured; nothing to do.")
             return
         asyncio.run(self._serve(plan))
 
