@@ -51,8 +51,8 @@ def _check_worker() -> Check:
 def _check_channel_layer() -> Check:
     """A real send and receive, on a private layer instance in its own event loop.
 
-    Private because channels_postgres ties its listener to the event loop that first receives:
-    borrowing the process's layer from a request's loop would race the consumers' listener.
+    Private, so that the probe shares no queue and no listener with this process's consumers
+    (and, being on its own loop, never touches the loop they run on).
     """
     return async_to_sync(_round_trip)()
 

@@ -162,7 +162,8 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_postgres.core.PostgresChannelLayer",
+            # channels_postgres, with its listener fixed (lexweb/channel_layer.py).
+            "BACKEND": "lexweb.channel_layer.PostgresChannelLayer",
             # The same dict object as DATABASES["default"], so the test runner's switch to the
             # test database reaches the channel layer too.
             "CONFIG": _db,

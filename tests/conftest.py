@@ -48,9 +48,8 @@ def _close_stray_connections(django_db_setup: None, django_db_blocker: object) -
 def _fresh_channel_layer() -> Iterator[None]:
     """A channel layer made on each test's own event loop.
 
-    channels_postgres ties its LISTEN task to the first event loop that receives; each async
-    test runs on a new loop, and a layer kept from an earlier test would deliver every message
-    several times. (Production has one loop per process and is not affected.)
+    Each async test runs on a new event loop; a layer kept from an earlier test would still
+    hold that test's channels, queues and listener.
     """
     channel_layers.backends.clear()
     yield

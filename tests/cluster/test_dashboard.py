@@ -448,9 +448,10 @@ ws_db = pytest.mark.django_db(transaction=True, databases="__all__")
 async def _stream_ready() -> None:
     """Wait until the channel layer listens for this process's consumers.
 
-    channels_postgres reads the queued messages, then LISTENs: a message sent in between, just
-    after a first socket connected, is lost. Its `listener_task_is_running` event says when
-    that window is closed; the consumer's read loop creates it just after connecting.
+    Its `listener_task_is_running` event is set once the listener has caught up; the
+    consumer's read loop starts it just after connecting. (The layer no longer loses a message
+    sent before that, tests/lexweb/test_channel_layer.py; waiting keeps this test about the
+    dashboard.)
     """
     layer = get_channel_layer()
     deadline = asyncio.get_running_loop().time() + 10
@@ -494,8 +495,8 @@ async def test_signed_in_users_receive_every_kind_of_cluster_event(
     }  # fmt: skip
     issued = await sync_to_async(account_services.token_create)(user=staff, name="agent")
     first, first_state = await ws_connect(WS, cookie_user=lawyer)
-    # One at a time: two consumers that start reading together make channels_postgres open two
-    # listeners, and every message then arrives twice.
+    # One at a time, as browsers usually connect (sockets that start together are covered in
+    # tests/lexweb/test_channel_layer.py).
     await _stream_ready()
     second, second_state = await ws_connect(WS, bearer=issued.secret, origin=None)
     assert first_state == second_state == (True, None)

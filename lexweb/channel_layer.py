@@ -1,0 +1,164 @@
+"""The default channel layer: channels_postgres, with its listener made safe.
+
+channels_postgres (1.1.4) stores each message in a table whose trigger NOTIFYs every listening
+process; a process's listener hands each notice to the queue of the channel it is for. Three
+things in how it starts listening lose or repeat messages (tests/lexweb/test_channel_layer.py
+shows each one against the unpatched layer):
+
+1. When a listener starts it DELETEs every unexpired message of *every* channel and queues them
+   here: another process's messages are taken from it (a large one is then lost), and messages
+   already delivered are delivered again (every /readyz round trip did this to open sockets).
+2. It reads the table first and LISTENs afterwards: a message sent in between is never seen.
+3. Two receivers that start together on a fresh process start two listeners, and from then on
+   every message arrives twice.
+
+This subclass keeps the library's storage, NOTIFY payloads, groups and serialisation, and
+changes only the listening side:
+
+- one listener per event loop, claimed synchronously by the first receiver;
+- LISTEN first, then catch up by *reading* (never deleting) the unexpired messages of the
+  channels this layer receives on, and again for each channel that starts receiving later;
+- queues belong to this layer object and its event loop, and a message id is queued at most
+  once per channel, so the overlaps above are harmless.
+"""
+
+import asyncio
+import base64
+import logging
+from collections import deque
+from typing import Any
+
+import psycopg
+from channels_postgres.core import PostgresChannelLayer as _LibraryLayer
+from channels_postgres.db import MESSAGE_TABLE
+from psycopg import sql
+
+logger = logging.getLogger(__name__)
+
+NOTIFY_CHANNEL = "channels_postgres_messages"
+SHUTDOWN_PAYLOAD = "1:shutdown"
+# Message ids remembered per channel to drop a second copy; far more than can be in flight
+# within one expiry period on one channel.
+SEEN_PER_CHANNEL = 2_000
+
+_LISTEN_SQL = sql.SQL("LISTEN {}").format(sql.Identifier(NOTIFY_CHANNEL))
+_CATCH_UP_SQL = sql.SQL(
+    "SELECT id::text, channel, message, extract(epoch from expire)::text FROM {table} "
+    "WHERE channel = ANY(%s) AND expire > now() ORDER BY id"
+).format(table=sql.Identifier(MESSAGE_TABLE))
+
+
+class _Seen:
+    """The ids already queued for one channel (bounded, oldest forgotten first)."""
+
+    def __init__(self) -> None:
+        self._ids: set[int] = set()
+        self._order: deque[int] = deque()
+
+    def first_time(self, message_id: int) -> bool:
+        if message_id in self._ids:
+            return False
+        self._ids.add(message_id)
+        self._order.append(message_id)
+        if len(self._order) > SEEN_PER_CHANNEL:
+            self._ids.discard(self._order.popleft())
+        return True
+
+
+class PostgresChannelLayer(_LibraryLayer):
+    listener_task_is_running: asyncio.Event | None
+    event_loop: asyncio.AbstractEventLoop | None
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._queues: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue[str]]] = {}
+        self._seen: dict[str, _Seen] = {}
+        self._listening_on: asyncio.AbstractEventLoop | None = None
+
+    # -- queues ------------------------------------------------------------------------------
+
+    def _get_or_create_queue(self, channel: str) -> asyncio.Queue[str]:
+        """This layer's queue for `channel` on the running loop (queues are loop-bound)."""
+        loop = asyncio.get_running_loop()
+        held = self._queues.get(channel)
+        if held is None or held[0] is not loop:
+            held = (loop, asyncio.Queue())
+            self._queues[channel] = held
+        return held[1]
+
+    def _enqueue(self, payload: str) -> None:
+        """Queue a NOTIFY payload ("id:channel[:base64:expire]") for a channel this layer
+        receives on, once."""
+        message_id, _, rest = payload.partition(":")
+        channel = rest.split(":", 1)[0]
+        if not self._channel_advisory_locks.get(channel) or not message_id.isdigit():
+            return  # another process receives on it (or a payload we do not understand)
+        if self._seen.setdefault(channel, _Seen()).first_time(int(message_id)):
+            self._get_or_create_queue(channel).put_nowait(payload)
+
+    def _enqueue_rows(self, rows: list[tuple[str, str, bytes, str]]) -> None:
+        for message_id, channel, message, expire in rows:
+            encoded = base64.b64encode(bytes(message)).decode("ascii")
+            self._enqueue(f"{message_id}:{channel}:{encoded}:{expire}")
+
+    # -- listening ---------------------------------------------------------------------------
+
+    def _get_or_create_listener_task(self) -> tuple[asyncio.Event, bool]:
+        """(ready event, whether the caller must start the listener). Claimed here, before any
+        await, so that receivers starting together start one listener between them."""
+        loop = asyncio.get_running_loop()
+        if self._listening_on is loop and self.listener_task_is_running is not None:
+            return self.listener_task_is_running, False
+        self._listening_on = loop
+        self.event_loop = loop
+        self.listener_task_is_running = asyncio.Event()
+        return self.listener_task_is_running, True
+
+    async def listen_to_all_channels(self) -> None:
+        """LISTEN, catch up on what was sent before, then queue every notice that is ours."""
+        ready = self.listener_task_is_running
+        if ready is None:  # receive() claims the listener before starting it
+            raise RuntimeError("listen_to_all_channels started without a claim")
+        loop = asyncio.get_running_loop()
+        try:
+            conninfo = psycopg.conninfo.make_conninfo(conninfo="", **self.db_params)
+            async with await psycopg.AsyncConnection.connect(
+                conninfo=conninfo, autocommit=True
+            ) as connection:
+                await connection.execute(
+                    sql.SQL("LISTEN {}").format(sql.Identifier(NOTIFY_CHANNEL))
+                )
+                cursor = await connection.execute(_CATCH_UP_SQL, [self._receiving()])
+                self._enqueue_rows(await cursor.fetchall())
+                ready.set()
+                async for notice in connection.notifies():
+                    if notice.payload == SHUTDOWN_PAYLOAD:
+                        break
+                    self._enqueue(notice.payload)
+        finally:
+            ready.clear()
+            # The next receiver on this loop starts a new listener.
+            if self._listening_on is loop and self.listener_task_is_running is ready:
+                self._listening_on = None
+
+    def _receiving(self) -> list[str]:
+        return [channel for channel, held in self._channel_advisory_locks.items() if held]
+
+    async def _get_or_create_channel_advisory_lock(self, channel: str) -> bool:
+        """Take the channel (as the library does) and, the first time, catch up on messages
+        sent to it before this layer received on it: the listener dropped their notices."""
+        had = bool(self._channel_advisory_locks.get(channel))
+        held: bool = await super()._get_or_create_channel_advisory_lock(channel)
+        if held and not had:
+            # Whatever the listener is doing meanwhile (not started, between LISTEN and its own
+            # catch-up, running): this read plus its notices cover every message; ids dedupe.
+            await self._catch_up([channel])
+        return held
+
+    async def _catch_up(self, channels: list[str]) -> None:
+        conninfo = psycopg.conninfo.make_conninfo(conninfo="", **self.db_params)
+        async with await psycopg.AsyncConnection.connect(
+            conninfo=conninfo, autocommit=True
+        ) as connection:
+            cursor = await connection.execute(_CATCH_UP_SQL, [channels])
+            self._enqueue_rows(await cursor.fetchall())

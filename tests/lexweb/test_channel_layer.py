@@ -1,0 +1,100 @@
+"""The PostgreSQL channel layer delivers each message once, to its own channel only: not twice
+when two sockets start listening at once, not again when /readyz does its round trip, and not
+lost when another process starts listening."""
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.test import Client
+
+from apps.accounts.models import User
+from apps.cluster.events import CLUSTER_GROUP
+from tests.conftest import BASE_DIR, database_url_for_tests, ws_connect
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True, databases="__all__")]
+
+WS = "/ws/cluster/"
+
+
+async def _listening() -> None:
+    """Wait until the layer's listener runs (the consumer starts it just after connecting)."""
+    layer = get_channel_layer()
+    deadline = asyncio.get_running_loop().time() + 10
+    while getattr(layer, "listener_task_is_running", None) is None:
+        assert asyncio.get_running_loop().time() < deadline, "the layer never started listening"
+        await asyncio.sleep(0.02)
+    await asyncio.wait_for(layer.listener_task_is_running.wait(), timeout=10)  # type: ignore[union-attr]
+
+
+def _ping(n: int) -> dict[str, object]:
+    return {"type": "cluster.agent_status", "host_id": n, "host": "h", "status": "ok",
+            "message": "", "at": ""}  # fmt: skip
+
+
+async def test_two_sockets_that_start_listening_together_get_each_message_once(
+    lawyer: User,
+) -> None:
+    (first, one), (second, two) = await asyncio.gather(
+        ws_connect(WS, cookie_user=lawyer), ws_connect(WS, cookie_user=lawyer)
+    )
+    assert one == two == (True, None)
+    await _listening()
+
+    await get_channel_layer().group_send(CLUSTER_GROUP, _ping(1))
+
+    for socket in (first, second):
+        assert (await socket.receive_json_from(timeout=5))["host_id"] == 1
+        assert await socket.receive_nothing(timeout=1)
+        await socket.disconnect()
+
+
+async def test_readyz_round_trip_does_not_deliver_old_messages_again(lawyer: User) -> None:
+    socket, state = await ws_connect(WS, cookie_user=lawyer)
+    assert state == (True, None)
+    await _listening()
+    await get_channel_layer().group_send(CLUSTER_GROUP, _ping(2))
+    assert (await socket.receive_json_from(timeout=5))["host_id"] == 2
+
+    response = await sync_to_async(Client().get)("/readyz")
+
+    assert response.status_code in (200, 503)
+    assert response.json()["checks"]["channel_layer"]["ok"] is True
+    assert await socket.receive_nothing(timeout=1)
+    await socket.disconnect()
+
+
+TAKE_NOTHING = """
+import asyncio
+from channels.layers import get_channel_layer
+async def main():
+    layer = get_channel_layer()
+    mine = await layer.new_channel()
+    await layer.send(mine, {"type": "x"})
+    await asyncio.wait_for(layer.receive(mine), 10)
+    print("listened", flush=True)
+asyncio.run(main())
+"""
+
+
+async def test_another_process_starting_to_listen_does_not_take_this_ones_messages(
+    lawyer: User,
+) -> None:
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.send(channel, {"type": "big", "payload": "x" * 20_000})
+
+    env = {**os.environ, "DATABASE_URL": database_url_for_tests(), "LEXWEB_CLUSTER_HEALTH_CRON": ""}
+    other = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, str(BASE_DIR / "manage.py"), "shell", "-c", TAKE_NOTHING],
+        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert "listened" in other.stdout, other.stderr
+
+    message = await asyncio.wait_for(layer.receive(channel), 10)
+    assert message["payload"] == "x" * 20_000
