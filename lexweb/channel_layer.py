@@ -40,6 +40,9 @@ SHUTDOWN_PAYLOAD = "1:shutdown"
 # Message ids remembered per channel to drop a second copy; far more than can be in flight
 # within one expiry period on one channel.
 SEEN_PER_CHANNEL = 2_000
+RELISTEN_SECONDS = 1.0
+# How the listener's session shows in pg_stat_activity.
+LISTENER_NAME = "lexweb channel listener"
 
 _LISTEN_SQL = sql.SQL("LISTEN {}").format(sql.Identifier(NOTIFY_CHANNEL))
 _CATCH_UP_SQL = sql.SQL(
@@ -115,31 +118,47 @@ class PostgresChannelLayer(_LibraryLayer):
         return self.listener_task_is_running, True
 
     async def listen_to_all_channels(self) -> None:
-        """LISTEN, catch up on what was sent before, then queue every notice that is ours."""
+        """Listen until a shutdown notice. A lost database connection (PostgreSQL restarted, a
+        network blip) is retried every RELISTEN_SECONDS; each new connection catches up on what
+        was sent meanwhile, within the messages' expiry. Receivers wait while it reconnects."""
         ready = self.listener_task_is_running
         if ready is None:  # receive() claims the listener before starting it
             raise RuntimeError("listen_to_all_channels started without a claim")
         loop = asyncio.get_running_loop()
         try:
-            conninfo = psycopg.conninfo.make_conninfo(conninfo="", **self.db_params)
-            async with await psycopg.AsyncConnection.connect(
-                conninfo=conninfo, autocommit=True
-            ) as connection:
-                await connection.execute(
-                    sql.SQL("LISTEN {}").format(sql.Identifier(NOTIFY_CHANNEL))
-                )
-                cursor = await connection.execute(_CATCH_UP_SQL, [self._receiving()])
-                self._enqueue_rows(await cursor.fetchall())
-                ready.set()
-                async for notice in connection.notifies():
-                    if notice.payload == SHUTDOWN_PAYLOAD:
-                        break
-                    self._enqueue(notice.payload)
+            while True:
+                try:
+                    await self._listen(ready)
+                    return
+                except (psycopg.OperationalError, OSError) as exc:
+                    ready.clear()
+                    logger.warning(
+                        "Channel layer lost its database connection (%s); listening again.",
+                        " ".join(str(exc).split())[:200],
+                    )
+                    await asyncio.sleep(RELISTEN_SECONDS)
         finally:
             ready.clear()
             # The next receiver on this loop starts a new listener.
             if self._listening_on is loop and self.listener_task_is_running is ready:
                 self._listening_on = None
+
+    async def _listen(self, ready: asyncio.Event) -> None:
+        """LISTEN, catch up on what was sent before, then queue every notice that is ours."""
+        conninfo = psycopg.conninfo.make_conninfo(
+            conninfo="", **{**self.db_params, "application_name": LISTENER_NAME}
+        )
+        async with await psycopg.AsyncConnection.connect(
+            conninfo=conninfo, autocommit=True
+        ) as connection:
+            await connection.execute(_LISTEN_SQL)
+            cursor = await connection.execute(_CATCH_UP_SQL, [self._receiving()])
+            self._enqueue_rows(await cursor.fetchall())
+            ready.set()
+            async for notice in connection.notifies():
+                if notice.payload == SHUTDOWN_PAYLOAD:
+                    return
+                self._enqueue(notice.payload)
 
     def _receiving(self) -> list[str]:
         return [channel for channel, held in self._channel_advisory_locks.items() if held]

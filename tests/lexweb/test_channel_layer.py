@@ -10,10 +10,12 @@ import sys
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.db import connection
 from django.test import Client
 
 from apps.accounts.models import User
 from apps.cluster.events import CLUSTER_GROUP
+from lexweb.channel_layer import LISTENER_NAME
 from tests.conftest import BASE_DIR, database_url_for_tests, ws_connect
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True, databases="__all__")]
@@ -98,3 +100,32 @@ async def test_another_process_starting_to_listen_does_not_take_this_ones_messag
 
     message = await asyncio.wait_for(layer.receive(channel), 10)
     assert message["payload"] == "x" * 20_000
+
+
+def _terminate_listeners() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND application_name = %s",
+            [LISTENER_NAME],
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def test_the_listener_comes_back_after_losing_its_database_connection(
+    lawyer: User,
+) -> None:
+    socket, state = await ws_connect(WS, cookie_user=lawyer)
+    assert state == (True, None)
+    await _listening()
+
+    assert await sync_to_async(_terminate_listeners)() == 1
+    # Sent while the listener is down or reconnecting: caught up on when it is back.
+    await get_channel_layer().group_send(CLUSTER_GROUP, _ping(3))
+
+    assert (await socket.receive_json_from(timeout=10))["host_id"] == 3
+    await get_channel_layer().group_send(CLUSTER_GROUP, _ping(4))
+    assert (await socket.receive_json_from(timeout=10))["host_id"] == 4
+    assert await socket.receive_nothing(timeout=1)
+    await socket.disconnect()
