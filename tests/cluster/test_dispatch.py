@@ -231,6 +231,18 @@ async def test_ollama_silent_truncation_fails_closed(fake_ollama: FakeBackend) -
     assert record.error == str(truncated.value)
 
 
+async def test_llama_server_reporting_fewer_prompt_tokens_than_counted_fails_closed() -> None:
+    settings = FakeSettings(kind="llama_cpp", tokens_per_second=5000, prompt_tokens_unreported=7)
+    async with FakeBackend(settings) as fake:
+        deployment = await _deployment(fake, context_size=4096, parallel_slots=2)
+        with pytest.raises(dispatch.PromptTruncatedError) as truncated:
+            await dispatch.chat(deployment=deployment, messages=_words(50), max_tokens=4)
+
+    record = await _record()
+    assert record.outcome == Outcome.TRUNCATED
+    assert record.error == str(truncated.value)
+
+
 async def test_server_refusing_a_prompt_our_guard_let_through_is_an_error_not_a_failure() -> None:
     # A deployment row that believes in a larger context than the server has: the guard lets
     # the prompt through, llama-server refuses it with its 400 (it never cuts a prompt). The

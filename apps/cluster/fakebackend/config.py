@@ -42,6 +42,9 @@ class FakeSettings:
     status_error: int | None = None
     # After the first token, one event whose JSON is cut short, then the stream goes on.
     invalid_json: bool = False
+    # llama-server: report this many prompt tokens fewer than were evaluated (usage and
+    # timings), as a server that cut the prompt silently would.
+    prompt_tokens_unreported: int = 0
     # Ollama: the models that `ollama pull` has fetched. None: just `model`.
     pulled_models: list[str] | None = None
     # Ollama: the version /api/version reports.

@@ -266,7 +266,9 @@ class _ChatRun:
         self.exchange = exchange
         self.pieces = pieces
         self.finish = finish
-        self.prompt_tokens = prompt_tokens
+        # What usage and timings report: fewer than evaluated when a test plays a server that
+        # cut the prompt without saying so.
+        self.prompt_tokens = max(0, prompt_tokens - app.settings.prompt_tokens_unreported)
         self.include_usage = False
         self.id = f"chatcmpl-{random_id(32)}"
         self.created = int(time.time())
