@@ -1,6 +1,9 @@
 """The demo cluster of `make run`: the reference site, its backends played by local fakes."""
 
+import contextlib
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 
@@ -46,11 +49,26 @@ def test_no_demo_cluster_when_demo_data_is_off(settings: Settings) -> None:
     assert not Host.objects.exists()
 
 
+def _free_port_run(count: int) -> int:
+    """The first of `count` consecutive free ports, below the ephemeral range (32768 up) so that
+    no outgoing connection of a process running meanwhile can take one of them."""
+    for base in range(20_000 + secrets.randbelow(10_000), 32_000, count):
+        try:
+            with contextlib.ExitStack() as probes:
+                for port in range(base, base + count):
+                    probe = probes.enter_context(socket.socket())
+                    probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise AssertionError("no run of free ports")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_demo_backends_serve_each_demo_backend_in_its_own_protocol_and_nothing_else(
     settings: Settings,
 ) -> None:
-    base = free_port()
+    base = _free_port_run(5)
     settings.LEXWEB_DEMO_BACKEND_PORT = base
     call_command("seed_demo_site")
     # A firm's own server on this machine, and a demo backend an admin has since repointed:
