@@ -203,6 +203,11 @@ LEXWEB_DEMO_DATA = env_bool("LEXWEB_DEMO_DATA", True)
 # The demo's cluster is the reference site (examples/reference_site.yaml) served by local fake
 # backends on 127.0.0.1, one port each from this one up (manage.py demo_backends).
 LEXWEB_DEMO_BACKEND_PORT = env_int("LEXWEB_DEMO_BACKEND_PORT", 18081, minimum=1024)
+if LEXWEB_DEMO_BACKEND_PORT > 65_000:
+    raise ImproperlyConfigured(
+        f"LEXWEB_DEMO_BACKEND_PORT must leave room for the demo's backends below 65536, "
+        f"not {LEXWEB_DEMO_BACKEND_PORT}."
+    )
 
 # --- Cluster --------------------------------------------------------------------------------
 # How often the worker checks every backend's health: a cron whose sixth field is seconds.

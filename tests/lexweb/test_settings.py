@@ -64,6 +64,7 @@ def test_database_url_is_used_when_set() -> None:
         ({"LEXWEB_CLUSTER_HEALTH_CRON": "every minute"}, "LEXWEB_CLUSTER_HEALTH_CRON must be"),
         ({"LEXWEB_CLUSTER_WORKER_CONCURRENCY": "0"}, "must be at least 1"),
         ({"LEXWEB_DEMO_BACKEND_PORT": "80"}, "LEXWEB_DEMO_BACKEND_PORT must be at least 1024"),
+        ({"LEXWEB_DEMO_BACKEND_PORT": "65535"}, "must leave room for the demo's backends"),
     ],
 )
 def test_bad_settings_fail_with_a_message_naming_the_variable(
