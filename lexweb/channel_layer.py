@@ -33,6 +33,8 @@ from channels_postgres.core import PostgresChannelLayer as _LibraryLayer
 from channels_postgres.db import MESSAGE_TABLE
 from psycopg import sql
 
+from lexweb.db import conninfo_from_params
+
 logger = logging.getLogger(__name__)
 
 NOTIFY_CHANNEL = "channels_postgres_messages"
@@ -147,9 +149,7 @@ class PostgresChannelLayer(_LibraryLayer):
 
     async def _listen(self, ready: asyncio.Event) -> None:
         """LISTEN, catch up on what was sent before, then queue every notice that is ours."""
-        conninfo = psycopg.conninfo.make_conninfo(
-            conninfo="", **{**self.db_params, "application_name": LISTENER_NAME}
-        )
+        conninfo = conninfo_from_params(self.db_params, application_name=LISTENER_NAME)
         async with await psycopg.AsyncConnection.connect(
             conninfo=conninfo, autocommit=True
         ) as connection:
@@ -177,7 +177,7 @@ class PostgresChannelLayer(_LibraryLayer):
         return held
 
     async def _catch_up(self, channels: list[str]) -> None:
-        conninfo = psycopg.conninfo.make_conninfo(conninfo="", **self.db_params)
+        conninfo = conninfo_from_params(self.db_params)
         async with await psycopg.AsyncConnection.connect(
             conninfo=conninfo, autocommit=True
         ) as connection:

@@ -1,14 +1,9 @@
 """Payloads sent to a case's channel group, and the one way to send them."""
 
-import logging
 from collections.abc import Mapping
 from typing import Literal, TypedDict
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-from django.db import transaction
-
-logger = logging.getLogger(__name__)
+from lexweb.live import publish_on_commit
 
 
 class CaseNotice(TypedDict):
@@ -43,12 +38,4 @@ def publish_to_case(*, case_id: int, event: Mapping[str, object]) -> None:
     Browsers never hear about rows that may roll back. A channel layer that is down is logged,
     not raised: the database row is the truth and pages reload it on reconnect.
     """
-
-    def send() -> None:
-        layer = get_channel_layer()
-        if layer is None:
-            logger.error("No channel layer configured; %s not sent.", event["type"])
-            return
-        async_to_sync(layer.group_send)(case_group(case_id), dict(event))
-
-    transaction.on_commit(send, robust=True)
+    publish_on_commit(case_group(case_id), event)

@@ -40,6 +40,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 class GpuInline(admin.TabularInline):
     model = Gpu
+    form = forms.GpuForm
     extra = 0
     fields = ["index", "name", "memory_bytes", "compute_capability", "pci_bus_id", "uuid", "board"]
 
@@ -101,6 +102,7 @@ class BoardAdmin(admin.ModelAdmin):
 
 @admin.register(Gpu)
 class GpuAdmin(admin.ModelAdmin):
+    form = forms.GpuForm
     list_display = ["host", "index", "name", "memory_bytes", "compute_capability", "board"]
     list_filter = ["host", "board"]
     list_select_related = ["host", "board", "board__host"]

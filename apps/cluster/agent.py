@@ -10,6 +10,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from django import db
+from django.db import DatabaseError
 from django.utils import timezone
 
 from apps.cluster import topology
@@ -23,6 +25,8 @@ from apps.cluster.nvml import (
     read_samples,
 )
 from apps.cluster.services import gpu
+from lexweb.errors import DomainError
+from lexweb.text import one_line
 
 MIN_INTERVAL_S = 0.5
 MAX_INTERVAL_S = 3600.0
@@ -74,6 +78,8 @@ def run_agent(
        If the GPUs' UUIDs change (a card fell off the bus), go back to 3.
     5. An NVML error while connected: status error, say so, shut NVML down, and after
        `interval` go back to 2.
+    6. A database error (PostgreSQL restarting) or a reading it refuses: say so once, drop the
+       connection, and after `interval` go back to 2; the host keeps its last status.
     With `once`, one pass of 2-4 and return: 0 when samples were recorded, 1 otherwise.
     """
     if not (interval > 0 and math.isfinite(interval)):
@@ -83,38 +89,71 @@ def run_agent(
     every = f"every {interval:g} s"
     while not stop_event.is_set():
         try:
-            nvml = nvml_factory()
-        except NvmlUnavailable as exc:
-            # Stored before it is said: whoever reads the line finds the status in place.
-            gpu.host_agent_status_set(host=host, status=Host.AgentStatus.NO_NVML, message=str(exc))
+            status = _attempt(host, nvml_factory, interval, once, stop_event, console)
+        except (DatabaseError, DomainError) as exc:
+            # PostgreSQL restarting, or a reading the database refuses: the agent outlives it.
+            db.close_old_connections()
             console.line(
-                f"gpu_agent: no NVML on {host.name}: {exc.reason}"
+                f"gpu_agent: cannot record on {host.name}: {_first_line(exc)}"
                 + ("" if once else f"; retrying {every}")
             )
-            if once:
-                return 1
-            stop_event.wait(interval)
-            continue
-        try:
-            _serve(host, nvml, interval, once, stop_event, console)
-        except NvmlError as exc:
-            reason = nvml_error_text(exc)
-            gpu.host_agent_status_set(
-                host=host, status=Host.AgentStatus.ERROR, message=f"NVML error: {reason}"
-            )
-            console.line(
-                f"gpu_agent: NVML error on {host.name}: {reason}"
-                + ("" if once else f"; reconnecting {every}")
-            )
-            if once:
-                return 1
-            stop_event.wait(interval)
-        else:
-            if once:
-                return 0
-        finally:
-            close_nvml(nvml)
+            status = 1 if once else None
+            if not once:
+                stop_event.wait(interval)
+        if status is not None:
+            return status
     return 0
+
+
+def _first_line(exc: Exception) -> str:
+    # PostgreSQL's detail lines quote the failing values, which change every sample; the
+    # first line says what is wrong and stays the same, so it is said once.
+    return one_line((str(exc).strip().splitlines() or [type(exc).__name__])[0], 200)
+
+
+def _attempt(
+    host: Host,
+    nvml_factory: Callable[[], Nvml],
+    interval: float,
+    once: bool,
+    stop_event: threading.Event,
+    console: "_Console",
+) -> int | None:
+    """One connection's worth of steps 2-5: the exit status to return, or None to go on."""
+    every = f"every {interval:g} s"
+    try:
+        nvml = nvml_factory()
+    except NvmlUnavailable as exc:
+        # Stored before it is said: whoever reads the line finds the status in place.
+        gpu.host_agent_status_set(host=host, status=Host.AgentStatus.NO_NVML, message=str(exc))
+        console.line(
+            f"gpu_agent: no NVML on {host.name}: {exc.reason}"
+            + ("" if once else f"; retrying {every}")
+        )
+        if once:
+            return 1
+        stop_event.wait(interval)
+        return None
+    try:
+        _serve(host, nvml, interval, once, stop_event, console)
+    except NvmlError as exc:
+        reason = nvml_error_text(exc)
+        gpu.host_agent_status_set(
+            host=host, status=Host.AgentStatus.ERROR, message=f"NVML error: {reason}"
+        )
+        console.line(
+            f"gpu_agent: NVML error on {host.name}: {reason}"
+            + ("" if once else f"; reconnecting {every}")
+        )
+        if once:
+            return 1
+        stop_event.wait(interval)
+    else:
+        if once:
+            return 0
+    finally:
+        close_nvml(nvml)
+    return None
 
 
 def _serve(
@@ -126,7 +165,8 @@ def _serve(
     console: _Console,
 ) -> None:
     """Steps 3 and 4 of `run_agent`, until `stop_event` is set (or after one pass with `once`).
-    NVML errors are raised to the caller."""
+    NVML errors are raised to the caller, and so are database errors while taking the
+    inventory (the caller retries from step 2)."""
     uuids = _inventory(host, nvml, console)
     due = time.monotonic()
     while True:
@@ -136,10 +176,22 @@ def _serve(
             # These readings may belong to other rows; take the new inventory, sample next time.
             uuids = _inventory(host, nvml, console)
         else:
-            gpu.gpu_samples_record(host=host, readings=readings, at=at)
-            _status_ok(host, len(readings))
-            if once:
-                return
+            try:
+                gpu.gpu_samples_record(host=host, readings=readings, at=at)
+                _status_ok(host, len(readings))
+            except DatabaseError as exc:
+                # A sample the database refuses (or PostgreSQL restarting): keep sampling on
+                # this connection to NVML; said once while it lasts.
+                if once:
+                    raise
+                db.close_old_connections()
+                console.line(
+                    f"gpu_agent: cannot record on {host.name}: {_first_line(exc)}; "
+                    f"retrying every {interval:g} s"
+                )
+            else:
+                if once:
+                    return
         # A pass slower than the interval starts the next one at once, without a burst after.
         due = max(due + interval, time.monotonic())
         if stop_event.wait(max(0.0, due - time.monotonic())):

@@ -4,15 +4,10 @@ Cluster state is not client material: every signed-in user may watch it. One gro
 `cluster.status`, carries GPU samples, agent state, backend health and deployment speed.
 """
 
-import logging
 from collections.abc import Mapping
 from typing import Literal, TypedDict
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-from django.db import transaction
-
-logger = logging.getLogger(__name__)
+from lexweb.live import publish_on_commit
 
 CLUSTER_GROUP = "cluster.status"
 
@@ -65,12 +60,4 @@ def publish_cluster(event: Mapping[str, object]) -> None:
     """Send `event` to the dashboard group once the current transaction commits (at once when
     none is open). A channel layer that is down is logged, not raised: the rows are the truth
     and the dashboard reloads them on reconnect."""
-
-    def send() -> None:
-        layer = get_channel_layer()
-        if layer is None:
-            logger.error("No channel layer configured; %s not sent.", event["type"])
-            return
-        async_to_sync(layer.group_send)(CLUSTER_GROUP, dict(event))
-
-    transaction.on_commit(send, robust=True)
+    publish_on_commit(CLUSTER_GROUP, event)

@@ -9,8 +9,10 @@ from django.db import transaction
 from django.forms.models import construct_instance
 
 from apps.cluster import gguf
-from apps.cluster.models import Backend, Deployment
+from apps.cluster.models import Backend, Board, Deployment, Gpu
+from apps.cluster.sampling import sampling_check
 from apps.cluster.services import placement
+from lexweb.errors import DomainError
 
 
 class BackendForm(forms.ModelForm):
@@ -36,6 +38,15 @@ class BackendForm(forms.ModelForm):
         if not url.startswith(("http://", "https://")):
             raise forms.ValidationError("Use an http:// or https:// address.")
         return url.rstrip("/")
+
+    def clean_board(self) -> Board:
+        board: Board = self.cleaned_data["board"]
+        if self.instance.pk and board.pk != self.instance.board_id:
+            try:
+                placement.backend_move_check(backend_id=self.instance.pk, board_id=board.pk)
+            except DomainError as exc:
+                raise forms.ValidationError(exc.message) from None
+        return board
 
     def save(self, commit: bool = True) -> Backend:
         backend: Backend = super().save(commit=False)
@@ -64,6 +75,50 @@ HEADER_FIELDS = [
     "head_dim_k",
     "head_dim_v",
 ]
+
+
+class GpuForm(forms.ModelForm):
+    """A GPU's board: one of its own host's, and no move that leaves a deployment unplaced."""
+
+    class Meta:
+        model = Gpu
+        fields = [
+            "index",
+            "name",
+            "memory_bytes",
+            "compute_capability",
+            "pci_bus_id",
+            "uuid",
+            "board",
+        ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        host_id = self.instance.host_id if self.instance.pk else None
+        board_field = self.fields["board"]
+        if host_id is not None and isinstance(board_field, forms.ModelChoiceField):
+            board_field.queryset = Board.objects.filter(host_id=host_id)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or self.cleaned_data
+        board: Board | None = cleaned.get("board")
+        host = cleaned.get("host")
+        host_id = host.pk if host is not None else self.instance.host_id
+        if board is not None and "board" not in self.errors and board.host_id != host_id:
+            self.add_error("board", "Choose a board of this GPU's own host.")
+        elif self._board_changes(board):
+            try:
+                placement.gpu_move_check(
+                    gpu_id=self.instance.pk, board_id=board.pk if board else None
+                )
+            except DomainError as exc:
+                self.add_error("board", exc.message)
+        return cleaned
+
+    def _board_changes(self, board: Board | None) -> bool:
+        if not self.instance.pk or "board" in self.errors:
+            return False
+        return (board.pk if board else None) != self.instance.board_id
 
 
 class DeploymentForm(forms.ModelForm):
@@ -111,13 +166,11 @@ class DeploymentForm(forms.ModelForm):
         for name in HEADER_FIELDS:
             self.fields[name].required = False
 
-    def clean_sampling(self) -> dict[str, Any]:
-        value = self.cleaned_data.get("sampling") or {}
-        if not isinstance(value, dict):
-            raise forms.ValidationError(
-                'Sampling presets are a JSON object, e.g. {"temperature": 0.2}.'
-            )
-        return value
+    def clean_sampling(self) -> dict[str, float | int]:
+        try:
+            return sampling_check(self.cleaned_data.get("sampling") or {})
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or self.cleaned_data

@@ -42,25 +42,8 @@ class DeploymentSpeed:
 
 def deployment_speed_get(*, deployment_id: int) -> DeploymentSpeed:
     """Rolling decode speed: mean tokens/s of the latest SPEED_WINDOW_CALLS successful calls
-    of the last SPEED_WINDOW that reported a decode speed."""
-    recent = (
-        CallRecord.objects.filter(
-            deployment_id=deployment_id,
-            outcome=CallRecord.Outcome.OK,
-            decode_tokens_per_second__isnull=False,
-            started_at__gte=timezone.now() - SPEED_WINDOW,
-        )
-        .order_by("-started_at")
-        .values_list("pk", flat=True)[:SPEED_WINDOW_CALLS]
-    )
-    figures = CallRecord.objects.filter(pk__in=list(recent)).aggregate(
-        speed=Avg("decode_tokens_per_second"), calls=Count("pk")
-    )
-    return DeploymentSpeed(
-        deployment_id=deployment_id,
-        decode_tokens_per_second=figures["speed"],
-        calls=figures["calls"],
-    )
+    of the last SPEED_WINDOW that reported a decode speed (one rule: deployment_speeds_get)."""
+    return deployment_speeds_get(deployment_ids=[deployment_id])[deployment_id]
 
 
 # --- Dashboard ----------------------------------------------------------------------------

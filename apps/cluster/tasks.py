@@ -4,11 +4,11 @@ from procrastinate.contrib.django import app
 from apps.cluster.services import health
 from lexweb.jobs import require_arg
 
-# How often the worker checks every backend: a procrastinate cron whose sixth field is seconds
-# ("* * * * * */30": every 30 s). Empty: no schedule (the task can still be deferred by hand).
-# Off until settings define it, because every worker, including the one tests/conftest.py's
-# `run_jobs` starts, defers periodic jobs and those rows would show up in other tests' queues.
-HEALTH_CHECK_CRON: str = getattr(settings, "LEXWEB_CLUSTER_HEALTH_CRON", "")
+# How often the worker checks every backend (settings.LEXWEB_CLUSTER_HEALTH_CRON: a cron whose
+# sixth field is seconds, "* * * * * */30" by default). Empty: no schedule; the task can still
+# be deferred by hand. Every worker defers the periodic job; tests/conftest.py's `run_jobs`
+# runs its worker without the schedule, so that only the jobs a test queued show up.
+HEALTH_CHECK_CRON: str = settings.LEXWEB_CLUSTER_HEALTH_CRON
 HEALTH_CHECK_PERIODIC_ID = "health"
 
 

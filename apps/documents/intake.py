@@ -4,7 +4,6 @@ uploaded the file."""
 
 import email
 import email.policy
-import unicodedata
 from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
@@ -14,6 +13,7 @@ from django.conf import settings
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from lexweb.errors import DomainError
+from lexweb.text import one_line, printable
 
 MAX_FILENAME = 200
 _EMAIL_HEADERS = (
@@ -34,16 +34,10 @@ class Sniffed:
     page_count: int
 
 
-def _printable(raw: str) -> str:
-    """NFC text without control or other non-printing characters (NUL included)."""
-    text = unicodedata.normalize("NFC", raw or "")
-    return "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
-
-
 def clean_line(raw: str, limit: int) -> str:
     """One line of free text typed by a person (e.g. a custodian): printable, single-spaced,
     at most `limit` characters."""
-    return " ".join(_printable(raw).split())[:limit]
+    return one_line(raw, limit)
 
 
 def clean_filename(raw: str) -> str:
@@ -51,7 +45,7 @@ def clean_filename(raw: str) -> str:
 
     The name is only ever shown; files are stored by their hash, so no name reaches a path.
     """
-    name = _printable((raw or "").replace("\\", "/").rsplit("/", 1)[-1]).strip(" .")
+    name = printable((raw or "").replace("\\", "/").rsplit("/", 1)[-1]).strip(" .")
     if not name:
         return "upload"
     if len(name) > MAX_FILENAME:

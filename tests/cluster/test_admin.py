@@ -4,7 +4,7 @@ gets in, and a backend's API key is write-only."""
 import pytest
 from django.test import Client
 
-from apps.cluster.models import Backend, Board, Gpu, Host
+from apps.cluster.models import Backend, Board, Deployment, Gpu, Host
 from apps.cluster.services import site
 from tests.cluster.test_site import SMALL
 
@@ -116,7 +116,9 @@ def test_bad_backend_form_shows_an_error_and_changes_nothing(
     )
 
     assert response.status_code == 200
-    assert response.context["adminform"].form.errors
+    errors = response.context["adminform"].form.errors
+    # The field itself, or the model's check constraint (slots >= 1) for the whole form.
+    assert set(bad) & set(errors) or (bad == {"slots": "0"} and "__all__" in errors), errors
     assert Backend.objects.values().get() == before
 
 
@@ -168,5 +170,128 @@ def test_an_edited_proposal_naming_unknown_gpus_is_refused_with_a_message(
 
     assert response.status_code == 200
     shown = [str(m) for m in response.context["messages"]]
-    assert any(m.startswith("tr: ") for m in shown), shown
+    assert any(m.startswith("tr: ") and "9" in m for m in shown), shown
     assert not Board.objects.exists()
+
+
+def _big_deployment_on_two_gpus() -> None:
+    """SMALL with 40 GB of weights: it needs both 32 GiB GPUs of board b; a second, empty
+    board c with one GPU of the same host."""
+    text = SMALL.replace("weights_bytes: 1000,", "weights_bytes: 40_000_000_000,")
+    text = text.replace(
+        "      - {index: 1, name: V100, memory_bytes: 34_359_738_368}",
+        "      - {index: 1, name: V100, memory_bytes: 34_359_738_368}\n"
+        "      - {index: 2, name: V100, memory_bytes: 34_359_738_368}",
+    ).replace(
+        "      - {name: b, gpus: [0, 1]}",
+        "      - {name: b, gpus: [0, 1]}\n      - {name: c, gpus: [2]}",
+    )
+    site.site_load(text=text)
+
+
+def test_moving_a_backend_to_a_board_its_model_does_not_fit_is_refused(
+    admin_client_: Client,
+) -> None:
+    _big_deployment_on_two_gpus()
+    backend = Backend.objects.get()
+    small_board = Board.objects.get(name="c")
+
+    response = admin_client_.post(
+        f"/admin/cluster/backend/{backend.pk}/change/", _backend_form(backend, board=small_board.pk)
+    )
+
+    assert response.status_code == 200
+    assert "needs" in str(response.context["adminform"].form.errors["board"])
+    assert Backend.objects.get().board.name == "b"
+
+
+def _gpu_form(gpu: Gpu, **changes: object) -> dict[str, object]:
+    data: dict[str, object] = {
+        "host": gpu.host_id,
+        "index": gpu.index,
+        "name": gpu.name,
+        "memory_bytes": gpu.memory_bytes,
+        "compute_capability": gpu.compute_capability,
+        "pci_bus_id": gpu.pci_bus_id,
+        "uuid": gpu.uuid,
+        "board": gpu.board_id or "",
+    }
+    data.update(changes)
+    return data
+
+
+def test_taking_a_gpu_off_the_board_a_model_needs_is_refused(admin_client_: Client) -> None:
+    _big_deployment_on_two_gpus()
+    gpu = Gpu.objects.get(index=1)
+
+    response = admin_client_.post(f"/admin/cluster/gpu/{gpu.pk}/change/", _gpu_form(gpu, board=""))
+
+    assert response.status_code == 200
+    assert "needs" in str(response.context["adminform"].form.errors["board"])
+    assert Gpu.objects.get(index=1).board.name == "b"
+
+
+def test_a_gpu_cannot_join_a_board_of_another_host(admin_client_: Client, loaded: None) -> None:
+    foreign = Board.objects.create(host=Host.objects.create(name="elsewhere"), name="far")
+    gpu = Gpu.objects.get(index=0)
+
+    response = admin_client_.post(
+        f"/admin/cluster/gpu/{gpu.pk}/change/", _gpu_form(gpu, board=foreign.pk)
+    )
+
+    assert response.status_code == 200
+    assert "board" in response.context["adminform"].form.errors
+    assert Gpu.objects.get(index=0).board.name == "b"
+
+
+def test_a_free_gpu_may_change_board(admin_client_: Client) -> None:
+    _big_deployment_on_two_gpus()
+    gpu = Gpu.objects.get(index=2)
+    board_b = Board.objects.get(name="b")
+
+    response = admin_client_.post(
+        f"/admin/cluster/gpu/{gpu.pk}/change/", _gpu_form(gpu, board=board_b.pk)
+    )
+
+    assert response.status_code == 302
+    assert Gpu.objects.get(index=2).board == board_b
+
+
+@pytest.mark.parametrize(
+    ("sampling", "message"),
+    [
+        ('{"temperature": NaN}', "finite"),
+        ('{"temperature": "hot"}', "must be a number"),
+        ("[0.2]", "JSON object"),
+        ("{not json", "Enter a valid JSON"),
+    ],
+)
+def test_bad_sampling_presets_are_a_form_error(
+    admin_client_: Client, loaded: None, sampling: str, message: str
+) -> None:
+    deployment = Deployment.objects.get()
+    data = {
+        field: getattr(deployment, field)
+        for field in (
+            "model_name", "architecture", "total_params", "active_params", "quantization",
+            "file_size_bytes", "weights_bytes", "n_layers", "n_kv_heads", "head_dim_k",
+            "head_dim_v", "context_size", "kv_cache_type", "parallel_slots",
+        )
+    }  # fmt: skip
+    data.update(
+        backend=deployment.backend_id,
+        enabled="on",
+        sampling=sampling,
+        **{
+            "routes-TOTAL_FORMS": "0",
+            "routes-INITIAL_FORMS": "0",
+            "routes-MIN_NUM_FORMS": "0",
+            "routes-MAX_NUM_FORMS": "1000",
+        },
+    )
+
+    response = admin_client_.post(f"/admin/cluster/deployment/{deployment.pk}/change/", data)
+
+    assert response.status_code == 200
+    assert message in str(response.context["adminform"].form.errors["sampling"])
+    assert Deployment.objects.get().sampling == {}

@@ -12,7 +12,9 @@ import pytest
 from django.core.management import call_command
 from pytest_django.fixtures import Settings
 
+from apps.cluster.management.commands.seed_demo_site import REFERENCE_SITE
 from apps.cluster.models import Backend, Board, Host, RoleRoute
+from apps.cluster.services import site
 from tests.conftest import BASE_DIR, database_url_for_tests
 from tests.running import free_port, read_until
 
@@ -109,3 +111,23 @@ def test_demo_backends_serve_each_demo_backend_in_its_own_protocol_and_nothing_e
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) == 0
+
+
+def test_the_demo_plan_leaves_out_backends_no_longer_as_the_demo_made_them(
+    settings: Settings,
+) -> None:
+    settings.LEXWEB_DEMO_BACKEND_PORT = 20100
+    call_command("seed_demo_site")
+    # A firm's server that kept a reference-site name, at a port no socket can have.
+    Backend.objects.filter(name="llama-gate").update(base_url="http://127.0.0.1:99999")
+    Backend.objects.filter(name="ollama-epyc").update(enabled=False)
+
+    plan = site.demo_backend_plan(text=REFERENCE_SITE.read_text(encoding="utf-8"), port_base=20100)
+
+    assert {(name, port, fake.kind) for name, port, fake in plan} == {
+        ("llama-board-a", 20100, "llama_cpp"),
+        ("llama-board-b", 20101, "llama_cpp"),
+        ("llama-adversary", 20103, "llama_cpp"),
+    }
+    speeds = {name: fake.tokens_per_second for name, _, fake in plan}
+    assert speeds["llama-board-b"] == 50.0  # DESIGN.md: the 122B on a 4-GPU board

@@ -1,6 +1,7 @@
 """`manage.py load_site` and the site description it reads: the reference site loads exactly,
 twice without change, and every wrong file is refused with nothing changed."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,12 @@ REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "reference_site.y
 
 def _snapshot() -> tuple[object, ...]:
     return (
-        list(Host.objects.values_list("name", "description")),
-        list(Gpu.objects.values_list("host__name", "index", "memory_bytes", "board__name")),
+        list(Host.objects.values_list("pk", "name", "description")),
+        list(Gpu.objects.values_list("pk", "host__name", "index", "memory_bytes", "board__name")),
         list(Board.objects.values_list("host__name", "name")),
         list(GpuLink.objects.values_list("a__index", "b__index", "kind", "nvlink_count")),
-        list(Backend.objects.values_list("name", "base_url", "board__name", "slots")),
-        list(Deployment.objects.values_list("backend__name", "model_name", "context_size")),
+        list(Backend.objects.values_list("pk", "name", "base_url", "board__name", "slots")),
+        list(Deployment.objects.values_list("pk", "backend__name", "model_name", "context_size")),
         list(RoleRoute.objects.values_list("role", "position", "deployment__model_name")),
     )
 
@@ -140,20 +141,34 @@ def test_duplicate_gpu_index_is_refused_by_the_command_with_one_clear_line(tmp_p
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "message"),
     [
-        "",
-        "- just\n- a list\n",
-        "hosts: [\n",
-        "a: &a [*a, *a]\n",
-        "hosts: !!python/object/apply:os.system ['true']\n",
-        "hosts:\n  - name: 'x\x00y'\n",
-        'hosts:\n  - {name: h, description: "a\\0b"}\n',
-        'backends:\n  - {name: "be\\0", kind: ollama, url: "http://x", host: h, board: b}\n',
+        ("", "must be a mapping"),
+        ("- just\n- a list\n", "must be a mapping"),
+        ("hosts: [\n", "not valid YAML"),
+        ("a: &a [*a, *a]\n", "a: Extra inputs"),
+        ("hosts: &a [*a]\n", "hosts.0: Input should be a valid dictionary"),
+        # Never constructed (safe_load): no command runs.
+        (
+            "hosts: !!python/object/apply:os.system ['true']\n",
+            "not valid YAML: could not determine",
+        ),
+        ("hosts:\n  - name: 'x\x00y'\n", "not valid YAML: unacceptable character"),
+        ('hosts:\n  - {name: h, description: "a\\0b"}\n', "hosts.0.description"),
+        (
+            'backends:\n  - {name: "be\\0", kind: ollama, url: "http://x", host: h, board: b}\n',
+            "backends.0.name",
+        ),
+        ("hosts: " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
+        (
+            "deployments:\n  - {backend: b, model: m, kv_cache_type: f16,"
+            " sampling: {temperature: .nan}}\n",
+            "temperature must be a finite number",
+        ),
     ],
 )
-def test_malformed_and_hostile_yaml_is_refused(text: str) -> None:
-    with pytest.raises(site.SiteError):
+def test_malformed_and_hostile_yaml_is_refused(text: str, message: str) -> None:
+    with pytest.raises(site.SiteError, match=re.escape(message)):
         site.site_load(text=text)
     assert not Host.objects.exists()
 
@@ -196,3 +211,21 @@ def test_reloading_keeps_the_backend_api_key_when_the_file_has_none() -> None:
     site.site_load(text=SMALL)
 
     assert Backend.objects.get().api_key == "sk-1"
+
+
+def test_a_file_that_takes_a_gpu_from_a_board_a_deployment_needs_is_refused() -> None:
+    # 40 GB of weights need both 32 GiB GPUs of board b.
+    big = SMALL.replace("weights_bytes: 1000,", "weights_bytes: 40_000_000_000,")
+    site.site_load(text=big)
+    before = _snapshot()
+    # The same host, now with GPU 1 on a board of its own; the file does not list the model.
+    shrink = big.replace(
+        "      - {name: b, gpus: [0, 1]}",
+        "      - {name: b, gpus: [0]}\n      - {name: c, gpus: [1]}",
+    )
+    shrink = shrink[: shrink.index("deployments:")]
+
+    with pytest.raises(site.SiteError, match=r"deployment 'be/m': .*needs"):
+        site.site_load(text=shrink)
+
+    assert _snapshot() == before

@@ -31,6 +31,7 @@ from apps.cluster.backends.base import (
     Finished,
     Timeouts,
 )
+from lexweb.text import printable
 
 DEFAULT_TIMEOUTS = Timeouts()
 # Longest server error message we repeat; the rest is cut.
@@ -71,7 +72,9 @@ def error_text(value: Mapping[str, object], secret: str = "") -> str:
 
 
 def clean(text: str, secret: str = "") -> str:
-    text = " ".join(text.split())
+    """A backend's text made fit to store and show: printable (a NUL would make PostgreSQL
+    refuse the health row or call record it goes into), one line, key redacted, bounded."""
+    text = " ".join(printable(text).split())
     if secret:
         text = text.replace(secret, "***")
     return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…"

@@ -26,8 +26,8 @@ from enum import IntEnum
 from typing import Protocol
 
 import psycopg
-from django.db import connections
-from psycopg.conninfo import make_conninfo
+
+from lexweb.db import conninfo
 
 # Advisory lock keys: 'LX' in the top 16 bits, then the backend id (32 bits), then the slot
 # number (16 bits), so they cannot meet another user's advisory locks by accident.
@@ -98,7 +98,9 @@ class PostgresLeases:
     lexweb already uses (DATABASES["default"], so tests use the test database)."""
 
     async def acquire(self, backend_id: int, *, slots: int) -> Lease:
-        connection = await psycopg.AsyncConnection.connect(_conninfo(), autocommit=True)
+        connection = await psycopg.AsyncConnection.connect(
+            conninfo(application_name="lexweb admission"), autocommit=True
+        )
         try:
             while True:
                 for slot in range(slots):
@@ -112,19 +114,6 @@ class PostgresLeases:
         except BaseException:
             await connection.close()
             raise
-
-
-def _conninfo() -> str:
-    db = connections["default"].settings_dict
-    info = {
-        "dbname": db["NAME"],
-        "user": db.get("USER") or "",
-        "password": db.get("PASSWORD") or "",
-        "host": db.get("HOST") or "",
-        "port": str(db.get("PORT") or ""),
-        "application_name": "lexweb admission",
-    }
-    return make_conninfo(**{key: value for key, value in info.items() if value})
 
 
 class Admission:

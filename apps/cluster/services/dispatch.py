@@ -51,13 +51,15 @@ from apps.cluster.backends.base import (
 )
 from apps.cluster.events import DeploymentSpeedEvent, publish_cluster
 from apps.cluster.models import Backend, BackendHealth, CallRecord, Deployment, Role, RoleRoute
+from apps.cluster.sampling import sampling_to_send
 from apps.cluster.services import health
 from apps.cluster.services.admission import Priority, admission
 from lexweb.errors import DomainError, NotFound
+from lexweb.text import one_line
 
 TokenCallback = Callable[[str], Awaitable[None] | None]
 
-ERROR_LENGTH = 500  # CallRecord.error's max_length
+ERROR_LENGTH = CallRecord._meta.get_field("error").max_length or 500
 # Counting tokens takes no slot and milliseconds even for long prompts; a server that does not
 # answer within this is hung, and the call should fail (or fall back) without waiting out the
 # client's between-token limit.
@@ -185,6 +187,8 @@ async def chat(
     """
     if max_tokens < 1:
         raise DomainError("max_tokens must be at least 1.")
+    if role and role not in Role.values:
+        raise DomainError(f"Unknown role {role[:40]!r}.")
     deployment_id = deployment if isinstance(deployment, int) else deployment.pk
     call = _Call(
         deployment=await sync_to_async(_deployment_load)(deployment_id=deployment_id),
@@ -241,6 +245,9 @@ async def chat_for_role(
             if streamed:
                 raise
             failures.append((candidate, error))
+        except NotFound:
+            # Deleted by an admin since the route was read: as good as unavailable.
+            failures.append((candidate, DeploymentUnavailableError(f"{candidate} was removed.")))
     errors = [error for _candidate, error in failures]
     if all(isinstance(error, PromptTooLongError) for error in errors):
         # Too long for every model of the role: the caller must shorten it, not retry later.
@@ -348,12 +355,7 @@ def _request_build(
     max_tokens: int,
     json_schema: Mapping[str, object] | None,
 ) -> ChatRequest:
-    # Numbers only: the admin form validates presets, but a site file or old row may not have.
-    sampling = {
-        key: value
-        for key, value in (deployment.sampling or {}).items()
-        if isinstance(value, int | float) and not isinstance(value, bool)
-    }
+    sampling = sampling_to_send(deployment.sampling)
     ollama = deployment.backend.kind == Backend.Kind.OLLAMA
     return ChatRequest(
         model=deployment.model_name,
@@ -462,14 +464,17 @@ def _call_record(*, call: _Call, outcome: str, error: str, backend_fault: bool) 
     deployment, backend = call.deployment, call.backend
     finished = call.finished
     with transaction.atomic():
+        # Locked so an admin cannot delete the deployment under the new row; if it went during
+        # the call, the row keeps its labels and the registry and speed are left alone.
+        alive = Deployment.objects.select_for_update().filter(pk=deployment.pk).exists()
         record = CallRecord.objects.create(
-            deployment=deployment,
+            deployment=deployment if alive else None,
             deployment_label=str(deployment)[:300],
             board_label=str(backend.board)[:200],
             role=call.role,
             started_at=call.started_at,
             outcome=outcome,
-            error=error[:ERROR_LENGTH],
+            error=one_line(error, ERROR_LENGTH),
             prompt_tokens=call.prompt_tokens,
             completion_tokens=call.completion_tokens,
             time_to_first_token_ms=call.ms_since_dispatch(call.first_token_at),
@@ -477,6 +482,8 @@ def _call_record(*, call: _Call, outcome: str, error: str, backend_fault: bool) 
             prefill_tokens_per_second=finished.prefill_tokens_per_second if finished else None,
             decode_tokens_per_second=_decode_speed(call),
         )
+        if not alive:
+            return record.pk
         # The backend generated (even if we threw the answer away for truncation): it works.
         if outcome in (CallRecord.Outcome.OK, CallRecord.Outcome.TRUNCATED):
             health.backend_call_succeeded(backend_id=backend.pk)

@@ -29,6 +29,7 @@ from apps.cluster.models import Board, Gpu, GpuLink, GpuSample, GpuStatus, Host
 from apps.cluster.nvml import GpuReading
 from apps.cluster.topology import Topology
 from lexweb.errors import DomainError
+from lexweb.text import one_line
 
 # (bucket seconds, how long buckets of that size are kept)
 HISTORY: tuple[tuple[int, timedelta], ...] = (
@@ -61,7 +62,7 @@ def host_agent_status_set(*, host: Host, status: Host.AgentStatus, message: str)
     only when status or message differ from what was stored; returns whether they did."""
     if status not in Host.AgentStatus.values:
         raise DomainError(f"Unknown agent status {status!r}.")
-    message = _one_line(message)[:_MESSAGE_MAX]
+    message = one_line(message, _MESSAGE_MAX)
     now = timezone.now()
     with transaction.atomic():
         stored = Host.objects.select_for_update().only("agent_status", "agent_message")
@@ -85,10 +86,6 @@ def host_agent_status_set(*, host: Host, status: Host.AgentStatus, message: str)
     return changed
 
 
-def _one_line(text: str) -> str:
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
-
-
 # --- Inventory ------------------------------------------------------------------------------
 
 
@@ -105,6 +102,10 @@ def gpu_inventory_record(*, host: Host, topology: Topology) -> dict[int, Gpu]:
        stored link between these GPUs that NVML no longer reports is removed.
     4. The proposal (NVLink-connected groups) is stored with the time it was made.
     """
+    indices = _indices(topology)
+    if len(set(indices)) != len(indices):
+        # NVML numbers GPUs 0..n-1; anything else is a broken driver or reader, not a site.
+        raise DomainError(f"NVML on {host.name} reported a GPU index twice: {sorted(indices)}.")
     moved = [Q(uuid=gpu.uuid) & ~Q(host=host, index=gpu.index) for gpu in topology.gpus if gpu.uuid]
     if moved:
         Gpu.objects.filter(reduce(operator.or_, moved)).update(uuid="")
@@ -289,7 +290,9 @@ def gpu_samples_record(*, host: Host, readings: Sequence[GpuReading], at: dateti
 
     1. Readings are matched to this host's GPU rows by index; one for an index without a row
        is skipped (the agent records the inventory before sampling).
-    2. Each GPU's GpuStatus is overwritten. A field the GPU does not support is stored as 0.
+    2. Each GPU's GpuStatus is overwritten. A sensor the GPU does not have is stored as None
+       (in the buckets' averages and maxima it counts as 0). A second reading for one index
+       in the same batch is ignored.
     3. The sample is folded into its 60 s and 1 h buckets (running averages and maxima, one
        upsert), and buckets older than their retention (HISTORY) are deleted.
     4. One GpuSampleEvent per GPU is published once the transaction commits.
@@ -299,7 +302,10 @@ def gpu_samples_record(*, host: Host, readings: Sequence[GpuReading], at: dateti
     gpus = {
         g.index: g for g in Gpu.objects.filter(host=host, index__in=[r.index for r in readings])
     }
-    pairs = [(gpus[r.index], r) for r in readings if r.index in gpus]
+    pairs: list[tuple[Gpu, GpuReading]] = []
+    for reading in readings:
+        if reading.index in gpus:
+            pairs.append((gpus.pop(reading.index), reading))  # popped: the first reading only
     if not pairs:
         return 0
     GpuStatus.objects.bulk_create(

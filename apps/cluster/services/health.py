@@ -42,8 +42,10 @@ from apps.cluster.backends.base import (
 )
 from apps.cluster.events import BackendHealthEvent, publish_cluster
 from apps.cluster.models import Backend, BackendHealth, Deployment
+from apps.cluster.sampling import sampling_to_send
 from apps.cluster.services.admission import Priority, admission
 from lexweb.errors import NotFound
+from lexweb.text import one_line
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +61,9 @@ PROBE_DEADLINE_SECONDS = 90.0
 PROBE_MESSAGE = "Reply with one word."
 
 # BackendHealth.message's max_length.
-MESSAGE_LENGTH = 300
+MESSAGE_LENGTH = BackendHealth._meta.get_field("message").max_length or 300
+# Loaded model names kept in the registry (a backend may list hundreds).
+MODELS_KEPT = 50
 
 
 @dataclass(frozen=True)
@@ -244,7 +248,7 @@ async def _probe(deployment: Deployment, backend: Backend, liveness: _Observatio
         model=deployment.model_name,
         messages=[{"role": "user", "content": PROBE_MESSAGE}],
         max_tokens=1,
-        sampling=dict(deployment.sampling or {}),
+        sampling=sampling_to_send(deployment.sampling),
         # Ollama reloads a model whose num_ctx changes: probe with the one real calls use.
         num_ctx=deployment.context_per_slot if backend.kind == Backend.Kind.OLLAMA else None,
     )
@@ -306,7 +310,11 @@ def _observation_record(
         elif not health.slots_total:
             health.slots_total = backend.slots
         health.slots_busy = observation.slots_busy or 0
-        health.models_loaded = list(observation.models_loaded)
+        health.models_loaded = [
+            name
+            for name in (one_line(n, 200) for n in observation.models_loaded[:MODELS_KEPT])
+            if name
+        ]
         if observation.probed:
             health.last_probe_at = now
         if observation.state == "ok":
@@ -366,7 +374,7 @@ def _safe_message(message: str, backend: Backend) -> str:
     # request back (a proxy's error page, say).
     if backend.api_key:
         message = message.replace(backend.api_key, "[API key]")
-    return message[:MESSAGE_LENGTH]
+    return one_line(message, MESSAGE_LENGTH)
 
 
 def _visible(health: BackendHealth) -> tuple[object, ...]:

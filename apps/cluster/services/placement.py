@@ -31,13 +31,14 @@ A model may not span boards; the schema already pins a backend to one board and 
 board, so what is left to refuse is a board with no GPUs or with GPUs of another host.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
 from math import ceil
 
 from django.db import transaction
-from django.db.models import Count, Min, Sum
+from django.db.models import Count, Min, QuerySet, Sum
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -359,3 +360,41 @@ def placement_summary(deployment: Deployment | None) -> str:
         line + f" · NVML measured {gib(memory.measured_used_bytes)} used of "
         f"{gib(memory.measured_total_bytes)}"
     )
+
+
+# --- Moves that change what a board holds ----------------------------------------------------
+
+
+class _Undo(Exception):
+    """Rolls back a trial change once its checks have passed."""
+
+
+def backend_move_check(*, backend_id: int, board_id: int) -> None:
+    """Refuse moving a backend to another board when one of its enabled deployments would not
+    fit there. Tried inside a savepoint that is always rolled back: nothing is changed."""
+    _trial(
+        lambda: Backend.objects.filter(pk=backend_id).update(board_id=board_id),
+        Deployment.objects.filter(backend_id=backend_id, enabled=True),
+    )
+
+
+def gpu_move_check(*, gpu_id: int, board_id: int | None) -> None:
+    """Refuse taking a GPU off a board (or putting it on one of another host) when an enabled
+    deployment on the old or new board would no longer fit or place. Nothing is changed."""
+    old_board = Gpu.objects.filter(pk=gpu_id).values_list("board_id", flat=True).first()
+    boards = [b for b in (old_board, board_id) if b is not None]
+    _trial(
+        lambda: Gpu.objects.filter(pk=gpu_id).update(board_id=board_id),
+        Deployment.objects.filter(backend__board_id__in=boards, enabled=True),
+    )
+
+
+def _trial(change: Callable[[], object], affected: QuerySet[Deployment]) -> None:
+    try:
+        with transaction.atomic():
+            change()
+            for deployment in affected.select_related("backend"):
+                placement_check(deployment=deployment)
+            raise _Undo
+    except _Undo:
+        pass

@@ -16,10 +16,18 @@ from typing import Annotated, Literal
 
 import yaml
 from django.db import transaction
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from apps.accounts.models import User
 from apps.accounts.services import audit_record
+from apps.cluster.fakebackend.config import FakeSettings
 from apps.cluster.models import (
     Backend,
     BackendHealth,
@@ -31,8 +39,10 @@ from apps.cluster.models import (
     RoleRoute,
 )
 from apps.cluster.models import Role as RoleChoice
+from apps.cluster.sampling import sampling_check
 from apps.cluster.services import placement
 from lexweb.errors import DomainError
+from lexweb.text import one_line
 
 MAX_SITE_FILE_BYTES = 1_000_000
 MAX_GPUS_PER_HOST = 64
@@ -115,7 +125,15 @@ class DeploymentIn(_Strict):
     kv_cache_type: Literal["f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl"]
     flash_attention: bool = False
     parallel_slots: int = Field(default=1, ge=1, le=256)
-    sampling: dict[str, float | int] = Field(default_factory=dict, max_length=20)
+    sampling: dict[str, object] = Field(default_factory=dict)
+
+    @field_validator("sampling")
+    @classmethod
+    def _sampling(cls, value: dict[str, object]) -> dict[str, float | int]:
+        try:
+            return sampling_check(value)
+        except DomainError as exc:
+            raise ValueError(exc.message) from None
 
 
 class SiteIn(_Strict):
@@ -142,7 +160,9 @@ def site_parse(text: str) -> SiteIn:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise SiteError(f"The site file is not valid YAML: {_one_line(str(exc))}") from None
+        raise SiteError(f"The site file is not valid YAML: {one_line(str(exc), 300)}") from None
+    except RecursionError:
+        raise SiteError("The site file is not valid YAML: it is nested too deeply.") from None
     if not isinstance(raw, dict):
         raise SiteError("The site file must be a mapping with hosts, backends, deployments, roles.")
     try:
@@ -155,10 +175,6 @@ def site_parse(text: str) -> SiteIn:
         raise SiteError("The site file is wrong: " + "; ".join(problems)) from None
     _check_references(site)
     return site
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]
 
 
 def _duplicates(values: list[object]) -> list[object]:
@@ -259,6 +275,39 @@ def demo_backend_urls(*, text: str, port_base: int) -> dict[str, str]:
     return _demo_urls(site_parse(text), port_base)
 
 
+# Decode speeds that DESIGN.md reports for the reference site (tokens/s); others get DEFAULT.
+DEMO_SPEEDS = {
+    "qwen3.5-122b-a10b": 50.0,
+    "gemma-4-26b-a4b": 113.0,
+    "gemma4:26b": 113.0,
+    "qwen3.6-35b-a3b": 80.0,
+    "qwen3-4b": 150.0,
+}
+DEMO_DEFAULT_SPEED = 60.0
+
+
+def demo_backend_plan(*, text: str, port_base: int) -> list[tuple[str, int, FakeSettings]]:
+    """(name, port, fake) for each enabled backend still configured exactly as the demo made
+    it: a fake must never answer in place of one of the firm's own servers. The fake plays
+    the backend's kind, slots, first model and that model's context."""
+    urls = demo_backend_urls(text=text, port_base=port_base)
+    plan: list[tuple[str, int, FakeSettings]] = []
+    for backend in Backend.objects.filter(name__in=urls, enabled=True).order_by("name"):
+        deployment = backend.deployments.order_by("pk").first()
+        if backend.base_url != urls[backend.name] or deployment is None:
+            continue
+        fake = FakeSettings(
+            kind=backend.kind,  # type: ignore[arg-type]  # Backend.Kind values are the fake's
+            model=deployment.model_name,
+            tokens_per_second=DEMO_SPEEDS.get(deployment.model_name, DEMO_DEFAULT_SPEED),
+            slots=backend.slots,
+            n_ctx_per_slot=deployment.context_per_slot,
+            max_tokens_default=256,
+        )
+        plan.append((backend.name, port_base + list(urls).index(backend.name), fake))
+    return plan
+
+
 def _demo_urls(site: SiteIn, port_base: int) -> dict[str, str]:
     return {b.name: f"http://127.0.0.1:{port_base + n}" for n, b in enumerate(site.backends)}
 
@@ -285,7 +334,7 @@ def _site_write(site: SiteIn, *, actor: User | None, label: str) -> SiteLoaded:
     deployment_rows = {
         f"{d.backend}/{d.model}": _deployment_write(d, backend_rows) for d in site.deployments
     }
-    _placement_check_all(deployment_rows)
+    _placement_check_all(deployment_rows, hosts=[host.name for host in site.hosts])
     routes = 0
     for role, names in site.roles.items():
         RoleRoute.objects.filter(role=role.value).delete()
@@ -354,9 +403,20 @@ def _backend_write(backend_in: BackendIn, boards: dict[tuple[str, str], Board]) 
     return backend
 
 
-def _placement_check_all(deployments: dict[str, Deployment]) -> None:
-    """Every deployment of the file must fit its board together with the others there (checked
-    on the written rows, so each sees the whole file); the first misfit undoes the load."""
+def _placement_check_all(deployments: dict[str, Deployment], *, hosts: list[str]) -> None:
+    """Every deployment of the file, and every enabled one already on a board of a host the
+    file describes (the file may have moved GPUs off its board), must fit its board together
+    with the others there. Checked on the written rows, so each sees the whole file; the first
+    misfit undoes the load."""
+    existing = (
+        Deployment.objects.filter(enabled=True, backend__board__host__name__in=hosts)
+        .exclude(pk__in=[deployment.pk for deployment in deployments.values()])
+        .select_related("backend")
+    )
+    deployments = {
+        **deployments,
+        **{f"{d.backend.name}/{d.model_name}": d for d in existing},
+    }
     for key, deployment in deployments.items():
         try:
             estimate = placement.placement_check(deployment=deployment)
