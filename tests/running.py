@@ -2,6 +2,7 @@
 folder with its own embedded PostgreSQL and port."""
 
 import os
+import secrets
 import selectors
 import socket
 import subprocess
@@ -21,6 +22,22 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def free_port_below_ephemeral() -> int:
+    """A free port chosen at random in 20000-32000, below the ephemeral range (32768 up), so that
+    no outgoing connection made meanwhile (by this or any process) can take it, for instance
+    while a server that listens on it is restarted."""
+    start = 20_000 + secrets.randbelow(12_000)
+    for offset in range(12_000):
+        port = 20_000 + (start - 20_000 + offset) % 12_000
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port in 20000-32000")
 
 
 def launcher_env(var_dir: Path, port: int, **extra: str) -> dict[str, str]:

@@ -5,10 +5,13 @@ import asyncio
 import signal
 import subprocess
 import sys
+from collections import defaultdict
+from datetime import datetime
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection
 
-from apps.cluster.services import admission as admission_module
 from apps.cluster.services.admission import Admission, PostgresLeases, lease_key
 from tests.conftest import BASE_DIR, database_url_for_tests
 from tests.running import read_until
@@ -18,23 +21,58 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 BACKEND = 7
 
 
+def _lease_tries() -> list[tuple[int, datetime]]:
+    """(connection pid, start of its latest statement) for every admission connection whose
+    latest statement was a try for a lease. A connection that polls again moves its start."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, query_start FROM pg_stat_activity "
+            "WHERE datname = current_database() AND application_name = 'lexweb admission' "
+            "AND query LIKE 'SELECT pg_try_advisory_lock%%'"
+        )
+        return [(pid, started) for pid, started in cursor.fetchall()]
+
+
+async def _until_refused_and_polling(*, callers: int, tries: int) -> None:
+    """Wait until `callers` admission connections have each been seen trying for a lease
+    `tries` times or more (one statement per slot tried; each moves the statement's start).
+
+    A caller stops trying once it has a lease, and one pass over the slots tries each slot
+    once, so a caller seen making more tries than there are slots was refused a whole pass
+    and is polling: no fixed sleep stands in for "it had its chance"."""
+    seen: dict[int, set[datetime]] = defaultdict(set)
+    async with asyncio.timeout(30):
+        while sum(len(starts) >= tries for starts in seen.values()) < callers:
+            for pid, started in await sync_to_async(_lease_tries)():
+                seen[pid].add(started)
+            await asyncio.sleep(0.02)
+
+
 async def test_two_processes_gates_together_never_exceed_the_backends_slots() -> None:
     # Two Admission objects stand for two worker processes: separate gates, one database.
     workers = [Admission(leases=PostgresLeases()), Admission(leases=PostgresLeases())]
     in_flight = 0
     peak = 0
     done = 0
+    release = asyncio.Event()
 
     async def call(worker: Admission) -> None:
         nonlocal in_flight, peak, done
         async with worker.slot(BACKEND, slots=2):
             in_flight += 1
             peak = max(peak, in_flight)
-            await asyncio.sleep(0.05)
+            await release.wait()
             in_flight -= 1
         done += 1
 
-    await asyncio.wait_for(asyncio.gather(*(call(workers[n % 2]) for n in range(8))), timeout=30)
+    calls = asyncio.gather(*(call(workers[n % 2]) for n in range(8)))
+    # Each gate lets two through, four in all: two hold the leases, and the other two are
+    # refused a whole pass over the two slots and poll again while the first two stay inside.
+    await _until_refused_and_polling(callers=2, tries=3)
+    assert workers[0].state(BACKEND).in_flight == workers[1].state(BACKEND).in_flight == 2
+    assert in_flight == 2
+    release.set()
+    await asyncio.wait_for(calls, timeout=30)
 
     assert (peak, done) == (2, 8)
     # Each process alone would have let two in: four at once without the leases.
@@ -91,8 +129,9 @@ async def test_a_killed_process_releases_its_slot() -> None:
         await asyncio.to_thread(read_until, process, "holding", timeout=60)
         worker = Admission(leases=PostgresLeases())
         waiting = asyncio.create_task(_enter_and_leave(worker))
-        await asyncio.sleep(admission_module.LEASE_POLL_SECONDS * 3)
-        assert not waiting.done()  # the other process holds the only slot
+        # Its first try and three polls after it: the other process holds the only slot.
+        await _until_refused_and_polling(callers=1, tries=4)
+        assert not waiting.done()
 
         process.send_signal(signal.SIGKILL)
         await asyncio.to_thread(process.wait, 20)

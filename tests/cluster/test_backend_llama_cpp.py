@@ -29,7 +29,11 @@ from apps.cluster.backends.streams import SseSplitter
 from apps.cluster.fakebackend import FakeBackend, count_prompt_tokens, reply_pieces
 from apps.cluster.models import Backend
 
-QUICK = Timeouts(connect=2.0, first_token=5.0, between_tokens=0.3, probe=2.0)
+# Ordinary streams get generous limits, so that a busy machine cannot fail them.
+GENEROUS = Timeouts(connect=5.0, first_token=5.0, between_tokens=5.0, probe=5.0)
+# For the tests about the limit between tokens: that one short, the first token's far longer,
+# so that the time a stream takes to fail says which of the two ended it.
+QUICK = Timeouts(connect=5.0, first_token=30.0, between_tokens=0.3, probe=5.0)
 SECRET_PROMPT = "The client's privileged account of the merger"
 MESSAGES: list[Message] = [{"role": "user", "content": SECRET_PROMPT}]
 
@@ -40,6 +44,13 @@ def request(max_tokens: int = 8, **fields: object) -> ChatRequest:
 
 @pytest_asyncio.fixture
 async def client(fake_llama: FakeBackend) -> AsyncIterator[LlamaCppClient]:
+    client = LlamaCppClient(fake_llama.base_url, timeouts=GENEROUS)
+    yield client
+    await client.aclose()
+
+
+@pytest_asyncio.fixture
+async def quick_client(fake_llama: FakeBackend) -> AsyncIterator[LlamaCppClient]:
     client = LlamaCppClient(fake_llama.base_url, timeouts=QUICK)
     yield client
     await client.aclose()
@@ -181,7 +192,7 @@ async def test_metrics_and_slots_helpers(client: LlamaCppClient, fake_llama: Fak
 @pytest.mark.asyncio
 async def test_unreachable_backend_is_unavailable_and_health_down() -> None:
     url = f"http://127.0.0.1:{closed_port()}"
-    client = LlamaCppClient(url, timeouts=QUICK)
+    client = LlamaCppClient(url, timeouts=GENEROUS)
     try:
         with pytest.raises(BackendUnavailable, match=f"Cannot connect to {url}"):
             await collect(client, request())
@@ -194,32 +205,35 @@ async def test_unreachable_backend_is_unavailable_and_health_down() -> None:
 
 @pytest.mark.asyncio
 async def test_hang_after_first_token_times_out_within_between_tokens(
-    client: LlamaCppClient, fake_llama: FakeBackend
+    quick_client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:
     fake_llama.settings.hang_after_tokens = 1
     loop = asyncio.get_running_loop()
     received: list[object] = []
 
-    with pytest.raises(BackendTimeout, match="stopped sending tokens") as error:
-        async with client.stream_chat(request(max_tokens=20)) as stream:
+    with pytest.raises(
+        BackendTimeout, match=r"stopped sending tokens: nothing for 0\.3 s"
+    ) as error:
+        async with quick_client.stream_chat(request(max_tokens=20)) as stream:
             started = loop.time()
             async for event in stream:
                 received.append(event)
 
-    assert 0.3 <= loop.time() - started < 2.0
+    # The limit between tokens ended it, long before the first token's 30 s would have.
+    assert 0.3 <= loop.time() - started < 10.0
     assert len(received) == 1 and fake_llama.base_url in str(error.value)
     await fake_llama.wait_until(lambda: fake_llama.cancelled == 1)
 
 
 @pytest.mark.asyncio
 async def test_pings_do_not_keep_a_silent_stream_alive(
-    client: LlamaCppClient, fake_llama: FakeBackend
+    quick_client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:
     fake_llama.settings.hang_after_tokens = 2
     fake_llama.settings.ping_interval = 0.05
 
     with pytest.raises(BackendTimeout, match=r"nothing for 0\.3 s"):
-        await collect(client, request(max_tokens=20))
+        await collect(quick_client, request(max_tokens=20))
 
 
 @pytest.mark.asyncio
@@ -227,7 +241,7 @@ async def test_first_token_limit_covers_the_queue_wait(fake_llama: FakeBackend) 
     fake_llama.settings.slots = 1
     fake_llama.settings.tokens_per_second = 20
     impatient = LlamaCppClient(fake_llama.base_url, timeouts=Timeouts(first_token=0.3))
-    holder = LlamaCppClient(fake_llama.base_url, timeouts=QUICK)
+    holder = LlamaCppClient(fake_llama.base_url, timeouts=GENEROUS)
     try:
         async with holder.stream_chat(request(max_tokens=1000)) as busy:
             await anext(aiter(busy))
@@ -241,7 +255,7 @@ async def test_first_token_limit_covers_the_queue_wait(fake_llama: FakeBackend) 
 @pytest.mark.asyncio
 async def test_third_stream_waits_for_a_slot_then_completes(fake_llama: FakeBackend) -> None:
     fake_llama.settings.tokens_per_second = 200
-    client = LlamaCppClient(fake_llama.base_url, timeouts=QUICK)
+    client = LlamaCppClient(fake_llama.base_url, timeouts=GENEROUS)
     try:
         first = [asyncio.create_task(collect(client, request(max_tokens=20))) for _ in range(2)]
         await fake_llama.wait_until(lambda: fake_llama.generating == 2)
@@ -325,8 +339,8 @@ async def test_prompt_over_the_slot_context_is_context_overflow(
 @pytest.mark.asyncio
 async def test_wrong_api_key_is_auth_error_without_the_key(fake_llama: FakeBackend) -> None:
     fake_llama.settings.api_key = "right-key"
-    wrong = LlamaCppClient(fake_llama.base_url, api_key="wrong-key-123", timeouts=QUICK)
-    right = LlamaCppClient(fake_llama.base_url, api_key="right-key", timeouts=QUICK)
+    wrong = LlamaCppClient(fake_llama.base_url, api_key="wrong-key-123", timeouts=GENEROUS)
+    right = LlamaCppClient(fake_llama.base_url, api_key="right-key", timeouts=GENEROUS)
     try:
         with pytest.raises(BackendAuthError) as error:
             await collect(wrong, request())
@@ -374,10 +388,15 @@ async def test_cancel_from_another_task_ends_the_iteration_quietly(
         consumer = asyncio.create_task(consume())
         await fake_llama.wait_until(lambda: fake_llama.tokens_sent >= 1)
         await stream.cancel()
-        await asyncio.wait_for(consumer, 2)
+        # Quietly: the consumer's loop ends without an exception (wait_for would raise it).
+        await asyncio.wait_for(consumer, 10)
 
     await fake_llama.wait_until(lambda: fake_llama.cancelled == 1)
-    assert len(received) < 1000
+    # Cut short: tokens only, never the reply's end, and the server stopped generating before
+    # the 1000 tokens (50 s at this rate) were sent.
+    assert all(isinstance(event, Token) for event in received)
+    assert len(received) <= fake_llama.tokens_sent < 1000
+    assert fake_llama.generating == 0
 
 
 @pytest.mark.asyncio
@@ -449,6 +468,6 @@ def test_client_for_picks_the_client_by_kind() -> None:
 
 
 def test_messages_name_the_backend_without_credentials() -> None:
-    client = LlamaCppClient("http://admin:pw@10.0.0.5:8080/", timeouts=QUICK)
+    client = LlamaCppClient("http://admin:pw@10.0.0.5:8080/", timeouts=GENEROUS)
 
     assert client.name == "http://10.0.0.5:8080"

@@ -26,7 +26,11 @@ from apps.cluster.backends.ollama import _NdjsonChatDecoder
 from apps.cluster.fakebackend import FakeBackend, count_prompt_tokens, reply_pieces
 from tests.cluster.test_fake_backend import OLLAMA, recorded
 
-QUICK = Timeouts(connect=2.0, first_token=5.0, between_tokens=0.3, probe=2.0)
+# Ordinary streams get generous limits, so that a busy machine cannot fail them.
+GENEROUS = Timeouts(connect=5.0, first_token=5.0, between_tokens=5.0, probe=5.0)
+# For the test about the limit between tokens: that one short, the first token's far longer,
+# so that the time a stream takes to fail says which of the two ended it.
+QUICK = Timeouts(connect=5.0, first_token=30.0, between_tokens=0.3, probe=5.0)
 MESSAGES: list[Message] = [{"role": "user", "content": "Draft a short cover letter."}]
 
 
@@ -36,6 +40,13 @@ def request(max_tokens: int = 8, **fields: object) -> ChatRequest:
 
 @pytest_asyncio.fixture
 async def client(fake_ollama: FakeBackend) -> AsyncIterator[OllamaClient]:
+    client = OllamaClient(fake_ollama.base_url, timeouts=GENEROUS)
+    yield client
+    await client.aclose()
+
+
+@pytest_asyncio.fixture
+async def quick_client(fake_ollama: FakeBackend) -> AsyncIterator[OllamaClient]:
     client = OllamaClient(fake_ollama.base_url, timeouts=QUICK)
     yield client
     await client.aclose()
@@ -182,16 +193,17 @@ async def test_invalid_json_line_is_protocol_error(
 
 @pytest.mark.asyncio
 async def test_hang_after_first_token_times_out(
-    client: OllamaClient, fake_ollama: FakeBackend
+    quick_client: OllamaClient, fake_ollama: FakeBackend
 ) -> None:
     fake_ollama.settings.hang_after_tokens = 1
     loop = asyncio.get_running_loop()
     started = loop.time()
 
-    with pytest.raises(BackendTimeout, match="stopped sending tokens"):
-        await collect(client, request(max_tokens=10))
+    with pytest.raises(BackendTimeout, match=r"stopped sending tokens: nothing for 0\.3 s"):
+        await collect(quick_client, request(max_tokens=10))
 
-    assert loop.time() - started < 2.0
+    # The limit between tokens ended it, long before the first token's 30 s would have.
+    assert loop.time() - started < 10.0
     await fake_ollama.wait_until(lambda: fake_ollama.cancelled == 1)
 
 
@@ -211,7 +223,7 @@ async def test_unreachable_backend_is_unavailable_and_health_down() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    client = OllamaClient(url, timeouts=QUICK)
+    client = OllamaClient(url, timeouts=GENEROUS)
     try:
         with pytest.raises(BackendUnavailable, match="Cannot connect"):
             await collect(client, request())

@@ -232,6 +232,9 @@ def test_a_bearer_token_does_not_open_the_page(lawyer: User, seeded: dict[str, A
     response = token_client(lawyer).get(URL)
 
     assert response.status_code == 302
+    # Sent to sign in like anybody without a session, and shown nothing of the cluster.
+    assert response["Location"] == redirect_to_login(URL, reverse(settings.LOGIN_URL))["Location"]
+    assert b"tr-pro" not in response.content
 
 
 @pytest.mark.django_db
@@ -435,9 +438,70 @@ def test_api_refuses_anonymous_and_bad_tokens_with_401(seeded: dict[str, Any]) -
 
 @pytest.mark.django_db
 def test_api_status_is_read_only(lawyer_api: Client, seeded: dict[str, Any]) -> None:
+    before = list(GpuStatus.objects.order_by("pk").values_list())
+
     response = lawyer_api.post(API_URL, "{}", content_type="application/json")
 
     assert response.status_code == 405
+    assert response["Allow"] == "GET"
+    assert b"tr-pro" not in response.content and API_KEY.encode() not in response.content
+    assert list(GpuStatus.objects.order_by("pk").values_list()) == before
+
+
+# A token's first use also records when it was last used; then the six registry reads.
+API_QUERY_CEILING = 8
+
+
+@pytest.mark.django_db
+def test_api_status_queries_do_not_grow_with_the_number_of_gpus(
+    lawyer: User, seeded: dict[str, Any], django_assert_max_num_queries: Any
+) -> None:
+    client = token_client(lawyer)
+    with django_assert_max_num_queries(API_QUERY_CEILING):
+        small = client.get(API_URL)
+    _grow_cluster(12)
+
+    with django_assert_max_num_queries(API_QUERY_CEILING):
+        large = client.get(API_URL)
+
+    assert small.status_code == large.status_code == 200
+    gpus = [
+        gpu for host in large.json()["hosts"] for board in host["boards"] for gpu in board["gpus"]
+    ]
+    assert len(gpus) == 2 + 12 * 2
+    assert len(large.json()["deployments"]) == 14
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "authorization",
+    ["Bearer", "Bearer ", "Basic abc", "Bearer " + "lxw_" + "x" * 10_240, "Bearer lxw_\x00_x"],
+    ids=["bearer-alone", "bearer-blank", "basic", "10-kb-token", "nul"],
+)
+def test_api_status_refuses_malformed_authorization_with_401(
+    seeded: dict[str, Any], authorization: str
+) -> None:
+    response = Client(headers={"authorization": authorization}).get(API_URL)
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthenticated"
+    assert response["WWW-Authenticate"] == "Bearer"
+    assert "tr-pro" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_api_status_refuses_an_inactive_users_token_with_401(
+    lawyer: User, seeded: dict[str, Any]
+) -> None:
+    client = token_client(lawyer)
+    assert client.get(API_URL).status_code == 200
+    User.objects.filter(pk=lawyer.pk).update(is_active=False)
+
+    response = client.get(API_URL)
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthenticated"
+    assert "tr-pro" not in response.content.decode()
 
 
 # --- The live stream ----------------------------------------------------------------------
@@ -511,6 +575,11 @@ async def test_signed_in_users_receive_every_kind_of_cluster_event(
         # Relayed exactly: nothing added (no API key, no URL), nothing dropped.
         assert sorted(received, key=str) == sorted(events, key=str)
         assert API_KEY not in repr(received)
+    # Nothing came twice: a copy of an event would reach a socket before this sentinel does.
+    sentinel = dict(events[1], host_id=-1, message="sentinel")
+    await sync_to_async(publish_cluster)(sentinel)  # type: ignore[arg-type]
+    for socket in (first, second):
+        assert await socket.receive_json_from(timeout=10) == sentinel
         assert await socket.receive_nothing(timeout=0.5)
         await socket.disconnect()
 
@@ -543,7 +612,37 @@ async def test_anonymous_bad_token_and_foreign_origin_are_refused() -> None:
     _, foreign = await ws_connect(WS, cookie_user=user, origin="https://evil.test")
 
     assert anonymous == bad_token == (False, 4401)
-    assert foreign[0] is False
+    # Refused by the origin check before the consumer is reached: a plain close, not 4401.
+    assert foreign == (False, 1000)
+
+
+@pytest.mark.asyncio
+@ws_db
+async def test_a_session_cookie_without_an_origin_header_is_refused() -> None:
+    # The cookie alone could be ridden by any page that can open a socket without saying where
+    # it comes from; only a bearer token is accepted without an Origin.
+    user = await sync_to_async(_user)()
+
+    socket, state = await ws_connect(WS, cookie_user=user, origin=None)
+
+    assert state == (False, 1000)
+    await get_channel_layer().group_send(
+        CLUSTER_GROUP, _events({"gpu": 1, "host": 2, "backend": 3, "deployment": 4})[0]
+    )
+    assert await socket.receive_nothing(timeout=1)
+
+
+@pytest.mark.asyncio
+@ws_db
+async def test_an_inactive_user_is_refused_by_session_or_token() -> None:
+    user = await sync_to_async(_user)()
+    issued = await sync_to_async(account_services.token_create)(user=user, name="agent")
+    await User.objects.filter(pk=user.pk).aupdate(is_active=False)
+
+    _, by_session = await ws_connect(WS, cookie_user=user)
+    _, by_token = await ws_connect(WS, bearer=issued.secret, origin=None)
+
+    assert by_session == by_token == (False, 4401)
 
 
 @pytest.mark.asyncio

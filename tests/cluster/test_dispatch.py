@@ -78,7 +78,8 @@ async def _record(pk: int | None = None) -> CallRecord:
 
 
 async def test_five_calls_on_two_slots_never_put_more_than_two_on_the_backend() -> None:
-    settings = FakeSettings(kind="llama_cpp", slots=8, tokens_per_second=400)
+    # One token a second: the first two calls stay open on the backend until released below.
+    settings = FakeSettings(kind="llama_cpp", slots=8, tokens_per_second=1)
     async with FakeBackend(settings) as fake:
         deployment = await _deployment(fake, slots=2)
         peak = 0
@@ -87,12 +88,20 @@ async def test_five_calls_on_two_slots_never_put_more_than_two_on_the_backend() 
             nonlocal peak
             peak = max(peak, fake.generating)
 
-        results = await asyncio.gather(
-            *(
+        calls = [
+            asyncio.create_task(
                 dispatch.chat(deployment=deployment, messages=HELLO, max_tokens=12, on_token=watch)
-                for _ in range(5)
             )
-        )
+            for _ in range(5)
+        ]
+        # Two generating at once, and the other three held back here although the backend
+        # (eight slots of its own) would take them.
+        await fake.wait_until(lambda: fake.generating == 2)
+        await eventually(_waiting(deployment.backend_id, 3))
+        peak = max(peak, fake.generating)
+        assert fake.queued == 0
+        settings.tokens_per_second = 5000
+        results = await asyncio.gather(*calls)
 
     assert peak == 2
     assert [result.completion_tokens for result in results] == [12] * 5
@@ -130,7 +139,9 @@ async def test_waiting_calls_reach_the_backend_in_priority_order() -> None:
 
 
 async def test_backends_on_different_boards_generate_at_the_same_time() -> None:
-    slow = FakeSettings(kind="llama_cpp", slots=1, tokens_per_second=100)
+    # One token a second: a 20-token reply takes 19 s, longer than the wait below allows, so
+    # the two can only be seen generating together if neither waits for the other.
+    slow = FakeSettings(kind="llama_cpp", slots=1, tokens_per_second=1)
     async with FakeBackend(slow) as fake_a, FakeBackend(FakeSettings(**vars(slow))) as fake_b:
         on_a = await _deployment(fake_a, board="board-a", slots=1)
         on_b = await _deployment(fake_b, board="board-b", slots=1)
@@ -140,12 +151,17 @@ async def test_backends_on_different_boards_generate_at_the_same_time() -> None:
             nonlocal both
             both = max(both, fake_a.generating + fake_b.generating)
 
-        await asyncio.gather(
+        calls = asyncio.gather(
             dispatch.chat(deployment=on_a, messages=HELLO, max_tokens=20, on_token=watch),
             dispatch.chat(deployment=on_b, messages=HELLO, max_tokens=20, on_token=watch),
         )
+        await eventually(lambda: fake_a.generating == fake_b.generating == 1)
+        both = max(both, fake_a.generating + fake_b.generating)
+        fake_a.settings.tokens_per_second = fake_b.settings.tokens_per_second = 5000
+        results = await calls
 
     assert both == 2
+    assert [result.completion_tokens for result in results] == [20, 20]
 
 
 # --- Context guard ----------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`manage.py fake_backend`: serves until SIGINT, and refuses a bad or busy port in one line."""
+"""`manage.py fake_backend`: serves until SIGINT, and refuses a bad number or a busy port in one
+line."""
 
 import re
 import signal
@@ -52,3 +53,33 @@ def test_bad_or_busy_port_is_one_clear_line_and_exit_1(port: str) -> None:
     message = stderr.strip().splitlines()[-1]
     expected = "it is in use" if port == "busy" else "must be a number from 0 to 65535"
     assert message.startswith("CommandError:") and expected in message
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("--tokens-per-second", "nan", "--tokens-per-second must be a finite number of at least 0"),
+        ("--tokens-per-second", "inf", "--tokens-per-second must be a finite number of at least 0"),
+        ("--tokens-per-second", "-1", "--tokens-per-second must be a finite number of at least 0"),
+        ("--tokens-per-second", "fast", "--tokens-per-second must be a finite number"),
+        ("--context", "0", "--context must be a whole number of at least 1, not '0'."),
+        ("--context", "-4096", "--context must be a whole number of at least 1, not '-4096'."),
+        ("--slots", "0", "--slots must be a whole number of at least 1, not '0'."),
+        ("--slots", "-2", "--slots must be a whole number of at least 1, not '-2'."),
+        ("--slots", "1.5", "--slots must be a whole number of at least 1, not '1.5'."),
+        ("--loading-seconds", "-1", "--loading-seconds must be a finite number of at least 0"),
+        ("--loading-seconds", "nan", "--loading-seconds must be a finite number of at least 0"),
+    ],
+)
+def test_bad_numbers_are_one_clear_line_and_exit_1(option: str, value: str, expected: str) -> None:
+    # `--opt=value`, so that argparse reads "-1" as the value and not as another option.
+    process = fake_backend("--kind", "llama_cpp", "--port", "0", f"{option}={value}")
+    stdout, stderr = process.communicate(timeout=60)
+
+    assert process.returncode == 1
+    assert "Traceback" not in stderr
+    [line] = stderr.strip().splitlines()
+    assert line.startswith("CommandError: ")
+    assert expected in line and repr(value) in line
+    # Refused before listening: no server was announced.
+    assert "backend at" not in stdout

@@ -1,6 +1,10 @@
 """`manage.py gguf_facts PATH [--json]`: the facts an admin pastes into the admin or a site file."""
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 
@@ -10,6 +14,7 @@ from django.core.management import CommandError, call_command
 
 from apps.cluster.gguf import read_gguf_facts
 from tests.cluster.test_gguf import Spec, write_gguf
+from tests.running import BASE_DIR
 
 
 def _run(*args: str) -> str:
@@ -62,3 +67,53 @@ def test_a_bad_file_is_a_clear_command_error(tmp_path: Path, content: bytes, mes
 def test_a_missing_file_is_a_clear_command_error(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="no such file"):
         _run(str(tmp_path / "nowhere.gguf"))
+
+
+def _run_process(path: Path) -> subprocess.CompletedProcess[str]:
+    """The command as an admin runs it. In a process of its own with a time limit, so that a
+    reader that blocked (a FIFO opened for reading waits for a writer) fails the test instead
+    of hanging it."""
+    return subprocess.run(
+        [sys.executable, "manage.py", "gguf_facts", str(path)],
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda tmp: tmp, lambda tmp: _fifo(tmp / "model.gguf")],
+    ids=["directory", "fifo"],
+)
+def test_a_directory_or_a_fifo_is_one_clear_line_without_blocking(
+    tmp_path: Path, make: Callable[[Path], Path]
+) -> None:
+    path = make(tmp_path)
+
+    result = _run_process(path)
+
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line == f"CommandError: {path}: no such file (or not a regular file)."
+    assert result.stdout == ""
+
+
+def test_a_fifo_in_place_of_a_split_part_is_refused_without_blocking(tmp_path: Path) -> None:
+    written = write_gguf(tmp_path / "split.gguf", split_max_tensors=8)
+    written.paths[1].unlink()
+    _fifo(written.paths[1])
+
+    result = _run_process(written.paths[0])
+
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("CommandError: ") and written.paths[1].name in line

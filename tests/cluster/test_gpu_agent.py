@@ -17,6 +17,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from apps.accounts.models import AuditEvent, User
 from apps.cluster import agent, topology
@@ -446,8 +447,18 @@ def test_agent_status_is_published_only_when_it_changes_but_seen_always_moves(
         assert gpu.host_agent_status_set(host=host, status=Host.AgentStatus.OK, message="x")
     host.refresh_from_db()
     first_seen = host.agent_seen_at
+    assert first_seen is not None
+    # The clock has moved on since the first report (no sleep: microseconds pass on their own).
+    while timezone.now() <= first_seen:
+        pass
     with django_capture_on_commit_callbacks(execute=True):
         assert not gpu.host_agent_status_set(host=host, status=Host.AgentStatus.OK, message="x")
+        # An unchanged report publishes nothing but still says the agent was seen just now.
+        host.refresh_from_db()
+        unchanged_seen = host.agent_seen_at
+        assert unchanged_seen is not None and unchanged_seen > first_seen
+        while timezone.now() <= unchanged_seen:
+            pass
         assert gpu.host_agent_status_set(host=host, status=Host.AgentStatus.ERROR, message="y\n")
 
     events = _received(cluster_channel)
@@ -458,6 +469,7 @@ def test_agent_status_is_published_only_when_it_changes_but_seen_always_moves(
     host.refresh_from_db()
     assert first_seen is not None and host.agent_seen_at is not None
     assert host.agent_seen_at >= first_seen
+    assert host.agent_seen_at > unchanged_seen
 
 
 # --- The agent loop -----------------------------------------------------------------------

@@ -2,12 +2,14 @@
 that never answers). Time moves by passing `now`, never by sleeping."""
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.conf import settings as django_settings
 from django.utils import timezone
 from procrastinate.contrib.django import app as procrastinate_app
 from procrastinate.contrib.django.models import ProcrastinateJob
@@ -322,6 +324,8 @@ def test_periodic_job_as_a_worker_defers_it_runs_and_writes_the_registry(
 
 
 def test_the_worker_schedule_follows_the_setting() -> None:
+    # The default schedule, read from settings (no environment override in tests).
+    assert HEALTH_CHECK_CRON == django_settings.LEXWEB_CLUSTER_HEALTH_CRON == "* * * * * */30"
     scheduled = {
         (periodic.task.name, periodic.cron)
         for periodic in procrastinate_app.periodic_registry.periodic_tasks.values()
@@ -330,7 +334,42 @@ def test_the_worker_schedule_follows_the_setting() -> None:
     assert {entry for entry in scheduled if entry[0] == "cluster.health_check"} == expected
 
 
-def test_a_malformed_job_argument_fails_that_job_only(run_jobs: Callable[[], None]) -> None:
-    job_id = backends_health_check_task.defer(timestamp="yesterday")  # type: ignore[arg-type]
-    run_jobs()
-    assert ProcrastinateJob.objects.get(pk=job_id).status == "failed"
+_NO_ARGUMENT = object()
+
+
+@pytest.mark.parametrize(
+    "timestamp",
+    ["yesterday", _NO_ARGUMENT, True, None, 1.5],
+    ids=["string", "missing", "true", "none", "float"],
+)
+def test_a_malformed_job_argument_fails_that_job_only(
+    run_jobs: Callable[[], None], caplog: pytest.LogCaptureFixture, timestamp: object
+) -> None:
+    with FakeBackend.in_thread(FakeSettings(kind="llama_cpp", tokens_per_second=5000)) as fake:
+        backend = backend_make(base_url=fake.base_url)
+        deployment_make(backend)
+        arguments = {} if timestamp is _NO_ARGUMENT else {"timestamp": timestamp}
+        bad_id = backends_health_check_task.defer(**arguments)  # type: ignore[arg-type]
+        # A valid job queued beside it (its own queueing lock, so that both can wait at once);
+        # the task's lock runs them one after the other, the bad one first.
+        good_id = backends_health_check_task.configure(queueing_lock="test-valid").defer(
+            timestamp=int(time.time())
+        )
+        with caplog.at_level(logging.ERROR, logger="procrastinate"):
+            run_jobs()
+
+    assert ProcrastinateJob.objects.get(pk=bad_id).status == "failed"
+    assert ProcrastinateJob.objects.get(pk=good_id).status == "succeeded"
+    assert BackendHealth.objects.get(pk=backend.pk).state == State.OK
+    [failure] = [
+        record
+        for record in caplog.records
+        if getattr(record, "action", None) == "job_error" and record.job["id"] == bad_id
+    ]
+    assert failure.exc_info is not None
+    assert "timestamp" in str(failure.exc_info[1])
+    assert not [
+        record
+        for record in caplog.records
+        if getattr(record, "action", None) == "job_error" and record.job["id"] == good_id
+    ]

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cdp import browser_page, chromium_path
-from tests.running import ADMIN_PASSWORD, free_port, launch, launcher_env, one_shot, read_until
+from tests.running import (
+    ADMIN_PASSWORD,
+    free_port_below_ephemeral,
+    launch,
+    launcher_env,
+    one_shot,
+    read_until,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -65,7 +72,9 @@ def _cell(gpu_id: int, name: str) -> str:
 
 
 async def test_gpu_sample_published_elsewhere_updates_the_dashboard_live(var_dir: Path) -> None:
-    port = free_port()
+    # Below the ephemeral range: the server is restarted on the same port further down, and an
+    # outgoing connection made meanwhile must not be able to take it.
+    port = free_port_below_ephemeral()
     env = launcher_env(var_dir, port)
     server = launch(["run"], env)
     base = f"http://127.0.0.1:{port}"
@@ -88,6 +97,8 @@ async def test_gpu_sample_published_elsewhere_updates_the_dashboard_live(var_dir
             await page.wait_for("document.querySelector('#live-state').textContent === 'live'", 30)
             assert await page.evaluate(f"{_cell(gpu_id, 'utilisation')}.textContent") == "37 %"
             assert "sk-e2e-secret" not in await page.evaluate("document.documentElement.outerHTML")
+            # A reload would drop this: its survival proves the page was never reloaded.
+            await page.evaluate("window.__lexwebMark = 1")
 
             sampled = one_shot(["manage", "shell", "-c", SAMPLE.format(gpu_id=gpu_id)], env)
             assert sampled.returncode == 0, sampled.stdout + sampled.stderr
@@ -103,6 +114,7 @@ async def test_gpu_sample_published_elsewhere_updates_the_dashboard_live(var_dir
             )
             assert measured == "24.0 of 32.0 GiB"
             # The figures came over the socket: the page never reloaded.
+            assert await page.evaluate("window.__lexwebMark") == 1
             assert await page.evaluate("performance.getEntriesByType('navigation').length") == 1
 
             server.send_signal(signal.SIGINT)
@@ -118,6 +130,7 @@ async def test_gpu_sample_published_elsewhere_updates_the_dashboard_live(var_dir
             assert await page.evaluate("document.querySelector('#live-state').textContent") == (
                 "live"
             )
+            assert await page.evaluate("window.__lexwebMark") == 1
             assert await page.evaluate("performance.getEntriesByType('navigation').length") == 1
     finally:
         if server.poll() is None:

@@ -10,6 +10,7 @@ import sys
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
 from django.db import connection
 from django.test import Client
 
@@ -38,6 +39,18 @@ def _ping(n: int) -> dict[str, object]:
             "message": "", "at": ""}  # fmt: skip
 
 
+SENTINEL = 999
+
+
+async def _next_is_sentinel(*sockets: WebsocketCommunicator) -> None:
+    """Send a sentinel to the group: a copy of an earlier message would reach a socket before
+    it, so the sentinel being each socket's next frame proves nothing came twice (without
+    betting on how long a duplicate would take)."""
+    await get_channel_layer().group_send(CLUSTER_GROUP, _ping(SENTINEL))
+    for socket in sockets:
+        assert (await socket.receive_json_from(timeout=5))["host_id"] == SENTINEL
+
+
 async def test_two_sockets_that_start_listening_together_get_each_message_once(
     lawyer: User,
 ) -> None:
@@ -51,6 +64,8 @@ async def test_two_sockets_that_start_listening_together_get_each_message_once(
 
     for socket in (first, second):
         assert (await socket.receive_json_from(timeout=5))["host_id"] == 1
+    await _next_is_sentinel(first, second)
+    for socket in (first, second):
         assert await socket.receive_nothing(timeout=1)
         await socket.disconnect()
 
@@ -66,6 +81,7 @@ async def test_readyz_round_trip_does_not_deliver_old_messages_again(lawyer: Use
 
     assert response.status_code in (200, 503)
     assert response.json()["checks"]["channel_layer"]["ok"] is True
+    await _next_is_sentinel(socket)
     assert await socket.receive_nothing(timeout=1)
     await socket.disconnect()
 
@@ -127,5 +143,6 @@ async def test_the_listener_comes_back_after_losing_its_database_connection(
     assert (await socket.receive_json_from(timeout=10))["host_id"] == 3
     await get_channel_layer().group_send(CLUSTER_GROUP, _ping(4))
     assert (await socket.receive_json_from(timeout=10))["host_id"] == 4
+    await _next_is_sentinel(socket)
     assert await socket.receive_nothing(timeout=1)
     await socket.disconnect()

@@ -62,9 +62,16 @@ def test_database_url_is_used_when_set() -> None:
         ({"DATABASE_URL": "mysql://u@h/db"}, "DATABASE_URL must point to PostgreSQL"),
         ({"LEXWEB_ADMIN_PASSWORD_FILE": "/nonexistent/pw"}, "LEXWEB_ADMIN_PASSWORD_FILE points"),
         ({"LEXWEB_CLUSTER_HEALTH_CRON": "every minute"}, "LEXWEB_CLUSTER_HEALTH_CRON must be"),
-        ({"LEXWEB_CLUSTER_WORKER_CONCURRENCY": "0"}, "must be at least 1"),
+        (
+            {"LEXWEB_CLUSTER_WORKER_CONCURRENCY": "0"},
+            "LEXWEB_CLUSTER_WORKER_CONCURRENCY must be at least 1, not 0.",
+        ),
         ({"LEXWEB_DEMO_BACKEND_PORT": "80"}, "LEXWEB_DEMO_BACKEND_PORT must be at least 1024"),
-        ({"LEXWEB_DEMO_BACKEND_PORT": "65535"}, "must leave room for the demo's backends"),
+        (
+            {"LEXWEB_DEMO_BACKEND_PORT": "65535"},
+            "LEXWEB_DEMO_BACKEND_PORT must leave room for the demo's backends below 65536, "
+            "not 65535.",
+        ),
     ],
 )
 def test_bad_settings_fail_with_a_message_naming_the_variable(

@@ -1,5 +1,6 @@
 import asyncio
 import errno
+import math
 import signal
 from typing import Any
 
@@ -16,6 +17,28 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _whole(value: object, option: str) -> int:
+    """A whole number of at least 1 (slots, context tokens)."""
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise CommandError(f"{option} must be a whole number of at least 1, not {text!r}.")
+    return int(text)
+
+
+def _seconds_or_rate(value: object, option: str, meaning_of_zero: str) -> float:
+    """A finite number of at least 0: nan, inf and negatives would stall or never end."""
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number < 0:
+        raise CommandError(
+            f"{option} must be a finite number of at least 0 ({meaning_of_zero}), not {text!r}."
+        )
+    return number
+
+
 class Command(BaseCommand):
     help = (
         "Serve one fake LLM backend (the recorded llama-server or Ollama protocol) on "
@@ -27,26 +50,30 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--kind", choices=KINDS, required=True)
-        # Read as text so that a bad value gets one clear line and exit status 1.
+        # Numbers are read as text so that a bad value gets one clear line and exit status 1
+        # (argparse's own errors are a usage block and status 2).
         parser.add_argument("--port", required=True)
-        parser.add_argument("--tokens-per-second", type=float, default=50.0)
-        parser.add_argument("--slots", type=int, default=2)
-        parser.add_argument("--loading-seconds", type=float, default=0.0)
+        parser.add_argument("--tokens-per-second", default="50", help="0: no pacing")
+        parser.add_argument("--slots", default="2")
+        parser.add_argument("--loading-seconds", default="0")
         parser.add_argument("--model", default="tiny")
-        parser.add_argument("--context", type=int, default=4096, help="context of one slot")
+        parser.add_argument("--context", default="4096", help="context of one slot")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["slots"] < 1 or options["tokens_per_second"] < 0:
-            raise CommandError("--slots must be at least 1 and --tokens-per-second not negative.")
         settings = FakeSettings(
             kind=options["kind"],
             model=options["model"],
-            tokens_per_second=options["tokens_per_second"],
-            slots=options["slots"],
-            n_ctx_per_slot=options["context"],
-            loading_seconds=options["loading_seconds"],
+            tokens_per_second=_seconds_or_rate(
+                options["tokens_per_second"], "--tokens-per-second", "0: no pacing"
+            ),
+            slots=_whole(options["slots"], "--slots"),
+            n_ctx_per_slot=_whole(options["context"], "--context"),
+            loading_seconds=_seconds_or_rate(
+                options["loading_seconds"], "--loading-seconds", "0: ready at once"
+            ),
         )
-        asyncio.run(self._serve(FakeBackend(settings, port=_port(options["port"]))))
+        port = _port(str(options["port"]))
+        asyncio.run(self._serve(FakeBackend(settings, port=port)))
 
     async def _serve(self, fake: FakeBackend) -> None:
         stop = asyncio.Event()
