@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "apps.cases",
     "apps.documents",
     "apps.cluster",
+    "apps.operations",
     "apps.api",
 ]
 

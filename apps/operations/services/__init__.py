@@ -1,0 +1,2 @@
+"""Writes of the operations app, one module per sub-domain (import the module, not names:
+`from apps.operations.services import recovery`)."""
