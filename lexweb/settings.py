@@ -1,5 +1,6 @@
 """lexweb settings. The environment is read here and nowhere else (see README, "Configuration")."""
 
+import importlib.util
 import os
 import secrets
 from pathlib import Path
@@ -76,8 +77,15 @@ INSTALLED_APPS = [
     "apps.operations",
     "apps.api",
 ]
+# The dev and demo tools (lexweb_dev/: fake LLM backends, demo case and cluster, their commands)
+# are in a checkout and absent from a product install, which runs without them.
+LEXWEB_DEV_TOOLS = importlib.util.find_spec("lexweb_dev") is not None
+if LEXWEB_DEV_TOOLS:
+    INSTALLED_APPS.append("lexweb_dev")
 
 MIDDLEWARE = [
+    # First, so static files and every error page get the CSP too (lexweb/security.py).
+    "lexweb.security.SecurityHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -150,6 +158,9 @@ DATABASES = {
     "channels_postgres": {**_db, "TEST": {"MIRROR": "default"}},
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# `make run` with DATABASE_URL: how long the launcher waits for a database that went away before
+# it stops everything (the embedded PostgreSQL is instead started again, up to 5 tries).
+LEXWEB_DATABASE_WAIT_SECONDS = env_int("LEXWEB_DATABASE_WAIT_SECONDS", 300, minimum=10)
 
 # --- Live updates ---------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
@@ -177,6 +188,23 @@ LEXWEB_CPU_QUEUE = "cpu"
 PROCRASTINATE_AUTODISCOVER_MODULE_NAME = "tasks"
 # A worker counts as alive for /readyz if it beat within this many seconds.
 LEXWEB_WORKER_STALE_SECONDS = env_int("LEXWEB_WORKER_STALE_SECONDS", 60, minimum=5)
+# A `doing` job whose worker is gone, or silent (no heartbeat) this long, is stalled: recovery
+# queues it again from the start (apps/operations/services/recovery.py). Workers beat every
+# sixth of it (at most every 10 s) and prune workers silent this long when they start.
+LEXWEB_JOB_STALLED_SECONDS = env_int("LEXWEB_JOB_STALLED_SECONDS", 60, minimum=5)
+# When recovery runs (cron; the sixth field is seconds); it also runs at each worker start.
+LEXWEB_JOB_RECOVERY_CRON = env_str("LEXWEB_JOB_RECOVERY_CRON", "* * * * *")
+if LEXWEB_JOB_RECOVERY_CRON and not croniter.croniter.is_valid(LEXWEB_JOB_RECOVERY_CRON):
+    raise ImproperlyConfigured(
+        f"LEXWEB_JOB_RECOVERY_CRON must be a cron line such as '* * * * *', "
+        f"not {LEXWEB_JOB_RECOVERY_CRON!r}."
+    )
+# A job whose worker died this many times (attempts) is failed for good, not retried again:
+# a file that kills its worker must not do so forever. Retry it from the admin.
+LEXWEB_JOB_RECOVERY_MAX_ATTEMPTS = env_int("LEXWEB_JOB_RECOVERY_MAX_ATTEMPTS", 5, minimum=1)
+# `manage.py worker` on SIGTERM/SIGINT: running jobs get this long to finish; what still runs
+# then is left for recovery, which queues it again at the next start.
+LEXWEB_JOB_SHUTDOWN_GRACE_SECONDS = env_int("LEXWEB_JOB_SHUTDOWN_GRACE_SECONDS", 30, minimum=0)
 
 # --- Accounts -------------------------------------------------------------------------------
 AUTH_USER_MODEL = "accounts.User"
