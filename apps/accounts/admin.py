@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from apps.accounts import services
+from apps.accounts.admin_audit import AuditedAdmin
 from apps.accounts.models import ApiToken, AuditEvent, User
 from apps.cases.models import Membership
 from lexweb.errors import DomainError
@@ -54,7 +55,7 @@ class UserChangeForm(forms.ModelForm):
 
 
 @admin.register(User)
-class UserAdmin(admin.ModelAdmin):
+class UserAdmin(AuditedAdmin):
     list_display = ["email", "full_name", "role", "is_active", "last_login"]
     list_filter = ["role", "is_active"]
     search_fields = ["email", "full_name"]
@@ -110,9 +111,16 @@ class UserAdmin(admin.ModelAdmin):
         # People are deactivated, never deleted: the audit log points at them.
         return False
 
+    actions = ["revoke_all_tokens"]
+
+    @admin.action(description="Revoke all API tokens of selected users")
+    def revoke_all_tokens(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
+        count = sum(services.token_revoke_all(user=u, actor=_admin(request)) for u in queryset)
+        messages.success(request, f"Revoked {count} token{'s' if count != 1 else ''}.")
+
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(AuditedAdmin):
     """Admins see token metadata (never secrets) and may revoke; tokens are made by their user."""
 
     list_filter = ["revoked_at"]
@@ -137,7 +145,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         for token in queryset.select_related("user"):
-            services.token_revoke(user=token.user, token_id=token.pk)
+            services.token_revoke(user=token.user, token_id=token.pk, actor=_admin(request))
         messages.success(request, "Tokens revoked.")
 
 

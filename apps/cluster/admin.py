@@ -8,6 +8,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps.accounts.admin_audit import AuditedAdmin
 from apps.accounts.models import User
 from apps.cluster import forms
 from apps.cluster.models import (
@@ -28,7 +29,7 @@ from apps.cluster.services import placement
 from lexweb.errors import DomainError
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(AuditedAdmin):
     """Observed rows: listed and opened, never edited by hand."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -53,7 +54,7 @@ class GpuInline(admin.TabularInline):
 
 
 @admin.register(Host)
-class HostAdmin(admin.ModelAdmin):
+class HostAdmin(AuditedAdmin):
     list_display = ["name", "description", "agent_status", "agent_seen_at", "proposed_boards"]
     fields = [
         "name",
@@ -83,7 +84,7 @@ class HostAdmin(admin.ModelAdmin):
 
 
 @admin.register(Board)
-class BoardAdmin(admin.ModelAdmin):
+class BoardAdmin(AuditedAdmin):
     list_display = ["name", "host", "gpu_indices", "memory_gib"]
     list_filter = ["host"]
     fields = ["host", "name"]
@@ -101,7 +102,7 @@ class BoardAdmin(admin.ModelAdmin):
 
 
 @admin.register(Gpu)
-class GpuAdmin(admin.ModelAdmin):
+class GpuAdmin(AuditedAdmin):
     form = forms.GpuForm
     list_display = ["host", "index", "name", "memory_bytes", "compute_capability", "board"]
     list_filter = ["host", "board"]
@@ -109,16 +110,16 @@ class GpuAdmin(admin.ModelAdmin):
 
 
 @admin.register(GpuLink)
-class GpuLinkAdmin(admin.ModelAdmin):
+class GpuLinkAdmin(AuditedAdmin):
     list_display = ["a", "b", "kind", "nvlink_count"]
     list_filter = ["kind"]
     list_select_related = ["a__host", "b__host"]
 
 
 @admin.register(Backend)
-class BackendAdmin(admin.ModelAdmin):
+class BackendAdmin(AuditedAdmin):
     form = forms.BackendForm
-    list_display = ["name", "kind", "base_url", "board", "slots", "enabled", "health_state"]
+    list_display = ["name", "kind", "address", "board", "slots", "enabled", "health_state"]
     list_filter = ["kind", "enabled"]
     list_select_related = ["board__host", "health"]
     fields = ["name", "kind", "base_url", "board", "slots", "api_key", "clear_api_key", "enabled"]
@@ -136,7 +137,7 @@ class RoleRouteInline(admin.TabularInline):
 
 
 @admin.register(Deployment)
-class DeploymentAdmin(admin.ModelAdmin):
+class DeploymentAdmin(AuditedAdmin):
     form = forms.DeploymentForm
     list_display = ["model_name", "backend", "quantization", "context_size", "enabled"]
     list_filter = ["enabled", "backend"]
@@ -156,7 +157,7 @@ class DeploymentAdmin(admin.ModelAdmin):
 
 
 @admin.register(RoleRoute)
-class RoleRouteAdmin(admin.ModelAdmin):
+class RoleRouteAdmin(AuditedAdmin):
     list_display = ["role", "position", "deployment"]
     list_filter = ["role"]
     list_select_related = ["deployment__backend"]
