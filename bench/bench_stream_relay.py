@@ -31,7 +31,7 @@ from apps.cluster.backends import (
     Token,
 )
 from apps.cluster.backends.base import BackendClient
-from apps.cluster.fakebackend import FakeBackend, FakeSettings, Kind, Stats
+from lexweb_dev.fakebackend import FakeBackend, FakeSettings, Kind, Stats
 
 STREAMS = 20
 RATE = 2000.0

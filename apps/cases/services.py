@@ -5,6 +5,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from procrastinate.contrib.django import app
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -189,9 +190,7 @@ def case_worker_check_request(*, actor: User, case: Case) -> int:
 
     Admins and staff use it to see that workers and live updates work end to end.
     """
-    from apps.cases.tasks import case_worker_check_task
-
-    job_id: int = case_worker_check_task.defer(
+    job_id: int = app.configure_task(name="cases.worker_check", allow_unknown=False).defer(
         case_id=case.pk, requested_by=actor.pk, queued_at=timezone.now().isoformat()
     )
     return job_id

@@ -8,6 +8,7 @@ from pathlib import Path
 import pymupdf
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
+from procrastinate.contrib.django import app
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -148,9 +149,9 @@ def production_create(
             "documents": len(documents),
         },
     )
-    from apps.documents.tasks import production_stamp_task
-
-    production_stamp_task.defer(production_id=production.pk)
+    app.configure_task(name="documents.stamp_production", allow_unknown=False).defer(
+        production_id=production.pk
+    )
     _publish(production)
     return production
 
@@ -345,9 +346,9 @@ def production_export_request(
         target=production,
         detail={"encoding": encoding, "dpi": image_dpi},
     )
-    from apps.documents.tasks import production_export_task
-
-    production_export_task.defer(export_id=export.pk)
+    app.configure_task(name="documents.export_production", allow_unknown=False).defer(
+        export_id=export.pk
+    )
     return export
 
 

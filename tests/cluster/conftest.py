@@ -1,4 +1,4 @@
-"""Running fake backends (apps.cluster.fakebackend) for any cluster test.
+"""Running fake backends (lexweb_dev.fakebackend) for any cluster test.
 
 Both serve on 127.0.0.1 at 5,000 tokens/s per stream, so tests are fast; change
 `fake.settings` in a test to slow one down, queue, load or inject a fault.
@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
-from apps.cluster.fakebackend import FakeBackend, FakeSettings
+from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 
 
 @pytest_asyncio.fixture

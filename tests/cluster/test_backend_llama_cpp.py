@@ -26,8 +26,8 @@ from apps.cluster.backends import (
 )
 from apps.cluster.backends.llama_cpp import _SseChatDecoder
 from apps.cluster.backends.streams import SseSplitter
-from apps.cluster.fakebackend import FakeBackend, count_prompt_tokens, reply_pieces
 from apps.cluster.models import Backend
+from lexweb_dev.fakebackend import FakeBackend, count_prompt_tokens, reply_pieces
 
 # Ordinary streams get generous limits, so that a busy machine cannot fail them.
 GENEROUS = Timeouts(connect=5.0, first_token=5.0, between_tokens=5.0, probe=5.0)

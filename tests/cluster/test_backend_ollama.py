@@ -23,7 +23,7 @@ from apps.cluster.backends import (
     Token,
 )
 from apps.cluster.backends.ollama import _NdjsonChatDecoder
-from apps.cluster.fakebackend import FakeBackend, count_prompt_tokens, reply_pieces
+from lexweb_dev.fakebackend import FakeBackend, count_prompt_tokens, reply_pieces
 from tests.cluster.test_fake_backend import OLLAMA, recorded
 
 # Ordinary streams get generous limits, so that a busy machine cannot fail them.

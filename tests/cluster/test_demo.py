@@ -12,9 +12,8 @@ import pytest
 from django.core.management import call_command
 from pytest_django.fixtures import Settings
 
-from apps.cluster.management.commands.seed_demo_site import REFERENCE_SITE
 from apps.cluster.models import Backend, Board, Host, RoleRoute
-from apps.cluster.services import site
+from lexweb_dev import demo
 from tests.conftest import BASE_DIR, database_url_for_tests
 from tests.running import free_port, read_until
 
@@ -122,7 +121,9 @@ def test_the_demo_plan_leaves_out_backends_no_longer_as_the_demo_made_them(
     Backend.objects.filter(name="llama-gate").update(base_url="http://127.0.0.1:99999")
     Backend.objects.filter(name="ollama-epyc").update(enabled=False)
 
-    plan = site.demo_backend_plan(text=REFERENCE_SITE.read_text(encoding="utf-8"), port_base=20100)
+    plan = demo.demo_backend_plan(
+        text=demo.REFERENCE_SITE.read_text(encoding="utf-8"), port_base=20100
+    )
 
     assert {(name, port, fake.kind) for name, port, fake in plan} == {
         ("llama-board-a", 20100, "llama_cpp"),

@@ -17,12 +17,12 @@ from apps.cluster.backends.base import (
     Message,
     Timeouts,
 )
-from apps.cluster.fakebackend import FakeBackend, FakeSettings, count_prompt_tokens
 from apps.cluster.models import Backend, BackendHealth, CallRecord, Deployment, Role
 from apps.cluster.selectors import USABLE_DECODE_TOKENS_PER_SECOND
 from apps.cluster.services import dispatch, health
 from apps.cluster.services.admission import Priority, admission
 from lexweb.errors import DomainError
+from lexweb_dev.fakebackend import FakeBackend, FakeSettings, count_prompt_tokens
 from tests.cluster.dispatch_fixtures import (
     backend_make,
     chat_requests,

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from apps.cluster.fakebackend import (
+from lexweb_dev.fakebackend import (
     FakeBackend,
     FakeSettings,
     apply_template,

@@ -15,10 +15,10 @@ from procrastinate.contrib.django import app as procrastinate_app
 from procrastinate.contrib.django.models import ProcrastinateJob
 from procrastinate.periodic import PeriodicDeferrer, PeriodicRegistry
 
-from apps.cluster.fakebackend import FakeBackend, FakeSettings
 from apps.cluster.models import Backend, BackendHealth
 from apps.cluster.services import health
 from apps.cluster.tasks import HEALTH_CHECK_CRON, backends_health_check_task
+from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 from tests.cluster.dispatch_fixtures import (
     backend_make,
     chat_requests,

@@ -12,7 +12,6 @@ from asgiref.sync import sync_to_async
 
 from apps.cluster import agent
 from apps.cluster.backends.base import Message
-from apps.cluster.fakebackend import FakeBackend, FakeSettings
 from apps.cluster.models import BackendHealth, CallRecord, Deployment, GpuStatus, Host
 from apps.cluster.nvml import read_samples
 from apps.cluster.sampling import sampling_check, sampling_to_send
@@ -21,6 +20,7 @@ from apps.cluster.topology import Gpu as NvmlGpu
 from apps.cluster.topology import Topology, discover
 from lexweb.errors import DomainError
 from lexweb.text import one_line
+from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 from tests.cluster.dispatch_fixtures import backend_make, deployment_make
 from tests.cluster.fake_nvml import ReferenceSiteNvml
 

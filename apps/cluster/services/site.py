@@ -27,7 +27,6 @@ from pydantic import (
 
 from apps.accounts.models import User
 from apps.accounts.services import audit_record
-from apps.cluster.fakebackend.config import FakeSettings
 from apps.cluster.models import (
     Backend,
     BackendHealth,
@@ -253,67 +252,13 @@ def _host_problems(host: HostIn) -> list[str]:
 def site_load(*, text: str, actor: User | None = None) -> SiteLoaded:
     """Check the whole description, then write it in one transaction (see module docstring).
     Idempotent: loading the same file twice changes nothing the second time."""
-    return _site_write(site_parse(text), actor=actor, label="manage.py load_site")
-
-
-def site_load_demo(*, text: str, port_base: int) -> SiteLoaded:
-    """The demo: a site description (the reference site) whose backends are replaced by local
-    fake backends on 127.0.0.1, ports `port_base`, `port_base + 1`, … in file order (started
-    by `manage.py demo_backends`). API keys are dropped: the fakes need none."""
-    site = site_parse(text)
-    urls = _demo_urls(site, port_base)
-    local = [
-        backend.model_copy(update={"url": urls[backend.name], "api_key": ""})
-        for backend in site.backends
-    ]
-    return _site_write(site.model_copy(update={"backends": local}), actor=None, label="demo data")
-
-
-def demo_backend_urls(*, text: str, port_base: int) -> dict[str, str]:
-    """Backend name → the local address the demo gives it. `demo_backends` plays only backends
-    still configured exactly so, never a firm's own backend that happens to be on 127.0.0.1."""
-    return _demo_urls(site_parse(text), port_base)
-
-
-# Decode speeds that DESIGN.md reports for the reference site (tokens/s); others get DEFAULT.
-DEMO_SPEEDS = {
-    "qwen3.5-122b-a10b": 50.0,
-    "gemma-4-26b-a4b": 113.0,
-    "gemma4:26b": 113.0,
-    "qwen3.6-35b-a3b": 80.0,
-    "qwen3-4b": 150.0,
-}
-DEMO_DEFAULT_SPEED = 60.0
-
-
-def demo_backend_plan(*, text: str, port_base: int) -> list[tuple[str, int, FakeSettings]]:
-    """(name, port, fake) for each enabled backend still configured exactly as the demo made
-    it: a fake must never answer in place of one of the firm's own servers. The fake plays
-    the backend's kind, slots, first model and that model's context."""
-    urls = demo_backend_urls(text=text, port_base=port_base)
-    plan: list[tuple[str, int, FakeSettings]] = []
-    for backend in Backend.objects.filter(name__in=urls, enabled=True).order_by("name"):
-        deployment = backend.deployments.order_by("pk").first()
-        if backend.base_url != urls[backend.name] or deployment is None:
-            continue
-        fake = FakeSettings(
-            kind=backend.kind,  # type: ignore[arg-type]  # Backend.Kind values are the fake's
-            model=deployment.model_name,
-            tokens_per_second=DEMO_SPEEDS.get(deployment.model_name, DEMO_DEFAULT_SPEED),
-            slots=backend.slots,
-            n_ctx_per_slot=deployment.context_per_slot,
-            max_tokens_default=256,
-        )
-        plan.append((backend.name, port_base + list(urls).index(backend.name), fake))
-    return plan
-
-
-def _demo_urls(site: SiteIn, port_base: int) -> dict[str, str]:
-    return {b.name: f"http://127.0.0.1:{port_base + n}" for n, b in enumerate(site.backends)}
+    return site_write(site=site_parse(text), actor=actor, label="manage.py load_site")
 
 
 @transaction.atomic
-def _site_write(site: SiteIn, *, actor: User | None, label: str) -> SiteLoaded:
+def site_write(*, site: SiteIn, actor: User | None, label: str) -> SiteLoaded:
+    """Write a parsed (checked) description in one transaction; `label` names the edge in the
+    audit row when there is no actor. Idempotent, like `site_load`."""
     board_rows: dict[tuple[str, str], Board] = {}
     gpu_count = 0
     for host_in in site.hosts:

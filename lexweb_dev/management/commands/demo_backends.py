@@ -5,10 +5,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from apps.cluster.fakebackend.config import FakeSettings
-from apps.cluster.fakebackend.server import FakeBackend
-from apps.cluster.management.commands.seed_demo_site import REFERENCE_SITE
-from apps.cluster.services import site
+from lexweb_dev import demo
+from lexweb_dev.fakebackend.config import FakeSettings
+from lexweb_dev.fakebackend.server import FakeBackend
 
 
 class Command(BaseCommand):
@@ -19,8 +18,8 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        plan = site.demo_backend_plan(
-            text=REFERENCE_SITE.read_text(encoding="utf-8"),
+        plan = demo.demo_backend_plan(
+            text=demo.REFERENCE_SITE.read_text(encoding="utf-8"),
             port_base=settings.LEXWEB_DEMO_BACKEND_PORT,
         )
         if not plan:

@@ -4,7 +4,7 @@ import json
 import secrets
 import string
 
-from apps.cluster.fakebackend.tokens import count_prompt_tokens
+from lexweb_dev.fakebackend.tokens import count_prompt_tokens
 
 
 def dumps(value: object) -> str:

@@ -4,9 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from apps.cluster.models import Host
-from apps.cluster.services import site
-
-REFERENCE_SITE = settings.BASE_DIR / "examples" / "reference_site.yaml"
+from lexweb_dev import demo
 
 
 class Command(BaseCommand):
@@ -19,8 +17,8 @@ class Command(BaseCommand):
         # A configured cluster is never overwritten by demo data.
         if not settings.LEXWEB_DEMO_DATA or Host.objects.exists():
             return
-        loaded = site.site_load_demo(
-            text=REFERENCE_SITE.read_text(encoding="utf-8"),
+        loaded = demo.site_load_demo(
+            text=demo.REFERENCE_SITE.read_text(encoding="utf-8"),
             port_base=settings.LEXWEB_DEMO_BACKEND_PORT,
         )
         self.stdout.write(

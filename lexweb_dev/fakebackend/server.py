@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from apps.cluster.fakebackend.config import FakeSettings
-from apps.cluster.fakebackend.http import BadRequest, BodyStream, Request, head, read_request
+from lexweb_dev.fakebackend.config import FakeSettings
+from lexweb_dev.fakebackend.http import BadRequest, BodyStream, Request, head, read_request
 
 MAX_RECORDED = 10_000
 
@@ -190,8 +190,8 @@ class FakeBackend:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        from apps.cluster.fakebackend.llama import LlamaApp
-        from apps.cluster.fakebackend.ollama import OllamaApp
+        from lexweb_dev.fakebackend.llama import LlamaApp
+        from lexweb_dev.fakebackend.ollama import OllamaApp
 
         self._changed = asyncio.Event()
         self._app = LlamaApp(self) if self.settings.kind == "llama_cpp" else OllamaApp(self)

@@ -4,10 +4,10 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 
-from apps.cluster.fakebackend.common import as_int, dumps, prompt_tokens_of, random_id
-from apps.cluster.fakebackend.http import BodyStream, head
-from apps.cluster.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
-from apps.cluster.fakebackend.tokens import apply_template, reply_pieces, token_ids
+from lexweb_dev.fakebackend.common import as_int, dumps, prompt_tokens_of, random_id
+from lexweb_dev.fakebackend.http import BodyStream, head
+from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
+from lexweb_dev.fakebackend.tokens import apply_template, reply_pieces, token_ids
 
 JSON_TYPE = "application/json; charset=utf-8"
 CHAT_TEMPLATE = (

@@ -8,9 +8,9 @@ benchmark and the demo. It replays the recorded protocols in ../shared/protocols
 Token counting rule (what /tokenize and prompt_eval_count report): see `tokens`.
 """
 
-from apps.cluster.fakebackend.config import FakeSettings, Kind
-from apps.cluster.fakebackend.server import FakeBackend, Stats
-from apps.cluster.fakebackend.tokens import (
+from lexweb_dev.fakebackend.config import FakeSettings, Kind
+from lexweb_dev.fakebackend.server import FakeBackend, Stats
+from lexweb_dev.fakebackend.tokens import (
     apply_template,
     count_prompt_tokens,
     count_text_tokens,

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.cluster.fakebackend import FakeBackend, FakeSettings
+from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 
 KINDS = ("llama_cpp", "ollama")
 

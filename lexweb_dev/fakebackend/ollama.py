@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import formatdate
 
-from apps.cluster.fakebackend.common import as_int, dumps, prompt_tokens_of
-from apps.cluster.fakebackend.http import BodyStream, head
-from apps.cluster.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
-from apps.cluster.fakebackend.tokens import apply_template, reply_pieces, token_ids
+from lexweb_dev.fakebackend.common import as_int, dumps, prompt_tokens_of
+from lexweb_dev.fakebackend.http import BodyStream, head
+from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
+from lexweb_dev.fakebackend.tokens import apply_template, reply_pieces, token_ids
 
 JSON_TYPE = "application/json; charset=utf-8"
 TEMPLATE = (

@@ -1,0 +1,99 @@
+"""The demo of `make run` (on with LEXWEB_DEMO_DATA): a demo case with a demo lawyer, and the
+demo cluster, which is the reference site of DESIGN.md with its backends played by local fake
+backends on 127.0.0.1 (`manage.py demo_backends`)."""
+
+from django.conf import settings
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases import services as case_services
+from apps.cases.models import Case
+from apps.cluster.models import Backend
+from apps.cluster.services import site
+from lexweb_dev.fakebackend.config import FakeSettings
+
+REFERENCE_SITE = settings.BASE_DIR / "examples" / "reference_site.yaml"
+DEMO_NUMBER = "DEMO-2026-001"
+DEMO_COURT = "Demonstration District Court"
+DEMO_LAWYER = "dana.lawyer@lexweb.local"
+
+# Decode speeds that DESIGN.md reports for the reference site (tokens/s); others get DEFAULT.
+DEMO_SPEEDS = {
+    "qwen3.5-122b-a10b": 50.0,
+    "gemma-4-26b-a4b": 113.0,
+    "gemma4:26b": 113.0,
+    "qwen3.6-35b-a3b": 80.0,
+    "qwen3-4b": 150.0,
+}
+DEMO_DEFAULT_SPEED = 60.0
+
+
+def demo_case_create() -> Case | None:
+    """The demo case with the first active admin and a demo lawyer as members, once. None when
+    there is no admin yet or the case exists already."""
+    admin = User.objects.filter(role=User.Role.ADMIN, is_active=True).order_by("pk").first()
+    if admin is None or Case.objects.filter(number=DEMO_NUMBER).exists():
+        return None
+    lawyer = User.objects.filter(email=DEMO_LAWYER).first() or account_services.user_create(
+        email=DEMO_LAWYER,
+        full_name="Dana Lawyer (demo)",
+        role=User.Role.LAWYER,
+        password=None,
+        actor=admin,
+    )
+    case = case_services.case_create(
+        actor=admin,
+        title="Acme Corp. v. Widget Ltd. (demo)",
+        number=DEMO_NUMBER,
+        court=DEMO_COURT,
+        client="Acme Corp.",
+    )
+    case_services.member_add(actor=admin, case=case, email=lawyer.email, role="lawyer")
+    return case
+
+
+def site_load_demo(*, text: str, port_base: int) -> site.SiteLoaded:
+    """The demo: a site description (the reference site) whose backends are replaced by local
+    fake backends on 127.0.0.1, ports `port_base`, `port_base + 1`, … in file order (started
+    by `manage.py demo_backends`). API keys are dropped: the fakes need none."""
+    parsed = site.site_parse(text)
+    urls = _demo_urls(parsed, port_base)
+    local = [
+        backend.model_copy(update={"url": urls[backend.name], "api_key": ""})
+        for backend in parsed.backends
+    ]
+    return site.site_write(
+        site=parsed.model_copy(update={"backends": local}), actor=None, label="demo data"
+    )
+
+
+def demo_backend_urls(*, text: str, port_base: int) -> dict[str, str]:
+    """Backend name → the local address the demo gives it. `demo_backends` plays only backends
+    still configured exactly so, never a firm's own backend that happens to be on 127.0.0.1."""
+    return _demo_urls(site.site_parse(text), port_base)
+
+
+def demo_backend_plan(*, text: str, port_base: int) -> list[tuple[str, int, FakeSettings]]:
+    """(name, port, fake) for each enabled backend still configured exactly as the demo made
+    it: a fake must never answer in place of one of the firm's own servers. The fake plays
+    the backend's kind, slots, first model and that model's context."""
+    urls = demo_backend_urls(text=text, port_base=port_base)
+    plan: list[tuple[str, int, FakeSettings]] = []
+    for backend in Backend.objects.filter(name__in=urls, enabled=True).order_by("name"):
+        deployment = backend.deployments.order_by("pk").first()
+        if backend.base_url != urls[backend.name] or deployment is None:
+            continue
+        fake = FakeSettings(
+            kind=backend.kind,  # type: ignore[arg-type]  # Backend.Kind values are the fake's
+            model=deployment.model_name,
+            tokens_per_second=DEMO_SPEEDS.get(deployment.model_name, DEMO_DEFAULT_SPEED),
+            slots=backend.slots,
+            n_ctx_per_slot=deployment.context_per_slot,
+            max_tokens_default=256,
+        )
+        plan.append((backend.name, port_base + list(urls).index(backend.name), fake))
+    return plan
+
+
+def _demo_urls(parsed: site.SiteIn, port_base: int) -> dict[str, str]:
+    return {b.name: f"http://127.0.0.1:{port_base + n}" for n, b in enumerate(parsed.backends)}

@@ -1,0 +1,203 @@
+"""Issue 8, requirement 9: one way to defer work, and the dev/demo package outside the product.
+
+- A services or selectors module never imports a tasks module (not even inside a function to
+  dodge an import cycle): services defer jobs by task name,
+  `app.configure_task(name=...).defer(...)`.
+- No product module (apps/, lexweb/, manage.py) imports `lexweb_dev` (fake backends, demo),
+  and the product, copied without it, passes `manage.py check` and imports every module.
+
+The import walk reads every module's syntax tree, so a new module is covered without a list.
+"""
+
+import ast
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BASE_DIR, database_url_for_tests
+
+DEV_PACKAGE = "lexweb_dev"
+PRODUCT_PACKAGES = ("apps", "lexweb")
+# What a product install holds: its code and the files it reads at run time.
+PRODUCT_TREE = ("apps", "lexweb", "templates", "static", "examples", "manage.py", "pyproject.toml")
+
+
+def product_modules(root: Path = BASE_DIR) -> dict[str, Path]:
+    """Dotted module name → file, for every Python file of the product."""
+    modules = {"manage": root / "manage.py"}
+    for package in PRODUCT_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+    return modules
+
+
+def imported_names(source: str, module: str, *, is_package: bool = False) -> set[str]:
+    """Every module name `source` imports, anywhere in it (functions included), resolved to
+    absolute names. `from a.b import c` yields both `a.b` and `a.b.c` (c may be a module);
+    `importlib.import_module("x")` and `__import__("x")` with a literal name yield `x`."""
+    names: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node):
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.add(first.value)
+    return names
+
+
+def _is_dynamic_import(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in {"import_module", "__import__"} and bool(node.args)
+
+
+def is_service_or_selector(module: str) -> bool:
+    return any(
+        part in {"services", "selectors"} or part.endswith(("_services", "_selectors"))
+        for part in module.split(".")[1:]
+    )
+
+
+def layering_problems(modules: dict[str, str]) -> list[str]:
+    """The rule breaks in `modules` (dotted name → source), one line each."""
+    problems = []
+    for module, source in sorted(modules.items()):
+        is_package = module in {m.rpartition(".")[0] for m in modules}
+        names = imported_names(source, module, is_package=is_package)
+        if is_service_or_selector(module):
+            # `from x.tasks import t` names both x.tasks and x.tasks.t: report x.tasks once.
+            tasks = {name.partition(".tasks.")[0] + ".tasks" for name in names if ".tasks." in name}
+            tasks.update(name for name in names if name.split(".")[-1] == "tasks")
+            problems.extend(
+                f"{module} imports {name}: defer the job by its task name instead "
+                '(app.configure_task(name="...").defer(...))'
+                for name in sorted(tasks)
+            )
+        if any(name == DEV_PACKAGE or name.startswith(DEV_PACKAGE + ".") for name in names):
+            problems.append(
+                f"{module} imports {DEV_PACKAGE}: product code must run without the dev package"
+            )
+    return problems
+
+
+def test_no_service_or_selector_imports_a_tasks_module_and_no_product_module_the_dev_package() -> (
+    None
+):
+    sources = {name: path.read_text(encoding="utf-8") for name, path in product_modules().items()}
+    assert len(sources) > 100  # the walk found the product
+    problems = layering_problems(sources)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_layering_check_catches_each_way_of_breaking_the_rules() -> None:
+    modules = {
+        "apps.documents.services": textwrap.dedent(
+            """
+            def ingest():
+                from apps.documents.tasks import document_extract_text_task
+                document_extract_text_task.defer(document_id=1)
+            """
+        ),
+        "apps.documents.production_services": "from apps.documents import tasks\n",
+        "apps.cluster.services.health": "from .. import tasks\n",
+        "apps.cases.selectors": "import apps.cases.tasks\n",
+        "apps.cluster.views": "from lexweb_dev.fakebackend import FakeBackend\n",
+        "lexweb.urls": 'import importlib\nimportlib.import_module("lexweb_dev.demo")\n',
+        # Allowed: a task imports its services; a view imports services; names in strings.
+        "apps.documents.tasks": "from apps.documents import services\n",
+        "apps.cases.services": 'from procrastinate.contrib.django import app\nX = "tasks"\n',
+    }
+
+    problems = layering_problems(modules)
+
+    assert [line.split(" imports ")[0] for line in problems] == [
+        "apps.cases.selectors",
+        "apps.cluster.services.health",
+        "apps.cluster.views",
+        "apps.documents.production_services",
+        "apps.documents.services",
+        "lexweb.urls",
+    ]
+
+
+@pytest.mark.django_db
+def test_the_product_copied_without_the_dev_package_passes_check_and_imports_every_module(
+    tmp_path: Path,
+) -> None:
+    product = tmp_path / "product"
+    for name in PRODUCT_TREE:
+        source = BASE_DIR / name
+        if source.is_dir():
+            shutil.copytree(source, product / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            product.mkdir(exist_ok=True)
+            shutil.copy2(source, product / name)
+    assert not (product / DEV_PACKAGE).exists()
+    var = tmp_path / "var"
+    # The upload spool (FILE_UPLOAD_TEMP_DIR, var/tmp) must exist for `check`.
+    (var / "tmp").mkdir(parents=True)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DATABASE_URL": database_url_for_tests(),
+        "LEXWEB_VAR_DIR": str(var),
+        "DJANGO_SETTINGS_MODULE": "lexweb.settings",
+    }
+    modules = sorted(name for name in product_modules(product) if name != "manage")
+    script = textwrap.dedent(
+        f"""
+        import importlib, importlib.util, sys
+        import django
+        assert importlib.util.find_spec({DEV_PACKAGE!r}) is None, "the dev package is reachable"
+        django.setup()
+        from django.conf import settings
+        from django.core.management import get_commands
+        assert {DEV_PACKAGE!r} not in settings.INSTALLED_APPS
+        assert not settings.LEXWEB_DEV_TOOLS
+        demo_commands = {{"fake_backend", "demo_backends", "seed_demo", "seed_demo_site"}}
+        assert not demo_commands & set(get_commands()), "demo commands without the dev package"
+        for name in {modules!r}:
+            importlib.import_module(name)
+        assert {DEV_PACKAGE!r} not in sys.modules
+        print("imported", len({modules!r}))
+        """
+    )
+
+    check = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=product,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    imports = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=product,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert (check.returncode, check.stderr) == (0, "")
+    assert "System check identified no issues" in check.stdout
+    assert (imports.returncode, imports.stderr) == (0, "")
+    assert imports.stdout.strip() == f"imported {len(modules)}"
