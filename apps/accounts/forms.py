@@ -27,3 +27,12 @@ class TokenForm(forms.Form):
         label="Expires after (days)",
         help_text="Leave empty for a token that lives until revoked.",
     )
+
+
+class ReauthForm(forms.Form):
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        max_length=4096,
+        widget=forms.PasswordInput(attrs={"autofocus": True, "autocomplete": "current-password"}),
+    )

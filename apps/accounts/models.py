@@ -154,3 +154,20 @@ class AuditEvent(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AuditLogImmutableError("The audit log is append-only.")
+
+
+class ThrottleBucket(models.Model):
+    """A token bucket of attempts (sign-ins per account or per client address, bad API tokens
+    per address), kept in PostgreSQL so that every process draws from the same budget.
+
+    `key` is a keyed digest of what is counted (an e-mail, an address), never the value itself.
+    `tokens` is what was left at `updated_at`; what is left now adds the refill since then,
+    up to the budget (apps/accounts/throttle.py does the arithmetic, in SQL).
+    """
+
+    key = models.CharField(max_length=100, unique=True)
+    tokens = models.FloatField()
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.key[:24]}… {self.tokens:.2f}"

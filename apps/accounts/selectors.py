@@ -1,6 +1,12 @@
-"""Reads for users, tokens and the audit log."""
+"""Reads for users, tokens, the audit log and what open websockets may still see."""
 
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.sessions.models import Session
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from apps.accounts.models import ApiToken, AuditEvent, User
 
@@ -25,3 +31,82 @@ def audit_list_for_user(*, user: User, case_id: int | None = None) -> QuerySet[A
 def user_list_active() -> QuerySet[User]:
     """People who can be added to a case (only names and e-mails leave this function's callers)."""
     return User.objects.filter(is_active=True).order_by("full_name", "email")
+
+
+# --- Open websockets ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SocketAccess:
+    """How one open websocket got in: with an API token (`token_id`) or a browser session
+    (`session_key`), as `user_id`; for a case stream also the case it follows."""
+
+    user_id: int
+    token_id: int | None = None
+    token_expires_at: datetime | None = None
+    session_key: str = ""
+    case_id: int | None = None
+
+
+# Why a socket's access no longer holds: an events.AccessEndedReason or "membership_ended".
+SocketAccessEnded = dict[SocketAccess, str]
+
+
+def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEnded:
+    """Of `accesses`, those that no longer hold, each with the reason (the account first, then
+    the token or session, then the membership). At most four queries, whatever the number of
+    sockets: the websocket watch checks every socket of a process at once."""
+    from apps.cases.models import Membership
+
+    now = timezone.now()
+    active = dict(
+        User.objects.filter(pk__in={a.user_id for a in accesses}).values_list("pk", "is_active")
+    )
+    token_ids = {a.token_id for a in accesses if a.token_id is not None}
+    tokens = {
+        pk: (revoked_at, expires_at)
+        for pk, revoked_at, expires_at in ApiToken.objects.filter(pk__in=token_ids).values_list(
+            "pk", "revoked_at", "expires_at"
+        )
+    }
+    session_keys = {a.session_key for a in accesses if a.session_key}
+    live_sessions = set(
+        Session.objects.filter(session_key__in=session_keys, expire_date__gt=now).values_list(
+            "session_key", flat=True
+        )
+    )
+    case_ids = {a.case_id for a in accesses if a.case_id is not None}
+    members = set(
+        Membership.objects.filter(
+            user_id__in={a.user_id for a in accesses if a.case_id is not None}, case_id__in=case_ids
+        ).values_list("user_id", "case_id")
+    )
+    ended: SocketAccessEnded = {}
+    for access in accesses:
+        reason = _ended_reason(access, active, tokens, live_sessions, members, now)
+        if reason:
+            ended[access] = reason
+    return ended
+
+
+def _ended_reason(
+    access: SocketAccess,
+    active: dict[int, bool],
+    tokens: dict[int, tuple[datetime | None, datetime | None]],
+    live_sessions: set[str],
+    members: set[tuple[int, int]],
+    now: datetime,
+) -> str:
+    if not active.get(access.user_id, False):
+        return "user_deactivated"
+    if access.token_id is not None:
+        revoked_at, expires_at = tokens.get(access.token_id, (now, None))
+        if revoked_at is not None:
+            return "token_revoked"
+        if expires_at is not None and expires_at <= now:
+            return "token_expired"
+    elif access.session_key not in live_sessions:
+        return "session_ended"
+    if access.case_id is not None and (access.user_id, access.case_id) not in members:
+        return "membership_ended"
+    return ""

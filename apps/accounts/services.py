@@ -14,8 +14,9 @@ from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from apps.accounts.context import current_origin
+from apps.accounts.events import publish_access_ended
 from apps.accounts.models import ApiToken, AuditEvent, User
-from lexweb.errors import Conflict, DomainError, NotFound
+from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 
 TOKEN_PREFIX = "lxw"  # noqa: S105  (the public marker of our tokens, not a secret)
 # Writing last_used_at on every request would turn reads into writes; a minute is precise enough.
@@ -48,6 +49,34 @@ def audit_record(
         via=where.via,
         detail=detail or {},
     )
+
+
+UNKNOWN_ACCOUNT = "unknown account"
+
+
+def signin_failure_record(*, tried: str, action: str = "auth.login_failed") -> AuditEvent:
+    """Audit one failed (or throttled) sign-in. What was typed is kept only when it is the
+    e-mail of an existing account: anything else (a typo, a password typed into the e-mail
+    field) is recorded as "unknown account"."""
+    tried = tried.strip()
+    account = None
+    if tried and len(tried) <= 254 and "\x00" not in tried:
+        account = User.objects.filter(email__iexact=tried).first()
+    return audit_record(
+        actor=None,
+        action=action,
+        target=account,
+        actor_label=account.email if account is not None else UNKNOWN_ACCOUNT,
+    )
+
+
+def reauthenticate(*, user: User, password: str) -> None:
+    """Confirm that the person at the browser knows `user`'s password (before creating a token).
+    Audited either way; a wrong password raises DomainError."""
+    if not password or not user.check_password(password):
+        audit_record(actor=user, action="auth.reauth_failed")
+        raise DomainError("That is not your password. Enter the password you sign in with.")
+    audit_record(actor=user, action="auth.reauth")
 
 
 # --- Users ------------------------------------------------------------------------------------
@@ -113,7 +142,9 @@ def user_update_validate(*, user: User, changes: dict[str, str | bool]) -> None:
 
 @transaction.atomic
 def user_update(*, actor: User, user_id: int, changes: dict[str, str | bool]) -> User:
-    """Change a user's name, e-mail, role or active flag. Admin-site access follows the role."""
+    """Change a user's name, e-mail, role or active flag. Admin-site access follows the role.
+    Deactivating closes the person's open websockets (receivers.py, on every save of an
+    inactive user, whoever saves it)."""
     user = User.objects.select_for_update().filter(pk=user_id).first()
     if user is None:
         raise NotFound(f"No user {user_id}.")
@@ -176,21 +207,103 @@ def token_create(*, user: User, name: str, expires_at: datetime | None = None) -
     return IssuedToken(token=token, secret=raw)
 
 
+class ReauthenticationRequired(PermissionDenied):
+    """The action needs the password entered again, recently (403, code reauth_required)."""
+
+    code = "reauth_required"
+
+
+def reauthentication_fresh(*, reauthenticated_at: datetime | None) -> bool:
+    """Whether a password entered at `reauthenticated_at` still counts (LEXWEB_REAUTH_SECONDS)."""
+    if reauthenticated_at is None:
+        return False
+    age = timezone.now() - reauthenticated_at
+    return timedelta(0) <= age <= timedelta(seconds=settings.LEXWEB_REAUTH_SECONDS)
+
+
+def reauth_minutes() -> int:
+    return max(1, -(-settings.LEXWEB_REAUTH_SECONDS // 60))
+
+
+def token_issue(
+    *,
+    user: User,
+    name: str,
+    expires_at: datetime | None,
+    via_token: ApiToken | None,
+    reauthenticated_at: datetime | None,
+) -> IssuedToken:
+    """Create a token for a person at a browser: never for a request made with a token (a
+    token must not outlive or outrank itself), and only within LEXWEB_REAUTH_SECONDS of the
+    person entering their password (at sign-in or on the confirm-password page)."""
+    if via_token is not None:
+        raise PermissionDenied(
+            "An API token cannot create tokens. Create one in the browser under API tokens "
+            "(you will be asked for your password)."
+        )
+    if not reauthentication_fresh(reauthenticated_at=reauthenticated_at):
+        raise ReauthenticationRequired(
+            f"Creating a token needs your password, entered within the last {reauth_minutes()} "
+            f"minutes: confirm it at /accounts/reauth/, then try again."
+        )
+    return token_create(user=user, name=name, expires_at=expires_at)
+
+
 @transaction.atomic
-def token_revoke(*, user: User, token_id: int) -> ApiToken:
-    """Revoke one of `user`'s tokens. Idempotent: revoking a revoked token changes nothing."""
+def token_revoke(
+    *,
+    user: User,
+    token_id: int,
+    actor: User | None = None,
+    via_token: ApiToken | None = None,
+) -> ApiToken:
+    """Revoke one of `user`'s tokens (`actor`: who does it, default the user). Idempotent:
+    revoking a revoked token changes nothing. A request made with a token may revoke only that
+    token. Sockets opened with the token close at once."""
+    if via_token is not None and via_token.pk != token_id:
+        if not ApiToken.objects.filter(pk=token_id, user=user).exists():
+            raise NotFound(f"No token {token_id}.")
+        raise PermissionDenied(
+            "An API token can revoke only itself. Revoke other tokens in the browser under "
+            "API tokens."
+        )
     token = ApiToken.objects.select_for_update().filter(pk=token_id, user=user).first()
     if token is None:
         raise NotFound(f"No token {token_id}.")
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
-        audit_record(actor=user, action="token.revoke", target=token)
+        audit_record(actor=actor or user, action="token.revoke", target=token)
+        publish_access_ended(user_id=user.pk, reason="token_revoked", token_ids=[token.pk])
     return token
 
 
-def token_authenticate(*, raw: str) -> User | None:
-    """Return the live token's active user, or None. Records when the token was last used."""
+@transaction.atomic
+def token_revoke_all(*, user: User, actor: User) -> int:
+    """Revoke every live token of `user` in one step; return how many. One audit event names
+    them all; their sockets close at once."""
+    tokens = list(
+        ApiToken.objects.select_for_update()
+        .filter(user=user, revoked_at__isnull=True)
+        .order_by("pk")
+    )
+    if not tokens:
+        return 0
+    now = timezone.now()
+    ApiToken.objects.filter(pk__in=[t.pk for t in tokens]).update(revoked_at=now)
+    audit_record(
+        actor=actor,
+        action="token.revoke_all",
+        target=user,
+        detail={"count": len(tokens), "token_ids": ",".join(str(t.pk) for t in tokens)},
+    )
+    publish_access_ended(user_id=user.pk, reason="token_revoked", token_ids=[t.pk for t in tokens])
+    return len(tokens)
+
+
+def token_authenticate_full(*, raw: str) -> ApiToken | None:
+    """Return the live token (its user loaded and active), or None. Records when the token was
+    last used."""
     # PostgreSQL refuses NUL in text: such a header would be a database error, not a 401.
     if len(raw) > 200 or "\x00" in raw:
         return None
@@ -205,4 +318,10 @@ def token_authenticate(*, raw: str) -> User | None:
         return None
     if token.last_used_at is None or now - token.last_used_at > _LAST_USED_GRANULARITY:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.user
+    return token
+
+
+def token_authenticate(*, raw: str) -> User | None:
+    """Return the live token's active user, or None. Records when the token was last used."""
+    token = token_authenticate_full(raw=raw)
+    return token.user if token is not None else None

@@ -7,6 +7,8 @@ app_name = "accounts"
 urlpatterns = [
     path("login/", views.SignInView.as_view(), name="login"),
     path("logout/", views.SignOutView.as_view(), name="logout"),
+    path("reauth/", views.reauthenticate, name="reauth"),
     path("tokens/", views.tokens, name="tokens"),
+    path("tokens/revoke-all/", views.token_revoke_all, name="token_revoke_all"),
     path("tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
 ]

@@ -1,6 +1,6 @@
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from apps.accounts.access import CLOSE_ACCESS_ENDED, AccessWatchedConsumer
 from apps.accounts.models import User
 from apps.cases import selectors
 from apps.cases.events import CaseNotice, MembershipRevoked, case_group
@@ -10,10 +10,13 @@ from apps.documents.events import DocumentProgress, ProductionProgress
 CLOSE_NOT_FOUND = 4404  # no such case, not a member, or not signed in: one answer for all
 CLOSE_BAD_INPUT = 4400  # the stream is one-way; commands go through the API
 CLOSE_REVOKED = 4403  # membership removed while connected
+# Token revoked or expired, account deactivated, signed out: the reason says which.
+CLOSE_ACCESS = CLOSE_ACCESS_ENDED  # 4401
 
 
-class CaseEventsConsumer(AsyncJsonWebsocketConsumer):
-    """One-way stream of a case's events. Membership is checked at connect."""
+class CaseEventsConsumer(AccessWatchedConsumer):
+    """One-way stream of a case's events. Membership is checked at connect; the socket closes
+    when its token, session, account or membership ends (apps/accounts/access.py)."""
 
     group: str | None = None
     user_id: int | None = None
@@ -27,12 +30,15 @@ class CaseEventsConsumer(AsyncJsonWebsocketConsumer):
         self.user_id = user.pk
         self.group = case_group(case_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        if not await self.access_begin(case_id=case_id):
+            return
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         if self.group:
             await self.channel_layer.group_discard(self.group, self.channel_name)
             self.group = None
+        await self.access_finish()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Anything sent by the client, well-formed or not, is refused the same way.
@@ -49,7 +55,7 @@ class CaseEventsConsumer(AsyncJsonWebsocketConsumer):
 
     async def cases_membership_revoked(self, event: MembershipRevoked) -> None:
         if event["user_id"] == self.user_id:
-            await self.close(code=CLOSE_REVOKED)
+            await self.access_lost("membership_ended")  # closes with CLOSE_REVOKED
 
 
 @database_sync_to_async

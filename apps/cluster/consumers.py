@@ -1,5 +1,4 @@
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
-
+from apps.accounts.access import CLOSE_ACCESS_ENDED, AccessWatchedConsumer
 from apps.cluster.events import (
     CLUSTER_GROUP,
     AgentStatusEvent,
@@ -11,11 +10,13 @@ from apps.cluster.events import (
 # Close codes (4000-4999 are the application's): static/lexweb/cluster.js reads them.
 # Cluster state is not client material, so there is nothing to hide by answering 4404 as the
 # case stream does: not being signed in is simply said.
-CLOSE_UNAUTHENTICATED = 4401
+# Also when access ends while connected (token revoked or expired, account deactivated,
+# signed out), with the reason.
+CLOSE_UNAUTHENTICATED = CLOSE_ACCESS_ENDED  # 4401
 CLOSE_BAD_INPUT = 4400  # the stream is one-way
 
 
-class ClusterStatusConsumer(AsyncJsonWebsocketConsumer):
+class ClusterStatusConsumer(AccessWatchedConsumer):
     """One-way stream of the cluster's state (GPU samples, agent state, backend health,
     deployment speed) for any signed-in user. Events carry no API key: none is ever published."""
 
@@ -28,12 +29,15 @@ class ClusterStatusConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.channel_layer.group_add(CLUSTER_GROUP, self.channel_name)
         self.joined = True
+        if not await self.access_begin():
+            return
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         if self.joined:
             await self.channel_layer.group_discard(CLUSTER_GROUP, self.channel_name)
             self.joined = False
+        await self.access_finish()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Anything sent by the client, well-formed or not, is refused the same way.

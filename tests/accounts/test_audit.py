@@ -50,12 +50,16 @@ def test_sign_in_writes_one_event_with_address_and_edge(lawyer: User) -> None:
 
 
 @pytest.mark.parametrize(
-    ("email", "password"),
-    [("lawyer@firm.test", "not-the-password"), ("nobody@firm.test", PASSWORD)],
-    ids=["wrong password", "unknown e-mail"],
+    ("email", "password", "label"),
+    [
+        ("lawyer@firm.test", "not-the-password", "lawyer@firm.test"),
+        ("LAWYER@firm.test", "not-the-password", "lawyer@firm.test"),
+        ("nobody@firm.test", PASSWORD, "unknown account"),
+    ],
+    ids=["wrong password", "e-mail in other case", "unknown e-mail"],
 )
-def test_failed_sign_in_writes_one_event_naming_the_address_tried(
-    lawyer: User, email: str, password: str
+def test_failed_sign_in_writes_one_event_naming_only_an_existing_account(
+    lawyer: User, email: str, password: str, label: str
 ) -> None:
     since = _last_id()
 
@@ -64,9 +68,11 @@ def test_failed_sign_in_writes_one_event_naming_the_address_tried(
     assert response.status_code == 200
     assert "_auth_user_id" not in response.wsgi_request.session
     [event] = _new_events(since)
-    assert (event.action, event.actor, event.actor_label) == ("auth.login_failed", None, email)
+    assert (event.action, event.actor, event.actor_label) == ("auth.login_failed", None, label)
     assert (event.client_ip, event.via) == ("127.0.0.1", "web")
     assert password not in str(_row(event))
+    if label == "unknown account":
+        assert email not in str(_row(event))
 
 
 def test_sign_out_writes_one_event(lawyer: User) -> None:
@@ -106,13 +112,14 @@ def test_token_created_and_revoked_on_the_tokens_page_is_audited(lawyer: User) -
     assert all(e.client_ip == "127.0.0.1" and e.case_id is None for e in events)
 
 
-def test_token_created_and_revoked_through_the_api_is_audited(lawyer: User) -> None:
-    client = token_client(lawyer)
+def test_token_created_through_the_api_and_revoked_with_itself_is_audited(lawyer: User) -> None:
+    browser = session_client(lawyer)  # signed in just now: the password counts as confirmed
     since = _last_id()
 
-    created = client.post("/api/v1/tokens", {"name": "agent 2"}, content_type="application/json")
+    created = browser.post("/api/v1/tokens", {"name": "agent 2"}, content_type="application/json")
     token_id = created.json()["id"]
-    revoked = client.delete(f"/api/v1/tokens/{token_id}")
+    agent = Client(headers={"authorization": f"Bearer {created.json()['secret']}"})
+    revoked = agent.delete(f"/api/v1/tokens/{token_id}")
 
     assert (created.status_code, revoked.status_code) == (201, 200)
     events = _new_events(since)

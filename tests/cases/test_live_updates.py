@@ -104,7 +104,11 @@ async def test_removed_member_is_disconnected_at_once(
     await sync_to_async(services.member_remove)(actor=lawyer, case=case, user_id=staff.pk)
 
     closed = await communicator.receive_output(timeout=10)
-    assert closed == {"type": "websocket.close", "code": 4403}
+    assert closed == {
+        "type": "websocket.close",
+        "code": 4403,
+        "reason": "Access ended: you are no longer a member of this case.",
+    }
 
 
 async def test_group_messages_reach_every_member_socket(

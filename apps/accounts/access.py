@@ -1,0 +1,212 @@
+"""Open websockets lose access the moment their way in ends.
+
+How a socket got in (an API token, or a browser session) is put in its scope by
+`WebsocketAuthMiddleware` as a `SocketAccess`. Consumers mix in `AccessWatchedConsumer`, which:
+
+1. joins the person's group `user.<id>`: the services and receivers that revoke a token,
+   deactivate an account, sign out or delete a session publish `accounts.access_ended` there,
+   and the socket it names closes at once (4401, with the reason);
+2. closes a token socket when the token's expiry passes (a timer);
+3. registers with this event loop's watch, which re-checks every socket of the process in one
+   batch every `LEXWEB_WS_RECHECK_SECONDS` (a handful of queries, however many sockets), so
+   access that ended without any event (a row changed in the shell, a session expired) ends
+   the socket within that time too;
+4. before sending an event, re-checks the socket's own access if it was last confirmed more
+   than `LEXWEB_WS_RECHECK_SECONDS` ago (0: before every event), and drops the event when
+   access ended or cannot be confirmed. Nothing is sent after the socket closed.
+
+Membership of a case stream is part of the check: a socket whose membership ended closes with
+4403, as on `cases.membership_revoked`.
+"""
+
+import asyncio
+import dataclasses
+import logging
+import time
+import weakref
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.utils import timezone
+
+from apps.accounts import selectors
+from apps.accounts.events import AccessEnded, session_hash, user_group
+from apps.accounts.selectors import SocketAccess
+
+logger = logging.getLogger(__name__)
+
+# Close codes (4000-4999 are the application's): static/lexweb/app.js and cluster.js read them.
+CLOSE_ACCESS_ENDED = 4401
+CLOSE_MEMBERSHIP_ENDED = 4403
+
+# The close reason the browser gets (a WebSocket close reason is at most 123 bytes).
+CLOSE_REASONS = {
+    "token_revoked": "Access ended: this API token was revoked. Use another token.",
+    "token_expired": "Access ended: this API token expired. Use another token.",
+    "user_deactivated": "Access ended: this account was deactivated.",
+    "signed_out": "Access ended: you signed out. Sign in again to reconnect.",
+    "session_ended": "Access ended: your session expired. Sign in again to reconnect.",
+    "membership_ended": "Access ended: you are no longer a member of this case.",
+}
+
+
+def recheck_seconds() -> float:
+    return float(settings.LEXWEB_WS_RECHECK_SECONDS)
+
+
+class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
+    """A one-way stream whose socket closes when its access ends (see the module docstring).
+
+    Subclasses call `await self.access_begin(case_id=...)` in `connect` after their own checks
+    (it joins the groups and accepts nothing), and `await self.access_finish()` in `disconnect`.
+    """
+
+    access: SocketAccess | None = None
+    access_closed = False
+    access_confirmed_at = 0.0  # time.monotonic() of the last check that found access live
+    _expiry_timer: asyncio.TimerHandle | None = None
+
+    async def access_begin(self, *, case_id: int | None = None) -> bool:
+        """Start watching; False (and the socket closed) if access already ended."""
+        access: SocketAccess | None = self.scope.get("access")
+        if access is None:  # the middleware always sets it for a signed-in user
+            await self.close(code=CLOSE_ACCESS_ENDED, reason=CLOSE_REASONS["session_ended"])
+            return False
+        self.access = dataclasses.replace(access, case_id=case_id)
+        await self.channel_layer.group_add(user_group(access.user_id), self.channel_name)
+        _watch().add(self)
+        if access.token_expires_at is not None:
+            delay = (access.token_expires_at - timezone.now()).total_seconds()
+            self._expiry_timer = asyncio.get_running_loop().call_later(max(delay, 0), self._expired)
+        # Between authentication and joining the group an event could have been missed.
+        return await self.access_confirm()
+
+    async def access_finish(self) -> None:
+        if self._expiry_timer is not None:
+            self._expiry_timer.cancel()
+            self._expiry_timer = None
+        if self.access is not None:
+            _watch().remove(self)
+            await self.channel_layer.group_discard(
+                user_group(self.access.user_id), self.channel_name
+            )
+            self.access = None
+
+    async def access_confirm(self) -> bool:
+        """Check this socket's access now; close it if it ended. False when not confirmed."""
+        if self.access is None or self.access_closed:
+            return False
+        started = time.monotonic()
+        try:
+            ended = await database_sync_to_async(selectors.socket_access_ended)(
+                accesses=[self.access]
+            )
+        except Exception:
+            # Fail closed for this event; the watch tries again, and pages reload on reconnect.
+            logger.exception("Could not confirm a websocket's access; the event is not sent.")
+            return False
+        if self.access in ended:
+            await self.access_lost(ended[self.access])
+            return False
+        self.access_confirmed_at = started
+        return True
+
+    async def access_lost(self, reason: str) -> None:
+        """Close the socket for `reason` (a key of CLOSE_REASONS). Idempotent."""
+        if self.access_closed:
+            return
+        self.access_closed = True
+        _watch().remove(self)
+        code = CLOSE_MEMBERSHIP_ENDED if reason == "membership_ended" else CLOSE_ACCESS_ENDED
+        await self.close(code=code, reason=CLOSE_REASONS.get(reason, CLOSE_REASONS["signed_out"]))
+
+    def _expired(self) -> None:
+        task = asyncio.ensure_future(self.access_lost("token_expired"))
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+
+    async def accounts_access_ended(self, event: AccessEnded) -> None:
+        access = self.access
+        if access is None or event["user_id"] != access.user_id:
+            return
+        if event["token_ids"]:
+            matches = access.token_id in event["token_ids"]
+        elif event["session_hash"]:
+            matches = bool(access.session_key) and (
+                session_hash(access.session_key) == event["session_hash"]
+            )
+        else:
+            matches = True
+        if matches:
+            await self.access_lost(event["reason"])
+
+    async def send_json(self, content: Any, close: bool = False) -> None:
+        """Send only while access holds, confirmed within the last LEXWEB_WS_RECHECK_SECONDS."""
+        access = self.access
+        if access is None or self.access_closed:
+            return
+        if access.token_expires_at is not None and access.token_expires_at <= timezone.now():
+            await self.access_lost("token_expired")
+            return
+        stale = time.monotonic() - self.access_confirmed_at >= recheck_seconds()
+        if stale and not await self.access_confirm():
+            return
+        await super().send_json(content, close)
+
+
+_background: set["asyncio.Future[None]"] = set()
+
+
+class _Watch:
+    """The open sockets of one event loop, re-checked together every LEXWEB_WS_RECHECK_SECONDS."""
+
+    def __init__(self) -> None:
+        self.sockets: set[AccessWatchedConsumer] = set()
+        self.task: asyncio.Task[None] | None = None
+
+    def add(self, consumer: AccessWatchedConsumer) -> None:
+        self.sockets.add(consumer)
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run())
+
+    def remove(self, consumer: AccessWatchedConsumer) -> None:
+        self.sockets.discard(consumer)
+
+    async def _run(self) -> None:
+        # Ends when the last socket goes; the next socket starts it again.
+        while self.sockets:
+            await asyncio.sleep(max(recheck_seconds(), 0.2))
+            await self._check(list(self.sockets))
+
+    async def _check(self, consumers: list[AccessWatchedConsumer]) -> None:
+        accesses = {c.access for c in consumers if c.access is not None}
+        if not accesses:
+            return
+        started = time.monotonic()
+        try:
+            ended = await database_sync_to_async(selectors.socket_access_ended)(accesses=accesses)
+        except Exception:
+            logger.exception("Could not re-check open websockets; trying again.")
+            return
+        for consumer in consumers:
+            if consumer.access is None:
+                continue
+            if consumer.access in ended:
+                await consumer.access_lost(ended[consumer.access])
+            else:
+                consumer.access_confirmed_at = max(consumer.access_confirmed_at, started)
+
+
+_watches: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watch]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _watch() -> _Watch:
+    loop = asyncio.get_running_loop()
+    watch = _watches.get(loop)
+    if watch is None:
+        watch = _watches[loop] = _Watch()
+    return watch

@@ -1,0 +1,34 @@
+"""When the person at a browser last entered their password, kept in their session.
+
+Creating an API token needs a recent confirmation (`services.token_issue`); signing in counts,
+and so does the confirm-password page (`views.reauthenticate`).
+"""
+
+from datetime import datetime
+
+from django.contrib.sessions.backends.base import SessionBase
+from django.utils import timezone
+
+REAUTH_SESSION_KEY = "lexweb_reauthenticated_at"
+
+
+def mark_reauthenticated(session: SessionBase) -> None:
+    session[REAUTH_SESSION_KEY] = timezone.now().isoformat()
+
+
+def reauthenticated_at(session: SessionBase) -> datetime | None:
+    raw = session.get(REAUTH_SESSION_KEY)
+    if not isinstance(raw, str):
+        return None
+    try:
+        when = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    return when if timezone.is_aware(when) else None
+
+
+# Flags a sign-in request carries for SignInGuardMiddleware, set by the receivers and views
+# that know how the attempt went, so each attempt is counted and audited exactly once.
+SIGNED_IN = "_lexweb_signed_in"
+CONFIRMED = "_lexweb_password_confirmed"
+FAILURE_RECORDED = "_lexweb_signin_failure_recorded"
