@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: install system-deps system-test-deps run test lint format bench clean-venv
+.PHONY: install system-deps system-test-deps run test lint format bench faults clean-venv
 
 install: $(STAMP)
 
@@ -64,6 +64,12 @@ format: install
 
 bench: install
 	@$(PY) -m lexweb.launcher bench
+
+# Each fault scenario (kills of workers, web server, PostgreSQL; Ctrl-C) against a launched
+# lexweb, FAULT_RUNS times (default 20); one JSON line of counts per scenario.
+FAULT_RUNS ?= 20
+faults: install system-deps
+	@$(PY) -m bench.faults --runs $(FAULT_RUNS) $(FAULT_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -96,6 +96,69 @@ class _Collector(logging.Handler):
         return telling[-1] if telling else ""
 
 
+def postmaster_pid(pgdata: Path) -> int | None:
+    """The pid of the PostgreSQL serving `pgdata` while it runs; None once it is gone (a zombie,
+    or a pid since reused by another program, is gone too)."""
+    import psutil
+
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text(encoding="utf-8").splitlines()[0])
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE or process.name() != "postgres":
+            return None
+    except (OSError, ValueError, IndexError, psutil.Error):
+        return None
+    return pid
+
+
+def _ready(pgdata: Path) -> bool:
+    try:
+        lines = (pgdata / "postmaster.pid").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return False
+    return len(lines) >= 8 and lines[7].strip() == "ready"
+
+
+def restart(timeout: float = 60) -> int:
+    """Start the server this process started again, after it died; return its new pid.
+
+    Raises EmbeddedDatabaseError with PostgreSQL's own reason when it does not come up (orphaned
+    backends of the dead server still holding its shared memory, a full disk...).
+    """
+    import time
+
+    server = _STARTED[-1]
+    pgdata = Path(server.pgdata)
+    pid_file = pgdata / "postmaster.pid"
+    if postmaster_pid(pgdata) is None:
+        # The dead server's lock files: their pid may be a zombie not yet reaped, which
+        # PostgreSQL takes for a live server. The shared memory interlock still guards the data.
+        sockets = socket_dir(pgdata)  # read from the pid file, so before it goes
+        for lock in [*sockets.glob(".s.PGSQL.*.lock"), pid_file]:
+            lock.unlink(missing_ok=True)
+    collected = _Collector()
+    pg_logger = logging.getLogger("pgserver")
+    pg_logger.addHandler(collected)
+    pg_logger.propagate = False
+    failure = ""
+    try:
+        with server._lock:  # pgserver's own inter-process lock
+            server.ensure_postgres_running()
+    except Exception as exc:  # pg_ctl may give up while recovery runs
+        failure = collected.reason(pgdata / "log") or type(exc).__name__
+    finally:
+        pg_logger.removeHandler(collected)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pid = postmaster_pid(pgdata)
+        if pid is not None and _ready(pgdata):
+            return pid
+        if pid is None and failure:
+            break
+        time.sleep(0.5)
+    raise EmbeddedDatabaseError(failure or f"not ready within {timeout:.0f} s")
+
+
 def stop() -> None:
     """Let go of every server this process started or joined."""
     while _STARTED:

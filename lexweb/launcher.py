@@ -9,13 +9,16 @@ Every failure a newcomer can meet (port taken, database will not start, migratio
 in one line that says what to do, and exit status 1.
 """
 
+import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -37,6 +40,8 @@ def _prepare_environment() -> None:
     run_dir = VAR_DIR / "run"
     run_dir.mkdir(mode=0o700, exist_ok=True)
     run_dir.chmod(0o700)
+    # FILE_UPLOAD_TEMP_DIR: each process's upload spools go in a folder of its own under it.
+    (VAR_DIR / "tmp").mkdir(mode=0o700, exist_ok=True)
     # pgserver keeps its lock file under the runtime dir; give it one that always exists.
     os.environ.setdefault("XDG_RUNTIME_DIR", str(run_dir))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexweb.settings")
@@ -116,21 +121,326 @@ def _wait_until_listening(host: str, port: int, web: subprocess.Popen[bytes]) ->
     return False
 
 
-def _terminate(processes: Sequence[subprocess.Popen[bytes]]) -> None:
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + STOP_GRACE_SECONDS
-    for process in processes:
+PR_SET_PDEATHSIG = 1
+RESET_AFTER_SECONDS = 60  # a child that ran this long starts its backoff again from 1 s
+MAX_BACKOFF_SECONDS = 30
+DATABASE_TRIES = 5  # the embedded PostgreSQL is started again at most this many times in a row
+DATABASE_PROBE_SECONDS = 5  # how often an external DATABASE_URL is probed
+WORKER_STOP_MARGIN_SECONDS = 10  # on top of the workers' own grace, before they are killed
+DEFAULT_JOB_GRACE_SECONDS = 30
+
+
+def _own_session() -> None:
+    """In the child, before exec: a session of its own, so that the terminal's Ctrl-C reaches
+    only the launcher (which then stops each child once); and SIGTERM when the launcher itself
+    dies, so that no child outlives a killed launcher."""
+    os.setsid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the session alone still shields the child
+        pass
+
+
+def _describe_end(returncode: int) -> str:
+    if returncode < 0:
         try:
-            process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+def _clock() -> str:
+    return time.strftime("%H:%M:%S")
+
+
+@dataclass
+class Child:
+    """One supervised process, started again whenever it ends while we are not stopping."""
+
+    key: str  # its name in processes.json: web, cpu-worker, cluster-worker, demo-backends
+    label: str  # its name in what we print
+    argv: list[str]
+    is_worker: bool
+    process: "subprocess.Popen[bytes] | None" = None
+    started_at: float = 0.0
+    restarts: int = 0
+    quick_deaths: int = 0  # ends in a row, each after less than RESET_AFTER_SECONDS of life
+    restart_at: float | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(  # noqa: S603  (our own interpreter and modules)
+            self.argv,
+            cwd=BASE_DIR,
+            preexec_fn=_own_session,  # the launcher starts no threads
+        )
+        self.started_at = time.monotonic()
+        self.restart_at = None
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def schedule_restart(self) -> None:
+        """It ended on its own: say which, how and when it comes back."""
+        if self.process is None:
+            return
+        lived = time.monotonic() - self.started_at
+        self.quick_deaths = self.quick_deaths + 1 if lived < RESET_AFTER_SECONDS else 1
+        delay = min(MAX_BACKOFF_SECONDS, 2 ** (self.quick_deaths - 1))
+        self.restart_at = time.monotonic() + delay
+        _say(
+            f"{self.label} (pid {self.process.pid}) {_describe_end(self.process.returncode)} "
+            f"at {_clock()} after {lived:.0f} s; restarting it in {delay} s."
+        )
+
+    def restart(self) -> None:
+        self.restarts += 1
+        self.start()
+        _say(f"{self.label} started again (pid {self.pid}, restart {self.restarts}).")
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None and self.running() else None
+
+    def kill_group(self) -> None:
+        """SIGKILL the child and whatever it started (its session is its process group)."""
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+class _Signals:
+    """Ctrl-C and SIGTERM, counted; the main loop reads the count (nothing runs in the handler)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.count += 1
+
+
+class Supervisor:
+    def __init__(self, children: list[Child], host: str, port: int) -> None:
+        self.children = children
+        self.host = host
+        self.port = port
+        self.signals = _Signals()
+        self.embedded = not os.environ.get("DATABASE_URL")
+        self.pgdata = VAR_DIR / "pgdata"
+        self.database_pid: int | None = None
+        self.database_down_since: float | None = None
+        self.next_probe = 0.0
+        self.processes_file = VAR_DIR / "run" / "processes.json"
+
+    def write_processes(self) -> None:
+        """var/run/processes.json: who runs under this launcher, replaced whole (atomically)."""
+        record = {
+            "launcher": os.getpid(),
+            "database": {
+                "kind": "embedded" if self.embedded else "external",
+                "pid": self.database_pid,
+            },
+            "children": {
+                child.key: {
+                    "label": child.label,
+                    "pid": child.pid,
+                    "restarts": child.restarts,
+                    "worker": child.is_worker,
+                }
+                for child in self.children
+            },
+            "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        temporary = self.processes_file.with_name(f".{self.processes_file.name}.tmp")
+        temporary.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        temporary.replace(self.processes_file)
+
+    def watch_database(self) -> None:
+        """Start the embedded PostgreSQL again when it died; wait for an external one. Raises
+        LaunchError when it cannot be brought back."""
+        if self.embedded:
+            if _postmaster_pid(self.pgdata) is None:
+                self.restart_embedded_database()
+            return
+        now = time.monotonic()
+        if now < self.next_probe:
+            return
+        self.next_probe = now + DATABASE_PROBE_SECONDS
+        reason = _probe_database()
+        if reason is None:
+            if self.database_down_since is not None:
+                _say(f"the database is reachable again at {_clock()}.")
+                self.database_down_since = None
+            return
+        wait = _database_wait_seconds()
+        if self.database_down_since is None:
+            self.database_down_since = now
+            _say(
+                f"the database went away at {_clock()} ({reason}); waiting up to {wait} s for "
+                "it to come back."
+            )
+        elif now - self.database_down_since > wait:
+            raise LaunchError(
+                f"the database has been unreachable for {wait} s ({reason}); check DATABASE_URL "
+                "and the database server. Everything was stopped."
+            )
+
+    def restart_embedded_database(self) -> None:
+        from lexweb import embedded_db
+
+        _say(
+            f"PostgreSQL (pid {self.database_pid}) stopped unexpectedly at {_clock()}; "
+            f"starting it again (try 1 of {DATABASE_TRIES})."
+        )
+        reason = ""
+        for attempt in range(1, DATABASE_TRIES + 1):
+            if attempt > 1:
+                delay = 2 ** (attempt - 1)
+                _say(
+                    f"PostgreSQL did not start ({reason}); trying again in {delay} s "
+                    f"(try {attempt} of {DATABASE_TRIES})."
+                )
+                self.sleep(delay)
+                if self.signals.count:
+                    return
+            try:
+                self.database_pid = embedded_db.restart()
+            except embedded_db.EmbeddedDatabaseError as exc:
+                reason = str(exc)
+                continue
+            _say(f"PostgreSQL is running again (pid {self.database_pid}).")
+            self.write_processes()
+            return
+        raise LaunchError(
+            f"PostgreSQL could not be started again after {DATABASE_TRIES} tries ({reason}); "
+            f"read {self.pgdata / 'log'}. Everything was stopped."
+        )
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep, but wake for Ctrl-C."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self.signals.count:
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+    def run(self) -> None:
+        """Until Ctrl-C: start again what ended, bring the database back. Raises LaunchError when
+        the database cannot be brought back."""
+        signal.signal(signal.SIGINT, self.signals)
+        signal.signal(signal.SIGTERM, self.signals)
+        if self.embedded:
+            self.database_pid = _postmaster_pid(self.pgdata)
+        for child in self.children:
+            child.start()
+        self.write_processes()
+        web = self.children[0].process
+        if web is not None and _wait_until_listening(self.host, self.port, web):
+            _say(
+                f"running at http://{self.host}:{self.port}/ (web and workers). "
+                "Press Ctrl-C to stop."
+            )
+        while not self.signals.count:
+            self.watch_database()
+            changed = False
+            for child in self.children:
+                if self.signals.count:
+                    break
+                if child.restart_at is None and not child.running():
+                    child.schedule_restart()
+                    changed = True
+                elif (
+                    child.restart_at is not None
+                    and time.monotonic() >= child.restart_at
+                    and self.database_down_since is None
+                ):
+                    child.restart()
+                    changed = True
+            if changed:
+                self.write_processes()
+            self.sleep(0.5)
+
+    def stop(self) -> None:
+        """Exactly one SIGTERM to each running child. Workers get their jobs' grace plus a
+        margin, the others STOP_GRACE_SECONDS; whatever still runs then is killed, with its
+        process group. Ctrl-C meanwhile only says how long it still takes."""
+        grace = _job_grace_seconds()
+        worker_wait = grace + WORKER_STOP_MARGIN_SECONDS
+        _say(f"stopping web, workers and database (running jobs get up to {grace} s to finish)…")
+        said = self.signals.count
+        started = time.monotonic()
+        running = [
+            (child, child.process)
+            for child in self.children
+            if child.process is not None and child.running()
+        ]
+        for _child, process in running:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+        for child, process in running:
+            limit = started + (worker_wait if child.is_worker else STOP_GRACE_SECONDS)
+            while process.poll() is None and time.monotonic() < limit:
+                if self.signals.count > said:
+                    said = self.signals.count
+                    left = max(1, round(started + worker_wait - time.monotonic()))
+                    _say(f"still stopping, waiting up to {left} s for running jobs.")
+                time.sleep(0.1)
+            if process.poll() is None:
+                _say(f"{child.label} (pid {process.pid}) did not stop in time; killing it.")
+                child.kill_group()
+        self.processes_file.unlink(missing_ok=True)
+
+
+def _postmaster_pid(pgdata: Path) -> int | None:
+    from lexweb import embedded_db
+
+    return embedded_db.postmaster_pid(pgdata)
+
+
+def _probe_database() -> str | None:
+    """None when the database answers, else the first line of why not."""
+    from django.db import connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as exc:  # any failure to reach it is a reason to say
+        return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    finally:
+        connection.close()
+    return None
+
+
+def _database_wait_seconds() -> int:
+    from django.conf import settings
+
+    return int(settings.LEXWEB_DATABASE_WAIT_SECONDS)
+
+
+def _job_grace_seconds() -> int:
+    from django.conf import settings
+
+    # The worker's own setting (`manage.py worker`); Procrastinate's worker has none.
+    return int(getattr(settings, "LEXWEB_JOB_SHUTDOWN_GRACE_SECONDS", DEFAULT_JOB_GRACE_SECONDS))
+
+
+def _worker_argv(queue: str, concurrency: int | None = None) -> list[str]:
+    """`manage.py worker` (ours: stalled-job recovery, graceful stop) where it exists, else
+    Procrastinate's own."""
+    ours = BASE_DIR / "apps" / "operations" / "management" / "commands" / "worker.py"
+    command = ["worker"] if ours.exists() else ["procrastinate", "worker"]
+    argv = [PYTHON, str(BASE_DIR / "manage.py"), *command, "--queues", queue]
+    if concurrency is not None:
+        argv += ["--concurrency", str(concurrency)]
+    return argv
 
 
 def run() -> int:
-    """Set up, then serve web and worker until Ctrl-C or until either of them dies."""
+    """Set up, then supervise web, workers and demo backends until Ctrl-C (or until the database
+    cannot be brought back)."""
     host = os.environ.get("LEXWEB_HOST", "127.0.0.1")
     try:
         port = int(os.environ.get("LEXWEB_PORT", "8000"))
@@ -145,66 +455,41 @@ def run() -> int:
     _manage("ensure_admin")
     _manage("seed_demo")
     _manage("seed_demo_site")
-    web = subprocess.Popen(  # noqa: S603
-        [
-            PYTHON,
-            "-m",
-            "uvicorn",
-            "lexweb.asgi:application",
-            "--host",
-            host,
-            "--port",
-            str(port),
-            "--no-access-log",
-            "--proxy-headers",
-            "--lifespan",
-            "off",
-        ],
-        cwd=BASE_DIR,
-    )
-    worker = subprocess.Popen(  # noqa: S603
-        [PYTHON, str(BASE_DIR / "manage.py"), "procrastinate", "worker", "--queues", "cpu"],
-        cwd=BASE_DIR,
-    )
-    # Backend calls mostly wait on the network: their own worker, many at once, so that a long
-    # call never holds up a health check and different boards work in parallel.
-    cluster_worker = subprocess.Popen(  # noqa: S603
-        [
-            PYTHON,
-            str(BASE_DIR / "manage.py"),
-            "procrastinate",
-            "worker",
-            "--queues",
-            "cluster",
-            "--concurrency",
-            str(_cluster_worker_concurrency()),
-        ],
-        cwd=BASE_DIR,
-    )
-    children = [web, worker, cluster_worker]
-    # The demo cluster's backends, played by local fakes. Not vital: if it stops, the
-    # dashboard shows those backends down and everything else goes on.
-    extras = [_start_demo_backends()] if _demo_data_enabled() else []
-    stopping = False
-
-    def stop(signum: int, frame: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    if _wait_until_listening(host, port, web):
-        _say(f"running at http://{host}:{port}/ (web and workers). Press Ctrl-C to stop.")
-    while not stopping and all(child.poll() is None for child in children):
-        time.sleep(0.5)
-    _say("stopping web, worker and database…")
-    died = [child for child in children if child.returncode not in (None, 0)]
-    _terminate(children + extras)
-    if died and not stopping:
-        raise LaunchError(
-            f"the {'web server' if died[0] is web else 'worker'} stopped unexpectedly "
-            f"(exit {died[0].returncode}); its output is above. Everything else was stopped."
-        )
+    web = [
+        PYTHON,
+        "-m",
+        "uvicorn",
+        "lexweb.asgi:application",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--proxy-headers",
+        "--lifespan",
+        "off",
+    ]
+    children = [
+        Child("web", "web server", web, is_worker=False),
+        Child("cpu-worker", "cpu worker", _worker_argv("cpu"), is_worker=True),
+        # Backend calls mostly wait on the network: their own worker, many at once, so that a
+        # long call never holds up a health check and different boards work in parallel.
+        Child(
+            "cluster-worker",
+            "cluster worker",
+            _worker_argv("cluster", _cluster_worker_concurrency()),
+            is_worker=True,
+        ),
+    ]
+    if _demo_data_enabled():
+        # The demo cluster's backends, played by local fakes.
+        demo = [PYTHON, str(BASE_DIR / "manage.py"), "demo_backends"]
+        children.append(Child("demo-backends", "demo backends", demo, is_worker=False))
+    supervisor = Supervisor(children, host, port)
+    try:
+        supervisor.run()
+    finally:
+        supervisor.stop()
     return 0
 
 
@@ -218,12 +503,6 @@ def _demo_data_enabled() -> bool:
     from django.conf import settings
 
     return bool(settings.LEXWEB_DEMO_DATA)
-
-
-def _start_demo_backends() -> subprocess.Popen[bytes]:
-    return subprocess.Popen(  # noqa: S603
-        [PYTHON, str(BASE_DIR / "manage.py"), "demo_backends"], cwd=BASE_DIR
-    )
 
 
 def _bench() -> int:

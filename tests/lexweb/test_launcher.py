@@ -1,13 +1,21 @@
 """`make run` is `python -m lexweb.launcher run`: these tests start it for real, in a fresh var
 folder with its own embedded PostgreSQL, and talk to it over HTTP."""
 
+import contextlib
+import json
+import os
+import re
 import signal
 import socket
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from tests.running import free_port as _free_port
+from tests.running import free_port_below_ephemeral
 from tests.running import launch as _launch
 from tests.running import launcher_env as _launcher_env
 from tests.running import one_shot as _one_shot
@@ -112,3 +120,167 @@ def test_unknown_command_prints_usage(var_dir: Path) -> None:
 
     assert result.returncode == 2
     assert "usage: python -m lexweb.launcher run" in result.stdout
+
+
+def _processes(var_dir: Path) -> dict[str, Any]:
+    try:
+        record: dict[str, Any] = json.loads((var_dir / "run" / "processes.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return record
+
+
+def _pid(var_dir: Path, child: str) -> int | None:
+    pid: int | None = (_processes(var_dir).get("children", {}).get(child) or {}).get("pid")
+    return pid
+
+
+def _poll(what: str, check: Callable[[], Any], timeout: float = 120) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+    return value
+
+
+def _five_free_ports() -> int:
+    for _ in range(50):
+        first = free_port_below_ephemeral()
+        if first + 5 > 32_000:
+            continue
+        try:
+            with contextlib.ExitStack() as stack:
+                for port in range(first, first + 5):
+                    probe = stack.enter_context(socket.socket())
+                    probe.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise AssertionError("no run of five free ports")
+
+
+def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
+    var_dir: Path,
+) -> None:
+    port = free_port_below_ephemeral()
+    env = _launcher_env(var_dir, port, LEXWEB_DEMO_BACKEND_PORT=str(_five_free_ports()))
+    launcher = _launch(["run"], env)
+    try:
+        _read_until(launcher, "running at", timeout=START_TIMEOUT)
+        children = _poll("all four children", lambda: _processes(var_dir).get("children"))
+        assert set(children) == {"web", "cpu-worker", "cluster-worker", "demo-backends"}
+        record = _processes(var_dir)
+        assert record["launcher"] == launcher.pid
+        assert record["database"]["pid"] == int(
+            (var_dir / "pgdata" / "postmaster.pid").read_text().splitlines()[0]
+        )
+        for key, entry in children.items():
+            # A session of its own: the terminal's Ctrl-C reaches only the launcher.
+            assert os.getsid(entry["pid"]) == entry["pid"], key
+            assert entry["restarts"] == 0
+
+        # Any end, exit status 0 included, is followed by a restart after a backoff.
+        ends = {
+            "web": (signal.SIGKILL, "web server", "was killed by SIGKILL"),
+            "cpu-worker": (signal.SIGKILL, "cpu worker", "was killed by SIGKILL"),
+            "cluster-worker": (signal.SIGKILL, "cluster worker", "was killed by SIGKILL"),
+            "demo-backends": (signal.SIGTERM, "demo backends", "exited with status 0"),
+        }
+        for key, (signum, label, how) in ends.items():
+            old = children[key]["pid"]
+            os.kill(old, signum)
+            said = _read_until(launcher, f"{label} started again", timeout=120)
+            assert re.search(
+                rf"lexweb: {label} \(pid {old}\) {how} at \d\d:\d\d:\d\d after \d+ s; "
+                r"restarting it in 1 s\.",
+                said,
+            ), said
+
+            def replaced(key: str = key, old: int = old) -> bool:
+                return _pid(var_dir, key) not in (None, old)
+
+            _poll(f"{key} again", replaced)
+            assert _processes(var_dir)["children"][key]["restarts"] == 1
+        # Dying again soon after: the wait doubles.
+        old = _pid(var_dir, "cpu-worker")
+        assert old is not None
+        os.kill(old, signal.SIGKILL)
+        said = _read_until(launcher, "cpu worker started again", timeout=120)
+        assert f"cpu worker (pid {old}) was killed by SIGKILL" in said
+        assert "restarting it in 2 s." in said
+        ready = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
+        assert ready.status_code == 200
+
+        # The embedded PostgreSQL, killed, is started again; the product answers /readyz again.
+        postgres = _processes(var_dir)["database"]["pid"]
+        os.kill(postgres, signal.SIGKILL)
+        said = _read_until(launcher, "PostgreSQL is running again", timeout=180)
+        assert re.search(
+            rf"lexweb: PostgreSQL \(pid {postgres}\) stopped unexpectedly at \d\d:\d\d:\d\d; "
+            r"starting it again \(try 1 of 5\)\.",
+            said,
+        ), said
+        _poll(
+            "a new PostgreSQL pid",
+            lambda: _processes(var_dir).get("database", {}).get("pid") not in (None, postgres),
+        )
+
+        def ready_again() -> bool:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+            except httpx.TransportError:
+                return False
+            return response.status_code == 200
+
+        _poll("/readyz ok after the database came back", ready_again, timeout=180)
+        assert launcher.poll() is None
+    finally:
+        launcher.send_signal(signal.SIGINT)
+        launcher.wait(timeout=120)
+    rest = launcher.stdout.read() if launcher.stdout else ""
+    assert launcher.returncode == 0, rest
+    assert "lexweb: stopping web, workers and database (running jobs get up to" in rest
+    assert "did not stop in time" not in rest
+    assert not (var_dir / "run" / "processes.json").exists()
+    assert not (var_dir / "pgdata" / "postmaster.pid").exists()
+
+
+def test_database_that_cannot_be_brought_back_stops_everything_with_one_line(
+    var_dir: Path,
+) -> None:
+    env = _launcher_env(var_dir, free_port_below_ephemeral(), LEXWEB_DEMO_DATA="false")
+    launcher = _launch(["run"], env)
+    try:
+        _read_until(launcher, "running at", timeout=START_TIMEOUT)
+        children = _poll("the children", lambda: _processes(var_dir).get("children"))
+        pids = [entry["pid"] for entry in children.values()]
+        # A configuration PostgreSQL refuses: it cannot start again once it is killed.
+        with (var_dir / "pgdata" / "postgresql.conf").open("a") as conf:
+            conf.write("\nthis is not a setting\n")
+        os.kill(_processes(var_dir)["database"]["pid"], signal.SIGKILL)
+        launcher.wait(timeout=240)
+    finally:
+        if launcher.poll() is None:
+            launcher.send_signal(signal.SIGINT)
+            launcher.wait(timeout=120)
+    output = launcher.stdout.read() if launcher.stdout else ""
+    assert launcher.returncode == 1, output
+    errors = [line for line in output.splitlines() if line.startswith("lexweb: error:")]
+    assert len(errors) == 1, output
+    assert errors[0].startswith(
+        "lexweb: error: PostgreSQL could not be started again after 5 tries"
+    )
+    assert errors[0].endswith(
+        f"read {var_dir.resolve() / 'pgdata' / 'log'}. Everything was stopped."
+    )
+    assert "(try 5 of 5)" in output
+    for pid in pids:
+        assert not _alive(pid), f"child {pid} outlived the launcher"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
