@@ -273,7 +273,7 @@ def production_stamp(*, production_id: int) -> None:
     def progress(done: int) -> None:  # called after each document
         _set(production, pages_done=done)
 
-    tmp_dir = storage.blob_root() / "tmp"
+    tmp_dir = storage.blob_tmp_dir()  # this process's own folder: the sweeper knows whose
     tmp_dir.mkdir(parents=True, exist_ok=True)
     try:
         with tempfile.TemporaryDirectory(dir=tmp_dir) as work:
@@ -367,7 +367,7 @@ def production_export_build(*, export_id: int) -> None:
         return
     _set_export(export, status=ProductionExport.Status.PROCESSING, error="")
     documents, pages = _volume_rows(production)
-    tmp_dir = storage.blob_root() / "tmp"
+    tmp_dir = storage.blob_tmp_dir()  # this process's own folder: the sweeper knows whose
     tmp_dir.mkdir(parents=True, exist_ok=True)
     try:
         with tempfile.TemporaryDirectory(dir=tmp_dir) as work:

@@ -2,7 +2,8 @@
 
 Files land under a temporary name first and are renamed into place, so a crash never leaves a
 half-written original where a reader could find it; leftover temporaries are only ever in
-`<blob root>/tmp/`.
+`<blob root>/tmp/`, in a folder of the process that wrote them (lexweb/tempdirs.py), which the
+sweeper removes once that process is gone.
 """
 
 import hashlib
@@ -14,6 +15,7 @@ from typing import IO
 
 from django.conf import settings
 
+from lexweb import tempdirs
 from lexweb.errors import DomainError
 
 CHUNK = 1024 * 1024
@@ -32,6 +34,11 @@ class StoredFile:
 
 def blob_root() -> Path:
     return Path(settings.LEXWEB_BLOB_ROOT)
+
+
+def blob_tmp_dir() -> Path:
+    """This process's own temporary folder in the store (same filesystem: adopting is a rename)."""
+    return tempdirs.process_dir(blob_root() / "tmp")
 
 
 def blob_path(sha256: str) -> Path:
@@ -60,11 +67,16 @@ class ReceivedFile:
     def commit(self) -> StoredFile:
         final = blob_path(self.sha256)
         final.parent.mkdir(parents=True, exist_ok=True)
-        if final.exists():
+        try:
+            # Already stored: touch it, so the sweeper (which removes only files no row refers
+            # to and untouched for an hour) sees it is in use again, and drop our copy.
+            os.utime(final)
             self.path.unlink(missing_ok=True)
-        else:
+        except FileNotFoundError:
             self.path.chmod(0o440)
             self.path.replace(final)
+        except PermissionError:  # stored by another user: theirs to keep fresh
+            self.path.unlink(missing_ok=True)
         self._committed = True
         self.path = final
         return StoredFile(sha256=self.sha256, size=self.size, path=final)
@@ -73,8 +85,7 @@ class ReceivedFile:
 def blob_receive(*, source: IO[bytes], max_bytes: int) -> ReceivedFile:
     """Copy `source` to a temporary file, hashing as it goes. Raises UploadTooLargeError (and
     keeps nothing) past `max_bytes`."""
-    tmp_dir = blob_root() / "tmp"
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    tmp_dir = blob_tmp_dir()
     digest = hashlib.sha256()
     size = 0
     handle, tmp_name = tempfile.mkstemp(dir=tmp_dir)
