@@ -93,6 +93,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "apps.accounts.middleware.RequestOriginMiddleware",
+    # Throttles and audits sign-ins on the app's, the admin's and the confirm-password page.
+    "apps.accounts.middleware.SignInGuardMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -251,6 +253,19 @@ if LEXWEB_CLUSTER_HEALTH_CRON and not croniter.croniter.is_valid(LEXWEB_CLUSTER_
 # queue in a worker of their own, this many at once: they mostly wait on the network.
 LEXWEB_CLUSTER_WORKER_CONCURRENCY = env_int("LEXWEB_CLUSTER_WORKER_CONCURRENCY", 16, minimum=1)
 LEXWEB_TOKEN_MAX_DAYS = env_int("LEXWEB_TOKEN_MAX_DAYS", 365, minimum=1)
+# Creating an API token needs the password entered (sign-in or confirm page) this recently.
+LEXWEB_REAUTH_SECONDS = env_int("LEXWEB_REAUTH_SECONDS", 300, minimum=30)
+# Sign-in throttle (app and admin): failed attempts allowed per account and per client address
+# before "too many attempts"; one attempt comes back every LEXWEB_SIGNIN_REFILL_SECONDS.
+LEXWEB_SIGNIN_ACCOUNT_ATTEMPTS = env_int("LEXWEB_SIGNIN_ACCOUNT_ATTEMPTS", 5, minimum=1)
+LEXWEB_SIGNIN_ADDRESS_ATTEMPTS = env_int("LEXWEB_SIGNIN_ADDRESS_ATTEMPTS", 20, minimum=1)
+LEXWEB_SIGNIN_REFILL_SECONDS = env_int("LEXWEB_SIGNIN_REFILL_SECONDS", 300, minimum=1)
+# Bad bearer tokens per client address before the API answers 429 with Retry-After.
+LEXWEB_API_BAD_TOKEN_ATTEMPTS = env_int("LEXWEB_API_BAD_TOKEN_ATTEMPTS", 20, minimum=1)
+LEXWEB_API_BAD_TOKEN_REFILL_SECONDS = env_int("LEXWEB_API_BAD_TOKEN_REFILL_SECONDS", 60, minimum=1)
+# Open websockets re-check their token/session/account/membership this often (0: also before
+# every event); revocations through the app close them at once regardless.
+LEXWEB_WS_RECHECK_SECONDS = env_int("LEXWEB_WS_RECHECK_SECONDS", 1, minimum=0)
 
 # --- Limits ---------------------------------------------------------------------------------
 # Non-file request bodies (JSON, forms). Larger ones are refused with 413 before parsing.
@@ -294,25 +309,6 @@ WHITENOISE_USE_FINDERS = True
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("LEXWEB_TIME_ZONE", "UTC")
-# Uploads Django spools to disk go to a folder of the receiving process under here
-# (lexweb/tempdirs.py), so the sweeper can remove what a killed web server left.
-FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
-Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)  # Django's checks want it there
-FILE_UPLOAD_HANDLERS = [
-    "django.core.files.uploadhandler.MemoryFileUploadHandler",
-    "lexweb.tempdirs.ProcessTemporaryFileUploadHandler",
-]
-# The sweeper (apps/operations/services/sweeper.py) removes stored files no row refers to once
-# they are this old, and the temporary files of dead processes; it runs at each worker start
-# and on this cron (the sixth field is seconds; empty: only at worker start).
-LEXWEB_SWEEP_ORPHAN_SECONDS = env_int("LEXWEB_SWEEP_ORPHAN_SECONDS", 3600, minimum=60)
-LEXWEB_SWEEP_CRON = env_str("LEXWEB_SWEEP_CRON", "*/15 * * * *")
-if LEXWEB_SWEEP_CRON and not croniter.croniter.is_valid(LEXWEB_SWEEP_CRON):
-    raise ImproperlyConfigured(
-        f"LEXWEB_SWEEP_CRON must be a cron line such as '*/15 * * * *', not {LEXWEB_SWEEP_CRON!r}."
-    )
-# /readyz: a periodic job is late when it has not run this long after its next scheduled time.
-LEXWEB_PERIODIC_GRACE_SECONDS = env_int("LEXWEB_PERIODIC_GRACE_SECONDS", 60, minimum=1)
 USE_I18N = True
 USE_TZ = True
 

@@ -15,6 +15,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
 from apps.accounts import services as account_services
+from apps.accounts import throttle
 from apps.accounts.api import router as accounts_router
 from apps.accounts.models import User
 from apps.cases.api import router as cases_router
@@ -26,8 +27,24 @@ logger = logging.getLogger(__name__)
 
 
 class BearerToken(HttpBearer):
+    """A bearer token; an address that sent too many bad ones gets 429 until its budget refills
+    (accounts/throttle.py), before the token is even looked up."""
+
     def authenticate(self, request: HttpRequest, token: str) -> User | None:
-        return account_services.token_authenticate(raw=token)
+        client_ip = request.META.get("REMOTE_ADDR") or None
+        wait = throttle.api_token_wait(client_ip=client_ip)
+        if wait:
+            raise throttle.TooManyAttempts(
+                f"Too many requests with bad tokens from this address: try again in "
+                f"{throttle.minutes(wait)} minutes, with a valid token.",
+                retry_after=wait,
+            )
+        found = account_services.token_authenticate_full(raw=token)
+        if found is None:
+            throttle.api_token_failed(client_ip=client_ip)
+            return None
+        request.api_token = found  # type: ignore[attr-defined]  # read by accounts/api.py
+        return found.user
 
 
 class BrowserSession(SessionAuth):
@@ -76,6 +93,13 @@ def _error(
 @api.exception_handler(DomainError)
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
     return _error(request, _STATUS_FOR.get(type(exc), 400), exc.message, exc.code)
+
+
+@api.exception_handler(throttle.TooManyAttempts)
+def _throttled(request: HttpRequest, exc: throttle.TooManyAttempts) -> HttpResponse:
+    response = _error(request, 429, exc.message, exc.code)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(ValidationError)
