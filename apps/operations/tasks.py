@@ -3,7 +3,7 @@
 from django.conf import settings
 from procrastinate.contrib.django import app
 
-from apps.operations.services import recovery
+from apps.operations.services import recovery, sweeper
 from lexweb.jobs import require_arg
 
 # --- Stalled jobs (recovery) ---------------------------------------------------------------
@@ -29,3 +29,25 @@ if RECOVER_STALLED_CRON:
         jobs_recover_stalled_task  # type: ignore[arg-type]
     )
 
+
+# --- Orphaned files (sweeper) --------------------------------------------------------------
+# Also on `cluster` (never behind a long OCR job). One at a time (`lock`; the service also
+# holds an advisory lock, so the run at worker start and this job never overlap) and at most
+# one waiting (`queueing_lock`), so ticks missed while the machine slept queue one run.
+SWEEP_CRON: str = settings.LEXWEB_SWEEP_CRON
+
+
+@app.task(
+    name="operations.sweep",
+    queue="cluster",
+    lock="operations.sweep",
+    queueing_lock="operations.sweep",
+)
+def files_sweep_task(*, timestamp: int) -> None:
+    """Remove orphaned stored files and dead processes' temporaries. Idempotent."""
+    require_arg(timestamp, int, "timestamp")
+    sweeper.files_sweep()
+
+
+if SWEEP_CRON:
+    app.periodic(cron=SWEEP_CRON, periodic_id="sweep")(files_sweep_task)  # type: ignore[arg-type]
