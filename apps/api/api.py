@@ -92,7 +92,9 @@ def _error(
 
 @api.exception_handler(DomainError)
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    return _error(request, _STATUS_FOR.get(type(exc), 400), exc.message, exc.code)
+    # A subclass (e.g. ReauthenticationRequired, a PermissionDenied) answers as its base.
+    status = next((_STATUS_FOR[k] for k in type(exc).__mro__ if k in _STATUS_FOR), 400)
+    return _error(request, status, exc.message, exc.code)
 
 
 @api.exception_handler(throttle.TooManyAttempts)
