@@ -67,6 +67,11 @@ def minutes(seconds: int) -> int:
     return max(1, math.ceil(seconds / 60))
 
 
+def minutes_text(seconds: int) -> str:
+    n = minutes(seconds)
+    return f"{n} minute{'s' if n != 1 else ''}"
+
+
 # --- Sign-in --------------------------------------------------------------------------------
 
 

@@ -36,7 +36,7 @@ class BearerToken(HttpBearer):
         if wait:
             raise throttle.TooManyAttempts(
                 f"Too many requests with bad tokens from this address: try again in "
-                f"{throttle.minutes(wait)} minutes, with a valid token.",
+                f"{throttle.minutes_text(wait)}, with a valid token.",
                 retry_after=wait,
             )
         found = account_services.token_authenticate_full(raw=token)
