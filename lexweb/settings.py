@@ -266,6 +266,12 @@ LEXWEB_API_BAD_TOKEN_REFILL_SECONDS = env_int("LEXWEB_API_BAD_TOKEN_REFILL_SECON
 # Open websockets re-check their token/session/account/membership this often (0: also before
 # every event); revocations through the app close them at once regardless.
 LEXWEB_WS_RECHECK_SECONDS = env_int("LEXWEB_WS_RECHECK_SECONDS", 1, minimum=0)
+# How long an admin's break-glass access to a case they are not on lasts (apps/cases).
+LEXWEB_BREAK_GLASS_SECONDS = env_int("LEXWEB_BREAK_GLASS_SECONDS", 3600, minimum=60)
+if LEXWEB_BREAK_GLASS_SECONDS > 86_400:
+    raise ImproperlyConfigured(
+        f"LEXWEB_BREAK_GLASS_SECONDS is at most 86400 (a day), not {LEXWEB_BREAK_GLASS_SECONDS}."
+    )
 
 # --- Limits ---------------------------------------------------------------------------------
 # Non-file request bodies (JSON, forms). Larger ones are refused with 413 before parsing.

@@ -56,6 +56,7 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
     """Of `accesses`, those that no longer hold, each with the reason (the account first, then
     the token or session, then the membership). At most four queries, whatever the number of
     sockets: the websocket watch checks every socket of a process at once."""
+    from apps.cases import selectors as case_selectors
     from apps.cases.models import Membership
 
     now = timezone.now()
@@ -80,6 +81,10 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
         Membership.objects.filter(
             user_id__in={a.user_id for a in accesses if a.case_id is not None}, case_id__in=case_ids
         ).values_list("user_id", "case_id")
+    )
+    # Admins let in by break-glass count as members until their grant ends (apps/cases).
+    members |= case_selectors.break_glass_live_pairs(
+        user_ids={a.user_id for a in accesses if a.case_id is not None}, case_ids=case_ids
     )
     ended: SocketAccessEnded = {}
     for access in accesses:

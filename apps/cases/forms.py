@@ -21,3 +21,19 @@ class MemberAddForm(forms.Form):
 
 class MemberRoleForm(forms.Form):
     role = forms.ChoiceField(choices=Membership.Role.choices)
+
+
+class BreakGlassForm(forms.Form):
+    case_id = forms.IntegerField(
+        min_value=1,
+        label="Case id",
+        help_text="The number in the case's address, /cases/<id>/.",
+        error_messages={"required": "Give the id of the case you need."},
+    )
+    # Not required here: an empty reason is refused by the service with its own message.
+    reason = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Why you need this case",
+        help_text="Recorded in the audit log and shown to the case's members.",
+    )

@@ -1,3 +1,5 @@
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
@@ -60,3 +62,37 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} on {self.case.number} as {self.role}"
+
+
+class BreakGlassGrant(models.Model):
+    """An admin's time-limited way into a case they are not a member of, for a written reason.
+
+    Created only by `services.case_break_glass`, which audits it on the case; shown on the case
+    page to its members. Never edited: a grant ends when `expires_at` passes.
+    """
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="break_glass_grants")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField()
+    granted_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-granted_at", "-id"]
+        indexes = [
+            models.Index(fields=["case", "user", "-expires_at"], name="cases_breakglass_lookup")
+        ]
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(reason=""), name="cases_breakglass_reason"),
+            models.CheckConstraint(
+                condition=models.Q(expires_at__gt=models.F("granted_at")),
+                name="cases_breakglass_expires_after_grant",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        until = timezone.localtime(self.expires_at)
+        return f"break-glass by {self.user} until {until:%Y-%m-%d %H:%M %Z}: {self.reason}"
+
+    def is_live(self, now: datetime) -> bool:
+        return now < self.expires_at

@@ -1,10 +1,13 @@
 """Reads of cases. Every query for client material starts from one of these `_for_user` functions,
 which return only what the user's memberships allow."""
 
-from django.db.models import Count, QuerySet
+from collections.abc import Collection
+
+from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.cases.models import Case, Membership
+from apps.cases.models import BreakGlassGrant, Case, Membership
 from lexweb.errors import NotFound
 
 
@@ -22,15 +25,19 @@ def case_list_for_user(*, user: User) -> QuerySet[Case]:
 def case_get_for_user(*, user: User, case_id: int) -> Case:
     """Return the case if `user` is a member. Non-members get the same NotFound as a bad id."""
     case = Case.objects.filter(pk=case_id, memberships__user=user).first()
+    if case is None and break_glass_is_live(user=user, case_id=case_id):
+        case = Case.objects.filter(pk=case_id).first()
     if case is None:
-        raise NotFound(f"No case {case_id}.")
+        raise NotFound(break_glass_refusal(user=user, case_id=case_id) or f"No case {case_id}.")
     return case
 
 
 def case_is_member(*, user: User, case_id: int) -> bool:
     if not user.is_authenticated or not user.is_active:
         return False
-    return Membership.objects.filter(case_id=case_id, user=user).exists()
+    if Membership.objects.filter(case_id=case_id, user=user).exists():
+        return True
+    return break_glass_is_live(user=user, case_id=case_id)
 
 
 def membership_get(*, user: User, case: Case) -> Membership | None:
@@ -41,7 +48,8 @@ def case_can_manage_members(*, user: User, case: Case) -> bool:
     """Lawyers on the case manage its members; so do admins who are members of it."""
     membership = membership_get(user=user, case=case)
     if membership is None:
-        return False
+        # An admin let in by break-glass may add a lawyer to a case whose lawyers have all left.
+        return break_glass_is_live(user=user, case_id=case.pk)
     return membership.role == Membership.Role.LAWYER or user.role == User.Role.ADMIN
 
 
@@ -56,3 +64,72 @@ def membership_list_for_user(*, user: User, case_id: int) -> QuerySet[Membership
 
 def user_can_create_case(*, user: User) -> bool:
     return user.is_active and user.role in (User.Role.LAWYER, User.Role.ADMIN)
+
+
+# --- Break-glass: an admin's recorded, time-limited way into a case they are not on ----------
+
+
+def break_glass_is_live(*, user: User, case_id: int) -> bool:
+    """True while an active admin holds an unexpired grant for the case."""
+    if not user.is_authenticated or not user.is_active or user.role != User.Role.ADMIN:
+        return False
+    return BreakGlassGrant.objects.filter(
+        case_id=case_id, user=user, expires_at__gt=timezone.now()
+    ).exists()
+
+
+def break_glass_refusal(*, user: User, case_id: int) -> str | None:
+    """What to tell an admin whose grant for the case has ended; None for anyone else (they
+    learn nothing about the case, not even that it exists)."""
+    if not user.is_authenticated or user.role != User.Role.ADMIN:
+        return None
+    last = BreakGlassGrant.objects.filter(case_id=case_id, user=user).order_by("-expires_at")
+    grant = last.first()
+    if grant is None:
+        return None
+    ended = timezone.localtime(grant.expires_at)
+    return (
+        f"Your break-glass access to case {case_id} ended at {ended:%Y-%m-%d %H:%M %Z}; "
+        "break the glass again, with a written reason, to reach it."
+    )
+
+
+def break_glass_list_for_case(*, case: Case) -> QuerySet[BreakGlassGrant]:
+    """The case's grants, newest first. Call with a case from `case_get_for_user`."""
+    return BreakGlassGrant.objects.filter(case=case).select_related("user")
+
+
+def break_glass_list_live_for_user(*, user: User) -> QuerySet[BreakGlassGrant]:
+    return BreakGlassGrant.objects.filter(user=user, expires_at__gt=timezone.now()).select_related(
+        "case"
+    )
+
+
+def case_list_orphaned_for_admin(*, user: User) -> QuerySet[Case]:
+    """Cases with no active lawyer (all have left the firm), for admins only: number and court,
+    so that an admin can break the glass and add a new lawyer. Nothing for anyone else."""
+    if not user.is_active or user.role != User.Role.ADMIN:
+        return Case.objects.none()
+    active_lawyer = Membership.objects.filter(
+        case=OuterRef("pk"), role=Membership.Role.LAWYER, user__is_active=True
+    )
+    return (
+        Case.objects.filter(~Exists(active_lawyer))
+        .only("id", "number", "court", "created_at")
+        .order_by("-created_at", "-id")
+    )
+
+
+def break_glass_live_pairs(
+    *, user_ids: Collection[int], case_ids: Collection[int]
+) -> set[tuple[int, int]]:
+    """(user id, case id) of the live grants among these, held by active admins: the websocket
+    watch (apps/accounts/access.py) counts them as memberships until they expire."""
+    rows = BreakGlassGrant.objects.filter(
+        user_id__in=user_ids,
+        case_id__in=case_ids,
+        expires_at__gt=timezone.now(),
+        user__is_active=True,
+        user__role=User.Role.ADMIN,
+    ).values_list("user_id", "case_id")
+    return set(rows)

@@ -1,6 +1,7 @@
 """Web-view helpers for any app's views: the signed-in user, and a case as 404 when it is not
 the user's (the same answer as for a case that does not exist)."""
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest
 
 from apps.accounts.models import User
@@ -20,4 +21,9 @@ def case_or_404(request: HttpRequest, case_id: int) -> Case:
     try:
         return selectors.case_get_for_user(user=request_user(request), case_id=case_id)
     except NotFound:
+        # An admin whose break-glass access ended is told so (on the 404 page); nobody else
+        # learns anything about the case.
+        refusal = selectors.break_glass_refusal(user=request_user(request), case_id=case_id)
+        if refusal:
+            messages.error(request, refusal)
         raise Http404("No such case.") from None

@@ -7,6 +7,7 @@ app_name = "cases"
 urlpatterns = [
     path("", views.case_list, name="list"),
     path("cases/new/", views.case_create, name="create"),
+    path("cases/break-glass/", views.break_glass, name="break_glass"),
     path("cases/<int:case_id>/", views.case_detail, name="detail"),
     path("cases/<int:case_id>/members/", views.member_add, name="member_add"),
     path("cases/<int:case_id>/members/<int:user_id>/role/", views.member_role, name="member_role"),

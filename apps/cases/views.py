@@ -1,15 +1,18 @@
 from collections.abc import Callable
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST, require_safe
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from apps.accounts import selectors as account_selectors
 from apps.accounts import services as account_services
+from apps.accounts.models import User
 from apps.cases import selectors, services
-from apps.cases.forms import CaseForm, MemberAddForm, MemberRoleForm
+from apps.cases.forms import BreakGlassForm, CaseForm, MemberAddForm, MemberRoleForm
 from apps.cases.models import Case
 from apps.cases.shortcuts import case_or_404, request_user
 from lexweb.errors import DomainError
@@ -58,8 +61,40 @@ def case_detail(request: HttpRequest, case_id: int) -> HttpResponse:
         "can_manage": selectors.case_can_manage_members(user=user, case=case),
         "add_form": MemberAddForm(),
         "activity": account_selectors.audit_list_for_user(user=user, case_id=case.pk)[:15],
+        "break_glass": selectors.break_glass_list_for_case(case=case)[:10],
+        "now": timezone.now(),
     }
     return render(request, "cases/case_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def break_glass(request: HttpRequest) -> HttpResponse:
+    """Admins only (404 for anyone else): reach a case you are not on, for a written reason."""
+    user = request_user(request)
+    if not user.is_active or user.role != User.Role.ADMIN:
+        raise Http404("No such page.")
+    form = BreakGlassForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            grant = services.case_break_glass(actor=user, **form.cleaned_data)
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.warning(
+                request,
+                f"Break-glass access until {timezone.localtime(grant.expires_at):%H:%M %Z}: "
+                "recorded, and shown to the case's members.",
+            )
+            return redirect("cases:detail", case_id=grant.case_id)
+    context = {
+        "form": form,
+        "orphaned": selectors.case_list_orphaned_for_admin(user=user)[:100],
+        "grants": selectors.break_glass_list_live_for_user(user=user),
+        "minutes": settings.LEXWEB_BREAK_GLASS_SECONDS // 60,
+    }
+    status = 400 if form.errors else 200
+    return render(request, "cases/break_glass.html", context, status=status)
 
 
 @login_required
