@@ -267,7 +267,8 @@ def test_an_orphaned_case_is_listed_and_rescued_by_adding_a_new_lawyer(
     admin_user: User, lawyer: User, case: Case
 ) -> None:
     account_services.user_update(actor=admin_user, user_id=lawyer.pk, changes={"is_active": False})
-    newcomer: User = UserFactory(email="lee@firm.test", full_name="Lee New", role=User.Role.LAWYER)
+    UserFactory(email="lee@firm.test", full_name="Lee New", role=User.Role.LAWYER)
+    newcomer = User.objects.get(email="lee@firm.test")
     client = session_client(admin_user)
 
     listing = client.get(PAGE).content.decode()
