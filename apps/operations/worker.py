@@ -30,9 +30,10 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, close_old_connections, connection
 from procrastinate import exceptions as procrastinate_exceptions
-from procrastinate import job_context, utils
+from procrastinate import job_context, psycopg_connector, utils
 from procrastinate import worker as procrastinate_worker
 from procrastinate.contrib.django import app
+from procrastinate.contrib.django import utils as django_utils
 
 from apps.operations.services import recovery, sweeper
 
@@ -40,6 +41,7 @@ BACKOFF_FIRST_SECONDS = 1.0
 BACKOFF_MAX_SECONDS = 30.0
 # A worker that ran this long before losing the database starts its backoff from the first step.
 STABLE_SECONDS = 60.0
+POOL_TIMEOUT_SECONDS = 10.0
 _DATABASE_ERRORS: tuple[type[BaseException], ...] = (
     psycopg.Error,
     psycopg_pool.PoolTimeout,
@@ -78,6 +80,27 @@ def _database_answers() -> bool:
         connection.close()
 
 
+def _worker_connector() -> psycopg_connector.PsycopgConnector:
+    """Procrastinate's worker connector, with a shorter wait for a pooled connection (30 s by
+    default): a worker that lost the database notices and says so sooner."""
+    return psycopg_connector.PsycopgConnector(
+        kwargs=django_utils.connector_params("default"), timeout=POOL_TIMEOUT_SECONDS
+    )
+
+
+class _Worker(procrastinate_worker.Worker):
+    """Procrastinate's worker, telling us when it stops (it stops by itself when a side task,
+    its listener or heartbeat, fails)."""
+
+    def __init__(self, *, on_stop: Callable[[], None], **options: Any) -> None:
+        super().__init__(**options)
+        self._on_stop = on_stop
+
+    def stop(self) -> None:
+        self._on_stop()
+        super().stop()
+
+
 class WorkerRunner:
     """One worker process: the loop of (wait for database, start-up, Procrastinate worker)."""
 
@@ -103,6 +126,8 @@ class WorkerRunner:
         self._stale_worker_ids: list[int] = []
         self._running: dict[int, str] = {}  # job id -> "task[id]"
         self._grace_task: asyncio.Task[None] | None = None
+        self._lost_said = False
+        self._lost_at: float | None = None
 
     def say(self, line: str) -> None:
         self._say_line(f"worker[{self._label}]: {line}")
@@ -110,8 +135,14 @@ class WorkerRunner:
     # --- entry point -------------------------------------------------------------------------
 
     def run(self) -> int:
-        with app.replace_connector(app.connector.get_worker_connector()):  # type: ignore[attr-defined]
+        with app.replace_connector(_worker_connector()):
             return asyncio.run(self._main())
+
+    def _say_lost(self, why: str) -> None:
+        """One line per outage, however many ways Procrastinate notices it."""
+        if not self._lost_said:
+            self._lost_said = True
+            self.say(f"lost the database ({why}); waiting for it to come back, then carrying on")
 
     async def _main(self) -> int:
         loop = asyncio.get_running_loop()
@@ -123,6 +154,8 @@ class WorkerRunner:
             if not await sync_to_async(_database_answers, thread_sensitive=True)():
                 if lost_since is None:
                     lost_since = time.monotonic()
+                if not self._lost_said:
+                    self._lost_said = True
                     self.say(
                         "the database does not answer; waiting for it (retrying with backoff "
                         f"up to every {BACKOFF_MAX_SECONDS:.0f} s), jobs resume when it is back"
@@ -133,6 +166,7 @@ class WorkerRunner:
             if lost_since is not None:
                 self.say(f"the database is back after {time.monotonic() - lost_since:.0f} s")
                 lost_since = None
+            self._lost_said = False
             started = time.monotonic()
             try:
                 await self._run_once()
@@ -142,18 +176,14 @@ class WorkerRunner:
                 if not _is_database_error(exc):
                     self.say(f"stopped by an error: {type(exc).__name__}: {exc}")
                     raise
-                lost_since = time.monotonic()
-                self.say(
-                    f"lost the database ({type(exc).__name__}: {str(exc).strip()[:200]}); "
-                    "waiting for it to come back, then carrying on"
-                )
+                self._say_lost(f"{type(exc).__name__}: {str(exc).strip()[:200]}")
             else:
                 if self._stopping:
                     break
                 # Procrastinate stops by itself when a side task (heartbeat, listener) fails:
                 # that is the database going away, even if it is already back.
-                lost_since = time.monotonic()
-                self.say("lost its connection to the database; reconnecting, then carrying on")
+                self._say_lost("its connection failed")
+            lost_since = self._lost_at or time.monotonic()
             if time.monotonic() - started > STABLE_SECONDS:
                 backoff = BACKOFF_FIRST_SECONDS
             await self._sleep(backoff)
@@ -163,7 +193,15 @@ class WorkerRunner:
         self.say("stopped")
         return 0
 
+    def _worker_stopping(self) -> None:
+        """Procrastinate stops its worker: on our request, or because a side task (listener,
+        heartbeat) lost the database. Say the second at once, not after its teardown."""
+        if not self._stopping:
+            self._lost_at = self._lost_at or time.monotonic()
+            self._say_lost("a worker connection failed")
+
     async def _run_once(self) -> None:
+        self._lost_at = None
         async with app.open_async():
             # Rows of our earlier workers that lost the database: no job of theirs still runs
             # (Procrastinate waited for them), so their `doing` jobs become recoverable now.
@@ -174,6 +212,7 @@ class WorkerRunner:
             if self._stopping:
                 return
             options: dict[str, Any] = {
+                **app.worker_defaults,
                 "queues": self.queues,
                 "name": self.name,
                 "concurrency": self.concurrency,
@@ -183,7 +222,7 @@ class WorkerRunner:
                 "stalled_worker_timeout": settings.LEXWEB_JOB_STALLED_SECONDS,
                 "worker_middleware": [self._track],
             }
-            worker = app._worker(**options)
+            worker = _Worker(app=app, on_stop=self._worker_stopping, **options)
             self._worker = worker
             try:
                 await worker.run()
