@@ -251,6 +251,10 @@ class LlamaApp:
             options = body.get("stream_options")
             chat.include_usage = isinstance(options, dict) and options.get("include_usage") is True
             await self.fake.guarded(exchange, chat.stream())
+            # llama-server closes a streamed reply's connection right after its last chunk,
+            # although the headers said Keep-Alive (protocols/llama-server/README.md): a
+            # request a client sends on it next reads nothing.
+            exchange.keep_alive = False
         else:
             await self.fake.guarded(exchange, chat.whole())
         return None

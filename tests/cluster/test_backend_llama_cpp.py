@@ -114,13 +114,32 @@ async def test_reply_shorter_than_limit_finishes_with_stop(
 
 
 @pytest.mark.asyncio
-async def test_finished_stream_leaves_its_connection_for_the_next_call(
+async def test_health_checks_right_after_streams_on_one_pooled_client_all_succeed(
+    client: LlamaCppClient, fake_llama: FakeBackend
+) -> None:
+    # llama-server closes a stream's connection after its last chunk (the fake does the same):
+    # a pooled client that sent its next request on it read nothing, and 13 of 40 health
+    # checks right after a stream said the backend was down.
+    reports = []
+    for _ in range(40):
+        events = await collect(client, request(max_tokens=2))
+        assert isinstance(events[-1], Finished)
+        reports.append(await client.health())
+        assert await client.count_tokens(MESSAGES) == count_prompt_tokens(MESSAGES)
+
+    assert [(r.state, r.message) for r in reports] == [("ok", "")] * 40
+
+
+@pytest.mark.asyncio
+async def test_each_stream_has_a_connection_of_its_own_and_other_calls_share_one(
     client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:
     for _ in range(3):
         await collect(client, request(max_tokens=2))
+    for _ in range(3):
+        await client.list_models()
 
-    assert fake_llama.connections_accepted == 1
+    assert fake_llama.connections_accepted == 4
 
 
 @pytest.mark.asyncio

@@ -88,6 +88,20 @@ async def test_request_sends_num_predict_num_ctx_presets_format_keep_alive(
 
 
 @pytest.mark.asyncio
+async def test_each_stream_has_a_connection_of_its_own_and_health_checks_after_it_succeed(
+    client: OllamaClient, fake_ollama: FakeBackend
+) -> None:
+    # Ollama keeps a stream's connection (llama-server does not); the clients treat both alike.
+    reports = []
+    for _ in range(3):
+        await collect(client, request(max_tokens=2))
+        reports.append(await client.health())
+
+    assert [r.state for r in reports] == ["ok"] * 3
+    assert fake_ollama.connections_accepted == 4
+
+
+@pytest.mark.asyncio
 async def test_silent_truncation_shows_in_prompt_tokens(client: OllamaClient) -> None:
     long: list[Message] = [{"role": "user", "content": " ".join(["word"] * 300)}]
 

@@ -1,4 +1,5 @@
-"""The demo cluster of `make run`: the reference site, its backends played by local fakes."""
+"""The demo of `make run` (lexweb_dev): the demo case, and the reference site as the demo cluster
+with its backends played by local fakes."""
 
 import contextlib
 import secrets
@@ -6,16 +7,19 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
 from django.core.management import call_command
 from pytest_django.fixtures import Settings
 
+from apps.accounts.models import User
+from apps.cases.models import Case
 from apps.cluster.models import Backend, Board, Host, RoleRoute
 from lexweb_dev import demo
 from tests.conftest import BASE_DIR, database_url_for_tests
-from tests.running import free_port, read_until
+from tests.running import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -95,10 +99,9 @@ def test_demo_backends_serve_each_demo_backend_in_its_own_protocol_and_nothing_e
         text=True,
     )
     try:
-        output = read_until(
-            process, *(f"at http://127.0.0.1:{port}" for port in ports.values()), timeout=60
-        )
-        assert "llama-gate" not in output
+        # Each fake answers once it listens (polled: the output may come in one burst).
+        for port in ports.values():
+            answering(process, f"http://127.0.0.1:{port}/", deadline=time.monotonic() + 60)
 
         llama = httpx.get(f"http://127.0.0.1:{ports['llama-board-b']}/health", timeout=10)
         assert (llama.status_code, llama.json()) == (200, {"status": "ok"})
@@ -109,7 +112,27 @@ def test_demo_backends_serve_each_demo_backend_in_its_own_protocol_and_nothing_e
             httpx.get(f"{own.base_url}/health", timeout=5)
     finally:
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=20) == 0
+        output, _ = process.communicate(timeout=20)
+    assert process.returncode == 0
+    for name, port in ports.items():
+        assert f"demo_backends: {name} " in output and f"at http://127.0.0.1:{port}" in output
+    assert "llama-gate" not in output
+
+
+def answering(process: subprocess.Popen[str], url: str, *, deadline: float) -> None:
+    """Return once something answers HTTP at `url`; fail at `deadline` (time.monotonic()) or
+    as soon as `process` exits."""
+    while True:
+        try:
+            httpx.get(url, timeout=5)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+        # Between polls, wait on the process: one that exits fails the test at once.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            code = process.wait(timeout=0.2)
+            raise AssertionError(f"demo_backends exited ({code}): {process.communicate()[0]}")
 
 
 def test_the_demo_plan_leaves_out_backends_no_longer_as_the_demo_made_them(
@@ -132,3 +155,24 @@ def test_the_demo_plan_leaves_out_backends_no_longer_as_the_demo_made_them(
     }
     speeds = {name: fake.tokens_per_second for name, _, fake in plan}
     assert speeds["llama-board-b"] == 50.0  # DESIGN.md: the 122B on a 4-GPU board
+
+
+def test_demo_case_is_made_once_with_the_first_admin_and_a_demo_lawyer(
+    admin_user: User, settings: Settings
+) -> None:
+    call_command("seed_demo")
+    call_command("seed_demo")
+
+    case = Case.objects.get(number=demo.DEMO_NUMBER)
+    members = set(case.memberships.values_list("user__email", "role"))
+    assert members >= {(demo.DEMO_LAWYER, "lawyer")}
+    assert admin_user.email in {email for email, _ in members}
+    assert Case.objects.count() == 1
+
+
+def test_no_demo_case_when_demo_data_is_off(admin_user: User, settings: Settings) -> None:
+    settings.LEXWEB_DEMO_DATA = False
+
+    call_command("seed_demo")
+
+    assert not Case.objects.exists()

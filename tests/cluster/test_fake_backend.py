@@ -316,6 +316,69 @@ async def test_llama_nonstream_matches_recorded_fields(fake_llama: FakeBackend) 
     assert shape(reply.json()) == shape(expected.json())
 
 
+async def read_to_the_end(reader: asyncio.StreamReader) -> bytes:
+    """What the server sends until it closes the connection (a reset reads as nothing)."""
+    try:
+        async with asyncio.timeout(10):
+            return await reader.read()
+    except ConnectionResetError:
+        return b""
+
+
+@pytest.mark.asyncio
+async def test_llama_closes_the_connection_after_a_stream_though_its_headers_say_keep_alive(
+    fake_llama: FakeBackend,
+) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", fake_llama.port)
+    # A non-streamed reply keeps the connection: the stream below is sent on it.
+    writer.write(post("/v1/chat/completions", chat(max_tokens=2)))
+    assert (await read_response(reader)).status == 200
+    writer.write(post("/v1/chat/completions", chat(max_tokens=2, stream=True)))
+    streamed = await read_response(reader)
+    writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+
+    # The next request on it reads nothing: the server closed the socket after the last chunk.
+    assert await read_to_the_end(reader) == b""
+    writer.close()
+    expected = recorded(f"{LLAMA}/13_chat_stream_raw_chunked.txt")
+    assert streamed.names() == expected.names()
+    assert streamed.header("Keep-Alive") == "timeout=5, max=100"
+    assert sse_events(streamed.body)[-1] == "[DONE]"
+    assert [path for _, path, _ in fake_llama.requests] == ["/v1/chat/completions"] * 2
+    assert fake_llama.connections_accepted == 1
+
+
+@pytest.mark.asyncio
+async def test_llama_closes_the_connection_after_a_stream_that_failed_under_200(
+    fake_llama: FakeBackend,
+) -> None:
+    fake_llama.settings.fail_after_tokens = 1
+    reader, writer = await asyncio.open_connection("127.0.0.1", fake_llama.port)
+    writer.write(post("/v1/chat/completions", chat(max_tokens=4, stream=True)))
+    failed = await read_response(reader)
+    writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+
+    assert await read_to_the_end(reader) == b""
+    writer.close()
+    assert failed.status == 200 and b'"error"' in failed.body
+
+
+@pytest.mark.asyncio
+async def test_ollama_keeps_the_connection_after_a_stream(fake_ollama: FakeBackend) -> None:
+    # Ollama's HTTP server (Go net/http) keeps a finished chunked reply's connection; its
+    # recordings show no `Connection: close` on a stream.
+    reader, writer = await asyncio.open_connection("127.0.0.1", fake_ollama.port)
+    writer.write(post("/api/chat", chat(options={"num_predict": 2})))
+    streamed = await read_response(reader)
+    writer.write(b"GET /api/version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    version = await read_response(reader)
+    writer.close()
+
+    assert streamed.status == 200 and streamed.header("Connection") is None
+    assert (version.status, version.json()) == (200, {"version": "0.24.0"})
+    assert fake_ollama.connections_accepted == 1
+
+
 @pytest.mark.asyncio
 async def test_llama_generation_stops_when_the_slot_is_full(fake_llama: FakeBackend) -> None:
     fake_llama.settings.n_ctx_per_slot = 20

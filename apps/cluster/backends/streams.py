@@ -39,6 +39,12 @@ MESSAGE_CHARS = 200
 # llama-server closes idle kept-alive connections after 5 s; drop ours a little before that so
 # a request never goes out on a socket the server is closing.
 KEEPALIVE_EXPIRY = 4.0
+# llama-server closes a streamed reply's connection right after its last chunk although its
+# headers say Keep-Alive, so a request sent next on that connection reads nothing (13 of 40
+# health checks right after a stream failed so). A streaming call therefore asks for a
+# connection of its own: with `Connection: close` httpx closes it when the reply ends, and it
+# never goes back to the pool. One TCP handshake per call is nothing beside a generation.
+STREAM_HEADERS = {"Connection": "close"}
 DRAIN_SECONDS = 1.0
 
 
@@ -248,9 +254,10 @@ class HttpBackend:
 class HttpChatStream:
     """One streaming chat call: `async with` sends it, iterating yields its events.
 
-    Leaving the `async with` before the end, or `cancel()`, closes the HTTP response, which
-    closes its connection: both servers stop generating when their client goes away. After
-    `cancel()` an iteration in progress or to come ends quietly.
+    The call has a connection of its own, closed when it ends (see STREAM_HEADERS). Leaving the
+    `async with` before the end, or `cancel()`, closes the HTTP response, which closes its
+    connection: both servers stop generating when their client goes away. After `cancel()` an
+    iteration in progress or to come ends quietly.
     """
 
     def __init__(
@@ -273,7 +280,7 @@ class HttpChatStream:
         loop = asyncio.get_running_loop()
         self._deadline = loop.time() + self._timeouts.first_token
         http = self._backend.http
-        request = http.build_request("POST", self._path, json=self._payload)
+        request = http.build_request("POST", self._path, json=self._payload, headers=STREAM_HEADERS)
         try:
             async with asyncio.timeout_at(self._deadline):
                 self._response = await http.send(request, stream=True)
@@ -357,9 +364,10 @@ class HttpChatStream:
             ) from None
 
     async def _drain(self) -> None:
-        """Read the rest of a finished body, so that its connection can serve the next call.
-        Both servers end the body right after the final event; one that does not within a
-        second loses the connection instead of holding up the caller."""
+        """Read the rest of a finished body (llama-server's `[DONE]`, the chunked end), so that
+        the server sees its reply read to the end rather than a client going away. Both servers
+        end the body right after the final event; one that does not within a second has its
+        connection closed instead of holding up the caller."""
         self._deadline = min(self._deadline, asyncio.get_running_loop().time() + DRAIN_SECONDS)
         try:
             while await self._read():
