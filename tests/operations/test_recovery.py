@@ -179,6 +179,19 @@ def test_a_job_whose_worker_keeps_dying_fails_for_good_at_the_limit(
     assert (outcome.failed == [job_id]) is (status == "failed")
 
 
+def test_a_dead_job_whose_abort_was_requested_ends_as_aborted_not_retried(
+    lawyer: User, case: Case
+) -> None:
+    job_id = _check_job(case, lawyer)
+    _stall_with_worker_gone(job_id)
+    _sql("SELECT procrastinate_cancel_job_v1(%s, true, false)", [job_id])  # the admin's abort
+
+    outcome = recovery.jobs_recover_stalled()
+
+    assert outcome.aborted == [job_id]
+    assert job_row(job_id)["status"] == "aborted"
+
+
 def test_a_recovered_ingest_whose_document_was_removed_meanwhile_ends_as_a_no_op(
     lawyer_api: Any,
     case: Case,

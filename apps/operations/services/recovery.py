@@ -36,7 +36,7 @@ SELECT job.id
 # The same test again, for one job, under its row lock.
 _LOCK_STALLED_SQL = """
 SELECT job.id, job.task_name, job.queue_name, job.queueing_lock, job.attempts, job.worker_id,
-       worker.id IS NULL AS worker_gone
+       worker.id IS NULL AS worker_gone, job.abort_requested
   FROM procrastinate_jobs job
   LEFT JOIN procrastinate_workers worker ON worker.id = job.worker_id
  WHERE job.id = %s
@@ -56,11 +56,12 @@ class RecoveryOutcome:
 
     retried: list[int] = field(default_factory=list)
     superseded: list[int] = field(default_factory=list)  # ended: a newer queued job holds its lock
+    aborted: list[int] = field(default_factory=list)  # an abort was asked for before it died
     failed: list[int] = field(default_factory=list)  # its worker died too often
 
     @property
     def total(self) -> int:
-        return len(self.retried) + len(self.superseded) + len(self.failed)
+        return len(self.retried) + len(self.superseded) + len(self.aborted) + len(self.failed)
 
 
 def jobs_recover_stalled(*, stalled_seconds: int | None = None) -> RecoveryOutcome:
@@ -82,7 +83,7 @@ def _recover_one(*, job_id: int, seconds: int, outcome: RecoveryOutcome) -> None
         row = cursor.fetchone()
         if row is None:  # finished meanwhile, or another recovery has it
             return
-        _, task_name, queue, queueing_lock, attempts, worker_id, worker_gone = row
+        _, task_name, queue, queueing_lock, attempts, worker_id, worker_gone, abort_requested = row
         why = "its worker is gone" if worker_gone else f"worker {worker_id} silent over {seconds} s"
         name = f"job {job_id} {task_name} on {queue}"
         holder = None
@@ -90,7 +91,13 @@ def _recover_one(*, job_id: int, seconds: int, outcome: RecoveryOutcome) -> None
             cursor.execute(_QUEUED_HOLDER_SQL, [queueing_lock, job_id])
             found = cursor.fetchone()
             holder = found[0] if found else None
-        if holder is not None:
+        if abort_requested:
+            cursor.execute("SELECT procrastinate_finish_job_v1(%s, 'aborted', false)", [job_id])
+            outcome.aborted.append(job_id)
+            logger.warning(
+                "Stalled %s (%s) ended as aborted: an abort had been requested.", name, why
+            )
+        elif holder is not None:
             cursor.execute("SELECT procrastinate_finish_job_v1(%s, 'aborted', false)", [job_id])
             outcome.superseded.append(job_id)
             logger.warning(
@@ -114,7 +121,7 @@ def _recover_one(*, job_id: int, seconds: int, outcome: RecoveryOutcome) -> None
             )
         else:
             # procrastinate_retry_job_v2: back to `todo` now, attempts + 1; its lock goes with
-            # the `doing` status. (An abort requested meanwhile makes it `failed` instead.)
+            # the `doing` status.
             cursor.execute(
                 "SELECT procrastinate_retry_job_v2(%s, NOW(), NULL, NULL, NULL)", [job_id]
             )
