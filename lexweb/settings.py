@@ -284,6 +284,10 @@ DATA_UPLOAD_MAX_NUMBER_FILES = LEXWEB_MAX_FILES_PER_UPLOAD
 LEXWEB_MAX_PDF_PAGES = env_int("LEXWEB_MAX_PDF_PAGES", 10_000, minimum=1)
 # Decompression bombs: images with more pixels than this are refused before decoding.
 LEXWEB_MAX_IMAGE_PIXELS = env_int("LEXWEB_MAX_IMAGE_PIXELS", 200_000_000, minimum=1_000_000)
+# Largest rendered page (page images, and pages rendered for OCR): bigger ones are scaled down.
+LEXWEB_MAX_RENDER_PIXELS = env_int("LEXWEB_MAX_RENDER_PIXELS", 12_000_000, minimum=100_000)
+# Pages one ingest job reads before it queues the rest, so other cases get the worker between.
+LEXWEB_INGEST_BATCH_PAGES = env_int("LEXWEB_INGEST_BATCH_PAGES", 25, minimum=1)
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 

@@ -6,6 +6,8 @@ from ONE pass per page (`image_to_data`). Pages whose text layer is usable never
 """
 
 import io
+import logging
+import math
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -18,9 +20,11 @@ from typing import Any
 import pymupdf
 import pytesseract
 from django.conf import settings
-from PIL import Image, ImageSequence
+from PIL import Image
 
 from lexweb.errors import DomainError, NotFound
+
+logger = logging.getLogger(__name__)
 
 # Read by every Tesseract child process this worker starts (pytesseract passes os.environ on).
 os.environ["OMP_THREAD_LIMIT"] = "1"
@@ -126,9 +130,107 @@ def ocr_dpi(page: pymupdf.Page) -> int:
     return int(min(settings.LEXWEB_OCR_DPI, max(settings.LEXWEB_OCR_MIN_DPI, round(best))))
 
 
+class PageTooLargeError(DomainError):
+    code = "page_too_large"
+
+
+def page_zoom(rect: pymupdf.Rect, *, dpi: float, max_pixels: int) -> float:
+    """Pixels per point for rendering a page of `rect` at `dpi`, lowered so the image has at
+    most `max_pixels` (a page with a giant media box is scaled down, never rendered whole)."""
+    width, height = max(abs(rect.width), 1e-3), max(abs(rect.height), 1e-3)
+    zoom = min(dpi / 72.0, math.sqrt(max_pixels / (width * height)))
+    # MuPDF rounds the pixel box outwards: leave room for the extra row and column.
+    while zoom > 0 and (math.ceil(width * zoom) + 1) * (math.ceil(height * zoom) + 1) > max_pixels:
+        zoom *= 0.99
+    return zoom
+
+
+def ocr_render_dpi(rect: pymupdf.Rect, dpi: int) -> int:
+    """`dpi`, or the whole-number resolution under it that keeps the page within
+    LEXWEB_MAX_RENDER_PIXELS. Raises PageTooLargeError when not even 1 dpi does."""
+    zoom = page_zoom(rect, dpi=dpi, max_pixels=settings.LEXWEB_MAX_RENDER_PIXELS)
+    capped = min(dpi, math.floor(zoom * 72.0))
+    if capped < 1:
+        raise PageTooLargeError(
+            f"The page is {rect.width:.0f} x {rect.height:.0f} points, too large to read."
+        )
+    return capped
+
+
 def _render(page: pymupdf.Page, dpi: int) -> Image.Image:
     pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
     return Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
+
+
+# --- Image frames within a pixel budget ------------------------------------------------------
+
+# Source pixels converted at a time while a frame is scaled down: bounds the working copies.
+_BAND_PIXELS = 2_000_000
+
+
+def check_frame_pixels(size: tuple[int, int]) -> None:
+    """Decompression-bomb guard for one frame, read from its header before any decoding."""
+    if size[0] * size[1] > settings.LEXWEB_MAX_IMAGE_PIXELS:
+        raise DomainError(
+            f"The image has more than {settings.LEXWEB_MAX_IMAGE_PIXELS:,} pixels "
+            "(a possible decompression bomb); it was not opened."
+        )
+
+
+def _output_mode(mode: str) -> str:
+    grey = mode in ("1", "L", "LA", "I", "F") or mode.startswith("I;16")
+    return "L" if grey else "RGB"
+
+
+def frame_scaled(
+    image: Image.Image, *, scale: float, max_pixels: int, mode: str | None = None
+) -> Image.Image:
+    """The current frame of `image` scaled by `scale` (never up) and further down to at most
+    `max_pixels`, as a new image in `mode` ("L" or "RGB"; default: the frame's own kind).
+
+    1. The frame's size comes from its header and is checked before anything is decoded.
+    2. A JPEG is decoded straight at a reduced size (DCT scaling, `draft`); other formats are
+       decoded in the mode they are stored in (a bilevel page stays one byte a pixel).
+    3. Bands of rows are converted and box-reduced by a whole factor one at a time, so no
+       full-size copy in a wider mode is made; a last resize gives the exact size.
+    """
+    width, height = image.size
+    check_frame_pixels((width, height))
+    scale = min(1.0, scale, math.sqrt(max_pixels / (width * height)))
+    target = (max(1, int(width * scale)), max(1, int(height * scale)))
+    mode = mode or _output_mode(image.mode)
+    if image.format == "JPEG" and target != (width, height):
+        image.draft(mode, target)
+    image.load()
+    factor = max(1, min(image.width // target[0], image.height // target[1]))
+    reduced = _reduce_in_bands(image, factor=factor, mode=mode)
+    if reduced.size != target:
+        reduced = reduced.resize(target, Image.Resampling.LANCZOS)
+    return reduced
+
+
+def _reduce_in_bands(image: Image.Image, *, factor: int, mode: str) -> Image.Image:
+    width, height = image.size
+    out = Image.new(mode, (math.ceil(width / factor), math.ceil(height / factor)))
+    rows = max(1, _BAND_PIXELS // (width * factor)) * factor
+    for top in range(0, height, rows):
+        band = image.crop((0, top, width, min(height, top + rows)))
+        if band.mode != mode:
+            band = band.convert(mode)
+        if factor > 1:
+            band = band.reduce(factor)
+        out.paste(band, (0, top // factor))
+    return out
+
+
+def _own_dpi(image: Image.Image) -> int:
+    """The resolution the file states, in whole dots per inch as PyMuPDF reads it (which sizes
+    an image's PDF page by it, assuming 96 when the file states none or nonsense)."""
+    try:
+        dpi = int(float((image.info.get("dpi") or (96, 96))[0]))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return 96
+    return dpi if 1 <= dpi <= 100_000 else 96
 
 
 # --- Walking a document ----------------------------------------------------------------------
@@ -157,24 +259,33 @@ def _result(item: "Future[PageText] | PageText") -> PageText:
     return item.result() if isinstance(item, Future) else item
 
 
-def pdf_pages(path: Path) -> Iterator[PageText]:
+def pdf_pages(path: Path, *, first: int = 1, last: int | None = None) -> Iterator[PageText]:
+    """Pages `first`..`last` (1-based, inclusive; default: to the end) of a PDF, in order."""
     with pymupdf.open(path, filetype="pdf") as document:
+        stop = document.page_count if last is None else min(last, document.page_count)
 
         def jobs() -> Iterator[PageText | Callable[[], PageText]]:
-            for index, page in enumerate(document):
-                # One text extraction serves text and boxes (flags as get_text("text") uses).
-                textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT)
-                text = textpage.extractText()
-                if text_layer_usable(page, text):
-                    margins = _margin_boxes(page.rect, textpage.extractWORDS())
-                    yield PageText(index + 1, text.strip(), "text_layer", margin_boxes=margins)
-                else:
-                    # Rendering is PyMuPDF (not thread-safe): done here; Tesseract on the pool.
-                    dpi = ocr_dpi(page)
-                    image = _render(page, dpi)
-                    yield partial(_ocr_pdf_page, image, page.rect, number=index + 1, dpi=dpi)
+            for index in range(max(first, 1) - 1, stop):
+                yield _pdf_page_job(document[index], index + 1)
 
         yield from _in_order(jobs())
+
+
+def _pdf_page_job(page: pymupdf.Page, number: int) -> PageText | Callable[[], PageText]:
+    # One text extraction serves text and boxes (flags as get_text("text") uses).
+    textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT)
+    text = textpage.extractText()
+    if text_layer_usable(page, text):
+        margins = _margin_boxes(page.rect, textpage.extractWORDS())
+        return PageText(number, text.strip(), "text_layer", margin_boxes=margins)
+    try:
+        dpi = ocr_render_dpi(page.rect, ocr_dpi(page))
+    except PageTooLargeError:
+        logger.warning("Page %s is too large to render for OCR; stored without text", number)
+        return PageText(number, "", "none", damaged=True)
+    # Rendering is PyMuPDF (not thread-safe): done here; Tesseract on the pool.
+    image = _render(page, dpi)
+    return partial(_ocr_pdf_page, image, page.rect, number=number, dpi=dpi)
 
 
 MARGIN_BAND = 120.0  # points: stamps sit within this distance of the top or bottom edge
@@ -189,10 +300,11 @@ def _margin_boxes(rect: pymupdf.Rect, words: Sequence[Sequence[Any]]) -> list[li
     return boxes
 
 
-def _ocr_pdf_page(image: Image.Image, rect: pymupdf.Rect, *, number: int, dpi: int) -> PageText:
+def _ocr_pdf_page(image: Image.Image, rect: pymupdf.Rect, *, number: int, dpi: float) -> PageText:
     """OCR a rendered page (or an image file's frame; `rect` is the PDF page it becomes) and
-    record the word boxes in its margins, in points."""
-    result = ocr_image(image, number=number, dpi=dpi)
+    record the word boxes in its margins, in points. `dpi`: the image's pixels per inch of
+    `rect` (fractional for a frame scaled down to the render budget)."""
+    result = ocr_image(image, number=number, dpi=max(1, round(dpi)))
     scale = 72.0 / dpi
     words = [
         (
@@ -207,29 +319,58 @@ def _ocr_pdf_page(image: Image.Image, rect: pymupdf.Rect, *, number: int, dpi: i
     return result
 
 
-def image_pages(path: Path) -> Iterator[PageText]:
+def image_pages(path: Path, *, first: int = 1, last: int | None = None) -> Iterator[PageText]:
+    """Frames `first`..`last` (1-based, inclusive; default: to the end) of an image file.
+
+    Each frame is checked against the pixel limit from its header and scaled into the render
+    budget before OCR. A frame that cannot be decoded becomes a page without text, flagged for
+    review; the other frames are still read.
+    """
     Image.MAX_IMAGE_PIXELS = settings.LEXWEB_MAX_IMAGE_PIXELS
     with Image.open(path) as image:
 
-        def jobs() -> Iterator[Callable[[], PageText]]:
-            for index, frame in enumerate(ImageSequence.Iterator(image)):
-                gray = frame.convert("L")
-                # PyMuPDF sizes an image's PDF page by its dpi, 96 when the file gives none;
-                # the same figure here keeps word boxes and stamped pages in one coordinate space.
-                dpi = int((frame.info.get("dpi") or (96, 96))[0]) or 96
-                rect = pymupdf.Rect(0, 0, gray.width * 72.0 / dpi, gray.height * 72.0 / dpi)
-                yield partial(_ocr_pdf_page, gray, rect, number=index + 1, dpi=dpi)
+        def jobs() -> Iterator[PageText | Callable[[], PageText]]:
+            number = max(first, 1)
+            while last is None or number <= last:
+                try:
+                    image.seek(number - 1)
+                except EOFError:
+                    return
+                yield _frame_job(image, number)
+                number += 1
 
         yield from _in_order(jobs())
 
 
+def _frame_job(image: Image.Image, number: int) -> PageText | Callable[[], PageText]:
+    width, height = image.size
+    # PyMuPDF sizes an image's PDF page by its dpi, 96 when the file gives none; the same
+    # figure here keeps word boxes and stamped pages in one coordinate space.
+    dpi = _own_dpi(image)
+    try:
+        gray = frame_scaled(
+            image, scale=1.0, max_pixels=settings.LEXWEB_MAX_RENDER_PIXELS, mode="L"
+        )
+    except (DomainError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        logger.warning("Frame %s cannot be read (%s); stored without text", number, exc)
+        return PageText(number, "", "none", damaged=True)
+    rect = pymupdf.Rect(0, 0, width * 72.0 / dpi, height * 72.0 / dpi)
+    return partial(_ocr_pdf_page, gray, rect, number=number, dpi=dpi * gray.width / width)
+
+
 def page_png(path: Path, *, kind: str, number: int, dpi: int) -> bytes:
-    """Render page `number` (1-based) of a PDF or image original as PNG."""
+    """Page `number` (1-based) of a PDF or image original as PNG, at `dpi` or smaller: never
+    more than LEXWEB_MAX_RENDER_PIXELS pixels, and never a full-size decoded copy of a huge
+    frame in a wider mode (see `frame_scaled`)."""
+    budget = settings.LEXWEB_MAX_RENDER_PIXELS
     if kind == "pdf":
         with pymupdf.open(path, filetype="pdf") as document:
             if not 1 <= number <= document.page_count:
                 raise NotFound(f"No page {number}.")
-            png: bytes = document[number - 1].get_pixmap(dpi=dpi, alpha=False).tobytes("png")
+            page = document[number - 1]
+            zoom = page_zoom(page.rect, dpi=dpi, max_pixels=budget)
+            pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+            png: bytes = pixmap.tobytes("png")
             return png
     if kind == "image":
         Image.MAX_IMAGE_PIXELS = settings.LEXWEB_MAX_IMAGE_PIXELS
@@ -238,12 +379,13 @@ def page_png(path: Path, *, kind: str, number: int, dpi: int) -> bytes:
                 image.seek(number - 1)
             except EOFError:
                 raise NotFound(f"No page {number}.") from None
-            frame = image.convert("RGB") if image.mode not in ("L", "RGB") else image.copy()
-            scale = dpi / int((image.info.get("dpi") or (96, 96))[0] or 96)
-            if scale < 1:
-                frame = frame.resize(
-                    (max(1, int(frame.width * scale)), max(1, int(frame.height * scale)))
-                )
+            try:
+                frame = frame_scaled(image, scale=dpi / _own_dpi(image), max_pixels=budget)
+            except (OSError, SyntaxError, ValueError):
+                raise DomainError(
+                    f"Page {number} of this image cannot be decoded; download the original "
+                    "to look at it."
+                ) from None
             buffer = io.BytesIO()
             frame.save(buffer, format="PNG")
             return buffer.getvalue()

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pymupdf
 from django.conf import settings
-from PIL import Image, ImageSequence, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
+from apps.documents import extraction
 from lexweb.errors import DomainError
 from lexweb.text import one_line, printable
 
@@ -111,14 +112,32 @@ def _ends_like_a_pdf(path: Path) -> bool:
 
 
 def _image_frames(path: Path) -> tuple[str, int]:
+    """The image's type and frame count, bounded like a PDF's pages.
+
+    Every frame's size is checked against the pixel limit from its header, so a bomb in any
+    frame is refused before it is decoded. Frames are decoded (truncated or corrupt data fails
+    here) only while the pixels decoded stay within one frame's limit (the first is always
+    decoded): a file of thousands of large frames costs an upload no more than one large
+    image; a later frame that turns out damaged becomes a page flagged for review at ingest.
+    """
     Image.MAX_IMAGE_PIXELS = settings.LEXWEB_MAX_IMAGE_PIXELS
+    limit = settings.LEXWEB_MAX_PDF_PAGES
     try:
         with Image.open(path) as image:
             content_type = Image.MIME.get(image.format or "", "application/octet-stream")
             frames = 0
-            for frame in ImageSequence.Iterator(image):
-                _check_pixels(frame.size)
-                frame.load()  # decodes the frame: truncated or corrupt data fails here
+            decoded = 0
+            # Counting goes on past the limit only so far, so the refusal can say how many.
+            while frames <= 2 * limit:
+                try:
+                    image.seek(frames)
+                except EOFError:
+                    break
+                pixels = image.size[0] * image.size[1]
+                extraction.check_frame_pixels(image.size)
+                if frames == 0 or decoded + pixels <= settings.LEXWEB_MAX_IMAGE_PIXELS:
+                    image.load()
+                    decoded += pixels
                 frames += 1
     except DomainError:
         raise
@@ -126,16 +145,12 @@ def _image_frames(path: Path) -> tuple[str, int]:
         raise DomainError(_too_many_pixels()) from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
         raise DomainError("The image is damaged or truncated and cannot be read.") from None
-    if frames > settings.LEXWEB_MAX_PDF_PAGES:
+    if frames > limit:
+        count = f"more than {2 * limit}" if frames > 2 * limit else str(frames)
         raise DomainError(
-            f"The image has {frames} pages; the limit is {settings.LEXWEB_MAX_PDF_PAGES}."
+            f"The image has {count} pages; the limit is {limit}. Split it and upload the parts."
         )
     return content_type, frames
-
-
-def _check_pixels(size: tuple[int, int]) -> None:
-    if size[0] * size[1] > settings.LEXWEB_MAX_IMAGE_PIXELS:
-        raise DomainError(_too_many_pixels())
 
 
 def _too_many_pixels() -> str:

@@ -10,6 +10,7 @@ from typing import IO, Literal
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, transaction
+from procrastinate.contrib.django import app
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -152,8 +153,6 @@ def _create(
     sniffed: intake.Sniffed,
     custodian: str,
 ) -> Document:
-    from apps.documents.tasks import document_extract_text_task
-
     blob, _ = Blob.objects.get_or_create(sha256=received.sha256, defaults={"size": received.size})
     document = Document.objects.create(
         case=case,
@@ -177,7 +176,7 @@ def _create(
         target=document,
         detail={"sha256": received.sha256, "origin": origin},
     )
-    document_extract_text_task.defer(document_id=document.pk)
+    _defer_ingest(document)
     _publish(document)
     return document
 
@@ -205,29 +204,72 @@ def _attachments(
 
 # --- Ingest ----------------------------------------------------------------------------------
 
+INGEST_TASK = "documents.extract_text"
+# Lowest priority an ingest job is given (a case with more waiting documents than this ties).
+_MAX_BACKLOG = 1000
+
+
+def _defer_ingest(document: Document) -> None:
+    """Queue a job for the next batch of `document`'s pages, fairly across cases.
+
+    Procrastinate runs the highest priority first, then the oldest. A job's priority is minus
+    the number of the case's other documents still waiting, so a quiet case's document goes
+    before the second, third... of a busy case, and a long document's next batch queues behind
+    what arrived while its last batch ran. The lock lets one job per document run at a time.
+    Called inside the transaction that writes the rows the job will read (Procrastinate uses
+    the same connection), so the job exists exactly when they do.
+    """
+    waiting = (
+        Document.objects.filter(
+            case_id=document.case_id,
+            status__in=(Document.Status.QUEUED, Document.Status.PROCESSING),
+        )
+        .exclude(pk=document.pk)
+        .count()
+    )
+    app.configure_task(
+        name=INGEST_TASK,
+        allow_unknown=False,
+        lock=f"document:{document.pk}",
+        priority=-min(waiting, _MAX_BACKLOG),
+    ).defer(document_id=document.pk)
+
 
 def document_extract_text(*, document_id: int) -> None:
-    """Read every page of a document (text layer, else OCR) and make it searchable.
+    """Read the next batch of a document's pages (text layer, else OCR); queue the rest.
 
-    Idempotent: a re-run replaces the pages. A missing document or one already ready is a
-    no-op. Slow work (OCR) runs outside transactions; each page is written in its own short one.
+    1. A missing or ready document: nothing to do. Otherwise reading continues after the last
+       stored page (a page and the progress are written together, so they always agree).
+    2. Up to LEXWEB_INGEST_BATCH_PAGES pages are read outside any transaction; each is stored
+       with the progress in one short transaction, and pushed at most every 0.5 s.
+    3. The batch's pages become searchable; then, in the same transaction, either the next
+       batch is queued (behind other cases' waiting documents, see `_defer_ingest`) or the
+       document is ready.
+    Idempotent and safe to kill at any point: a re-run continues from the stored pages, and a
+    page is never written twice (a second run of the same document stops at the first page
+    the other already stored).
     """
-    document = Document.objects.select_related("blob").filter(pk=document_id).first()
-    if document is None or document.status == Document.Status.READY:
+    document = _resume(document_id)
+    if document is None:
         return
-    with transaction.atomic():
-        Page.objects.filter(document=document).delete()
-        _set_progress(document, status=Document.Status.PROCESSING, pages_done=0, error="")
+    first = document.pages_done + 1
+    last = min(document.page_count, first + settings.LEXWEB_INGEST_BATCH_PAGES - 1)
     try:
         last_report = 0.0
-        for page in _pages(document):
-            _store_page(document, page)
+        for page in _pages(document, first=first, last=last):
             now = time.monotonic()
-            if now - last_report >= _PROGRESS_EVERY_SECONDS or page.number == document.page_count:
-                _set_progress(document, pages_done=page.number)
+            report = now - last_report >= _PROGRESS_EVERY_SECONDS or page.number == last
+            if not _store_page(document, page, report=report):
+                return
+            if report:
                 last_report = now
-            else:
-                Document.objects.filter(pk=document.pk).update(pages_done=page.number)
+        if document.pages_done < last:
+            # Without this, a file that yields fewer pages than were counted at upload would
+            # queue an empty batch after empty batch.
+            raise DomainError(
+                f"Page {document.pages_done + 1} of {document.page_count} could not be found "
+                "in the file; upload it again."
+            )
     except DomainError as exc:
         _set_progress(document, status=Document.Status.FAILED, error=exc.message)
         return
@@ -239,18 +281,46 @@ def document_extract_text(*, document_id: int) -> None:
             error=f"Reading the pages failed ({type(exc).__name__}); the worker log has details.",
         )
         raise
-    Page.objects.filter(document=document).update(
-        search_vector=SearchVector("text", config=SEARCH_CONFIG)
-    )
-    _set_progress(document, status=Document.Status.READY, pages_done=document.page_count)
+    _finish_batch(document_id)
 
 
-def _pages(document: Document) -> Iterator[extraction.PageText]:
+def _resume(document_id: int) -> Document | None:
+    """The document, marked as being read, with any page past its recorded progress dropped;
+    None when it is gone or already ready."""
+    with transaction.atomic():
+        document = (
+            Document.objects.select_for_update().select_related("blob").filter(pk=document_id)
+        ).first()
+        if document is None or document.status == Document.Status.READY:
+            return None
+        Page.objects.filter(document=document, number__gt=document.pages_done).delete()
+        if document.status != Document.Status.PROCESSING:
+            _set_progress(document, status=Document.Status.PROCESSING, error="")
+    return document
+
+
+def _finish_batch(document_id: int) -> None:
+    with transaction.atomic():
+        document = Document.objects.select_for_update().filter(pk=document_id).first()
+        if document is None or document.status != Document.Status.PROCESSING:
+            return
+        Page.objects.filter(document=document, search_vector__isnull=True).update(
+            search_vector=SearchVector("text", config=SEARCH_CONFIG)
+        )
+        if document.pages_done < document.page_count:
+            _defer_ingest(document)
+        else:
+            _set_progress(document, status=Document.Status.READY)
+
+
+def _pages(document: Document, *, first: int, last: int) -> Iterator[extraction.PageText]:
     path = storage.blob_path(document.blob.sha256)
     if document.kind == Document.Kind.PDF:
-        yield from extraction.pdf_pages(path)
+        yield from extraction.pdf_pages(path, first=first, last=last)
     elif document.kind == Document.Kind.IMAGE:
-        yield from extraction.image_pages(path)
+        yield from extraction.image_pages(path, first=first, last=last)
+    elif first > 1:
+        return
     elif document.kind == Document.Kind.EMAIL:
         yield extraction.PageText(1, intake.parse_email(path).text.strip(), "text_file")
     else:
@@ -258,23 +328,41 @@ def _pages(document: Document) -> Iterator[extraction.PageText]:
         yield extraction.PageText(1, text.strip(), "text_file", damaged=damaged)
 
 
-def _store_page(document: Document, page: extraction.PageText) -> None:
+def _store_page(document: Document, page: extraction.PageText, *, report: bool) -> bool:
+    """Store one page together with the progress (pushed when `report`). False when the page
+    is no longer the next one to store (another run of this document got there first, or the
+    document is gone): the caller stops."""
     low_confidence = (
         page.source == Page.Source.OCR
         and (page.confidence or 0.0) < settings.LEXWEB_OCR_REVIEW_CONFIDENCE
     )
     source = page.source if page.text else Page.Source.NONE
-    Page.objects.create(
-        document=document,
-        number=page.number,
-        text=page.text.replace("\x00", ""),
-        source=source,
-        ocr_confidence=page.confidence,
-        needs_review=low_confidence or page.damaged or not page.text,
-        words=page.words,
-        ocr_dpi=page.dpi,
-        margin_boxes=page.margin_boxes,
-    )
+    with transaction.atomic():
+        current = (
+            Document.objects.select_for_update()
+            .filter(pk=document.pk, status=Document.Status.PROCESSING)
+            .values_list("pages_done", flat=True)
+            .first()
+        )
+        if current != page.number - 1:
+            return False
+        Page.objects.create(
+            document=document,
+            number=page.number,
+            text=page.text.replace("\x00", ""),
+            source=source,
+            ocr_confidence=page.confidence,
+            needs_review=low_confidence or page.damaged or not page.text,
+            words=page.words,
+            ocr_dpi=page.dpi,
+            margin_boxes=page.margin_boxes,
+        )
+        if report:
+            _set_progress(document, pages_done=page.number)
+        else:
+            document.pages_done = page.number
+            Document.objects.filter(pk=document.pk).update(pages_done=page.number)
+    return True
 
 
 def _set_progress(document: Document, **changes: object) -> None:

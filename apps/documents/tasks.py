@@ -11,9 +11,11 @@ from lexweb.jobs import require_arg
     retry=RetryStrategy(max_attempts=3, exponential_wait=10, retry_exceptions={OSError}),
 )
 def document_extract_text_task(*, document_id: int) -> None:
-    """Fill a document's pages from its text layer or Tesseract.
+    """Read the next LEXWEB_INGEST_BATCH_PAGES pages of a document from its text layer or
+    Tesseract, and queue a job like this one for the rest (see services.document_extract_text).
 
-    Idempotent, and a no-op if the document was deleted or is already done.
+    Idempotent and safe to re-run from the start: it continues after the stored pages. A no-op
+    if the document was deleted or is already done.
     """
     require_arg(document_id, int, "document_id")
     services.document_extract_text(document_id=document_id)
