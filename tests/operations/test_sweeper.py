@@ -5,6 +5,7 @@ the real PostgreSQL.
 """
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -44,6 +45,8 @@ def roots(settings: Any, tmp_path: Path) -> dict[str, Path]:
     var = tmp_path / "var"
     settings.LEXWEB_BLOB_ROOT = var / "blobs"
     settings.FILE_UPLOAD_TEMP_DIR = str(var / "tmp")
+    sweeper.files_sweep()  # the first sweep of an empty store claims it for this database
+    assert (var / "blobs" / sweeper.MARKER).exists()
     return {"var": var, "blobs": var / "blobs", "uploads": var / "tmp"}
 
 
@@ -369,7 +372,7 @@ def test_storing_bytes_already_in_the_store_touches_the_file_so_the_sweep_keeps_
 
 def test_a_sweep_killed_mid_way_is_undone_by_the_next(roots: dict[str, Path]) -> None:
     trash = roots["blobs"] / "tmp" / sweeper.TRASH
-    trash.mkdir(parents=True)
+    trash.mkdir(parents=True, exist_ok=True)
     claimed = hashlib.sha256(b"claimed").hexdigest()
     Blob.objects.create(sha256=claimed, size=7)
     (trash / claimed).write_bytes(b"claimed")
@@ -396,7 +399,7 @@ def test_a_second_sweep_at_the_same_time_is_skipped(roots: dict[str, Path]) -> N
 
 def test_loose_temporaries_of_an_older_layout_go_once_stale(roots: dict[str, Path]) -> None:
     tmp = roots["blobs"] / "tmp"
-    tmp.mkdir(parents=True)
+    tmp.mkdir(parents=True, exist_ok=True)
     stale, fresh = tmp / "tmpabc123", tmp / "tmpdef456"
     stale.write_bytes(b"x")
     fresh.write_bytes(b"y")
@@ -419,3 +422,71 @@ def test_the_sweep_logs_one_line_with_what_it_removed(
     lines = [r.getMessage() for r in caplog.records if r.name.endswith("sweeper")]
     assert len(lines) == 1
     assert lines[0].startswith("sweeper: removed 1 stored file(s) without a row")
+
+
+def test_a_store_that_belongs_to_another_database_keeps_its_files(
+    roots: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    # E.g. the test suite's worker pointed at the var/blobs of `make run`: none of its rows
+    # are in this database, and none of its files may go.
+    (roots["blobs"] / sweeper.MARKER).write_text('{"database": "lexweb", "oid": 1}\n')
+    other_databases = _store_file(b"an original of the other database", age=30 * 24 * HOUR)
+    dead_tmp = roots["blobs"] / "tmp" / tempdirs.folder_name(_dead_owner())
+    dead_tmp.mkdir(parents=True)
+
+    with caplog.at_level("INFO", logger="apps.operations.services.sweeper"):
+        report = sweeper.files_sweep()
+
+    assert other_databases.exists()
+    assert not dead_tmp.exists()  # a dead process's temporaries are nobody's data
+    assert report.foreign_store == "'lexweb' (oid 1)" and report.orphan_files == 0
+    assert "stored files not swept: the store belongs to database 'lexweb'" in caplog.text
+
+
+def test_the_first_sweep_claims_the_store_for_its_database(roots: dict[str, Path]) -> None:
+    (roots["blobs"] / sweeper.MARKER).unlink()
+
+    sweeper.files_sweep()
+
+    marker = json.loads((roots["blobs"] / sweeper.MARKER).read_text())
+    assert marker["database"] == connection.settings_dict["NAME"]
+    assert sweeper.files_sweep().foreign_store == ""
+
+
+def _dead_owner() -> tempdirs.Owner:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    me = tempdirs.this_process()
+    return tempdirs.Owner(boot=me.boot, pid=process.pid, start=1, host=me.host)
+
+
+def test_another_hosts_temporaries_and_a_reused_pid_are_judged_right(
+    roots: dict[str, Path],
+) -> None:
+    tmp = roots["blobs"] / "tmp"
+    me = tempdirs.this_process()
+    elsewhere = tmp / tempdirs.folder_name(tempdirs.Owner(me.boot, 1, 1, "another-host"))
+    # Our own pid, but a different start time: the process that wrote it is gone.
+    reused = tmp / tempdirs.folder_name(tempdirs.Owner(me.boot, me.pid, me.start + 1, me.host))
+    earlier_boot = tmp / tempdirs.folder_name(tempdirs.Owner("0badb007", me.pid, me.start, me.host))
+    mine = tmp / tempdirs.folder_name(me)
+    for folder in (elsewhere, reused, earlier_boot, mine):
+        folder.mkdir(parents=True)
+
+    report = sweeper.files_sweep()
+
+    assert elsewhere.exists() and mine.exists()
+    assert not reused.exists() and not earlier_boot.exists()
+    assert report.dead_temp == 2
+
+
+def test_an_unclaimed_store_full_of_files_is_not_claimed_by_a_database_without_any(
+    roots: dict[str, Path],
+) -> None:
+    (roots["blobs"] / sweeper.MARKER).unlink()
+    someone_elses = _store_file(b"written before any sweep, by another database", age=9 * HOUR)
+
+    report = sweeper.files_sweep()
+
+    assert someone_elses.exists() and not (roots["blobs"] / sweeper.MARKER).exists()
+    assert report.foreign_store.startswith("unknown (no marker")

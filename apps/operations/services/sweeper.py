@@ -26,10 +26,18 @@ Nothing it removes is referenced by a row, checked in the database at removal ti
 - A file moved aside lives under `<blob root>/tmp/sweeping/` until the transaction ends; a
   sweeper killed in between is undone by the next run (put back if a row refers to it).
 
+A store is swept only by the database it belongs to: the first sweep writes
+`<blob root>/.lexweb-store` naming its database (name and oid; not claimed by a database that
+has no stored file while the store has some); a sweep connected to another
+database (a test run, a restored copy, a second install pointed at the same folder) removes no
+stored file and says so (delete that file to hand the store to the database in use).
+Temporaries of dead processes are removed whichever database the sweep talks to.
+
 Runs one at a time (a PostgreSQL advisory lock), at each worker start and as the periodic job
 `operations.sweep`; logs one line with what it removed.
 """
 
+import json
 import logging
 import os
 import shutil
@@ -54,6 +62,7 @@ logger = logging.getLogger(__name__)
 # pg_try_advisory_lock key: b"lexsweep"
 _LOCK_KEY = int.from_bytes(b"lexsweep", "big") & 0x7FFF_FFFF_FFFF_FFFF
 TRASH = "sweeping"
+MARKER = ".lexweb-store"
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -71,19 +80,27 @@ class SweepReport:
     kept_young: int = 0  # orphans younger than the orphan age
     kept_in_use: int = 0  # orphans a row claimed while we looked
     skipped: bool = False  # another sweep was running
+    foreign_store: str = ""  # the store belongs to this database, not ours: files left alone
 
     def line(self) -> str:
         if self.skipped:
             return "sweeper: another sweep is running; skipped"
-        return (
+        parts = [
             f"sweeper: removed {self.orphan_files} stored file(s) without a row, "
             f"{self.orphan_rows} unreferenced blob(s) ({_mb(self.orphan_bytes)}), "
             f"{self.dead_temp} temporary folder(s) of dead processes and "
             f"{self.stale_temp} stale temporary file(s) ({_mb(self.temp_bytes)}); "
             f"kept {self.kept_young} orphan(s) younger than "
             f"{settings.LEXWEB_SWEEP_ORPHAN_SECONDS} s and {self.kept_in_use} claimed meanwhile"
-            + (f"; put back {self.restored} moved aside by a killed sweep" if self.restored else "")
-        )
+        ]
+        if self.restored:
+            parts.append(f"put back {self.restored} file(s) moved aside by a killed sweep")
+        if self.foreign_store:
+            parts.append(
+                f"stored files not swept: the store belongs to database {self.foreign_store} "
+                f"(its {MARKER} file), not to this one"
+            )
+        return "; ".join(parts)
 
 
 def _mb(size: int) -> str:
@@ -103,16 +120,44 @@ def files_sweep(*, orphan_seconds: int | None = None) -> SweepReport:
     try:
         cutoff = time.time() - age
         root = storage.blob_root()
-        _undo_killed_sweep(root, report)
         for tmp_root in (root / "tmp", Path(settings.FILE_UPLOAD_TEMP_DIR)):
             _sweep_temp(tmp_root, cutoff, report)
-        _sweep_files_without_row(root, cutoff, report)
-        _sweep_unreferenced_rows(root, cutoff, report)
+        report.foreign_store = _claim_store(root)
+        if not report.foreign_store:
+            _undo_killed_sweep(root, report)
+            _sweep_files_without_row(root, cutoff, report)
+            _sweep_unreferenced_rows(root, cutoff, report)
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
     logger.info(report.line())
     return report
+
+
+def _claim_store(root: Path) -> str:
+    """'' when the store is this database's (claimed now if nobody had), else its owner."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_database(), oid FROM pg_database WHERE datname = current_database()"
+        )
+        name, oid = cursor.fetchone()
+    ours = {"database": name, "oid": int(oid)}
+    marker = root / MARKER
+    try:
+        theirs = json.loads(marker.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        # Unclaimed: ours if it is empty or we have rows (a store written before this marker);
+        # a database with no stored file at all facing a store full of files is not its owner.
+        if not Blob.objects.exists() and any(files for _, files in _stored_files(root)):
+            return "unknown (no marker, and this database has no stored file)"
+        root.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(ours) + "\n", encoding="utf-8")
+        return ""
+    except (OSError, ValueError):
+        return f"unknown (unreadable {marker})"
+    if theirs == ours:
+        return ""
+    return f"{theirs.get('database')!r} (oid {theirs.get('oid')})"
 
 
 # --- Temporaries ---------------------------------------------------------------------------
