@@ -53,15 +53,28 @@ class SearchForm(forms.Form):
         label="Words to find", error_messages={"required": "Type something to search for."}
     )
     origin = forms.ChoiceField(label="Origin", required=False)
-    document = forms.TypedChoiceField(
-        label="Document", required=False, coerce=int, empty_value=None
+    # A menu of the case's documents, filled by set_documents() once the search has run (the
+    # request's audit row is then the search, not the list of names).
+    document = forms.IntegerField(
+        label="Document", required=False, min_value=1, max_value=2**63 - 1, widget=forms.Select
     )
 
-    def __init__(self, *args: Any, documents: Sequence[tuple[int, str]], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         origin = self.fields["origin"]
-        document = self.fields["document"]
         assert isinstance(origin, forms.ChoiceField)  # noqa: S101  (declared above)
-        assert isinstance(document, forms.TypedChoiceField)  # noqa: S101  (declared above)
         origin.choices = [("", "Any origin"), *Document.Origin.choices]
-        document.choices = [("", "Any document"), *documents]
+
+    def set_documents(self, documents: Sequence[tuple[int, str]]) -> bool:
+        """Fill the document menu. False (with the field's error) when the chosen document is
+        not one of them."""
+        widget = self.fields["document"].widget
+        assert isinstance(widget, forms.Select)  # noqa: S101  (declared above)
+        widget.choices = [("", "Any document"), *documents]
+        chosen = self.cleaned_data.get("document") if self.is_bound and self.is_valid() else None
+        if chosen is not None and chosen not in {pk for pk, _name in documents}:
+            self.add_error(
+                "document", "Select a valid choice. That document is not one of this case's."
+            )
+            return False
+        return True

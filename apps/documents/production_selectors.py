@@ -6,27 +6,64 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from apps.accounts.models import User
+from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
+from apps.cases.models import Case
 from apps.documents.models import BatesPage, Page, Production, ProductionExport
-from lexweb.errors import DomainError, NotFound
+from lexweb.errors import Conflict, DomainError, NotFound
 
 MAX_RANGE = 500
+# The Bates index's column is a PostgreSQL bigint.
+MAX_NUMBER = 2**63 - 1
 
 
-def production_list_for_user(*, user: User, case_id: int) -> QuerySet[Production]:
-    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+def _productions(case: Case) -> QuerySet[Production]:
     return Production.objects.filter(case=case).select_related("output").order_by("-created_at")
 
 
-def production_get_for_user(*, user: User, case_id: int, production_id: int) -> Production:
+def _production(*, case: Case, production_id: int) -> Production:
     production = (
-        production_list_for_user(user=user, case_id=case_id)
-        .prefetch_related("items__document")
-        .filter(pk=production_id)
-        .first()
+        _productions(case).prefetch_related("items__document").filter(pk=production_id).first()
     )
     if production is None:
         raise NotFound(f"No production {production_id} in this case.")
+    return production
+
+
+def _export(*, production: Production, export_id: int) -> ProductionExport:
+    export = (
+        ProductionExport.objects.select_related("output", "production__case")
+        .filter(pk=export_id, production=production)
+        .first()
+    )
+    if export is None:
+        raise NotFound(f"No export {export_id} of this production.")
+    return export
+
+
+def production_list_for_user(*, user: User, case_id: int) -> QuerySet[Production]:
+    """The case's productions, newest first. Audited as one read of the list."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    read_audit.read_record(user=user, action="production.list", case=case)
+    return _productions(case)
+
+
+def production_get_for_user(*, user: User, case_id: int, production_id: int) -> Production:
+    """One production with its documents in order. Audited as a view of it."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    production = _production(case=case, production_id=production_id)
+    read_audit.read_record(user=user, action="production.view", case=case, target=production)
+    return production
+
+
+def production_volume_for_user(*, user: User, case_id: int, production_id: int) -> Production:
+    """The production whose stamped PDF is about to be sent (Conflict until it is stamped).
+    Audited as a download."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    production = _production(case=case, production_id=production_id)
+    if production.output is None:
+        raise Conflict(f"Volume {production.volume} is not stamped yet ({production.status}).")
+    read_audit.read_record(user=user, action="production.download", case=case, target=production)
     return production
 
 
@@ -49,7 +86,9 @@ def _parse(reference: str, prefixes: list[str]) -> tuple[str, int, int]:
     # Longest prefix first: "AB-2" must win over "AB" for "AB-2000001".
     for prefix in sorted(prefixes, key=len, reverse=True):
         pattern = rf"^{re.escape(prefix)}(\d+)(?:\s*-\s*(?:{re.escape(prefix)})?(\d+))?$"
-        match = re.match(pattern, cleaned, flags=re.IGNORECASE)
+        # ASCII: "\d" would take other scripts' digits, and case folding would let the Kelvin
+        # sign stand for "K".
+        match = re.match(pattern, cleaned, flags=re.IGNORECASE | re.ASCII)
         if match:
             first = int(match.group(1))
             last = int(match.group(2)) if match.group(2) else first
@@ -71,6 +110,10 @@ def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[B
         raise DomainError("A Bates range runs from the lower number to the higher one.")
     if last - first + 1 > MAX_RANGE:
         raise DomainError(f"Look up at most {MAX_RANGE} pages at once.")
+    if first > MAX_NUMBER:
+        # Well-formed, but past what the index can hold: no page carries it.
+        raise NotFound(f"No page carries {reference.strip()[:60]} in this case.")
+    last = min(last, MAX_NUMBER)
     rows = list(
         BatesPage.objects.filter(case=case, prefix=prefix, number__range=(first, last))
         .select_related("production", "document")
@@ -101,18 +144,41 @@ def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[B
                 ocr_confidence=page.ocr_confidence if page else None,
             )
         )
+    read_audit.read_record(
+        user=user,
+        action="bates.lookup",
+        case=case,
+        detail={"reference": reference.strip()[:100], "pages": len(hits)},
+    )
     return hits
 
 
 def export_get_for_user(
     *, user: User, case_id: int, production_id: int, export_id: int
 ) -> ProductionExport:
-    production = production_get_for_user(user=user, case_id=case_id, production_id=production_id)
-    export = (
-        ProductionExport.objects.select_related("output", "production__case")
-        .filter(pk=export_id, production=production)
-        .first()
+    """One export of a production (its state and settings). Audited as a view of it."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    production = _production(case=case, production_id=production_id)
+    export = _export(production=production, export_id=export_id)
+    read_audit.read_record(user=user, action="production.export_view", case=case, target=export)
+    return export
+
+
+def export_zip_for_user(
+    *, user: User, case_id: int, production_id: int, export_id: int
+) -> ProductionExport:
+    """The export whose volume zip is about to be sent (Conflict until it is built). Audited
+    as a download of the production."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    production = _production(case=case, production_id=production_id)
+    export = _export(production=production, export_id=export_id)
+    if export.output is None:
+        raise Conflict(f"The volume is not built yet ({export.status}).")
+    read_audit.read_record(
+        user=user,
+        action="production.export_download",
+        case=case,
+        target=production,
+        detail={"export": export.pk},
     )
-    if export is None:
-        raise NotFound(f"No export {export_id} of this production.")
     return export

@@ -7,7 +7,6 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
-from apps.accounts import services as account_services
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import production_selectors, selectors, services
 from apps.documents.forms import SearchForm, UploadForm
@@ -73,16 +72,13 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
 @require_safe
 def document_detail(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
     """One document: its facts, then its pages (image beside text), PAGES_PER_VIEW at a time.
-    Every view is audited."""
+    Every view is audited (by the selector, once for the page)."""
     user = request_user(request)
     document = _document(request, case_id, document_id)
     pages = Paginator(
         selectors.page_list_for_user(user=user, case_id=case_id, document_id=document.pk),
         PAGES_PER_VIEW,
     ).get_page(request.GET.get("page"))
-    account_services.audit_record(
-        actor=user, action="document.view", case=document.case, target=document
-    )
     attachments = (
         selectors.attachment_list_for_user(user=user, case_id=case_id, document_id=document.pk)
         if document.kind == Document.Kind.EMAIL
@@ -107,15 +103,14 @@ def _page_url(*, case_id: int, document_id: int, number: int) -> str:
 @login_required
 @require_safe
 def search(request: HttpRequest, case_id: int) -> HttpResponse:
-    """Full-text search over the case's pages. Without `q` the page shows only the form."""
+    """Full-text search over the case's pages. Without `q` the page shows only the form.
+
+    The search runs before the document menu is read, so that the request's audit row is the
+    search (with its query) rather than the list of names.
+    """
     user = request_user(request)
     case = case_or_404(request, case_id)
-    names = (
-        selectors.document_list_for_user(user=user, case_id=case.pk)
-        .order_by("filename", "pk")
-        .values_list("pk", "filename")
-    )
-    form = SearchForm(request.GET if "q" in request.GET else None, documents=list(names))
+    form = SearchForm(request.GET if "q" in request.GET else None)
     hits, error, capped = None, "", False
     if form.is_bound and form.is_valid():
         try:
@@ -139,6 +134,8 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
                 for hit in found
             ]
             capped = found.capped
+    if not form.set_documents(selectors.document_choices_for_user(user=user, case_id=case.pk)):
+        hits, capped = None, False
     context = {
         "case": case,
         "form": form,

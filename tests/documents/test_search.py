@@ -278,7 +278,8 @@ def test_search_runs_a_bounded_number_of_queries(
     }
     ingest(lawyer_api, case, files)
 
-    with django_assert_max_num_queries(5):
+    # Authentication (2), the case, the candidates, their ranking, the audit row.
+    with django_assert_max_num_queries(6):
         results = hits(lawyer_api, case, "novation", limit=200)
 
     assert len(results) == 24

@@ -1,0 +1,427 @@
+"""Every read of client material is audited, whatever the edge: one row per request, with the
+actor, the case, the object, the edge (api/web) and the client address.
+
+`API` lists every operation of the ninja API (from its OpenAPI schema) and `PAGES` every browser
+route (from the URL resolver), each as a read of material (with the audit action it must leave),
+a write that returns material (audited by its service), or not material (with the reason). The
+first tests fail when an operation or route exists that the tables do not list, so a new
+endpoint has to say which it is; the others call every material one as a member, with real
+data, and fail when it left no row or not exactly one.
+"""
+
+import io
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pymupdf
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from apps.accounts.models import AuditEvent, User
+from apps.api.api import api
+from apps.cases.models import Case
+from apps.documents import production_selectors, production_services, selectors
+from apps.documents import services as document_services
+from apps.documents.models import Production, ProductionExport
+from tests.conftest import session_client, token_client
+
+# A documentation address (RFC 5737): nothing else in the test run comes from it.
+CLIENT_IP = "198.51.100.23"
+IMAGE_DPI = 72
+
+
+@dataclass(frozen=True)
+class Read:
+    """Shows client material: must leave exactly one read row with this action. `target` names
+    the object the row must point at (a key of the `objects` fixture)."""
+
+    action: str
+    target: str = "case"
+    query: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Write:
+    """Changes something and answers with client material: its service audits the change."""
+
+    action: str
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NotMaterial:
+    reason: str
+
+
+Entry = Read | Write | NotMaterial
+
+# (method, OpenAPI path) -> what it is.
+API: dict[tuple[str, str], Entry] = {
+    ("GET", "/api/v1/me"): NotMaterial("the caller's own account"),
+    ("GET", "/api/v1/tokens"): NotMaterial("the caller's own tokens"),
+    ("POST", "/api/v1/tokens"): NotMaterial("creates a token of the caller's (audited)"),
+    ("DELETE", "/api/v1/tokens/{token_id}"): NotMaterial("revokes a token (audited)"),
+    ("GET", "/api/v1/cases"): NotMaterial("the caller's case list: numbers and titles"),
+    ("POST", "/api/v1/cases"): NotMaterial("opens a case (audited)"),
+    ("GET", "/api/v1/cases/{case_id}"): Read("case.view"),
+    ("PATCH", "/api/v1/cases/{case_id}"): NotMaterial("renames a case (audited)"),
+    ("GET", "/api/v1/cases/{case_id}/members"): NotMaterial("who works on the case"),
+    ("POST", "/api/v1/cases/{case_id}/members"): NotMaterial("adds a member (audited)"),
+    ("PATCH", "/api/v1/cases/{case_id}/members/{user_id}"): NotMaterial("audited write"),
+    ("DELETE", "/api/v1/cases/{case_id}/members/{user_id}"): NotMaterial("audited write"),
+    ("POST", "/api/v1/cases/{case_id}/worker-check"): NotMaterial("queues a test job"),
+    ("GET", "/api/v1/cases/{case_id}/documents"): Read("document.list"),
+    ("POST", "/api/v1/cases/{case_id}/documents"): Write(
+        "document.upload", {"origin": "client", "files": ("audit-note.txt", b"A note.\n")}
+    ),
+    ("GET", "/api/v1/cases/{case_id}/documents/{document_id}"): Read("document.view", "document"),
+    ("GET", "/api/v1/cases/{case_id}/documents/{document_id}/original"): Read(
+        "document.download", "document"
+    ),
+    ("GET", "/api/v1/cases/{case_id}/documents/{document_id}/pages"): Read(
+        "document.pages", "document"
+    ),
+    ("GET", "/api/v1/cases/{case_id}/documents/{document_id}/pages/{number}/image"): Read(
+        "document.page", "document", {"dpi": str(IMAGE_DPI)}
+    ),
+    ("GET", "/api/v1/cases/{case_id}/search"): Read("case.search", query={"q": "ledger"}),
+    ("GET", "/api/v1/cases/{case_id}/productions"): Read("production.list"),
+    ("POST", "/api/v1/cases/{case_id}/productions"): Write(
+        "production.create", {"volume": "AUDIT2", "prefix": "AUD", "document_ids": "document"}
+    ),
+    ("GET", "/api/v1/cases/{case_id}/productions/{production_id}"): Read(
+        "production.view", "production"
+    ),
+    ("GET", "/api/v1/cases/{case_id}/productions/{production_id}/pdf"): Read(
+        "production.download", "production"
+    ),
+    ("GET", "/api/v1/cases/{case_id}/bates/{reference}"): Read("bates.lookup"),
+    ("POST", "/api/v1/cases/{case_id}/productions/{production_id}/exports"): Write(
+        "production.export", {"encoding": "utf-8", "image_dpi": 100}
+    ),
+    ("GET", "/api/v1/cases/{case_id}/productions/{production_id}/exports/{export_id}"): Read(
+        "production.export_view", "export"
+    ),
+    ("GET", "/api/v1/cases/{case_id}/productions/{production_id}/exports/{export_id}/zip"): Read(
+        "production.export_download", "production"
+    ),
+    ("GET", "/api/v1/cluster/status"): NotMaterial("GPUs and backends, no case"),
+}
+
+# Browser route (as the resolver spells it) -> what a GET of it is. Uploads through the
+# document page are audited by the upload service (tests/documents); every route is listed.
+PAGES: dict[str, Entry] = {
+    "healthz": NotMaterial("probe"),
+    "readyz": NotMaterial("probe"),
+    "accounts/login/": NotMaterial("sign-in"),
+    "accounts/logout/": NotMaterial("sign-out"),
+    "accounts/reauth/": NotMaterial("password re-entry"),
+    "accounts/tokens/": NotMaterial("the user's own tokens"),
+    "accounts/tokens/revoke-all/": NotMaterial("revokes the user's tokens (audited)"),
+    "accounts/tokens/<int:token_id>/revoke/": NotMaterial("revokes a token (audited)"),
+    "": NotMaterial("the user's case list: numbers and titles"),
+    "cases/new/": NotMaterial("the form to open a case"),
+    "cases/break-glass/": NotMaterial("an admin's break-glass form: case numbers; audited grant"),
+    "cases/<int:case_id>/": Read("case.view"),
+    "cases/<int:case_id>/members/": NotMaterial("adds a member (POST, audited)"),
+    "cases/<int:case_id>/members/<int:user_id>/role/": NotMaterial("audited write (POST)"),
+    "cases/<int:case_id>/members/<int:user_id>/remove/": NotMaterial("audited write (POST)"),
+    "cases/<int:case_id>/worker-check/": NotMaterial("queues a test job (POST)"),
+    "cases/<int:case_id>/documents/": Read("document.list"),
+    "cases/<int:case_id>/documents/<int:document_id>/": Read("document.view", "document"),
+    "cases/<int:case_id>/search/": Read("case.search", query={"q": "ledger"}),
+    "cases/<int:case_id>/bates/": Read("bates.lookup", query={"ref": "AUD000001"}),
+    "cluster/": NotMaterial("GPUs and backends, no case"),
+}
+
+_KWARG = re.compile(r"<(?:\w+:)?(\w+)>|\{(\w+)\}")
+
+
+def _walk(patterns: Sequence[URLPattern | URLResolver], prefix: str = "") -> Iterator[str]:
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            yield from _walk(entry.url_patterns, prefix + str(entry.pattern))
+        else:
+            yield prefix + str(entry.pattern)
+
+
+def _page_routes() -> set[str]:
+    return {
+        route
+        for route in _walk(get_resolver().url_patterns)
+        if not route.startswith(("admin/", "api/"))
+    }
+
+
+def _api_operations() -> set[tuple[str, str]]:
+    paths = api.get_openapi_schema()["paths"]
+    return {(method.upper(), path) for path, operations in paths.items() for method in operations}
+
+
+def _path(route: str, ids: dict[str, Any]) -> str:
+    path = _KWARG.sub(lambda m: str(ids[m.group(1) or m.group(2)]), route)
+    return path if path.startswith("/") else "/" + path
+
+
+# --- The tables are complete ----------------------------------------------------------------
+
+
+def test_every_api_operation_says_whether_it_returns_client_material() -> None:
+    assert _api_operations() == set(API)
+
+
+def test_every_browser_route_says_whether_it_returns_client_material() -> None:
+    assert _page_routes() == set(PAGES)
+
+
+# --- Real data to read ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def objects(lawyer: User, case: Case) -> dict[str, Any]:
+    """A read PDF of `case`, a stamped production of it (AUD000001) and a built export."""
+    with pymupdf.open() as pdf:
+        pdf.new_page().insert_text((72, 72), "The ledger of Acme, page one.", fontsize=11)
+        data = pdf.tobytes()
+    outcome = document_services.document_upload(
+        case=case,
+        uploaded_by=lawyer,
+        filename="ledger.pdf",
+        source=io.BytesIO(data),
+        origin="client",
+    )
+    assert outcome.document is not None, outcome.error
+    document_services.document_extract_text(document_id=outcome.document.pk)
+    production = production_services.production_create(
+        case=case, actor=lawyer, volume="AUDIT1", prefix="AUD", document_ids=[outcome.document.pk]
+    )
+    production_services.production_stamp(production_id=production.pk)
+    production.refresh_from_db()
+    export = production_services.production_export_request(
+        production=production, actor=lawyer, image_dpi=100
+    )
+    production_services.production_export_build(export_id=export.pk)
+    return {
+        "case": case,
+        "document": outcome.document,
+        "production": Production.objects.get(pk=production.pk),
+        "export": ProductionExport.objects.get(pk=export.pk),
+    }
+
+
+def _ids(objects: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "case_id": objects["case"].pk,
+        "document_id": objects["document"].pk,
+        "number": 1,
+        "production_id": objects["production"].pk,
+        "export_id": objects["export"].pk,
+        "reference": "AUD000001",
+    }
+
+
+def _from(client: Client) -> Client:
+    client.defaults["REMOTE_ADDR"] = CLIENT_IP
+    return client
+
+
+def _rows_written_by(send: Any) -> tuple[Any, list[AuditEvent]]:
+    last = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    response = send()
+    return response, list(AuditEvent.objects.filter(id__gt=last).order_by("id"))
+
+
+def _assert_one_read(
+    rows: list[AuditEvent], read: Read, *, user: User, objects: dict[str, Any], via: str
+) -> None:
+    assert [row.action for row in rows] == [read.action], [(r.action, r.target_label) for r in rows]
+    (row,) = rows
+    target = objects[read.target]
+    assert row.actor_id == user.pk
+    assert row.case_id == objects["case"].pk
+    assert (row.target_type, row.target_id) == (target._meta.label_lower, str(target.pk))
+    assert (row.via, row.client_ip) == (via, CLIENT_IP)
+
+
+API_READS = [
+    pytest.param(path, entry, id=f"GET {path}")
+    for (method, path), entry in API.items()
+    if isinstance(entry, Read)
+]
+API_WRITES = [
+    pytest.param(method, path, entry, id=f"{method} {path}")
+    for (method, path), entry in API.items()
+    if isinstance(entry, Write)
+]
+PAGE_READS = [
+    pytest.param(route, entry, id=f"GET /{route}")
+    for route, entry in PAGES.items()
+    if isinstance(entry, Read)
+]
+
+
+# --- Each material read leaves exactly one row ----------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "read"), API_READS)
+@pytest.mark.parametrize("auth", ["token", "session"])
+def test_api_read_of_material_leaves_one_audit_row(
+    lawyer: User, objects: dict[str, Any], path: str, read: Read, auth: str
+) -> None:
+    client = _from(token_client(lawyer) if auth == "token" else session_client(lawyer))
+
+    response, rows = _rows_written_by(lambda: client.get(_path(path, _ids(objects)), read.query))
+
+    assert response.status_code == 200, response.content[:300]
+    _assert_one_read(rows, read, user=lawyer, objects=objects, via="api")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("route", "read"), PAGE_READS)
+def test_browser_read_of_material_leaves_one_audit_row(
+    lawyer: User, objects: dict[str, Any], route: str, read: Read
+) -> None:
+    client = _from(session_client(lawyer))
+
+    response, rows = _rows_written_by(lambda: client.get(_path(route, _ids(objects)), read.query))
+
+    assert response.status_code == 200, response.content[:300]
+    _assert_one_read(rows, read, user=lawyer, objects=objects, via="web")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "path", "write"), API_WRITES)
+def test_api_write_that_answers_with_material_is_audited_with_edge_and_address(
+    lawyer: User, objects: dict[str, Any], method: str, path: str, write: Write
+) -> None:
+    client = _from(token_client(lawyer))
+    payload = {
+        k: [objects["document"].pk] if v == "document" else v for k, v in write.payload.items()
+    }
+    url = _path(path, _ids(objects))
+    if any(isinstance(v, tuple) for v in payload.values()):
+        payload = {
+            k: SimpleUploadedFile(*v) if isinstance(v, tuple) else v for k, v in payload.items()
+        }
+
+        def send() -> Any:
+            return client.post(url, payload)
+    else:
+
+        def send() -> Any:
+            return client.post(url, payload, content_type="application/json")
+
+    response, rows = _rows_written_by(send)
+
+    assert response.status_code < 300, response.content[:300]
+    written = [row for row in rows if row.action == write.action]
+    assert len(written) == 1
+    assert (written[0].actor_id, written[0].case_id) == (lawyer.pk, objects["case"].pk)
+    assert (written[0].via, written[0].client_ip) == ("api", CLIENT_IP)
+
+
+# --- What the rows say, and what leaves none -------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_search_row_records_the_query_and_the_number_of_hits(
+    lawyer: User, objects: dict[str, Any]
+) -> None:
+    client = _from(token_client(lawyer))
+
+    _response, rows = _rows_written_by(
+        lambda: client.get(f"/api/v1/cases/{objects['case'].pk}/search", {"q": "ledger  acme"})
+    )
+
+    assert [row.detail for row in rows] == [{"query": "ledger acme", "hits": 1}]
+
+
+@pytest.mark.django_db
+def test_bates_row_records_the_reference_and_the_number_of_pages(
+    lawyer: User, objects: dict[str, Any]
+) -> None:
+    client = _from(session_client(lawyer))
+
+    _response, rows = _rows_written_by(
+        lambda: client.get(f"/cases/{objects['case'].pk}/bates/", {"ref": "AUD000001"})
+    )
+
+    assert [row.detail for row in rows] == [{"reference": "AUD000001", "pages": 1}]
+
+
+@pytest.mark.django_db
+def test_page_image_row_records_the_page_number(lawyer: User, objects: dict[str, Any]) -> None:
+    client = _from(token_client(lawyer))
+    url = f"/api/v1/cases/{objects['case'].pk}/documents/{objects['document'].pk}/pages/1/image"
+
+    _response, rows = _rows_written_by(lambda: client.get(url, {"dpi": IMAGE_DPI}))
+
+    assert [row.detail for row in rows] == [{"page": 1}]
+
+
+@pytest.mark.django_db
+def test_search_page_without_a_query_is_audited_as_a_read_of_the_document_names(
+    lawyer: User, objects: dict[str, Any]
+) -> None:
+    client = _from(session_client(lawyer))
+
+    response, rows = _rows_written_by(lambda: client.get(f"/cases/{objects['case'].pk}/search/"))
+
+    assert response.status_code == 200 and "ledger.pdf" in response.content.decode()
+    assert [row.action for row in rows] == ["document.list"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("url", "query", "status"),
+    [
+        ("/api/v1/cases/{case}/search", {"q": "   "}, 400),
+        ("/api/v1/cases/{case}/bates/NOPE1", {}, 400),
+        ("/api/v1/cases/{case}/bates/AUD000009", {}, 404),
+        ("/api/v1/cases/{case}/documents/987654321", {}, 404),
+        ("/api/v1/cases/{case}/documents/{document}/pages/9/image", {}, 404),
+        ("/api/v1/cases/987654321/documents", {}, 404),
+    ],
+    ids=[
+        "blank-search",
+        "bad-bates",
+        "unknown-bates",
+        "missing-document",
+        "missing-page",
+        "no-case",
+    ],
+)
+def test_a_refused_read_shows_nothing_and_leaves_no_read_row(
+    lawyer: User, objects: dict[str, Any], url: str, query: dict[str, str], status: int
+) -> None:
+    client = _from(token_client(lawyer))
+    path = url.format(case=objects["case"].pk, document=objects["document"].pk)
+
+    response, rows = _rows_written_by(lambda: client.get(path, query))
+
+    assert response.status_code == status
+    assert rows == []
+
+
+@pytest.mark.django_db
+def test_selectors_called_outside_a_request_write_a_row_each_time(
+    lawyer: User, objects: dict[str, Any]
+) -> None:
+    case = objects["case"]
+
+    _none, rows = _rows_written_by(
+        lambda: [
+            selectors.document_list_for_user(user=lawyer, case_id=case.pk),
+            production_selectors.production_list_for_user(user=lawyer, case_id=case.pk),
+        ]
+    )
+
+    assert [(row.action, row.via, row.client_ip) for row in rows] == [
+        ("document.list", "cli", None),
+        ("production.list", "cli", None),
+    ]
