@@ -139,10 +139,15 @@ def page_zoom(rect: pymupdf.Rect, *, dpi: float, max_pixels: int) -> float:
     most `max_pixels` (a page with a giant media box is scaled down, never rendered whole)."""
     width, height = max(abs(rect.width), 1e-3), max(abs(rect.height), 1e-3)
     zoom = min(dpi / 72.0, math.sqrt(max_pixels / (width * height)))
-    # MuPDF rounds the pixel box outwards: leave room for the extra row and column.
-    while zoom > 0 and (math.ceil(width * zoom) + 1) * (math.ceil(height * zoom) + 1) > max_pixels:
+    # MuPDF rounds the pixel box outwards; its own rounding says how many pixels there will be.
+    while zoom > 0 and _rendered_pixels(rect, zoom) > max_pixels:
         zoom *= 0.99
     return zoom
+
+
+def _rendered_pixels(rect: pymupdf.Rect, zoom: float) -> int:
+    box = (rect * pymupdf.Matrix(zoom, zoom)).irect
+    return int(box.width) * int(box.height)
 
 
 def ocr_render_dpi(rect: pymupdf.Rect, dpi: int) -> int:
