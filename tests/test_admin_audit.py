@@ -10,10 +10,13 @@ from django.test import Client
 from apps.accounts import services as account_services
 from apps.accounts.admin_audit import shown_value
 from apps.accounts.models import ApiToken, AuditEvent, User
+from apps.cases.models import Case
 from apps.cluster.models import Backend, Board, Gpu, GpuLink, Host, RoleRoute
 from apps.cluster.services import site
 from tests.cluster.test_admin import _backend_form, _gpu_form, _host_with_proposal
 from tests.cluster.test_site import SMALL
+from tests.conftest import session_client
+from tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -337,3 +340,35 @@ def test_shown_value_masks_secrets_and_bounds_text(
     field: str, value: object, shown: object
 ) -> None:
     assert shown_value(field, value) == shown
+
+
+# --- Cases: audited on the case, so only its members see the event ------------------------
+
+
+def test_case_changed_in_the_admin_is_audited_on_the_case(
+    admin_client_: Client, admin_user: User, case: Case
+) -> None:
+    MembershipFactory(case=case, user=admin_user)
+    data = {
+        "title": case.title,
+        "number": case.number,
+        "court": case.court,
+        "client": case.client,
+        "status": "stayed",
+        "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0",
+        "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+    }
+
+    response = admin_client_.post(f"/admin/cases/case/{case.pk}/change/", data)
+
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    [event] = _events("admin.change", "cases.case")
+    assert event.case_id == case.pk
+    assert (event.detail["before.status"], event.detail["after.status"]) == ("open", "stayed")
+    other_admin = UserFactory(
+        email="other.admin@firm.test", role=User.Role.ADMIN, is_staff=True, is_superuser=True
+    )
+    log = session_client(other_admin).get("/admin/accounts/auditevent/").content.decode()
+    assert case.title not in log and "admin.change" not in log

@@ -37,6 +37,7 @@ from django.http import HttpRequest, HttpResponseBase
 
 from apps.accounts import services
 from apps.accounts.models import User
+from apps.cases.models import Case
 
 Scalar = str | int | bool | None
 Key = tuple[str, str]  # (model label, primary key)
@@ -110,7 +111,15 @@ def _record(
         side = "after" if after is not None else "before"
         for name, value in (values or {}).items():
             detail[f"{side}.{name}"] = shown_value(name, value)
-    services.audit_record(actor=actor, action=action, target=obj, detail=detail)
+    services.audit_record(actor=actor, action=action, case=_case_of(obj), target=obj, detail=detail)
+
+
+def _case_of(obj: models.Model) -> Case | None:
+    """A row of a case is audited on that case, so only its members see the event."""
+    if isinstance(obj, Case):
+        return obj
+    case = getattr(obj, "case", None)
+    return case if isinstance(case, Case) else None
 
 
 def record_differences(

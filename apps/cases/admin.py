@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps.accounts.admin_audit import AuditedAdmin
 from apps.accounts.models import User
 from apps.cases import services
 from apps.cases.models import Case, Membership
@@ -29,7 +30,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Case)
-class CaseAdmin(admin.ModelAdmin):
+class CaseAdmin(AuditedAdmin):
     """Cases the signed-in admin is a member of; admins do not browse other matters."""
 
     list_display = ["number", "title", "client", "court", "status", "created_at"]
