@@ -14,17 +14,13 @@ names; `failed_runs` counts runs that could not be carried out (listed in `error
 """
 
 import argparse
+import contextlib
 import json
-import os
 import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
-
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexweb.settings")
-
-import contextlib
 
 from tests.faults.product import (
     SCENARIOS,

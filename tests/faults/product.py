@@ -167,6 +167,8 @@ class Product:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.close_db()
+        # Everything the launcher and its children said, beside the var folder, for a post-mortem.
+        (self.var_dir.parent / "launcher-output.log").write_text("".join(self.lines))
         pid_file = self.var_dir / "pgdata" / "postmaster.pid"
         if pid_file.exists():
             with contextlib.suppress(ProcessLookupError, ValueError, IndexError):
@@ -414,18 +416,28 @@ def check_document_pages(product: Product, document_id: int, outcome: Outcome) -
 
 
 def wait_document_ready(product: Product, document_id: int, outcome: Outcome) -> None:
+    def settled() -> bool:
+        status = product.document_state(document_id)[0]
+        return status == "ready" or (status == "failed" and not _job_pending(product, document_id))
+
     try:
-        wait_for(
-            f"document {document_id} ready",
-            lambda: product.document_state(document_id)[0] in ("ready", "failed"),
-            RECOVERY_TIMEOUT,
-            every=1,
-        )
+        wait_for(f"document {document_id} ready", settled, RECOVERY_TIMEOUT, every=1)
     except FaultError as exc:
         outcome.notes.append(str(exc))
         return
     outcome.recovered = product.document_state(document_id)[0] == "ready"
     check_document_pages(product, document_id, outcome)
+
+
+def _job_pending(product: Product, document_id: int) -> bool:
+    """A job for this document is queued or running (a failed attempt may still be retried)."""
+    return bool(
+        product.one(
+            "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing') "
+            "AND args ->> 'document_id' = %s",
+            str(document_id),
+        )
+    )
 
 
 def orphaned_files(var_dir: Path, known_blobs: set[str] | None = None) -> list[str]:
@@ -681,7 +693,7 @@ def worker_killed_during_export(product: Product) -> Outcome:
         archive = product.api("GET", f"{base}/{export_id}/zip")
         with zipfile.ZipFile(io.BytesIO(archive.content)) as volume:
             opt = next(name for name in volume.namelist() if name.endswith(".opt"))
-            lines = volume.read(opt).decode("utf-8").splitlines()
+            lines = volume.read(opt).decode("utf-8-sig").splitlines()
         bates = [line.split(",")[0] for line in lines if line.strip()]
         first, last = product.all(
             "SELECT first_number, last_number FROM documents_production WHERE id = %s",
@@ -709,50 +721,71 @@ def _multipart(files: list[tuple[str, bytes]], boundary: str) -> Iterator[bytes]
 
 
 def web_killed_during_upload(product: Product) -> Outcome:
-    """20 files of ~600 kB in one request; the web server is SIGKILLed when half the body is in
-    (spooled to its temporary files). No document of that request may exist, the same upload
-    afterwards stores all 20, and the killed process's temporaries are swept."""
+    """20 files of ~600 kB in one request; the web server is SIGKILLed as soon as it spools
+    them to its temporary files (after Django has read the body: from then on it stores
+    originals and writes rows). Every document of the case that exists afterwards is whole (its
+    original stored), the same upload again brings the case to all 20, each read to the end,
+    and the killed process's temporaries are swept (see orphaned_files)."""
     started = time.monotonic()
     outcome = Outcome()
     case_id = product.new_case("Fault: web killed during upload")
     marker = uuid.uuid4().hex[:8]
     files = [(f"exhibit-{n:02d}.pdf", bulky_pdf(f"{marker}-{n}", 600_000)) for n in range(20)]
-    half = sum(len(data) for _, data in files) // 2
     boundary = uuid.uuid4().hex
+    body = b"".join(_multipart(files, boundary))
     web = product.pid("web")
-    sent = 0
     killed = threading.Event()
 
-    def body() -> Iterator[bytes]:
-        nonlocal sent
-        for chunk in _multipart(files, boundary):
-            if sent >= half and not killed.is_set():
-                wait_for("the web server spooling the upload", lambda: _spooling(product, web), 60)
-                mark = len(product.lines)
-                os.kill(web or 0, signal.SIGKILL)
-                killed.set()
-                product.wait_line(f"(pid {web}) was killed by SIGKILL", since=mark, timeout=60)
-            sent += len(chunk)
-            yield chunk
+    def kill_when_spooling() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _spooling(product, web):
+            time.sleep(0.005)
+        if web is not None and _spooling(product, web):
+            os.kill(web, signal.SIGKILL)
+            killed.set()
 
+    killer = threading.Thread(target=kill_when_spooling, daemon=True)
+    mark = len(product.lines)
+    killer.start()
     try:
-        with product.client(timeout=120) as client:
-            client.post(
+        with product.client(timeout=180) as client:
+            answer = client.post(
                 f"/cases/{case_id}/documents",
-                content=body(),
+                content=body,
                 headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
             )
-        outcome.notes.append("the upload was answered although the web server was killed")
+        outcome.notes.append(f"the upload was answered ({answer.status_code}) before the kill")
     except httpx.TransportError:
         pass
+    killer.join(timeout=130)
     if not killed.is_set():
         outcome.notes.append("the web server was not killed")
+        return outcome
+    product.wait_line(f"(pid {web}) was killed by SIGKILL", since=mark, timeout=60)
     wait_for("the web server again", lambda: product.pid("web") not in (None, web), 120)
-    left = product.one("SELECT count(*) FROM documents_document WHERE case_id = %s", case_id)
-    if left:
-        outcome.notes.append(f"{left} documents from the killed upload exist")
-    ids = product.upload(case_id, files)
-    outcome.missing += 20 - len(ids)
+    for document_id, sha256 in product.all(
+        "SELECT d.id, b.sha256 FROM documents_document d JOIN documents_blob b ON b.id = d.blob_id "
+        "WHERE d.case_id = %s",
+        case_id,
+    ):
+        stored = product.var_dir / "blobs" / sha256[:2] / sha256[2:4] / sha256
+        if not stored.is_file():
+            outcome.notes.append(f"document {document_id} has no stored original")
+    response = product.api(
+        "POST",
+        f"/cases/{case_id}/documents",
+        files=[("files", (name, data, "application/pdf")) for name, data in files],
+        data={"origin": "client"},
+    )
+    results = response.json().get("results", [])
+    answered = sum(1 for r in results if r["status"] in ("created", "duplicate"))
+    outcome.missing += 20 - answered
+    ids = [
+        row[0]
+        for row in product.all("SELECT id FROM documents_document WHERE case_id = %s", case_id)
+    ]
+    outcome.duplicates += max(0, len(ids) - 20)
+    outcome.missing += max(0, 20 - len(ids))
     for document_id in ids:
         wait_document_ready(product, document_id, outcome)
     outcome.recovered = len(ids) == 20 and all(product.document_state(d)[0] == "ready" for d in ids)

@@ -28,7 +28,8 @@ def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
 
 
 def _finished_cleanly(outcome: Outcome, launched: Product) -> None:
-    assert outcome.problems() == [], "".join(launched.lines[-80:])
+    problems = outcome.problems()
+    assert problems == [], f"{problems}\n" + "".join(launched.lines[-80:])
 
 
 def test_worker_killed_during_ingest_is_restarted_and_the_document_has_pages_1_to_n_once(

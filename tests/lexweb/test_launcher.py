@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -284,3 +285,59 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return not Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+
+
+def test_external_database_that_goes_away_is_waited_for_then_given_up_on(
+    var_dir: Path, tmp_path: Path
+) -> None:
+    """With DATABASE_URL the launcher cannot start the database: it says when it went away and
+    when it is back, and after LEXWEB_DATABASE_WAIT_SECONDS stops everything with one line."""
+    import pgserver
+    from pgserver import _commands
+
+    server = pgserver.get_server(tmp_path / "external", cleanup_mode="stop")
+    try:
+        socket_dir = server.get_postmaster_info().socket_dir
+        url = f"postgres://postgres@{quote(str(socket_dir), safe='')}/postgres"
+        env = _launcher_env(
+            var_dir,
+            free_port_below_ephemeral(),
+            DATABASE_URL=url,
+            LEXWEB_DEMO_DATA="false",
+            LEXWEB_DATABASE_WAIT_SECONDS="20",
+        )
+        launcher = _launch(["run"], env)
+        try:
+            _read_until(launcher, "running at", timeout=START_TIMEOUT)
+
+            def stop_database() -> None:
+                _commands.pg_ctl(  # type: ignore[attr-defined]
+                    ["-m", "immediate", "-w", "stop"],
+                    pgdata=server.pgdata,
+                    user=server.system_user,
+                )
+
+            stop_database()
+            said = _read_until(launcher, "lexweb: the database went away at", timeout=60)
+            assert "waiting up to 20 s for it to come back." in said
+            with server._lock:
+                server.ensure_postgres_running()
+            _read_until(launcher, "lexweb: the database is reachable again at", timeout=60)
+            assert launcher.poll() is None
+
+            stop_database()
+            launcher.wait(timeout=120)
+        finally:
+            if launcher.poll() is None:
+                launcher.send_signal(signal.SIGINT)
+                launcher.wait(timeout=120)
+        output = launcher.stdout.read() if launcher.stdout else ""
+        assert launcher.returncode == 1, output
+        errors = [line for line in output.splitlines() if line.startswith("lexweb: error:")]
+        assert len(errors) == 1, output
+        assert errors[0].startswith("lexweb: error: the database has been unreachable for 20 s (")
+        assert errors[0].endswith(
+            "check DATABASE_URL and the database server. Everything was stopped."
+        )
+    finally:
+        server.cleanup()
