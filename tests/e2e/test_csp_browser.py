@@ -41,6 +41,14 @@ INJECT = """
   document.body.appendChild(s); return true; })()
 """
 
+HEADERS = """
+(async () => {
+  const pick = (r) => [r.headers.get('content-security-policy'), r.headers.get('cache-control')];
+  const link = document.querySelector('link[rel=stylesheet]').getAttribute('href');
+  return {page: pick(await fetch('/')), static: pick(await fetch(link))};
+})()
+"""
+
 
 async def _violations(page: Page) -> list[str]:
     # Reported asynchronously: give the browser its turn before reading.
@@ -74,6 +82,14 @@ async def test_pages_admin_and_api_docs_work_under_the_policy_without_violations
             seen["login"] = await _violations(page)
             await _sign_in(page, base)
             seen["/"] = await _violations(page)
+
+            # What the real server (uvicorn, ASGI) sends: the policy and no-store on a page,
+            # the policy and whitenoise's caching on a static file.
+            headers = await page.evaluate(HEADERS)
+            assert headers["page"][0].startswith("default-src 'self'; script-src 'self'")
+            assert headers["page"][1] == "no-store"
+            assert headers["static"][0] == headers["page"][0]
+            assert "no-store" not in (headers["static"][1] or "")
 
             # The policy is enforced: an injected inline script is blocked and reported.
             assert await page.evaluate(INJECT)
