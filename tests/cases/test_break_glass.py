@@ -17,6 +17,7 @@ from apps.cases.models import BreakGlassGrant, Case, Membership
 from lexweb.errors import Conflict, DomainError, NotFound
 from tests.conftest import session_client, token_client, ws_connect
 from tests.factories import MembershipFactory, UserFactory
+from tests.lexweb.test_settings import _settings_probe
 
 REASON = "Both lawyers on this matter left the firm; the partner asked me to add Lee."
 PAGE = "/cases/break-glass/"
@@ -292,3 +293,43 @@ def test_cases_with_an_active_lawyer_are_not_listed(admin_user: User, case: Case
 
     assert case.number not in listing
     assert "Every case has an active lawyer." in listing
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True, databases="__all__")
+async def test_members_watching_the_case_hear_of_the_break_glass_at_once(
+    admin_user: User, lawyer: User, case: Case
+) -> None:
+    member, state = await ws_connect(f"/ws/cases/{case.pk}/events/", cookie_user=lawyer)
+    assert state == (True, None)
+
+    await sync_to_async(services.case_break_glass)(actor=admin_user, case_id=case.pk, reason=REASON)
+    notice = await member.receive_json_from(timeout=10)
+
+    assert notice["type"] == "cases.notice"
+    assert "break-glass" in notice["message"] and REASON in notice["message"]
+    await member.disconnect()
+
+
+# --- The setting ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ("59", "LEXWEB_BREAK_GLASS_SECONDS must be at least 60"),
+        ("60", None),
+        ("86400", None),
+        ("86401", "LEXWEB_BREAK_GLASS_SECONDS is at most 86400"),
+    ],
+)
+def test_break_glass_seconds_is_between_a_minute_and_a_day(value: str, error: str | None) -> None:
+    result = _settings_probe(
+        {"LEXWEB_BREAK_GLASS_SECONDS": value}, "settings.LEXWEB_BREAK_GLASS_SECONDS"
+    )
+
+    if error is None:
+        assert result.stdout.strip() == value, result.stderr
+    else:
+        assert result.returncode != 0
+        assert error in result.stderr
