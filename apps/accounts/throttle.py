@@ -97,13 +97,10 @@ def signin_attempt_succeeded(*, email: str, client_ip: str | None) -> None:
 # --- API tokens -----------------------------------------------------------------------------
 
 
-def api_token_wait(*, client_ip: str | None) -> int:
-    """Seconds until this address may present a bearer token again (0: now)."""
-    return _wait(api_token_budget(), _address(client_ip))
-
-
-def api_token_failed(*, client_ip: str | None) -> None:
-    _take(api_token_budget(), _address(client_ip))
+def api_token_failed(*, client_ip: str | None) -> int:
+    """A bad bearer token from `client_ip`: take one from its budget. Return 0 while the
+    budget lasted, else the seconds until it has one again."""
+    return _take(api_token_budget(), _address(client_ip))
 
 
 # --- Buckets --------------------------------------------------------------------------------

@@ -27,24 +27,23 @@ logger = logging.getLogger(__name__)
 
 
 class BearerToken(HttpBearer):
-    """A bearer token; an address that sent too many bad ones gets 429 until its budget refills
-    (accounts/throttle.py), before the token is even looked up."""
+    """A bearer token. An address that keeps sending bad ones gets 429 with Retry-After once
+    its budget is spent (accounts/throttle.py), until it refills; valid tokens cost nothing
+    and always pass (tokens are 256-bit random: there is nothing to learn by guessing)."""
 
     def authenticate(self, request: HttpRequest, token: str) -> User | None:
-        client_ip = request.META.get("REMOTE_ADDR") or None
-        wait = throttle.api_token_wait(client_ip=client_ip)
+        found = account_services.token_authenticate_full(raw=token)
+        if found is not None:
+            request.api_token = found  # type: ignore[attr-defined]  # read by accounts/api.py
+            return found.user
+        wait = throttle.api_token_failed(client_ip=request.META.get("REMOTE_ADDR") or None)
         if wait:
             raise throttle.TooManyAttempts(
                 f"Too many requests with bad tokens from this address: try again in "
                 f"{throttle.minutes_text(wait)}, with a valid token.",
                 retry_after=wait,
             )
-        found = account_services.token_authenticate_full(raw=token)
-        if found is None:
-            throttle.api_token_failed(client_ip=client_ip)
-            return None
-        request.api_token = found  # type: ignore[attr-defined]  # read by accounts/api.py
-        return found.user
+        return None
 
 
 class BrowserSession(SessionAuth):
