@@ -21,6 +21,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, include, path
+from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts.models import User
 from apps.cases.models import Case
@@ -272,17 +273,26 @@ def test_job_queue_admin_styles_are_allowed_by_hash_and_only_there(
     case: Case,
     document: Document,  # noqa: F811
 ) -> None:
-    # The document fixture queued jobs, so the job list shows their arguments in <pre style=>.
-    response = session_client(admin_user).get("/admin/procrastinate/procrastinatejob/")
-    values = set(_STYLE_VALUE.findall(response.content.decode()))
+    # The document fixture queued jobs, so the job list shows their arguments in <pre style=>,
+    # and a job's page its summary list (<ul style=>, <li style=>).
+    client = session_client(admin_user)
+    job = ProcrastinateJob.objects.order_by("id").first()
+    assert job is not None
+    pages = [
+        client.get("/admin/procrastinate/procrastinatejob/"),
+        client.get(f"/admin/procrastinate/procrastinatejob/{job.pk}/change/"),
+    ]
+    values: set[str] = set()
+    for response in pages:
+        assert response.status_code == 200
+        assert_secure(response, response.wsgi_request.path)
+        values |= set(_STYLE_VALUE.findall(response.content.decode()))
 
-    assert response.status_code == 200
-    assert values and values <= set(security.JOBS_ADMIN_STYLE_ATTRIBUTES)
+    assert values == set(security.JOBS_ADMIN_STYLE_ATTRIBUTES)
     for value in values:
         digest = base64.b64encode(hashlib.sha256(value.encode()).digest()).decode()
-        assert f"'sha256-{digest}'" in response["Content-Security-Policy"]
+        assert f"'sha256-{digest}'" in security.JOBS_ADMIN_POLICY
     assert "'unsafe-hashes'" not in security.ADMIN_POLICY
-    assert_secure(response, "job queue admin")
 
 
 def test_api_docs_get_data_images_and_nothing_else_more(lawyer: User) -> None:
