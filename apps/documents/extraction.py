@@ -162,6 +162,20 @@ def ocr_render_dpi(rect: pymupdf.Rect, dpi: int) -> int:
     return capped
 
 
+def check_page_images(page: pymupdf.Page) -> None:
+    """Decompression bombs inside a PDF: an image shown on the page whose stated size exceeds
+    LEXWEB_MAX_IMAGE_PIXELS is not rendered (MuPDF decodes it in strips, so memory stays low,
+    but 1.6 billion pixels from a 200 KB file take seconds of every render). Read from the
+    page's content (inline images too), without decoding anything."""
+    for info in page.get_image_info():
+        if int(info["width"]) * int(info["height"]) > settings.LEXWEB_MAX_IMAGE_PIXELS:
+            raise PageTooLargeError(
+                f"The page holds an image of more than {settings.LEXWEB_MAX_IMAGE_PIXELS:,} "
+                "pixels (a possible decompression bomb); it is not rendered. Download the "
+                "original to look at it."
+            )
+
+
 def _render(page: pymupdf.Page, dpi: int) -> Image.Image:
     pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
     return Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
@@ -284,9 +298,10 @@ def _pdf_page_job(page: pymupdf.Page, number: int) -> PageText | Callable[[], Pa
         margins = _margin_boxes(page.rect, textpage.extractWORDS())
         return PageText(number, text.strip(), "text_layer", margin_boxes=margins)
     try:
+        check_page_images(page)
         dpi = ocr_render_dpi(page.rect, ocr_dpi(page))
-    except PageTooLargeError:
-        logger.warning("Page %s is too large to render for OCR; stored without text", number)
+    except PageTooLargeError as exc:
+        logger.warning("Page %s is not rendered for OCR (%s); stored without text", number, exc)
         return PageText(number, "", "none", damaged=True)
     # Rendering is PyMuPDF (not thread-safe): done here; Tesseract on the pool.
     image = _render(page, dpi)
@@ -373,6 +388,7 @@ def page_png(path: Path, *, kind: str, number: int, dpi: int) -> bytes:
             if not 1 <= number <= document.page_count:
                 raise NotFound(f"No page {number}.")
             page = document[number - 1]
+            check_page_images(page)
             zoom = page_zoom(page.rect, dpi=dpi, max_pixels=budget)
             pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
             png: bytes = pixmap.tobytes("png")

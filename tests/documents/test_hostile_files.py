@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -88,6 +89,38 @@ def pdf_page(width: float, height: float, *, text: str | None = None) -> bytes:
         if text:
             page.insert_text((72, 72), text, fontsize=11)
         return document.tobytes()
+
+
+def pdf_with_image(width: int, height: int) -> bytes:
+    """A one-page PDF showing one blank 1-bit image of `width` x `height` pixels, written by
+    hand: its compressed stream is tiny whatever the size."""
+    packer = zlib.compressobj(9)
+    row = b"\xff" * ((width + 7) // 8)
+    data = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    content = b"q 612 0 0 792 0 0 cm /Im0 Do Q"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /XObject << /Im0 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+        b"/BitsPerComponent 1 /Filter /FlateDecode /Length %d >>\nstream\n%b\nendstream"
+        % (width, height, len(data), data),
+        b"<< /Length %d >>\nstream\n%b\nendstream" % (len(content), content),
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%b\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -321,6 +354,39 @@ def _two_page_pdf(*, first: tuple[float, float], second: tuple[float, float]) ->
         page = document.new_page(width=second[0], height=second[1])
         page.insert_text((72, 72), "Page two of the exhibit, read from its text layer.")
         return document.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("height", "refused"), [(999, False), (1000, False), (1001, True)], ids=["below", "at", "above"]
+)
+def test_pdf_page_showing_an_image_over_the_pixel_limit_is_not_rendered(
+    tmp_path: Path, settings: Any, height: int, refused: bool
+) -> None:
+    settings.LEXWEB_MAX_IMAGE_PIXELS = 1_000_000
+    path = written(tmp_path, "scan.pdf", pdf_with_image(1000, height))
+
+    if refused:
+        with pytest.raises(DomainError, match="more than 1,000,000 pixels"):
+            extraction.page_png(path, kind="pdf", number=1, dpi=72)
+    else:
+        assert png_size(extraction.page_png(path, kind="pdf", number=1, dpi=72)) == (612, 792)
+
+
+def test_pdf_image_bomb_is_stored_unread_and_its_page_image_is_a_clear_refusal(
+    lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
+) -> None:
+    # 40,000 x 40,000 pixels (1.6 billion) in a 200 KB file: seconds of MuPDF for every render.
+    result = upload_one(lawyer_api, case, "bomb.pdf", pdf_with_image(40_000, 40_000))
+    document_id = result["document"]["id"]
+
+    run_jobs()
+
+    page = Page.objects.get(document_id=document_id)
+    assert (page.source, page.needs_review, page.ocr_dpi) == ("none", True, None)
+    assert Document.objects.get(pk=document_id).status == "ready"
+    response = page_image(lawyer_api, case, document_id, 1, dpi=100)
+    assert response.status_code == 400
+    assert "decompression bomb" in response.json()["detail"]
 
 
 # --- TIFF frames bounded like PDF pages ------------------------------------------------------
