@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 # Close codes (4000-4999 are the application's): static/lexweb/app.js and cluster.js read them.
 CLOSE_ACCESS_ENDED = 4401
 CLOSE_MEMBERSHIP_ENDED = 4403
+CLOSE_TRY_AGAIN = 1013  # access could not be confirmed at connect (the browser retries)
 
 # The close reason the browser gets (a WebSocket close reason is at most 123 bytes).
 CLOSE_REASONS = {
@@ -81,7 +82,12 @@ class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
             delay = (access.token_expires_at - timezone.now()).total_seconds()
             self._expiry_timer = asyncio.get_running_loop().call_later(max(delay, 0), self._expired)
         # Between authentication and joining the group an event could have been missed.
-        return await self.access_confirm()
+        if await self.access_confirm():
+            return True
+        if not self.access_closed:  # not confirmed (database unreachable): refuse for now
+            self.access_closed = True
+            await self.close(code=CLOSE_TRY_AGAIN)
+        return False
 
     async def access_finish(self) -> None:
         if self._expiry_timer is not None:
@@ -173,6 +179,11 @@ class _Watch:
 
     def remove(self, consumer: AccessWatchedConsumer) -> None:
         self.sockets.discard(consumer)
+        # The last socket gone: stop the timer (unless this is the watch itself closing sockets;
+        # its loop then ends on its own).
+        if not self.sockets and self.task is not None and self.task is not asyncio.current_task():
+            self.task.cancel()
+            self.task = None
 
     async def _run(self) -> None:
         # Ends when the last socket goes; the next socket starts it again.
