@@ -130,7 +130,12 @@ _TAKE = (
     f"INSERT INTO {_TABLE} AS b (key, tokens, updated_at) "  # noqa: S608
     f"VALUES (%(key)s, %(size)s - 1, clock_timestamp()) "
     f"ON CONFLICT (key) DO UPDATE SET tokens = {_NOW} - 1, updated_at = clock_timestamp() "
-    f"WHERE {_NOW} >= 1 RETURNING b.tokens"
+    f"WHERE {_NOW} >= 1 RETURNING (b.xmax = 0) AS inserted"
+)
+# A bucket untouched for long enough to be full again is the same as no bucket.
+_PRUNE = (
+    f"DELETE FROM {_TABLE} WHERE key LIKE %(kind)s "  # noqa: S608
+    f"AND updated_at < clock_timestamp() - make_interval(secs => %(full_after)s)"
 )
 _GIVE_BACK = (
     f"UPDATE {_TABLE} AS b SET tokens = LEAST(%(size)s, {_NOW} + 1), "  # noqa: S608
@@ -147,8 +152,13 @@ def _take(budget: Budget, value: str) -> int:
     """Take one; 0 if taken, else the seconds until one is there."""
     with connection.cursor() as cursor:
         cursor.execute(_TAKE, _params(budget, value))
-        taken = cursor.fetchone() is not None
-    return 0 if taken else _wait(budget, value)
+        row = cursor.fetchone()
+        if row is not None and row[0]:
+            # A new bucket: drop this kind's full ones, so the table stays as small as the
+            # attempts of the last refill period.
+            full_after = budget.size * budget.refill_seconds
+            cursor.execute(_PRUNE, {"kind": f"{budget.kind}:%", "full_after": full_after})
+    return 0 if row is not None else _wait(budget, value)
 
 
 def _give_back(budget: Budget, value: str) -> None:

@@ -47,12 +47,17 @@ class Stream:
 CASE_STREAM = Stream(
     "case events",
     lambda case: f"/ws/cases/{case.pk}/events/",
+    # The event the issue saw leak: ingest progress, with a privileged file name.
     lambda case, text: {
-        "type": "cases.notice",
+        "type": "documents.progress",
         "case_id": case.pk,
-        "level": "info",
+        "document_id": 1,
+        "filename": text,
+        "status": "processing",
+        "pages_done": 1,
+        "page_count": 2,
+        "error": "",
         "message": text,
-        "at": "now",
     },
     lambda case: case_group(case.pk),
 )

@@ -158,6 +158,20 @@ def test_no_e_mail_or_address_is_stored_in_the_buckets(lawyer: User) -> None:
     assert "lawyer" not in keys and "10.1.2.3" not in keys
 
 
+def test_buckets_that_are_full_again_are_dropped_when_new_ones_are_made(db: None) -> None:
+    _sign_in("first@firm.test", "wrong", address="10.0.0.1")
+    assert ThrottleBucket.objects.count() == 2  # the account's and the address's
+    _let_time_pass(ACCOUNT * REFILL - 10)
+    _sign_in("second@firm.test", "wrong", address="10.0.0.1")
+    assert ThrottleBucket.objects.count() == 3  # the first account's is not full yet
+
+    _let_time_pass(ADDRESS * REFILL)
+    _sign_in("third@firm.test", "wrong", address="10.0.0.2")
+
+    # Only the third attempt's buckets are left: every other one had refilled.
+    assert ThrottleBucket.objects.count() == 2
+
+
 # --- The admin's sign-in and the confirm page ---------------------------------------------
 
 
