@@ -9,15 +9,19 @@ recovery queues the job again from the start.
 import hashlib
 import json
 import re
+import socket
+import threading
 from pathlib import Path
 
 import pymupdf
 import pytest
 from django.test import Client
+from procrastinate.contrib.django import app
 
 from apps.cases.models import Case
 from apps.documents import storage
 from apps.documents.models import BatesPage, Document, Page, Production
+from tests.cluster.dispatch_fixtures import backend_make
 from tests.documents.conftest import blob_root  # noqa: F401 (a fixture)
 from tests.documents.files import scanned_pdf
 from tests.operations.processes import (
@@ -40,7 +44,9 @@ pytestmark = [
 STALLED = "5"
 
 
-def _kill_then_restart(first: WorkerProcess, job_id: int, env: dict[str, str]) -> WorkerProcess:
+def _kill_then_restart(
+    first: WorkerProcess, job_id: int, env: dict[str, str], queues: str = "cpu"
+) -> WorkerProcess:
     """SIGKILL `first` (which runs `job_id`), wait until its row is silent, start another."""
     worker_id = job_row(job_id)["worker_id"]
     assert isinstance(worker_id, int), job_row(job_id)
@@ -51,7 +57,7 @@ def _kill_then_restart(first: WorkerProcess, job_id: int, env: dict[str, str]) -
         timeout=60,
         what="the dead worker's heartbeat to age",
     )
-    second = start_worker(env=env)
+    second = start_worker(queues=queues, concurrency=16 if queues == "cluster" else 1, env=env)
     second.wait_for_line(f"Stalled job {job_id}", timeout=120)
     return second
 
@@ -174,3 +180,58 @@ def test_a_worker_killed_during_stamping_leaves_a_partial_volume_and_the_retry_s
     assert stamps == [[f"KILL{n:06d}"] for n in range(1, total + 1)]  # each page once, in order
     row = job_row(job_id)
     assert (row["status"], row["attempts"]) == ("succeeded", 2)  # the killed one, the rerun
+
+
+class _SilentServer:
+    """A real TCP server that accepts connections and never answers: a hung backend."""
+
+    def __init__(self) -> None:
+        self._listener = socket.socket()
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(16)
+        self._held: list[socket.socket] = []
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self._held.append(self._listener.accept()[0])
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self._listener.close()
+        for sock in self._held:
+            sock.close()
+
+
+def test_a_health_check_killed_holding_its_lock_and_queueing_lock_does_not_stop_later_ones(
+    tmp_path: Path,
+) -> None:
+    server = _SilentServer()
+    backend_make(base_url=server.url)  # its check waits 10 s for an answer that never comes
+    health = app.configure_task(name="cluster.health_check")
+    env = worker_env(LEXWEB_JOB_STALLED_SECONDS=STALLED)
+    dead = health.defer(timestamp=1)
+    first = start_worker(queues="cluster", concurrency=16, env=env)
+    second = None
+    try:
+        wait_until(lambda: job_row(dead)["status"] == "doing", timeout=120, what="the check")
+        # The next scheduled check is queued while the first holds the lock.
+        newer = health.defer(timestamp=2)
+        second = _kill_then_restart(first, dead, env, queues="cluster")
+        wait_until(
+            lambda: job_row(newer)["status"] == "succeeded", timeout=120, what="the next check"
+        )
+        later = health.defer(timestamp=3)
+        wait_until(
+            lambda: job_row(later)["status"] == "succeeded", timeout=120, what="a later check"
+        )
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+        server.close()
+    assert job_row(dead)["status"] == "aborted"
+    assert f"job {newer}, queued later with the same queueing lock" in second.output()
