@@ -38,15 +38,23 @@ def clean_jobs(transactional_db: None) -> Iterator[None]:
     clean()
 
 
-def wait_until(check: Callable[[], T], *, timeout: float, what: str, every: float = 0.1) -> T:
-    """Poll `check` until it returns something truthy; fail saying `what` after `timeout` s."""
+def wait_until(
+    check: Callable[[], T | None],
+    *,
+    timeout: float,
+    what: str | Callable[[], str],
+    every: float = 0.1,
+) -> T:
+    """Poll `check` until it returns something truthy; fail saying `what` (or what it returns
+    then) after `timeout` s."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+            said = what() if callable(what) else what
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {said}")
         time.sleep(every)
 
 
@@ -91,8 +99,7 @@ class WorkerProcess:
         def found() -> str | None:
             return next((line for line in self.lines if text in line), None)
 
-        line = wait_until(found, timeout=timeout, what=f"{text!r} in:\n{self.output()}", every=0.1)
-        return line
+        return wait_until(found, timeout=timeout, what=lambda: f"{text!r} in:\n{self.output()}")
 
     def signal(self, signum: int) -> None:
         os.kill(self.process.pid, signum)

@@ -118,10 +118,10 @@ def test_the_lock_of_a_dead_job_no_longer_blocks_later_jobs(
     lawyer: User, case: Case, run_jobs: Callable[[], None]
 ) -> None:
     task = app.configure_task(name="cases.worker_check", lock="case-lock")
-    args = {"case_id": case.pk, "requested_by": lawyer.pk, "queued_at": "2026-01-01T00:00:00Z"}
-    dead = task.defer(**args)
+    queued_at = "2026-01-01T00:00:00Z"
+    dead = task.defer(case_id=case.pk, requested_by=lawyer.pk, queued_at=queued_at)
     _stall_with_worker_gone(dead)
-    later = task.defer(**args)
+    later = task.defer(case_id=case.pk, requested_by=lawyer.pk, queued_at=queued_at)
     run_jobs()
     assert job_row(later)["status"] == "todo", "the dead job's lock should block it until recovery"
 

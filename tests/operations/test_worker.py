@@ -185,7 +185,7 @@ def test_a_worker_waits_for_a_database_that_went_away_and_carries_on_when_it_is_
         wait_until(
             lambda: Document.objects.get(pk=document_id).status == Document.Status.READY,
             timeout=300,
-            what=f"the interrupted document to be read; worker said:\n{worker.output()}",
+            what=lambda: f"the interrupted document to be read; worker said:\n{worker.output()}",
         )
         check = case_services.case_worker_check_request(actor=lawyer, case=case)
         wait_until(
