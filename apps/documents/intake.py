@@ -116,9 +116,9 @@ def _image_frames(path: Path) -> tuple[str, int]:
 
     Every frame's size is checked against the pixel limit from its header, so a bomb in any
     frame is refused before it is decoded. Frames are decoded (truncated or corrupt data fails
-    here) only while the pixels decoded stay within one frame's limit (the first is always
-    decoded): a file of thousands of large frames costs an upload no more than one large
-    image; a later frame that turns out damaged becomes a page flagged for review at ingest.
+    here) only while the pixels decoded stay within LEXWEB_MAX_RENDER_PIXELS, so an upload
+    costs the web process no more than one rendered page, whatever the file holds; a frame
+    left undecoded that turns out damaged becomes a page flagged for review at ingest.
     """
     Image.MAX_IMAGE_PIXELS = settings.LEXWEB_MAX_IMAGE_PIXELS
     limit = settings.LEXWEB_MAX_PDF_PAGES
@@ -135,7 +135,7 @@ def _image_frames(path: Path) -> tuple[str, int]:
                     break
                 pixels = image.size[0] * image.size[1]
                 extraction.check_frame_pixels(image.size)
-                if frames == 0 or decoded + pixels <= settings.LEXWEB_MAX_IMAGE_PIXELS:
+                if decoded + pixels <= settings.LEXWEB_MAX_RENDER_PIXELS:
                     image.load()
                     decoded += pixels
                 frames += 1

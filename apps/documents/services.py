@@ -289,7 +289,9 @@ def _resume(document_id: int) -> Document | None:
     None when it is gone or already ready."""
     with transaction.atomic():
         document = (
-            Document.objects.select_for_update().select_related("blob").filter(pk=document_id)
+            Document.objects.select_for_update(of=("self",))
+            .select_related("blob")
+            .filter(pk=document_id)
         ).first()
         if document is None or document.status == Document.Status.READY:
             return None

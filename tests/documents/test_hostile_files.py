@@ -3,7 +3,7 @@
 Page images are rendered within LEXWEB_MAX_RENDER_PIXELS, without a full-size copy of a huge
 frame in a wider mode; a PDF page with a giant media box is scaled down, for page images and
 for OCR; a TIFF's frames are bounded like a PDF's pages and checked for bombs one by one, and
-an upload decodes at most one large frame's worth of pixels.
+an upload decodes at most LEXWEB_MAX_RENDER_PIXELS pixels of a file.
 """
 
 import io
@@ -452,24 +452,24 @@ def test_every_frame_is_checked_against_the_pixel_limit(
     assert (result["status"] == "created") == accepted, result
 
 
-def test_upload_decodes_one_large_frame_worth_and_a_damaged_later_frame_is_flagged_at_ingest(
+def test_upload_decodes_within_the_render_budget_and_a_damaged_later_frame_is_flagged(
     lawyer_api: Client,
     case: Case,
     blob_root: Path,
     run_jobs: Callable[[], None],
     settings: Any,
 ) -> None:
-    settings.LEXWEB_MAX_IMAGE_PIXELS = 1_000_000
+    settings.LEXWEB_MAX_RENDER_PIXELS = 1_000_000
     frames = tiff((800, 800), (800, 800), (800, 800))
 
-    # Frame 1 is always decoded at upload: damage there is refused at once.
+    # Frame 1 (640,000 pixels) fits the budget and is decoded at upload: damage is refused.
     refused = upload_one(lawyer_api, case, "bad-first.tif", with_damaged_frame(frames, 0))
     assert (refused["status"], refused["error"]) == (
         "error",
         "The image is damaged or truncated and cannot be read.",
     )
-    # Frame 2 would take the pixels decoded past one frame's limit (2 x 640,000): not decoded
-    # at upload, so the upload goes in and ingest finds the damage.
+    # Frame 2 would take the pixels decoded past the budget: not decoded at upload, so the
+    # upload goes in and ingest finds the damage.
     result = upload_one(lawyer_api, case, "bad-second.tif", with_damaged_frame(frames, 1))
     assert result["status"] == "created", result
     document_id = result["document"]["id"]
@@ -480,8 +480,8 @@ def test_upload_decodes_one_large_frame_worth_and_a_damaged_later_frame_is_flagg
     assert (document.status, document.pages_done, document.page_count) == ("ready", 3, 3)
     pages = list(document.pages.order_by("number"))
     assert [(p.source, p.needs_review) for p in pages][1] == ("none", True)
-    assert {p.source for p in (pages[0], pages[2])} <= {"ocr", "none"}
     assert pages[0].ocr_dpi is not None and pages[2].ocr_dpi is not None
+    assert pages[1].ocr_dpi is None
     # Its page image is a clear refusal, not a server error.
     response = page_image(lawyer_api, case, document_id, 2, dpi=72)
     assert response.status_code == 400
@@ -489,10 +489,43 @@ def test_upload_decodes_one_large_frame_worth_and_a_damaged_later_frame_is_flagg
     assert page_image(lawyer_api, case, document_id, 3, dpi=72).status_code == 200
 
 
-def test_with_the_default_limit_every_frame_is_decoded_at_upload(
+@pytest.mark.parametrize(
+    ("budget", "accepted"),
+    [(1_279_999, True), (1_280_000, False), (1_280_001, False)],
+    ids=["just-below", "at", "just-above"],
+)
+def test_upload_decode_budget_at_just_below_and_just_above(
+    lawyer_api: Client, case: Case, blob_root: Path, settings: Any, budget: int, accepted: bool
+) -> None:
+    # Two frames of 640,000 pixels, the second damaged: decoded (and refused) only when both
+    # fit the budget.
+    settings.LEXWEB_MAX_RENDER_PIXELS = budget
+    data = with_damaged_frame(tiff((800, 800), (800, 800)), 1)
+
+    result = upload_one(lawyer_api, case, "second-damaged.tif", data)
+
+    assert (result["status"] == "created") == accepted, result
+
+
+def test_a_frame_larger_than_the_budget_is_not_decoded_at_upload(
+    lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
+) -> None:
+    # 4000 x 4000 = 16 million pixels, over the 12 million budget: the upload reads only its
+    # header (the web process never holds the frame); its damage is found at ingest.
+    data = with_damaged_frame(tiff((4000, 4000)), 0)
+
+    result = upload_one(lawyer_api, case, "big-damaged.tif", data)
+
+    assert result["status"] == "created", result
+    run_jobs()
+    page = Page.objects.get(document_id=result["document"]["id"])
+    assert (page.source, page.needs_review, page.ocr_dpi) == ("none", True, None)
+
+
+def test_with_the_default_budget_every_frame_of_a_small_tiff_is_decoded_at_upload(
     lawyer_api: Client, case: Case, blob_root: Path
 ) -> None:
-    # 3 x 640,000 pixels is well within one frame's limit: all are decoded, damage refused.
+    # 3 x 640,000 pixels is well within 12 million: all are decoded, damage is refused.
     frames = tiff((800, 800), (800, 800), (800, 800))
 
     result = upload_one(lawyer_api, case, "bad-third.tif", with_damaged_frame(frames, 2))
