@@ -17,6 +17,7 @@ Lines for the person running it go to stdout, one each, prefixed `worker[<queues
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -80,6 +81,27 @@ def _database_answers() -> bool:
         connection.close()
 
 
+class _ShortDatabaseTracebacks(logging.Filter):
+    """While the database is away Procrastinate and asyncio log a traceback for every failing
+    side task, job acknowledgement and listener; our own line says what happened. Theirs keep
+    their message, with the error's last line instead of the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        info = record.exc_info
+        if (
+            info
+            and info[1] is not None
+            and record.name.startswith(("procrastinate", "asyncio"))
+            and _is_database_error(info[1])
+        ):
+            last = str(info[1]).strip().splitlines()[-1:] or [""]
+            record.msg = f"{record.getMessage()} [{type(info[1]).__name__}: {last[0].strip()}]"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 def _worker_connector() -> psycopg_connector.PsycopgConnector:
     """Procrastinate's worker connector, with a shorter wait for a pooled connection (30 s by
     default): a worker that lost the database notices and says so sooner."""
@@ -135,8 +157,18 @@ class WorkerRunner:
     # --- entry point -------------------------------------------------------------------------
 
     def run(self) -> int:
-        with app.replace_connector(_worker_connector()):
-            return asyncio.run(self._main())
+        short = _ShortDatabaseTracebacks()
+        # The pool says "error connecting" several times a second while the database is away.
+        logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+        handlers = logging.getLogger().handlers
+        for handler in handlers:
+            handler.addFilter(short)
+        try:
+            with app.replace_connector(_worker_connector()):
+                return asyncio.run(self._main())
+        finally:
+            for handler in handlers:
+                handler.removeFilter(short)
 
     def _say_lost(self, why: str) -> None:
         """One line per outage, however many ways Procrastinate notices it."""
