@@ -421,3 +421,13 @@ async def test_a_membership_deleted_straight_in_the_database_closes_the_socket_t
 
     await _assert_closed(socket, code=4403, reason="no longer a member", started=started)
     await _assert_nothing_after(socket, CASE_STREAM, case)
+
+
+async def test_every_close_reason_fits_a_websocket_close_frame() -> None:
+    from apps.accounts.access import CLOSE_REASONS
+
+    # RFC 6455: a close reason is at most 123 bytes of UTF-8; each says what ended.
+    assert all(
+        len(text.encode()) <= 123 and text.startswith("Access ended:")
+        for text in CLOSE_REASONS.values()
+    )
