@@ -157,9 +157,13 @@ async def test_pages_admin_and_api_docs_work_under_the_policy_without_violations
             await _visit(
                 page,
                 f"{base}/admin/procrastinate/procrastinatejob/",
-                "!!document.querySelector('#changelist')",
+                "!!document.querySelector('#result_list a')",
                 seen,
             )
+            job = await page.evaluate(
+                "document.querySelector('#result_list a').getAttribute('href')"
+            )
+            await _visit(page, base + job, "!!document.querySelector('#content-main')", seen)
             await _visit(
                 page, f"{base}/admin/accounts/user/add/", "!!document.querySelector('form')", seen
             )
