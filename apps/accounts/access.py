@@ -15,8 +15,9 @@ How a socket got in (an API token, or a browser session) is put in its scope by
    than `LEXWEB_WS_RECHECK_SECONDS` ago (0: before every event), and drops the event when
    access ended or cannot be confirmed. Nothing is sent after the socket closed.
 
-Membership of a case stream is part of the check: a socket whose membership ended closes with
-4403, as on `cases.membership_revoked`.
+Membership of a case stream is part of the check (an admin's live break-glass grant counts as
+one): a socket whose membership or grant ended closes with 4403, as on
+`cases.membership_revoked`.
 """
 
 import asyncio
@@ -50,6 +51,7 @@ CLOSE_REASONS = {
     "signed_out": "Access ended: you signed out. Sign in again to reconnect.",
     "session_ended": "Access ended: your session expired. Sign in again to reconnect.",
     "membership_ended": "Access ended: you are no longer a member of this case.",
+    "break_glass_ended": "Access ended: your break-glass access to this case ended.",
 }
 
 
@@ -125,7 +127,8 @@ class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
             return
         self.access_closed = True
         _watch().remove(self)
-        code = CLOSE_MEMBERSHIP_ENDED if reason == "membership_ended" else CLOSE_ACCESS_ENDED
+        by_case = reason in ("membership_ended", "break_glass_ended")
+        code = CLOSE_MEMBERSHIP_ENDED if by_case else CLOSE_ACCESS_ENDED
         await self.close(code=code, reason=CLOSE_REASONS.get(reason, CLOSE_REASONS["signed_out"]))
 
     def _expired(self) -> None:

@@ -54,7 +54,7 @@ SocketAccessEnded = dict[SocketAccess, str]
 
 def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEnded:
     """Of `accesses`, those that no longer hold, each with the reason (the account first, then
-    the token or session, then the membership). At most four queries, whatever the number of
+    the token or session, then the membership). At most five queries, whatever the number of
     sockets: the websocket watch checks every socket of a process at once."""
     from apps.cases import selectors as case_selectors
     from apps.cases.models import Membership
@@ -77,11 +77,16 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
         )
     )
     case_ids = {a.case_id for a in accesses if a.case_id is not None}
-    members = set(
-        Membership.objects.filter(
-            user_id__in={a.user_id for a in accesses if a.case_id is not None}, case_id__in=case_ids
-        ).values_list("user_id", "case_id")
-    )
+    case_user_ids = {a.user_id for a in accesses if a.case_id is not None}
+    members: set[tuple[int, int]] = set()
+    if case_ids:
+        members = set(
+            Membership.objects.filter(user_id__in=case_user_ids, case_id__in=case_ids).values_list(
+                "user_id", "case_id"
+            )
+        )
+        # An admin's live break-glass grant counts as membership until it expires.
+        members |= case_selectors.break_glass_live_pairs(user_ids=case_user_ids, case_ids=case_ids)
     # Admins let in by break-glass count as members until their grant ends (apps/cases).
     members |= case_selectors.break_glass_live_pairs(
         user_ids={a.user_id for a in accesses if a.case_id is not None}, case_ids=case_ids
@@ -91,6 +96,19 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
         reason = _ended_reason(access, active, tokens, live_sessions, members, now)
         if reason:
             ended[access] = reason
+    left = [a for a, reason in ended.items() if reason == "membership_ended"]
+    if left:
+        # Say "break-glass access ended" to an admin who was in by a grant, not as a member.
+        from apps.cases.models import BreakGlassGrant
+
+        by_grant = set(
+            BreakGlassGrant.objects.filter(
+                user_id__in={a.user_id for a in left}, case_id__in={a.case_id for a in left}
+            ).values_list("user_id", "case_id")
+        )
+        for access in left:
+            if (access.user_id, access.case_id) in by_grant:
+                ended[access] = "break_glass_ended"
     return ended
 
 

@@ -19,6 +19,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.sessions.models import Session
+from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
@@ -26,7 +27,7 @@ from apps.accounts import services
 from apps.accounts.models import ApiToken, User
 from apps.cases import services as case_services
 from apps.cases.events import case_group
-from apps.cases.models import Case, Membership
+from apps.cases.models import BreakGlassGrant, Case, Membership
 from apps.cluster.events import CLUSTER_GROUP
 from lexweb.asgi import application
 from tests.conftest import session_client
@@ -420,6 +421,29 @@ async def test_a_membership_deleted_straight_in_the_database_closes_the_socket_t
     await Membership.objects.filter(case=case, user=staff).adelete()
 
     await _assert_closed(socket, code=4403, reason="no longer a member", started=started)
+    await _assert_nothing_after(socket, CASE_STREAM, case)
+
+
+async def test_an_admins_break_glass_socket_lives_while_the_grant_does(
+    admin_user: User, case: Case
+) -> None:
+    grant = await sync_to_async(case_services.case_break_glass)(
+        actor=admin_user, case_id=case.pk, reason="All lawyers on the case have left the firm."
+    )
+    socket = await _open(
+        CASE_STREAM.path(case), browser=await sync_to_async(session_client)(admin_user)
+    )
+    # Past a few re-checks, the grant still counts as membership.
+    assert await socket.receive_nothing(timeout=2.5)
+    await _assert_live(socket, CASE_STREAM, case)
+
+    started = _now()
+    await BreakGlassGrant.objects.filter(pk=grant.pk).aupdate(
+        expires_at=timezone.now() - timedelta(seconds=1),
+        granted_at=F("expires_at") - timedelta(hours=2),
+    )
+
+    await _assert_closed(socket, code=4403, reason="break-glass access", started=started)
     await _assert_nothing_after(socket, CASE_STREAM, case)
 
 
