@@ -91,6 +91,7 @@ def test_a_worker_killed_during_ocr_is_replaced_and_the_document_is_read_once(
             timeout=300,
             what="the document read by the second worker",
         )
+        wait_until(lambda: job_row(job_id)["status"] != "doing", timeout=60, what="the job's end")
     finally:
         first.stop()
         if second is not None:
@@ -156,6 +157,7 @@ def test_a_worker_killed_during_stamping_leaves_a_partial_volume_and_the_retry_s
             timeout=300,
             what="the production stamped by the second worker",
         )
+        wait_until(lambda: job_row(job_id)["status"] != "doing", timeout=60, what="the job's end")
     finally:
         first.stop()
         if second is not None:
