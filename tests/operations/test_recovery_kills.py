@@ -11,6 +11,7 @@ import json
 import re
 import socket
 import threading
+import zipfile
 from pathlib import Path
 
 import pymupdf
@@ -20,7 +21,7 @@ from procrastinate.contrib.django import app
 
 from apps.cases.models import Case
 from apps.documents import storage
-from apps.documents.models import BatesPage, Document, Page, Production
+from apps.documents.models import BatesPage, Document, Page, Production, ProductionExport
 from tests.cluster.dispatch_fixtures import backend_make
 from tests.documents.conftest import blob_root  # noqa: F401 (a fixture)
 from tests.documents.files import scanned_pdf
@@ -91,7 +92,11 @@ def test_a_worker_killed_during_ocr_is_replaced_and_the_document_is_read_once(
             timeout=300,
             what="the document read by the second worker",
         )
-        wait_until(lambda: job_row(job_id)["status"] != "doing", timeout=60, what="the job's end")
+        wait_until(
+            lambda: job_row(job_id)["status"] in ("succeeded", "failed"),
+            timeout=60,
+            what="the job's end",
+        )
     finally:
         first.stop()
         if second is not None:
@@ -157,7 +162,11 @@ def test_a_worker_killed_during_stamping_leaves_a_partial_volume_and_the_retry_s
             timeout=300,
             what="the production stamped by the second worker",
         )
-        wait_until(lambda: job_row(job_id)["status"] != "doing", timeout=60, what="the job's end")
+        wait_until(
+            lambda: job_row(job_id)["status"] in ("succeeded", "failed"),
+            timeout=60,
+            what="the job's end",
+        )
     finally:
         first.stop()
         if second is not None:
@@ -237,3 +246,71 @@ def test_a_health_check_killed_holding_its_lock_and_queueing_lock_does_not_stop_
         server.close()
     assert job_row(dead)["status"] == "aborted"
     assert f"job {newer}, queued later with the same queueing lock" in second.output()
+
+
+def _partial_zips(root: Path) -> list[Path]:
+    return [p for p in (root / "tmp").rglob("*.zip") if p.is_file() and p.stat().st_size > 0]
+
+
+def test_a_worker_killed_while_building_an_export_is_replaced_and_the_volume_is_whole(
+    lawyer_api: Client,
+    case: Case,
+    blob_root: Path,  # noqa: F811
+) -> None:
+    pages = 40
+    document_id = upload_document(lawyer_api, case.pk, "e.pdf", _long_pdf(pages, "Exhibit"))
+    env = worker_env(blob_root=blob_root, LEXWEB_JOB_STALLED_SECONDS=STALLED)
+    first = start_worker(env=env)
+    second = None
+    base = f"/api/v1/cases/{case.pk}/productions"
+    try:
+        wait_until(
+            lambda: Document.objects.get(pk=document_id).status == Document.Status.READY,
+            timeout=300,
+            what="the document ingested",
+        )
+        response = lawyer_api.post(
+            base,
+            json.dumps({"volume": "EXP001", "prefix": "EXP", "document_ids": [document_id]}),
+            content_type="application/json",
+        )
+        assert response.status_code == 201, response.content
+        production_id = response.json()["id"]
+        wait_until(
+            lambda: Production.objects.get(pk=production_id).status == Production.Status.READY,
+            timeout=300,
+            what="the production stamped",
+        )
+        response = lawyer_api.post(
+            f"{base}/{production_id}/exports",
+            json.dumps({"image_dpi": 300}),
+            content_type="application/json",
+        )
+        assert response.status_code in (200, 201, 202), response.content
+        export_id = response.json()["id"]
+        job_id = job_of("documents.export_production", "export_id", export_id)
+        # Killed with the zip part-written (the images come last, one per page).
+        wait_until(lambda: _partial_zips(blob_root), timeout=300, what="a partial zip", every=0.02)
+        second = _kill_then_restart(first, job_id, env)
+        wait_until(
+            lambda: job_row(job_id)["status"] in ("succeeded", "failed"),
+            timeout=300,
+            what="the rerun's end",
+        )
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+
+    export = ProductionExport.objects.select_related("output").get(pk=export_id)
+    assert export.status == ProductionExport.Status.READY, export.error
+    assert export.output is not None
+    with zipfile.ZipFile(storage.blob_path(export.output.sha256)) as volume:
+        names = volume.namelist()
+        opt = volume.read("EXP001/EXP001.opt").decode("utf-8-sig").splitlines()
+    bates = [f"EXP{n:06d}" for n in range(1, pages + 1)]
+    assert [line.split(",")[0] for line in opt] == bates  # one line per page, in order
+    tiffs = sorted(n.rsplit("/", 1)[-1] for n in names if n.endswith(".tif"))
+    assert tiffs == [f"{b}.tif" for b in bates]
+    assert len(names) == len(set(names))
+    assert job_row(job_id)["status"] == "succeeded"
