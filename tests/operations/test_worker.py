@@ -73,6 +73,47 @@ def test_help_lists_the_queues_and_concurrency_flags() -> None:
     assert "--concurrency CONCURRENCY" in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        (
+            "LEXWEB_JOB_STALLED_SECONDS",
+            "4",
+            "LEXWEB_JOB_STALLED_SECONDS must be at least 5, not 4.",
+        ),
+        ("LEXWEB_JOB_SHUTDOWN_GRACE_SECONDS", "-1", "must be at least 0, not -1."),
+        ("LEXWEB_JOB_RECOVERY_MAX_ATTEMPTS", "0", "must be at least 1, not 0."),
+        ("LEXWEB_JOB_RECOVERY_CRON", "every minute", "must be a cron line such as '* * * * *'"),
+    ],
+)
+def test_a_bad_job_setting_stops_the_worker_with_one_clear_line(
+    name: str, value: str, message: str
+) -> None:
+    result = subprocess.run(
+        [sys.executable, str(BASE_DIR / "manage.py"), "worker", "--help"],
+        cwd=BASE_DIR,
+        env=worker_env(**{name: value}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+@pytest.mark.parametrize("value", ["5", "6", "60"])
+def test_the_lowest_stalled_timeout_and_above_are_accepted(value: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(BASE_DIR / "manage.py"), "worker", "--help"],
+        cwd=BASE_DIR,
+        env=worker_env(LEXWEB_JOB_STALLED_SECONDS=value, LEXWEB_JOB_SHUTDOWN_GRACE_SECONDS="0"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def test_sigterm_lets_the_running_job_finish_and_a_second_signal_does_not_kill_it(
     lawyer_api: Client,
     case: Case,
