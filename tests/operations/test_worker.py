@@ -263,3 +263,16 @@ def test_a_worker_started_while_the_database_is_away_waits_for_it(
     finally:
         worker.stop()
         link.down()
+
+
+def test_a_worker_waiting_for_the_database_stops_at_once_on_sigterm(tmp_path: Path) -> None:
+    link = DatabaseLink(tmp_path)
+    link.down()
+    worker = start_worker(env=worker_env(database_url=link.database_url()))
+    try:
+        worker.wait_for_line("the database does not answer; waiting for it")
+        worker.signal(signal.SIGTERM)
+        assert worker.wait(timeout=60) == 0
+    finally:
+        worker.stop()
+    assert worker.lines[-1].endswith("stopped")
