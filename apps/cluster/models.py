@@ -6,6 +6,8 @@ Observed state lives in its own tables so that an admin saving a configuration r
 overwrites a measurement, and the agent never overwrites configuration.
 """
 
+from urllib.parse import urlsplit, urlunsplit
+
 from django.db import models
 from django.utils import timezone
 
@@ -145,7 +147,22 @@ class Backend(models.Model):
         return self.name
 
     def __repr__(self) -> str:
-        return f"<Backend {self.pk} {self.name} {self.kind} {self.base_url}>"
+        return f"<Backend {self.pk} {self.name} {self.kind} {self.address}>"
+
+    @property
+    def address(self) -> str:
+        """`base_url` as it may be shown (admin list, repr, logs): without a user:password@
+        part, a query string or a fragment, any of which may carry a secret."""
+        parts = urlsplit(self.base_url)
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        try:
+            port = parts.port
+        except ValueError:  # not a number: shown as nothing rather than as typed
+            port = None
+        if port is not None:
+            netloc += f":{port}"
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 class BackendHealth(models.Model):

@@ -19,14 +19,17 @@ Rules (the numbers are module constants):
 4. "loading" (llama-server's 503 while it reads the model) is its own state, not a failure.
 
 Messages are the backend client's (written to be safe to show) with the API key scrubbed once
-more here, cut to the column's length.
+more here and no URL or host of the backend (the clients and httpx name the backend by its URL;
+the message names it by its `name`), cut to the column's length.
 """
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
+from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
@@ -369,11 +372,30 @@ def _count_failure(health: BackendHealth, *, message: str, now: datetime) -> Non
         health.message = message[:MESSAGE_LENGTH]
 
 
+# Any URL at all ("scheme://..."): a proxy's error page may name other addresses too.
+_ANY_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>()\[\]]*")
+
+
 def _safe_message(message: str, backend: Backend) -> str:
+    """The message as the registry stores it (dashboard, API, events): on one line, and
+    without the backend's URL, host or API key. The clients name the backend by its URL, and
+    httpx errors often quote it; the message names the backend instead."""
     # The clients never put the key in a message; this keeps it so if one ever echoes a
     # request back (a proxy's error page, say).
     if backend.api_key:
         message = message.replace(backend.api_key, "[API key]")
+    label = f"backend {backend.name}"
+    urls = {backend.base_url, backend.base_url.rstrip("/"), backend.address}
+    for url in sorted(urls, key=len, reverse=True):
+        if url:
+            message = message.replace(url, label)
+    message = _ANY_URL.sub("[URL]", message)
+    host = urlsplit(backend.base_url).hostname or ""
+    if len(host) >= 2:
+        # The host (with its port) on its own, as in "Connect call failed ('10.0.0.5', 8080)".
+        message = re.sub(
+            rf"(?<![\w.-]){re.escape(host)}(?::\d+)?(?![\w-])", "[host]", message, flags=re.I
+        )
     return one_line(message, MESSAGE_LENGTH)
 
 
