@@ -26,10 +26,11 @@ class Case(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        # A court number is unique only among the cases one person can see (checked by
+        # case_create/case_update): a firm-wide constraint would tell anyone who tries that the
+        # firm has a matter they are not on.
+        indexes = [models.Index(Lower("court"), Lower("number"), name="cases_case_court_number")]
         constraints = [
-            models.UniqueConstraint(
-                Lower("court"), Lower("number"), name="cases_case_number_unique_per_court"
-            ),
             models.CheckConstraint(
                 condition=~models.Q(title="") & ~models.Q(number="") & ~models.Q(client=""),
                 name="cases_case_required_text",

@@ -4,7 +4,7 @@ import socket
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from procrastinate.contrib.django import app
 
@@ -29,8 +29,22 @@ def _clean_case_fields(fields: dict[str, str]) -> dict[str, str]:
     return cleaned
 
 
-def _number_taken(*, number: str, court: str, exclude_id: int | None = None) -> bool:
-    clash = Case.objects.filter(number__iexact=number, court__iexact=court)
+def _number_taken(*, actor: User, number: str, court: str, exclude_id: int | None = None) -> bool:
+    """Whether a case the actor can see already has this number in this court.
+
+    Cases the actor cannot see are not looked at: a refusal would tell them that the firm has
+    that matter. Two teams may then each open the same court number (each sees only its own).
+    Call inside the transaction that writes: the advisory lock makes two concurrent writes of
+    the same number queue here, so the one that comes second sees the first.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtext(%s))",
+            [f"lexweb.case_number:{court.lower()}:{number.lower()}"],
+        )
+    clash = selectors.case_list_for_user(user=actor).filter(
+        number__iexact=number, court__iexact=court
+    )
     if exclude_id is not None:
         clash = clash.exclude(pk=exclude_id)
     return clash.exists()
@@ -44,13 +58,9 @@ def case_create(*, actor: User, title: str, number: str, client: str, court: str
     fields = _clean_case_fields(
         {"title": title, "number": number, "client": client, "court": court}
     )
-    if _number_taken(number=fields["number"], court=fields["court"]):
-        raise Conflict(f"Case {fields['number']} already exists in that court.")
-    try:
-        with transaction.atomic():
-            case = Case.objects.create(created_by=actor, **fields)
-    except IntegrityError:
-        raise Conflict(f"Case {fields['number']} already exists in that court.") from None
+    if _number_taken(actor=actor, number=fields["number"], court=fields["court"]):
+        raise Conflict(f"Case {fields['number']} already exists in that court (one of yours).")
+    case = Case.objects.create(created_by=actor, **fields)
     role = Membership.Role.LAWYER if actor.role == User.Role.LAWYER else Membership.Role.STAFF
     Membership.objects.create(case=case, user=actor, role=role)
     account_services.audit_record(actor=actor, action="case.create", case=case, target=case)
@@ -76,8 +86,8 @@ def case_update(*, actor: User, case: Case, changes: dict[str, str]) -> Case:
         return case
     for name in changed:
         setattr(case, name, wanted[name])
-    if _number_taken(number=case.number, court=case.court, exclude_id=case.pk):
-        raise Conflict(f"Case {case.number} already exists in that court.")
+    if _number_taken(actor=actor, number=case.number, court=case.court, exclude_id=case.pk):
+        raise Conflict(f"Case {case.number} already exists in that court (one of yours).")
     case.save()
     account_services.audit_record(
         actor=actor,

@@ -261,8 +261,9 @@ def test_patch_bad_status_is_422(lawyer_api: Client, case: Case) -> None:
     assert case.status == "open"
 
 
-def test_patch_to_a_taken_number_is_409(lawyer_api: Client, case: Case) -> None:
-    CaseFactory(number="CV-TAKEN", court="Superior Court")
+def test_patch_to_a_taken_number_is_409(lawyer: User, lawyer_api: Client, case: Case) -> None:
+    # Taken by another case of the lawyer's (one they cannot see is allowed: test_case_number_leak)
+    MembershipFactory(case=CaseFactory(number="CV-TAKEN", court="Superior Court"), user=lawyer)
 
     response = _patch(lawyer_api, f"/api/v1/cases/{case.pk}", {"number": "cv-taken"})
 
