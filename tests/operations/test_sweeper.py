@@ -32,11 +32,20 @@ from apps.documents.models import Blob, Document, Production, ProductionExport
 from apps.operations.services import sweeper
 from lexweb import tempdirs
 from tests.conftest import BASE_DIR, database_url_for_tests
+from tests.operations.test_readiness import _empty_job_tables
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 
 HOUR = 3600
 DEADLINE = 90.0
+
+
+@pytest.fixture(autouse=True)
+def clean_jobs(transactional_db: None) -> Iterator[None]:
+    """No job of this file (a stamping job whose worker was killed) is left for later tests."""
+    _empty_job_tables()
+    yield
+    _empty_job_tables()
 
 
 @pytest.fixture
