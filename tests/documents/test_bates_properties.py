@@ -17,7 +17,7 @@ from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.documents import production_selectors, production_services
 from apps.documents import services as document_services
-from apps.documents.production_selectors import MAX_RANGE, _parse
+from apps.documents.production_selectors import MAX_NUMBER, MAX_RANGE, _parse
 from lexweb.errors import DomainError, NotFound
 from tests.conftest import session_client, token_client
 
@@ -220,3 +220,22 @@ def test_range_limit(api: Client, produced: Case, span: int, status: int) -> Non
     response = api.get(f"/api/v1/cases/{produced.pk}/bates/PROP{first}-{first + span - 1}")
 
     assert response.status_code == status
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "number",
+    [MAX_NUMBER - 1, MAX_NUMBER, MAX_NUMBER + 1, 10**40],
+    ids=["below", "at", "above", "far-above"],
+)
+@pytest.mark.parametrize("edge", ["api", "web"])
+def test_numbers_around_the_index_limit_are_not_found_not_a_server_error(
+    api: Client, web: Client, produced: Case, number: int, edge: str
+) -> None:
+    if edge == "api":
+        response = api.get(f"/api/v1/cases/{produced.pk}/bates/PROP{number}")
+    else:
+        response = web.get(f"/cases/{produced.pk}/bates/", {"ref": f"PROP{number}"})
+
+    assert response.status_code == 404
+    assert "No page carries" in response.content.decode()
