@@ -294,6 +294,25 @@ NINJA_PAGINATION_MAX_LIMIT = 200
 # --- Documents ------------------------------------------------------------------------------
 # Originals, content-addressed by SHA-256 (see apps/documents/storage.py).
 LEXWEB_BLOB_ROOT = Path(env_str("LEXWEB_BLOB_ROOT", str(VAR_DIR / "blobs"))).resolve()
+# Uploads Django spools to disk go to a folder of the receiving process under here
+# (lexweb/tempdirs.py), so the sweeper can remove what a killed web server left.
+FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)  # Django's checks want it there
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "lexweb.tempdirs.ProcessTemporaryFileUploadHandler",
+]
+# The sweeper (apps/operations/services/sweeper.py) removes stored files no row refers to once
+# they are this old, and the temporary files of dead processes; it runs at each worker start
+# and on this cron (the sixth field is seconds; empty: only at worker start).
+LEXWEB_SWEEP_ORPHAN_SECONDS = env_int("LEXWEB_SWEEP_ORPHAN_SECONDS", 3600, minimum=60)
+LEXWEB_SWEEP_CRON = env_str("LEXWEB_SWEEP_CRON", "*/15 * * * *")
+if LEXWEB_SWEEP_CRON and not croniter.croniter.is_valid(LEXWEB_SWEEP_CRON):
+    raise ImproperlyConfigured(
+        f"LEXWEB_SWEEP_CRON must be a cron line such as '*/15 * * * *', not {LEXWEB_SWEEP_CRON!r}."
+    )
+# /readyz: a periodic job is late when it has not run this long after its next scheduled time.
+LEXWEB_PERIODIC_GRACE_SECONDS = env_int("LEXWEB_PERIODIC_GRACE_SECONDS", 60, minimum=1)
 LEXWEB_OCR_LANGUAGE = env_str("LEXWEB_OCR_LANGUAGE", "eng")
 # Scanned pages are read at their own resolution, within these bounds.
 LEXWEB_OCR_DPI = env_int("LEXWEB_OCR_DPI", 300, minimum=72)
