@@ -26,6 +26,7 @@ from apps.documents.models import (
     ProductionExport,
 )
 from lexweb.errors import Conflict, DomainError
+from lexweb.jobs import database_lost
 
 logger = logging.getLogger(__name__)
 
@@ -281,6 +282,8 @@ def production_stamp(*, production_id: int) -> None:
             stamping.stamp_volume(sources, stamp, out_path, progress)
             stored = storage.blob_adopt(out_path)
     except Exception as exc:
+        if database_lost(exc):
+            raise
         logger.exception("Stamping production %s failed", production.pk)
         _set(
             production,
@@ -383,6 +386,8 @@ def production_export_build(*, export_id: int) -> None:
             )
             stored = storage.blob_adopt(out)
     except Exception as exc:
+        if database_lost(exc):
+            raise
         logger.exception("Export %s failed", export.pk)
         _set_export(
             export,

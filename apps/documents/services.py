@@ -20,6 +20,7 @@ from apps.documents import extraction, intake, storage
 from apps.documents.events import DocumentProgress
 from apps.documents.models import Blob, Document, Page
 from lexweb.errors import DomainError
+from lexweb.jobs import database_lost
 
 logger = logging.getLogger(__name__)
 
@@ -274,6 +275,8 @@ def document_extract_text(*, document_id: int) -> None:
         _set_progress(document, status=Document.Status.FAILED, error=exc.message)
         return
     except Exception as exc:
+        if database_lost(exc):
+            raise
         logger.exception("Ingest of document %s failed", document.pk)
         _set_progress(
             document,

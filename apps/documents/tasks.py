@@ -1,14 +1,24 @@
+from django.db import InterfaceError, OperationalError
 from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 
 from apps.documents import production_services, services
 from lexweb.jobs import require_arg
 
+# A full disk or an unreadable file (OSError) and a database that went away mid-job
+# (OperationalError, InterfaceError: the job itself cannot record its failure then) are worth
+# another try; every task here is safe to run again from the start. Anything else fails now.
+_RETRY = RetryStrategy(
+    max_attempts=3,
+    exponential_wait=10,
+    retry_exceptions={OSError, OperationalError, InterfaceError},
+)
+
 
 @app.task(
     name="documents.extract_text",
     queue="cpu",
-    retry=RetryStrategy(max_attempts=3, exponential_wait=10, retry_exceptions={OSError}),
+    retry=_RETRY,
 )
 def document_extract_text_task(*, document_id: int) -> None:
     """Read the next LEXWEB_INGEST_BATCH_PAGES pages of a document from its text layer or
@@ -24,7 +34,7 @@ def document_extract_text_task(*, document_id: int) -> None:
 @app.task(
     name="documents.stamp_production",
     queue="cpu",
-    retry=RetryStrategy(max_attempts=3, exponential_wait=10, retry_exceptions={OSError}),
+    retry=_RETRY,
 )
 def production_stamp_task(*, production_id: int) -> None:
     """Merge and Bates-stamp a production. Idempotent; a missing production is a no-op."""
@@ -32,7 +42,7 @@ def production_stamp_task(*, production_id: int) -> None:
     production_services.production_stamp(production_id=production_id)
 
 
-@app.task(name="documents.export_production", queue="cpu")
+@app.task(name="documents.export_production", queue="cpu", retry=_RETRY)
 def production_export_task(*, export_id: int) -> None:
     """Build a production's volume zip with load files. Idempotent."""
     require_arg(export_id, int, "export_id")

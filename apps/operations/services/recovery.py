@@ -24,12 +24,18 @@ from django.db import connection, transaction
 logger = logging.getLogger(__name__)
 
 # `doing` jobs whose worker row is gone (deleted: the foreign key set it NULL) or silent.
+# Silence is counted from the database server's own start at the earliest: while PostgreSQL
+# was down (killed, restarted) no worker could beat, and a worker that is still running its job
+# would otherwise be judged dead the moment the server is back; its late "failed" would then
+# overwrite the retry (procrastinate_finish_job_v1 accepts `todo`).
 _STALLED_IDS_SQL = """
 SELECT job.id
   FROM procrastinate_jobs job
   LEFT JOIN procrastinate_workers worker ON worker.id = job.worker_id
  WHERE job.status = 'doing'
-   AND (worker.id IS NULL OR worker.last_heartbeat < NOW() - make_interval(secs => %s))
+   AND (worker.id IS NULL
+        OR GREATEST(worker.last_heartbeat, pg_postmaster_start_time())
+           < NOW() - make_interval(secs => %s))
  ORDER BY job.id
 """
 
@@ -41,7 +47,9 @@ SELECT job.id, job.task_name, job.queue_name, job.queueing_lock, job.attempts, j
   LEFT JOIN procrastinate_workers worker ON worker.id = job.worker_id
  WHERE job.id = %s
    AND job.status = 'doing'
-   AND (worker.id IS NULL OR worker.last_heartbeat < NOW() - make_interval(secs => %s))
+   AND (worker.id IS NULL
+        OR GREATEST(worker.last_heartbeat, pg_postmaster_start_time())
+           < NOW() - make_interval(secs => %s))
    FOR UPDATE OF job SKIP LOCKED
 """
 
