@@ -453,8 +453,9 @@ def run() -> int:
     _manage("migrate", "--noinput", quiet=True)
     _manage("collectstatic", "--noinput", quiet=True)
     _manage("ensure_admin")
-    _manage("seed_demo")
-    _manage("seed_demo_site")
+    if _demo_data_enabled():
+        _manage("seed_demo")
+        _manage("seed_demo_site")
     web = [
         PYTHON,
         "-m",
@@ -502,7 +503,8 @@ def _cluster_worker_concurrency() -> int:
 def _demo_data_enabled() -> bool:
     from django.conf import settings
 
-    return bool(settings.LEXWEB_DEMO_DATA)
+    # The demo lives in the dev package (lexweb_dev); a product install without it has none.
+    return bool(settings.LEXWEB_DEMO_DATA and settings.LEXWEB_DEV_TOOLS)
 
 
 def _bench() -> int:

@@ -10,15 +10,20 @@ The import walk reads every module's syntax tree, so a new module is covered wit
 """
 
 import ast
+import contextlib
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import BASE_DIR, database_url_for_tests
+from tests.running import START_TIMEOUT, free_port, launcher_env
 
 DEV_PACKAGE = "lexweb_dev"
 PRODUCT_PACKAGES = ("apps", "lexweb")
@@ -76,7 +81,7 @@ def is_service_or_selector(module: str) -> bool:
 
 def layering_problems(modules: dict[str, str]) -> list[str]:
     """The rule breaks in `modules` (dotted name → source), one line each."""
-    problems = []
+    problems: list[str] = []
     for module, source in sorted(modules.items()):
         is_package = module in {m.rpartition(".")[0] for m in modules}
         names = imported_names(source, module, is_package=is_package)
@@ -136,19 +141,24 @@ def test_the_layering_check_catches_each_way_of_breaking_the_rules() -> None:
     ]
 
 
-@pytest.mark.django_db
-def test_the_product_copied_without_the_dev_package_passes_check_and_imports_every_module(
-    tmp_path: Path,
-) -> None:
-    product = tmp_path / "product"
+def product_copy(product: Path) -> Path:
+    """The product's files (PRODUCT_TREE) copied to `product`, without the dev package."""
+    product.mkdir()
     for name in PRODUCT_TREE:
         source = BASE_DIR / name
         if source.is_dir():
             shutil.copytree(source, product / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
-            product.mkdir(exist_ok=True)
             shutil.copy2(source, product / name)
     assert not (product / DEV_PACKAGE).exists()
+    return product
+
+
+@pytest.mark.django_db
+def test_the_product_copied_without_the_dev_package_passes_check_and_imports_every_module(
+    tmp_path: Path,
+) -> None:
+    product = product_copy(tmp_path / "product")
     var = tmp_path / "var"
     # The upload spool (FILE_UPLOAD_TEMP_DIR, var/tmp) must exist for `check`.
     (var / "tmp").mkdir(parents=True)
@@ -201,3 +211,43 @@ def test_the_product_copied_without_the_dev_package_passes_check_and_imports_eve
     assert "System check identified no issues" in check.stdout
     assert (imports.returncode, imports.stderr) == (0, "")
     assert imports.stdout.strip() == f"imported {len(modules)}"
+
+
+def test_make_run_without_the_dev_package_serves_the_product_and_skips_the_demo(
+    tmp_path: Path, var_dir: Path
+) -> None:
+    product = product_copy(tmp_path / "product")
+    port = free_port()
+    env = launcher_env(var_dir, port)
+    env.pop("PYTHONPATH", None)  # nothing may lead back to this checkout's lexweb_dev
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "lexweb.launcher", "run"],
+        cwd=product,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        health = answered(launcher, f"http://127.0.0.1:{port}/healthz", deadline=START_TIMEOUT)
+    finally:
+        launcher.send_signal(signal.SIGINT)
+        output, _ = launcher.communicate(timeout=90)
+
+    assert (health, launcher.returncode) == (200, 0), output
+    assert "Unknown command" not in output
+    assert "Demo" not in output and "demo_backends" not in output
+
+
+def answered(process: subprocess.Popen[str], url: str, *, deadline: float) -> int | None:
+    """The status of the first answer at `url` within `deadline` seconds; None if nothing
+    answered, or as soon as `process` exits."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        with contextlib.suppress(httpx.TransportError):
+            return httpx.get(url, timeout=5).status_code
+        # The pause between polls waits on the process, so one that exits ends it at once.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=0.5)
+            return None
+    return None
