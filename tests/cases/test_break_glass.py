@@ -173,7 +173,7 @@ async def test_an_open_socket_closes_when_the_grant_expires(admin_user: User, ca
     closed = await socket.receive_output(timeout=10)
 
     assert closed == {"type": "websocket.close", "code": 4403, "reason": closed.get("reason")}
-    assert "no longer a member" in closed.get("reason", "")
+    assert "your break-glass access to this case ended" in closed.get("reason", "")
 
 
 @pytest.mark.django_db
