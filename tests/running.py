@@ -2,12 +2,14 @@
 folder with its own embedded PostgreSQL and port."""
 
 import os
+import queue
 import secrets
-import selectors
 import socket
 import subprocess
 import sys
+import threading
 import time
+import weakref
 from pathlib import Path
 
 from django.conf import settings
@@ -76,19 +78,41 @@ def read_until(
     assert process.stdout is not None
     seen: list[str] = []
     deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        while time.monotonic() < deadline:
-            if not selector.select(timeout=max(0.0, deadline - time.monotonic())):
-                break
-            line = process.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            missing = {needle for needle in missing if needle not in line}
-            if not missing:
-                return "".join(seen)
+    while time.monotonic() < deadline:
+        line = _next_line(process, timeout=max(0.0, deadline - time.monotonic()))
+        if not line:  # timed out (None) or the output ended ("")
+            break
+        seen.append(line)
+        missing = {needle for needle in missing if needle not in line}
+        if not missing:
+            return "".join(seen)
     raise AssertionError(f"{sorted(missing)!r} not seen; output was:\n{''.join(seen)}")
+
+
+# A line being read for a process when its read_until timed out: the next call takes it over.
+_pending: "weakref.WeakKeyDictionary[subprocess.Popen[str], queue.Queue[str]]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _next_line(process: subprocess.Popen[str], *, timeout: float) -> str | None:
+    """The next line of the process's output, "" at its end, None if none came in time.
+
+    A blocking readline on a thread rather than select() on the pipe: the text wrapper reads
+    ahead, so lines it already holds would never make the pipe readable again, and a launcher
+    that printed two lines at once would seem to have printed one.
+    """
+    box = _pending.pop(process, None)
+    if box is None:
+        box = queue.Queue(maxsize=1)
+        stdout = process.stdout
+        assert stdout is not None
+        threading.Thread(target=lambda: box.put(stdout.readline()), daemon=True).start()
+    try:
+        return box.get(timeout=timeout)
+    except queue.Empty:
+        _pending[process] = box
+        return None
 
 
 def one_shot(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
