@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.cases",
     "apps.documents",
+    "apps.evidence",
     "apps.cluster",
     "apps.operations",
     "apps.api",

@@ -31,6 +31,28 @@ class Document(models.Model):
         COURT = "court", "Court"
         PUBLIC_RECORD = "public_record", "Public record"
         WORK_PRODUCT = "work_product", "Firm work product"
+        # Set only by lexweb itself (a model wrote it, or it derives from something a model
+        # wrote); never accepted from a form or the API.
+        SYSTEM_GENERATED = "system_generated", "System generated"
+
+    # What people may choose at upload (everything but SYSTEM_GENERATED).
+    PERSON_ORIGINS = (
+        Origin.CLIENT,
+        Origin.OPPOSING,
+        Origin.THIRD_PARTY,
+        Origin.COURT,
+        Origin.PUBLIC_RECORD,
+        Origin.WORK_PRODUCT,
+    )
+    # Material from the other side or from strangers: quoted as data in prompts, never obeyed.
+    UNTRUSTED_ORIGINS = (Origin.OPPOSING, Origin.THIRD_PARTY)
+
+    class Provenance(models.TextChoices):
+        """Where the registry check of a document stands (evidence app's registry)."""
+
+        PENDING = "pending", "Not checked yet"
+        CLEAR = "clear", "No match with anything lexweb generated"
+        FLAGGED = "flagged", "Matches something lexweb generated"
 
     class Kind(models.TextChoices):
         PDF = "pdf", "PDF"
@@ -59,6 +81,11 @@ class Document(models.Model):
     error = models.TextField(blank=True)
     page_count = models.PositiveIntegerField(default=0)
     pages_done = models.PositiveIntegerField(default=0)
+    # The generated-artifact registry's verdict: bytes are checked at upload, text once read.
+    # The matches themselves are evidence.ArtifactMatch rows (related name artifact_matches).
+    provenance = models.CharField(
+        max_length=16, choices=Provenance.choices, default=Provenance.PENDING
+    )
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -78,6 +105,41 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.filename
+
+
+class Derivation(models.Model):
+    """One edge of lineage: `child` was made from `parent` by a transform.
+
+    Deterministic transforms of evidence (e-mail attachment extraction, Bates stamping,
+    renders to PDF, page splits) stay evidence; a non-deterministic one (a model wrote it) makes
+    the child system generated, and so is everything derived from it, at any depth. Rows are
+    never cascaded away: deleting a document that has lineage is refused.
+    """
+
+    child = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="derived_from")
+    parent = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="derivations")
+    transform = models.CharField(max_length=60)  # e.g. "email-attachment", "bates-stamp"
+    version = models.CharField(max_length=20)  # e.g. "1"
+    deterministic = models.BooleanField()
+    parameters = models.JSONField(default=dict, blank=True)
+    # Order among a child's parents (a production's originals in volume order).
+    order = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["child", "order", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                "child", "parent", "transform", name="documents_derivation_once"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(child=models.F("parent")), name="documents_derivation_no_self"
+            ),
+        ]
+        indexes = [models.Index(fields=["parent"], name="documents_derivation_parent")]
+
+    def __str__(self) -> str:
+        return f"{self.child_id} <- {self.parent_id} ({self.transform}/{self.version})"
 
 
 class Page(models.Model):

@@ -1,0 +1,207 @@
+"""Evidence: the generated-artifact registry, its matches with uploads, and evidence packets.
+
+Nothing here is ever cascaded away: artifacts, matches, packets, their items and frozen pages
+are kept (PROTECT) so that what a model or the verifier read can always be shown again.
+"""
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+
+
+class GeneratedArtifact(models.Model):
+    """Something lexweb produced: a model's output or an export of one (text, Markdown, PDF,
+    DOCX). Registered the moment it is created, so it can never come back in as evidence.
+
+    The registry is site-wide (a draft of one case uploaded into another is still caught); a
+    match names the artifact in full only to members of the artifact's own case.
+    """
+
+    class Kind(models.TextChoices):
+        MODEL_OUTPUT = "model_output", "Model output"
+        EXPORT = "export", "Export of a model output"
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    media_type = models.CharField(max_length=100)  # text/markdown, application/pdf, ...
+    title = models.CharField(max_length=200)  # e.g. "Affidavit draft v2 (run 14, drafter)"
+    case = models.ForeignKey(
+        "cases.Case", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # What made it, free text for people ("drafting run 14, stage drafter, Qwen3.5 on board B").
+    source = models.CharField(max_length=200, blank=True)
+    # The artifact it was exported from (a PDF of a draft version), if any.
+    exported_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="exports"
+    )
+    size = models.BigIntegerField()
+    # Number of distinct fingerprint hashes (the denominator of "share of the artifact").
+    fingerprint_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ArtifactFingerprint(models.Model):
+    """One winnowed shingle hash of an artifact's normalised text. Looked up by hash (indexed),
+    so a check never compares against every artifact."""
+
+    artifact = models.ForeignKey(
+        GeneratedArtifact, on_delete=models.PROTECT, related_name="fingerprints"
+    )
+    hash = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint("artifact", "hash", name="evidence_fingerprint_once"),
+        ]
+        indexes = [models.Index(fields=["hash"], name="evidence_fingerprint_hash")]
+
+    def __str__(self) -> str:
+        return f"{self.artifact_id}:{self.hash}"
+
+
+class ArtifactMatch(models.Model):
+    """A document that matches a registered artifact: by its bytes, or by its text."""
+
+    class By(models.TextChoices):
+        BYTES = "bytes", "Same bytes"
+        TEXT = "text", "Same text"
+
+    document = models.ForeignKey(
+        "documents.Document", on_delete=models.PROTECT, related_name="artifact_matches"
+    )
+    artifact = models.ForeignKey(GeneratedArtifact, on_delete=models.PROTECT, related_name="+")
+    by = models.CharField(max_length=8, choices=By.choices)
+    # Share of the artifact's fingerprints found in the document, 0..1 (1.0 for bytes).
+    share = models.FloatField()
+    # Share of the document's fingerprints found in the artifact, 0..1.
+    document_share = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["document", "-share", "id"]
+        constraints = [
+            models.UniqueConstraint("document", "artifact", "by", name="evidence_match_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"document {self.document_id} ~ artifact {self.artifact_id} ({self.share:.0%})"
+
+
+class Packet(models.Model):
+    """One version of an evidence packet: an explicit selection of documents or page ranges in
+    one case. Editable until frozen; a frozen version never changes, and editing it makes the
+    next version (same `series`, `version` + 1)."""
+
+    class Status(models.TextChoices):
+        EDITABLE = "editable", "Editable"
+        FROZEN = "frozen", "Frozen"
+
+    case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="packets")
+    # The first version's id; every version of one packet shares it.
+    series = models.BigIntegerField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    title = models.CharField(max_length=200)
+    purpose = models.TextField(blank=True)  # what the packet is for, free text
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.EDITABLE)
+    # SHA-256 over the frozen snapshot (see evidence.services); blank until frozen.
+    content_hash = models.CharField(max_length=64, blank=True)
+    page_count = models.PositiveIntegerField(default=0)  # frozen pages
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    frozen_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint("series", "version", name="evidence_packet_version_once"),
+            models.CheckConstraint(
+                condition=models.Q(status="editable") | ~models.Q(content_hash=""),
+                name="evidence_packet_frozen_has_hash",
+            ),
+        ]
+        indexes = [models.Index(fields=["case", "-created_at"], name="evidence_packet_case")]
+
+    def __str__(self) -> str:
+        return f"{self.title} v{self.version}"
+
+
+class PacketItem(models.Model):
+    """A document, or a page range of one, in a packet, with who added it and why."""
+
+    packet = models.ForeignKey(Packet, on_delete=models.PROTECT, related_name="items")
+    document = models.ForeignKey("documents.Document", on_delete=models.PROTECT, related_name="+")
+    # Both null: the whole document. Otherwise a 1-based inclusive range.
+    first_page = models.PositiveIntegerField(null=True, blank=True)
+    last_page = models.PositiveIntegerField(null=True, blank=True)
+    order = models.PositiveIntegerField()
+    reason = models.TextField()
+    # Text inside the item that reads as instructions to a model: [{"page": n, "kind": ...,
+    # "excerpt": ...}, ...]. A warning for people, not a refusal.
+    warnings = models.JSONField(default=list, blank=True)
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    added_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["packet", "order"]
+        constraints = [
+            models.UniqueConstraint("packet", "order", name="evidence_item_order_once"),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(first_page__isnull=True, last_page__isnull=True)
+                    | models.Q(first_page__gte=1, last_page__gte=models.F("first_page"))
+                ),
+                name="evidence_item_range_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        pages = f" pp. {self.first_page}-{self.last_page}" if self.first_page else ""
+        return f"#{self.order}: document {self.document_id}{pages}"
+
+
+class FrozenPage(models.Model):
+    """One page of a frozen packet, as it was read when the packet was frozen."""
+
+    packet = models.ForeignKey(Packet, on_delete=models.PROTECT, related_name="frozen_pages")
+    item = models.ForeignKey(PacketItem, on_delete=models.PROTECT, related_name="frozen_pages")
+    position = models.PositiveIntegerField()  # 1-based order of the page in the packet
+    document = models.ForeignKey("documents.Document", on_delete=models.PROTECT, related_name="+")
+    page_number = models.PositiveIntegerField()
+    # Every Bates label the page carries ("ACME000014"), lowest production first; may be empty.
+    bates = ArrayField(models.CharField(max_length=40), default=list, blank=True)
+    text = models.TextField(blank=True)
+    text_sha256 = models.CharField(max_length=64)
+    source = models.CharField(max_length=16)  # documents.Page.Source value
+    ocr_confidence = models.FloatField(null=True, blank=True)
+    origin = models.CharField(max_length=32)  # the document's origin when frozen
+    untrusted = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["packet", "position"]
+        constraints = [
+            models.UniqueConstraint("packet", "position", name="evidence_frozen_position_once"),
+            models.UniqueConstraint(
+                "packet", "document", "page_number", name="evidence_frozen_page_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"packet {self.packet_id} #{self.position}: p.{self.page_number}"
