@@ -328,6 +328,20 @@ LEXWEB_OCR_MIN_TEXT_WORDS = env_int("LEXWEB_OCR_MIN_TEXT_WORDS", 40, minimum=1)
 # --- Static files ---------------------------------------------------------------------------
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# --- Evidence -------------------------------------------------------------------------------
+# An upload whose text holds at least this share of a generated artifact's fingerprint (0..1)
+# is flagged as matching it (apps/evidence/services/checks.py).
+_match_threshold = env_str("LEXWEB_ARTIFACT_MATCH_THRESHOLD", "").strip() or "0.5"
+try:
+    LEXWEB_ARTIFACT_MATCH_THRESHOLD = float(_match_threshold)
+except ValueError:
+    LEXWEB_ARTIFACT_MATCH_THRESHOLD = float("nan")
+if not 0.0 < LEXWEB_ARTIFACT_MATCH_THRESHOLD <= 1.0:  # NaN fails this too
+    raise ImproperlyConfigured(
+        f"LEXWEB_ARTIFACT_MATCH_THRESHOLD is a share above 0 and at most 1 (e.g. 0.5), "
+        f"not {_match_threshold!r}."
+    )
+
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every start without it
 STORAGES = {

@@ -1,0 +1,134 @@
+"""Lookups in the generated-artifact registry, by bytes and by text.
+
+These read the site-wide registry and return artifacts of any case: they are for lexweb's own
+checks (apps.evidence.services.checks), not for showing to people. Whoever shows a match names
+the artifact only to members of the artifact's case.
+
+The text lookup never compares against every artifact. In one SQL statement:
+
+1. The upload's distinct fingerprint hashes are probed in the hash index, at most
+   `STOP_POSTINGS + 1` rows each. A hash found in more than `STOP_POSTINGS` artifacts is a
+   stop-shingle (a caption, a signature block, a quoted clause that many drafts share): it
+   does not nominate candidates, so one common caption cannot make a lookup read thousands of
+   rows.
+2. Candidates are the artifacts that the remaining hashes hit often enough that, even counting
+   every stop-shingle of the upload in their favour, they could reach the threshold; at most
+   `CANDIDATES`, highest share of hits first.
+3. For the candidates, the intersection with all of the upload's hashes (stop-shingles
+   included) is counted exactly, through the (artifact, hash) unique index, so the share that
+   is reported and compared with the threshold is the exact one.
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+
+from apps.evidence import fingerprint as fp
+from apps.evidence.models import ArtifactFingerprint, GeneratedArtifact
+
+# A hash in more artifacts than this is boilerplate; it nominates no candidate (see step 1).
+STOP_POSTINGS = 500
+# Most candidates counted exactly per lookup (step 3).
+CANDIDATES = 50
+# Artifacts with fewer hashes than this (a line or two of text) are matched by bytes only: a
+# sentence shared with a court order is not a reason to flag the order.
+MIN_FINGERPRINTS = 8
+
+
+@dataclass(frozen=True)
+class TextMatch:
+    artifact: GeneratedArtifact
+    share: float  # |artifact ∩ text| / |artifact|: how much of the artifact the text holds
+    document_share: float  # |artifact ∩ text| / |text|: how much of the text is the artifact
+
+
+def artifact_for_bytes(*, sha256: str) -> GeneratedArtifact | None:
+    """The artifact with exactly these bytes (hex SHA-256, any case), or None."""
+    digest = sha256.strip().lower()
+    if len(digest) != 64:
+        return None
+    return GeneratedArtifact.objects.filter(sha256=digest).first()
+
+
+def artifact_matches_for_text(
+    *, text: str, limit: int = 5, threshold: float | None = None
+) -> list[TextMatch]:
+    """Artifacts whose share found in `text` is at least `threshold` (default: the setting
+    LEXWEB_ARTIFACT_MATCH_THRESHOLD), highest share first, at most `limit`."""
+    return artifact_matches_for_hashes(
+        hashes=fp.fingerprint(text), limit=limit, threshold=threshold
+    )
+
+
+def artifact_matches_for_hashes(
+    *, hashes: set[int], limit: int = 5, threshold: float | None = None
+) -> list[TextMatch]:
+    """As `artifact_matches_for_text`, for a fingerprint already computed."""
+    if threshold is None:
+        threshold = float(settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD)
+    if not hashes or limit <= 0:
+        return []
+    counts = _exact_counts(hashes=sorted(hashes), threshold=threshold)
+    artifacts = GeneratedArtifact.objects.in_bulk(list(counts))
+    matches = []
+    for artifact_id, common in counts.items():
+        artifact = artifacts[artifact_id]
+        share = common / artifact.fingerprint_count
+        if share >= threshold:
+            matches.append(
+                TextMatch(artifact=artifact, share=share, document_share=common / len(hashes))
+            )
+    matches.sort(key=lambda m: (-m.share, -m.document_share, m.artifact.pk))
+    return matches[:limit]
+
+
+_LOOKUP = """
+WITH q AS (
+    SELECT DISTINCT h FROM unnest(%(hashes)s::bigint[]) AS h
+),
+posting AS (
+    SELECT q.h, p.artifact_id, count(*) OVER (PARTITION BY q.h) AS n
+    FROM q CROSS JOIN LATERAL (
+        SELECT f.artifact_id FROM {fingerprints} f WHERE f.hash = q.h LIMIT %(stop)s + 1
+    ) p
+),
+stop AS (
+    SELECT count(DISTINCT h) AS n FROM posting WHERE n > %(stop)s
+),
+hits AS (
+    SELECT artifact_id, count(*) AS n FROM posting WHERE n <= %(stop)s GROUP BY artifact_id
+),
+candidates AS (
+    SELECT hits.artifact_id
+    FROM hits JOIN {artifacts} a ON a.id = hits.artifact_id CROSS JOIN stop
+    WHERE a.fingerprint_count >= %(min_fingerprints)s
+      AND hits.n + LEAST(stop.n, a.fingerprint_count) >= %(threshold)s * a.fingerprint_count
+    ORDER BY hits.n::float / a.fingerprint_count DESC, hits.artifact_id
+    LIMIT %(candidates)s
+)
+SELECT f.artifact_id, count(*)
+FROM candidates c JOIN {fingerprints} f ON f.artifact_id = c.artifact_id
+WHERE f.hash IN (SELECT h FROM q)
+GROUP BY f.artifact_id
+"""
+
+
+def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, int]:
+    """{artifact id: hashes in common} for the candidates (see the module's steps)."""
+    sql = _LOOKUP.format(
+        fingerprints=ArtifactFingerprint._meta.db_table,
+        artifacts=GeneratedArtifact._meta.db_table,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "hashes": hashes,
+                "stop": STOP_POSTINGS,
+                "min_fingerprints": MIN_FINGERPRINTS,
+                "threshold": threshold,
+                "candidates": CANDIDATES,
+            },
+        )
+        return {int(artifact_id): int(common) for artifact_id, common in cursor.fetchall()}

@@ -1,0 +1,97 @@
+"""Registry checks of uploads: nothing lexweb generated comes back in as evidence unflagged.
+
+1. At upload, inside the upload's transaction, `document_check_bytes`: bytes equal to a
+   registered artifact flag the document at once (ArtifactMatch by bytes, share 1.0).
+2. When the last page's text is stored, in the same transaction that makes the document READY,
+   `document_check_text`: the text of all pages is looked up in the registry; every artifact
+   whose share found in the text reaches LEXWEB_ARTIFACT_MATCH_THRESHOLD is recorded
+   (ArtifactMatch by text) and the document is FLAGGED; with none (and no byte match) it is
+   CLEAR. A flagged document stays FLAGGED (a byte match, or a text match of an earlier read).
+
+Both are idempotent: a re-run (a retried ingest job, a re-read document) records each match
+once (the unique constraint document/artifact/by) and audits only matches it newly records.
+Flagging is lexweb's act, not the uploader's: the audit rows have no actor and the label
+"lexweb registry"; the uploader is in the detail.
+"""
+
+from django.db import transaction
+
+from apps.accounts.services import audit_record
+from apps.documents.models import Document, Page
+from apps.evidence.models import ArtifactMatch, GeneratedArtifact
+from apps.evidence.selectors import registry as registry_selectors
+
+ACTOR_LABEL = "lexweb registry"
+# The most text matches recorded per document (highest share first).
+MAX_TEXT_MATCHES = 20
+
+
+@transaction.atomic
+def document_check_bytes(document: Document) -> ArtifactMatch | None:
+    """Flag `document` if its bytes are a registered artifact's. Returns the match (the one
+    recorded before, on a re-run), or None when the bytes match nothing (provenance unchanged:
+    it stays PENDING until the text check)."""
+    artifact = registry_selectors.artifact_for_bytes(sha256=document.blob.sha256)
+    if artifact is None:
+        return None
+    match, created = ArtifactMatch.objects.get_or_create(
+        document=document,
+        artifact=artifact,
+        by=ArtifactMatch.By.BYTES,
+        defaults={"share": 1.0, "document_share": 1.0},
+    )
+    _set_provenance(document, Document.Provenance.FLAGGED)
+    if created:
+        _audit_flag(document, artifact, by=ArtifactMatch.By.BYTES, share=1.0)
+    return match
+
+
+@transaction.atomic
+def document_check_text(document: Document) -> list[ArtifactMatch]:
+    """Look the text of all of `document`'s pages up in the registry; record the matches at or
+    above the threshold and set the provenance (FLAGGED with any match, byte matches included;
+    CLEAR otherwise). Returns the text matches, highest share first. A document with no text
+    gets no text match (and is CLEAR unless its bytes matched); this never raises for that."""
+    texts = Page.objects.filter(document=document).order_by("number").values_list("text", flat=True)
+    text = "\n\n".join(texts)
+    found = registry_selectors.artifact_matches_for_text(text=text, limit=MAX_TEXT_MATCHES)
+    matches = []
+    for hit in found:
+        match, created = ArtifactMatch.objects.update_or_create(
+            document=document,
+            artifact=hit.artifact,
+            by=ArtifactMatch.By.TEXT,
+            defaults={"share": hit.share, "document_share": hit.document_share},
+        )
+        matches.append(match)
+        if created:
+            _audit_flag(document, hit.artifact, by=ArtifactMatch.By.TEXT, share=hit.share)
+    # Once flagged, always flagged: a match recorded before (bytes, or text of an earlier read)
+    # is not forgotten because a re-read text no longer reaches the threshold.
+    flagged = bool(matches) or document.artifact_matches.exists()
+    _set_provenance(document, Document.Provenance.FLAGGED if flagged else Document.Provenance.CLEAR)
+    return matches
+
+
+def _set_provenance(document: Document, provenance: str) -> None:
+    if document.provenance == provenance:
+        return
+    document.provenance = provenance
+    Document.objects.filter(pk=document.pk).update(provenance=provenance)
+
+
+def _audit_flag(document: Document, artifact: GeneratedArtifact, *, by: str, share: float) -> None:
+    audit_record(
+        actor=None,
+        actor_label=ACTOR_LABEL,
+        action="document.flagged",
+        case=document.case,
+        target=document,
+        detail={
+            "artifact_id": artifact.pk,
+            "by": by,
+            # Text, not a float: audit details are str/int/bool (apps.accounts.services).
+            "share": f"{share:.3f}",
+            "uploaded_by": document.uploaded_by_id,
+        },
+    )
