@@ -11,6 +11,7 @@ from apps.documents import (
     extraction,
     production_selectors,
     production_services,
+    provenance_selectors,
     selectors,
     services,
     storage,
@@ -49,7 +50,9 @@ def upload_documents(
     """Upload one or more files (multipart field `files`, repeated) with their `origin`.
 
     Each file succeeds or fails on its own: 201 if any file went in (or was already there),
-    400 if none did; `results` says what happened to each, in order.
+    400 if none did; `results` says what happened to each, in order. A request-level refusal
+    (no files, too many, an origin people may not choose: "system_generated" is set only by
+    lexweb) is one 400 `{detail, code}` and stores nothing.
     """
     case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
     summary = services.documents_upload(
@@ -59,20 +62,32 @@ def upload_documents(
         origin=origin.value,
         custodian=custodian,
     )
+    provenance_selectors.documents_load_provenance(
+        [outcome.document for outcome in summary.results if outcome.document is not None],
+        user=request.auth,
+    )
     return Status(400 if summary.errors == len(summary.results) else 201, summary)
 
 
 @router.get("/cases/{case_id}/documents", response=list[DocumentOut])
 @paginate
 def list_documents(request: AuthedRequest, case_id: ObjectId) -> QuerySet[Document]:
-    return selectors.document_list_for_user(user=request.auth, case_id=case_id)
+    """The case's documents, newest first, each with its provenance: `origin` and `untrusted`
+    (opposing party, third party), the registry's verdict `provenance` (pending while the text
+    is still being checked, clear, flagged) with the `matches` behind a flag, `derived_from`
+    (lineage) and `production_volume` for a stamped volume."""
+    return provenance_selectors.documents_with_provenance(
+        selectors.document_list_for_user(user=request.auth, case_id=case_id), user=request.auth
+    )
 
 
 @router.get("/cases/{case_id}/documents/{document_id}", response={200: DocumentOut, 404: ErrorOut})
 def get_document(request: AuthedRequest, case_id: ObjectId, document_id: ObjectId) -> Document:
-    return selectors.document_get_for_user(
+    document = selectors.document_get_for_user(
         user=request.auth, case_id=case_id, document_id=document_id
     )
+    provenance_selectors.documents_load_provenance([document], user=request.auth)
+    return document
 
 
 @router.get("/cases/{case_id}/documents/{document_id}/original", response={404: ErrorOut})

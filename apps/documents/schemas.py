@@ -2,13 +2,40 @@ from ninja import ModelSchema, Schema
 from pydantic import Field
 
 from apps.api.schemas import StrictIn
+from apps.documents import provenance_selectors
 from apps.documents.models import Document, Page, Production, ProductionExport
+
+
+class ArtifactMatchOut(Schema):
+    """A generated artifact the document matches. `title` is null unless the caller may see the
+    artifact's case; `share` is the part of the artifact found in the document (1.0 for bytes)."""
+
+    artifact_id: int
+    title: str | None
+    by: str  # bytes | text
+    share: float
+
+
+class DerivedFromOut(Schema):
+    """A direct parent of the document: what it was made from, by which transform."""
+
+    document_id: int
+    transform: str
+    version: str
+    deterministic: bool
 
 
 class DocumentOut(ModelSchema):
     sha256: str
     size: int
+    # The e-mail this document is an attachment of (its "email-attachment" derivation), kept
+    # for clients of the single parent link that lineage replaced; `derived_from` is complete.
     parent_id: int | None
+    untrusted: bool
+    matches: list[ArtifactMatchOut]
+    derived_from: list[DerivedFromOut]
+    # The production volume's name when this document is a stamped volume, else null.
+    production_volume: str | None
 
     class Meta:
         model = Document
@@ -23,6 +50,7 @@ class DocumentOut(ModelSchema):
             "error",
             "page_count",
             "pages_done",
+            "provenance",
             "created_at",
         ]
 
@@ -33,6 +61,40 @@ class DocumentOut(ModelSchema):
     @staticmethod
     def resolve_size(obj: Document) -> int:
         return obj.blob.size
+
+    @staticmethod
+    def resolve_parent_id(obj: Document) -> int | None:
+        parent = provenance_selectors.provenance_of(obj).attachment_of
+        return parent.document_id if parent else None
+
+    @staticmethod
+    def resolve_untrusted(obj: Document) -> bool:
+        return provenance_selectors.provenance_of(obj).untrusted
+
+    @staticmethod
+    def resolve_matches(obj: Document) -> list[ArtifactMatchOut]:
+        return [
+            ArtifactMatchOut(
+                artifact_id=m.artifact_id, title=m.title, by=m.by, share=round(m.share, 4)
+            )
+            for m in provenance_selectors.provenance_of(obj).matches
+        ]
+
+    @staticmethod
+    def resolve_derived_from(obj: Document) -> list[DerivedFromOut]:
+        return [
+            DerivedFromOut(
+                document_id=p.document_id,
+                transform=p.transform,
+                version=p.version,
+                deterministic=p.deterministic,
+            )
+            for p in provenance_selectors.provenance_of(obj).derived_from
+        ]
+
+    @staticmethod
+    def resolve_production_volume(obj: Document) -> str | None:
+        return provenance_selectors.provenance_of(obj).volume
 
 
 class UploadResultOut(Schema):

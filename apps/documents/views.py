@@ -8,13 +8,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from apps.cases.shortcuts import case_or_404, request_user
-from apps.documents import production_selectors, selectors, services
+from apps.documents import production_selectors, provenance_selectors, selectors, services
 from apps.documents.forms import SearchForm, UploadForm
 from apps.documents.models import Document
+from apps.evidence.selectors import provenance as lineage
 from lexweb.errors import DomainError, NotFound
 
 PAGES_PER_VIEW = 20
 DOCUMENTS_PER_VIEW = 100
+# Ancestors listed on the viewer (a production volume has one per original); the rest counted.
+CHAIN_SHOWN = 50
 
 
 def _document(request: HttpRequest, case_id: int, document_id: int) -> Document:
@@ -56,11 +59,15 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
             form.add_error(None, exc.message)
     refused = bool(form.errors) or (summary is not None and summary.errors == len(summary.results))
     documents = Paginator(
-        selectors.document_table_for_user(user=user, case_id=case.pk), DOCUMENTS_PER_VIEW
+        provenance_selectors.documents_with_provenance(
+            selectors.document_table_for_user(user=user, case_id=case.pk), user=user
+        ),
+        DOCUMENTS_PER_VIEW,
     ).get_page(request.GET.get("page"))
     context = {
         "case": case,
         "documents": documents,
+        "rows": [(d, provenance_selectors.provenance_of(d)) for d in documents],
         "form": form,
         "summary": summary,
         "labels": _labels(),
@@ -71,10 +78,14 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
 @login_required
 @require_safe
 def document_detail(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
-    """One document: its facts, then its pages (image beside text), PAGES_PER_VIEW at a time.
-    Every view is audited (by the selector, once for the page)."""
+    """One document: its facts and provenance (origin, the registry's verdict, lineage), then
+    its pages (image beside text), PAGES_PER_VIEW at a time. Every view is audited (by the
+    selector, once for the page)."""
     user = request_user(request)
     document = _document(request, case_id, document_id)
+    provenance_selectors.documents_load_provenance([document], user=user)
+    chain = lineage.provenance_chain(document)
+    origins, untrusted = dict(Document.Origin.choices), provenance_selectors.UNTRUSTED_ORIGINS
     pages = Paginator(
         selectors.page_list_for_user(user=user, case_id=case_id, document_id=document.pk),
         PAGES_PER_VIEW,
@@ -90,6 +101,13 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
         "pages": pages,
         "attachments": attachments,
         "has_images": document.kind in (Document.Kind.PDF, Document.Kind.IMAGE),
+        "provenance": provenance_selectors.provenance_of(document),
+        "chain": [
+            (link, origins.get(link.origin, link.origin), link.origin in untrusted)
+            for link in chain[:CHAIN_SHOWN]
+        ],
+        "chain_more": max(len(chain) - CHAIN_SHOWN, 0),
+        "generated_ancestor": lineage.generated_ancestor(document),
     }
     return render(request, "documents/document_detail.html", context)
 
