@@ -289,6 +289,9 @@ LEXWEB_MAX_IMAGE_PIXELS = env_int("LEXWEB_MAX_IMAGE_PIXELS", 200_000_000, minimu
 LEXWEB_MAX_RENDER_PIXELS = env_int("LEXWEB_MAX_RENDER_PIXELS", 12_000_000, minimum=100_000)
 # Pages one ingest job reads before it queues the rest, so other cases get the worker between.
 LEXWEB_INGEST_BATCH_PAGES = env_int("LEXWEB_INGEST_BATCH_PAGES", 25, minimum=1)
+# Evidence packets: items in one packet, and pages in one packet (what freezing snapshots).
+LEXWEB_MAX_PACKET_ITEMS = env_int("LEXWEB_MAX_PACKET_ITEMS", 500, minimum=1)
+LEXWEB_MAX_PACKET_PAGES = env_int("LEXWEB_MAX_PACKET_PAGES", 10_000, minimum=1)
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 
@@ -325,9 +328,6 @@ LEXWEB_OCR_REVIEW_CONFIDENCE = env_int("LEXWEB_OCR_REVIEW_CONFIDENCE", 70, minim
 # A page that shows an image and has fewer text-layer words than this is treated as scanned.
 LEXWEB_OCR_MIN_TEXT_WORDS = env_int("LEXWEB_OCR_MIN_TEXT_WORDS", 40, minimum=1)
 
-# --- Static files ---------------------------------------------------------------------------
-STATIC_URL = "/static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
 # --- Evidence -------------------------------------------------------------------------------
 # An upload whose text holds at least this share of a generated artifact's fingerprint (0..1)
 # is flagged as matching it (apps/evidence/services/checks.py).
@@ -342,6 +342,9 @@ if not 0.0 < LEXWEB_ARTIFACT_MATCH_THRESHOLD <= 1.0:  # NaN fails this too
         f"not {_match_threshold!r}."
     )
 
+# --- Static files ---------------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every start without it
 STORAGES = {
