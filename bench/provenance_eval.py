@@ -1,0 +1,322 @@
+"""Issue 10's measurement: how well the text fingerprint tells a draft lexweb wrote, coming back
+in disguise, from a real document that merely shares words with a draft.
+
+Artifacts (what the registry holds): every draft of ../shared/eval/verifier/*/drafts/ (its
+Markdown, and its PDF export's text), and for every file of ../shared/fixtures/real/ a
+legitimate brief that quotes 2-4 of its passages plus its caption and a signature block
+(tests/evidence/attacks.quoting_draft).
+
+Attacks, made from every eval draft by tests/evidence/attacks.py and read back exactly as
+ingest reads an upload (apps.documents.extraction: text layer, else real Tesseract OCR; e-mail
+and text files through apps.documents.intake):
+  (b) the exported PDF; (c) the export with its metadata/producer rewritten, and the draft set
+  again in another font and page size; (d) the text pasted into a new PDF and into a .txt;
+  (e) a production volume holding the exported draft among the case's real sources; (f) the
+  export printed to a PNG (300 dpi), a TIFF and an image-only PDF (200 dpi) and OCR'd;
+  (g) e-mailed as the body of an .eml, and as its attachment (the attachment's text);
+  (h) paragraphs reordered and a third of the sentences reworded.
+Legitimate documents: every source PDF of the eval set and every file of fixtures/real, read
+the same way (image-only pages by OCR), plus (i) a client receipt full of "RTX 3060" tokens.
+
+For each document: share = |artifact fp ∩ document fp| / |artifact fp| (max over artifacts) and
+document_share = |∩| / |document fp|. A document is refused when some artifact's share reaches
+the threshold. Prints one JSON object: per attack kind refused/total, the refusal rate, the
+legitimate documents' false refusals, both share distributions, the gap between them and the
+threshold (LEXWEB_ARTIFACT_MATCH_THRESHOLD when set, else the proposal: the middle of the gap).
+
+Run: .venv/bin/python -m bench.provenance_eval
+"""
+
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexweb.settings")
+django.setup()
+
+import pymupdf  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+from apps.documents import extraction, intake  # noqa: E402
+from apps.evidence import fingerprint as fp  # noqa: E402
+from tests.evidence import attacks  # noqa: E402
+
+# Rule B (proposed addition): a document that is mostly one artifact's text is refused even
+# when it holds only a small part of that artifact (one printed page of a two-page draft): its
+# document_share reaches DOCUMENT_SHARE with at least MIN_COMMON hashes in common.
+DOCUMENT_SHARE = 0.8
+MIN_COMMON = 12
+# Variant: artifacts fingerprinted without the passages they quote ("..." and “...”).
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"\n]*\"")
+
+
+@dataclass
+class Artifact:
+    label: str
+    hashes: set[int]
+    unquoted: set[int]
+    draft: str = ""  # the eval draft it belongs to ("" for fixture briefs)
+
+
+def artifact(label: str, text: str, draft: str = "") -> Artifact:
+    return Artifact(label, fp.fingerprint(text), fp.fingerprint(_QUOTED.sub(" | ", text)), draft)
+
+
+@dataclass
+class Scored:
+    label: str
+    kind: str
+    words: int
+    share: float  # best share over all artifacts
+    share_artifact: str
+    document_share: float  # best document share over artifacts with >= MIN_COMMON in common
+    own_share: float = 0.0  # attacks: best share over the artifacts of its own draft
+    own_document_share: float = 0.0
+    unquoted_share: float = 0.0  # variant: best share over quote-less artifact fingerprints
+    unquoted_document_share: float = 0.0
+
+    def refused_a(self, threshold: float) -> bool:
+        return self.share >= threshold
+
+    def refused_b(self, threshold: float) -> bool:
+        return self.share >= threshold or self.document_share >= DOCUMENT_SHARE
+
+
+def score(label: str, kind: str, text: str, artifacts: list[Artifact], own: str = "") -> Scored:
+    hashes = fp.fingerprint(text)
+    shares = [(a, len(a.hashes & hashes)) for a in artifacts]
+    best_share = max(shares, key=lambda pair: pair[1] / max(len(pair[0].hashes), 1))
+
+    def document_share(common: int) -> float:
+        return common / len(hashes) if hashes and common >= MIN_COMMON else 0.0
+
+    mine = [(a, c) for a, c in shares if own and a.draft == own]
+    return Scored(
+        label=label,
+        kind=kind,
+        words=len(fp.normalise(text)),
+        share=fp.containment(best_share[0].hashes, hashes),
+        share_artifact=best_share[0].label,
+        document_share=max(document_share(c) for _, c in shares),
+        own_share=max((fp.containment(a.hashes, hashes) for a, _ in mine), default=0.0),
+        own_document_share=max((document_share(c) for _, c in mine), default=0.0),
+        unquoted_share=max(
+            fp.containment(a.unquoted, hashes) for a in artifacts if not own or a.draft == own
+        ),
+        unquoted_document_share=max(
+            document_share(len(a.unquoted & hashes)) for a in artifacts if not own or a.draft == own
+        ),
+    )
+
+
+def read_back(data: bytes, name: str) -> str:
+    """The text ingest would store for this upload, pages joined as document_check_text reads
+    them. E-mails: the message's own text (its attachments become documents of their own)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "upload"
+        path.write_bytes(data)
+        sniffed = intake.sniff(path, name)
+        if sniffed.kind == "pdf":
+            pages = extraction.pdf_pages(path)
+        elif sniffed.kind == "image":
+            pages = extraction.image_pages(path)
+        elif sniffed.kind == "email":
+            return intake.parse_email(path).text
+        else:
+            return intake.read_text(path)[0]
+        return "\n".join(page.text for page in pages)
+
+
+def email_attachments(data: bytes) -> list[tuple[str, bytes]]:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "message.eml"
+        path.write_bytes(data)
+        return [(a.filename, a.payload) for a in intake.parse_email(path).attachments]
+
+
+def production_volume(draft: attacks.EvalDraft, export: bytes) -> bytes:
+    """(e) A volume of three of the case's real sources with the exported draft among them."""
+    sources = sorted((attacks.EVAL / draft.case / "sources").glob("*.pdf"))[:3]
+    with pymupdf.open() as volume:
+        for source in sources:
+            with pymupdf.open(source) as original:
+                volume.insert_pdf(original)
+        with pymupdf.open(stream=export, filetype="pdf") as generated:
+            volume.insert_pdf(generated)
+        return volume.tobytes()
+
+
+def attack_uploads(draft: attacks.EvalDraft) -> Iterator[tuple[str, str, bytes]]:
+    """(kind, filename, bytes) of every attack made from one draft; an e-mail's attachment is
+    its own upload (ingest makes it a document of its own)."""
+    md = draft.text
+    plain = attacks.plain_text(md)
+    title = draft.name.removesuffix(".md")
+    export = attacks.export_pdf(md, title=title)
+    yield "b_export_pdf", f"{title}.pdf", export
+    yield "c_metadata_rewritten", f"{title}-final.pdf", attacks.rewrite_pdf_metadata(export)
+    yield "c_retypeset", f"{title}-a4.pdf", attacks.retypeset_pdf(md)
+    yield "d_pasted_pdf", "pasted.pdf", attacks.paste_pdf(plain)
+    yield "d_pasted_txt", "pasted.txt", attacks.paste_txt(plain)
+    yield "e_production_volume", "volume-001.pdf", production_volume(draft, export)
+    for number, png in enumerate(attacks.page_pngs(export, dpi=300), start=1):
+        yield "f_png_each_page_300dpi", f"page-{number}.png", png
+    yield "f_tiff_200dpi", "scan.tiff", attacks.pages_tiff(export, dpi=200)
+    yield "f_image_only_pdf_200dpi", "scan.pdf", attacks.image_only_pdf(export, dpi=200)
+    yield "g_eml_body", "summary.eml", attacks.eml_with_body(plain)
+    message = attacks.eml_with_attachment(
+        export, filename=f"{title}.pdf", media_type="application/pdf"
+    )
+    for filename, payload in email_attachments(message):
+        yield "g_eml_attachment", filename, payload
+    yield "h_reordered_reworded", "reworded.txt", attacks.reorder_and_reword(md).encode()
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def measure() -> dict[str, object]:
+    started = time.perf_counter()
+    drafts = attacks.eval_drafts()
+    artifacts: list[Artifact] = []
+    for draft in drafts:
+        artifacts.append(artifact(draft.label, draft.text, draft.label))
+        export_text = read_back(attacks.export_pdf(draft.text, title=draft.name), "x.pdf")
+        artifacts.append(artifact(draft.label + " (PDF export)", export_text, draft.label))
+
+    legitimate: list[tuple[str, str]] = []  # (label, text)
+    for source in attacks.eval_sources():
+        label = f"{source.parent.parent.name}/sources/{source.name}"
+        legitimate.append((label, read_back(source.read_bytes(), source.name)))
+    for fixture in attacks.real_fixtures():
+        text = read_back(fixture.read_bytes(), fixture.name)
+        legitimate.append((f"fixtures/real/{fixture.name}", text))
+        brief = attacks.quoting_draft(fixture.name, text)
+        artifacts.append(artifact(f"brief quoting {fixture.name}", brief))
+    receipt = read_back(attacks.text_pdf(attacks.junk_receipt_text()), "receipt.pdf")
+    legitimate.append(("(i) client receipt with RTX 3060 tokens", receipt))
+
+    scored_attacks = [
+        score(draft.label, kind, read_back(data, name), artifacts, own=draft.label)
+        for draft in drafts
+        for kind, name, data in attack_uploads(draft)
+    ]
+    scored_legit = [score(label, "legitimate", text, artifacts) for label, text in legitimate]
+
+    legit_max = max(s.share for s in scored_legit)
+    whole_attacks = [s for s in scored_attacks if s.kind != "f_png_each_page_300dpi"]
+    attack_min = min(s.own_share for s in whole_attacks)
+    proposed = round((legit_max + attack_min) / 2, 2)
+    configured = getattr(settings, "LEXWEB_ARTIFACT_MATCH_THRESHOLD", None)
+    threshold = float(configured) if configured is not None else proposed
+
+    kinds: dict[str, dict[str, object]] = {}
+    for kind in dict.fromkeys(s.kind for s in scored_attacks):
+        of_kind = [s for s in scored_attacks if s.kind == kind]
+        kinds[kind] = {
+            "total": len(of_kind),
+            "refused_rule_a": sum(s.refused_a(threshold) for s in of_kind),
+            "refused_rule_b": sum(s.refused_b(threshold) for s in of_kind),
+            "min_share": round(min(s.own_share for s in of_kind), 3),
+            "min_document_share": round(min(s.own_document_share for s in of_kind), 3),
+        }
+    refused_a = sum(s.refused_a(threshold) for s in scored_attacks)
+    refused_b = sum(s.refused_b(threshold) for s in scored_attacks)
+    legit_a = [s.label for s in scored_legit if s.refused_a(threshold)]
+    legit_b = [s.label for s in scored_legit if s.refused_b(threshold)]
+    return {
+        "fingerprint": {"shingle_words": fp.SHINGLE_WORDS, "window": fp.WINDOW},
+        "artifacts": len(artifacts),
+        "threshold": threshold,
+        "threshold_from": (
+            "LEXWEB_ARTIFACT_MATCH_THRESHOLD" if configured is not None else "proposal"
+        ),
+        "proposed_threshold": proposed,
+        "rule_a": "refused when share (of an artifact's fingerprints found in the document) "
+        ">= threshold",
+        "rule_b": f"rule a, or document_share >= {DOCUMENT_SHARE} with >= {MIN_COMMON} "
+        "fingerprints in common (catches one page of a longer draft)",
+        "gap_share": {
+            "legitimate_max": round(legit_max, 3),
+            "attack_min_whole_documents": round(attack_min, 3),
+            "margin_below_attacks": round(attack_min - threshold, 3),
+            "margin_above_legitimate": round(threshold - legit_max, 3),
+        },
+        "gap_document_share": {
+            "legitimate_max": round(max(s.document_share for s in scored_legit), 3),
+            "attack_min_single_pages": round(
+                min(
+                    s.own_document_share
+                    for s in scored_attacks
+                    if s.kind == "f_png_each_page_300dpi"
+                ),
+                3,
+            ),
+        },
+        "variant_artifacts_without_quoted_passages": {
+            "legitimate_max_share": round(max(s.unquoted_share for s in scored_legit), 3),
+            "attack_min_share_whole_documents": round(
+                min(s.unquoted_share for s in whole_attacks), 3
+            ),
+            "legitimate_max_document_share": round(
+                max(s.unquoted_document_share for s in scored_legit), 3
+            ),
+            "attack_single_pages": [
+                [round(s.unquoted_share, 3), round(s.unquoted_document_share, 3)]
+                for s in scored_attacks
+                if s.kind == "f_png_each_page_300dpi"
+            ],
+        },
+        "attacks": kinds,
+        "attacks_total": len(scored_attacks),
+        "attacks_refused_rule_a": refused_a,
+        "attack_refusal_rate_rule_a": _rate(refused_a, len(scored_attacks)),
+        "attacks_refused_rule_b": refused_b,
+        "attack_refusal_rate_rule_b": _rate(refused_b, len(scored_attacks)),
+        "legitimate_total": len(scored_legit),
+        "legitimate_refused_rule_a": len(legit_a),
+        "false_refusal_rate_rule_a": _rate(len(legit_a), len(scored_legit)),
+        "legitimate_refused_rule_b": len(legit_b),
+        "false_refusal_rate_rule_b": _rate(len(legit_b), len(scored_legit)),
+        "legitimate_refused_documents": sorted(set(legit_a) | set(legit_b)),
+        "legitimate_share_per_document": {
+            s.label: {
+                "share": round(s.share, 3),
+                "artifact": s.share_artifact,
+                "document_share": round(s.document_share, 3),
+                "words": s.words,
+            }
+            for s in sorted(scored_legit, key=lambda s: -s.share)
+        },
+        "attack_share_per_upload": [
+            {
+                "draft": s.label,
+                "kind": s.kind,
+                "share": round(s.own_share, 3),
+                "document_share": round(s.own_document_share, 3),
+                "words": s.words,
+            }
+            for s in sorted(scored_attacks, key=lambda s: s.own_share)
+        ],
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def main() -> None:
+    if not attacks.shared_available():
+        print(json.dumps({"error": attacks.shared_missing_reason()}))
+        sys.exit(1)
+    print(json.dumps(measure(), indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
