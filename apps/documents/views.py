@@ -35,6 +35,11 @@ def _labels() -> dict[str, dict[str, str]]:
         "status": dict(Document.Status.choices),
         "kind": dict(Document.Kind.choices),
         "origin": dict(Document.Origin.choices),
+        "provenance": {
+            Document.Provenance.PENDING: "Checking for generated text…",
+            Document.Provenance.CLEAR: "Clear",
+            Document.Provenance.FLAGGED: "Flagged",
+        },
     }
 
 
@@ -91,9 +96,17 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
         PAGES_PER_VIEW,
     ).get_page(request.GET.get("page"))
     attachments = (
-        selectors.attachment_list_for_user(user=user, case_id=case_id, document_id=document.pk)
+        [
+            (child, provenance_selectors.provenance_of(child))
+            for child in provenance_selectors.documents_with_provenance(
+                selectors.attachment_list_for_user(
+                    user=user, case_id=case_id, document_id=document.pk
+                ),
+                user=user,
+            )
+        ]
         if document.kind == Document.Kind.EMAIL
-        else Document.objects.none()
+        else []
     )
     context = {
         "case": document.case,

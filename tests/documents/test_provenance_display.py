@@ -21,8 +21,10 @@ from django.utils import timezone
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import BreakGlassGrant, Case, Membership
+from apps.documents import provenance_selectors, services
 from apps.documents.models import Blob, Derivation, Document, Production
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
+from apps.evidence.services import registry
 from tests.conftest import session_client, token_client
 from tests.factories import MembershipFactory
 
@@ -543,3 +545,106 @@ def test_other_users_see_titles_by_their_own_memberships(
 
     assert staff_items[0]["matches"][0]["title"] == "Secret strategy memo"
     assert lawyer_items[0]["matches"][0]["title"] is None
+
+
+# --- Through the real registry and intake ------------------------------------------------------
+
+DRAFT_TEXT = (
+    "The defendant received the shipment on 14 March and signed the delivery note. "
+    "No complaint about the goods was made within the thirty days the contract allows, "
+    "and the invoice of 2 April remains unpaid despite three reminders sent by post. "
+    "The plaintiff therefore asks the court for the full amount with interest and costs."
+)
+
+
+def test_an_upload_of_a_registered_draft_shows_the_byte_match_at_once(
+    lawyer: User, lawyer_api: Client, lawyer_client: Client, case: Case, other_case: Case
+) -> None:
+    draft = DRAFT_TEXT.encode()
+    registry.artifact_register(
+        data=draft,
+        text=DRAFT_TEXT,
+        kind=GeneratedArtifact.Kind.MODEL_OUTPUT,
+        media_type="text/plain",
+        title="Statement of claim draft",
+        case=other_case,
+    )
+
+    response = lawyer_api.post(
+        _api_list(case),
+        {"files": [SimpleUploadedFile("claim.txt", draft)], "origin": "client"},
+        content_type=MULTIPART_CONTENT,
+    )
+
+    assert response.status_code == 201, response.content
+    document = response.json()["results"][0]["document"]
+    assert document["provenance"] == "flagged"
+    assert [(m["title"], m["by"], m["share"]) for m in document["matches"]] == [
+        (None, "bytes", 1.0)
+    ]
+    uploaded = Document.objects.get(pk=document["id"])
+    body = lawyer_client.get(_viewer(uploaded)).content.decode()
+    assert "Same bytes as a document lexweb generated." in body
+    assert "Statement of claim draft" not in body
+
+
+def test_a_retyped_draft_is_pending_until_read_then_shows_the_text_match(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    registry.artifact_register(
+        data=b"# Claim\n\n" + DRAFT_TEXT.encode(),
+        text=DRAFT_TEXT,
+        kind=GeneratedArtifact.Kind.MODEL_OUTPUT,
+        media_type="text/markdown",
+        title="Statement of claim draft",
+        case=case,
+    )
+    outcome = services.document_upload(
+        case=case,
+        uploaded_by=lawyer,
+        filename="retyped.txt",
+        source=SimpleUploadedFile("retyped.txt", ("Retyped:\n" + DRAFT_TEXT).encode()),
+        origin="client",
+    )
+    assert outcome.document is not None, outcome.error
+
+    before = _row(lawyer_client.get(_list(case)).content.decode(), outcome.document)
+    services.document_extract_text(document_id=outcome.document.pk)
+    after = _row(lawyer_client.get(_list(case)).content.decode(), outcome.document)
+
+    assert "Checking for generated text…" in before
+    assert "Flagged" in after
+    assert "of “Statement of claim draft”, which lexweb generated." in after
+    assert "Its text matches" in after
+
+
+def test_viewer_of_an_e_mail_shows_each_attachments_verdict(
+    lawyer: User, lawyer_client: Client, case: Case, other_case: Case
+) -> None:
+    message = _doc(case, lawyer, "papers.eml", kind="email", origin="opposing")
+    flagged = _doc(case, lawyer, "summary.pdf", origin="opposing")
+    clear = _doc(case, lawyer, "terms.txt", origin="opposing")
+    for child in (flagged, clear):
+        _derive(child, message, Derivation.EMAIL_ATTACHMENT, deterministic=True)
+    _flag(flagged, _artifact(other_case, "Their summary"), by="text", share=0.93)
+
+    body = lawyer_client.get(_viewer(message)).content.decode()
+    attachments = body[body.index('id="attachments-heading"') :]
+
+    summary = attachments[attachments.index("summary.pdf") : attachments.index("</li>")]
+    assert "Its text matches 93% of a document lexweb generated." in summary
+    assert "untrusted" in summary
+    terms = attachments[attachments.index("terms.txt") :]
+    assert "Clear" in terms[: terms.index("</li>")]
+
+
+@pytest.mark.parametrize(
+    ("share", "shown"), [(0.29, 29), (0.874, 87), (0.9999, 99), (1.0, 100), (0.5, 50)]
+)
+def test_a_share_is_shown_as_a_whole_percentage_never_rounded_up_to_all(
+    share: float, shown: int
+) -> None:
+    match = provenance_selectors.MatchView(artifact_id=1, title=None, by="text", share=share)
+
+    assert match.percent == shown
+    assert match.sentence == f"Its text matches {shown}% of a document lexweb generated."
