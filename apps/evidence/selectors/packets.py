@@ -132,15 +132,31 @@ def _flag_reason(document: Document, user: User | None) -> str:
 
 def bates_labels(document_ids: Sequence[int]) -> dict[tuple[int, int], list[str]]:
     """Every Bates label of the pages of these documents, lowest production first, keyed by
-    (document id, page number)."""
+    (document id, page number). A page of an original has the labels of every production
+    that stamped it; a page of a production volume document, the label stamped on it."""
     labels: dict[tuple[int, int], list[str]] = {}
     rows = (
-        BatesPage.objects.filter(document_id__in=document_ids)
+        BatesPage.objects.filter(
+            Q(document_id__in=document_ids) | Q(production__volume_document_id__in=document_ids)
+        )
         .order_by("production_id", "number")
-        .values_list("document_id", "page_number", "prefix", "number", "production__digits")
+        .values_list(
+            "document_id",
+            "page_number",
+            "production__volume_document_id",
+            "production_page",
+            "prefix",
+            "number",
+            "production__digits",
+        )
     )
-    for document_id, page_number, prefix, number, digits in rows:
-        labels.setdefault((document_id, page_number), []).append(f"{prefix}{number:0{digits}d}")
+    wanted = set(document_ids)
+    for document_id, page_number, volume_id, volume_page, prefix, number, digits in rows:
+        label = f"{prefix}{number:0{digits}d}"
+        if document_id in wanted:
+            labels.setdefault((document_id, page_number), []).append(label)
+        if volume_id is not None and volume_id in wanted:
+            labels.setdefault((volume_id, volume_page), []).append(label)
     return labels
 
 
