@@ -32,9 +32,14 @@ class MultipleFileField(forms.FileField):
         return files
 
 
+# What a person may say a file came from: every origin but "system generated", which only
+# lexweb sets (the upload service refuses it too, whoever asks).
+PERSON_ORIGIN_CHOICES = [(origin.value, origin.label) for origin in Document.PERSON_ORIGINS]
+
+
 class UploadForm(forms.Form):
     origin = forms.ChoiceField(
-        choices=Document.Origin.choices,
+        choices=PERSON_ORIGIN_CHOICES,
         help_text="Where these files came from. It applies to every file of this upload.",
     )
     # Named like the API's field. The form metaclass moves declared fields off the class, so

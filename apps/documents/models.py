@@ -68,9 +68,6 @@ class Document(models.Model):
 
     case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="documents")
     blob = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="documents")
-    parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="attachments"
-    )
     filename = models.CharField(max_length=255)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     content_type = models.CharField(max_length=100)
@@ -115,6 +112,11 @@ class Derivation(models.Model):
     the child system generated, and so is everything derived from it, at any depth. Rows are
     never cascaded away: deleting a document that has lineage is refused.
     """
+
+    # Transform names lexweb writes (version "1" each unless said otherwise).
+    EMAIL_ATTACHMENT = "email-attachment"  # an attachment taken out of an e-mail, byte for byte
+    BATES_STAMP = "bates-stamp"  # a production volume from its originals (version: stamping's)
+    MODEL_OUTPUT = "model-output"  # what a model wrote from its inputs (never deterministic)
 
     child = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="derived_from")
     parent = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="derivations")
@@ -220,6 +222,12 @@ class Production(models.Model):
     pages_done = models.PositiveIntegerField(default=0)
     output = models.ForeignKey(
         Blob, null=True, blank=True, on_delete=models.PROTECT, related_name="productions"
+    )
+    # The stamped volume as a document of the case (pages copied from the originals, lineage
+    # "bates-stamp" to each of them); written in the transaction that marks the production
+    # ready, so it exists exactly when the production is ready.
+    volume_document = models.OneToOneField(
+        Document, null=True, blank=True, on_delete=models.PROTECT, related_name="volume_of"
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"

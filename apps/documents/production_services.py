@@ -14,17 +14,19 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
-from apps.documents import loadfiles, stamping, storage
+from apps.documents import loadfiles, services, stamping, storage
 from apps.documents.events import ProductionProgress
 from apps.documents.models import (
     BatesPage,
     Blob,
+    Derivation,
     Document,
     Page,
     Production,
     ProductionDocument,
     ProductionExport,
 )
+from apps.evidence.models import ArtifactMatch
 from lexweb.errors import Conflict, DomainError
 from lexweb.jobs import database_lost
 
@@ -243,14 +245,28 @@ def _write_rows(
 
 
 def production_stamp(*, production_id: int) -> None:
-    """Merge and stamp a production's originals into one PDF, stored by hash as its output.
+    """Merge and stamp a production's originals into one PDF, stored by hash as its output,
+    and make the stamped volume a document of the case (see `_volume_document`).
 
-    Idempotent: a ready production is left alone; a re-run after a failure starts over.
+    Idempotent: a ready production is left alone; a re-run after a failure or a kill starts
+    over. The volume document is written in the transaction that marks the production ready
+    (with the production row locked and its state read again), so it is created exactly once
+    however often, and however many workers at once, the stamping runs.
     """
     production = Production.objects.filter(pk=production_id).first()
     if production is None or production.status == Production.Status.READY:
         return
-    _set(production, status=Production.Status.PROCESSING, pages_done=0, error="")
+    # Only a production that is not ready yet goes back to "stamping": a run that arrives just
+    # after another one finished must not undo its READY.
+    started = (
+        Production.objects.filter(pk=production_id)
+        .exclude(status=Production.Status.READY)
+        .update(status=Production.Status.PROCESSING, pages_done=0, error="")
+    )
+    if not started:
+        return
+    production.status, production.pages_done, production.error = Production.Status.PROCESSING, 0, ""
+    _publish(production)
     items = list(production.items.select_related("document__blob").order_by("order"))
     sources = [
         stamping.Source(
@@ -292,7 +308,115 @@ def production_stamp(*, production_id: int) -> None:
         )
         raise
     blob, _ = Blob.objects.get_or_create(sha256=stored.sha256, defaults={"size": stored.size})
-    _set(production, status=Production.Status.READY, output=blob, pages_done=production.page_count)
+    with transaction.atomic():
+        locked = Production.objects.select_for_update().filter(pk=production.pk).first()
+        if locked is None or locked.status == Production.Status.READY:
+            return  # another run finished first: its volume document stands
+        if locked.volume_document_id is not None:  # ready before, whatever reset it since
+            _set(production, status=Production.Status.READY, pages_done=production.page_count)
+            return
+        volume = _volume_document(locked, items, blob)
+        _set(
+            production,
+            status=Production.Status.READY,
+            output=blob,
+            pages_done=production.page_count,
+            volume_document=volume,
+        )
+
+
+def _volume_document(
+    production: Production, items: list[ProductionDocument], blob: Blob
+) -> Document:
+    """The stamped volume as a document of the case, ready at once: no ingest runs on it.
+
+    - Pages: copied from the originals' pages in volume order (text, source, OCR confidence,
+      words, dpi, review flag and search vector), in one statement. Margin boxes are not
+      copied: the volume's margins hold the stamps now.
+    - Provenance: flagged if any original is flagged (their registry matches are copied, best
+      share per artifact), else clear.
+    - Origin: system generated if any original is; else the originals' common origin; mixed,
+      the most cautious: the first untrusted origin in volume order, else client.
+    - Lineage: one deterministic "bates-stamp" derivation (version from Production.transform)
+      to every original, in order, with the prefix, digits, volume, production and that
+      original's order and first and last number.
+    Listed among the case's documents with a "production volume" label; full-text search
+    leaves it out (its pages are found in the originals), see documents.selectors.
+    """
+    originals = [item.document for item in items]
+    volume = Document.objects.create(
+        case=production.case,
+        blob=blob,
+        filename=f"{production.volume}.pdf",
+        kind=Document.Kind.PDF,
+        content_type="application/pdf",
+        origin=_volume_origin(originals),
+        status=Document.Status.READY,
+        page_count=production.page_count,
+        pages_done=production.page_count,
+        provenance=(
+            Document.Provenance.FLAGGED
+            if any(d.provenance == Document.Provenance.FLAGGED for d in originals)
+            else Document.Provenance.CLEAR
+        ),
+        uploaded_by=production.created_by,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO documents_page (document_id, number, text, source, ocr_confidence,
+                                        needs_review, words, ocr_dpi, search_vector)
+            SELECT %s, b.production_page, p.text, p.source, p.ocr_confidence,
+                   p.needs_review, p.words, p.ocr_dpi, p.search_vector
+            FROM documents_batespage b
+            JOIN documents_page p ON p.document_id = b.document_id AND p.number = b.page_number
+            WHERE b.production_id = %s
+            ORDER BY b.production_page
+            """,
+            [volume.pk, production.pk],
+        )
+    _copy_matches(volume, originals)
+    version = production.transform.partition("/")[2] or "1"
+    services.derivation_record(
+        child=volume,
+        parents=originals,
+        transform=Derivation.BATES_STAMP,
+        version=version,
+        deterministic=True,
+        parameters={
+            "production": production.pk,
+            "volume": production.volume,
+            "prefix": production.prefix,
+            "digits": production.digits,
+        },
+        parameters_each=[
+            {"order": item.order, "first": item.first_number, "last": item.last_number}
+            for item in items
+        ],
+    )
+    return volume
+
+
+def _volume_origin(originals: list[Document]) -> str:
+    origins = [d.origin for d in originals]
+    if Document.Origin.SYSTEM_GENERATED in origins:
+        return Document.Origin.SYSTEM_GENERATED
+    if len(set(origins)) == 1:
+        return origins[0]
+    untrusted = [o for o in origins if o in Document.UNTRUSTED_ORIGINS]
+    return untrusted[0] if untrusted else Document.Origin.CLIENT
+
+
+def _copy_matches(volume: Document, originals: list[Document]) -> None:
+    best: dict[tuple[int, str], float] = {}
+    for artifact_id, by, share in ArtifactMatch.objects.filter(document__in=originals).values_list(
+        "artifact_id", "by", "share"
+    ):
+        best[(artifact_id, by)] = max(share, best.get((artifact_id, by), 0.0))
+    ArtifactMatch.objects.bulk_create(
+        ArtifactMatch(document=volume, artifact_id=artifact_id, by=by, share=share)
+        for (artifact_id, by), share in best.items()
+    )
 
 
 def _known_boxes(document: Document) -> dict[int, list[pymupdf.Rect]]:
@@ -411,10 +535,11 @@ def _volume_rows(
         .values_list("document_id", "text")
     ):
         texts.setdefault(document_id, []).append(text)
+    messages = _messages(by_document)
     documents, pages = [], []
     for item in items:
         document = item.document
-        family = _family(document.parent_id or document.pk, by_document)
+        family = _family(messages.get(document.pk, document.pk), by_document, messages)
         documents.append(
             loadfiles.VolumeDocument(
                 begbates=production.bates(item.first_number),
@@ -439,12 +564,29 @@ def _volume_rows(
     return documents, pages
 
 
-def _family(head_id: int, items: dict[int, ProductionDocument]) -> tuple[int, int] | None:
+def _messages(items: dict[int, ProductionDocument]) -> dict[int, int]:
+    """The e-mail each produced attachment came out of (its "email-attachment" derivation),
+    by the attachment's id. An attachment of several messages belongs to the first produced
+    one, else to the first."""
+    message: dict[int, int] = {}
+    for child, parent in (
+        Derivation.objects.filter(child_id__in=items, transform=Derivation.EMAIL_ATTACHMENT)
+        .order_by("id")
+        .values_list("child_id", "parent_id")
+    ):
+        if child not in message or (message[child] not in items and parent in items):
+            message[child] = parent
+    return message
+
+
+def _family(
+    head_id: int, items: dict[int, ProductionDocument], messages: dict[int, int]
+) -> tuple[int, int] | None:
     """First and last Bates number of an e-mail and its attachments in this production."""
     members = [
         item
         for item in items.values()
-        if item.document_id == head_id or item.document.parent_id == head_id
+        if item.document_id == head_id or messages.get(item.document_id) == head_id
     ]
     if len(members) < 2:
         return None

@@ -25,7 +25,7 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.documents.models import BatesPage, Document, Page
+from apps.documents.models import BatesPage, Derivation, Document, Page
 from lexweb.errors import DomainError, NotFound
 
 SEARCH_CONFIG = "english"
@@ -38,11 +38,32 @@ def _case(*, user: User, case_id: int) -> Case:
     return case_selectors.case_get_for_user(user=user, case_id=case_id)
 
 
+def _attachment_count() -> Subquery:
+    attached = (
+        Derivation.objects.filter(parent=OuterRef("pk"), transform=Derivation.EMAIL_ATTACHMENT)
+        .order_by()
+        .values("parent")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Subquery(attached, output_field=IntegerField())
+
+
 def _documents(case: Case) -> QuerySet[Document]:
+    """The case's documents, newest first, each with `attachment_count` (documents taken out
+    of it as e-mail attachments) and `production_volume`: the volume's name when the document
+    is a production's stamped volume, else None.
+
+    Production volumes are listed like any document, with that label; full-text search leaves
+    them out (see page_search_for_user), so a produced page is found once, in its original.
+    """
     return (
         Document.objects.filter(case=case)
         .select_related("blob")
-        .annotate(attachment_count=Count("attachments"))
+        .annotate(
+            attachment_count=Coalesce(_attachment_count(), 0),
+            production_volume=F("volume_of__volume"),
+        )
         .order_by("-created_at", "-id")
     )
 
@@ -162,7 +183,11 @@ def page_search_for_user(
 ) -> SearchResults:
     """Pages of the case matching `query` (web-search syntax: words, "phrases", -not, or),
     best first, at most `limit`. Any text is a valid query or a DomainError saying what to
-    change. Audited (with the query and the number of hits) when it answers."""
+    change. Audited (with the query and the number of hits) when it answers.
+
+    Production volumes are left out unless `document_id` names one: a volume's pages are
+    copies of its originals' pages, and each would otherwise be found twice.
+    """
     case = _case(user=user, case_id=case_id)
     query = search_query_clean(query)
     search = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
@@ -171,6 +196,8 @@ def page_search_for_user(
         pages = pages.filter(document__origin=origin)
     if document_id is not None:
         pages = pages.filter(document_id=document_id)
+    else:
+        pages = pages.filter(document__volume_of__isnull=True)
     candidates = _candidates(pages)
     rows = (
         Page.objects.filter(pk__in=candidates[:RANK_CANDIDATES])
@@ -276,8 +303,8 @@ def snippet_html(raw: str) -> str:
 
 def document_table_for_user(*, user: User, case_id: int) -> QuerySet[Document]:
     """The case's documents, newest first, each with `review_count` (its pages flagged for
-    review) and its parent e-mail. NotFound for non-members, as for a missing case. Audited as
-    one read of the list."""
+    review), `attachment_count` and `production_volume` (see _documents). NotFound for
+    non-members, as for a missing case. Audited as one read of the list."""
     case = _case(user=user, case_id=case_id)
     read_audit.read_record(user=user, action="document.list", case=case)
     flagged = (
@@ -287,17 +314,17 @@ def document_table_for_user(*, user: User, case_id: int) -> QuerySet[Document]:
         .annotate(n=Count("pk"))
         .values("n")
     )
-    return (
-        _documents(case)
-        .select_related("parent")
-        .annotate(review_count=Coalesce(Subquery(flagged, output_field=IntegerField()), 0))
+    return _documents(case).annotate(
+        review_count=Coalesce(Subquery(flagged, output_field=IntegerField()), 0)
     )
 
 
 def attachment_list_for_user(*, user: User, case_id: int, document_id: int) -> QuerySet[Document]:
-    """The documents that came out of an e-mail (empty for anything else). Audited as a view of
-    the e-mail."""
+    """The documents that came out of an e-mail (its "email-attachment" derivations; empty for
+    anything else), by name. Audited as a view of the e-mail."""
     case = _case(user=user, case_id=case_id)
     document = _document(case=case, document_id=document_id)
     read_audit.read_record(user=user, action="document.view", case=case, target=document)
-    return Document.objects.filter(parent=document).order_by("filename", "id")
+    return Document.objects.filter(
+        derived_from__parent=document, derived_from__transform=Derivation.EMAIL_ATTACHMENT
+    ).order_by("filename", "id")

@@ -3,9 +3,9 @@
 import io
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector
@@ -18,8 +18,11 @@ from apps.cases.events import publish_to_case
 from apps.cases.models import Case
 from apps.documents import extraction, intake, storage
 from apps.documents.events import DocumentProgress
-from apps.documents.models import Blob, Document, Page
-from lexweb.errors import DomainError
+from apps.documents.models import Blob, Derivation, Document, Page
+from apps.evidence.models import GeneratedArtifact
+from apps.evidence.selectors import provenance
+from apps.evidence.services import checks, registry
+from lexweb.errors import Conflict, DomainError
 from lexweb.jobs import database_lost
 
 logger = logging.getLogger(__name__)
@@ -41,6 +44,24 @@ class UploadOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+SYSTEM_GENERATED_REFUSED = (
+    "The origin “system generated” is set only by lexweb; choose who the document came from "
+    "(client, opposing party, third party, court, public record or firm work product)."
+)
+
+
+def origin_check(origin: str) -> None:
+    """Refuse an origin a person may not choose: "system generated" (set only by lexweb) and
+    anything that is not one of Document.PERSON_ORIGINS, each with a message saying what to do.
+    """
+    if origin == Document.Origin.SYSTEM_GENERATED:
+        raise DomainError(SYSTEM_GENERATED_REFUSED)
+    if not isinstance(origin, str) or origin not in Document.PERSON_ORIGINS:
+        shown = origin[:40] if isinstance(origin, str) else type(origin).__name__
+        choices = ", ".join(o.value for o in Document.PERSON_ORIGINS)
+        raise DomainError(f"Unknown origin {shown!r}; use one of {choices}.")
+
+
 def document_upload(
     *,
     case: Case,
@@ -48,7 +69,6 @@ def document_upload(
     filename: str,
     source: IO[bytes],
     origin: str,
-    parent: Document | None = None,
     custodian: str = "",
 ) -> UploadOutcome:
     """Store one file as an original of `case` and queue its ingest.
@@ -57,16 +77,36 @@ def document_upload(
     2. Decide what it is by its bytes and check it can be read (damaged, encrypted, too many
        pages, decompression bombs are refused here, with the reason).
     3. Same bytes already in this case: report the existing document, store nothing.
-    4. Move the file into the content-addressed store, write the rows and queue the job in one
-       transaction. An e-mail's attachments become child documents.
-    Nothing is left behind when a step fails.
+    4. Move the file into the content-addressed store, write the rows (and the registry's check
+       of the bytes) and queue the job in one transaction. An e-mail's attachments become
+       documents of their own, each derived from the message ("email-attachment").
+    Nothing is left behind when a step fails. `origin` is a person's choice (origin_check):
+    "system generated" is refused, whoever asks.
     """
+    origin_check(origin)
+    return _upload(
+        case=case,
+        uploaded_by=uploaded_by,
+        filename=filename,
+        source=source,
+        origin=origin,
+        custodian=custodian,
+        attached_to=None,
+    )
+
+
+def _upload(
+    *,
+    case: Case,
+    uploaded_by: User,
+    filename: str,
+    source: IO[bytes],
+    origin: str,
+    custodian: str,
+    attached_to: Document | None,
+) -> UploadOutcome:
     name = intake.clean_filename(filename)
     custodian = intake.clean_line(custodian, MAX_CUSTODIAN)
-    if origin not in Document.Origin.values:
-        raise DomainError(
-            f"Unknown origin {origin!r}; use one of {', '.join(Document.Origin.values)}."
-        )
     try:
         with storage.blob_receive(
             source=source, max_bytes=settings.LEXWEB_MAX_UPLOAD_BYTES
@@ -77,7 +117,7 @@ def document_upload(
                 return UploadOutcome(name, "duplicate", existing)
             parsed = intake.parse_email(received.path) if sniffed.kind == "email" else None
             document = _create(
-                case, uploaded_by, name, origin, parent, received, sniffed, custodian
+                case, uploaded_by, name, origin, attached_to, received, sniffed, custodian
             )
     except DomainError as exc:
         return UploadOutcome(name, "error", error=exc.message)
@@ -124,10 +164,7 @@ def documents_upload(
         raise DomainError(
             f"At most {settings.LEXWEB_MAX_FILES_PER_UPLOAD} files at once; upload the rest next."
         )
-    if origin not in Document.Origin.values:
-        raise DomainError(
-            f"Unknown origin {origin!r}; use one of {', '.join(Document.Origin.values)}."
-        )
+    origin_check(origin)
     return UploadSummary(
         [
             document_upload(
@@ -149,16 +186,18 @@ def _create(
     uploaded_by: User,
     name: str,
     origin: str,
-    parent: Document | None,
+    attached_to: Document | None,
     received: storage.ReceivedFile,
     sniffed: intake.Sniffed,
     custodian: str,
+    *,
+    action: str = "document.upload",
+    audit_actor: User | Literal["uploader"] | None = "uploader",
 ) -> Document:
     blob, _ = Blob.objects.get_or_create(sha256=received.sha256, defaults={"size": received.size})
     document = Document.objects.create(
         case=case,
         blob=blob,
-        parent=parent,
         filename=name,
         kind=sniffed.kind,
         content_type=sniffed.content_type,
@@ -170,12 +209,22 @@ def _create(
     # Into the store before the rows commit: a row never points at a missing file. Should the
     # transaction still roll back, what remains is an unreferenced, content-addressed file.
     received.commit()
+    if attached_to is not None:
+        derivation_record(
+            child=document,
+            parents=[attached_to],
+            transform=Derivation.EMAIL_ATTACHMENT,
+            version="1",
+            deterministic=True,
+        )
+    # Bytes that are a registered artifact flag the document at once (same transaction).
+    checks.document_check_bytes(document)
     account_services.audit_record(
-        actor=uploaded_by,
-        action="document.upload",
+        actor=uploaded_by if audit_actor == "uploader" else audit_actor,
+        action=action,
         case=case,
         target=document,
-        detail={"sha256": received.sha256, "origin": origin},
+        detail={"sha256": received.sha256, "origin": document.origin},
     )
     _defer_ingest(document)
     _publish(document)
@@ -187,20 +236,183 @@ def _attachments(
 ) -> list[str]:
     notes = []
     for attachment in parsed.attachments:
-        outcome = document_upload(
+        outcome = _upload(
             case=message.case,
             uploaded_by=uploaded_by,
             filename=attachment.filename,
             source=io.BytesIO(attachment.payload),
             origin=origin,
-            parent=message,
             custodian=custodian,
+            attached_to=message,
         )
         if outcome.status == "error":
             notes.append(f"Attachment {outcome.filename} was not added: {outcome.error}")
         elif outcome.status == "duplicate":
             notes.append(f"Attachment {outcome.filename} is already in this case.")
     return notes
+
+
+# --- Lineage ---------------------------------------------------------------------------------
+
+MAX_TRANSFORM = 60  # Derivation.transform's max_length
+MAX_VERSION = 20  # Derivation.version's max_length
+
+
+def derivation_record(
+    *,
+    child: Document,
+    parents: Sequence[Document],
+    transform: str,
+    version: str,
+    deterministic: bool,
+    parameters: Mapping[str, Any] | None = None,
+    parameters_each: Sequence[Mapping[str, Any]] | None = None,
+) -> list[Derivation]:
+    """Record that `child` was made from `parents` (in that order: Derivation.order 1, 2, ...)
+    by `transform` at `version`. Call it in the transaction that creates the child.
+
+    The rule of lineage: a child of a non-deterministic transform (a model wrote it), or of
+    any system-generated parent, is system generated. lexweb sets that origin here, on the
+    child and on everything already derived from it, at any depth. A deterministic transform
+    of evidence (attachment extraction, Bates stamping) leaves the child's origin alone.
+
+    `parameters` go on every row; `parameters_each` (one mapping per parent) is merged into
+    that parent's row (a production's per-original numbers). Refused with DomainError: no
+    parents, a parent twice, the child among its parents, a parent of another case, an empty
+    or over-long transform or version, and an edge that would close a cycle. The rows are
+    protected: a parent with derivations cannot be deleted.
+    """
+    if not parents:
+        raise DomainError("A derivation needs at least one parent document.")
+    if not 0 < len(transform) <= MAX_TRANSFORM or not 0 < len(version) <= MAX_VERSION:
+        raise DomainError(
+            f"A transform is named in 1-{MAX_TRANSFORM} characters and its version in "
+            f"1-{MAX_VERSION}."
+        )
+    if parameters_each is not None and len(parameters_each) != len(parents):
+        raise DomainError("Give one set of parameters per parent, or none.")
+    parent_ids = [parent.pk for parent in parents]
+    if len(set(parent_ids)) != len(parent_ids):
+        raise DomainError("Each parent document can appear only once in a derivation.")
+    if child.pk in parent_ids:
+        raise DomainError(f"Document {child.pk} cannot be derived from itself.")
+    if any(parent.case_id != child.case_id for parent in parents):
+        raise DomainError("Lineage stays within one case: a parent belongs to another case.")
+    if provenance.descendant_ids([child.pk]) & set(parent_ids):
+        raise DomainError(
+            f"Document {child.pk} is already an ancestor of one of its parents; lineage "
+            "cannot go in a circle."
+        )
+    rows = Derivation.objects.bulk_create(
+        [
+            Derivation(
+                child=child,
+                parent=parent,
+                transform=transform,
+                version=version,
+                deterministic=deterministic,
+                parameters={
+                    **(parameters or {}),
+                    **(parameters_each[k] if parameters_each else {}),
+                },
+                order=k + 1,
+            )
+            for k, parent in enumerate(parents)
+        ]
+    )
+    generated_parent = Document.objects.filter(
+        pk__in=parent_ids, origin=Document.Origin.SYSTEM_GENERATED
+    ).exists()
+    if not deterministic or generated_parent:
+        _mark_generated(child)
+    return rows
+
+
+def _mark_generated(document: Document) -> None:
+    """`document` and everything derived from it become system generated."""
+    ids = provenance.descendant_ids([document.pk]) | {document.pk}
+    Document.objects.filter(pk__in=ids).exclude(origin=Document.Origin.SYSTEM_GENERATED).update(
+        origin=Document.Origin.SYSTEM_GENERATED
+    )
+    document.origin = Document.Origin.SYSTEM_GENERATED
+
+
+def document_create_generated(
+    *,
+    case: Case,
+    actor: User | None,
+    filename: str,
+    data: bytes,
+    text: str,
+    media_type: str,
+    source: str,
+    parents: Sequence[Document] = (),
+    transform: str = Derivation.MODEL_OUTPUT,
+    version: str = "1",
+) -> Document:
+    """Store something a model wrote as a document of `case`: the one way lexweb does it.
+
+    1. Register it in the generated-artifact registry (kind model_output; SHA-256 and text
+       fingerprint) in its own transaction, so it stays registered even if storing fails.
+    2. Store the bytes like an upload (same checks of what the file is), origin system
+       generated, with a non-deterministic derivation (`transform`/`version`) from each of
+       `parents`, and queue the ingest that reads its pages; the registry's byte check flags
+       it at once (it matches itself).
+    Audited as "document.generated". The same bytes again in this case return the stored
+    document (a Conflict when those bytes were uploaded by a person: say so, store nothing).
+    """
+    with transaction.atomic():
+        registry.artifact_register(
+            data=data,
+            text=text,
+            kind=GeneratedArtifact.Kind.MODEL_OUTPUT,
+            media_type=media_type,
+            title=intake.clean_line(filename, 200) or "model output",
+            case=case,
+            source=intake.clean_line(source, 200),
+            created_by=actor,
+        )
+    name = intake.clean_filename(filename)
+    with storage.blob_receive(
+        source=io.BytesIO(data), max_bytes=settings.LEXWEB_MAX_UPLOAD_BYTES
+    ) as received:
+        sniffed = intake.sniff(received.path, name)
+        with transaction.atomic():
+            existing = Document.objects.filter(case=case, blob__sha256=received.sha256).first()
+            if existing is not None:
+                if existing.origin != Document.Origin.SYSTEM_GENERATED:
+                    raise Conflict(
+                        f"These bytes are already document {existing.pk} of this case "
+                        f"(“{existing.filename}”, {existing.get_origin_display()}); the model "
+                        "output was registered but not stored again."
+                    )
+                return existing
+            document = _create(
+                case,
+                actor or _system_user(case),
+                name,
+                Document.Origin.SYSTEM_GENERATED,
+                None,
+                received,
+                sniffed,
+                "",
+                action="document.generated",
+                audit_actor=actor,
+            )
+            if parents:
+                derivation_record(
+                    child=document,
+                    parents=parents,
+                    transform=transform,
+                    version=version,
+                    deterministic=False,
+                )
+    return document
+
+
+def _system_user(case: Case) -> User:
+    """Whom a document made without a person is recorded as uploaded by: the case's creator."""
+    return case.created_by
 
 
 # --- Ingest ----------------------------------------------------------------------------------
@@ -315,6 +527,9 @@ def _finish_batch(document_id: int) -> None:
         if document.pages_done < document.page_count:
             _defer_ingest(document)
         else:
+            # The registry's check of the text, before anyone can use the document: it is
+            # READY (and CLEAR or FLAGGED) in the same commit.
+            checks.document_check_text(document)
             _set_progress(document, status=Document.Status.READY)
 
 

@@ -16,7 +16,7 @@ from PIL import Image, ImageSequence
 
 from apps.cases.models import Case
 from apps.documents import storage
-from apps.documents.models import Blob, Document, Page
+from apps.documents.models import Blob, Derivation, Document, Page
 from tests.documents.files import REAL, png_of, real, tiff_of, upload
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
@@ -221,13 +221,19 @@ def test_email_becomes_a_document_and_each_attachment_a_child_document(
     run_jobs()
 
     message = Document.objects.get(filename="message.eml")
-    children = {d.filename: d for d in Document.objects.filter(parent=message)}
+    children = {
+        d.filename: d
+        for d in Document.objects.filter(
+            derived_from__parent=message, derived_from__transform="email-attachment"
+        )
+    }
     assert set(children) == {"order.pdf", "notes.txt"}
     assert Document.objects.count() == 3
     everything = [message, *children.values()]
     assert {d.origin for d in everything} == {"opposing"}
     assert {d.status for d in everything} == {"ready"}
-    assert (message.kind, message.content_type, message.parent) == ("email", "message/rfc822", None)
+    assert (message.kind, message.content_type) == ("email", "message/rfc822")
+    assert not message.derived_from.exists()
 
     text = message.pages.get().text
     assert "Subject: Production of the Liebowitz order" in text
@@ -275,7 +281,10 @@ def test_corrupt_attachment_is_skipped_with_a_note_and_the_rest_goes_in(
         ("notes.txt", "ready"),
         ("with-broken.eml", "ready"),
     ]
-    assert Document.objects.get(filename="notes.txt").parent_id == result["document"]["id"]
+    notes = Document.objects.get(filename="notes.txt")
+    assert list(notes.derived_from.values_list("parent_id", "transform")) == [
+        (result["document"]["id"], "email-attachment")
+    ]
     assert_store_matches_rows(blob_root)
 
 
@@ -294,7 +303,7 @@ def test_attachment_already_in_the_case_is_reported_not_stored_again(
     (result,) = response.json()["results"]
     assert result["notes"] == ["Attachment notes.txt is already in this case."]
     assert Document.objects.count() == 2
-    assert not Document.objects.filter(parent__isnull=False).exists()
+    assert not Derivation.objects.exists()
 
 
 def test_email_is_recognised_by_its_headers_even_without_the_eml_extension(
@@ -308,7 +317,7 @@ def test_email_is_recognised_by_its_headers_even_without_the_eml_extension(
 # --- Origins -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("origin", [choice.value for choice in Document.Origin])
+@pytest.mark.parametrize("origin", [choice.value for choice in Document.PERSON_ORIGINS])
 def test_origin_is_stored_as_chosen(
     lawyer_api: Client,
     case: Case,

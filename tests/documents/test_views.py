@@ -14,7 +14,7 @@ from django.test import Client
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
 from apps.documents import services
-from apps.documents.models import Blob, Document
+from apps.documents.models import Blob, Derivation, Document
 from apps.documents.selectors import MAX_QUERY_LENGTH
 from tests.conftest import session_client
 from tests.documents.files import scanned_pdf
@@ -104,7 +104,16 @@ def test_list_page_runs_a_fixed_number_of_queries(
     message = _add(lawyer, case, "first.txt", b"first\n")
     for n in range(8):
         _add(lawyer, case, f"doc-{n}.txt", f"document {n}\n".encode())
-    Document.objects.filter(pk__gt=message.pk).update(parent=message)  # rows with a parent link
+    Derivation.objects.bulk_create(  # rows with a parent link
+        Derivation(
+            child=child,
+            parent=message,
+            transform="email-attachment",
+            version="1",
+            deterministic=True,
+        )
+        for child in Document.objects.filter(pk__gt=message.pk)
+    )
 
     with django_assert_max_num_queries(12):
         response = lawyer_client.get(_list_url(case))
@@ -297,7 +306,7 @@ def test_viewer_of_an_e_mail_links_its_attachments_and_back(
         b"The terms.\r\n--XX--\r\n"
     )
     email = _add(lawyer, case, "papers.eml", message)
-    child = Document.objects.get(parent=email)
+    child = Document.objects.get(derived_from__parent=email)
 
     email_body = lawyer_client.get(_viewer_url(email)).content.decode()
     child_body = lawyer_client.get(_viewer_url(child)).content.decode()
