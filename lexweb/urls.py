@@ -15,5 +15,6 @@ urlpatterns = [
     path("accounts/", include("apps.accounts.urls")),
     path("", include("apps.cases.urls")),
     path("", include("apps.documents.urls")),
+    path("", include("apps.evidence.urls")),
     path("", include("apps.cluster.urls")),
 ]

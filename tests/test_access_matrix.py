@@ -38,6 +38,8 @@ from apps.documents.models import (
     Production,
     ProductionExport,
 )
+from apps.evidence.models import FrozenPage, Packet, PacketItem
+from apps.evidence.services import packets as packet_services
 from lexweb.routing import websocket_urlpatterns
 from tests.conftest import session_client, token_client, ws_connect
 from tests.factories import MembershipFactory, UserFactory
@@ -68,6 +70,11 @@ class Route:
     route: str
     methods: tuple[str, ...]
     payloads: dict[str, Payload] = field(default_factory=dict)
+    # Path ids other than the defaults: {path kwarg: key of _packet_ids()}. `{packet_id}` is a
+    # frozen packet holding `document` unless a route needs an editable or empty one.
+    ids: dict[str, str] = field(default_factory=dict)
+    # Where a member's successful POST may redirect (a prefix); None: the case's page.
+    redirect: str | None = None
 
 
 MATRIX: tuple[Route, ...] = (
@@ -146,6 +153,69 @@ MATRIX: tuple[Route, ...] = (
         ("GET",),
     ),
     Route(API, "api/v1/cases/<case_id>/bates/<reference>", ("GET",)),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/packets/",
+        ("GET", "POST"),
+        {"POST": {"title": "Matrix 2"}},
+        redirect="cases/<int:case_id>/packets/",
+    ),
+    Route(PAGE, "cases/<int:case_id>/packets/<int:packet_id>/", ("GET",)),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/packets/<int:packet_id>/items/",
+        ("POST",),
+        {"POST": {"document": THE_DOCUMENT, "reason": "Matrix"}},
+        ids={"packet_id": "empty"},
+        redirect="cases/<int:case_id>/packets/",
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/packets/<int:packet_id>/items/<int:item_id>/remove/",
+        ("POST",),
+        {"POST": {"reason": "Matrix"}},
+        ids={"packet_id": "editable"},
+        redirect="cases/<int:case_id>/packets/",
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/packets/<int:packet_id>/freeze/",
+        ("GET", "POST"),
+        ids={"packet_id": "editable"},
+        redirect="cases/<int:case_id>/packets/",
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/packets/<int:packet_id>/versions/",
+        ("GET", "POST"),
+        redirect="cases/<int:case_id>/packets/",
+    ),
+    Route(PAGE, "cases/<int:case_id>/packets/<int:packet_id>/compare/<int:other_id>/", ("GET",)),
+    Route(PAGE, "cases/<int:case_id>/packets/<int:packet_id>/pages/", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/packets", ("GET", "POST"), {"POST": {"title": "Matrix 2"}}),
+    Route(API, "api/v1/cases/<case_id>/packets/<packet_id>", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/packets/<packet_id>/items",
+        ("POST",),
+        {"POST": {"items": [{"document_id": THE_DOCUMENT, "reason": "Matrix"}]}},
+        ids={"packet_id": "empty"},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/packets/<packet_id>/items/<item_id>",
+        ("DELETE",),
+        ids={"packet_id": "editable"},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/packets/<packet_id>/freeze",
+        ("POST",),
+        ids={"packet_id": "editable"},
+    ),
+    Route(API, "api/v1/cases/<case_id>/packets/<packet_id>/versions", ("GET", "POST")),
+    Route(API, "api/v1/cases/<case_id>/packets/<packet_id>/pages", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/packets/<packet_id>/compare/<other_id>", ("GET",)),
     Route(WEBSOCKET, "ws/cases/<int:case_id>/events/", ("CONNECT",)),
 )
 
@@ -190,10 +260,29 @@ def _path(route: str, **kwargs: int) -> str:
     return "/" + _KWARG.sub(lambda m: str(kwargs[m.group(1) or m.group(2)]), route)
 
 
-def _ids(case: Case, junior: User, document: Document) -> dict[str, Any]:
+def _packet_ids(case: Case) -> dict[str, int]:
+    packets = {p.title: p for p in Packet.objects.filter(case=case, title__startswith="MATRIX ")}
+    editable = packets["MATRIX editable"]
+    return {
+        "frozen": packets["MATRIX frozen"].pk,
+        "editable": editable.pk,
+        "empty": packets["MATRIX empty"].pk,
+        "editable_item": PacketItem.objects.get(packet=editable).pk,
+    }
+
+
+def _ids(
+    case: Case, junior: User, document: Document, entry: Route | None = None
+) -> dict[str, Any]:
     production = Production.objects.get(case=case, volume="MATRIX1")
     export = ProductionExport.objects.get(production=production)
+    packets = _packet_ids(case)
+    overrides = {k: packets[v] for k, v in entry.ids.items()} if entry else {}
     return {
+        "packet_id": packets["frozen"],
+        "item_id": packets["editable_item"],
+        "other_id": packets["editable"],
+        **overrides,
         "case_id": case.pk,
         "user_id": junior.pk,
         "document_id": document.pk,
@@ -205,11 +294,23 @@ def _ids(case: Case, junior: User, document: Document) -> dict[str, Any]:
 
 
 def _resolve(payload: Payload | None) -> Payload | None:
-    """Fill in ids only known once the fixtures exist."""
+    """Fill in ids only known once the fixtures exist: [the document's id] at the top level,
+    the id itself inside a list of objects (packet selections)."""
     if payload is None:
         return None
     ids = list(Document.objects.filter(filename="matrix.pdf").values_list("pk", flat=True))
-    return {k: ids if v is THE_DOCUMENT else v for k, v in payload.items()}
+
+    def inner(value: Any) -> Any:
+        if isinstance(value, list):
+            return [
+                {k: ids[0] if v is THE_DOCUMENT else v for k, v in one.items()}
+                if isinstance(one, dict)
+                else one
+                for one in value
+            ]
+        return value
+
+    return {k: ids if v is THE_DOCUMENT else inner(v) for k, v in payload.items()}
 
 
 def _send(client: Client, entry: Route, method: str, path: str) -> Any:
@@ -251,6 +352,11 @@ def _snapshot(case: Case) -> dict[str, object]:
         "productions": list(Production.objects.order_by("pk").values_list("pk", "status")),
         "bates": BatesPage.objects.count(),
         "exports": ProductionExport.objects.count(),
+        "packets": list(
+            Packet.objects.order_by("pk").values_list("pk", "status", "title", "content_hash")
+        ),
+        "packet_items": list(PacketItem.objects.order_by("pk").values_list("pk", "packet_id")),
+        "frozen_pages": FrozenPage.objects.count(),
     }
 
 
@@ -313,7 +419,25 @@ def document(lawyer: User, case: Case) -> Document:
         production=production, actor=lawyer, image_dpi=100
     )
     production_services.production_export_build(export_id=export.pk)
+    _packets(lawyer, case, outcome.document)
     return outcome.document
+
+
+def _packets(lawyer: User, case: Case, document: Document) -> None:
+    """Packets of `case`: a frozen one holding the document, an editable one holding it, and an
+    empty editable one: the targets of the packet routes."""
+    made = {
+        name: packet_services.packet_create(user=lawyer, case_id=case.pk, title=f"MATRIX {name}")
+        for name in ("frozen", "editable", "empty")
+    }
+    for name in ("frozen", "editable"):
+        packet_services.packet_items_add(
+            user=lawyer,
+            case_id=case.pk,
+            packet_id=made[name].pk,
+            selections=[packet_services.Selection(document_id=document.pk, reason="Matrix")],
+        )
+    packet_services.packet_freeze(user=lawyer, case_id=case.pk, packet_id=made["frozen"].pk)
 
 
 # --- The matrix is complete ---------------------------------------------------------------
@@ -343,7 +467,7 @@ def test_member_is_served_on_listed_methods_and_gets_405_on_the_others(
     via: str,
 ) -> None:
     client = token_client(lawyer) if via == "token" else session_client(lawyer)
-    path = _path(entry.route, **_ids(case, junior, document))
+    path = _path(entry.route, **_ids(case, junior, document, entry))
 
     response = _send(client, entry, method, path)
 
@@ -352,7 +476,10 @@ def test_member_is_served_on_listed_methods_and_gets_405_on_the_others(
         return
     assert response.status_code < 400, response.content
     if response.status_code == 302:
-        assert response["Location"] == reverse("cases:detail", kwargs={"case_id": case.pk})
+        if entry.redirect is None:
+            assert response["Location"] == reverse("cases:detail", kwargs={"case_id": case.pk})
+        else:
+            assert response["Location"].startswith(_path(entry.redirect, case_id=case.pk))
 
 
 # --- Non-members, anonymous, missing cases ------------------------------------------------
@@ -362,7 +489,7 @@ def _assert_refused_like_a_missing_case(
     client: Client, entry: Route, method: str, case: Case, junior: User, document: Document
 ) -> Any:
     before = _snapshot(case)
-    ids = _ids(case, junior, document)
+    ids = _ids(case, junior, document, entry)
 
     response = _send(client, entry, method, _path(entry.route, **ids))
     missing = _send(
@@ -417,7 +544,7 @@ def test_anonymous_is_sent_to_sign_in_or_gets_401_and_nothing_changes(
     junior: User, newcomer: User, case: Case, document: Document, entry: Route, method: str
 ) -> None:
     client = Client()
-    ids = _ids(case, junior, document)
+    ids = _ids(case, junior, document, entry)
     path = _path(entry.route, **ids)
     before = _snapshot(case)
 

@@ -27,6 +27,7 @@ from apps.cases.models import Case
 from apps.documents import production_selectors, production_services, selectors
 from apps.documents import services as document_services
 from apps.documents.models import Production, ProductionExport
+from apps.evidence.services import packets as packet_services
 from tests.conftest import session_client, token_client
 
 # A documentation address (RFC 5737): nothing else in the test run comes from it.
@@ -50,6 +51,8 @@ class Write:
 
     action: str
     payload: dict[str, Any] = field(default_factory=dict)
+    # Path ids taken from other objects than the defaults: {path kwarg: key of `objects`}.
+    ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,28 @@ API: dict[tuple[str, str], Entry] = {
     ("GET", "/api/v1/cases/{case_id}/productions/{production_id}/exports/{export_id}/zip"): Read(
         "production.export_download", "production"
     ),
+    ("POST", "/api/v1/cases/{case_id}/packets"): Write("packet.create", {"title": "Audit 2"}),
+    ("GET", "/api/v1/cases/{case_id}/packets"): Read("packet.list"),
+    ("GET", "/api/v1/cases/{case_id}/packets/{packet_id}"): Read("packet.view", "packet"),
+    ("POST", "/api/v1/cases/{case_id}/packets/{packet_id}/items"): Write(
+        "packet.items_add",
+        {"items": [{"document_id": "document", "reason": "The ledger"}]},
+        {"packet_id": "empty_packet"},
+    ),
+    ("DELETE", "/api/v1/cases/{case_id}/packets/{packet_id}/items/{item_id}"): NotMaterial(
+        "removes an item; answers nothing (audited)"
+    ),
+    ("POST", "/api/v1/cases/{case_id}/packets/{packet_id}/freeze"): Write(
+        "packet.freeze", ids={"packet_id": "editable_packet"}
+    ),
+    ("POST", "/api/v1/cases/{case_id}/packets/{packet_id}/versions"): Write("packet.new_version"),
+    ("GET", "/api/v1/cases/{case_id}/packets/{packet_id}/versions"): Read(
+        "packet.versions", "packet"
+    ),
+    ("GET", "/api/v1/cases/{case_id}/packets/{packet_id}/pages"): Read("packet.pages", "packet"),
+    ("GET", "/api/v1/cases/{case_id}/packets/{packet_id}/compare/{other_id}"): Read(
+        "packet.compare", "packet"
+    ),
     ("GET", "/api/v1/cluster/status"): NotMaterial("GPUs and backends, no case"),
 }
 
@@ -135,6 +160,18 @@ PAGES: dict[str, Entry] = {
     "cases/<int:case_id>/documents/<int:document_id>/": Read("document.view", "document"),
     "cases/<int:case_id>/search/": Read("case.search", query={"q": "ledger"}),
     "cases/<int:case_id>/bates/": Read("bates.lookup", query={"ref": "AUD000001"}),
+    "cases/<int:case_id>/packets/": Read("packet.list"),
+    "cases/<int:case_id>/packets/<int:packet_id>/": Read("packet.view", "packet"),
+    "cases/<int:case_id>/packets/<int:packet_id>/items/": NotMaterial("adds items (POST, audited)"),
+    "cases/<int:case_id>/packets/<int:packet_id>/items/<int:item_id>/remove/": NotMaterial(
+        "removes an item (POST, audited)"
+    ),
+    "cases/<int:case_id>/packets/<int:packet_id>/freeze/": Read("packet.view", "packet"),
+    "cases/<int:case_id>/packets/<int:packet_id>/versions/": Read("packet.versions", "packet"),
+    "cases/<int:case_id>/packets/<int:packet_id>/compare/<int:other_id>/": Read(
+        "packet.compare", "packet"
+    ),
+    "cases/<int:case_id>/packets/<int:packet_id>/pages/": Read("packet.pages", "packet"),
     "cluster/": NotMaterial("GPUs and backends, no case"),
 }
 
@@ -210,7 +247,27 @@ def objects(lawyer: User, case: Case) -> dict[str, Any]:
         "document": outcome.document,
         "production": Production.objects.get(pk=production.pk),
         "export": ProductionExport.objects.get(pk=export.pk),
+        **_packets(lawyer, case, outcome.document),
     }
+
+
+def _packets(lawyer: User, case: Case, document: Any) -> dict[str, Any]:
+    """A frozen packet holding the document (`packet`), an editable one holding it too (its
+    item is `item`) and an empty editable one."""
+    made = {}
+    for name in ("packet", "editable_packet", "empty_packet"):
+        made[name] = packet_services.packet_create(user=lawyer, case_id=case.pk, title=name)
+    for name in ("packet", "editable_packet"):
+        (made[f"{name}_item"],) = packet_services.packet_items_add(
+            user=lawyer,
+            case_id=case.pk,
+            packet_id=made[name].pk,
+            selections=[packet_services.Selection(document_id=document.pk, reason="Audit")],
+        )
+    made["packet"] = packet_services.packet_freeze(
+        user=lawyer, case_id=case.pk, packet_id=made["packet"].pk
+    )
+    return made
 
 
 def _ids(objects: dict[str, Any]) -> dict[str, Any]:
@@ -221,6 +278,9 @@ def _ids(objects: dict[str, Any]) -> dict[str, Any]:
         "production_id": objects["production"].pk,
         "export_id": objects["export"].pk,
         "reference": "AUD000001",
+        "packet_id": objects["packet"].pk,
+        "item_id": objects["editable_packet_item"].pk,
+        "other_id": objects["editable_packet"].pk,
     }
 
 
@@ -245,6 +305,18 @@ def _assert_one_read(
     assert row.case_id == objects["case"].pk
     assert (row.target_type, row.target_id) == (target._meta.label_lower, str(target.pk))
     assert (row.via, row.client_ip) == (via, CLIENT_IP)
+
+
+def _fill(value: Any, objects: dict[str, Any]) -> Any:
+    """Inside lists of objects (packet selections), "document" stands for the document's id."""
+    if isinstance(value, list):
+        return [
+            {k: objects["document"].pk if v == "document" else v for k, v in one.items()}
+            if isinstance(one, dict)
+            else one
+            for one in value
+        ]
+    return value
 
 
 API_READS = [
@@ -301,9 +373,10 @@ def test_api_write_that_answers_with_material_is_audited_with_edge_and_address(
 ) -> None:
     client = _from(token_client(lawyer))
     payload = {
-        k: [objects["document"].pk] if v == "document" else v for k, v in write.payload.items()
+        k: [objects["document"].pk] if v == "document" else _fill(v, objects)
+        for k, v in write.payload.items()
     }
-    url = _path(path, _ids(objects))
+    url = _path(path, {**_ids(objects), **{k: objects[v].pk for k, v in write.ids.items()}})
     if any(isinstance(v, tuple) for v in payload.values()):
         payload = {
             k: SimpleUploadedFile(*v) if isinstance(v, tuple) else v for k, v in payload.items()

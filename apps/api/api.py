@@ -21,6 +21,8 @@ from apps.accounts.models import User
 from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
+from apps.evidence.api import router as evidence_router
+from apps.evidence.services.packets import ProvenanceRefused
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 
 logger = logging.getLogger(__name__)
@@ -73,7 +75,7 @@ api = NinjaAPI(
     docs_url="/docs",
 )
 
-_STATUS_FOR = {NotFound: 404, Conflict: 409, PermissionDenied: 403}
+_STATUS_FOR = {NotFound: 404, Conflict: 409, PermissionDenied: 403, ProvenanceRefused: 422}
 
 
 def _error(
@@ -165,4 +167,5 @@ def _unreadable_multipart(request: HttpRequest, exc: MultiPartParserError) -> Ht
 api.add_router("/", accounts_router)
 api.add_router("/", cases_router)
 api.add_router("/", documents_router)
+api.add_router("/", evidence_router)
 api.add_router("/", cluster_router)
