@@ -29,7 +29,7 @@ from apps.documents.models import Document, Production, ProductionExport
 from lexweb import security
 from tests.conftest import session_client, token_client
 from tests.factories import MembershipFactory
-from tests.test_access_matrix import document, junior  # noqa: F401  (fixtures)
+from tests.test_access_matrix import _packet_ids, document, junior  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -58,7 +58,11 @@ def _concrete(route: str, ids: dict[str, Any]) -> str:
 
 def _ids(case: Case, member: User, doc: Document, admin: User) -> dict[str, Any]:
     production = Production.objects.get(case=case, volume="MATRIX1")
+    packets = _packet_ids(case)
     return {
+        "packet_id": packets["frozen"],
+        "item_id": packets["editable_item"],
+        "other_id": packets["editable"],
         "case_id": case.pk,
         "user_id": member.pk,
         "document_id": doc.pk,
