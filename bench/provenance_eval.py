@@ -16,7 +16,9 @@ and text files through apps.documents.intake):
   (g) e-mailed as the body of an .eml, and as its attachment (the attachment's text);
   (h) paragraphs reordered and a third of the sentences reworded.
 Legitimate documents: every source PDF of the eval set and every file of fixtures/real, read
-the same way (image-only pages by OCR), plus (i) a client receipt full of "RTX 3060" tokens.
+the same way (image-only pages by OCR), a firm's production cover letter per eval case (the
+caption and the very Bates ranges the drafts cite, the briefs' signature block), and (i) a
+client receipt full of "RTX 3060" tokens.
 
 For each document: share = |artifact fp ∩ document fp| / |artifact fp| (max over artifacts) and
 document_share = |∩| / |document fp|. A document is refused when some artifact's share reaches
@@ -202,6 +204,9 @@ def measure() -> dict[str, object]:
         legitimate.append((f"fixtures/real/{fixture.name}", text))
         brief = attacks.quoting_draft(fixture.name, text)
         artifacts.append(artifact(f"brief quoting {fixture.name}", brief))
+    for folder in attacks.eval_cases():
+        letter = attacks.text_pdf(attacks.production_cover_letter(folder))
+        legitimate.append((f"{folder.name} production cover letter", read_back(letter, "l.pdf")))
     receipt = read_back(attacks.text_pdf(attacks.junk_receipt_text()), "receipt.pdf")
     legitimate.append(("(i) client receipt with RTX 3060 tokens", receipt))
 

@@ -20,6 +20,7 @@ caption and signature-block boilerplate, as a lawyer's brief would.
 import hashlib
 import html
 import io
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -291,10 +292,20 @@ def _message(subject: str) -> EmailMessage:
     return message
 
 
-def eml_with_body(text: str, *, subject: str = "Case summary") -> bytes:
-    """(g) The summary e-mailed as the body of a message (plain text, quoted-printable)."""
+def eml_with_body(
+    text: str,
+    *,
+    subject: str = "Case summary",
+    attachment: tuple[bytes, str, str] | None = None,
+) -> bytes:
+    """(g) The summary e-mailed as the body of a message (plain text); with `attachment`
+    (data, filename, media type), attached to the same message as well."""
     message = _message(subject)
     message.set_content("Hi,\n\nHere is the summary we discussed.\n\n" + text + "\n\nBest,\nA.")
+    if attachment is not None:
+        data, filename, media_type = attachment
+        maintype, subtype = media_type.split("/", 1)
+        message.add_attachment(data, maintype=maintype, subtype=subtype, filename=filename)
     return message.as_bytes()
 
 
@@ -428,6 +439,7 @@ def reword_sentence(sentence: str) -> str:
     return " ".join(out)
 
 
+_MIN_SENTENCE_WORDS = 4
 _SENTENCE_END = re.compile(r"([.!?][\"”)]?)\s+(?=[\"“(]?[A-Z0-9])")
 
 
@@ -455,6 +467,9 @@ def reorder_and_reword(markdown: str, *, seed: str = "h") -> str:
         for line in paragraph.split("\n"):
             parts = []
             for sentence in sentences(line):
+                if len(sentence.split()) < _MIN_SENTENCE_WORDS:  # "2.", "Id.": not a sentence
+                    parts.append(sentence)
+                    continue
                 parts.append(reword_sentence(sentence) if counter % 3 == 0 else sentence)
                 counter += 1
             lines.append(" ".join(parts))
@@ -463,9 +478,14 @@ def reorder_and_reword(markdown: str, *, seed: str = "h") -> str:
 
 
 def reworded_share(original: str, reworded: str) -> float:
-    """Share of the original's sentences that appear unchanged in the reworded text (a check
-    that the rewording really touched about a third)."""
-    plain = [s for p in markdown_blocks(original) for s in sentences(p[1])]
+    """Share of the original's sentences (of four words or more) that appear unchanged in the
+    reworded text: a check that the rewording really touched about a third of them."""
+    plain = [
+        s
+        for line in original.split("\n")
+        for s in sentences(line)
+        if len(s.split()) >= _MIN_SENTENCE_WORDS
+    ]
     kept = sum(1 for s in plain if s in reworded)
     return kept / len(plain) if plain else 1.0
 
@@ -596,3 +616,28 @@ def quoted_passages(draft: str) -> list[str]:
 
 def share_words(parts: Sequence[str]) -> int:
     return sum(len(_words(p)) for p in parts)
+
+
+def production_cover_letter(case_dir: Path) -> str:
+    """A firm's letter producing a case's documents: the caption and the very Bates numbers and
+    ranges the drafts cite, written by a person. Legitimate: it must not be refused."""
+    meta = json.loads((case_dir / "case.json").read_text(encoding="utf-8"))
+    by_document: dict[str, list[str]] = {}
+    for row in meta["bates_map"]:
+        by_document.setdefault(row["document"], []).append(row["bates"])
+    lines = [
+        meta["court"],
+        f"{meta['title']}, No. {meta['case_number']}",
+        "",
+        "Re: Production volume 001",
+        "",
+        "Counsel: enclosed please find the documents listed below, produced under the "
+        "protective order and numbered as follows.",
+    ]
+    for document in meta["documents"]:
+        numbers = by_document.get(document, [])
+        if numbers:
+            span = numbers[0] if len(numbers) == 1 else f"{numbers[0]}-{numbers[-1]}"
+            lines.append(f"{Path(document).stem.replace('-', ' ').title()}: {span}.")
+    lines += ["", "Please contact me with any questions.", "", FIRM_SIGNATURE]
+    return "\n".join(lines) + "\n"
