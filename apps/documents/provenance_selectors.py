@@ -13,7 +13,7 @@ one annotation, whatever the page size.
 """
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db.models import (
@@ -31,7 +31,7 @@ from django.db.models.expressions import Combinable
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.cases.models import BreakGlassGrant, Membership
+from apps.cases.models import BreakGlassGrant, Case, Membership
 from apps.documents.models import Derivation, Document, Production
 from apps.evidence.models import ArtifactMatch
 
@@ -212,4 +212,16 @@ def provenance_of(document: Document) -> ProvenanceView:
             for row in parents
         ],
         volume=getattr(document, "provenance_volume", None),
+    )
+
+
+def document_verdicts(*, case: Case, document_ids: Collection[int]) -> dict[int, str]:
+    """The registry's verdict of each of these documents of `case` (a case the caller got from
+    a `_for_user` selector), in one query: for search hits, which carry no verdict."""
+    if not document_ids:
+        return {}
+    return dict(
+        Document.objects.filter(case=case, pk__in=list(document_ids)).values_list(
+            "pk", "provenance"
+        )
     )

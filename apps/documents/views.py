@@ -156,11 +156,16 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
             error = exc.message
         else:
             origins = dict(Document.Origin.choices)
+            verdicts = provenance_selectors.document_verdicts(
+                case=case, document_ids={hit.document_id for hit in found}
+            )
             hits = [
                 (
                     hit,
                     _page_url(case_id=case.pk, document_id=hit.document_id, number=hit.page),
                     origins.get(hit.origin, hit.origin),
+                    hit.origin in provenance_selectors.UNTRUSTED_ORIGINS,
+                    verdicts.get(hit.document_id, Document.Provenance.PENDING),
                 )
                 for hit in found
             ]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.postgres.search import SearchVector
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.test.client import MULTIPART_CONTENT
@@ -22,7 +23,7 @@ from django.utils import timezone
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import BreakGlassGrant, Case, Membership
 from apps.documents import provenance_selectors, services
-from apps.documents.models import Blob, Derivation, Document, Production
+from apps.documents.models import Blob, Derivation, Document, Page, Production
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
 from apps.evidence.services import registry
 from tests.conftest import session_client, token_client
@@ -648,3 +649,31 @@ def test_a_share_is_shown_as_a_whole_percentage_never_rounded_up_to_all(
 
     assert match.percent == shown
     assert match.sentence == f"Its text matches {shown}% of a document lexweb generated."
+
+
+def test_search_hits_carry_untrusted_and_flagged_badges(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    letter = _doc(case, lawyer, "their-letter.txt", origin="opposing")
+    copy = _doc(case, lawyer, "copied-draft.txt")
+    _flag(copy, _artifact(case, "Draft"), by="text", share=0.8)
+    for document in (letter, copy):
+        document.pages.create(number=1, text="The ledger of Acme.", source="text_file")
+    _index_pages(case)
+
+    body = lawyer_client.get(f"/cases/{case.pk}/search/", {"q": "ledger"}).content.decode()
+
+    hits = body[body.index('id="results-heading"') :]
+    letter_hit = hits[hits.index("their-letter.txt") :]
+    letter_hit = letter_hit[: letter_hit.index("</li>")]
+    copy_hit = hits[hits.index("copied-draft.txt") :]
+    copy_hit = copy_hit[: copy_hit.index("</li>")]
+    assert "untrusted" in letter_hit and "Flagged" not in letter_hit
+    assert "Flagged: matches something lexweb generated" in copy_hit
+    assert "untrusted" not in copy_hit
+
+
+def _index_pages(case: Case) -> None:
+    Page.objects.filter(document__case=case).update(
+        search_vector=SearchVector("text", config="english")
+    )
