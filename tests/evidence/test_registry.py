@@ -3,12 +3,13 @@ audited) and the indexed lookups by bytes and by text, on real PostgreSQL."""
 
 import hashlib
 import os
+import random
 import threading
 from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings as SettingsWrapper
 
@@ -182,3 +183,78 @@ def test_text_lookup_of_nothing_or_unrelated_text_finds_nothing() -> None:
     assert selectors.artifact_matches_for_text(text="") == []
     assert selectors.artifact_matches_for_text(text="   \n\t ") == []
     assert selectors.artifact_matches_for_text(text="The quick brown fox " * 200) == []
+
+
+def _words(seed: int, count: int) -> str:
+    """Words of the drafts, in an order of its own for each seed (text no other seed shares)."""
+    vocabulary = sorted({w for n in range(4) for w in draft_text(n).split()})
+    rng = random.Random(seed)  # noqa: S311  (repeatable text, not a secret)
+    return " ".join(rng.choices(vocabulary, k=count))
+
+
+def test_a_caption_shared_by_hundreds_of_artifacts_is_a_stop_shingle_and_shares_stay_exact() -> (
+    None
+):
+    caption = _words(0, 60)
+    texts = [f"{caption}\n\n{_words(n, 300)}" for n in range(1, selectors.STOP_POSTINGS + 12)]
+    for n, text in enumerate(texts):
+        register(text, title=f"draft {n}")
+    target = GeneratedArtifact.objects.get(title="draft 7")
+
+    matches = selectors.artifact_matches_for_text(text=texts[7] + "\n\nExhibit A, page 2")
+    only_caption = selectors.artifact_matches_for_text(text=caption, threshold=0.01)
+
+    assert [m.artifact for m in matches] == [target]
+    # The caption's hashes were not used to nominate, but they are counted: the share is exact.
+    assert matches[0].share == 1.0
+    assert only_caption == []
+    brute = [
+        a for a in GeneratedArtifact.objects.all()
+        if fp.containment(fp.fingerprint(texts[int(a.title.split()[1])]), fp.fingerprint(caption))
+        >= 0.01
+    ]  # fmt: skip
+    # What a full comparison finds and the capped lookup does not: artifacts that share only
+    # the caption (boilerplate), never the text of a draft.
+    assert len(brute) == len(texts)
+
+
+def test_the_lookup_leaves_the_callers_planner_settings_as_they_were() -> None:
+    register(draft_text(0))
+    with transaction.atomic(), connection.cursor() as cursor:
+        selectors.artifact_matches_for_text(text=draft_text(0))
+        cursor.execute("SELECT current_setting('enable_bitmapscan')")
+        assert cursor.fetchone()[0] == "on"
+
+
+def test_an_artifact_of_a_line_or_two_is_matched_by_bytes_only() -> None:
+    line = "The motion is granted in part and denied in part for the reasons stated."
+    artifact = register(line)
+
+    assert 0 < artifact.fingerprint_count < selectors.MIN_FINGERPRINTS
+    assert selectors.artifact_matches_for_text(text=line * 3) == []
+    assert selectors.artifact_for_bytes(sha256=artifact.sha256) == artifact
+
+
+def test_limit_returns_the_highest_shares_first() -> None:
+    full = draft_text(0)
+    words = full.split()
+    register(full, title="whole")
+    register(" ".join(words[: len(words) * 3 // 4]) + " ending", title="three quarters")
+
+    found = selectors.artifact_matches_for_text(text=full, limit=1)
+    both = selectors.artifact_matches_for_text(text=" ".join(words[: len(words) * 3 // 4]))
+
+    assert [m.artifact.title for m in found] in (["whole"], ["three quarters"])
+    assert found[0].share == 1.0
+    assert [m.artifact.title for m in both] == ["three quarters", "whole"]
+    assert both[0].share >= both[1].share
+    assert selectors.artifact_matches_for_text(text=full, limit=0) == []
+
+
+def test_an_oversized_hostile_upload_text_is_looked_up_without_error() -> None:
+    register(draft_text(0))
+    hostile = ("\x00\ufeff\u202e' OR 1=1; -- " + "ﬁ" * 50 + "\n") * 2_000 + draft_text(0)
+
+    matches = selectors.artifact_matches_for_text(text=hostile.replace("\x00", ""))
+
+    assert len(matches) == 1 and matches[0].share > 0.95
