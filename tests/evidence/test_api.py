@@ -9,6 +9,7 @@ through documents.services.document_create_generated, as lexweb itself makes the
 
 import io
 import json
+import textwrap
 from typing import Any
 
 import pymupdf
@@ -20,6 +21,7 @@ from apps.cases.models import Case
 from apps.documents import services as document_services
 from apps.documents.models import Document
 from apps.evidence.models import FrozenPage, Packet, PacketItem
+from apps.evidence.services import registry
 from tests.conftest import token_client
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +32,7 @@ JSON = "application/json"
 def pdf_of(pages: list[str]) -> bytes:
     with pymupdf.open() as pdf:
         for text in pages:
-            pdf.new_page().insert_text((72, 72), text, fontsize=11)
+            pdf.new_page().insert_text((72, 72), "\n".join(textwrap.wrap(text, 80)), fontsize=11)
         return pdf.tobytes()
 
 
@@ -229,6 +231,58 @@ def test_generated_document_is_refused_with_422_naming_it_and_the_refusal_is_aud
     assert not PacketItem.objects.filter(packet_id=packet["id"]).exists()
     refusals = AuditEvent.objects.filter(action="packet.item_refused", case=case, actor=lawyer)
     assert refusals.count() >= 1
+
+
+DRAFT = (
+    "The affiant states that on the morning of the fourth of March the shipment left the "
+    "warehouse in Dayton without the inspection certificate the contract required, that the "
+    "carrier was told of the missing certificate by telephone before noon, and that nobody at "
+    "the buyer's office answered the two letters sent afterwards about the damaged crates."
+)
+
+
+def _flagged(case: Case, lawyer: User, artifact_case: Case, title: str) -> Document:
+    registry.artifact_register(
+        data=DRAFT.encode(),
+        text=DRAFT,
+        kind="model_output",
+        media_type="text/markdown",
+        title=title,
+        case=artifact_case,
+        source="test: drafting run 7",
+    )
+    document = read_document(case, lawyer, "affidavit.pdf", [DRAFT])
+    assert document.provenance == Document.Provenance.FLAGGED
+    return document
+
+
+def test_flagged_document_is_refused_naming_the_artifact_and_the_share(
+    lawyer_api: Client, case: Case, lawyer: User
+) -> None:
+    document = _flagged(case, lawyer, case, "Affidavit draft v2")
+    packet = create(lawyer_api, case)
+
+    response = add(lawyer_api, case, packet["id"], {"document_id": document.pk, "reason": "Sworn"})
+
+    assert response.status_code == 422, response.content
+    body = response.json()
+    assert set(body) == {"detail", "code"}
+    assert body["code"] == "provenance_refused"
+    assert "“affidavit.pdf”" in body["detail"]
+    assert "Affidavit draft v2" in body["detail"] and "%" in body["detail"]
+
+
+def test_flag_of_an_artifact_of_a_case_one_is_not_on_does_not_name_it(
+    lawyer_api: Client, case: Case, lawyer: User, other_case: Case
+) -> None:
+    document = _flagged(case, lawyer, other_case, "Secret draft of the other matter")
+    packet = create(lawyer_api, case)
+
+    response = add(lawyer_api, case, packet["id"], {"document_id": document.pk, "reason": "Sworn"})
+
+    assert response.status_code == 422
+    assert "Secret draft" not in response.json()["detail"]
+    assert "generated" in response.json()["detail"]
 
 
 def test_document_derived_from_a_generated_one_is_refused_as_generated(
@@ -487,6 +541,30 @@ def test_compare_with_a_packet_of_another_case_is_404(
 
     assert response.status_code == 404
     assert "Theirs" not in response.content.decode()
+
+
+def test_lists_run_a_fixed_number_of_queries(
+    lawyer_api: Client,
+    case: Case,
+    ledger: Document,
+    lawyer: User,
+    django_assert_max_num_queries: Any,
+) -> None:
+    for n in range(6):
+        packet = create(lawyer_api, case, f"Packet {n}")
+        add(lawyer_api, case, packet["id"], {"document_id": ledger.pk, "reason": "x"})
+        lawyer_api.post(f"{base(case)}/{packet['id']}/freeze")
+
+    with django_assert_max_num_queries(12):
+        packets = lawyer_api.get(base(case))
+    with django_assert_max_num_queries(12):
+        pages = lawyer_api.get(f"{base(case)}/{packet['id']}/pages")
+    with django_assert_max_num_queries(12):
+        versions = lawyer_api.get(f"{base(case)}/{packet['id']}/versions")
+
+    assert packets.json()["count"] == 6
+    assert pages.json()["count"] == 3
+    assert len(versions.json()) == 1
 
 
 # --- Who may do what -----------------------------------------------------------------------
