@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
@@ -527,6 +527,31 @@ def packet_freeze(*, user: User, case_id: int, packet_id: int) -> Packet:
         raise _refusal_error(refused.refusals) from None
 
 
+_FROZEN_COLUMNS = (
+    "packet_id", "item_id", "position", "document_id", "page_number", "bates", "text",
+    "text_sha256", "source", "ocr_confidence", "origin", "untrusted",
+)  # fmt: skip
+
+
+def _insert_frozen(pages: Sequence[FrozenPage]) -> None:
+    """Write the snapshot rows with one COPY. On 5,000 pages the whole freeze took 1.9 s this
+    way, 6.3 s with `bulk_create` and 10.8 s with one INSERT per row (medians of
+    bench/bench_packet_freeze.py, 2026-12-01, on a shared 2-core machine). Constraints and
+    foreign keys are checked by PostgreSQL as for any INSERT."""
+    table = FrozenPage._meta.db_table
+    columns = ", ".join(_FROZEN_COLUMNS)
+    # Table and column names are ours (constants above), never input.
+    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        for page in pages:
+            copy.write_row(
+                (
+                    page.packet_id, page.item_id, page.position, page.document_id,
+                    page.page_number, list(page.bates), page.text, page.text_sha256,
+                    page.source, page.ocr_confidence, page.origin, page.untrusted,
+                )
+            )  # fmt: skip
+
+
 def _freeze_locked(*, user: User, case: Case, packet: Packet) -> Packet:
     if packet.status == Packet.Status.FROZEN:
         raise Conflict(_frozen_conflict(packet) + ".")
@@ -543,7 +568,7 @@ def _freeze_locked(*, user: User, case: Case, packet: Packet) -> Packet:
     if refusals:
         raise _Refused(refusals)
     pages = packet_selectors.snapshot_pages(packet, items)
-    FrozenPage.objects.bulk_create(pages, batch_size=2000)
+    _insert_frozen(pages)
     packet.status = Packet.Status.FROZEN
     packet.content_hash = content_hash(pages)
     packet.page_count = len(pages)
