@@ -26,7 +26,7 @@ django.setup()
 
 import pymupdf  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.db import transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 
 from apps.accounts.models import User  # noqa: E402
 from apps.cases.models import Case, Membership  # noqa: E402
@@ -138,9 +138,13 @@ def _bulk(pages: list[FrozenPage]) -> None:
 
 
 def _remove(packet: Packet) -> None:
-    FrozenPage.objects.filter(packet=packet).delete()
-    PacketItem.objects.filter(packet=packet).delete()
-    packet.delete()
+    """Drop a bench packet. Frozen packets never change (migration evidence 0002): only a
+    transaction that declares snapshot maintenance may delete one."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL lexweb.snapshot_maintenance = 'on'")
+        FrozenPage.objects.filter(packet=packet).delete()
+        PacketItem.objects.filter(packet=packet).delete()
+        packet.delete()
 
 
 def _timed(run: Callable[[Packet], None], user: User, case: Case, docs: list[Document]) -> float:

@@ -7,6 +7,7 @@ import hashlib
 import json
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 
 from apps.accounts.models import AuditEvent, User
@@ -380,3 +381,44 @@ def test_generated_material_anywhere_in_the_case_does_not_change_a_packet_of_the
     ]
     assert rendered[0] == rendered[1]
     assert "RTX 3060" not in rendered[1] and "summary" not in rendered[1].lower()
+
+
+# --- The database keeps frozen packets as they are --------------------------------------------
+
+
+def test_the_database_refuses_to_change_a_frozen_packet_even_past_the_services(
+    lawyer: User, packet: Packet, case: Case
+) -> None:
+    document = make_document(case, lawyer)
+    (item,) = add(lawyer, packet, selection(document))
+    freeze(lawyer, packet)
+    page = FrozenPage.objects.filter(packet=packet).first()
+    assert page is not None
+    refusals = [
+        lambda: FrozenPage.objects.filter(pk=page.pk).update(text="rewritten"),
+        lambda: FrozenPage.objects.filter(pk=page.pk).delete(),
+        lambda: Packet.objects.filter(pk=packet.pk).update(status="editable"),
+        lambda: Packet.objects.filter(pk=packet.pk).update(title="renamed"),
+        lambda: PacketItem.objects.filter(pk=item.pk).update(reason="changed"),
+        lambda: PacketItem.objects.create(
+            packet=packet, document=document, order=2, reason="sneaked in", added_by=lawyer
+        ),
+    ]
+    for attempt in refusals:
+        with pytest.raises(IntegrityError, match="never change"), transaction.atomic():
+            attempt()
+    packet.refresh_from_db()
+    assert (packet.status, packet.title) == ("frozen", "Summary judgment evidence")
+    assert PacketItem.objects.filter(packet=packet).count() == 1
+    assert FrozenPage.objects.get(pk=page.pk).text == page.text
+
+
+def test_an_editable_packet_is_still_edited_through_the_database(
+    lawyer: User, packet: Packet, case: Case
+) -> None:
+    document = make_document(case, lawyer)
+    (item,) = add(lawyer, packet, selection(document))
+    PacketItem.objects.filter(pk=item.pk).update(reason="Re-worded")
+    Packet.objects.filter(pk=packet.pk).update(title="Renamed")
+    packet.refresh_from_db()
+    assert packet.title == "Renamed"
