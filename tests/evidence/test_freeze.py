@@ -134,6 +134,8 @@ def test_a_document_flagged_after_it_was_added_stops_the_freeze(
         freeze(lawyer, packet)
 
     assert refused.value.item == f"“late.pdf” (document {document.pk})"
+    assert str(refused.value).startswith("The packet was not frozen")
+    assert "registry flagged it" in str(refused.value)
     assert not FrozenPage.objects.exists()
     assert AuditEvent.objects.filter(action="packet.item_refused").count() == 1
 

@@ -98,9 +98,14 @@ class _Refused(Exception):
         self.conflict = conflict
 
 
-def _refusal_error(refusals: list[_Refusal]) -> DomainError:
+def _refusal_error(refusals: list[_Refusal], *, freezing: bool = False) -> DomainError:
     lines = [f"{r.item}: {r.reason}." for r in refusals]
-    if len(refusals) == 1:
+    if freezing:
+        message = (
+            "The packet was not frozen; take out or replace what cannot be evidence. "
+            + " ".join(lines)
+        )
+    elif len(refusals) == 1:
         message = f"{refusals[0].item} cannot be added: {refusals[0].reason}."
     else:
         message = f"Nothing was added; {len(refusals)} selections were refused. " + " ".join(lines)
@@ -524,7 +529,7 @@ def packet_freeze(*, user: User, case_id: int, packet_id: int) -> Packet:
             return _freeze_locked(user=user, case=case, packet=packet)
     except _Refused as refused:
         _audit_refusals(user=user, case=case, packet=packet, refused=refused)
-        raise _refusal_error(refused.refusals) from None
+        raise _refusal_error(refused.refusals, freezing=True) from None
 
 
 _FROZEN_COLUMNS = (
