@@ -51,13 +51,20 @@ from apps.documents import extraction, intake  # noqa: E402
 from apps.evidence import fingerprint as fp  # noqa: E402
 from tests.evidence import attacks  # noqa: E402
 
-# Rule B (proposed addition): a document that is mostly one artifact's text is refused even
-# when it holds only a small part of that artifact (one printed page of a two-page draft): its
-# document_share reaches DOCUMENT_SHARE with at least MIN_COMMON hashes in common.
-DOCUMENT_SHARE = 0.8
+# Rules measured (the threshold T applies to `share` in each):
+#   A: share >= T (the registry's rule today).
+#   B: A, or document_share >= DOCUMENT_SHARE with >= MIN_COMMON hashes in common: a document
+#      that is mostly one artifact's text even when it holds a small part of it (one printed
+#      page of a two-page draft).
+#   C: A, or the same over the artifact's fingerprint WITHOUT the passages it quotes
+#      (UNQUOTED_DOCUMENT_SHARE, >= UNQUOTED_MIN_COMMON in common): quotations of evidence are
+#      the evidence's words, so a short exhibit that a draft quotes whole is not refused.
+DOCUMENT_SHARE = 0.75
 MIN_COMMON = 12
-# Variant: artifacts fingerprinted without the passages they quote ("..." and “...”).
-_QUOTED = re.compile(r"“[^”]*”|\"[^\"\n]*\"")
+UNQUOTED_DOCUMENT_SHARE = 0.5
+UNQUOTED_MIN_COMMON = 10
+# (Across line breaks: an export's text is wrapped into lines.)
+_QUOTED = re.compile(r"“[^”]{0,2000}”|\"[^\"]{0,2000}\"")
 
 
 @dataclass
@@ -77,45 +84,42 @@ class Scored:
     label: str
     kind: str
     words: int
-    share: float  # best share over all artifacts
-    share_artifact: str
-    document_share: float  # best document share over artifacts with >= MIN_COMMON in common
-    own_share: float = 0.0  # attacks: best share over the artifacts of its own draft
-    own_document_share: float = 0.0
-    unquoted_share: float = 0.0  # variant: best share over quote-less artifact fingerprints
-    unquoted_document_share: float = 0.0
+    share: float  # best share (of an artifact's hashes found in the document)
+    artifact: str  # whose
+    document_share: float  # best |∩| / |document| among artifacts with >= MIN_COMMON in common
+    unquoted_document_share: float  # the same over quote-less artifact fingerprints
+    unquoted_share: float
 
-    def refused_a(self, threshold: float) -> bool:
-        return self.share >= threshold
+    def refused(self, rule: str, threshold: float) -> bool:
+        if self.share >= threshold:
+            return True
+        if rule == "b":
+            return self.document_share >= DOCUMENT_SHARE
+        if rule == "c":
+            return self.unquoted_document_share >= UNQUOTED_DOCUMENT_SHARE
+        return False
 
-    def refused_b(self, threshold: float) -> bool:
-        return self.share >= threshold or self.document_share >= DOCUMENT_SHARE
 
-
-def score(label: str, kind: str, text: str, artifacts: list[Artifact], own: str = "") -> Scored:
+def score(label: str, kind: str, text: str, artifacts: list[Artifact]) -> Scored:
+    """`text` against `artifacts` (for an attack: the artifacts of its own draft, so what is
+    measured is how much of that draft survived; for a legitimate document: all of them)."""
     hashes = fp.fingerprint(text)
-    shares = [(a, len(a.hashes & hashes)) for a in artifacts]
-    best_share = max(shares, key=lambda pair: pair[1] / max(len(pair[0].hashes), 1))
 
-    def document_share(common: int) -> float:
-        return common / len(hashes) if hashes and common >= MIN_COMMON else 0.0
+    def document_share(common: int, least: int) -> float:
+        return common / len(hashes) if hashes and common >= least else 0.0
 
-    mine = [(a, c) for a, c in shares if own and a.draft == own]
+    best = max(artifacts, key=lambda a: fp.containment(a.hashes, hashes))
     return Scored(
         label=label,
         kind=kind,
         words=len(fp.normalise(text)),
-        share=fp.containment(best_share[0].hashes, hashes),
-        share_artifact=best_share[0].label,
-        document_share=max(document_share(c) for _, c in shares),
-        own_share=max((fp.containment(a.hashes, hashes) for a, _ in mine), default=0.0),
-        own_document_share=max((document_share(c) for _, c in mine), default=0.0),
-        unquoted_share=max(
-            fp.containment(a.unquoted, hashes) for a in artifacts if not own or a.draft == own
-        ),
+        share=fp.containment(best.hashes, hashes),
+        artifact=best.label,
+        document_share=max(document_share(len(a.hashes & hashes), MIN_COMMON) for a in artifacts),
         unquoted_document_share=max(
-            document_share(len(a.unquoted & hashes)) for a in artifacts if not own or a.draft == own
+            document_share(len(a.unquoted & hashes), UNQUOTED_MIN_COMMON) for a in artifacts
         ),
+        unquoted_share=max(fp.containment(a.unquoted, hashes) for a in artifacts),
     )
 
 
@@ -210,107 +214,116 @@ def measure() -> dict[str, object]:
     receipt = read_back(attacks.text_pdf(attacks.junk_receipt_text()), "receipt.pdf")
     legitimate.append(("(i) client receipt with RTX 3060 tokens", receipt))
 
+    for folder in attacks.eval_cases():
+        for document, excerpt in attacks.clause_excerpts(folder).items():
+            label = f"{folder.name} excerpt of the passages quoted from {document}"
+            legitimate.append((label, read_back(attacks.text_pdf(excerpt), "e.pdf")))
+
     scored_attacks = [
-        score(draft.label, kind, read_back(data, name), artifacts, own=draft.label)
+        score(
+            draft.label,
+            kind,
+            read_back(data, name),
+            [a for a in artifacts if a.draft == draft.label],
+        )
         for draft in drafts
         for kind, name, data in attack_uploads(draft)
     ]
     scored_legit = [score(label, "legitimate", text, artifacts) for label, text in legitimate]
 
+    single_pages = [s for s in scored_attacks if s.kind == "f_png_each_page_300dpi"]
+    whole = [s for s in scored_attacks if s not in single_pages]
     legit_max = max(s.share for s in scored_legit)
-    whole_attacks = [s for s in scored_attacks if s.kind != "f_png_each_page_300dpi"]
-    attack_min = min(s.own_share for s in whole_attacks)
+    attack_min = min(s.share for s in whole)
     proposed = round((legit_max + attack_min) / 2, 2)
     configured = getattr(settings, "LEXWEB_ARTIFACT_MATCH_THRESHOLD", None)
-    threshold = float(configured) if configured is not None else proposed
+    thresholds = {"proposed": proposed}
+    if configured is not None:
+        thresholds["setting"] = float(configured)
 
-    kinds: dict[str, dict[str, object]] = {}
+    def rates(threshold: float) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for rule in ("a", "b", "c"):
+            attacks_refused = sum(s.refused(rule, threshold) for s in scored_attacks)
+            legit_refused = [s.label for s in scored_legit if s.refused(rule, threshold)]
+            out[f"rule_{rule}"] = {
+                "attacks_refused": f"{attacks_refused}/{len(scored_attacks)}",
+                "attack_refusal_rate": _rate(attacks_refused, len(scored_attacks)),
+                "attacks_passed": [
+                    f"{s.label} {s.kind} (share {s.share:.3f})"
+                    for s in scored_attacks
+                    if not s.refused(rule, threshold)
+                ],
+                "legitimate_refused": f"{len(legit_refused)}/{len(scored_legit)}",
+                "false_refusal_rate": _rate(len(legit_refused), len(scored_legit)),
+                "legitimate_refused_documents": legit_refused,
+            }
+        return out
+
+    kinds = {}
     for kind in dict.fromkeys(s.kind for s in scored_attacks):
         of_kind = [s for s in scored_attacks if s.kind == kind]
         kinds[kind] = {
-            "total": len(of_kind),
-            "refused_rule_a": sum(s.refused_a(threshold) for s in of_kind),
-            "refused_rule_b": sum(s.refused_b(threshold) for s in of_kind),
-            "min_share": round(min(s.own_share for s in of_kind), 3),
-            "min_document_share": round(min(s.own_document_share for s in of_kind), 3),
+            "uploads": len(of_kind),
+            "refused_rule_a_at_proposed": sum(s.refused("a", proposed) for s in of_kind),
+            "min_share": round(min(s.share for s in of_kind), 3),
+            "min_document_share": round(min(s.document_share for s in of_kind), 3),
         }
-    refused_a = sum(s.refused_a(threshold) for s in scored_attacks)
-    refused_b = sum(s.refused_b(threshold) for s in scored_attacks)
-    legit_a = [s.label for s in scored_legit if s.refused_a(threshold)]
-    legit_b = [s.label for s in scored_legit if s.refused_b(threshold)]
     return {
+        "command": ".venv/bin/python -m bench.provenance_eval",
         "fingerprint": {"shingle_words": fp.SHINGLE_WORDS, "window": fp.WINDOW},
         "artifacts": len(artifacts),
-        "threshold": threshold,
-        "threshold_from": (
-            "LEXWEB_ARTIFACT_MATCH_THRESHOLD" if configured is not None else "proposal"
-        ),
-        "proposed_threshold": proposed,
-        "rule_a": "refused when share (of an artifact's fingerprints found in the document) "
-        ">= threshold",
-        "rule_b": f"rule a, or document_share >= {DOCUMENT_SHARE} with >= {MIN_COMMON} "
-        "fingerprints in common (catches one page of a longer draft)",
-        "gap_share": {
+        "attack_uploads": len(scored_attacks),
+        "legitimate_documents": len(scored_legit),
+        "rules": {
+            "a": "share >= T (share = |artifact ∩ document| / |artifact|)",
+            "b": f"a, or document_share >= {DOCUMENT_SHARE} with >= {MIN_COMMON} in common",
+            "c": f"a, or document_share over the artifact's unquoted text >= "
+            f"{UNQUOTED_DOCUMENT_SHARE} with >= {UNQUOTED_MIN_COMMON} in common",
+        },
+        "share_gap": {
             "legitimate_max": round(legit_max, 3),
             "attack_min_whole_documents": round(attack_min, 3),
-            "margin_below_attacks": round(attack_min - threshold, 3),
-            "margin_above_legitimate": round(threshold - legit_max, 3),
+            "attack_min_single_pages": round(min(s.share for s in single_pages), 3),
         },
-        "gap_document_share": {
+        "document_share_gap": {
             "legitimate_max": round(max(s.document_share for s in scored_legit), 3),
+            "attack_min_single_pages": round(min(s.document_share for s in single_pages), 3),
+        },
+        "unquoted_document_share_gap": {
+            "legitimate_max": round(max(s.unquoted_document_share for s in scored_legit), 3),
             "attack_min_single_pages": round(
-                min(
-                    s.own_document_share
-                    for s in scored_attacks
-                    if s.kind == "f_png_each_page_300dpi"
-                ),
-                3,
+                min(s.unquoted_document_share for s in single_pages), 3
             ),
         },
-        "variant_artifacts_without_quoted_passages": {
-            "legitimate_max_share": round(max(s.unquoted_share for s in scored_legit), 3),
-            "attack_min_share_whole_documents": round(
-                min(s.unquoted_share for s in whole_attacks), 3
-            ),
-            "legitimate_max_document_share": round(
-                max(s.unquoted_document_share for s in scored_legit), 3
-            ),
-            "attack_single_pages": [
-                [round(s.unquoted_share, 3), round(s.unquoted_document_share, 3)]
-                for s in scored_attacks
-                if s.kind == "f_png_each_page_300dpi"
-            ],
+        "proposed_threshold": proposed,
+        "margins_at_proposed": {
+            "above_legitimate": round(proposed - legit_max, 3),
+            "below_attacks": round(attack_min - proposed, 3),
         },
+        "results": {f"T={t} ({name})": rates(t) for name, t in thresholds.items()},
         "attacks": kinds,
-        "attacks_total": len(scored_attacks),
-        "attacks_refused_rule_a": refused_a,
-        "attack_refusal_rate_rule_a": _rate(refused_a, len(scored_attacks)),
-        "attacks_refused_rule_b": refused_b,
-        "attack_refusal_rate_rule_b": _rate(refused_b, len(scored_attacks)),
-        "legitimate_total": len(scored_legit),
-        "legitimate_refused_rule_a": len(legit_a),
-        "false_refusal_rate_rule_a": _rate(len(legit_a), len(scored_legit)),
-        "legitimate_refused_rule_b": len(legit_b),
-        "false_refusal_rate_rule_b": _rate(len(legit_b), len(scored_legit)),
-        "legitimate_refused_documents": sorted(set(legit_a) | set(legit_b)),
-        "legitimate_share_per_document": {
-            s.label: {
+        "legitimate_per_document": [
+            {
+                "document": s.label,
                 "share": round(s.share, 3),
-                "artifact": s.share_artifact,
+                "artifact": s.artifact,
                 "document_share": round(s.document_share, 3),
+                "unquoted_document_share": round(s.unquoted_document_share, 3),
                 "words": s.words,
             }
             for s in sorted(scored_legit, key=lambda s: -s.share)
-        },
-        "attack_share_per_upload": [
+        ],
+        "attacks_per_upload": [
             {
                 "draft": s.label,
                 "kind": s.kind,
-                "share": round(s.own_share, 3),
-                "document_share": round(s.own_document_share, 3),
+                "share": round(s.share, 3),
+                "document_share": round(s.document_share, 3),
+                "unquoted_document_share": round(s.unquoted_document_share, 3),
                 "words": s.words,
             }
-            for s in sorted(scored_attacks, key=lambda s: s.own_share)
+            for s in sorted(scored_attacks, key=lambda s: s.share)
         ],
         "seconds": round(time.perf_counter() - started, 1),
     }

@@ -641,3 +641,27 @@ def production_cover_letter(case_dir: Path) -> str:
             lines.append(f"{Path(document).stem.replace('-', ' ').title()}: {span}.")
     lines += ["", "Please contact me with any questions.", "", FIRM_SIGNATURE]
     return "\n".join(lines) + "\n"
+
+
+def clause_excerpts(case_dir: Path) -> dict[str, str]:
+    """For each source document the drafts quote: a short excerpt of it, as a client or a
+    paralegal makes one (a heading, the very clauses and passages the drafts quote, the Bates
+    number of each). Legitimate, and almost all of it is inside the drafts' quotation marks:
+    a rule that refused documents mostly found in a draft would refuse these."""
+    meta = json.loads((case_dir / "case.json").read_text(encoding="utf-8"))
+    bates = {(row["document"], row["page"]): row["bates"] for row in meta["bates_map"]}
+    quotes: dict[str, dict[str, str]] = {}
+    for line in (case_dir / "labels.jsonl").read_text(encoding="utf-8").splitlines():
+        label = json.loads(line)
+        if label["kind"] == "quote" and label["supported"] and label["source"]:
+            source = label["source"]
+            cite = bates[(source["document"], source["page"])]
+            quotes.setdefault(source["document"], {})[label["text"]] = cite
+    return {
+        document: "\n\n".join(
+            [f"EXCERPT: {Path(document).stem.replace('-', ' ').upper()}"]
+            + [f"“{text}” ({cite})" for text, cite in passages.items()]
+        )
+        + "\n"
+        for document, passages in sorted(quotes.items())
+    }
