@@ -165,7 +165,9 @@ _PATTERNS: list[tuple[Kind, str, re.Pattern[str]]] = [
             r"</?(?:tool_calls?|function_calls?|tool_use|tool_result|invoke|antml:[a-z_]+)\b"
             r"|<function\s*=|\bfunction_call\b|\"tool_calls\"\s*:"
             r"|\{\s*\"(?:name|tool|function)\"\s*:\s*\"[^\"\n]{1,80}\"\s*,\s*"
-            r"\"(?:arguments|parameters|args|input)\"\s*:",
+            r"\"(?:arguments|parameters|args|input)\"\s*:"
+            r"|\{\s*\"(?:arguments|parameters)\"\s*:\s*\{[^{}]{0,300}\}\s*,\s*"
+            r"\"(?:name|tool|function)\"\s*:\s*\"",
             re.IGNORECASE,
         ),
     ),
