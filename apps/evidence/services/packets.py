@@ -539,10 +539,10 @@ _FROZEN_COLUMNS = (
 
 
 def _insert_frozen(pages: Sequence[FrozenPage]) -> None:
-    """Write the snapshot rows with one COPY. On 5,000 pages the whole freeze took 1.9 s this
-    way, 6.3 s with `bulk_create` and 10.8 s with one INSERT per row (medians of
-    bench/bench_packet_freeze.py, 2026-12-01, on a shared 2-core machine). Constraints and
-    foreign keys are checked by PostgreSQL as for any INSERT."""
+    """Write the snapshot rows with one COPY. On 5,000 pages the whole freeze took 1.9-2.3 s
+    this way, 3.6-6.3 s with `bulk_create` and 10.8-15.6 s with one INSERT per row (medians
+    of two runs of bench/bench_packet_freeze.py, 2026-12-01, on a shared 2-core machine).
+    Constraints, foreign keys and the triggers of migration 0002 apply as for any INSERT."""
     table = FrozenPage._meta.db_table
     columns = ", ".join(_FROZEN_COLUMNS)
     # Table and column names are ours (constants above), never input.
