@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from django.db.models import (
     BooleanField,
     Exists,
+    F,
     OuterRef,
     Prefetch,
     Q,
     QuerySet,
-    Subquery,
     Value,
     prefetch_related_objects,
 )
@@ -154,16 +154,15 @@ def _lookups(user: User | None) -> "list[Prefetch[str]]":
     ]
 
 
-def _volume_name() -> Subquery:
-    return Subquery(Production.objects.filter(volume_document=OuterRef("pk")).values("volume")[:1])
-
-
 def documents_with_provenance(
     documents: QuerySet[Document], *, user: User | None
 ) -> QuerySet[Document]:
     """`documents` (from a `_for_user` selector) with what `provenance_of` reads: matches (with
-    whether `user` may see each artifact's title), direct parents and the volume name."""
-    return documents.annotate(provenance_volume=_volume_name()).prefetch_related(*_lookups(user))
+    whether `user` may see each artifact's title), direct parents and the volume name (the
+    documents selectors already annotate `production_volume`; added here when not)."""
+    if "production_volume" not in documents.query.annotations:
+        documents = documents.annotate(production_volume=F("volume_of__volume"))
+    return documents.prefetch_related(*_lookups(user))
 
 
 def documents_load_provenance(documents: Sequence[Document], *, user: User | None) -> None:
@@ -178,7 +177,8 @@ def documents_load_provenance(documents: Sequence[Document], *, user: User | Non
         )
     )
     for document in documents:
-        document.provenance_volume = volumes.get(document.pk)  # type: ignore[attr-defined]
+        if not hasattr(document, "production_volume"):
+            document.production_volume = volumes.get(document.pk)  # type: ignore[attr-defined]
 
 
 def provenance_of(document: Document) -> ProvenanceView:
@@ -211,7 +211,7 @@ def provenance_of(document: Document) -> ProvenanceView:
             )
             for row in parents
         ],
-        volume=getattr(document, "provenance_volume", None),
+        volume=getattr(document, "production_volume", None),
     )
 
 
