@@ -20,6 +20,12 @@ What the fingerprint must survive, and how:
 5. Running heads, footers and Bates stamps on a document's pages add hashes to the document's
    side only; the share that matters ("how much of the artifact is in the document") is
    measured over the artifact's hashes, so additions on the document's side do not dilute it.
+6. Disguises of the same letters: invisible characters (zero-width spaces and joiners, bidi
+   controls, byte-order marks) are dropped, accents are stripped (OCR often loses them), and
+   Cyrillic and Greek letters that look like Latin ones read as the Latin ones.
+
+The hash of a shingle is part of the stored data (ArtifactFingerprint rows): changing the
+normalisation or the hash makes every registered fingerprint stale, so the tests pin both.
 """
 
 import hashlib
@@ -45,15 +51,32 @@ _INNER_HYPHEN = re.compile(rf"[{_HYPHENS}](?<=\w.)(?=\w)")
 _NUMBER_SEPARATOR = re.compile(r"[.,/:](?<=\d.)(?=\d)")
 # A soft hyphen anywhere else is invisible.
 _SOFT_HYPHEN = "\u00ad"
+# Invisible characters (Unicode format characters, category Cf, that appear in pasted text):
+# gone, so "evi\u200bdence" is one word. The soft hyphen is one too, handled above first.
+_INVISIBLE = dict.fromkeys(
+    [0x180E, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064,
+     0xFEFF, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+)  # fmt: skip
+# Cyrillic and Greek letters (after casefolding) drawn like Latin ones.
+_LOOKALIKES = dict(
+    zip("аеорсухіјѕԁԛԝһкмтвпъαβεικνορτυχ", "aeopcyxijsdqwhkmtbnbabeiknoptux", strict=True)
+)
+_LOOKALIKES.update({chr(code): "" for code in _INVISIBLE})
+# One pattern for them all (str.translate with a table this size is ten times slower).
+_DISGUISES = re.compile("[" + "".join(_LOOKALIKES) + "]")
+_COMBINING_MARKS = re.compile(r"[\u0300-\u036f]+")
 # Words: runs of letters and digits (underscore is punctuation here).
 _WORD = re.compile(r"[^\W_]+")
 
 
 def normalise(text: str) -> list[str]:
     """The text's words, in order: NFKC, casefolded, punctuation, quote and dash styles gone,
-    line-break hyphenation joined, numbers kept as words."""
+    line-break hyphenation joined, invisible characters and accents gone, look-alike letters
+    read as Latin, numbers kept as words."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = _LINE_BREAK_HYPHEN.sub("", text)
+    text = _DISGUISES.sub(lambda m: _LOOKALIKES[m.group()], text)
+    text = _COMBINING_MARKS.sub("", unicodedata.normalize("NFKD", text))
     text = _APOSTROPHES.sub("", text)
     text = _INNER_HYPHEN.sub("", text)
     text = _NUMBER_SEPARATOR.sub("", text)

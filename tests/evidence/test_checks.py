@@ -15,7 +15,7 @@ from apps.cases.models import Case
 from apps.documents.models import Blob, Document, Page
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
 from apps.evidence.services import checks, registry
-from tests.evidence.test_registry import draft_text
+from tests.evidence.test_fingerprint import draft_text
 
 pytestmark = pytest.mark.django_db
 

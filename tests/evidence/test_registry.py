@@ -2,13 +2,10 @@
 audited) and the indexed lookups by bytes and by text, on real PostgreSQL."""
 
 import hashlib
-import os
 import random
 import threading
-from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from pytest_django.fixtures import Settings as SettingsWrapper
@@ -20,22 +17,9 @@ from apps.evidence.models import ArtifactFingerprint, GeneratedArtifact
 from apps.evidence.selectors import registry as selectors
 from apps.evidence.services import registry
 from lexweb.errors import DomainError
+from tests.evidence.test_fingerprint import draft_text
 
 pytestmark = pytest.mark.django_db
-
-EVAL = Path(django_settings.BASE_DIR).parent / "shared" / "eval" / "verifier"
-# The eval's four drafts (model-written Markdown), read in place.
-DRAFTS = sorted(EVAL.glob("*/drafts/*.md"))
-
-
-def draft_text(n: int = 0) -> str:
-    """The text of the n-th eval draft. Outside CI a checkout without ../shared skips; under
-    CI=true a missing ../shared fails."""
-    if not DRAFTS:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{EVAL} is missing; the registry tests read its drafts")
-        pytest.skip(f"{EVAL} is not here")
-    return DRAFTS[n % len(DRAFTS)].read_text(encoding="utf-8")
 
 
 def register(
