@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pymupdf
 import pytest
 from django.contrib.postgres.search import SearchVector
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -22,7 +23,7 @@ from django.utils import timezone
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import BreakGlassGrant, Case, Membership
-from apps.documents import provenance_selectors, services
+from apps.documents import production_services, provenance_selectors, services
 from apps.documents.models import Blob, Derivation, Document, Page, Production
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
 from apps.evidence.services import registry
@@ -677,3 +678,45 @@ def _index_pages(case: Case) -> None:
     Page.objects.filter(document__case=case).update(
         search_vector=SearchVector("text", config="english")
     )
+
+
+def test_a_stamped_production_volume_is_labelled_with_its_originals_as_lineage(
+    lawyer: User, lawyer_client: Client, lawyer_api: Client, case: Case
+) -> None:
+    originals = []
+    for name in ("ledger.pdf", "invoice.pdf"):
+        with pymupdf.open() as pdf:
+            pdf.new_page().insert_text((72, 72), f"The {name} of Acme.", fontsize=11)
+            data = pdf.tobytes()
+        outcome = services.document_upload(
+            case=case,
+            uploaded_by=lawyer,
+            filename=name,
+            source=SimpleUploadedFile(name, data),
+            origin="third_party",
+        )
+        assert outcome.document is not None, outcome.error
+        services.document_extract_text(document_id=outcome.document.pk)
+        originals.append(outcome.document)
+    production = production_services.production_create(
+        case=case,
+        actor=lawyer,
+        volume="ACME001",
+        prefix="ACME",
+        document_ids=[d.pk for d in originals],
+    )
+    production_services.production_stamp(production_id=production.pk)
+    volume = Production.objects.get(pk=production.pk).volume_document
+    assert volume is not None
+
+    row = _row(lawyer_client.get(_list(case)).content.decode(), volume)
+    viewer = lawyer_client.get(_viewer(volume)).content.decode()
+    api = lawyer_api.get(_api_one(volume)).json()
+
+    assert "production volume ACME001" in row and "untrusted" in row
+    lineage = viewer[viewer.index('id="lineage-heading"') :]
+    assert lineage.index("ledger.pdf") < lineage.index("invoice.pdf")
+    assert "bates-stamp/" in lineage and "deterministic" in lineage
+    assert api["production_volume"] == "ACME001"
+    assert [p["document_id"] for p in api["derived_from"]] == [d.pk for d in originals]
+    assert {p["transform"] for p in api["derived_from"]} == {"bates-stamp"}
