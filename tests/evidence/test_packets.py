@@ -4,8 +4,11 @@ nothing), removing, limits, access, and the selectors, on real PostgreSQL."""
 import re
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from apps.accounts.models import AuditEvent, User
@@ -531,3 +534,60 @@ def test_a_packet_of_another_case_is_not_found_for_a_member_of_both(
     second = services.packet_create(user=lawyer, case_id=second_case.pk, title="Second")
     with pytest.raises(NotFound):
         add(lawyer, second, selection(document))
+
+
+# --- Ranges by hypothesis --------------------------------------------------------------------
+
+PAGE = st.one_of(st.none(), st.integers(min_value=-2, max_value=8))
+DB_EXAMPLES = hypothesis_settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def _expected_refusals(
+    chosen: list[tuple[int, int | None, int | None]], taken: dict[int, list[tuple[int, int]]]
+) -> int:
+    """How many of `chosen` (document index, first, last) a careful clerk would refuse, on two
+    5-page documents, given the ranges already `taken`."""
+    refused = 0
+    for document, first, last in chosen:
+        if (first is None) != (last is None):
+            refused += 1
+            continue
+        low, high = (1, 5) if first is None or last is None else (first, last)
+        if low < 1 or low > high or high > 5:
+            refused += 1
+            continue
+        if any(low <= b and a <= high for a, b in taken.get(document, [])):
+            refused += 1
+            continue
+        taken.setdefault(document, []).append((low, high))
+    return refused
+
+
+@DB_EXAMPLES
+@given(chosen=st.lists(st.tuples(st.integers(0, 1), PAGE, PAGE), min_size=1, max_size=6))
+def test_any_selection_is_added_whole_or_refused_whole_with_each_refusal_audited(
+    lawyer: User, packet: Packet, case: Case, chosen: list[tuple[int, int | None, int | None]]
+) -> None:
+    documents = list(Document.objects.filter(case=case).order_by("pk"))
+    if not documents:
+        documents = [make_document(case, lawyer, pages=["p"] * 5) for _ in range(2)]
+        add(lawyer, packet, selection(documents[0], 2, 3))
+    expected = _expected_refusals(chosen, {0: [(2, 3)]})
+    savepoint = transaction.savepoint()
+    try:
+        before = PacketItem.objects.filter(packet=packet).count()
+        try:
+            add(lawyer, packet, *(Selection(documents[d].pk, f, t, "r") for d, f, t in chosen))
+        except DomainError:
+            assert expected > 0
+            assert PacketItem.objects.filter(packet=packet).count() == before
+            assert len(refusals()) == expected
+        else:
+            assert expected == 0
+            assert PacketItem.objects.filter(packet=packet).count() == before + len(chosen)
+    finally:
+        transaction.savepoint_rollback(savepoint)
