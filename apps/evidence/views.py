@@ -83,6 +83,7 @@ def _render_detail(
     *,
     add_form: ItemAddForm | None = None,
     remove_errors: Mapping[int, str] | None = None,
+    error: str = "",
     status: int = 200,
 ) -> HttpResponse:
     editable = packet.status == Packet.Status.EDITABLE
@@ -100,6 +101,7 @@ def _render_detail(
         "add_form": add_form if editable else None,
         "remove_form": ItemRemoveForm(),
         "remove_errors": dict(remove_errors or {}),
+        "error": error,
     }
     return render(request, "evidence/packet_detail.html", context, status=status)
 
@@ -135,11 +137,13 @@ def packet_items_add(request: HttpRequest, case_id: int, packet_id: int) -> Http
             user=user, case_id=case.pk, packet_id=packet.pk, selections=[selection]
         )
     except DomainError as exc:
+        packet = _packet(request, case, packet_id)
+        if packet.status != Packet.Status.EDITABLE:  # frozen meanwhile: no form to show it in
+            return _render_detail(request, case, packet, error=exc.message, status=409)
         if isinstance(exc, NotFound):  # a document that is not (or no longer) the case's
             form.add_error("document", exc.message)
         else:
             form.add_error(None, exc.message)
-        packet = _packet(request, case, packet_id)
         return _render_detail(request, case, packet, add_form=form, status=_status_for(exc))
     messages.success(request, "Item added.")
     return redirect("evidence:detail", case_id=case.pk, packet_id=packet.pk)
@@ -169,6 +173,8 @@ def packet_item_remove(
     except NotFound:
         raise Http404("No such item.") from None
     except DomainError as exc:
+        if packet.status != Packet.Status.EDITABLE:
+            return _render_detail(request, case, packet, error=exc.message, status=409)
         return _render_detail(
             request, case, packet, remove_errors={item_id: exc.message}, status=_status_for(exc)
         )
