@@ -81,6 +81,30 @@ def test_list_shows_the_packets_with_version_and_state(
     assert 'aria-current="page">Packets' in page
 
 
+def test_list_page_runs_a_fixed_number_of_queries(
+    lawyer_client: Client,
+    case: Case,
+    lawyer: User,
+    ledger: Document,
+    django_assert_max_num_queries: Any,
+) -> None:
+    for n in range(8):
+        made = packet_services.packet_create(user=lawyer, case_id=case.pk, title=f"P{n}")
+        packet_services.packet_items_add(
+            user=lawyer,
+            case_id=case.pk,
+            packet_id=made.pk,
+            selections=[Selection(document_id=ledger.pk, reason="x")],
+        )
+
+    with django_assert_max_num_queries(15):
+        response = lawyer_client.get(url(case))
+
+    assert response.status_code == 200
+    # Each of the 8 rows: version 1, one item.
+    assert text(response).count('<td class="num">1</td>') == 16
+
+
 def test_create_form_opens_a_packet_and_goes_to_it(
     lawyer_client: Client, case: Case, lawyer: User
 ) -> None:
