@@ -394,6 +394,15 @@ def _volume_document(
             for item in items
         ],
     )
+    # lexweb's act, not a person's: the stamping job made the document.
+    account_services.audit_record(
+        actor=None,
+        actor_label="lexweb stamping",
+        action="document.production_volume",
+        case=production.case,
+        target=volume,
+        detail={"production": production.pk, "volume": production.volume, "origin": volume.origin},
+    )
     return volume
 
 

@@ -25,7 +25,7 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.documents.models import BatesPage, Derivation, Document, Page
+from apps.documents.models import BatesPage, Derivation, Document, Page, Production
 from lexweb.errors import DomainError, NotFound
 
 SEARCH_CONFIG = "english"
@@ -197,7 +197,9 @@ def page_search_for_user(
     if document_id is not None:
         pages = pages.filter(document_id=document_id)
     else:
-        pages = pages.filter(document__volume_of__isnull=True)
+        # A short list (one per production) checked as a hashed NOT IN, not a join per page.
+        volumes = Production.objects.filter(case=case, volume_document__isnull=False)
+        pages = pages.exclude(document_id__in=volumes.values("volume_document_id"))
     candidates = _candidates(pages)
     rows = (
         Page.objects.filter(pk__in=candidates[:RANK_CANDIDATES])

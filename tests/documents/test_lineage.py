@@ -17,7 +17,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.models import ProtectedError
 from django.test import Client
 
-from apps.accounts.models import User
+from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
 from apps.documents import production_services, selectors, services
 from apps.documents.models import Derivation, Document, Page, Production
@@ -573,3 +573,9 @@ def test_restamping_after_a_kill_or_twice_at_once_makes_one_volume_document(
     assert [d.pk for d in volumes] == [production.volume_document_id]
     assert Page.objects.filter(document_id=production.volume_document_id).count() == 3
     assert Derivation.objects.filter(child_id=production.volume_document_id).count() == 2
+    (audited,) = AuditEvent.objects.filter(action="document.production_volume")
+    assert (audited.actor_id, audited.actor_label, audited.target_id) == (
+        None,
+        "lexweb stamping",
+        str(production.volume_document_id),
+    )

@@ -300,3 +300,47 @@ def test_generated_document_refuses_what_an_upload_refuses(
         )
 
     assert not Document.objects.exists()
+
+
+def test_generated_document_with_a_hostile_name_is_stored_under_a_safe_one(
+    lawyer: User, case: Case, blob_root: Path
+) -> None:
+    document = services.document_create_generated(
+        case=case,
+        actor=lawyer,
+        filename="../../etc/\x00passwd\r\n<b>draft</b>" + "x" * 500 + ".md",
+        data=SUMMARY.encode(),
+        text=SUMMARY,
+        media_type="text/markdown",
+        source="drafter\r\nInjected: header" + "y" * 1000,
+    )
+
+    assert "/" not in document.filename and "\x00" not in document.filename
+    assert "\r" not in document.filename and len(document.filename) <= 200
+    artifact = GeneratedArtifact.objects.get(sha256=document.blob.sha256)
+    assert "\n" not in artifact.source and len(artifact.source) <= 200
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [(b"", "no bytes"), (b"x" * 2048, "larger than")],
+    ids=["empty", "oversized"],
+)
+def test_generated_document_that_cannot_be_stored_is_refused_with_the_reason(
+    lawyer: User, case: Case, blob_root: Path, settings: Any, data: bytes, message: str
+) -> None:
+    settings.LEXWEB_MAX_UPLOAD_BYTES = 1024
+    with pytest.raises(DomainError, match=message):
+        services.document_create_generated(
+            case=case,
+            actor=lawyer,
+            filename="big.txt",
+            data=data,
+            text=data.decode(),
+            media_type="text/plain",
+            source="test",
+        )
+
+    assert not Document.objects.exists()
+    # What a model wrote is registered even when it cannot be stored as a document.
+    assert GeneratedArtifact.objects.filter(size=len(data)).count() == (1 if data else 0)
