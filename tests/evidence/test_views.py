@@ -589,3 +589,28 @@ def test_packet_of_another_case_is_404_through_ones_own_case(
         )
         assert response.status_code == 404, (method, path)
         assert "Theirs" not in text(response)
+
+
+@pytest.mark.parametrize("huge", [str(2**63), "9" * 30])
+def test_ids_past_bigint_in_page_addresses_are_404_not_500(
+    lawyer_client: Client, case: Case, packet: Packet, huge: str
+) -> None:
+    item = PacketItem.objects.get(packet=packet)
+    gets = [
+        f"/cases/{huge}/packets/",
+        f"/cases/{case.pk}/packets/{huge}/",
+        f"/cases/{case.pk}/packets/{huge}/versions/",
+        f"/cases/{case.pk}/packets/{huge}/pages/",
+        f"/cases/{case.pk}/packets/{packet.pk}/compare/{huge}/",
+    ]
+    posts = [
+        (f"/cases/{case.pk}/packets/{packet.pk}/items/{huge}/remove/", {"reason": "x"}),
+        (f"/cases/{case.pk}/packets/{huge}/freeze/", {}),
+        (f"/cases/{case.pk}/packets/{huge}/items/", {"document": "1", "reason": "x"}),
+    ]
+
+    for path in gets:
+        assert lawyer_client.get(path).status_code == 404, path
+    for path, data in posts:
+        assert lawyer_client.post(path, data).status_code == 404, path
+    assert PacketItem.objects.filter(pk=item.pk).exists()
