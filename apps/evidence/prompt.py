@@ -34,7 +34,8 @@ _OPENING = "<\uff1c\ufe64\u2039\u2329\u3008"
 _CLOSING = ">\uff1e\ufe65\u203a\u232a\u3009"
 _ANGLE_RUN = re.compile(f"[{_OPENING}]{{3,}}|[{_CLOSING}]{{3,}}")
 # Invisible characters used to split a phrase so that a plain match misses it.
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+# (A regular expression: str.translate with a dict is thirty times slower on long pages.)
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 PREAMBLE = (
@@ -51,7 +52,7 @@ PREAMBLE = (
 def _neutralise(text: str) -> str:
     """Page text as it may appear inside an excerpt: no delimiter shapes, no control bytes."""
     # Zero-width characters could split a delimiter ("<<\u200b<") past the pattern below.
-    text = _CONTROL.sub(" ", text).translate(_INVISIBLE)
+    text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
     return _ANGLE_RUN.sub(lambda run: "\u2039" if run.group()[0] in _OPENING else "\u203a", text)
 
 
@@ -112,10 +113,13 @@ _TARGETS = (
     r"(?:instructions?|prompts?|directions|directives|rules|guidelines|messages|commands"
     r"|context|guardrails|constraints)"
 )
-_PATTERNS: list[tuple[Kind, str, re.Pattern[str]]] = [
+# Each pattern, with the words one of which any text it matches contains (checked first, on the
+# lower-cased text, with `in`: most pages skip most patterns that way).
+_PATTERNS: list[tuple[Kind, str, tuple[str, ...], re.Pattern[str]]] = [
     (
         "instructions",
         "asks a model to ignore its instructions",
+        ("ignore", "disregard", "forget", "override", "bypass", "skip"),
         re.compile(
             r"\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|every\s+)?"
             r"(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+|its\s+)?"
@@ -127,6 +131,7 @@ _PATTERNS: list[tuple[Kind, str, re.Pattern[str]]] = [
     (
         "instructions",
         "asks a model to ignore its instructions",
+        ("ignore", "disregard", "forget"),
         re.compile(
             r"\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:(?:that\s+)?(?:you\s+)?"
             r"(?:were|was|have\s+been)\s+(?:told|given|instructed)|above|before|prior)",
@@ -136,6 +141,7 @@ _PATTERNS: list[tuple[Kind, str, re.Pattern[str]]] = [
     (
         "instructions",
         "addresses a model directly",
+        ("now", "instruction", "prompt", "jailbreak", "developer", "model"),
         re.compile(
             r"\b(?:you\s+are\s+now\s+(?:a|an|in|the|DAN)\b|from\s+now\s+on,?\s+you\s+(?:are|will|"
             r"must|shall)\b|new\s+instructions?\s*:|(?:reveal|print|repeat|output|show)\s+"
@@ -148,6 +154,7 @@ _PATTERNS: list[tuple[Kind, str, re.Pattern[str]]] = [
     (
         "role_marker",
         "contains a chat role marker",
+        ("system", "assistant", "developer", "<|", "inst]", "sys>>", "_of_turn>", "##"),
         re.compile(
             r"(?:^|\n)[ \t>*#-]*(?:system|assistant|developer)\s*:"
             r"|<\|[a-z_]{2,30}\|>"
@@ -161,6 +168,7 @@ _PATTERNS: list[tuple[Kind, str, re.Pattern[str]]] = [
     (
         "tool_call",
         "contains tool-call syntax",
+        ("tool", "function", "invoke", "antml:", '"name"', '"arguments"', '"parameters"'),
         re.compile(
             r"</?(?:tool_calls?|function_calls?|tool_use|tool_result|invoke|antml:[a-z_]+)\b"
             r"|<function\s*=|\bfunction_call\b|\"tool_calls\"\s*:"
@@ -177,7 +185,10 @@ _CONTEXT = 30
 
 
 def _folded(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    # ASCII is its own NFKC form and holds no invisible characters: most pages skip the work.
+    if text.isascii():
+        return text
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
 
 
 def instruction_warnings(text: str) -> list[InstructionWarning]:
@@ -190,9 +201,12 @@ def instruction_warnings(text: str) -> list[InstructionWarning]:
     token, and tool calls must have their syntax.
     """
     folded = _folded(text)
+    lowered = folded.lower()
     found: list[tuple[int, InstructionWarning]] = []
     seen: set[tuple[str, str]] = set()
-    for kind, message, pattern in _PATTERNS:
+    for kind, message, triggers, pattern in _PATTERNS:
+        if not any(word in lowered for word in triggers):
+            continue
         for match in pattern.finditer(folded):
             start, end = match.span()
             excerpt = " ".join(folded[max(0, start - _CONTEXT) : end + _CONTEXT].split())[:120]
