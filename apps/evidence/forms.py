@@ -6,17 +6,29 @@ from typing import Any
 
 from django import forms
 
-from apps.evidence.schemas import MAX_PAGE_NUMBER, MAX_REASON_CHARS
+from apps.evidence.schemas import MAX_PAGE_NUMBER, MAX_REASON_CHARS, no_control_characters
+
+
+def _text(value: str) -> None:
+    """The API's rule for free text: tabs and line breaks, no other control characters."""
+    try:
+        no_control_characters(value)
+    except ValueError:
+        raise forms.ValidationError(
+            "Remove the control characters (such as escape or bell) from this text."
+        ) from None
 
 
 class PacketForm(forms.Form):
     title = forms.CharField(
         max_length=200,
+        validators=[_text],
         help_text="What the packet holds, e.g. “Exhibits for the summary judgment motion”.",
         error_messages={"required": "Give the packet a title."},
     )
     purpose = forms.CharField(
         max_length=5_000,
+        validators=[_text],
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="What it is for and who will read it.",
@@ -47,6 +59,7 @@ class ItemAddForm(forms.Form):
     reason = forms.CharField(
         label="Why it belongs",
         max_length=MAX_REASON_CHARS,
+        validators=[_text],
         widget=forms.Textarea(attrs={"rows": 2}),
         error_messages={"required": "Say why this item belongs in the packet."},
     )
@@ -76,5 +89,6 @@ class ItemRemoveForm(forms.Form):
     reason = forms.CharField(
         label="Why it comes out",
         max_length=MAX_REASON_CHARS,
+        validators=[_text],
         error_messages={"required": "Say why this item comes out of the packet."},
     )

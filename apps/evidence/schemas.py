@@ -19,7 +19,7 @@ MAX_SELECTIONS_PER_REQUEST = 10_000
 MAX_REASON_CHARS = 2_000
 
 
-def _no_control_characters(value: str) -> str:
+def no_control_characters(value: str) -> str:
     """Tabs and line breaks are text; other control characters (and lone surrogates) are not."""
     for char in value:
         if (ord(char) < 32 and char not in "\t\n\r") or 0xD800 <= ord(char) <= 0xDFFF:
@@ -34,7 +34,7 @@ class PacketIn(StrictIn):
     @field_validator("title")
     @classmethod
     def _title(cls, value: str) -> str:
-        value = _no_control_characters(value).strip()
+        value = no_control_characters(value).strip()
         if not value:
             raise ValueError("give the packet a title")
         return value
@@ -42,7 +42,7 @@ class PacketIn(StrictIn):
     @field_validator("purpose")
     @classmethod
     def _purpose(cls, value: str) -> str:
-        return _no_control_characters(value).strip()
+        return no_control_characters(value).strip()
 
 
 class SelectionIn(StrictIn):
@@ -56,7 +56,7 @@ class SelectionIn(StrictIn):
     @field_validator("reason")
     @classmethod
     def _reason(cls, value: str) -> str:
-        value = _no_control_characters(value).strip()
+        value = no_control_characters(value).strip()
         if not value:
             raise ValueError("say why this item belongs in the packet")
         return value

@@ -127,8 +127,10 @@ def test_create_form_opens_a_packet_and_goes_to_it(
         ({"title": "   "}, "Give the packet a title."),
         ({"title": "x" * 201}, "at most 200 characters"),
         ({"title": "a\x00b"}, "Null characters are not allowed."),
+        ({"title": "bell\x07"}, "Remove the control characters"),
+        ({"title": "ok", "purpose": "esc \x1b[31m"}, "Remove the control characters"),
     ],
-    ids=["missing", "blank", "too-long", "nul"],
+    ids=["missing", "blank", "too-long", "nul", "control", "control-in-purpose"],
 )
 def test_create_form_shows_its_errors_with_400_and_stores_nothing(
     lawyer_client: Client, case: Case, data: dict[str, str], message: str
@@ -319,6 +321,7 @@ def test_generated_document_is_refused_in_the_form_with_422_and_the_reason(
         ({"document": "DOC", "first_page": "two", "reason": "x"}, "Enter a whole number."),
         ({"document": "987654321", "reason": "x"}, "that one is not in the list"),
         ({"document": "DOC", "reason": "r" * 2_001}, "at most 2000 characters"),
+        ({"document": "DOC", "reason": "esc \x1b[31m"}, "Remove the control characters"),
     ],
     ids=[
         "no-document",
@@ -330,6 +333,7 @@ def test_generated_document_is_refused_in_the_form_with_422_and_the_reason(
         "page-text",
         "foreign-document",
         "reason-too-long",
+        "reason-control",
     ],
 )
 def test_add_form_shows_its_errors_with_400_and_adds_nothing(
