@@ -124,6 +124,33 @@ def fingerprint(text: str) -> set[int]:
     return winnow(shingle_hashes(normalise(text)))
 
 
+# A quotation: “…” or "…" (at most 2,000 characters, so a stray mark does not swallow a page).
+_QUOTATION = re.compile(r'\u201c[^\u201d]{0,2000}\u201d|"[^"]{0,2000}"')
+
+
+def fingerprint_with_quotes(text: str) -> tuple[set[int], set[int]]:
+    """The fingerprint (equal to `fingerprint(text)`), and the part of it that is quoted: the
+    hashes whose every shingle lies inside quotation marks. What a model output quotes is the
+    evidence's words; the rest are its own."""
+    words: list[str] = []
+    quoted: list[bool] = []
+    position = 0
+    for match in _QUOTATION.finditer(text):
+        for part, inside in ((text[position : match.start()], False), (match.group(), True)):
+            part_words = normalise(part)
+            words.extend(part_words)
+            quoted.extend([inside] * len(part_words))
+        position = match.end()
+    tail = normalise(text[position:])
+    words.extend(tail)
+    quoted.extend([False] * len(tail))
+    hashes = shingle_hashes(words)
+    hashed = winnow(hashes)
+    k = min(SHINGLE_WORDS, len(words))
+    own = {h for i, h in enumerate(hashes) if not all(quoted[i : i + k])}
+    return hashed, hashed - own
+
+
 def containment(part: set[int], whole: set[int]) -> float:
     """Share of `part`'s hashes found in `whole`, 0..1 (0 for an empty `part`)."""
     if not part:

@@ -38,6 +38,9 @@ class GeneratedArtifact(models.Model):
     size = models.BigIntegerField()
     # Number of distinct fingerprint hashes (the denominator of "share of the artifact").
     fingerprint_count = models.PositiveIntegerField(default=0)
+    # Of those, the hashes of the artifact's own words (not only inside quotation marks): a
+    # document that is mostly these is a piece of the artifact, however short.
+    unquoted_fingerprint_count = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -58,6 +61,9 @@ class ArtifactFingerprint(models.Model):
         GeneratedArtifact, on_delete=models.PROTECT, related_name="fingerprints"
     )
     hash = models.BigIntegerField()
+    # True when every shingle of this hash lies inside quotation marks of the artifact's text:
+    # words it quotes (evidence's words), not its own.
+    quoted = models.BooleanField(default=False)
 
     class Meta:
         constraints = [

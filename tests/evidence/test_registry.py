@@ -3,6 +3,7 @@ audited) and the indexed lookups by bytes and by text, on real PostgreSQL."""
 
 import hashlib
 import random
+import re
 import threading
 
 import pytest
@@ -153,7 +154,8 @@ def test_text_lookup_respects_the_threshold_setting(settings: SettingsWrapper) -
     text = draft_text(0)
     register(text)
     words = text.split()
-    half = " ".join(words[: len(words) * 4 // 10])
+    # 40% of the draft within a longer document (so it is not mostly the draft's words).
+    half = " ".join(words[: len(words) * 4 // 10]) + "\n\n" + _words(99, 1500)
 
     settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD = 0.9
     assert selectors.artifact_matches_for_text(text=half) == []
@@ -242,3 +244,48 @@ def test_an_oversized_hostile_upload_text_is_looked_up_without_error() -> None:
     matches = selectors.artifact_matches_for_text(text=hostile.replace("\x00", ""))
 
     assert len(matches) == 1 and matches[0].share > 0.95
+
+
+def test_hashes_inside_quotation_marks_are_stored_as_quoted() -> None:
+    text = draft_text(0)
+    hashes, quoted = fp.fingerprint_with_quotes(text)
+
+    artifact = register(text)
+
+    rows = dict(ArtifactFingerprint.objects.filter(artifact=artifact).values_list("hash", "quoted"))
+    assert rows == {h: h in quoted for h in hashes}
+    assert 0 < len(quoted) < len(hashes)
+    assert artifact.unquoted_fingerprint_count == len(hashes) - len(quoted)
+
+
+def _own_paragraphs(text: str) -> list[str]:
+    """The draft's paragraphs that quote nothing (its own words)."""
+    return [p for p in text.split("\n\n") if '"' not in p and "\u201c" not in p and p.strip()]
+
+
+def test_one_page_of_a_draft_uploaded_alone_is_a_piece_of_it(settings: SettingsWrapper) -> None:
+    settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD = 0.42
+    text = draft_text(0)
+    artifact = register(text)
+    page = "\n\n".join(_own_paragraphs(text)[-4:])
+
+    matches = selectors.artifact_matches_for_text(text=f"Page 2 of 2\n{page}\nADY0000031")
+
+    assert [m.artifact for m in matches] == [artifact]
+    assert matches[0].share < 0.42  # not by the share: by being mostly the artifact's words
+    assert matches[0].own_document_share >= selectors.PIECE_DOCUMENT_SHARE
+
+
+def test_an_exhibit_a_draft_quotes_whole_is_not_a_piece_of_the_draft(
+    settings: SettingsWrapper,
+) -> None:
+    settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD = 0.42
+    text = draft_text(0)
+    register(text)
+    quotes = re.findall(r'"([^"]{40,400})"', text)
+    assert len(quotes) >= 3
+    exhibit = "EXHIBIT 4\n\nFrom the record:\n\n" + "\n\n".join(quotes) + "\n\nADY0000012"
+
+    # Most of the exhibit is in the draft (as quotations), and all of the quotations.
+    assert fp.containment(fp.fingerprint(exhibit), fp.fingerprint(text)) > 0.5
+    assert selectors.artifact_matches_for_text(text=exhibit) == []

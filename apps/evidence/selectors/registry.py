@@ -13,8 +13,8 @@ planner told to probe the hash index directly, see `_exact_counts`):
    does not nominate candidates, so one common caption cannot make a lookup read thousands of
    rows.
 2. Candidates are the artifacts that the remaining hashes hit often enough that, even counting
-   every stop-shingle of the upload in their favour, they could reach the threshold; at most
-   `CANDIDATES`, highest share of hits first.
+   every stop-shingle of the upload in their favour, they could reach the threshold, or the
+   upload could be a piece of them (`is_piece`); at most `CANDIDATES`, best first.
 3. For the candidates, the intersection with all of the upload's hashes (stop-shingles
    included) is counted exactly, through the (artifact, hash) unique index, so the share that
    is reported and compared with the threshold is the exact one.
@@ -35,6 +35,12 @@ CANDIDATES = 50
 # Artifacts with fewer hashes than this (a line or two of text) are matched by bytes only: a
 # sentence shared with a court order is not a reason to flag the order.
 MIN_FINGERPRINTS = 8
+# A document is a piece of an artifact when at least this many of the artifact's own
+# (unquoted) hashes, and at least this share of the document's hashes, are in common
+# (`is_piece`). Measured by H6 (bench/provenance_eval.py): single printed pages of the eval's
+# drafts 0.72-1.0, legitimate documents at most 0.13.
+PIECE_MIN_COMMON = 10
+PIECE_DOCUMENT_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,9 @@ class TextMatch:
     artifact: GeneratedArtifact
     share: float  # |artifact ∩ text| / |artifact|: how much of the artifact the text holds
     document_share: float  # |artifact ∩ text| / |text|: how much of the text is the artifact
+    # |artifact's own (unquoted) hashes ∩ text| / |text|: how much of the text is the
+    # artifact's own words (what it quotes left out).
+    own_document_share: float = 0.0
 
 
 def artifact_for_bytes(*, sha256: str) -> GeneratedArtifact | None:
@@ -55,11 +64,22 @@ def artifact_for_bytes(*, sha256: str) -> GeneratedArtifact | None:
 def artifact_matches_for_text(
     *, text: str, limit: int = 5, threshold: float | None = None
 ) -> list[TextMatch]:
-    """Artifacts whose share found in `text` is at least `threshold` (default: the setting
-    LEXWEB_ARTIFACT_MATCH_THRESHOLD), highest share first, at most `limit`."""
+    """Artifacts that `text` substantially holds, highest share first, at most `limit`:
+    either the share of the artifact found in the text is at least `threshold` (default: the
+    setting LEXWEB_ARTIFACT_MATCH_THRESHOLD), or the text is mostly a piece of the artifact
+    (see `is_piece`)."""
     return artifact_matches_for_hashes(
         hashes=fp.fingerprint(text), limit=limit, threshold=threshold
     )
+
+
+def is_piece(*, own_common: int, document_hashes: int) -> bool:
+    """A document that is mostly the artifact's own words is a piece of it, however little of
+    the artifact it holds (one printed page of a long draft, uploaded alone): at least
+    `PIECE_MIN_COMMON` of the artifact's unquoted hashes, and they are at least
+    `PIECE_DOCUMENT_SHARE` of the document's. The artifact's quotations do not count, so an
+    exhibit that a draft quotes whole stays evidence."""
+    return own_common >= PIECE_MIN_COMMON and own_common >= PIECE_DOCUMENT_SHARE * document_hashes
 
 
 def artifact_matches_for_hashes(
@@ -73,12 +93,17 @@ def artifact_matches_for_hashes(
     counts = _exact_counts(hashes=sorted(hashes), threshold=threshold)
     artifacts = GeneratedArtifact.objects.in_bulk(list(counts))
     matches = []
-    for artifact_id, common in counts.items():
+    for artifact_id, (common, own_common) in counts.items():
         artifact = artifacts[artifact_id]
         share = common / artifact.fingerprint_count
-        if share >= threshold:
+        if share >= threshold or is_piece(own_common=own_common, document_hashes=len(hashes)):
             matches.append(
-                TextMatch(artifact=artifact, share=share, document_share=common / len(hashes))
+                TextMatch(
+                    artifact=artifact,
+                    share=share,
+                    document_share=common / len(hashes),
+                    own_document_share=own_common / len(hashes),
+                )
             )
     matches.sort(key=lambda m: (-m.share, -m.document_share, m.artifact.pk))
     return matches[:limit]
@@ -86,11 +111,12 @@ def artifact_matches_for_hashes(
 
 _LOOKUP = """
 WITH posting AS (
-    SELECT p.ids
+    SELECT p.ids, p.quoted
     FROM unnest(%(hashes)s::bigint[]) AS q(h)
     CROSS JOIN LATERAL (
-        SELECT array_agg(l.artifact_id) AS ids FROM (
-            SELECT f.artifact_id FROM {fingerprints} f WHERE f.hash = q.h LIMIT %(stop)s + 1
+        SELECT array_agg(l.artifact_id) AS ids, array_agg(l.quoted) AS quoted FROM (
+            SELECT f.artifact_id, f.quoted FROM {fingerprints} f
+            WHERE f.hash = q.h LIMIT %(stop)s + 1
         ) l
     ) p
     WHERE p.ids IS NOT NULL
@@ -99,8 +125,8 @@ stop AS (
     SELECT count(*) AS n FROM posting WHERE cardinality(ids) > %(stop)s
 ),
 hits AS (
-    SELECT x.artifact_id, count(*) AS n
-    FROM posting CROSS JOIN LATERAL unnest(posting.ids) AS x(artifact_id)
+    SELECT x.artifact_id, count(*) AS n, count(*) FILTER (WHERE NOT x.quoted) AS own
+    FROM posting CROSS JOIN LATERAL unnest(posting.ids, posting.quoted) AS x(artifact_id, quoted)
     WHERE cardinality(posting.ids) <= %(stop)s
     GROUP BY x.artifact_id
 ),
@@ -108,19 +134,22 @@ candidates AS (
     SELECT hits.artifact_id
     FROM hits JOIN {artifacts} a ON a.id = hits.artifact_id CROSS JOIN stop
     WHERE a.fingerprint_count >= %(min_fingerprints)s
-      AND hits.n + LEAST(stop.n, a.fingerprint_count) >= %(threshold)s * a.fingerprint_count
-    ORDER BY hits.n::float / a.fingerprint_count DESC, hits.artifact_id
+      AND (hits.n + LEAST(stop.n, a.fingerprint_count) >= %(threshold)s * a.fingerprint_count
+           OR hits.own + stop.n >= GREATEST(%(piece_min)s, %(piece_share)s * %(document)s))
+    ORDER BY GREATEST(hits.n::float / a.fingerprint_count, hits.own::float / %(document)s) DESC,
+             hits.artifact_id
     LIMIT %(candidates)s
 )
-SELECT f.artifact_id, count(*)
+SELECT f.artifact_id, count(*), count(*) FILTER (WHERE NOT f.quoted)
 FROM candidates c JOIN {fingerprints} f ON f.artifact_id = c.artifact_id
 WHERE f.hash = ANY(%(hashes)s::bigint[])
 GROUP BY f.artifact_id
 """
 
 
-def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, int]:
-    """{artifact id: hashes in common} for the candidates (see the module's steps)."""
+def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, tuple[int, int]]:
+    """{artifact id: (hashes in common, unquoted hashes in common)} for the candidates (see
+    the module's steps)."""
     sql = _LOOKUP.format(
         fingerprints=ArtifactFingerprint._meta.db_table,
         artifacts=GeneratedArtifact._meta.db_table,
@@ -143,9 +172,15 @@ def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, int]:
                 "stop": STOP_POSTINGS,
                 "min_fingerprints": MIN_FINGERPRINTS,
                 "threshold": threshold,
+                "piece_min": PIECE_MIN_COMMON,
+                "piece_share": PIECE_DOCUMENT_SHARE,
+                "document": len(hashes),
                 "candidates": CANDIDATES,
             },
         )
-        counts = {int(artifact_id): int(common) for artifact_id, common in cursor.fetchall()}
+        counts = {
+            int(artifact_id): (int(common), int(own))
+            for artifact_id, common, own in cursor.fetchall()
+        }
         cursor.execute("SELECT set_config('enable_bitmapscan', %s, true)", [previous])
     return counts

@@ -1,7 +1,9 @@
 """The generated-artifact registry: everything lexweb produced, registered the moment it exists.
 
 1. `artifact_register` stores the artifact's SHA-256 and the fingerprint of its normalised text
-   (`apps.evidence.fingerprint`), one row per distinct hash, written in one statement.
+   (`apps.evidence.fingerprint`), one row per distinct hash, written in one statement, each
+   marked `quoted` when it lies inside quotation marks (the evidence's words, not the
+   artifact's own).
 2. Uploads are checked against it by `apps.evidence.services.checks` (bytes at upload, text once
    read), through the indexed lookups of `apps.evidence.selectors.registry`.
 
@@ -48,7 +50,7 @@ def artifact_register(
     existing = GeneratedArtifact.objects.filter(sha256=sha256).first()
     if existing is not None:
         return existing
-    hashes = sorted(fp.fingerprint(text))
+    hashes, quoted = fp.fingerprint_with_quotes(text)
     try:
         with transaction.atomic():
             artifact = GeneratedArtifact.objects.create(
@@ -61,9 +63,10 @@ def artifact_register(
                 exported_from=exported_from,
                 size=len(data),
                 fingerprint_count=len(hashes),
+                unquoted_fingerprint_count=len(hashes - quoted),
                 created_by=created_by,
             )
-            _fingerprints_insert(artifact_id=artifact.pk, hashes=hashes)
+            _fingerprints_insert(artifact_id=artifact.pk, hashes=hashes, quoted=quoted)
             audit_record(
                 actor=created_by,
                 actor_label="" if created_by is not None else "lexweb",
@@ -90,14 +93,15 @@ def _validate(*, data: bytes, kind: str, media_type: str, title: str) -> None:
         raise DomainError("An artifact needs a media type (e.g. text/markdown).")
 
 
-def _fingerprints_insert(*, artifact_id: int, hashes: list[int]) -> None:
-    """All of an artifact's hashes in one INSERT (an array parameter, not one row per call)."""
+def _fingerprints_insert(*, artifact_id: int, hashes: set[int], quoted: set[int]) -> None:
+    """All of an artifact's hashes in one INSERT (array parameters, not one row per call)."""
     if not hashes:
         return
+    ordered = sorted(hashes)
     table = ArtifactFingerprint._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (artifact_id, hash) "  # noqa: S608  (table name is ours)
-            "SELECT %s, h FROM unnest(%s::bigint[]) AS h",
-            [artifact_id, hashes],
+            f"INSERT INTO {table} (artifact_id, hash, quoted) "  # noqa: S608  (our table)
+            "SELECT %s, h, q FROM unnest(%s::bigint[], %s::boolean[]) AS u(h, q)",
+            [artifact_id, ordered, [h in quoted for h in ordered]],
         )
