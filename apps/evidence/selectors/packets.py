@@ -28,6 +28,7 @@ from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
 from apps.documents.models import BatesPage, Document, Page
+from apps.evidence import prompt
 from apps.evidence.models import ArtifactMatch, FrozenPage, Packet, PacketItem
 from apps.evidence.selectors import provenance
 from apps.evidence.selectors.provenance import Link
@@ -310,6 +311,13 @@ def packet_pages_for_user(*, user: User, case_id: int, packet_id: int) -> QueryS
         )
     read_audit.read_record(user=user, action="packet.pages", case=case, target=packet)
     return FrozenPage.objects.filter(packet=packet).select_related("document").order_by("position")
+
+
+def packet_prompt_for_user(*, user: User, case_id: int, packet_id: int) -> str:
+    """The frozen snapshot as a model reads it (`prompt.render_packet_pages`, the one renderer,
+    with a fresh nonce). DomainError before freezing; audited as a read of the pages."""
+    pages = packet_pages_for_user(user=user, case_id=case_id, packet_id=packet_id)
+    return prompt.render_packet_pages(list(pages))
 
 
 # --- Comparing versions ----------------------------------------------------------------------
