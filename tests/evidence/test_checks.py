@@ -7,8 +7,13 @@ exercised on its own; the end-to-end path through upload and ingest is tests/evi
 test_adversarial.py's."""
 
 import hashlib
+import os
+import subprocess
+import sys
 
 import pytest
+from django.conf import settings
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
@@ -16,6 +21,7 @@ from apps.documents.models import Blob, Document, Page
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
 from apps.evidence.services import checks, registry
 from tests.evidence.test_fingerprint import draft_text
+from tests.evidence.test_registry import random_words
 
 pytestmark = pytest.mark.django_db
 
@@ -150,3 +156,27 @@ def test_a_document_without_pages_or_text_is_clear_and_nothing_raises(
     assert checks.document_check_text(empty) == []
     assert checks.document_check_text(blank) == []
     assert Document.objects.filter(provenance=Document.Provenance.CLEAR).count() == 2
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "1.5", "-0.2", "nan"])
+def test_a_bad_threshold_setting_stops_lexweb_with_a_clear_message(value: str) -> None:
+    env = {**os.environ, "LEXWEB_ARTIFACT_MATCH_THRESHOLD": value}
+    result = subprocess.run(
+        [sys.executable, "-c", "import lexweb.settings"],
+        env=env, capture_output=True, text=True, cwd=settings.BASE_DIR, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "LEXWEB_ARTIFACT_MATCH_THRESHOLD is a share above 0 and at most 1" in result.stderr
+
+
+def test_the_threshold_setting_is_read(settings: SettingsWrapper, case: Case, lawyer: User) -> None:
+    text = draft_text(1)
+    artifact(text)
+    words = text.split()
+    # Two thirds of the draft inside a longer document: a share of about 0.6.
+    upload = " ".join(words[: len(words) * 2 // 3]) + "\n\n" + random_words(5, 1500)
+    settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD = 0.9
+    doc = document(case, lawyer, data=b"u", pages=[upload])
+    assert checks.document_check_text(doc) == []
+    settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD = 0.4
+    assert len(checks.document_check_text(doc)) == 1

@@ -155,7 +155,7 @@ def test_text_lookup_respects_the_threshold_setting(settings: SettingsWrapper) -
     register(text)
     words = text.split()
     # 40% of the draft within a longer document (so it is not mostly the draft's words).
-    half = " ".join(words[: len(words) * 4 // 10]) + "\n\n" + _words(99, 1500)
+    half = " ".join(words[: len(words) * 4 // 10]) + "\n\n" + random_words(99, 1500)
 
     settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD = 0.9
     assert selectors.artifact_matches_for_text(text=half) == []
@@ -171,7 +171,7 @@ def test_text_lookup_of_nothing_or_unrelated_text_finds_nothing() -> None:
     assert selectors.artifact_matches_for_text(text="The quick brown fox " * 200) == []
 
 
-def _words(seed: int, count: int) -> str:
+def random_words(seed: int, count: int) -> str:
     """Words of the drafts, in an order of its own for each seed (text no other seed shares)."""
     vocabulary = sorted({w for n in range(4) for w in draft_text(n).split()})
     rng = random.Random(seed)  # noqa: S311  (repeatable text, not a secret)
@@ -181,8 +181,8 @@ def _words(seed: int, count: int) -> str:
 def test_a_caption_shared_by_hundreds_of_artifacts_is_a_stop_shingle_and_shares_stay_exact() -> (
     None
 ):
-    caption = _words(0, 60)
-    texts = [f"{caption}\n\n{_words(n, 300)}" for n in range(1, selectors.STOP_POSTINGS + 12)]
+    caption = random_words(0, 60)
+    texts = [f"{caption}\n\n{random_words(n, 300)}" for n in range(1, selectors.STOP_POSTINGS + 12)]
     for n, text in enumerate(texts):
         register(text, title=f"draft {n}")
     target = GeneratedArtifact.objects.get(title="draft 7")
