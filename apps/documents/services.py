@@ -359,7 +359,8 @@ def document_create_generated(
        `parents`, and queue the ingest that reads its pages; the registry's byte check flags
        it at once (it matches itself).
     Audited as "document.generated". The same bytes again in this case return the stored
-    document (a Conflict when those bytes were uploaded by a person: say so, store nothing).
+    document, with derivations from any parents it did not have yet (a Conflict when those
+    bytes were uploaded by a person: say so, store nothing).
     """
     with transaction.atomic():
         registry.artifact_register(
@@ -377,37 +378,55 @@ def document_create_generated(
         source=io.BytesIO(data), max_bytes=settings.LEXWEB_MAX_UPLOAD_BYTES
     ) as received:
         sniffed = intake.sniff(received.path, name)
-        with transaction.atomic():
-            existing = Document.objects.filter(case=case, blob__sha256=received.sha256).first()
-            if existing is not None:
-                if existing.origin != Document.Origin.SYSTEM_GENERATED:
-                    raise Conflict(
-                        f"These bytes are already document {existing.pk} of this case "
-                        f"(“{existing.filename}”, {existing.get_origin_display()}); the model "
-                        "output was registered but not stored again."
-                    )
-                return existing
-            document = _create(
-                case,
-                actor or _system_user(case),
-                name,
-                Document.Origin.SYSTEM_GENERATED,
-                None,
-                received,
-                sniffed,
-                "",
-                action="document.generated",
-                audit_actor=actor,
-            )
-            if parents:
-                derivation_record(
-                    child=document,
-                    parents=parents,
-                    transform=transform,
-                    version=version,
-                    deterministic=False,
+        try:
+            with transaction.atomic():
+                existing = Document.objects.filter(case=case, blob__sha256=received.sha256)
+                document = existing.first() or _create(
+                    case,
+                    actor or _system_user(case),
+                    name,
+                    Document.Origin.SYSTEM_GENERATED,
+                    None,
+                    received,
+                    sniffed,
+                    "",
+                    action="document.generated",
+                    audit_actor=actor,
                 )
+                _generated_lineage(document, parents, transform, version)
+        except IntegrityError:
+            # The same output stored at the same moment by another call: that one stands.
+            with transaction.atomic():
+                document = Document.objects.get(case=case, blob__sha256=received.sha256)
+                _generated_lineage(document, parents, transform, version)
     return document
+
+
+def _generated_lineage(
+    document: Document, parents: Sequence[Document], transform: str, version: str
+) -> None:
+    """The model-output derivations of a generated document, those it lacks; a Conflict when
+    the bytes are a person's upload (never turned into something else)."""
+    if document.origin != Document.Origin.SYSTEM_GENERATED:
+        raise Conflict(
+            f"These bytes are already document {document.pk} of this case "
+            f"(“{document.filename}”, {document.get_origin_display()}); the model output was "
+            "registered but not stored again."
+        )
+    known = set(
+        Derivation.objects.filter(child=document, transform=transform).values_list(
+            "parent_id", flat=True
+        )
+    )
+    missing = [parent for parent in parents if parent.pk not in known]
+    if missing:
+        derivation_record(
+            child=document,
+            parents=missing,
+            transform=transform,
+            version=version,
+            deterministic=False,
+        )
 
 
 def _system_user(case: Case) -> User:

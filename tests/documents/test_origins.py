@@ -241,10 +241,10 @@ def test_a_generated_document_is_system_generated_registered_flagged_and_derived
     )
 
 
-def test_generating_the_same_bytes_twice_stores_one_document(
+def test_generating_the_same_bytes_twice_stores_one_document_with_both_lineages(
     lawyer: User, case: Case, blob_root: Path
 ) -> None:
-    def generate() -> Document:
+    def generate(*parents: Document) -> Document:
         return services.document_create_generated(
             case=case,
             actor=None,
@@ -253,14 +253,22 @@ def test_generating_the_same_bytes_twice_stores_one_document(
             text=SUMMARY,
             media_type="application/pdf",
             source="test",
+            parents=parents,
         )
 
+    notes = services.document_upload(
+        case=case, uploaded_by=lawyer, filename="n.txt", source=io.BytesIO(NOTE), origin="client"
+    ).document
+    assert notes is not None
     pdf = text_pdf(SUMMARY.split("; "))
-    first, second = generate(), generate()
+    first, second, third = generate(), generate(notes), generate(notes)
 
-    assert first.pk == second.pk
-    assert Document.objects.count() == GeneratedArtifact.objects.count() == 1
+    assert first.pk == second.pk == third.pk
+    assert Document.objects.count() == 2 and GeneratedArtifact.objects.count() == 1
     assert AuditEvent.objects.filter(action="document.generated", actor=None).count() == 1
+    assert list(Derivation.objects.values_list("child_id", "parent_id", "deterministic")) == [
+        (first.pk, notes.pk, False)
+    ]
 
 
 def test_generated_bytes_a_person_uploaded_before_are_a_conflict_and_stay_registered(
