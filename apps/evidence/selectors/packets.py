@@ -62,20 +62,24 @@ def packet_item_label(item: PacketItem) -> str:
     )
 
 
-def provenance_problem(*, document: Document, user: User | None) -> str | None:
+def provenance_problem(
+    *, document: Document, user: User | None, chain: Sequence[Link] | None = None
+) -> str | None:
     """Why `document` may not be evidence, or None. Read when adding, when freezing, and for
     the item views.
 
     In this order: system generated; derived from something generated (the nearest such
     ancestor and the transform, through `provenance.generated_ancestor`); flagged by the
     registry (the artifact is named only to members of its case); its text not known yet.
+    `chain`, when the caller has read it already: an empty one means no lineage to follow.
     """
     if document.origin == Document.Origin.SYSTEM_GENERATED:
         return (
             "it is system generated (lexweb wrote it), and nothing lexweb generated may be "
             "used as evidence"
         )
-    ancestor = provenance.generated_ancestor(document)
+    no_lineage = chain is not None and not chain
+    ancestor = None if no_lineage else provenance.generated_ancestor(document)
     if ancestor is not None:
         made = f"“{ancestor.filename}” (document {ancestor.document_id})"
         if ancestor.origin == Document.Origin.SYSTEM_GENERATED:
@@ -437,11 +441,13 @@ class ItemView:
 def packet_item_views(packet: Packet, *, user: User | None = None) -> list[ItemView]:
     """The packet's items with their provenance chain, flags and warnings. Call with a packet
     from `packet_get_for_user` (already checked and audited); `user` lets a flag name an
-    artifact of a case that user is on. A few queries per item (lineage, registry match)."""
+    artifact of a case that user is on. One query per item (its lineage), two when it has
+    lineage, one more when it is flagged."""
     items = sorted(packet.items.all(), key=lambda item: item.order)
     views = []
     for item in items:
         document = item.document
+        chain = provenance.provenance_chain(document)
         views.append(
             ItemView(
                 item=item,
@@ -449,8 +455,8 @@ def packet_item_views(packet: Packet, *, user: User | None = None) -> list[ItemV
                 origin=document.origin,
                 untrusted=document.origin in Document.UNTRUSTED_ORIGINS,
                 provenance=document.provenance,
-                chain=provenance.provenance_chain(document),
-                problem=provenance_problem(document=document, user=user),
+                chain=chain,
+                problem=provenance_problem(document=document, user=user, chain=chain),
                 warnings=list(item.warnings),
             )
         )
