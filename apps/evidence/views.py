@@ -19,7 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from apps.cases.models import Case
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import selectors as document_selectors
-from apps.documents.models import Document
+from apps.documents.models import Document, Page
 from apps.evidence.forms import ItemAddForm, ItemRemoveForm, PacketForm
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as selectors
@@ -28,6 +28,7 @@ from lexweb.errors import Conflict, DomainError, NotFound
 
 PACKETS_PER_VIEW = 50
 PAGES_PER_VIEW = 20
+_ORIGINS = dict(Document.Origin.choices)
 
 
 def _packet(request: HttpRequest, case: Case, packet_id: int) -> Packet:
@@ -116,7 +117,10 @@ def _render_detail(
         "case": case,
         "packet": packet,
         "editable": editable,
-        "views": selectors.packet_item_views(packet, user=request_user(request)),
+        "views": [
+            (view, [(link, _ORIGINS.get(link.origin, link.origin)) for link in view.chain])
+            for view in selectors.packet_item_views(packet, user=request_user(request))
+        ],
         "add_form": add_form if editable else None,
         "remove_form": ItemRemoveForm(),
         "remove_errors": dict(remove_errors or {}),
@@ -292,5 +296,10 @@ def packet_pages(request: HttpRequest, case_id: int, packet_id: int) -> HttpResp
         return render(request, "evidence/packet_pages.html", context, status=409)
     packet = _packet(request, case, packet_id)
     pages = Paginator(snapshot, PAGES_PER_VIEW).get_page(request.GET.get("page"))
-    context = {"case": case, "packet": packet, "pages": pages, "error": ""}
+    sources = dict(Page.Source.choices)
+    rows = [
+        (page, _ORIGINS.get(page.origin, page.origin), sources.get(page.source, page.source))
+        for page in pages
+    ]
+    context = {"case": case, "packet": packet, "pages": pages, "rows": rows, "error": ""}
     return render(request, "evidence/packet_pages.html", context)

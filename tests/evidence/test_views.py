@@ -12,6 +12,7 @@ from django.test import Client
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
+from apps.documents import services as document_services
 from apps.documents.models import Document
 from apps.evidence.models import FrozenPage, Packet, PacketItem
 from apps.evidence.services import checks, registry
@@ -201,6 +202,28 @@ def test_packet_page_shows_items_with_who_why_and_provenance(
     assert "Payments" in page and str(lawyer) in page
     assert "Provenance chain" in page
     assert "Add an item" in page
+
+
+def test_item_shows_its_provenance_chain_with_links_to_the_ancestors(
+    lawyer_client: Client, case: Case, lawyer: User, ledger: Document, packet: Packet
+) -> None:
+    split = read_document(case, lawyer, "ledger-p3.pdf", ["Ledger three."])
+    document_services.derivation_record(
+        child=split, parents=[ledger], transform="page-split", version="2", deterministic=True
+    )
+    packet_services.packet_items_add(
+        user=lawyer,
+        case_id=case.pk,
+        packet_id=packet.pk,
+        selections=[Selection(document_id=split.pk, reason="Page three alone")],
+    )
+
+    page = text(lawyer_client.get(url(case, packet)))
+
+    assert "Provenance chain (1 ancestor)" in page
+    assert f'<a href="/cases/{case.pk}/documents/{ledger.pk}/">ledger.pdf</a>' in page
+    assert f"(document {ledger.pk}, Client)" in page
+    assert "page-split v2" in page
 
 
 def test_untrusted_item_is_marked_and_its_instruction_like_text_is_a_warning(
@@ -485,6 +508,7 @@ def test_frozen_pages_are_shown_twenty_at_a_time(
     second = text(lawyer_client.get(url(case, packet, "pages/") + "?page=2"))
 
     assert "Page number 20." in first and "Page number 21." not in first
+    assert "<dd>PDF text layer</dd>" in first and "<dd>Client" in first
     assert "Page number 21." in second and "Page number 25." in second
     assert "1\u201320 of 25" in first
 
