@@ -7,10 +7,12 @@ Adding items (`packet_items_add`):
 1. The request's shape: one to LEXWEB_MAX_PACKET_ITEMS selections, each with a reason.
 2. In one transaction, with the packet row locked (SELECT ... FOR UPDATE), so that two editors
    serialise: the packet must be editable (Conflict once frozen: make a new version).
-3. Each selection is checked on its own: a document of this case; its page range; then its
-   provenance (system generated; derived at any depth from something system generated; flagged
-   by the generated-artifact registry; still being read); then overlap with the packet's items
-   and the request's other selections; then the packet's page limit.
+3. Each selection is checked on its own: a document of this case; the shape of its range
+   (both pages or neither, from 1, not reversed) and its reason; its provenance (system
+   generated; derived at any depth from something system generated; flagged by the
+   generated-artifact registry; still being read); the range within the document's pages;
+   overlap with the packet's items and the request's earlier selections. Then the packet's
+   page limit (LEXWEB_MAX_PACKET_PAGES) for the whole request.
    The builder reads only the selections: never history, recent outputs or "related" material.
 4. Any refusal refuses the whole request (nothing is added). Each refusal is audited
    ("packet.item_refused", with the item and the reason) after the transaction has ended, so
