@@ -293,7 +293,7 @@ def packet_pages(request: HttpRequest, case_id: int, packet_id: int) -> HttpResp
     except DomainError as exc:
         packet = _packet(request, case, packet_id)
         context = {"case": case, "packet": packet, "error": exc.message, "pages": None}
-        return render(request, "evidence/packet_pages.html", context, status=409)
+        return render(request, "evidence/packet_pages.html", context, status=_status_for(exc))
     packet = _packet(request, case, packet_id)
     pages = Paginator(snapshot, PAGES_PER_VIEW).get_page(request.GET.get("page"))
     sources = dict(Page.Source.choices)
