@@ -450,6 +450,12 @@ def test_g_a_summary_emailed_as_the_body_and_as_an_attachment_is_refused_both_wa
         assert attachment.filename == filename
         _flagged_by_text(attachment, draft.text)
         assert "its text matches" in _refused(lawyer, case, packet, attachment).reason
+    # The covering note itself is the sender's e-mail: none of the summary's words are in it
+    # (the attachment is a document of its own, refused above), so it stays evidence.
+    covering.refresh_from_db()
+    assert covering.provenance == Document.Provenance.CLEAR
+    assert "Lindqvist" not in covering.pages.get().text
+    assert len(_add(lawyer, case, packet, covering)) == 1
 
 
 # --- (h) paragraphs reordered, a third of the sentences reworded ------------------------------
