@@ -21,7 +21,7 @@ from apps.cases.models import Case
 from apps.documents import services as document_services
 from apps.documents.models import Document
 from apps.evidence.models import FrozenPage, Packet, PacketItem
-from apps.evidence.services import registry
+from apps.evidence.services import checks, registry
 from tests.conftest import token_client
 
 pytestmark = pytest.mark.django_db
@@ -59,8 +59,8 @@ def generated_document(case: Case, user: User, filename: str = "summary.md") -> 
         case=case,
         actor=user,
         filename=filename,
-        data=f"# Summary of {case.title}\n\nThe ledger shows three payments.\n".encode(),
-        text=f"Summary of {case.title}. The ledger shows three payments.",
+        data=f"# {filename}: summary of {case.title}\n\nThe ledger shows payments.\n".encode(),
+        text=f"{filename}: summary of {case.title}. The ledger shows payments.",
         media_type="text/markdown",
         source="test: drafting run 1",
     )
@@ -283,6 +283,59 @@ def test_flag_of_an_artifact_of_a_case_one_is_not_on_does_not_name_it(
     assert response.status_code == 422
     assert "Secret draft" not in response.json()["detail"]
     assert "generated" in response.json()["detail"]
+
+
+def test_every_refused_selection_of_a_request_is_named_and_audited(
+    lawyer_api: Client, case: Case, lawyer: User, ledger: Document
+) -> None:
+    one = generated_document(case, lawyer, "summary-one.md")
+    two = generated_document(case, lawyer, "summary-two.md")
+    packet = create(lawyer_api, case)
+
+    response = add(
+        lawyer_api,
+        case,
+        packet["id"],
+        {"document_id": one.pk, "reason": "a"},
+        {"document_id": ledger.pk, "reason": "fine"},
+        {"document_id": two.pk, "reason": "b"},
+    )
+
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert "summary-one.md" in detail and "summary-two.md" in detail
+    assert "ledger.pdf" not in detail
+    refused = AuditEvent.objects.filter(action="packet.item_refused", case=case)
+    assert sorted(str(row.detail["item"]) for row in refused) == [
+        f"“summary-one.md” (document {one.pk})",
+        f"“summary-two.md” (document {two.pk})",
+    ]
+
+
+def test_item_flagged_after_it_was_added_shows_the_problem_and_cannot_be_frozen(
+    lawyer_api: Client, case: Case, lawyer: User
+) -> None:
+    document = read_document(case, lawyer, "affidavit.pdf", [DRAFT])
+    packet = create(lawyer_api, case)
+    add(lawyer_api, case, packet["id"], {"document_id": document.pk, "reason": "Sworn"})
+    registry.artifact_register(
+        data=DRAFT.encode(),
+        text=DRAFT,
+        kind="model_output",
+        media_type="text/markdown",
+        title="Affidavit draft v3",
+        case=case,
+    )
+    checks.document_check_text(document)
+
+    (item,) = lawyer_api.get(f"{base(case)}/{packet['id']}").json()["items"]
+    frozen = lawyer_api.post(f"{base(case)}/{packet['id']}/freeze")
+
+    assert (item["provenance"], item["flagged"]) == ("flagged", True)
+    assert "Affidavit draft v3" in item["problem"]
+    assert frozen.status_code == 422
+    assert frozen.json()["code"] == "provenance_refused"
+    assert not FrozenPage.objects.exists()
 
 
 def test_document_derived_from_a_generated_one_is_refused_as_generated(
