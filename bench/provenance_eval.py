@@ -12,7 +12,8 @@ and text files through apps.documents.intake):
   (b) the exported PDF; (c) the export with its metadata/producer rewritten, and the draft set
   again in another font and page size; (d) the text pasted into a new PDF and into a .txt;
   (e) a production volume holding the exported draft among the case's real sources; (f) the
-  export printed to a TIFF and an image-only PDF (200 dpi), and each of its pages to a PNG
+  export printed to a TIFF and an image-only PDF (200 dpi), to a worse scan (turned, blurred,
+  JPEG; attacks.degraded_scan_pdf), and each of its pages to a PNG
   (300 dpi) uploaded alone, all OCR'd; (g) e-mailed as the body of an .eml, and as its
   attachment (the attachment's text); (h) paragraphs reordered and a third of the sentences
   reworded.
@@ -191,6 +192,7 @@ def attack_uploads(draft: attacks.EvalDraft) -> Iterator[tuple[str, str, bytes]]
         yield "f_png_each_page_300dpi", f"page-{number}.png", png
     yield "f_tiff_200dpi", "scan.tiff", attacks.pages_tiff(export, dpi=200)
     yield "f_image_only_pdf_200dpi", "scan.pdf", attacks.image_only_pdf(export, dpi=200)
+    yield "f_degraded_scan_200dpi", "bad-scan.pdf", attacks.degraded_scan_pdf(export, dpi=200)
     yield "g_eml_body", "summary.eml", attacks.eml_with_body(plain)
     message = attacks.eml_with_attachment(
         export, filename=f"{title}.pdf", media_type="application/pdf"

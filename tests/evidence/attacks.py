@@ -279,6 +279,24 @@ def image_only_pdf(pdf: bytes, *, dpi: int = 200, pages: int | None = None) -> b
         return scan.tobytes(garbage=3, deflate=True)
 
 
+def degraded_scan_pdf(pdf: bytes, *, dpi: int = 200, pages: int | None = None) -> bytes:
+    """(f) A worse print-and-scan: each page rendered, turned 0.8 degrees, softened (a blur
+    of radius 0.6) and saved as a JPEG of quality 50, then put back in an image-only PDF."""
+    from PIL import Image, ImageFilter
+
+    with pymupdf.open() as scan:
+        for pixmap in _gray_pixmaps(pdf, dpi=dpi, pages=pages):
+            image = Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
+            image = image.rotate(0.8, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
+            image = image.filter(ImageFilter.GaussianBlur(radius=0.6))
+            buffer = io.BytesIO()
+            image.save(buffer, format="JPEG", quality=50, dpi=(dpi, dpi))
+            width, height = image.width * 72 / dpi, image.height * 72 / dpi
+            target = scan.new_page(width=width, height=height)
+            target.insert_image(target.rect, stream=buffer.getvalue())
+        return scan.tobytes(garbage=3, deflate=True)
+
+
 # --- E-mail ----------------------------------------------------------------------------------
 
 

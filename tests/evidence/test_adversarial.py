@@ -364,7 +364,7 @@ def test_e_a_volume_holding_a_flagged_upload_is_refused_and_a_clean_one_is_not(
 # --- (f) printed to page images and OCR'd back ---------------------------------------------
 
 
-def test_f_a_draft_printed_to_png_tiff_and_an_image_only_pdf_is_flagged_after_ocr(
+def test_f_a_draft_printed_to_png_tiff_and_image_only_pdfs_is_flagged_after_ocr(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
     if extraction.tesseract_version() is None:
@@ -377,9 +377,10 @@ def test_f_a_draft_printed_to_png_tiff_and_an_image_only_pdf_is_flagged_after_oc
     png = _upload(case, lawyer, "page-1.png", attacks.page_pngs(export, dpi=300, pages=1)[0])
     tiff = _upload(case, lawyer, "scan.tiff", attacks.pages_tiff(export, dpi=200))
     scan = _upload(case, lawyer, "scan.pdf", attacks.image_only_pdf(export, dpi=200))
+    bad_scan = _upload(case, lawyer, "bad-scan.pdf", attacks.degraded_scan_pdf(export, dpi=200))
     run_jobs()
 
-    for document in (png, tiff, scan):
+    for document in (png, tiff, scan, bad_scan):
         pages = list(document.pages.order_by("number"))
         assert pages and all(p.source == "ocr" for p in pages)
         match = _flagged_by_text(document, draft.text)
