@@ -308,6 +308,25 @@ def production_stamp(*, production_id: int) -> None:
         )
         raise
     blob, _ = Blob.objects.get_or_create(sha256=stored.sha256, defaults={"size": stored.size})
+    try:
+        _finish(production, items, blob)
+    except Exception as exc:
+        if database_lost(exc):
+            raise
+        logger.exception("Recording production %s's volume as a document failed", production.pk)
+        _set(
+            production,
+            status=Production.Status.FAILED,
+            error=(
+                f"The volume was stamped but could not be recorded as a document "
+                f"({type(exc).__name__}); the worker log has details."
+            ),
+        )
+        raise
+
+
+def _finish(production: Production, items: list[ProductionDocument], blob: Blob) -> None:
+    """Ready, with its volume document, in one transaction (the production row locked)."""
     with transaction.atomic():
         locked = Production.objects.select_for_update().filter(pk=production.pk).first()
         if locked is None or locked.status == Production.Status.READY:
