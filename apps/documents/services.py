@@ -1,6 +1,7 @@
 """Writes for documents: intake of uploads and the ingest job that reads their pages."""
 
 import io
+import json
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -256,6 +257,7 @@ def _attachments(
 
 MAX_TRANSFORM = 60  # Derivation.transform's max_length
 MAX_VERSION = 20  # Derivation.version's max_length
+MAX_PARAMETERS = 10_000  # characters of one row's parameters as JSON
 
 
 def derivation_record(
@@ -279,7 +281,8 @@ def derivation_record(
     `parameters` go on every row; `parameters_each` (one mapping per parent) is merged into
     that parent's row (a production's per-original numbers). Refused with DomainError: no
     parents, a parent twice, the child among its parents, a parent of another case, an empty
-    or over-long transform or version, and an edge that would close a cycle. The rows are
+    or over-long transform or version, parameters that are not JSON or over 10,000 characters,
+    and an edge that would close a cycle. The rows are
     protected: a parent with derivations cannot be deleted.
     """
     if not parents:
@@ -291,6 +294,20 @@ def derivation_record(
         )
     if parameters_each is not None and len(parameters_each) != len(parents):
         raise DomainError("Give one set of parameters per parent, or none.")
+    rows_parameters = [
+        {**(parameters or {}), **(parameters_each[k] if parameters_each else {})}
+        for k in range(len(parents))
+    ]
+    for row_parameters in rows_parameters:
+        try:
+            encoded = json.dumps(row_parameters, allow_nan=False)
+        except (TypeError, ValueError):
+            raise DomainError(
+                "Derivation parameters are JSON: text, numbers, true/false, null, lists and "
+                "objects with text keys."
+            ) from None
+        if len(encoded) > MAX_PARAMETERS:
+            raise DomainError(f"Derivation parameters are at most {MAX_PARAMETERS:,} characters.")
     parent_ids = [parent.pk for parent in parents]
     if len(set(parent_ids)) != len(parent_ids):
         raise DomainError("Each parent document can appear only once in a derivation.")
@@ -311,10 +328,7 @@ def derivation_record(
                 transform=transform,
                 version=version,
                 deterministic=deterministic,
-                parameters={
-                    **(parameters or {}),
-                    **(parameters_each[k] if parameters_each else {}),
-                },
+                parameters=rows_parameters[k],
                 order=k + 1,
             )
             for k, parent in enumerate(parents)

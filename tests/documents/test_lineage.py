@@ -363,6 +363,9 @@ def test_bad_derivations_are_refused_with_the_reason(
     assert "one set of parameters per parent" in refused(
         child=c, parents=[a], parameters_each=[{}, {}]
     )
+    assert "are JSON" in refused(child=c, parents=[a], parameters={"when": object()})
+    assert "are JSON" in refused(child=c, parameters_each=[{"n": float("nan")}], parents=[a])
+    assert "at most 10,000" in refused(child=c, parents=[a], parameters={"x": "y" * 10_001})
     assert Derivation.objects.count() == 2
 
 
