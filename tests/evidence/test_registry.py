@@ -206,10 +206,13 @@ def test_a_caption_shared_by_hundreds_of_artifacts_is_a_stop_shingle_and_shares_
 
 def test_the_lookup_leaves_the_callers_planner_settings_as_they_were() -> None:
     register(draft_text(0))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('jit')")
+        jit = cursor.fetchone()[0]
     with transaction.atomic(), connection.cursor() as cursor:
         selectors.artifact_matches_for_text(text=draft_text(0))
-        cursor.execute("SELECT current_setting('enable_bitmapscan')")
-        assert cursor.fetchone()[0] == "on"
+        cursor.execute("SELECT current_setting('enable_bitmapscan'), current_setting('jit')")
+        assert cursor.fetchone() == ("on", jit)
 
 
 def test_an_artifact_of_a_line_or_two_is_matched_by_bytes_only() -> None:

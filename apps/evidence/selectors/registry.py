@@ -155,16 +155,20 @@ def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, tuple[int
         artifacts=GeneratedArtifact._meta.db_table,
     )
     with transaction.atomic(), connection.cursor() as cursor:
-        # Each probe of step 1 reads a handful of rows: a plain index scan does that in a few
-        # microseconds, the bitmap scan the planner prefers for it in several times as long
-        # (measured: bench/bench_fingerprint_lookup.py). Off for this statement only: the old
-        # value is put back, as SET LOCAL would otherwise last to the end of the caller's
-        # transaction (the upload's).
+        # Two planner settings, for this statement only (measured with 100,000 artifacts,
+        # bench/bench_fingerprint_lookup.py): each probe of step 1 reads a handful of rows,
+        # which a plain index scan does in a few microseconds and the bitmap scan the planner
+        # prefers in several times as long; and the planner's estimate for the probes (some
+        # 100 rows each, from the hash column's statistics) is far above what they read, so
+        # it would JIT-compile the query, 0.7 s of compiling for 0.1 s of work. The old values
+        # are put back: SET LOCAL would last to the end of the caller's transaction (the
+        # upload's).
         cursor.execute(
-            "SELECT s.previous, set_config('enable_bitmapscan', 'off', true) "
-            "FROM (SELECT current_setting('enable_bitmapscan') AS previous OFFSET 0) s"
+            "SELECT s.bitmap, s.jit, set_config('enable_bitmapscan', 'off', true), "
+            "set_config('jit', 'off', true) FROM (SELECT current_setting('enable_bitmapscan') "
+            "AS bitmap, current_setting('jit') AS jit OFFSET 0) s"
         )
-        previous = cursor.fetchone()[0]
+        bitmap, jit, _, _ = cursor.fetchone()
         cursor.execute(
             sql,
             {
@@ -182,5 +186,8 @@ def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, tuple[int
             int(artifact_id): (int(common), int(own))
             for artifact_id, common, own in cursor.fetchall()
         }
-        cursor.execute("SELECT set_config('enable_bitmapscan', %s, true)", [previous])
+        cursor.execute(
+            "SELECT set_config('enable_bitmapscan', %s, true), set_config('jit', %s, true)",
+            [bitmap, jit],
+        )
     return counts
