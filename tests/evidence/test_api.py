@@ -706,3 +706,29 @@ def test_packet_of_another_case_is_404_through_ones_own_case(
         assert response.status_code == 404, (method, path, response.content)
         assert "Their packet" not in response.content.decode()
     assert not PacketItem.objects.exists()
+
+
+def test_openapi_describes_every_packet_operation_and_its_errors(client: Client) -> None:
+    paths = client.get("/api/v1/openapi.json").json()["paths"]
+    p = "/api/v1/cases/{case_id}/packets"
+
+    operations = {
+        (method.upper(), path)
+        for path, ops in paths.items()
+        if path.startswith(p)
+        for method in ops
+    }
+
+    assert operations == {
+        ("POST", p),
+        ("GET", p),
+        ("GET", p + "/{packet_id}"),
+        ("POST", p + "/{packet_id}/items"),
+        ("DELETE", p + "/{packet_id}/items/{item_id}"),
+        ("POST", p + "/{packet_id}/freeze"),
+        ("POST", p + "/{packet_id}/versions"),
+        ("GET", p + "/{packet_id}/versions"),
+        ("GET", p + "/{packet_id}/pages"),
+        ("GET", p + "/{packet_id}/compare/{other_id}"),
+    }
+    assert {"201", "404", "409", "422"} <= set(paths[p + "/{packet_id}/items"]["post"]["responses"])
