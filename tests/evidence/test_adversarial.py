@@ -333,7 +333,11 @@ def test_e_a_production_volume_holding_a_generated_document_is_refused_by_lineag
         (note.pk, Derivation.BATES_STAMP),
         (generated.pk, Derivation.BATES_STAMP),
     }
-    assert "system generated" in _refused(lawyer, case, packet, volume).reason
+    reason = _refused(lawyer, case, packet, volume).reason
+    assert f"derived from “declaration.pdf” (document {generated.pk}), which lexweb generated" in (
+        reason
+    )
+    assert Derivation.BATES_STAMP in reason
     # The client's own note, produced in the same volume, is still evidence.
     assert len(_add(lawyer, case, packet, note)) == 1
 
@@ -409,7 +413,7 @@ def test_f_one_printed_page_of_a_longer_draft_uploaded_alone_is_flagged(
     # Little of the draft (under the share threshold), but nearly all of the page is its words.
     assert match.share < 0.42
     assert match.document_share is not None and match.document_share > 0.6
-    assert "its text matches" in _refused(lawyer, case, packet, page).reason
+    assert "of its text is the words of" in _refused(lawyer, case, packet, page).reason
 
 
 # --- (g) e-mailed, as the body and as an attachment -----------------------------------------

@@ -591,3 +591,46 @@ def test_any_selection_is_added_whole_or_refused_whole_with_each_refusal_audited
             assert PacketItem.objects.filter(packet=packet).count() == before + len(chosen)
     finally:
         transaction.savepoint_rollback(savepoint)
+
+
+def test_made_system_generated_by_its_lineage_the_refusal_names_the_generated_ancestor(
+    lawyer: User, packet: Packet, case: Case
+) -> None:
+    """documents.services turns a child of something generated into system generated itself;
+    the refusal still says where that came from, not just "it is system generated"."""
+    from apps.documents import services as document_services
+
+    draft = make_document(case, lawyer, filename="draft.md", origin="system_generated")
+    volume = make_document(case, lawyer, filename="ACME001.pdf")
+    document_services.derivation_record(
+        child=volume, parents=[draft], transform="bates-stamp", version="1", deterministic=True
+    )
+    volume.refresh_from_db()
+    assert volume.origin == Document.Origin.SYSTEM_GENERATED
+
+    with pytest.raises(ProvenanceRefused) as refused:
+        add(lawyer, packet, selection(volume))
+    assert f"derived from “draft.md” (document {draft.pk}), which lexweb generated" in (
+        refused.value.reason
+    )
+    assert "bates-stamp" in refused.value.reason
+
+
+def test_a_piece_of_an_artifact_is_refused_saying_how_much_of_the_document_it_is(
+    lawyer: User, packet: Packet, case: Case, settings: SettingsWrapper
+) -> None:
+    settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD = 0.42
+    page = make_document(case, lawyer, filename="last-page.png", provenance="flagged")
+    artifact = GeneratedArtifact.objects.create(
+        sha256="c" * 64, kind="model_output", media_type="text/markdown",
+        title="Declaration draft", case=case, size=10,
+    )  # fmt: skip
+    ArtifactMatch.objects.create(
+        document=page, artifact=artifact, by="text", share=0.13, document_share=0.96
+    )
+
+    with pytest.raises(ProvenanceRefused) as refused:
+        add(lawyer, packet, selection(page))
+    assert "96% of its text is the words of “Declaration draft”, which lexweb generated" in (
+        refused.value.reason
+    )
