@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: install system-deps system-test-deps run test lint format bench faults clean-venv
+.PHONY: install system-deps system-test-deps run test lint format bench faults provenance-eval clean-venv
 
 install: $(STAMP)
 
@@ -64,6 +64,11 @@ format: install
 
 bench: install
 	@$(PY) -m lexweb.launcher bench
+
+# The evidence registry against attacks and legitimate documents of ../shared (JSON): refusal
+# and false-refusal rates and the share distributions behind LEXWEB_ARTIFACT_MATCH_THRESHOLD.
+provenance-eval: install system-deps
+	@$(PY) -m bench.provenance_eval
 
 # Each fault scenario (kills of workers, web server, PostgreSQL; Ctrl-C) against a launched
 # lexweb, FAULT_RUNS times (default 20); one JSON line of counts per scenario.

@@ -14,6 +14,8 @@ class DocumentProgress(TypedDict):
     pages_done: int
     page_count: int
     error: str
+    # The generated-artifact registry's verdict (pending until the text has been checked).
+    provenance: str
 
 
 class ProductionProgress(TypedDict):

@@ -636,5 +636,6 @@ def _publish(document: Document) -> None:
         "pages_done": document.pages_done,
         "page_count": document.page_count,
         "error": document.error,
+        "provenance": document.provenance,
     }
     publish_to_case(case_id=document.case_id, event=event)

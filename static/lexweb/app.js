@@ -190,6 +190,28 @@ function setupDocuments(root) {
       field("error").textContent = doc.error;
       field("error").hidden = !doc.error;
     }
+    if (typeof doc.provenance === "string") fillVerdict(field("provenance"), doc.provenance);
+  }
+
+  // The registry's verdict, as the server renders it; a match is named on the document's page.
+  const VERDICT_CLASS = {
+    pending: "doc-status-processing",
+    clear: "doc-status-ready",
+    flagged: "doc-status-failed",
+  };
+  function fillVerdict(cell, verdict) {
+    if (!cell || cell.dataset.provenance === verdict || !(verdict in VERDICT_CLASS)) return;
+    const badge = document.createElement("span");
+    badge.className = `badge ${VERDICT_CLASS[verdict]} doc-provenance doc-provenance-${verdict}`;
+    badge.textContent = label("provenance", verdict);
+    cell.replaceChildren(badge);
+    if (verdict === "flagged") {
+      const hint = document.createElement("span");
+      hint.className = "small muted";
+      hint.textContent = " open the document to see the match";
+      cell.append(hint);
+    }
+    cell.dataset.provenance = verdict;
   }
 
   onCaseEvent("documents.progress", (event) => {

@@ -67,6 +67,9 @@ async def test_member_sees_progress_pushed_by_a_real_worker_until_ready(
     }
     final = events[-1]
     assert (final["status"], final["pages_done"], final["error"]) == ("ready", 10, "")
+    # The registry checked the text before the document became ready, and says so live.
+    assert final["provenance"] == "clear"
+    assert {e["provenance"] for e in events[:-1]} <= {"pending"}
     # Progress from the worker: never backwards, and at least one step between 0 and 10.
     worked = [e for e in events if e["status"] != "queued"]
     done = [e["pages_done"] for e in worked]

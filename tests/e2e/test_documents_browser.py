@@ -95,6 +95,13 @@ async def test_uploaded_pdf_row_turns_ready_live_without_reload(
                 timeout=60,
             )
             assert status == "2 of 2 pages"
+            # The registry's verdict came with the last event: checked once the text was read.
+            verdict = await page.wait_for(
+                f"{ROW}.querySelector('[data-field=provenance]').dataset.provenance === 'clear' && "
+                f"{ROW}.querySelector('[data-field=provenance]').textContent",
+                timeout=30,
+            )
+            assert verdict == "Clear"
             # One upload, and the row came over the socket: the page never reloaded.
             assert (
                 await page.evaluate("document.querySelectorAll('#upload-progress li').length") == 1
