@@ -1,0 +1,489 @@
+"""The verifier's evaluation: a set folder in the format of ../shared/eval/verifier/ (its README
+describes it), findings as JSON lines, and the README's scoring rules.
+
+Pure Python (no Django, no database), so `bench/verifier_eval.py --fast` can use it without
+either; `manage.py verify_eval` adds the real ingest, stamping and freezing around it.
+
+1. `load_set(path)`: a set folder (every subfolder holding a case.json, in name order) or one
+   case folder. Each case's case.json, drafts and labels are read and checked.
+2. Pages: `fast_pages(case)` builds the verifier's PageRecords from page_text.jsonl and the
+   case.json Bates map (no ingest; image-only pages are marked as OCR text). The command builds
+   them from a frozen packet instead.
+3. `verify_case(case, pages, extract, verify)`: every draft of the case through the claim
+   extractor and the checks; one `FindingRow` per finding, its draft named as the scorer names
+   it (prefixed with the case folder when a whole set is scored).
+4. `score(labels, findings)`: the README's rules. A flag is an unsupported or contradicted
+   finding; an unsupported label is caught when a flag in its draft overlaps its span; recall =
+   caught / unsupported labels (overall and per error kind); precision = flags overlapping an
+   unsupported label / flags; false-flag rate = supported labels overlapped by a flag /
+   supported labels; needs_review is counted, never a flag.
+"""
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from apps.verification.claims import Claim
+    from apps.verification.index import PageRecord
+
+# The issue's targets (requirement 9 and "Targets").
+TARGET_RECALL = 0.98  # in every error kind
+TARGET_PRECISION = 0.95
+TARGET_FALSE_FLAG_RATE = 0.03
+
+FLAG_STATUSES = frozenset({"unsupported", "contradicted"})
+STATUSES = frozenset({"supported", "unsupported", "contradicted", "needs_review"})
+# case.json's origins, as documents.Document.Origin values; anything else is refused.
+ORIGINS = {
+    "client": "client",
+    "public": "public_record",
+    "public_record": "public_record",
+    "court": "court",
+    "opposing": "opposing",
+    "third_party": "third_party",
+    "work_product": "work_product",
+}
+# Claim kinds (apps.verification.claims.Kind) as the README's label kinds.
+README_KINDS = {
+    "record_cite": "bates",
+    "not_a_record_cite": "bates",
+    "case_citation": "case_citation",
+    "date": "date",
+    "amount": "amount",
+    "quote": "quote",
+}
+# The most a set may hold before loading refuses it (a typo'd path to a huge tree).
+MAX_DRAFT_BYTES = 20_000_000
+
+
+class EvalSetError(ValueError):
+    """The folder is not in the eval set's format; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class BatesEntry:
+    bates: str
+    document: str
+    page: int
+    image_only: bool
+
+
+@dataclass(frozen=True)
+class Label:
+    draft: str  # as the scorer names it ("case-x/drafts/a.md" in a set, "drafts/a.md" alone)
+    kind: str
+    start: int
+    end: int
+    supported: bool
+    error: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case folder, read and checked."""
+
+    name: str  # the folder's name
+    path: Path
+    prefixed: bool  # drafts are named "<name>/drafts/..." (a whole set is being scored)
+    title: str
+    bates_prefix: str
+    bates_start: int
+    bates_digits: int
+    documents: tuple[str, ...]  # production order
+    origins: Mapping[str, str]  # filename -> Document.Origin value
+    image_only: frozenset[str]
+    bates_map: tuple[BatesEntry, ...]
+    drafts: tuple[str, ...]  # "drafts/a.md", relative to the case folder
+    labels: tuple[Label, ...] = field(default=())
+
+    def draft_key(self, draft: str) -> str:
+        return f"{self.name}/{draft}" if self.prefixed else draft
+
+    def draft_text(self, draft: str) -> str:
+        return (self.path / draft).read_text(encoding="utf-8")
+
+
+class FindingRow(TypedDict):
+    """One line of findings.jsonl: the scorer's fields, then what helps to read a miss."""
+
+    draft: str
+    start: int
+    end: int
+    status: str
+    kind: str
+    check: str
+    message: str
+    text: str
+    bates: list[str]
+
+
+# --- 1. Loading ------------------------------------------------------------------------------
+
+
+def load_set(path: Path) -> list[Case]:
+    """The cases of a set folder (subfolders with a case.json, by name), or the one case of a
+    case folder. EvalSetError, naming the file, when something is missing or malformed."""
+    path = Path(path)
+    if not path.is_dir():
+        raise EvalSetError(f"{path} is not a folder.")
+    if (path / "case.json").is_file():
+        return [load_case(path, prefixed=False)]
+    folders = sorted(p for p in path.iterdir() if p.is_dir() and (p / "case.json").is_file())
+    if not folders:
+        raise EvalSetError(f"{path} holds no case folder (a subfolder with a case.json).")
+    return [load_case(folder, prefixed=True) for folder in folders]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise EvalSetError(f"{path}: {exc}") from None
+
+
+def _need(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: Path) -> Any:
+    value = data.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise EvalSetError(f"{where}: {key!r} is missing or not {getattr(kind, '__name__', kind)}.")
+    return value
+
+
+def load_case(folder: Path, *, prefixed: bool) -> Case:
+    meta_path = folder / "case.json"
+    meta = _read_json(meta_path)
+    if not isinstance(meta, dict):
+        raise EvalSetError(f"{meta_path}: not a JSON object.")
+    documents = tuple(_need(meta, "documents", list, meta_path))
+    origins_raw = meta.get("origin") or {}
+    origins: dict[str, str] = {}
+    for name in documents:
+        if not isinstance(name, str) or not (folder / "sources" / name).is_file():
+            raise EvalSetError(f"{meta_path}: document {name!r} is not in sources/.")
+        given = origins_raw.get(name, "client")
+        if given not in ORIGINS:
+            raise EvalSetError(f"{meta_path}: unknown origin {given!r} of {name}.")
+        origins[name] = ORIGINS[given]
+    rows = _need(meta, "bates_map", list, meta_path)
+    if not all(isinstance(row, dict) for row in rows):
+        raise EvalSetError(f"{meta_path}: bates_map holds something that is not an object.")
+    bates_map = tuple(
+        BatesEntry(
+            bates=str(_need(row, "bates", str, meta_path)),
+            document=str(_need(row, "document", str, meta_path)),
+            page=int(_need(row, "page", int, meta_path)),
+            image_only=bool(row.get("image_only", False)),
+        )
+        for row in rows
+    )
+    case = Case(
+        name=folder.name,
+        path=folder,
+        prefixed=prefixed,
+        title=str(meta.get("title") or folder.name),
+        bates_prefix=_need(meta, "bates_prefix", str, meta_path),
+        bates_start=_need(meta, "bates_start", int, meta_path),
+        bates_digits=_need(meta, "bates_digits", int, meta_path),
+        documents=documents,
+        origins=origins,
+        image_only=frozenset(meta.get("image_only") or ()),
+        bates_map=bates_map,
+        drafts=tuple(
+            f"drafts/{p.name}"
+            for p in sorted((folder / "drafts").glob("*"))
+            if p.is_file() and p.suffix in {".md", ".txt"}
+        ),
+    )
+    labels = tuple(_load_labels(case)) if (folder / "labels.jsonl").is_file() else ()
+    return _with_labels(case, labels)
+
+
+def _with_labels(case: Case, labels: tuple[Label, ...]) -> Case:
+    return Case(**{**case.__dict__, "labels": labels})
+
+
+def find_nth(text: str, sub: str, n: int) -> int:
+    """Offset of the n-th (1-based) match of `sub`, overlapping matches allowed; -1 if none."""
+    at = -1
+    for _ in range(n):
+        at = text.find(sub, at + 1)
+        if at < 0:
+            return -1
+    return at
+
+
+def _load_labels(case: Case) -> Iterable[Label]:
+    path = case.path / "labels.jsonl"
+    texts: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(line)
+            draft, text, occurrence = row["draft"], row["text"], int(row["occurrence"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EvalSetError(f"{where}: not a label ({exc}).") from None
+        if draft not in texts:
+            if not (case.path / draft).is_file():
+                raise EvalSetError(f"{where}: draft {draft} is not in the case folder.")
+            texts[draft] = case.draft_text(draft)
+        start = find_nth(texts[draft], text, occurrence)
+        if start < 0:
+            raise EvalSetError(f"{where}: {text!r} (occurrence {occurrence}) is not in {draft}.")
+        end = start + len(text)
+        if "start" in row and (row["start"], row.get("end")) != (start, end):
+            raise EvalSetError(f"{where}: start/end disagree with text and occurrence.")
+        yield Label(
+            draft=case.draft_key(draft),
+            kind=str(row.get("kind", "")),
+            start=start,
+            end=end,
+            supported=bool(row["supported"]),
+            error=str(row.get("error") or "none"),
+            text=text,
+        )
+
+
+def all_labels(cases: Sequence[Case]) -> list[Label]:
+    return [label for case in cases for label in case.labels]
+
+
+# --- 2. Pages without ingest -----------------------------------------------------------------
+
+
+def fast_pages(case: Case) -> "list[PageRecord]":
+    """PageRecords from page_text.jsonl and the Bates map, in Bates order: what a perfect ingest
+    and OCR would freeze. Documents are numbered 1.. in production order; image-only pages are
+    "ocr" (with no confidence: the ground-truth text has none), the rest "text_layer"."""
+    from apps.verification.index import PageRecord
+
+    path = case.path / "page_text.jsonl"
+    texts: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+                texts[str(row["bates"])] = str(row["text"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise EvalSetError(f"{path}:{number}: not a page ({exc}).") from None
+    ids = {name: number for number, name in enumerate(case.documents, 1)}
+    records = []
+    for position, entry in enumerate(case.bates_map, 1):
+        if entry.document not in ids:
+            raise EvalSetError(f"{case.path}/case.json: {entry.bates} names {entry.document}.")
+        if entry.bates not in texts:
+            raise EvalSetError(f"{path}: no text for {entry.bates}.")
+        ocr = entry.image_only or entry.document in case.image_only
+        records.append(
+            PageRecord(
+                position=position,
+                document_id=ids[entry.document],
+                filename=entry.document,
+                page_number=entry.page,
+                bates=(entry.bates,),
+                text=texts[entry.bates],
+                source="ocr" if ocr else "text_layer",
+                ocr_confidence=None,
+                origin=case.origins[entry.document],
+            )
+        )
+    return records
+
+
+# --- 3. Verifying ----------------------------------------------------------------------------
+
+Extract = Callable[..., "list[Claim]"]
+Verify = Callable[..., list[Any]]
+
+
+def verify_case(
+    case: Case,
+    pages: "Sequence[PageRecord]",
+    *,
+    extract: Extract,
+    verify: Verify,
+    build_index: Callable[..., Any],
+) -> list[FindingRow]:
+    """Every draft of `case` checked against `pages`: one row per finding, in draft order."""
+    index = build_index(pages)
+    rows: list[FindingRow] = []
+    for draft in case.drafts:
+        text = case.draft_text(draft)
+        claims = extract(text, bates_prefixes=(case.bates_prefix,))
+        for finding in verify(text, claims, index):
+            rows.append(finding_row(case.draft_key(draft), finding))
+    return rows
+
+
+def finding_row(draft: str, finding: Any) -> FindingRow:
+    claim = finding.claim
+    page = finding.page
+    return FindingRow(
+        draft=draft,
+        start=int(claim.start),
+        end=int(claim.end),
+        status=str(finding.status),
+        kind=README_KINDS.get(claim.kind, str(claim.kind)),
+        check=str(finding.check),
+        message=str(finding.message),
+        text=str(claim.text),
+        bates=list(page.bates) if page is not None else [],
+    )
+
+
+def write_findings(rows: Iterable[Mapping[str, object]], path: Path) -> int:
+    count = 0
+    with Path(path).open("w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def read_findings(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            row = json.loads(line)
+            missing = [k for k in ("draft", "start", "end", "status") if k not in row]
+            if missing:
+                raise EvalSetError(f"{path}:{number}: a finding lacks {', '.join(missing)}.")
+            rows.append(row)
+    return rows
+
+
+# --- 4. Scoring ------------------------------------------------------------------------------
+
+
+class Score(TypedDict):
+    labels: int
+    supported_labels: int
+    unsupported_labels: int
+    findings: int
+    flags: int
+    needs_review: int
+    recall: float | None
+    precision: float | None
+    false_flag_rate: float | None
+    recall_by_error: dict[str, dict[str, float | int | None]]
+    recall_by_kind: dict[str, dict[str, float | int | None]]
+    targets: dict[str, bool]
+    targets_met: bool
+    missed: list[dict[str, object]]
+    wrong_flags: list[dict[str, object]]
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _overlaps(finding: Mapping[str, Any], label: Label) -> bool:
+    return bool(finding["start"] < label.end and finding["end"] > label.start)
+
+
+def score(labels: Sequence[Label], findings: Sequence[Mapping[str, Any]]) -> Score:
+    """The README's rules (see the module docstring). A ratio with nothing to divide by is None."""
+    flags_by_draft: dict[str, list[Mapping[str, Any]]] = {}
+    flags = [f for f in findings if f["status"] in FLAG_STATUSES]
+    for flag in flags:
+        flags_by_draft.setdefault(str(flag["draft"]), []).append(flag)
+    flagged = [
+        any(_overlaps(f, label) for f in flags_by_draft.get(label.draft, ())) for label in labels
+    ]
+    unsupported = [i for i, label in enumerate(labels) if not label.supported]
+    supported = [i for i, label in enumerate(labels) if label.supported]
+    caught = [i for i in unsupported if flagged[i]]
+    unsupported_by_draft: dict[str, list[Label]] = {}
+    for i in unsupported:
+        unsupported_by_draft.setdefault(labels[i].draft, []).append(labels[i])
+    true_flags = [
+        f
+        for f in flags
+        if any(_overlaps(f, label) for label in unsupported_by_draft.get(str(f["draft"]), ()))
+    ]
+    wrong = [f for f in flags if not any(f is t for t in true_flags)]
+    by_error = _per(labels, unsupported, caught, key=lambda label: label.error)
+    by_kind = _per(labels, unsupported, caught, key=lambda label: label.kind)
+    recall = _ratio(len(caught), len(unsupported))
+    precision = _ratio(len(true_flags), len(flags))
+    false_flag_rate = _ratio(sum(1 for i in supported if flagged[i]), len(supported))
+    targets = {
+        "recall_every_error_kind": all(
+            v["recall"] is not None and float(v["recall"]) >= TARGET_RECALL
+            for v in by_error.values()
+        ),
+        "precision": precision is not None and precision >= TARGET_PRECISION,
+        "false_flag_rate": false_flag_rate is not None
+        and false_flag_rate <= TARGET_FALSE_FLAG_RATE,
+    }
+    return Score(
+        labels=len(labels),
+        supported_labels=len(supported),
+        unsupported_labels=len(unsupported),
+        findings=len(findings),
+        flags=len(flags),
+        needs_review=sum(1 for f in findings if f["status"] == "needs_review"),
+        recall=recall,
+        precision=precision,
+        false_flag_rate=false_flag_rate,
+        recall_by_error=by_error,
+        recall_by_kind=by_kind,
+        targets=targets,
+        targets_met=all(targets.values()),
+        missed=[_label_json(labels[i]) for i in unsupported if not flagged[i]],
+        wrong_flags=[_flag_json(f, labels) for f in wrong],
+    )
+
+
+def _per(
+    labels: Sequence[Label],
+    unsupported: Sequence[int],
+    caught: Sequence[int],
+    *,
+    key: Callable[[Label], str],
+) -> dict[str, dict[str, float | int | None]]:
+    totals = Counter(key(labels[i]) for i in unsupported)
+    hits = Counter(key(labels[i]) for i in caught)
+    return {
+        name: {"caught": hits[name], "total": total, "recall": _ratio(hits[name], total)}
+        for name, total in sorted(totals.items())
+    }
+
+
+def _label_json(label: Label) -> dict[str, object]:
+    return {
+        "draft": label.draft,
+        "start": label.start,
+        "end": label.end,
+        "kind": label.kind,
+        "error": label.error,
+        "text": label.text,
+    }
+
+
+def _flag_json(flag: Mapping[str, Any], labels: Sequence[Label]) -> dict[str, object]:
+    """A flag that caught nothing, with the supported label it hit (if any)."""
+    hit = next((lb for lb in labels if lb.draft == flag["draft"] and _overlaps(flag, lb)), None)
+    return {
+        **{k: flag.get(k) for k in ("draft", "start", "end", "status", "kind", "check", "text")},
+        "message": flag.get("message"),
+        "label": None if hit is None else _label_json(hit),
+    }
+
+
+def summary(result: Score, *, details: bool) -> dict[str, object]:
+    """The printed JSON: figures and targets; the missed labels and wrong flags on request."""
+    shown: dict[str, object] = {
+        k: v for k, v in result.items() if details or k not in {"missed", "wrong_flags"}
+    }
+    shown["target_values"] = {
+        "recall_every_error_kind": f">= {TARGET_RECALL}",
+        "precision": f">= {TARGET_PRECISION}",
+        "false_flag_rate": f"<= {TARGET_FALSE_FLAG_RATE}",
+    }
+    return shown
