@@ -1,0 +1,634 @@
+"""The deterministic checks: every claim of a draft against the frozen packet (pure, no Django).
+
+`verify_text(text, claims, index)` gives one Finding per claim, in the claims' order:
+
+1. The sentence's citations (record cites, things used as record cites, case citations) split
+   it into segments: the words before a citation, back to the previous one, are what that
+   citation vouches for; a citation that stands alone (a run of cites, a citation sentence)
+   vouches for the words before it. A date, amount or quotation belongs to the citation that
+   closes its segment (or, with none after it, the last one before it).
+2. Record cite: its pages must be in the packet (else unsupported: out of range, or not a
+   Bates number of the packet). A quotation of its segment found verbatim on another page but
+   not on the cited ones, or key terms that the cited pages lack while another page holds
+   them, make it unsupported (wrong page). Otherwise supported.
+3. Date / amount: with a record cite, on the cited pages (another value of the same kind
+   there: contradicted, naming it); without one, anywhere in the packet, in any form.
+4. Quotation: verbatim in the packet (words in order on one page's body, between ellipses and
+   bracketed changes); else unsupported, naming the closest passage when there is one (a
+   misquote). A quoted term under four words not found is left for review (it may be a scare
+   quote rather than a quotation).
+5. Case citation: the opinion must be in the packet (else "not in the evidence", which does not
+   mean fabricated), its name and year must fit, a pin must be one of its pages and carry the
+   sentence's quotation or key terms.
+6. Not a record cite (a model name, an earlier draft, a summary): unsupported.
+7. A supported finding whose words are OCR text below the review confidence: needs review.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Literal
+
+import reporters_db
+
+from apps.verification import normalise as nz
+from apps.verification.claims import Claim
+from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value
+
+Status = Literal["supported", "unsupported", "contradicted", "needs_review"]
+VERIFIER_VERSION = "1"
+
+CITES = ("record_cite", "not_a_record_cite", "case_citation")
+NOT_IN_EVIDENCE = "not in the evidence (this does not mean it is fabricated)"
+SHORT_QUOTE = 4  # words; a shorter quoted term not found is left for review
+MISQUOTE_RATIO = 0.5  # share of a quotation's words in order in the closest passage
+# Wrong page: the best other page holds at least this share of the key terms' weight...
+WRONG_PAGE_OTHER = 0.5
+# ... and the cited pages at most this share.
+WRONG_PAGE_CITED = 0.2
+_GENERATED = re.compile(r"\b(draft|summary|memo|outline|v\d+|version|earlier|prior)\b", re.I)
+_GAP = re.compile(r"\s*(?:\.\s?\.\s?\.|\u2026)\s*|\[[^\]]*\]")
+_GLUED_BRACKET = re.compile(r"(?<=\w)\[([^\]\s]*)\]|\[([^\]\s]*)\](?=\w)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    claim: Claim
+    status: Status
+    check: str
+    message: str
+    page: PageRecord | None = None
+    excerpt: str = ""
+    match: tuple[int, int] | None = None  # span in page.text of the matched words
+    found_value: str | None = None  # contradicted: the value on the page
+
+
+def verify_text(
+    text: str,
+    claims: Sequence[Claim],
+    index: PacketIndex,
+    *,
+    ocr_review_confidence: float | None = None,
+) -> list[Finding]:
+    """One finding per claim (see the module docstring). Reads nothing but its arguments."""
+    context = _Context(text, list(claims), index)
+    findings = []
+    for claim in claims:
+        finding = context.check(claim)
+        findings.append(_review(finding, ocr_review_confidence))
+    return findings
+
+
+def _review(finding: Finding, threshold: float | None) -> Finding:
+    page = finding.page
+    if (
+        finding.status == "supported"
+        and threshold is not None
+        and page is not None
+        and page.source == OCR
+        and (page.ocr_confidence or 0.0) < threshold
+    ):
+        confidence = page.ocr_confidence or 0.0
+        return replace(
+            finding,
+            status="needs_review",
+            message=f"{finding.message}; the words are OCR text read at {confidence:.0f}% "
+            f"confidence, under the review threshold of {threshold:.0f}%",
+        )
+    return finding
+
+
+class _Context:
+    def __init__(self, text: str, claims: list[Claim], index: PacketIndex) -> None:
+        self.text = text
+        self.claims = claims
+        self.index = index
+        self.cites_by_sentence: dict[tuple[int, int], list[Claim]] = {}
+        for claim in sorted(claims, key=lambda c: c.start):
+            if claim.kind in CITES:
+                self.cites_by_sentence.setdefault(claim.sentence, []).append(claim)
+        self.sentence_starts = sorted({c.sentence for c in claims})
+
+    def check(self, claim: Claim) -> Finding:
+        if claim.kind == "record_cite":
+            return self.record_cite(claim)
+        if claim.kind == "not_a_record_cite":
+            return self.not_a_record_cite(claim)
+        if claim.kind == "case_citation":
+            return self.case_citation(claim)
+        if claim.kind == "quote":
+            return self.quote(claim)
+        if claim.kind in ("date", "amount"):
+            return self.value(claim)
+        return Finding(claim, "needs_review", "unknown", f"no check for a {claim.kind} claim")
+
+    # -- segments -----------------------------------------------------------------------
+
+    def segment(self, cite: Claim) -> tuple[int, int]:
+        """The words `cite` vouches for: back to the previous citation of its sentence; a cite
+        with no words of its own shares the previous one's; the last cite of its sentence also
+        takes the words after it; a citation sentence takes the previous sentence."""
+        cites = self.cites_by_sentence.get(cite.sentence, [cite])
+        position = cites.index(cite) if cite in cites else 0
+        start = cite.sentence[0]
+        k = position
+        while k > 0:
+            previous = cites[k - 1]
+            if _has_words(self.text[previous.end : cites[k].start]):
+                start = previous.end
+                break
+            k -= 1
+        end = cite.start
+        if position == len(cites) - 1 and _has_words(self.text[cite.end : cite.sentence[1]]):
+            end = cite.sentence[1]
+        if not _has_words(self.text[start:end]) and k == 0:
+            earlier = self.previous_sentence(cite.sentence)
+            if earlier is not None:
+                return earlier
+        return start, end
+
+    def previous_sentence(self, sentence: tuple[int, int]) -> tuple[int, int] | None:
+        before = [s for s in self.sentence_starts if s[1] <= sentence[0]]
+        if not before:
+            return None
+        candidate = before[-1]
+        gap = self.text[candidate[1] : sentence[0]]
+        # Only the sentence just before it, in the same paragraph.
+        return None if "\n\n" in gap else candidate
+
+    def closing_cite(self, claim: Claim) -> Claim | None:
+        cites = self.cites_by_sentence.get(claim.sentence, [])
+        after = [c for c in cites if c.start >= claim.end]
+        if after:
+            return after[0]
+        before = [c for c in cites if c.end <= claim.start]
+        return before[-1] if before else None
+
+    def members(self, span: tuple[int, int], kinds: tuple[str, ...]) -> list[Claim]:
+        return [
+            c for c in self.claims if c.kind in kinds and c.start >= span[0] and c.end <= span[1]
+        ]
+
+    def key_terms(self, span: tuple[int, int]) -> list[str]:
+        """Content words of the span outside every claim in it."""
+        masked = list(self.text[span[0] : span[1]])
+        for claim in self.claims:
+            if claim.end <= span[0] or claim.start >= span[1]:
+                continue
+            for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
+                masked[k - span[0]] = " "
+        words = [w for w in nz.token_list("".join(masked)) if not (w.isdigit() and len(w) < 4)]
+        return nz.content_terms(words)
+
+    def cite_pages(self, cite: Claim) -> list[int]:
+        found: list[int] = []
+        for ref in cite.bates:
+            pages, _missing = self.index.bates_indexes(ref)
+            found.extend(p for p in pages if p not in found)
+        return found
+
+    # -- record cites -------------------------------------------------------------------
+
+    def record_cite(self, claim: Claim) -> Finding:
+        if not claim.bates:
+            return Finding(
+                claim,
+                "unsupported",
+                "record_cite_unreadable",
+                "no Bates number could be read from this cite",
+            )
+        pages: list[int] = []
+        for ref in claim.bates:
+            found, missing = self.index.bates_indexes(ref)
+            if missing:
+                return self._out_of_range(claim, ref.prefix, missing, bool(found))
+            pages.extend(p for p in found if p not in pages)
+        span = self.segment(claim)
+        moved = self._quote_elsewhere(span, pages)
+        if moved is not None:
+            return moved_finding(claim, moved, self.index)
+        evidence = self._evidence_on(span, pages)
+        # A quotation or value of the segment that is not on the cited pages is flagged on its
+        # own (a wrong value under a right cite); the cite is judged by its words only when
+        # the segment has no such claim.
+        if evidence is None and not self.members(span, ("quote", "date", "amount")):
+            wrong = self._terms_elsewhere(span, pages)
+            if wrong is not None:
+                return wrong_finding(claim, wrong, self.index)
+        page, match, what = evidence or (self.index.pages[pages[0]], None, "is in the packet")
+        excerpt = _excerpt(page.text, *match) if match else _excerpt(page.text, 0, 160)
+        return Finding(
+            claim,
+            "supported",
+            "record_cite_page",
+            f"{_pages_label(self.index, pages)} {what}",
+            page=page,
+            excerpt=excerpt,
+            match=match,
+        )
+
+    def _evidence_on(
+        self, span: tuple[int, int], pages: list[int]
+    ) -> tuple[PageRecord, tuple[int, int], str] | None:
+        """A quotation, date or amount of the segment found on the cited pages."""
+        for claim in self.members(span, ("quote", "date", "amount")):
+            if claim.kind == "quote":
+                hit = self.index.find_quote(quote_segments(claim.quote or claim.text), within=pages)
+                if hit is not None:
+                    return hit.page, hit.span, "carries the quotation"
+                continue
+            what = "date" if claim.kind == "date" else "amount"
+            for page in pages:
+                for found in self._page_values(what, page):
+                    if found.value == claim.value:
+                        record = self.index.pages[page]
+                        return record, (found.start, found.end), f"carries the {what}"
+        return None
+
+    def _out_of_range(self, claim: Claim, prefix: str, missing: list[int], partly: bool) -> Finding:
+        span = self.index.bates_span(prefix)
+        if span is None:
+            message = f"{prefix or 'this label'} is not a Bates prefix of this packet"
+        else:
+            what = "runs past the packet's pages" if partly else "is not in the packet"
+            message = f"{claim.text} {what} ({span[0]}-{span[1]})"
+        return Finding(claim, "unsupported", "bates_in_packet", message)
+
+    def _quote_elsewhere(self, span: tuple[int, int], pages: list[int]) -> QuoteHit | None:
+        """A quotation of the segment that stands verbatim elsewhere but not on `pages`."""
+        for quote in self.members(span, ("quote",)):
+            segments = quote_segments(quote.quote or quote.text)
+            if sum(len(s) for s in segments) < SHORT_QUOTE:
+                continue
+            if self.index.find_quote(segments, within=pages) is not None:
+                return None
+            hit = self.index.find_quote(segments)
+            if hit is not None:
+                return hit
+        return None
+
+    def _terms_elsewhere(self, span: tuple[int, int], pages: list[int]) -> int | None:
+        """The page that holds the segment's key terms when the cited pages lack them."""
+        terms = [t for t in self.key_terms(span) if self.index.document_frequency(t)]
+        if len(terms) < 2:
+            return None
+        weights = {t: self.index.idf(t) for t in terms}
+        total = sum(weights.values())
+        cited = sum(w for t, w in weights.items() if any(self.index.has_term(p, t) for p in pages))
+        if cited / total > WRONG_PAGE_CITED:
+            return None
+        best, best_score = None, 0.0
+        for page, _count in self.index.pages_with_terms(terms, minimum=1).items():
+            if page in pages:
+                continue
+            score = sum(w for t, w in weights.items() if t in self.index.stems[page])
+            if score > best_score or (score == best_score and best is not None and page < best):
+                best, best_score = page, score
+        if best is None or best_score / total < WRONG_PAGE_OTHER:
+            return None
+        return best
+
+    def not_a_record_cite(self, claim: Claim) -> Finding:
+        if _GENERATED.search(claim.text):
+            message = (
+                f"{claim.text!r} refers to a system-generated document (an earlier draft or "
+                "summary), which is not evidence and not in the packet"
+            )
+            return Finding(claim, "unsupported", "system_generated_reference", message)
+        message = f"{claim.text!r} is used as a record cite but is not a Bates number of the packet"
+        return Finding(claim, "unsupported", "not_a_record_cite", message)
+
+    # -- dates and amounts --------------------------------------------------------------
+
+    def value(self, claim: Claim) -> Finding:
+        what = "date" if claim.kind == "date" else "amount"
+        if claim.value is None:
+            return Finding(
+                claim, "needs_review", f"{what}_unreadable", f"the {what} could not be read"
+            )
+        cite = self.closing_cite(claim)
+        pages = self.cite_pages(cite) if cite is not None and cite.kind == "record_cite" else []
+        if not pages:
+            pages = self._sentence_record_pages(claim)
+        if pages:
+            return self._value_on_pages(claim, claim.value, what, pages)
+        return self._value_anywhere(claim, claim.value, what)
+
+    def _sentence_record_pages(self, claim: Claim) -> list[int]:
+        pages: list[int] = []
+        for cite in self.cites_by_sentence.get(claim.sentence, []):
+            if cite.kind == "record_cite":
+                pages.extend(p for p in self.cite_pages(cite) if p not in pages)
+        return pages
+
+    def _page_values(self, what: str, page: int) -> list[Value]:
+        return self.index.dates[page] if what == "date" else self.index.amounts[page]
+
+    def _value_on_pages(self, claim: Claim, value: str, what: str, pages: list[int]) -> Finding:
+        others: list[tuple[int, Value]] = []
+        for page in pages:
+            for found in self._page_values(what, page):
+                if found.value == value:
+                    record = self.index.pages[page]
+                    return Finding(
+                        claim,
+                        "supported",
+                        f"{what}_on_cited_page",
+                        f"{self.index.label(page)} reads {record.text[found.start : found.end]!r}",
+                        page=record,
+                        excerpt=_excerpt(record.text, found.start, found.end),
+                        match=(found.start, found.end),
+                    )
+                others.append((page, found))
+        label = _pages_label(self.index, pages)
+        if others:
+            page, nearest = min(others, key=lambda pv: _distance(what, value, pv[1].value))
+            record = self.index.pages[page]
+            shown = record.text[nearest.start : nearest.end]
+            return Finding(
+                claim,
+                "contradicted",
+                f"{what}_on_cited_page",
+                f"the cited page {self.index.label(page)} gives {shown!r}, not {claim.text!r}",
+                page=record,
+                excerpt=_excerpt(record.text, nearest.start, nearest.end),
+                match=(nearest.start, nearest.end),
+                found_value=nearest.value,
+            )
+        return Finding(
+            claim,
+            "unsupported",
+            f"{what}_on_cited_page",
+            f"{claim.text!r} is not on the cited page {label}",
+        )
+
+    def _value_anywhere(self, claim: Claim, value: str, what: str) -> Finding:
+        table = self.index.date_pages if what == "date" else self.index.amount_pages
+        pages = table.get(value)
+        if not pages:
+            return Finding(
+                claim,
+                "unsupported",
+                f"{what}_in_packet",
+                f"{claim.text!r} appears nowhere in the packet",
+            )
+        page = pages[0]
+        record = self.index.pages[page]
+        found = next(v for v in self._page_values(what, page) if v.value == value)
+        return Finding(
+            claim,
+            "supported",
+            f"{what}_in_packet",
+            f"{self.index.label(page)} reads {record.text[found.start : found.end]!r}",
+            page=record,
+            excerpt=_excerpt(record.text, found.start, found.end),
+            match=(found.start, found.end),
+        )
+
+    # -- quotations ---------------------------------------------------------------------
+
+    def quote(self, claim: Claim) -> Finding:
+        segments = quote_segments(claim.quote if claim.quote is not None else claim.text)
+        words = [w for s in segments for w in s]
+        if not words:
+            return Finding(claim, "unsupported", "quote_verbatim", "the quotation has no words")
+        cite = self.closing_cite(claim)
+        cited = self.cite_pages(cite) if cite is not None and cite.kind == "record_cite" else []
+        hit = (self.index.find_quote(segments, within=cited) if cited else None) or (
+            self.index.find_quote(segments)
+        )
+        if hit is not None:
+            how = "verbatim" if hit.exact else "verbatim up to OCR slips"
+            label = self.index.label(self.index.page_index(hit.page))
+            return Finding(
+                claim,
+                "supported",
+                "quote_verbatim",
+                f"{how} on {label}",
+                page=hit.page,
+                excerpt=_excerpt(hit.page.text, *hit.span),
+                match=hit.span,
+            )
+        if len(words) < SHORT_QUOTE:
+            return Finding(
+                claim,
+                "needs_review",
+                "quote_verbatim",
+                "a short quoted term not found in the packet (a quotation or a "
+                "term of the drafter's own?)",
+            )
+        closest = self.index.closest_passage(words, within=cited) if cited else None
+        if closest is None or closest.ratio < MISQUOTE_RATIO:
+            closest = self.index.closest_passage(words)
+        if closest is not None and closest.ratio >= MISQUOTE_RATIO:
+            passage = closest.page.text[closest.span[0] : closest.span[1]]
+            label = self.index.label(self.index.page_index(closest.page))
+            return Finding(
+                claim,
+                "unsupported",
+                "quote_verbatim",
+                f"misquote: the closest passage, on {label}, reads {' '.join(passage.split())!r}",
+                page=closest.page,
+                excerpt=_excerpt(closest.page.text, *closest.span),
+                match=closest.span,
+            )
+        return Finding(
+            claim, "unsupported", "quote_verbatim", "no such passage anywhere in the packet"
+        )
+
+    # -- case citations -----------------------------------------------------------------
+
+    def case_citation(self, claim: Claim) -> Finding:
+        cite = claim.citation
+        if cite is None:
+            return Finding(claim, "unsupported", "case_in_packet", "the citation could not be read")
+        if cite.short and not cite.resolved:
+            return Finding(
+                claim,
+                "unsupported",
+                "case_short_form",
+                "this short form (Id., supra) could not be bound to a full citation of the draft",
+            )
+        years = _edition_years(cite.reporter)
+        if cite.year is not None and years is not None and not (years[0] <= cite.year <= years[1]):
+            return Finding(
+                claim,
+                "unsupported",
+                "case_reporter_year",
+                f"{cite.reporter} was published {years[0]}-{years[1]}; a {cite.year} "
+                "decision cannot be reported there",
+            )
+        opinion = self.index.opinion(cite.volume, cite.reporter, cite.page)
+        if opinion is None:
+            name = f"{cite.name}, " if cite.name else ""
+            return Finding(
+                claim,
+                "unsupported",
+                "case_in_packet",
+                f"{name}{cite.volume} {cite.reporter} {cite.page}: {NOT_IN_EVIDENCE}",
+            )
+        first = opinion.pages[opinion.first_page]
+        if cite.name and not self._name_fits(cite.name, first):
+            return Finding(
+                claim,
+                "unsupported",
+                "case_name",
+                f"the opinion at {cite.volume} {cite.reporter} {cite.page} in the "
+                f"packet is not {cite.name}",
+                page=first,
+            )
+        if cite.pin is None:
+            return Finding(
+                claim,
+                "supported",
+                "case_in_packet",
+                "the opinion is in the packet",
+                page=first,
+                excerpt=_excerpt(first.text, 0, 200),
+            )
+        return self._pin(claim, cite.pin, opinion.pages, opinion.first_page, opinion.last_page)
+
+    def _name_fits(self, name: str, first: PageRecord) -> bool:
+        index = self.index.page_index(first)
+        words = [w for w in nz.token_list(name) if w not in nz.STOPWORDS and len(w) >= 3]
+        if not words:
+            return True
+        return self.index.has_term(index, nz.stem(words[0]))
+
+    def _pin(
+        self, claim: Claim, pin: str, pages: dict[int, PageRecord], first: int, last: int
+    ) -> Finding:
+        numbers = pin_numbers(pin)
+        if not numbers or any(n not in pages for n in numbers):
+            return Finding(
+                claim,
+                "unsupported",
+                "case_pin",
+                f"pin cite {pin} is outside the opinion's pages {first}-{last}",
+                page=pages[first],
+            )
+        pin_pages = [self.index.page_index(pages[n]) for n in numbers]
+        opinion_pages = [self.index.page_index(p) for p in pages.values()]
+        span = self.segment(claim)
+        for quote in self.members(span, ("quote",)):
+            segments = quote_segments(quote.quote or quote.text)
+            if self.index.find_quote(segments, within=pin_pages) is None:
+                elsewhere = self.index.find_quote(segments, within=opinion_pages)
+                if elsewhere is not None:
+                    label = self._reporter_page(pages, elsewhere.page)
+                    return Finding(
+                        claim,
+                        "unsupported",
+                        "case_pin",
+                        f"the quotation is at {label}, not at the pin cite {pin}",
+                        page=elsewhere.page,
+                        match=elsewhere.span,
+                    )
+        page = pages[numbers[0]]
+        return Finding(
+            claim,
+            "supported",
+            "case_pin",
+            f"the opinion is in the packet and page {numbers[0]} is one of its pages",
+            page=page,
+            excerpt=_excerpt(page.text, 0, 200),
+        )
+
+    @staticmethod
+    def _reporter_page(pages: dict[int, PageRecord], page: PageRecord) -> str:
+        return next((str(n) for n, p in pages.items() if p is page), "another page")
+
+
+def moved_finding(claim: Claim, hit: QuoteHit, index: PacketIndex) -> Finding:
+    label = index.label(index.page_index(hit.page))
+    return Finding(
+        claim,
+        "unsupported",
+        "record_cite_page",
+        f"the cited page does not carry the quotation; it is on {label}",
+        page=hit.page,
+        excerpt=_excerpt(hit.page.text, *hit.span),
+        match=hit.span,
+    )
+
+
+def wrong_finding(claim: Claim, page: int, index: PacketIndex) -> Finding:
+    record = index.pages[page]
+    return Finding(
+        claim,
+        "unsupported",
+        "record_cite_page",
+        f"the cited page lacks what the sentence attributes to it; {index.label(page)} has it",
+        page=record,
+        excerpt=_excerpt(record.text, 0, 160),
+    )
+
+
+def pin_numbers(pin: str) -> list[int]:
+    """The reporter pages of a pin cite: "1045" -> [1045]; "1045-46" -> [1045, 1046];
+    "1045, 1047" -> [1045, 1047]."""
+    numbers: list[int] = []
+    for match in re.finditer(r"(\d+)(?:\s*[-\u2013]\s*(\d+))?", pin):
+        first = int(match.group(1))
+        numbers.append(first)
+        if match.group(2):
+            tail = match.group(2)
+            last = (
+                int(match.group(1)[: -len(tail)] + tail)
+                if len(tail) < len(match.group(1))
+                else int(tail)
+            )
+            numbers.extend(range(first + 1, min(last, first + 50) + 1))
+    return numbers
+
+
+def quote_segments(quote: str) -> list[list[str]]:
+    """The quotation's words, split at ellipses and at bracketed insertions ("[Quillon]"); a
+    bracket inside a word ("[t]he") only changes letters and is read through."""
+    text = _GLUED_BRACKET.sub(lambda m: m.group(1) or m.group(2) or "", quote)
+    parts = [nz.token_list(piece) for piece in _GAP.split(text)]
+    return [words for words in parts if words]
+
+
+def _has_words(text: str) -> bool:
+    return bool(nz.content_terms(nz.token_list(text)))
+
+
+def _pages_label(index: PacketIndex, pages: list[int]) -> str:
+    if len(pages) == 1:
+        return index.label(pages[0])
+    return f"{index.label(pages[0])}-{index.label(pages[-1])}"
+
+
+def _excerpt(text: str, start: int, end: int, *, around: int = 80) -> str:
+    left = max(0, start - around)
+    right = min(len(text), end + around)
+    return " ".join(text[left:right].split())
+
+
+def _distance(what: str, wanted: str, found: str) -> tuple[int, float]:
+    """How far a value on the page is from the draft's (for naming the nearest)."""
+    if what == "date":
+        try:
+            days = abs((date.fromisoformat(wanted) - date.fromisoformat(found)).days)
+        except ValueError:
+            return (1, 0.0)
+        return (0, float(days))
+    same_digits = sorted(wanted) == sorted(found)
+    return (0 if same_digits else 1, abs(int(wanted) - int(found)) / max(1, int(wanted)))
+
+
+def _edition_years(reporter: str) -> tuple[int, int] | None:
+    """The years of the reporter edition (reporters-db), or None when it is not known."""
+    for reporters in reporters_db.REPORTERS.values():
+        for entry in reporters:
+            edition = entry["editions"].get(reporter)
+            if edition is None:
+                continue
+            start, end = edition.get("start"), edition.get("end")
+            if start is None:
+                return None
+            # No end: still published.
+            return start.year, (end.year if end is not None else 9999)
+    return None

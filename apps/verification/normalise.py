@@ -1,0 +1,143 @@
+"""Text normalisation shared by the packet index and the checks (pure, no Django).
+
+Drafts and pages are compared as sequences of word tokens, never as raw strings, so that
+whitespace, line breaks, hyphenation at line ends, curly and straight quotes, Unicode dashes
+and non-breaking spaces do not decide a match:
+
+1. `fold` maps look-alike characters one to one (the text keeps its length, so offsets found in
+   the folded text are offsets in the original);
+2. `tokens` finds the words of the folded text with their spans: letters and digits, joined
+   across apostrophes, hyphens and a hyphen at a line end ("termina-\\ntion"), lowercased and
+   stripped of those joiners ("Borrower's" -> "borrowers", "non-cancellable" ->
+   "noncancellable");
+3. `stem` is a light suffix stripper for key-term matching (plural, -ed, -ing, -ly), never
+   for quotations, which must match word for word;
+4. `close_words` is the OCR tolerance: one edit apart, letters only, words of five or more
+   letters (a number must match exactly: "9k" is not "19k").
+"""
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+# One character for one character, so that spans survive folding.
+_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+        "\u00ad": "-",
+        "\u00a0": " ",
+        "\u2007": " ",
+        "\u202f": " ",
+        "\u2009": " ",
+        "\u200a": " ",
+        "\u2002": " ",
+        "\u2003": " ",
+        "\u2026": ".",
+    }
+)
+
+# A word: letters/digits, joined by an apostrophe, an inner hyphen or a hyphen ending a line.
+_WORD = re.compile(r"[^\W_]+(?:(?:['-]|-[ \t]*\r?\n[ \t]*)[^\W_]+)*")
+_JOINERS = re.compile(r"['\-\s]")
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is
+    it its itself just me more most my myself no nor not now of off on once only or other our
+    ours ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves said says say see also per via upon within without among each every shall may
+    must one two three ex dkt id at p pp
+    """.split()  # noqa: SIM905
+)
+
+
+def fold(text: str) -> str:
+    """Map curly quotes, dashes and odd spaces to ASCII, one character for one."""
+    return text.translate(_FOLD)
+
+
+def norm_token(raw: str) -> str:
+    """The comparable form of one token found by `tokens` (lowercase, no joiners)."""
+    token = _JOINERS.sub("", raw).lower()
+    if not token.isascii():
+        token = unicodedata.normalize("NFKC", token)
+    return token
+
+
+def tokens(text: str) -> list[tuple[str, int, int]]:
+    """Every word of `text` as (normalised token, start, end) with offsets into `text`."""
+    return [(norm_token(m.group()), m.start(), m.end()) for m in _WORD.finditer(fold(text))]
+
+
+def token_list(text: str) -> list[str]:
+    """The normalised tokens of `text`, without spans (cheaper)."""
+    return [norm_token(raw) for raw in _WORD.findall(fold(text))]
+
+
+def stem(token: str) -> str:
+    """A light stem for key terms: "breaches" -> "breach", "terminated" -> "terminat"."""
+    if len(token) <= 4 or not token.isalpha():
+        return token
+    for suffix in ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "ly", "s"):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            return token[: -len(suffix)]
+    return token
+
+
+def content_terms(words: Iterable[str]) -> list[str]:
+    """Key terms of a run of normalised tokens: no stopwords, no one-letter words, stemmed."""
+    seen: dict[str, None] = {}
+    for word in words:
+        if word in STOPWORDS or (len(word) < 3 and not word.isdigit()):
+            continue
+        seen.setdefault(stem(word), None)
+    return list(seen)
+
+
+def close_words(a: str, b: str) -> bool:
+    """True when `a` and `b` are the same word up to one OCR slip (letters only, 5+ long)."""
+    if a == b:
+        return True
+    if len(a) < 5 or len(b) < 5 or not a.isalpha() or not b.isalpha():
+        return False
+    if abs(len(a) - len(b)) > 1:
+        return False
+    return _within_one_edit(a, b)
+
+
+def _within_one_edit(a: str, b: str) -> bool:
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1 :] == b[i + 1 :]
+    return a[i:] == b[i + 1 :]
+
+
+def shape(line: str) -> str:
+    """A line with its digits masked, to recognise running heads ("Page 3 of 8")."""
+    return re.sub(r"\d+", "#", " ".join(token_list(line)))
