@@ -1,0 +1,1 @@
+"""Verification: claims extracted from drafts, checked against a frozen evidence packet."""
