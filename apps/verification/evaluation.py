@@ -91,6 +91,8 @@ class Case:
     path: Path
     prefixed: bool  # drafts are named "<name>/drafts/..." (a whole set is being scored)
     title: str
+    case_number: str
+    court: str
     bates_prefix: str
     bates_start: int
     bates_digits: int
@@ -185,6 +187,8 @@ def load_case(folder: Path, *, prefixed: bool) -> Case:
         path=folder,
         prefixed=prefixed,
         title=str(meta.get("title") or folder.name),
+        case_number=str(meta.get("case_number") or ""),
+        court=str(meta.get("court") or ""),
         bates_prefix=_need(meta, "bates_prefix", str, meta_path),
         bates_start=_need(meta, "bates_start", int, meta_path),
         bates_digits=_need(meta, "bates_digits", int, meta_path),

@@ -1,0 +1,443 @@
+"""`manage.py verify_eval DIR --out findings.jsonl`: the verifier on a folder in the format of
+../shared/eval/verifier/ (its README describes it), end to end, on a database of its own.
+
+1. The folder is read and checked (`evaluation.load_set`) before anything else happens.
+2. A temporary database `lexweb_eval_<hex>` is created on the configured PostgreSQL server (the
+   embedded one, or DATABASE_URL's), and a temporary folder for the blobs and var/ files. The
+   product's database, blob store and var/ are never written: the work runs in a child process
+   whose settings point at the temporary ones (DATABASE_URL, LEXWEB_BLOB_ROOT, LEXWEB_VAR_DIR).
+   Where no database may be created, the command refuses and says why.
+3. The child (this command with --inside-temporary-database NAME) checks that it is on that
+   empty database, migrates it, and for each case folder:
+   a. a lawyer and a case; every source uploaded with the real upload service (origin from
+      case.json, "public" as a public record) and read by the real ingest service, in process
+      (text layer, else Tesseract OCR), batch after batch until the document is ready;
+   b. one production of all of them in case.json's order, with its prefix, first number and
+      digits, stamped by the real stamping service; every page's Bates label is compared with
+      case.json's bates_map;
+   c. a packet of every source document, frozen;
+   d. every draft: the claims (apps.verification.claims.extract_claims, with the case's prefix)
+      checked by apps.verification.checks.verify_text over PageRecords of the frozen pages.
+   It writes one JSON line per finding to --out and prints the figures as JSON (the README's
+   rules: apps/verification/evaluation.py).
+4. The temporary database is dropped and the folder removed, however the child ended.
+"""
+
+import importlib
+import json
+import logging
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from argparse import ArgumentParser
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import psycopg
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases import services as case_services
+from apps.cases.models import Case as CaseRow
+from apps.documents import production_services
+from apps.documents import services as document_services
+from apps.documents.models import Document, Page, Production
+from apps.evidence.models import FrozenPage
+from apps.evidence.selectors import packets as packet_selectors
+from apps.evidence.services import packets as packet_services
+from apps.verification import evaluation
+from lexweb.errors import DomainError
+
+TEMP_DATABASE = re.compile(r"^lexweb_eval_[0-9a-f]{16}$")
+
+
+class Command(BaseCommand):
+    help = (
+        "Verify every draft of an evaluation set folder against its sources (ingested, "
+        "Bates-stamped and frozen for real, on a temporary database), write the findings as "
+        "JSON lines and print recall per error kind, precision and the false-flag rate."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("dir", type=Path, help="a set folder, or one case folder")
+        parser.add_argument("--out", type=Path, required=True, help="findings.jsonl to write")
+        parser.add_argument("--details", action="store_true", help="list misses, wrong flags")
+        parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+        # Internal: the child process of step 3, on the temporary database.
+        parser.add_argument("--inside-temporary-database", default="", help="(internal)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        set_dir = Path(options["dir"]).resolve()
+        out = Path(options["out"]).resolve()
+        try:
+            cases = evaluation.load_set(set_dir)
+        except evaluation.EvalSetError as exc:
+            raise CommandError(f"Not an evaluation set: {exc}") from None
+        _verifier()  # before anything is created: the extractor and the checks must be there
+        if not out.parent.is_dir():
+            raise CommandError(f"{out.parent} does not exist; choose where to write --out.")
+        if options["inside_temporary_database"]:
+            report = _inside(
+                options["inside_temporary_database"], cases, out, quiet=options["quiet"]
+            )
+            report["result"] = evaluation.summary(report["result"], details=options["details"])
+            self.stdout.write(json.dumps(report, indent=1, ensure_ascii=False))
+            return
+        self.stdout.write(_outside(set_dir, out, options))
+
+
+# --- 2 and 4: the temporary database and folder, around the child -----------------------------
+
+
+def _outside(set_dir: Path, out: Path, options: dict[str, Any]) -> str:
+    """Create the database and folder, run the child on them, drop and remove them; the
+    child's JSON report."""
+    name = f"lexweb_eval_{secrets.token_hex(8)}"
+    _create_database(name)
+    work = Path(tempfile.mkdtemp(prefix="lexweb-eval-"))
+    try:
+        env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(name),
+            "LEXWEB_BLOB_ROOT": str(work / "blobs"),
+            "LEXWEB_VAR_DIR": str(work / "var"),
+        }
+        argv = [
+            sys.executable,
+            str(Path(settings.BASE_DIR) / "manage.py"),
+            "verify_eval",
+            str(set_dir),
+            "--out",
+            str(out),
+            "--inside-temporary-database",
+            name,
+            *(["--details"] if options["details"] else []),
+            *(["--quiet"] if options["quiet"] else []),
+        ]
+        # Progress and errors go straight to our stderr; the report comes back on stdout.
+        done = subprocess.run(argv, env=env, stdout=subprocess.PIPE, text=True, check=False)  # noqa: S603
+        if done.returncode != 0:
+            raise CommandError(
+                f"The evaluation stopped (exit status {done.returncode}); its error is above."
+            )
+        return done.stdout.rstrip("\n")
+    finally:
+        _drop_database(name)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _admin_connection() -> psycopg.Connection[Any]:
+    """A connection of its own (autocommit) to the configured server, for CREATE/DROP DATABASE,
+    which cannot run inside a transaction."""
+    params = connection.get_connection_params()
+    try:
+        return psycopg.connect(**params, autocommit=True)
+    except psycopg.Error as exc:
+        raise CommandError(
+            f"Cannot reach the configured PostgreSQL to create a temporary database: {exc}"
+        ) from None
+
+
+def _create_database(name: str) -> None:
+    with _admin_connection() as admin:
+        try:
+            # `name` is ours: lexweb_eval_ and 16 hex digits (TEMP_DATABASE).
+            admin.execute(f'CREATE DATABASE "{name}"')
+        except psycopg.Error as exc:
+            user = connection.settings_dict.get("USER") or "the configured user"
+            raise CommandError(
+                f"Cannot create a temporary database on the configured PostgreSQL ({exc}). "
+                f"verify_eval runs only on a database of its own: grant CREATEDB to {user}, or "
+                "point DATABASE_URL at a server where it may create one."
+            ) from None
+
+
+def _drop_database(name: str) -> None:
+    if not TEMP_DATABASE.match(name):
+        raise CommandError(f"Refusing to drop {name!r}: not a temporary evaluation database.")
+    with _admin_connection() as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _database_url(name: str) -> str:
+    """A DATABASE_URL for database `name` on the server, as the user, of the configuration."""
+    db = connection.settings_dict
+    user = quote(str(db.get("USER") or ""), safe="")
+    password = quote(str(db.get("PASSWORD") or ""), safe="")
+    host = quote(str(db.get("HOST") or ""), safe="")
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    options = {k: v for k, v in (db.get("OPTIONS") or {}).items() if isinstance(v, str | int)}
+    query = f"?{urlencode(options)}" if options else ""
+    return f"postgres://{auth}{host}{port}/{name}{query}"
+
+
+# --- 3: inside the child, on the temporary database ------------------------------------------
+
+
+def _inside(name: str, cases: list[evaluation.Case], out: Path, *, quiet: bool) -> dict[str, Any]:
+    _check_temporary(name)
+    call_command("migrate", verbosity=0, interactive=False)
+    # One "Deferred 1 job" line per document would bury the progress lines.
+    logging.getLogger("procrastinate").setLevel(logging.WARNING)
+    started = time.perf_counter()
+    rows: list[evaluation.FindingRow] = []
+    reports = []
+    for case in cases:
+        case_rows, report = _run_case(case, say=_say_to_stderr if not quiet else None)
+        rows += case_rows
+        reports.append(report)
+    evaluation.write_findings(rows, out)
+    return {
+        "mode": "real",
+        "set": str(cases[0].path.parent if cases[0].prefixed else cases[0].path),
+        "seconds": round(time.perf_counter() - started, 1),
+        "findings_file": str(out),
+        "cases": reports,
+        "result": evaluation.score(evaluation.all_labels(cases), rows),
+    }
+
+
+def _check_temporary(name: str) -> None:
+    """Only ever on an empty database this command created (step 2)."""
+    if not TEMP_DATABASE.match(name) or connection.settings_dict["NAME"] != name:
+        raise CommandError(
+            "--inside-temporary-database is verify_eval's own step; run verify_eval DIR --out "
+            "FILE, which creates the temporary database."
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+        (tables,) = cursor.fetchone() or (0,)
+    if tables:
+        raise CommandError(f"{name} is not empty; verify_eval works only on a fresh database.")
+
+
+def _say_to_stderr(message: str) -> None:
+    sys.stderr.write(f"verify_eval: {message}\n")
+    sys.stderr.flush()
+
+
+Say = Callable[[str], None] | None
+
+# Ingest reads LEXWEB_INGEST_BATCH_PAGES pages a call; a document is given this many calls more
+# than its batches need before it counts as stuck.
+_SPARE_BATCHES = 3
+
+
+def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.FindingRow], dict]:
+    """Steps 3a-3d for one case folder: its findings, and what happened on the way."""
+    extract, verify, index = _verifier()
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    user = _user(case)
+    lexweb_case = case_services.case_create(
+        actor=user,
+        title=case.title[:300],
+        number=(case.case_number or case.name)[:100],
+        client="Evaluation",
+        court=case.court[:200],
+    )
+    documents = [_ingest(case, lexweb_case, user, name, say=say) for name in case.documents]
+    timings["ingest_s"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    _stamp(case, lexweb_case, user, documents, say=say)
+    timings["stamp_s"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    frozen = _freeze(case, lexweb_case, user, documents)
+    pages = [_page_record(page, index.PageRecord) for page in frozen]
+    mismatches = _bates_mismatches(case, pages)
+    if mismatches and say:
+        say(f"{case.name}: {len(mismatches)} pages carry other Bates labels than case.json says")
+    timings["freeze_s"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    rows = evaluation.verify_case(
+        case,
+        pages,
+        extract=extract,
+        verify=verify,
+        build_index=index.PacketIndex.build,
+    )
+    timings["verify_s"] = time.perf_counter() - clock
+    if say:
+        say(f"{case.name}: {len(pages)} pages frozen, {len(rows)} findings")
+    return rows, _case_report(case, pages, timings, mismatches)
+
+
+def _verifier() -> tuple[Callable[..., Any], Callable[..., Any], ModuleType]:
+    """extract_claims, verify_text and the index module; CommandError naming what is missing."""
+    found: list[Any] = []
+    for module_name, attr in (
+        ("apps.verification.claims", "extract_claims"),
+        ("apps.verification.checks", "verify_text"),
+        ("apps.verification.index", "PacketIndex"),
+    ):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise CommandError(
+                f"{module_name} cannot be imported ({exc}); verify_eval needs it."
+            ) from None
+        if not hasattr(module, attr):
+            raise CommandError(f"{module_name} has no {attr}; verify_eval needs it.")
+        found.append(module if attr == "PacketIndex" else getattr(module, attr))
+    return found[0], found[1], found[2]
+
+
+def _user(case: evaluation.Case) -> User:
+    """The lawyer who does everything in the temporary database (one per case folder)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", case.name.lower()).strip("-")[:40] or "case"
+    email = f"eval-{slug}-{secrets.token_hex(3)}@lexweb.invalid"
+    return account_services.user_create(
+        email=email, full_name="Evaluation", role=User.Role.LAWYER, password=None, actor=None
+    )
+
+
+def _ingest(
+    case: evaluation.Case, lexweb_case: CaseRow, user: User, name: str, *, say: Say
+) -> Document:
+    """Step 3a for one source: uploaded, then read batch after batch until ready."""
+    with (case.path / "sources" / name).open("rb") as source:
+        outcome = document_services.document_upload(
+            case=lexweb_case,
+            uploaded_by=user,
+            filename=name,
+            source=source,
+            origin=case.origins[name],
+        )
+    if outcome.status != "created" or outcome.document is None:
+        reason = outcome.error or (
+            f"the same bytes as {outcome.document.filename}" if outcome.document else "refused"
+        )
+        raise CommandError(f"{case.name}/sources/{name} was not taken in: {reason}.")
+    document = outcome.document
+    batches = -(-document.page_count // settings.LEXWEB_INGEST_BATCH_PAGES) + _SPARE_BATCHES
+    for _ in range(batches):
+        document_services.document_extract_text(document_id=document.pk)
+        document.refresh_from_db()
+        if document.status in (Document.Status.READY, Document.Status.FAILED):
+            break
+    if document.status != Document.Status.READY:
+        reason = document.error or "its ingest did not finish"
+        raise CommandError(f"{case.name}/sources/{name} could not be read: {reason}")
+    if say:
+        ocr = document.pages.filter(source=Page.Source.OCR).count()
+        say(f"{case.name}: {name} read, {document.page_count} pages ({ocr} by OCR)")
+    return document
+
+
+def _stamp(
+    case: evaluation.Case, lexweb_case: CaseRow, user: User, documents: list[Document], *, say: Say
+) -> None:
+    """Step 3b: one production of every source, as case.json says, stamped."""
+    try:
+        production = production_services.production_create(
+            case=lexweb_case,
+            actor=user,
+            volume="EVAL001",
+            prefix=case.bates_prefix,
+            document_ids=[d.pk for d in documents],
+            start_number=case.bates_start,
+            digits=case.bates_digits,
+        )
+    except DomainError as exc:
+        raise CommandError(f"{case.name}: stamping as case.json says is refused: {exc}") from None
+    production_services.production_stamp(production_id=production.pk)
+    production.refresh_from_db()
+    if production.status != Production.Status.READY:
+        raise CommandError(f"{case.name}: stamping failed: {production.error}")
+    if say:
+        say(f"{case.name}: stamped {production.bates(production.first_number)}..")
+
+
+def _freeze(
+    case: evaluation.Case, lexweb_case: CaseRow, user: User, documents: list[Document]
+) -> list[FrozenPage]:
+    """Step 3c: a packet of every source document, frozen; its pages in position order."""
+    try:
+        packet = packet_services.packet_create(
+            user=user, case_id=lexweb_case.pk, title=f"Evaluation: {case.name}"[:200]
+        )
+        packet_services.packet_items_add(
+            user=user,
+            case_id=lexweb_case.pk,
+            packet_id=packet.pk,
+            selections=[
+                packet_services.Selection(document_id=d.pk, reason="Every source of the case.")
+                for d in documents
+            ],
+        )
+        packet_services.packet_freeze(user=user, case_id=lexweb_case.pk, packet_id=packet.pk)
+    except DomainError as exc:
+        raise CommandError(f"{case.name}: the packet could not be frozen: {exc}") from None
+    return list(
+        packet_selectors.packet_pages_for_user(
+            user=user, case_id=lexweb_case.pk, packet_id=packet.pk
+        )
+    )
+
+
+def _page_record(page: FrozenPage, record: Callable[..., Any]) -> Any:
+    return record(
+        position=page.position,
+        document_id=page.document_id,
+        filename=page.document.filename,
+        page_number=page.page_number,
+        bates=tuple(page.bates),
+        text=page.text,
+        source=page.source,
+        ocr_confidence=page.ocr_confidence,
+        origin=page.origin,
+    )
+
+
+def _bates_mismatches(case: evaluation.Case, pages: list[Any]) -> list[str]:
+    """Pages whose Bates labels are not what case.json's bates_map gives them."""
+    expected = {(e.document, e.page): e.bates for e in case.bates_map}
+    wrong = []
+    for page in pages:
+        want = expected.pop((page.filename, page.page_number), None)
+        if want is None or tuple(page.bates) != (want,):
+            wrong.append(f"{page.filename} p.{page.page_number}: {list(page.bates)} not {want}")
+    wrong += [
+        f"{doc} p.{number}: not frozen (case.json: {b})" for (doc, number), b in expected.items()
+    ]
+    return wrong
+
+
+def _case_report(
+    case: evaluation.Case, pages: list[Any], timings: dict[str, float], mismatches: list[str]
+) -> dict[str, Any]:
+    ocr = [p for p in pages if p.source == Page.Source.OCR]
+    confidences = [p.ocr_confidence for p in ocr if p.ocr_confidence is not None]
+    image_only = {(e.document, e.page) for e in case.bates_map if e.image_only}
+    return {
+        "case": case.name,
+        "documents": len(case.documents),
+        "pages": len(pages),
+        "ocr_pages": len(ocr),
+        "image_only_pages_without_ocr": sorted(
+            f"{p.filename} p.{p.page_number}"
+            for p in pages
+            if (p.filename, p.page_number) in image_only and p.source != Page.Source.OCR
+        ),
+        "mean_ocr_confidence": round(sum(confidences) / len(confidences), 1)
+        if confidences
+        else None,
+        "ocr_pages_below_review_confidence": sum(
+            1 for c in confidences if c < settings.LEXWEB_OCR_REVIEW_CONFIDENCE
+        ),
+        "bates_mismatches": mismatches[:20],
+        **{k: round(v, 2) for k, v in timings.items()},
+    }
