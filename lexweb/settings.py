@@ -74,6 +74,8 @@ INSTALLED_APPS = [
     "apps.cases",
     "apps.documents",
     "apps.evidence",
+    "apps.drafting",
+    "apps.verification",
     "apps.cluster",
     "apps.operations",
     "apps.api",
@@ -292,6 +294,8 @@ LEXWEB_INGEST_BATCH_PAGES = env_int("LEXWEB_INGEST_BATCH_PAGES", 25, minimum=1)
 # Evidence packets: items in one packet, and pages in one packet (what freezing snapshots).
 LEXWEB_MAX_PACKET_ITEMS = env_int("LEXWEB_MAX_PACKET_ITEMS", 500, minimum=1)
 LEXWEB_MAX_PACKET_PAGES = env_int("LEXWEB_MAX_PACKET_PAGES", 10_000, minimum=1)
+# A draft version's bytes (pasted text, Markdown, DOCX); 2 MiB is some 600 pages of text.
+LEXWEB_MAX_DRAFT_BYTES = env_int("LEXWEB_MAX_DRAFT_BYTES", 2 * 1024 * 1024, minimum=1024)
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 

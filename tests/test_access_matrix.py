@@ -38,10 +38,13 @@ from apps.documents.models import (
     Production,
     ProductionExport,
 )
+from apps.drafting.models import Draft, DraftVersion
 from apps.evidence.models import FrozenPage, Packet, PacketItem
 from apps.evidence.services import packets as packet_services
+from apps.verification.models import Finding, Override, Verification
 from lexweb.routing import websocket_urlpatterns
 from tests.conftest import session_client, token_client, ws_connect
+from tests.drafting.makers import draft_of, verified
 from tests.factories import MembershipFactory, UserFactory
 
 PAGE, API, WEBSOCKET = "page", "api", "websocket"
@@ -53,6 +56,8 @@ NEWCOMER_EMAIL = "newcomer@firm.test"
 UPLOAD = ("matrix-note.txt", b"A short note for the access matrix.\n")
 # Stands for [the matrix document's id] in a payload; filled in by _resolve().
 THE_DOCUMENT = ("the matrix document",)
+# Stands for the frozen matrix packet's id in a payload; filled in by _resolve().
+THE_PACKET = ("the frozen matrix packet",)
 Payload = dict[str, Any]
 
 
@@ -216,6 +221,34 @@ MATRIX: tuple[Route, ...] = (
     Route(API, "api/v1/cases/<case_id>/packets/<packet_id>/versions", ("GET", "POST")),
     Route(API, "api/v1/cases/<case_id>/packets/<packet_id>/pages", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/packets/<packet_id>/compare/<other_id>", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/drafts",
+        ("GET", "POST"),
+        {"POST": {"title": "Matrix 2", "packet_id": THE_PACKET, "text": "Matrix text."}},
+    ),
+    Route(API, "api/v1/cases/<case_id>/drafts/<draft_id>", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/drafts/<draft_id>/versions",
+        ("POST",),
+        {"POST": {"text": "Matrix version two."}},
+    ),
+    Route(API, "api/v1/cases/<case_id>/drafts/<draft_id>/versions/<number>", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/drafts/<draft_id>/versions/<number>/verify", ("POST",)),
+    Route(API, "api/v1/cases/<case_id>/drafts/<draft_id>/versions/<number>/findings", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/drafts/<draft_id>/versions/<number>/findings/<finding_id>/override",
+        ("POST",),
+        {"POST": {"reason": "Checked by hand against the record."}},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/drafts/<draft_id>/versions/<number>/approve",
+        ("POST",),
+        ids={"draft_id": "clean_draft"},
+    ),
     Route(WEBSOCKET, "ws/cases/<int:case_id>/events/", ("CONNECT",)),
 )
 
@@ -271,14 +304,26 @@ def _packet_ids(case: Case) -> dict[str, int]:
     }
 
 
+def _draft_ids(case: Case) -> dict[str, int]:
+    drafts = {d.title: d for d in Draft.objects.filter(case=case, title__startswith="MATRIX ")}
+    draft = drafts["MATRIX draft"]
+    return {
+        "draft": draft.pk,
+        "clean_draft": drafts["MATRIX clean"].pk,
+        "finding": Finding.objects.get(verification__version__draft=draft, status="unsupported").pk,
+    }
+
+
 def _ids(
     case: Case, junior: User, document: Document, entry: Route | None = None
 ) -> dict[str, Any]:
     production = Production.objects.get(case=case, volume="MATRIX1")
     export = ProductionExport.objects.get(production=production)
-    packets = _packet_ids(case)
+    packets = {**_packet_ids(case), **_draft_ids(case)}
     overrides = {k: packets[v] for k, v in entry.ids.items()} if entry else {}
     return {
+        "draft_id": packets["draft"],
+        "finding_id": packets["finding"],
         "packet_id": packets["frozen"],
         "item_id": packets["editable_item"],
         "other_id": packets["editable"],
@@ -310,7 +355,12 @@ def _resolve(payload: Payload | None) -> Payload | None:
             ]
         return value
 
-    return {k: ids if v is THE_DOCUMENT else inner(v) for k, v in payload.items()}
+    packet = Packet.objects.get(title="MATRIX frozen").pk
+
+    def top(value: Any) -> Any:
+        return ids if value is THE_DOCUMENT else packet if value is THE_PACKET else inner(value)
+
+    return {k: top(v) for k, v in payload.items()}
 
 
 def _send(client: Client, entry: Route, method: str, path: str) -> Any:
@@ -357,6 +407,13 @@ def _snapshot(case: Case) -> dict[str, object]:
         ),
         "packet_items": list(PacketItem.objects.order_by("pk").values_list("pk", "packet_id")),
         "frozen_pages": FrozenPage.objects.count(),
+        "drafts": list(Draft.objects.order_by("pk").values_list("pk", "case_id", "title")),
+        "draft_versions": list(
+            DraftVersion.objects.order_by("pk").values_list("pk", "number", "approved_at")
+        ),
+        "verifications": list(Verification.objects.order_by("pk").values_list("pk", "status")),
+        "findings": Finding.objects.count(),
+        "overrides": Override.objects.count(),
     }
 
 
@@ -437,7 +494,15 @@ def _packets(lawyer: User, case: Case, document: Document) -> None:
             packet_id=made[name].pk,
             selections=[packet_services.Selection(document_id=document.pk, reason="Matrix")],
         )
-    packet_services.packet_freeze(user=lawyer, case_id=case.pk, packet_id=made["frozen"].pk)
+    frozen = packet_services.packet_freeze(
+        user=lawyer, case_id=case.pk, packet_id=made["frozen"].pk
+    )
+    # Drafts of the frozen packet: one with an unsupported finding to override, one whose
+    # only finding is supported (it can be approved).
+    draft = draft_of(case=case, user=lawyer, packet=frozen, title="MATRIX draft")
+    verified(draft=draft, user=lawyer, statuses=["unsupported", "supported"])
+    clean = draft_of(case=case, user=lawyer, packet=frozen, title="MATRIX clean")
+    verified(draft=clean, user=lawyer, statuses=["supported"])
 
 
 # --- The matrix is complete ---------------------------------------------------------------

@@ -29,6 +29,7 @@ from apps.documents import services as document_services
 from apps.documents.models import Production, ProductionExport
 from apps.evidence.services import packets as packet_services
 from tests.conftest import session_client, token_client
+from tests.drafting.makers import draft_of, verified
 
 # A documentation address (RFC 5737): nothing else in the test run comes from it.
 CLIENT_IP = "198.51.100.23"
@@ -133,6 +134,31 @@ API: dict[tuple[str, str], Entry] = {
     ("GET", "/api/v1/cases/{case_id}/packets/{packet_id}/pages"): Read("packet.pages", "packet"),
     ("GET", "/api/v1/cases/{case_id}/packets/{packet_id}/compare/{other_id}"): Read(
         "packet.compare", "packet"
+    ),
+    ("POST", "/api/v1/cases/{case_id}/drafts"): Write(
+        "draft.create",
+        {"title": "Audit draft", "kind": "memo", "packet_id": "@packet", "text": "Audit text."},
+    ),
+    ("GET", "/api/v1/cases/{case_id}/drafts"): Read("draft.list"),
+    ("GET", "/api/v1/cases/{case_id}/drafts/{draft_id}"): Read("draft.view", "draft"),
+    ("POST", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions"): Write(
+        "draft.version_add", {"text": "Version two."}
+    ),
+    ("GET", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}"): Read(
+        "draft.version_view", "version"
+    ),
+    ("POST", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}/verify"): Write(
+        "verification.request"
+    ),
+    ("GET", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}/findings"): Read(
+        "finding.list", "version"
+    ),
+    (
+        "POST",
+        "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}/findings/{finding_id}/override",
+    ): Write("finding.override", {"reason": "Checked by hand against the signed lease."}),
+    ("POST", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}/approve"): Write(
+        "draft.approve", ids={"draft_id": "clean_draft"}
     ),
     ("GET", "/api/v1/cluster/status"): NotMaterial("GPUs and backends, no case"),
 }
@@ -247,7 +273,25 @@ def objects(lawyer: User, case: Case) -> dict[str, Any]:
         "document": outcome.document,
         "production": Production.objects.get(pk=production.pk),
         "export": ProductionExport.objects.get(pk=export.pk),
-        **_packets(lawyer, case, outcome.document),
+        **(packets := _packets(lawyer, case, outcome.document)),
+        **_drafts(lawyer, case, packets["packet"]),
+    }
+
+
+def _drafts(lawyer: User, case: Case, packet: Any) -> dict[str, Any]:
+    """A draft of the frozen packet whose version 1 has an unsupported finding (`finding`) and
+    a supported one, and a draft whose version 1 has only a supported one (`clean_draft`)."""
+    draft = draft_of(case=case, user=lawyer, packet=packet, title="Audit brief")
+    _verification, (finding, _supported) = verified(
+        draft=draft, user=lawyer, statuses=["unsupported", "supported"]
+    )
+    clean = draft_of(case=case, user=lawyer, packet=packet, title="Audit clean brief")
+    verified(draft=clean, user=lawyer, statuses=["supported"])
+    return {
+        "draft": draft,
+        "version": draft.versions.get(number=1),
+        "finding": finding,
+        "clean_draft": clean,
     }
 
 
@@ -281,6 +325,8 @@ def _ids(objects: dict[str, Any]) -> dict[str, Any]:
         "packet_id": objects["packet"].pk,
         "item_id": objects["editable_packet_item"].pk,
         "other_id": objects["editable_packet"].pk,
+        "draft_id": objects["draft"].pk,
+        "finding_id": objects["finding"].pk,
     }
 
 
@@ -373,7 +419,12 @@ def test_api_write_that_answers_with_material_is_audited_with_edge_and_address(
 ) -> None:
     client = _from(token_client(lawyer))
     payload = {
-        k: [objects["document"].pk] if v == "document" else _fill(v, objects)
+        k: [objects["document"].pk]
+        if v == "document"
+        # "@name" stands for the id of objects[name] (a draft's packet).
+        else objects[v[1:]].pk
+        if isinstance(v, str) and v.startswith("@")
+        else _fill(v, objects)
         for k, v in write.payload.items()
     }
     url = _path(path, {**_ids(objects), **{k: objects[v].pk for k, v in write.ids.items()}})

@@ -21,8 +21,10 @@ from apps.accounts.models import User
 from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
+from apps.drafting.api import router as drafting_router
 from apps.evidence.api import router as evidence_router
 from apps.evidence.services.packets import ProvenanceRefused
+from apps.verification.api import router as verification_router
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 
 logger = logging.getLogger(__name__)
@@ -168,4 +170,6 @@ api.add_router("/", accounts_router)
 api.add_router("/", cases_router)
 api.add_router("/", documents_router)
 api.add_router("/", evidence_router)
+api.add_router("/", drafting_router)
+api.add_router("/", verification_router)
 api.add_router("/", cluster_router)

@@ -1,0 +1,159 @@
+"""The drafts API, under /api/v1/cases/{case_id}/drafts: create (pasted JSON text, or a
+multipart upload with a `file`), list, detail, add a version, read a version's text.
+
+A create or a new version is one of two bodies: JSON (`DraftIn` / `VersionIn`, text pasted)
+or multipart/form-data (the same fields as form fields, and the draft as a `file` part:
+Markdown, plain text or DOCX). Every endpoint parses, calls one service or selector of
+apps.drafting (which checks case membership, audits, and raises the DomainError the API maps),
+and shapes the answer. The verification endpoints are in apps/verification/api.py.
+"""
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+from ninja import Router, Status
+from ninja.errors import HttpError, ValidationError
+from ninja.pagination import paginate
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticError
+
+from apps.api.schemas import ErrorOut, ObjectId
+from apps.api.types import AuthedRequest
+from apps.drafting import selectors, services
+from apps.drafting.models import Draft, DraftVersion
+from apps.drafting.schemas import (
+    DraftDetailOut,
+    DraftFormIn,
+    DraftIn,
+    DraftOut,
+    VersionDetailOut,
+    VersionIn,
+)
+
+router = Router(tags=["drafts"])
+
+_ERRORS = {400: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut, 422: ErrorOut}
+_BASE = "/cases/{case_id}/drafts"
+
+
+def _body(schema: type[BaseModel], file_schema: type[BaseModel] | None) -> dict[str, Any]:
+    """The OpenAPI request body: JSON with the text, or multipart with a `file`."""
+    content: dict[str, Any] = {"application/json": {"schema": schema.model_json_schema()}}
+    form: dict[str, Any] = (
+        file_schema.model_json_schema() if file_schema else {"type": "object", "properties": {}}
+    )
+    properties: dict[str, Any] = dict(form.get("properties", {}))
+    properties["file"] = {"type": "string", "format": "binary"}
+    form = {**form, "properties": properties, "required": [*form.get("required", []), "file"]}
+    content["multipart/form-data"] = {"schema": form}
+    return {"requestBody": {"content": content, "required": True}}
+
+
+def _validated(schema: type[BaseModel], data: object, where: str) -> Any:
+    try:
+        return schema.model_validate(data)
+    except PydanticError as exc:
+        raise ValidationError(
+            [{"loc": [where, *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
+        ) from None
+
+
+def _is_multipart(request: AuthedRequest) -> bool:
+    return request.content_type == "multipart/form-data"
+
+
+def _json(request: AuthedRequest) -> object:
+    try:
+        return json.loads(request.body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise ValidationError([{"loc": ["body"], "msg": "the body is not valid JSON"}]) from None
+
+
+def _uploaded(request: AuthedRequest) -> services.VersionContent:
+    upload = request.FILES.get("file")
+    if upload is None or len(request.FILES.getlist("file")) != 1:
+        raise ValidationError([{"loc": ["form", "file"], "msg": "send the draft as one file"}])
+    limit = settings.LEXWEB_MAX_DRAFT_BYTES
+    if upload.size is not None and upload.size > limit:
+        raise HttpError(413, f"The draft is {upload.size:,} bytes; the limit is {limit:,} bytes.")
+    return services.uploaded_content(data=upload.read(limit + 1), filename=upload.name or "")
+
+
+def _form(request: AuthedRequest) -> dict[str, str]:
+    return {key: request.POST[key] for key in request.POST}
+
+
+@router.post(
+    _BASE, response={201: DraftDetailOut, **_ERRORS}, openapi_extra=_body(DraftIn, DraftFormIn)
+)
+def create_draft(request: AuthedRequest, case_id: ObjectId) -> Status[Draft]:
+    """A new draft checked against a frozen packet of the case (`packet_id`), with its text as
+    version 1: JSON with `text` (Markdown or plain), or multipart with a `file` (.md, .txt,
+    .docx). An editable packet is a 400 `packet_not_frozen`; another case's packet a 404."""
+    if _is_multipart(request):
+        fields = _validated(DraftFormIn, _form(request), "form")
+        content = _uploaded(request)
+    else:
+        fields = _validated(DraftIn, _json(request), "body")
+        content = services.pasted_content(text=fields.text, media_type=fields.media_type)
+    draft = services.draft_create(
+        user=request.auth,
+        case_id=case_id,
+        title=fields.title,
+        kind=fields.kind,
+        packet_id=fields.packet_id,
+        content=content,
+    )
+    return Status(201, _detail(request, case_id, draft.pk))
+
+
+def _detail(request: AuthedRequest, case_id: int, draft_id: int) -> Draft:
+    return selectors.draft_get_for_user(user=request.auth, case_id=case_id, draft_id=draft_id)
+
+
+@router.get(_BASE, response=list[DraftOut])
+@paginate
+def list_drafts(request: AuthedRequest, case_id: ObjectId) -> QuerySet[Draft]:
+    """The case's drafts, newest first."""
+    return selectors.draft_list_for_user(user=request.auth, case_id=case_id)
+
+
+@router.get(_BASE + "/{draft_id}", response={200: DraftDetailOut, 404: ErrorOut})
+def get_draft(request: AuthedRequest, case_id: ObjectId, draft_id: ObjectId) -> Draft:
+    """The draft with its packet and its versions (without their text)."""
+    return _detail(request, case_id, draft_id)
+
+
+@router.post(
+    _BASE + "/{draft_id}/versions",
+    response={201: VersionDetailOut, **_ERRORS},
+    openapi_extra=_body(VersionIn, None),
+)
+def add_version(
+    request: AuthedRequest, case_id: ObjectId, draft_id: ObjectId
+) -> Status[DraftVersion]:
+    """The draft's next version: JSON with `text`, or multipart with a `file`. Earlier
+    versions never change."""
+    if _is_multipart(request):
+        content = _uploaded(request)
+    else:
+        fields = _validated(VersionIn, _json(request), "body")
+        content = services.pasted_content(text=fields.text, media_type=fields.media_type)
+    version = services.version_add(
+        user=request.auth, case_id=case_id, draft_id=draft_id, content=content
+    )
+    return Status(201, version)
+
+
+@router.get(
+    _BASE + "/{draft_id}/versions/{number}", response={200: VersionDetailOut, 404: ErrorOut}
+)
+def get_version(
+    request: AuthedRequest, case_id: ObjectId, draft_id: ObjectId, number: ObjectId
+) -> DraftVersion:
+    """One version with its text (the findings' offsets point into it)."""
+    return selectors.version_get_for_user(
+        user=request.auth, case_id=case_id, draft_id=draft_id, number=number
+    )

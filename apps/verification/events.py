@@ -1,0 +1,18 @@
+"""Payloads this app sends to a case's stream (see apps.cases.events.publish_to_case)."""
+
+from typing import Literal, TypedDict
+
+
+class VerificationProgress(TypedDict):
+    """A verification moved on: `claims_done` of `claim_count`; the row is the truth."""
+
+    type: Literal["verification.progress"]
+    case_id: int
+    draft_id: int
+    version: int
+    verification_id: int
+    status: str
+    claims_done: int
+    claim_count: int
+    blocking: int
+    error: str

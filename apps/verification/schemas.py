@@ -1,0 +1,145 @@
+"""Request and response shapes of the verification endpoints (apps/verification/api.py)."""
+
+from datetime import datetime
+
+from ninja import Schema
+from pydantic import Field
+
+from apps.accounts.schemas import UserOut
+from apps.api.schemas import StrictIn
+from apps.verification import selectors
+from apps.verification.models import Finding, Override, Verification
+from apps.verification.services import MAX_REASON
+
+
+class OverrideIn(StrictIn):
+    reason: str = Field(min_length=1, max_length=MAX_REASON)
+
+
+class VerificationOut(Schema):
+    """One run. `second_opinion` says whether a model was asked (not yet: "not_obtained", and
+    the deterministic verdicts stand alone)."""
+
+    id: int
+    version: int
+    status: str
+    claims_done: int
+    claim_count: int
+    verifier_version: str
+    second_opinion: str
+    error: str
+    created_at: datetime
+    finished_at: datetime | None
+
+    @staticmethod
+    def resolve_version(obj: Verification) -> int:
+        return obj.version.number
+
+
+class SupportOut(Schema):
+    """The frozen page that decided the finding (the packet's snapshot, not the live
+    document), with the span of the matched words in its text."""
+
+    frozen_page_id: int
+    position: int
+    document_id: int
+    filename: str
+    page_number: int
+    bates: list[str]
+    source: str
+    ocr_confidence: float | None
+    excerpt: str
+    match_start: int | None
+    match_end: int | None
+
+
+class OverrideOut(Schema):
+    lawyer: UserOut
+    reason: str
+    at: datetime
+
+
+class FindingOut(Schema):
+    """One claim's verdict: offsets into the version's text, kind, status, the check that
+    decided and why. `blocks`: unsupported or contradicted and not overridden."""
+
+    id: int
+    start: int
+    end: int
+    text: str
+    kind: str
+    status: str
+    check: str
+    message: str
+    found_value: str | None
+    verifier_version: str
+    support: SupportOut | None
+    override: OverrideOut | None
+    blocks: bool
+
+
+class FindingsOut(Schema):
+    """The version's newest verification (null before any) and its findings in text order;
+    `blocking` counts the open unsupported and contradicted ones."""
+
+    verification: VerificationOut | None
+    blocking: int
+    findings: list[FindingOut]
+
+
+def _override(finding: Finding) -> Override | None:
+    return finding.override if selectors.finding_overridden(finding) else None
+
+
+def finding_out(finding: Finding) -> FindingOut:
+    page = finding.page
+    override = _override(finding)
+    support = None
+    if page is not None:
+        support = SupportOut(
+            frozen_page_id=page.pk,
+            position=page.position,
+            document_id=page.document_id,
+            filename=page.document.filename,
+            page_number=page.page_number,
+            bates=list(page.bates),
+            source=page.source,
+            ocr_confidence=page.ocr_confidence,
+            excerpt=finding.excerpt,
+            match_start=finding.match_start,
+            match_end=finding.match_end,
+        )
+    return FindingOut(
+        id=finding.pk,
+        start=finding.start,
+        end=finding.end,
+        text=finding.text,
+        kind=finding.kind,
+        status=finding.status,
+        check=finding.check_name,
+        message=finding.message,
+        found_value=finding.found_value or None,
+        verifier_version=finding.verifier_version,
+        support=support,
+        override=(
+            OverrideOut(
+                lawyer=UserOut.from_orm(override.lawyer), reason=override.reason, at=override.at
+            )
+            if override is not None
+            else None
+        ),
+        blocks=finding.blocks and override is None,
+    )
+
+
+def findings_out(found: selectors.VersionFindings) -> FindingsOut:
+    verification = found.verification
+    if verification is not None:
+        verification.version = found.version
+    return FindingsOut.model_validate(
+        {
+            "verification": verification,
+            "blocking": found.blocking,
+            "findings": [finding_out(finding) for finding in found.findings],
+        }
+    )

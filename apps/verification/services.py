@@ -1,0 +1,411 @@
+"""Writes of the verifier: request a verification, run it (the job's body), override a finding,
+approve a version.
+
+Every function called from an edge checks membership of the case itself (`case_get_for_user`:
+NotFound for non-members, the same answer as for a missing case).
+
+Verifying a version:
+1. `verification_request` writes a queued Verification and defers the job
+   "verification.verify" on the `cpu` queue by name (at most one queued per version); while one
+   is queued or running, asking again answers that one.
+2. `verification_run` (the job) claims the row, reads the version's text, the frozen pages of
+   its draft's packet (never the live documents) and the case's Bates prefixes, then, outside
+   any transaction, extracts the claims (`claims.extract_claims`) and checks them against an
+   index of the frozen pages (`checks.verify_text`: one finding per claim).
+3. One short transaction writes the findings (each tied to its FrozenPage) and marks the run
+   done. Progress goes to the case's stream as "verification.progress" at each step.
+   A failure marks the run failed with its message (a lost database is re-raised instead, so
+   the job's retry runs it again from the start).
+
+Blocking: a version whose newest verification has an open unsupported or contradicted finding
+cannot be approved (UnsupportedFindings, 409 `unsupported_findings`); a lawyer of the case
+(never staff, so never a staff member's token) may override one such finding with a written
+reason, audited and kept with the finding.
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+from django.utils import timezone
+from procrastinate.contrib.django import app
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
+from apps.cases.events import publish_to_case
+from apps.cases.models import Case, Membership
+from apps.documents.models import Production
+from apps.drafting import selectors as draft_selectors
+from apps.drafting.models import DraftVersion
+from apps.evidence.models import FrozenPage
+from apps.verification import selectors
+from apps.verification.events import VerificationProgress
+from apps.verification.models import Finding, Override, Verification
+from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+from lexweb.jobs import database_lost
+
+if TYPE_CHECKING:
+    from apps.verification import index
+    from apps.verification.checks import Finding as CheckedClaim
+
+MAX_REASON = 5000
+MIN_REASON = 10
+_MAX_ID = 2**63 - 1
+_LABEL = re.compile(r"^(.*?)(\d+)$")
+
+
+class UnsupportedFindings(Conflict):
+    """The version has open unsupported or contradicted findings (409)."""
+
+    code = "unsupported_findings"
+
+    def __init__(self, message: str, *, count: int) -> None:
+        super().__init__(message)
+        self.count = count
+
+
+class NotVerified(Conflict):
+    """The version has no finished verification to approve on (409)."""
+
+    code = "not_verified"
+
+
+class AlreadyApproved(Conflict):
+    code = "already_approved"
+
+
+class LawyerRequired(PermissionDenied):
+    """Only a lawyer of the case may do this (403); the caller is a member, so this reveals
+    nothing about the case."""
+
+    code = "lawyer_required"
+
+
+# --- Reaching a version ----------------------------------------------------------------------
+
+
+def _case(*, user: User, case_id: int) -> Case:
+    if not isinstance(case_id, int) or isinstance(case_id, bool) or not 0 < case_id <= _MAX_ID:
+        raise NotFound(f"No case {case_id}.")
+    return case_selectors.case_get_for_user(user=user, case_id=case_id)
+
+
+def _version(*, user: User, case_id: int, draft_id: int, number: int) -> tuple[Case, DraftVersion]:
+    case = _case(user=user, case_id=case_id)
+    draft = draft_selectors.draft_in_case(case=case, draft_id=draft_id)
+    return case, draft_selectors.version_in_draft(draft=draft, number=number)
+
+
+def _require_lawyer(*, user: User, case: Case, doing: str) -> None:
+    membership = case_selectors.membership_get(user=user, case=case)
+    is_lawyer = (
+        membership is not None
+        and membership.role == Membership.Role.LAWYER
+        and user.role == User.Role.LAWYER
+    )
+    if not is_lawyer:
+        raise LawyerRequired(f"Only a lawyer on this case may {doing}; ask one to do it.")
+
+
+# --- Requesting and running ------------------------------------------------------------------
+
+
+@transaction.atomic
+def verification_request(*, user: User, case_id: int, draft_id: int, number: int) -> Verification:
+    """Queue a verification of the version (or answer the one already queued or running).
+    Audited ("verification.request") when a new one is queued."""
+    case, version = _version(user=user, case_id=case_id, draft_id=draft_id, number=number)
+    DraftVersion.objects.select_for_update().filter(pk=version.pk).get()
+    pending = Verification.objects.filter(
+        version=version, status__in=(Verification.Status.QUEUED, Verification.Status.RUNNING)
+    ).first()
+    if pending is not None:
+        return pending
+    verification = Verification.objects.create(version=version, requested_by=user)
+    account_services.audit_record(
+        actor=user,
+        action="verification.request",
+        case=case,
+        target=verification,
+        detail={"draft": draft_id, "version": number},
+    )
+    # By name: services never import tasks. The job row commits with the verification row.
+    app.configure_task(
+        name="verification.verify",
+        allow_unknown=False,
+        queueing_lock=f"verification:{version.pk}",
+    ).defer(verification_id=verification.pk)
+    _publish(verification, case_id=case.pk, draft_id=draft_id, number=number)
+    return verification
+
+
+def _publish(verification: Verification, *, case_id: int, draft_id: int, number: int) -> None:
+    event: VerificationProgress = {
+        "type": "verification.progress",
+        "case_id": case_id,
+        "draft_id": draft_id,
+        "version": number,
+        "verification_id": verification.pk,
+        "status": verification.status,
+        "claims_done": verification.claims_done,
+        "claim_count": verification.claim_count,
+        "blocking": (
+            selectors.blocking_count(verification)
+            if verification.status == Verification.Status.DONE
+            else 0
+        ),
+        "error": verification.error,
+    }
+    publish_to_case(case_id=case_id, event=event)
+
+
+def _claim(verification_id: int) -> Verification | None:
+    """Mark the run running; None for a missing, done or failed run (nothing to do)."""
+    with transaction.atomic():
+        verification = (
+            Verification.objects.select_for_update()
+            .select_related("version__draft")
+            .filter(pk=verification_id)
+            .first()
+        )
+        if verification is None or verification.status in (
+            Verification.Status.DONE,
+            Verification.Status.FAILED,
+        ):
+            return None
+        verification.status = Verification.Status.RUNNING
+        verification.started_at = timezone.now()
+        verification.save(update_fields=["status", "started_at"])
+        _publish_run(verification)
+    return verification
+
+
+def _publish_run(verification: Verification) -> None:
+    version = verification.version
+    _publish(
+        verification,
+        case_id=version.draft.case_id,
+        draft_id=version.draft_id,
+        number=version.number,
+    )
+
+
+def bates_prefixes(*, case_id: int, pages: Sequence[FrozenPage]) -> list[str]:
+    """The case's production prefixes and the prefixes of the labels the frozen pages carry,
+    longest first (so "ACME-A" is tried before "ACME")."""
+    found = set(Production.objects.filter(case_id=case_id).values_list("prefix", flat=True))
+    for page in pages:
+        for label in page.bates:
+            match = _LABEL.match(label)
+            if match and match.group(1):
+                found.add(match.group(1))
+    return sorted(found, key=lambda prefix: (-len(prefix), prefix))
+
+
+def verification_run(*, verification_id: int) -> None:
+    """The job's body (see the module's docstring). Idempotent: a missing, done or failed run
+    is left alone; a running one (a retried job) runs again from the start and replaces its
+    findings."""
+    verification = _claim(verification_id)
+    if verification is None:
+        return
+    try:
+        _run(verification)
+    except Exception as exc:
+        if database_lost(exc):
+            raise
+        message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+        with transaction.atomic():
+            verification.status = Verification.Status.FAILED
+            verification.error = message[:2000]
+            verification.finished_at = timezone.now()
+            verification.save(update_fields=["status", "error", "finished_at"])
+            _publish_run(verification)
+        if not isinstance(exc, DomainError):
+            raise
+
+
+def _run(verification: Verification) -> None:
+    # The verifier's modules are imported here, not at the top: the drafts API keeps working
+    # (and says why a run failed) if they cannot be imported.
+    from apps.verification import checks, claims, index
+
+    version = verification.version
+    draft = version.draft
+    pages = list(
+        FrozenPage.objects.filter(packet_id=draft.packet_id)
+        .select_related("document")
+        .order_by("position")
+    )
+    records = [page_record(page) for page in pages]
+    found = claims.extract_claims(
+        version.text, bates_prefixes=bates_prefixes(case_id=draft.case_id, pages=pages)
+    )
+    with transaction.atomic():
+        verification.claim_count = len(found)
+        verification.save(update_fields=["claim_count"])
+        _publish_run(verification)
+    packet_index = index.PacketIndex.build(records)
+    results = checks.verify_text(version.text, found, packet_index)
+    by_position = {page.position: page for page in pages}
+    rows = [
+        _finding_row(verification, result, by_position, checks.VERIFIER_VERSION)
+        for result in results
+    ]
+    with transaction.atomic():
+        Finding.objects.filter(verification=verification, override__isnull=True).delete()
+        Finding.objects.bulk_create(rows)
+        verification.status = Verification.Status.DONE
+        verification.claims_done = len(found)
+        verification.verifier_version = checks.VERIFIER_VERSION
+        verification.finished_at = timezone.now()
+        verification.save(
+            update_fields=["status", "claims_done", "verifier_version", "finished_at"]
+        )
+        _publish_run(verification)
+
+
+def page_record(page: FrozenPage) -> "index.PageRecord":
+    """The verifier's view of one frozen page (its document selected)."""
+    from apps.verification import index
+
+    return index.PageRecord(
+        position=page.position,
+        document_id=page.document_id,
+        filename=page.document.filename,
+        page_number=page.page_number,
+        bates=tuple(page.bates),
+        text=page.text,
+        source=page.source,
+        ocr_confidence=page.ocr_confidence,
+        origin=page.origin,
+    )
+
+
+def _finding_row(
+    verification: Verification,
+    result: "CheckedClaim",
+    pages: Mapping[int, FrozenPage],
+    verifier_version: str,
+) -> Finding:
+    claim = result.claim
+    match = result.match
+    return Finding(
+        verification=verification,
+        start=claim.start,
+        end=claim.end,
+        text=claim.text,
+        kind=claim.kind,
+        status=result.status,
+        check_name=result.check[:60],
+        message=result.message,
+        page=pages.get(result.page.position) if result.page is not None else None,
+        excerpt=result.excerpt,
+        match_start=match[0] if match else None,
+        match_end=match[1] if match else None,
+        found_value=result.found_value or "",
+        verifier_version=verifier_version,
+    )
+
+
+# --- Overrides and approval ------------------------------------------------------------------
+
+
+def _reason(reason: str) -> str:
+    reason = reason.strip()
+    if len(reason) < MIN_REASON:
+        raise DomainError(
+            f"Write why this finding may stand (at least {MIN_REASON} characters): the reason "
+            "is kept with the finding for good."
+        )
+    if len(reason) > MAX_REASON:
+        raise DomainError(f"The reason is {len(reason)} characters; at most {MAX_REASON}.")
+    return reason
+
+
+@transaction.atomic
+def finding_override(
+    *, user: User, case_id: int, draft_id: int, number: int, finding_id: int, reason: str
+) -> Override:
+    """A lawyer of the case lets one unsupported or contradicted finding of the version's
+    newest verification stand, with a written reason. Staff are refused (403), whatever they
+    authenticate with; a supported, needs-review, superseded or already overridden finding is
+    a 409. Audited ("finding.override", with the reason)."""
+    case, version = _version(user=user, case_id=case_id, draft_id=draft_id, number=number)
+    valid = isinstance(finding_id, int) and not isinstance(finding_id, bool)
+    finding = (
+        Finding.objects.select_for_update()
+        .filter(pk=finding_id, verification__version=version)
+        .first()
+        if valid and 0 < finding_id <= _MAX_ID
+        else None
+    )
+    if finding is None:
+        raise NotFound(f"No finding {finding_id} on version {number} of this draft.")
+    _require_lawyer(user=user, case=case, doing="override a finding")
+    text = _reason(reason)
+    latest = selectors.latest_verification(version)
+    if latest is None or latest.pk != finding.verification_id:
+        raise Conflict("This finding is from an earlier verification; override the newest one's.")
+    if not finding.blocks:
+        raise Conflict(
+            f"This finding is {finding.get_status_display().lower()}: only unsupported or "
+            "contradicted findings block, and only they can be overridden."
+        )
+    if Override.objects.filter(finding=finding).exists():
+        raise Conflict("This finding has been overridden already; the override stands.")
+    override = Override.objects.create(finding=finding, lawyer=user, reason=text)
+    account_services.audit_record(
+        actor=user,
+        action="finding.override",
+        case=case,
+        target=finding,
+        detail={
+            "draft": draft_id,
+            "version": number,
+            "status": finding.status,
+            "claim": finding.text[:200],
+            "reason": text[:2000],
+        },
+    )
+    return override
+
+
+@transaction.atomic
+def version_approve(*, user: User, case_id: int, draft_id: int, number: int) -> DraftVersion:
+    """A lawyer of the case approves the version. Refused (409) while its newest verification
+    is not done (`not_verified`), while any finding of it is unsupported or contradicted and
+    not overridden (`unsupported_findings`), and once approved (`already_approved`). Audited
+    ("draft.approve")."""
+    case, version = _version(user=user, case_id=case_id, draft_id=draft_id, number=number)
+    version = DraftVersion.objects.select_for_update().select_related("draft").get(pk=version.pk)
+    _require_lawyer(user=user, case=case, doing="approve a draft")
+    if version.approved_at is not None:
+        raise AlreadyApproved(f"Version {number} was approved already.")
+    latest = selectors.latest_verification(version)
+    if latest is None or latest.status != Verification.Status.DONE:
+        state = "has not been verified" if latest is None else f"verification is {latest.status}"
+        raise NotVerified(
+            f"Version {number} {state}: verify it, and approve once the verification is done."
+        )
+    blocking = selectors.blocking_count(latest)
+    if blocking:
+        raise UnsupportedFindings(
+            f"Version {number} has {blocking} unsupported or contradicted finding"
+            f"{'' if blocking == 1 else 's'} open: correct the draft, or have a lawyer override "
+            "each with a reason.",
+            count=blocking,
+        )
+    version.approved_by = user
+    version.approved_at = timezone.now()
+    version.save(update_fields=["approved_by", "approved_at"])
+    account_services.audit_record(
+        actor=user,
+        action="draft.approve",
+        case=case,
+        target=version,
+        detail={"draft": draft_id, "version": number, "verification": latest.pk},
+    )
+    return version

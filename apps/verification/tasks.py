@@ -1,0 +1,20 @@
+from django.db import InterfaceError, OperationalError
+from procrastinate import RetryStrategy
+from procrastinate.contrib.django import app
+
+from apps.verification import services
+from lexweb.jobs import require_arg
+
+# A database that went away mid-run is worth another try (the run starts again and replaces
+# its findings); anything else fails the run with its message.
+_RETRY = RetryStrategy(
+    max_attempts=3, exponential_wait=10, retry_exceptions={OperationalError, InterfaceError}
+)
+
+
+@app.task(name="verification.verify", queue="cpu", retry=_RETRY)
+def verification_run_task(*, verification_id: int) -> None:
+    """Check a draft version's claims against its packet's frozen pages (see
+    services.verification_run). Idempotent; a no-op for a missing, done or failed run."""
+    require_arg(verification_id, int, "verification_id")
+    services.verification_run(verification_id=verification_id)
