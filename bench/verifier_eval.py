@@ -21,6 +21,7 @@ Run: .venv/bin/python -m bench.verifier_eval --fast [SET] [--out findings.jsonl]
 
 import argparse
 import importlib
+import io
 import json
 import os
 import sys
@@ -42,7 +43,7 @@ NEEDED = (
 
 
 class MissingPart(RuntimeError):
-    pass
+    """A part of the verifier is not there (or the real run refused); the message says which."""
 
 
 def _load_parts() -> dict[str, Any]:
@@ -88,16 +89,26 @@ def run_real(set_dir: Path, out: Path) -> dict[str, Any]:
     import django
 
     django.setup()
-    from django.core.management import call_command
+    from django.core.management import CommandError, call_command
 
     from apps.verification import evaluation
 
     started = time.perf_counter()
-    call_command("verify_eval", str(set_dir), out=str(out), quiet=True)
+    printed = io.StringIO()
+    try:
+        call_command("verify_eval", str(set_dir), out=str(out), quiet=True, stdout=printed)
+    except CommandError as exc:
+        raise MissingPart(f"verify_eval: {exc}") from None
     seconds = time.perf_counter() - started
     cases = evaluation.load_set(set_dir)
     result = evaluation.score(evaluation.all_labels(cases), evaluation.read_findings(out))
-    return {"mode": "real", "set": str(set_dir), "seconds": round(seconds, 1), "result": result}
+    return {
+        "mode": "real",
+        "set": str(set_dir),
+        "seconds": round(seconds, 1),  # with creating, migrating and dropping the database
+        "cases": json.loads(printed.getvalue())["cases"],
+        "result": result,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

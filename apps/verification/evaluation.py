@@ -199,15 +199,16 @@ def load_case(folder: Path, *, prefixed: bool) -> Case:
         drafts=tuple(
             f"drafts/{p.name}"
             for p in sorted((folder / "drafts").glob("*"))
-            if p.is_file() and p.suffix in {".md", ".txt"}
+            if p.is_file() and not p.name.startswith(".")
         ),
     )
-    labels = tuple(_load_labels(case)) if (folder / "labels.jsonl").is_file() else ()
-    return _with_labels(case, labels)
-
-
-def _with_labels(case: Case, labels: tuple[Label, ...]) -> Case:
-    return Case(**{**case.__dict__, "labels": labels})
+    if not (folder / "labels.jsonl").is_file():
+        return case
+    named: set[str] = set()
+    labels = tuple(_load_labels(case, named))
+    # A draft the labels name outside drafts/ is verified too.
+    drafts = case.drafts + tuple(sorted(named - set(case.drafts)))
+    return Case(**{**case.__dict__, "labels": labels, "drafts": drafts})
 
 
 def find_nth(text: str, sub: str, n: int) -> int:
@@ -220,7 +221,8 @@ def find_nth(text: str, sub: str, n: int) -> int:
     return at
 
 
-def _load_labels(case: Case) -> Iterable[Label]:
+def _load_labels(case: Case, named: set[str]) -> Iterable[Label]:
+    """The labels of labels.jsonl with their spans; `named` collects the drafts they name."""
     path = case.path / "labels.jsonl"
     texts: dict[str, str] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -229,13 +231,18 @@ def _load_labels(case: Case) -> Iterable[Label]:
         where = f"{path}:{number}"
         try:
             row = json.loads(line)
-            draft, text, occurrence = row["draft"], row["text"], int(row["occurrence"])
+            draft, text, occurrence = str(row["draft"]), str(row["text"]), int(row["occurrence"])
+            supported = row["supported"]
         except (ValueError, KeyError, TypeError) as exc:
             raise EvalSetError(f"{where}: not a label ({exc}).") from None
+        if not isinstance(supported, bool):
+            raise EvalSetError(f"{where}: 'supported' is {supported!r}, not true or false.")
         if draft not in texts:
-            if not (case.path / draft).is_file():
+            inside = (case.path / draft).resolve().is_relative_to(case.path.resolve())
+            if not inside or not (case.path / draft).is_file():
                 raise EvalSetError(f"{where}: draft {draft} is not in the case folder.")
             texts[draft] = case.draft_text(draft)
+            named.add(draft)
         start = find_nth(texts[draft], text, occurrence)
         if start < 0:
             raise EvalSetError(f"{where}: {text!r} (occurrence {occurrence}) is not in {draft}.")
@@ -247,7 +254,7 @@ def _load_labels(case: Case) -> Iterable[Label]:
             kind=str(row.get("kind", "")),
             start=start,
             end=end,
-            supported=bool(row["supported"]),
+            supported=supported,
             error=str(row.get("error") or "none"),
             text=text,
         )

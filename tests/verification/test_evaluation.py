@@ -428,3 +428,84 @@ def test_our_scores_agree_with_the_readme_scorer_on_a_set_of_our_own(tmp_path: P
     labels = evaluation.all_labels(evaluation.load_set(set_dir))
 
     _agree(set_dir, _mixed(labels), tmp_path)
+
+
+def test_a_label_naming_a_draft_outside_its_case_folder_is_refused(tmp_path: Path) -> None:
+    root = write_tiny_set(tmp_path)
+    labels_path = root / "case-tiny" / "labels.jsonl"
+    rows = labels_path.read_text().splitlines()
+    (tmp_path / "outside.md").write_text("QZR0000040")
+    escaping = {**json.loads(rows[0]), "draft": "../outside.md", "text": "QZR0000040"}
+    escaping.pop("start"), escaping.pop("end")
+    labels_path.write_text("\n".join([json.dumps(escaping), *rows[1:]]))
+
+    with pytest.raises(evaluation.EvalSetError, match=r"draft \.\./outside\.md is not in the case"):
+        evaluation.load_set(root)
+
+
+# --- Pages without ingest, and the bench --------------------------------------------------------
+
+
+def test_fast_pages_follow_the_bates_map_with_scans_as_ocr_text(tmp_path: Path) -> None:
+    docs = (*TINY_DOCS, TinyDoc("03-opinion.pdf", ("OPINION\nAffirmed.",), origin="public"))
+    (case,) = evaluation.load_set(
+        write_tiny_set(tmp_path, prefix="KX", start=7, digits=4, docs=docs)
+    )
+
+    pages = evaluation.fast_pages(case)
+
+    assert [(p.position, p.bates, p.filename, p.page_number) for p in pages] == [
+        (1, ("KX0007",), "01-lease.pdf", 1),
+        (2, ("KX0008",), "01-lease.pdf", 2),
+        (3, ("KX0009",), "02-scan.pdf", 1),
+        (4, ("KX0010",), "03-opinion.pdf", 1),
+    ]
+    assert [p.document_id for p in pages] == [1, 1, 2, 3]
+    assert [p.source for p in pages] == ["text_layer", "text_layer", "ocr", "text_layer"]
+    assert [p.origin for p in pages] == ["client", "client", "client", "public_record"]
+    assert "$900.00" in pages[2].text
+
+
+def test_the_fast_bench_writes_findings_and_prints_the_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import verifier_eval
+
+    set_dir = write_tiny_set(tmp_path / "set")
+    out = tmp_path / "findings.jsonl"
+
+    assert verifier_eval.main(["--fast", str(set_dir), "--out", str(out), "--details"]) == 0
+
+    report = json.loads(capsys.readouterr().out)
+    result = report["result"]
+    assert (report["mode"], report["findings_file"]) == ("fast", str(out))
+    rows = evaluation.read_findings(out)
+    assert rows and result["findings"] == len(rows)
+    assert result["recall_by_error"]["bates_out_of_range"]["caught"] == 1
+    assert set(result["targets"]) == {"recall_every_error_kind", "precision", "false_flag_rate"}
+    assert "missed" in result and "wrong_flags" in result
+    assert result == {
+        **result,
+        **evaluation.summary(
+            evaluation.score(evaluation.all_labels(evaluation.load_set(set_dir)), rows),
+            details=True,
+        ),
+    }
+
+
+def test_the_fast_bench_names_a_missing_part_of_the_verifier(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import verifier_eval
+
+    missing = (("apps.verification.not_written", "extract_claims", "the claim extractor"),)
+    monkeypatch.setattr(verifier_eval, "NEEDED", missing)
+
+    code = verifier_eval.main(
+        ["--fast", str(write_tiny_set(tmp_path)), "--out", str(tmp_path / "f")]
+    )
+
+    assert code == 2
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert "apps.verification.not_written (the claim extractor) cannot be imported" in error
+    assert not (tmp_path / "f").exists()
