@@ -1,0 +1,134 @@
+"""The verification run (the job's body) end to end on real frozen pages: claims extracted,
+checked against the packet's snapshot only, findings stored tied to FrozenPage rows, progress
+published to the case's stream; and the request's job on the `cpu` queue."""
+
+import asyncio
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from procrastinate.contrib.django.models import ProcrastinateJob
+
+from apps.accounts.models import User
+from apps.cases.events import case_group
+from apps.cases.models import Case
+from apps.documents.models import Page
+from apps.evidence.models import FrozenPage
+from apps.verification import services
+from apps.verification.models import Finding, Verification
+from tests.drafting.makers import draft_of, packet_of, read_pdf
+
+pytestmark = pytest.mark.django_db
+
+RECORD = ["The tenant paid $12,450.00 on March 3, 2024.", "Signed at Springfield."]
+DRAFT = "The tenant paid USD 12,450 on 03/03/2024. The landlord then paid $99.00 on June 9, 2021."
+
+
+@pytest.fixture
+def draft(lawyer: User, case: Case) -> Any:
+    document = read_pdf(case=case, user=lawyer, lines=RECORD)
+    packet = packet_of(case=case, user=lawyer, documents=[document])
+    return draft_of(case=case, user=lawyer, packet=packet, text=DRAFT)
+
+
+def _request(lawyer: User, draft: Any) -> Verification:
+    return services.verification_request(
+        user=lawyer, case_id=draft.case_id, draft_id=draft.pk, number=1
+    )
+
+
+def test_request_queues_one_cpu_job_by_name_and_asking_again_answers_the_same_run(
+    lawyer: User, draft: Any
+) -> None:
+    first = _request(lawyer, draft)
+    again = _request(lawyer, draft)
+
+    assert first.pk == again.pk and first.status == Verification.Status.QUEUED
+    job = ProcrastinateJob.objects.get(task_name="verification.verify")
+    assert (job.queue_name, job.args, job.status) == ("cpu", {"verification_id": first.pk}, "todo")
+
+
+def test_run_checks_claims_against_the_frozen_pages_and_ties_findings_to_them(
+    lawyer: User, draft: Any
+) -> None:
+    verification = _request(lawyer, draft)
+
+    services.verification_run(verification_id=verification.pk)
+
+    verification.refresh_from_db()
+    assert verification.status == Verification.Status.DONE, verification.error
+    assert verification.second_opinion == Verification.SecondOpinion.NOT_OBTAINED
+    findings = {f.text: f for f in Finding.objects.filter(verification=verification)}
+    assert verification.claim_count == verification.claims_done == len(findings)
+    frozen = FrozenPage.objects.get(packet=draft.packet)
+    for text in ("USD 12,450", "03/03/2024"):
+        assert findings[text].status == Finding.Status.SUPPORTED, findings[text].message
+        assert findings[text].page == frozen
+    for text in ("$99.00", "June 9, 2021"):
+        assert findings[text].status in Finding.BLOCKING, findings[text].message
+    for finding in findings.values():
+        assert DRAFT[finding.start : finding.end] == finding.text
+        assert finding.verifier_version == verification.verifier_version != ""
+
+
+def test_run_reads_the_snapshot_not_the_live_page(lawyer: User, draft: Any) -> None:
+    # The live page changes after freezing; the packet (and so the verifier) keeps the old text.
+    Page.objects.filter(document=draft.packet.frozen_pages.get().document).update(
+        text="The tenant paid $99.00 on June 9, 2021."
+    )
+    verification = _request(lawyer, draft)
+
+    services.verification_run(verification_id=verification.pk)
+
+    statuses = dict(Finding.objects.filter(verification=verification).values_list("text", "status"))
+    assert statuses["$99.00"] in Finding.BLOCKING
+    assert statuses["USD 12,450"] == Finding.Status.SUPPORTED
+
+
+def test_a_run_is_idempotent_and_a_missing_one_is_a_no_op(lawyer: User, draft: Any) -> None:
+    verification = _request(lawyer, draft)
+    services.verification_run(verification_id=verification.pk)
+    count = Finding.objects.filter(verification=verification).count()
+
+    services.verification_run(verification_id=verification.pk)
+    services.verification_run(verification_id=987_654_321)
+
+    assert Finding.objects.filter(verification=verification).count() == count > 0
+
+
+def test_progress_goes_to_the_case_group_until_done(
+    lawyer: User, draft: Any, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    layer = get_channel_layer()
+    assert layer is not None
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(case_group(draft.case_id), channel)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        verification = _request(lawyer, draft)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.verification_run(verification_id=verification.pk)
+
+    async def drain() -> list[dict[str, Any]]:
+        events = []
+        while True:
+            try:
+                events.append(await asyncio.wait_for(layer.receive(channel), timeout=0.5))
+            except TimeoutError:
+                return events
+
+    events = async_to_sync(drain)()
+    assert {e["type"] for e in events} == {"verification.progress"}
+    assert events[0]["status"] == "queued"
+    assert events[-1]["status"] == "done"
+    assert "running" in {e["status"] for e in events}
+    assert {(e["case_id"], e["draft_id"], e["version"]) for e in events} == {
+        (draft.case_id, draft.pk, 1)
+    }
+    assert events[-1]["claim_count"] == events[-1]["claims_done"] > 0
+    assert (
+        events[-1]["blocking"]
+        == Finding.objects.filter(verification=verification, status__in=Finding.BLOCKING).count()
+    )
