@@ -629,10 +629,10 @@ def _reporter_pattern() -> re.Pattern[str]:
     else:
         names = sorted(
             {
-                k
-                for k, editions in REPORTERS.items()
-                for e in editions
-                for k in [k, *e.get("variations", {})]
+                name
+                for key, reporters in REPORTERS.items()
+                for reporter in reporters
+                for name in [key, *reporter.get("editions", {}), *reporter.get("variations", {})]
             },
             key=len,
             reverse=True,
