@@ -318,7 +318,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
 _PIN = re.compile(
     r"(?:,?\s*(?:at\s+)?(?P<para>¶¶?|paras?\.|paragraphs?)\s*(?P<pn>\d+(?:\s*[-\u2013]\s*\d+)?)"
     r"|\s+at\s+(?P<at>\d+(?::\d+)?(?:\s*[-\u2013]\s*\d+(?::\d+)?)?)(?!\s*[ap]\.?m\b|[\d:])"
-    r"|:(?P<line>\d+(?:\s*[-\u2013]\s*\d+)?))"
+    r"|:(?P<line>\d+(?:\s*[-\u2013]\s*\d+)?)"
+    r"|,?\s+(?:at\s+)?(?P<pp>pp?\.)\s*(?P<pg>\d+(?:\s*[-\u2013]\s*\d+)?))"
 )
 _EXHIBIT_BEFORE = re.compile(
     r"(?:\bEx(?:h(?:ibit)?)?s?\.?|\bExhibit|\bTab)\s+[A-Z0-9]{1,4}(?:-\d+)?,?\s+(?:at\s+)?$"
@@ -326,7 +327,8 @@ _EXHIBIT_BEFORE = re.compile(
 _GENERIC = re.compile(
     r"(?<![\w.-])(?P<prefix>[A-Z]{2,10}(?:[-_.][A-Z]{1,10})?[-_.]?)(?P<num>\d{3,12})(?![\w])"
 )
-_JUNK = re.compile(r"[A-Z]{2,10}[ \u00a0_-]?\d{3,12}")
+# A lone label-like token used as a cite: "RTX 3060", "GPU-0001", "A100", "RTX3060Ti".
+_JUNK = re.compile(r"[A-Z]{1,10}[ \u00a0_-]?\d{3,12}[A-Za-z]{0,3}")
 _DOCKET = re.compile(
     r"(?<![\w])(?:Dkt|ECF|D\.E)\.?\s*(?:No\.?\s*)?\d+(?:\s*[-\u2013]\s*\d+)?(?![\w])"
 )
@@ -354,16 +356,22 @@ _CITE_POSITION = re.compile(
     r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|[Pp]er)[,:]?\s+(?P<see>[^.;:()\n]{1,120})"
 )
 _GENERATED = [
-    re.compile(r"\b(?:lexweb|ChatGPT|GPT-?\d\w*|LLM|chatbot)\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?:lexweb|ChatGPT|GPT-?\d\w*|LLMs?|chatbot|assistant|(?:auto|machine|system|AI)"
+        r"[- ]generated|auto-?summary)\b",
+        re.IGNORECASE,
+    ),
     re.compile(r"\bAI\b"),
     re.compile(r"\bv\.?\s?\d+(?:\.\d+)*\b|\bversion\s+\d+", re.IGNORECASE),
     re.compile(
-        r"\b(?:earlier|prior|previous|preceding|last|initial|first|our|generated|model)\s+"
+        r"\b(?:earlier|prior|previous|preceding|last|initial|first|our|generated|model|model['\u2019]s"
+        r"|system|system['\u2019]s|internal)\s+"
         r"(?:[\w.]+\s+){0,2}(?:draft|summary|brief|declaration|decl\.|memo(?:randum)?|version"
         r"|analysis|outline|chronology|timeline|output|report)s?\b",
         re.IGNORECASE,
     ),
     re.compile(r"\bdrafts?\b", re.IGNORECASE),
+    re.compile(r"\bsummar(?:y|ies)\b(?!\s+judgment)", re.IGNORECASE),
 ]
 _YEAR_END = re.compile(r"\b(?:1[6-9]|20)\d\d\s*$")
 
@@ -386,6 +394,8 @@ def _pin_text(match: re.Match[str]) -> str:
         return f"{marks} {bare('pn')}"
     if match.group("at"):
         return f"at {bare('at')}"
+    if match.group("pp"):
+        return f"{match.group('pp')} {bare('pg')}"
     return f":{bare('line')}"
 
 
@@ -405,7 +415,7 @@ def _bates_pattern(prefixes: Sequence[str]) -> re.Pattern[str] | None:
         return None
     alternation = "|".join(re.escape(p) for p in usable)
     return re.compile(
-        rf"(?<![A-Za-z0-9])(?P<prefix>{alternation})(?P<sep>[ \u00a0]?)(?P<num>\d{{3,12}})(?!\d)"
+        rf"(?<![A-Za-z0-9])(?P<prefix>{alternation})(?P<sep>[ \u00a0-]?)(?P<num>\d{{3,12}})(?!\d)"
     )
 
 

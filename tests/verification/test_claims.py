@@ -105,6 +105,14 @@ def test_record_appendix_cite_is_never_a_case_citation() -> None:
     assert [c.kind for c in found] == ["record_cite", "record_cite"]
 
 
+def test_page_pins_and_a_hyphen_after_the_prefix() -> None:
+    text = "The ledger (KLM-0000040, p. 2) and the log (KLM0000041 at pp. 3-4)."
+    found = _only(text, "record_cite")
+    assert [c.text for c in found] == ["KLM-0000040, p. 2", "KLM0000041 at pp. 3-4"]
+    assert found[0].bates == (BatesRef("KLM", 40, 40, 7),)
+    assert [c.pins for c in found] == [("p. 2",), ("pp. 3-4",)]
+
+
 def test_several_labels_in_one_parenthetical_are_separate_cites() -> None:
     text = "Texts (KLM0000012, KLM0000013; KLM0000028)."
     assert _texts(text, "record_cite") == ["KLM0000012", "KLM0000013", "KLM0000028"]
@@ -133,6 +141,11 @@ def test_without_known_prefixes_long_labels_and_cited_labels_are_record_cites() 
         "lexweb chronology, p. 3",
         "Strand Decl. draft v1 at 4",
         "ABC0001234",
+        "GPU-0001",
+        "A100",
+        "the model\u2019s summary",
+        "auto-generated chronology",
+        "Case Summary v3, p. 2",
     ],
 )
 def test_what_sits_where_a_record_cite_belongs_and_is_none(junk: str) -> None:
@@ -152,7 +165,8 @@ def test_after_see_a_reference_to_an_earlier_summary_is_not_a_record_cite() -> N
 def test_ordinary_parentheticals_are_not_claims() -> None:
     text = (
         'Quillon Analytics, Inc. (the "Provider") agreed to thirty-six (36) months '
-        "(Mountain time) under Section 9 (emphasis added), as Smith v. Jones, 512 F.3d 100 "
+        "(Mountain time) under Section 9 (emphasis added) (Q3 2023) (summary judgment), "
+        "as Smith v. Jones, 512 F.3d 100 "
         "(9th Cir. 2001) holds (see below). An invoice number CCT-0771 and a model RTX3060."
     )
     kinds = {c.kind for c in _claims(text)}
