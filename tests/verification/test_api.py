@@ -243,3 +243,28 @@ def test_verify_by_a_non_member_queues_nothing(outsider_api: Client, draft: Draf
 
     assert response.status_code == 404
     assert not draft.versions.get().verifications.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_verify_over_the_api_runs_as_a_real_job_and_the_findings_follow(
+    lawyer: User, case: Case, run_jobs: Any
+) -> None:
+    document = read_pdf(case=case, user=lawyer, lines=["Paid $12,450.00 on March 3, 2024."])
+    packet = packet_of(case=case, user=lawyer, documents=[document])
+    draft = draft_of(
+        case=case, user=lawyer, packet=packet, text="They paid $12,450.00 on March 3, 2024."
+    )
+    client = token_client(lawyer)
+
+    queued = client.post(f"{_base(draft)}/verify")
+    run_jobs()
+    body = client.get(f"{_base(draft)}/findings").json()
+
+    assert queued.status_code == 202
+    assert body["verification"]["status"] == "done", body["verification"]["error"]
+    assert {(f["text"], f["status"]) for f in body["findings"]} >= {
+        ("$12,450.00", "supported"),
+        ("March 3, 2024", "supported"),
+    }
+    assert body["blocking"] == 0
+    assert _approve(client, draft).status_code == 200
