@@ -3,6 +3,9 @@ temporary database of its own, leaving the product's database and blob store as 
 
 import io
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -91,9 +94,6 @@ def test_a_set_runs_end_to_end_on_its_own_database_and_the_product_is_untouched(
     for key in ("recall", "precision", "false_flag_rate", "flags", "needs_review"):
         assert report["result"][key] == rescored[key], key  # type: ignore[literal-required]
     if SCORER.is_file():
-        import subprocess
-        import sys
-
         theirs = json.loads(
             subprocess.run(
                 [sys.executable, str(SCORER), str(set_dir), str(out), "--json"],
@@ -136,3 +136,29 @@ def test_the_inside_step_refuses_any_database_but_its_own_temporary_one(tmp_path
             )
 
     assert _row_counts() == before
+
+
+def test_without_a_reachable_server_it_runs_on_a_private_embedded_one(tmp_path: Path) -> None:
+    # DATABASE_URL unset and no embedded PostgreSQL running in this var/: the command starts a
+    # private one in its temporary folder, and stops it.
+    set_dir = write_tiny_set(tmp_path / "set")
+    out = tmp_path / "findings.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["LEXWEB_VAR_DIR"] = str(tmp_path / "var")
+    before = (_eval_databases(), _eval_folders())
+
+    done = subprocess.run(
+        [sys.executable, "manage.py", "verify_eval", str(set_dir), "--out", str(out), "--quiet"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["cases"][0]["pages"] == 3
+    assert evaluation.read_findings(out)
+    assert not (tmp_path / "var" / "pgdata").exists()  # the product's embedded data: untouched
+    assert (_eval_databases(), _eval_folders()) == before

@@ -3,9 +3,11 @@
 
 1. The folder is read and checked (`evaluation.load_set`) before anything else happens.
 2. A temporary database `lexweb_eval_<hex>` is created on the configured PostgreSQL server (the
-   embedded one, or DATABASE_URL's), and a temporary folder for the blobs and var/ files. The
-   product's database, blob store and var/ are never written: the work runs in a child process
-   whose settings point at the temporary ones (DATABASE_URL, LEXWEB_BLOB_ROOT, LEXWEB_VAR_DIR).
+   embedded one, or DATABASE_URL's; with DATABASE_URL unset and the embedded one not running, a
+   private embedded server in the temporary folder), and a temporary folder for the blobs and
+   var/ files. The product's database, blob store and var/ are never written: the work runs in
+   a child process whose settings point at the temporary ones (DATABASE_URL, LEXWEB_BLOB_ROOT,
+   LEXWEB_VAR_DIR).
    Where no database may be created, the command refuses and says why.
 3. The child (this command with --inside-temporary-database NAME) checks that it is on that
    empty database, migrates it, and for each case folder:
@@ -35,7 +37,8 @@ import sys
 import tempfile
 import time
 from argparse import ArgumentParser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -105,37 +108,79 @@ def _outside(set_dir: Path, out: Path, options: dict[str, Any]) -> str:
     """Create the database and folder, run the child on them, drop and remove them; the
     child's JSON report."""
     name = f"lexweb_eval_{secrets.token_hex(8)}"
-    _create_database(name)
     work = Path(tempfile.mkdtemp(prefix="lexweb-eval-"))
     try:
-        env = {
-            **os.environ,
-            "DATABASE_URL": _database_url(name),
-            "LEXWEB_BLOB_ROOT": str(work / "blobs"),
-            "LEXWEB_VAR_DIR": str(work / "var"),
-        }
-        argv = [
-            sys.executable,
-            str(Path(settings.BASE_DIR) / "manage.py"),
-            "verify_eval",
-            str(set_dir),
-            "--out",
-            str(out),
-            "--inside-temporary-database",
-            name,
-            *(["--details"] if options["details"] else []),
-            *(["--quiet"] if options["quiet"] else []),
-        ]
-        # Progress and errors go straight to our stderr; the report comes back on stdout.
-        done = subprocess.run(argv, env=env, stdout=subprocess.PIPE, text=True, check=False)  # noqa: S603
+        with _temporary_database(name, work) as url:
+            env = {
+                **os.environ,
+                "DATABASE_URL": url,
+                "LEXWEB_BLOB_ROOT": str(work / "blobs"),
+                "LEXWEB_VAR_DIR": str(work / "var"),
+            }
+            argv = [
+                sys.executable,
+                str(Path(settings.BASE_DIR) / "manage.py"),
+                "verify_eval",
+                str(set_dir),
+                "--out",
+                str(out),
+                "--inside-temporary-database",
+                name,
+                *(["--details"] if options["details"] else []),
+                *(["--quiet"] if options["quiet"] else []),
+            ]
+            # Progress and errors go straight to our stderr; the report comes back on stdout.
+            done = subprocess.run(  # noqa: S603  (this interpreter and manage.py)
+                argv, env=env, stdout=subprocess.PIPE, text=True, check=False
+            )
         if done.returncode != 0:
             raise CommandError(
                 f"The evaluation stopped (exit status {done.returncode}); its error is above."
             )
         return done.stdout.rstrip("\n")
     finally:
-        _drop_database(name)
         shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
+def _temporary_database(name: str, work: Path) -> Iterator[str]:
+    """A DATABASE_URL for a new, empty database `name`, dropped on the way out.
+
+    On the configured server when it can be reached. With DATABASE_URL unset and the embedded
+    PostgreSQL not running (no `make run`), a private embedded server in `work` instead,
+    stopped on the way out: the product's var/pgdata is not started or touched.
+    """
+    if settings.DATABASE_URL or _server_reachable():
+        _create_database(name)
+        try:
+            yield _database_url(name)
+        finally:
+            _drop_database(name)
+        return
+    from lexweb import embedded_db
+
+    # pgserver's inter-process lock file: where the launcher keeps it (never in `work`, which is
+    # removed while pgserver may still hold its lock at exit).
+    run_dir = Path(settings.VAR_DIR) / "run"
+    run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(run_dir))
+    try:
+        embedded_db.start(work / "pgdata")
+        url = embedded_db.ensure_database(name)
+    except embedded_db.EmbeddedDatabaseError as exc:
+        raise CommandError(f"No database for the evaluation: {exc}") from None
+    try:
+        yield url
+    finally:
+        embedded_db.stop()
+
+
+def _server_reachable() -> bool:
+    try:
+        _admin_connection().close()
+    except CommandError:
+        return False
+    return True
 
 
 def _admin_connection() -> psycopg.Connection[Any]:
@@ -146,7 +191,8 @@ def _admin_connection() -> psycopg.Connection[Any]:
         return psycopg.connect(**params, autocommit=True)
     except psycopg.Error as exc:
         raise CommandError(
-            f"Cannot reach the configured PostgreSQL to create a temporary database: {exc}"
+            f"Cannot reach the configured PostgreSQL to create a temporary database: {exc}. "
+            "Check DATABASE_URL."
         ) from None
 
 
