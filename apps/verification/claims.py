@@ -319,7 +319,8 @@ _PIN = re.compile(
     r"(?:,?\s*(?:at\s+)?(?P<para>¶¶?|paras?\.|paragraphs?)\s*(?P<pn>\d+(?:\s*[-\u2013]\s*\d+)?)"
     r"|\s+at\s+(?P<at>\d+(?::\d+)?(?:\s*[-\u2013]\s*\d+(?::\d+)?)?)(?!\s*[ap]\.?m\b|[\d:])"
     r"|:(?P<line>\d+(?:\s*[-\u2013]\s*\d+)?)"
-    r"|,?\s+(?:at\s+)?(?P<pp>pp?\.)\s*(?P<pg>\d+(?:\s*[-\u2013]\s*\d+)?))"
+    r"|,?\s+(?:at\s+)?(?P<pp>pp?\.)\s*(?P<pg>\d+(?:\s*[-\u2013]\s*\d+)?)"
+    r"|\s+(?P<tr>\d+:\d+(?:\s*[-\u2013]\s*\d+(?::\d+)?)?))"
 )
 _EXHIBIT_BEFORE = re.compile(
     r"(?:\bEx(?:h(?:ibit)?)?s?\.?|\bExhibit|\bTab)\s+[A-Z0-9]{1,4}(?:-\d+)?,?\s+(?:at\s+)?$"
@@ -333,7 +334,7 @@ _DOCKET = re.compile(
     r"(?<![\w])(?:Dkt|ECF|D\.E)\.?\s*(?:No\.?\s*)?\d+(?:\s*[-\u2013]\s*\d+)?(?![\w])"
 )
 _PLEADING = re.compile(
-    r"(?<![\w])(?:[A-Z][a-z]+\s+)?(?:Am\.\s+)?(?:Compl|Countercl|Ans|Mot|Opp['\u2019]?n|Reply|Decl|Aff"
+    r"(?<![\w])(?:[A-Z][a-z]+\s+)?(?:Am\.\s+)?(?:Complaint|Compl|Countercl|Answer|Ans|Petition|Pet|Mem|Mot|Opp['\u2019]?n|Reply|Decl|Aff"
     r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
 )
 _APPENDIX_BODY = (
@@ -396,6 +397,8 @@ def _pin_text(match: re.Match[str]) -> str:
         return f"at {bare('at')}"
     if match.group("pp"):
         return f"{match.group('pp')} {bare('pg')}"
+    if match.group("tr"):
+        return bare("tr")
     return f":{bare('line')}"
 
 
@@ -872,8 +875,9 @@ def extract_claims(
         )
 
     masked = _mask(plain, [(c.start, c.end) for c in record] + [(q.start, q.end) for q in quotes])
-    # A citation wrapped over lines is one citation: single line breaks read as spaces.
-    masked = re.sub(r"(?<!\n)\n(?!\n)", " ", masked)
+    # A citation wrapped over lines is one citation: a soft line break reads as a space (not the
+    # break before a blank line, a list item, a heading or a block quote).
+    masked = re.sub(r"(?<!\n)\n(?![ \t]*(?:\n|[-*+\u2022>#][ \t]|\d{1,3}[.)][ \t]))", " ", masked)
     cases = _case_citations(plain, masked, record, deadline)
     case_spans = [(a, b) for a, b, _ in cases]
     for start, end, cite in cases:

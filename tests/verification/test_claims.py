@@ -100,6 +100,13 @@ def test_court_record_cites_without_bates_numbers() -> None:
     assert all(c.bates == () for c in found)
 
 
+def test_answer_and_transcript_cites() -> None:
+    text = "Pellucid denies it (Answer \u00b6 12), but see Smith Dep. 45:3-9 and Hr'g Tr. 12:4."
+    found = _only(text, "record_cite")
+    assert [c.text for c in found] == ["Answer \u00b6 12", "Smith Dep. 45:3-9", "Hr'g Tr. 12:4"]
+    assert [c.pins for c in found] == [("\u00b6 12",), ("45:3-9",), ("12:4",)]
+
+
 def test_record_appendix_cite_is_never_a_case_citation() -> None:
     found = _claims("See 1 App. 24; 2 J.A. 301.")
     assert [c.kind for c in found] == ["record_cite", "record_cite"]
