@@ -843,7 +843,7 @@ def extract_claims(
         return (start, end)
 
     claims: list[Claim] = []
-    short_quoted: list[_Quote] = []
+    short_quoted: list[tuple[_Quote, tuple[int, int]]] = []
     quote_spans: list[tuple[int, int]] = []
     record_sentences = {sentence(c.start, c.end) for c in record}
     for q in quotes:
@@ -856,7 +856,7 @@ def extract_claims(
         if words == 0:
             continue
         if words < 4 and span not in record_sentences:
-            short_quoted.append(q)  # a term in quotation marks, not a quotation of a source
+            short_quoted.append((q, span))  # a quoted term; a quotation only if a cite follows
             continue
         quote_spans.append((q.start, q.end))
         claims.append(Claim("quote", q.start, q.end, text[q.start : q.end], span, quote=q.quote))
@@ -880,9 +880,19 @@ def extract_claims(
     masked = re.sub(r"(?<!\n)\n(?![ \t]*(?:\n|[-*+\u2022>#][ \t]|\d{1,3}[.)][ \t]))", " ", masked)
     cases = _case_citations(plain, masked, record, deadline)
     case_spans = [(a, b) for a, b, _ in cases]
+    case_sentences = _Spans()
     for start, end, cite in cases:
         span = with_previous(*sentence(start, end), case_spans)
         claims.append(Claim("case_citation", start, end, text[start:end], span, citation=cite))
+        if not case_sentences.overlaps(*span):
+            case_sentences.add(*span)
+    # A short quoted term is a quotation of a source where an authority is cited for it.
+    for q, span in short_quoted:
+        if case_sentences.covers(q.start, q.end):
+            quote_spans.append((q.start, q.end))
+            claims.append(
+                Claim("quote", q.start, q.end, text[q.start : q.end], span, quote=q.quote)
+            )
 
     taken = _Spans(quote_spans + [(c.start, c.end) for c in record] + case_spans)
 

@@ -288,6 +288,14 @@ def test_short_quoted_terms_only_where_they_quote_a_source() -> None:
     assert _texts(text, "quote") == ["poor"]
 
 
+def test_a_short_quoted_term_cited_to_an_authority_is_a_quotation() -> None:
+    text = (
+        'The harm is "irreparable." Vantor Holdings, Inc. v. Quaysite Freight Co., 402 F. Supp. 3d '
+        '811, 815 (S.D.N.Y. 2019). The word "material" is not defined.'
+    )
+    assert _texts(text, "quote") == ["irreparable."]
+
+
 def test_defined_terms_of_any_length_are_not_quotations() -> None:
     text = (
         'The Master Subscription Services Agreement (the "Master Subscription Services Agreement").'
