@@ -89,6 +89,9 @@ class Finding(models.Model):
     # Span in the page's text of the matched words, when there are some.
     match_start = models.PositiveIntegerField(null=True, blank=True)
     match_end = models.PositiveIntegerField(null=True, blank=True)
+    # Boxes [x0, y0, x1, y1] in PDF points from the page's top left of the matched words
+    # (apps.verification.boxes); empty when the page's words are not known.
+    boxes = models.JSONField(default=list, blank=True)
     found_value = models.TextField(blank=True)  # contradicted: the value the page carries
     verifier_version = models.CharField(max_length=20)
 

@@ -51,6 +51,8 @@ class SupportOut(Schema):
     excerpt: str
     match_start: int | None
     match_end: int | None
+    # [x0, y0, x1, y1] in PDF points from the page's top left, one per matched word.
+    boxes: list[list[float]]
 
 
 class OverrideOut(Schema):
@@ -108,6 +110,7 @@ def finding_out(finding: Finding) -> FindingOut:
             excerpt=finding.excerpt,
             match_start=finding.match_start,
             match_end=finding.match_end,
+            boxes=finding.boxes,
         )
     return FindingOut(
         id=finding.pk,

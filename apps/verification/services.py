@@ -40,7 +40,7 @@ from apps.documents.models import Production
 from apps.drafting import selectors as draft_selectors
 from apps.drafting.models import DraftVersion
 from apps.evidence.models import FrozenPage
-from apps.verification import selectors
+from apps.verification import boxes, selectors
 from apps.verification.events import VerificationProgress
 from apps.verification.models import Finding, Override, Verification
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
@@ -236,7 +236,7 @@ def _run(verification: Verification) -> None:
     draft = version.draft
     pages = list(
         FrozenPage.objects.filter(packet_id=draft.packet_id)
-        .select_related("document")
+        .select_related("document__blob")
         .order_by("position")
     )
     records = [page_record(page) for page in pages]
@@ -254,6 +254,7 @@ def _run(verification: Verification) -> None:
         _finding_row(verification, result, by_position, checks.VERIFIER_VERSION)
         for result in results
     ]
+    _add_boxes(rows)
     with transaction.atomic():
         Finding.objects.filter(verification=verification, override__isnull=True).delete()
         Finding.objects.bulk_create(rows)
@@ -308,6 +309,17 @@ def _finding_row(
         found_value=result.found_value or "",
         verifier_version=verifier_version,
     )
+
+
+def _add_boxes(rows: Sequence[Finding]) -> None:
+    boxed = [
+        row
+        for row in rows
+        if row.page is not None and row.match_start is not None and row.match_end is not None
+    ]
+    pairs = [(row.page, (row.match_start, row.match_end)) for row in boxed]
+    for row, found in zip(boxed, boxes.match_boxes(pairs), strict=True):  # type: ignore[arg-type]  # filtered above
+        row.boxes = found
 
 
 # --- Overrides and approval ------------------------------------------------------------------
