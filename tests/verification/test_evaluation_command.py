@@ -162,3 +162,24 @@ def test_without_a_reachable_server_it_runs_on_a_private_embedded_one(tmp_path: 
     assert evaluation.read_findings(out)
     assert not (tmp_path / "var" / "pgdata").exists()  # the product's embedded data: untouched
     assert (_eval_databases(), _eval_folders()) == before
+
+
+def test_pages_stamped_otherwise_than_case_json_says_are_reported(tmp_path: Path) -> None:
+    from apps.verification.index import PageRecord
+    from apps.verification.management.commands import verify_eval
+
+    (case,) = evaluation.load_set(write_tiny_set(tmp_path, prefix="QZR", start=40, digits=7))
+    pages = evaluation.fast_pages(case)
+    names = {1: "01-lease.pdf", 2: "02-scan.pdf"}
+    assert verify_eval._bates_mismatches(case, pages, names) == []
+
+    shifted = [
+        PageRecord(**{**p.__dict__, "bates": (f"QZR{int(p.bates[0][3:]) + 1:07d}",)})
+        for p in pages[:2]
+    ]
+
+    assert verify_eval._bates_mismatches(case, shifted, names) == [
+        "01-lease.pdf p.1: ['QZR0000041'], not QZR0000040",
+        "01-lease.pdf p.2: ['QZR0000042'], not QZR0000041",
+        "02-scan.pdf p.1: not frozen (case.json: QZR0000042)",
+    ]

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from argparse import ArgumentParser
+from argparse import SUPPRESS, ArgumentParser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,7 +79,7 @@ class Command(BaseCommand):
         parser.add_argument("--details", action="store_true", help="list misses, wrong flags")
         parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
         # Internal: the child process of step 3, on the temporary database.
-        parser.add_argument("--inside-temporary-database", default="", help="(internal)")
+        parser.add_argument("--inside-temporary-database", default="", help=SUPPRESS)
 
     def handle(self, *args: Any, **options: Any) -> None:
         set_dir = Path(options["dir"]).resolve()
@@ -303,7 +303,9 @@ def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.Findi
     clock = time.perf_counter()
     frozen = _freeze(case, lexweb_case, user, documents)
     pages = [_page_record(page, index.PageRecord) for page in frozen]
-    mismatches = _bates_mismatches(case, pages)
+    # case.json's names of the documents (upload may tidy a filename).
+    names = {d.pk: name for d, name in zip(documents, case.documents, strict=True)}
+    mismatches = _bates_mismatches(case, pages, names)
     if mismatches and say:
         say(f"{case.name}: {len(mismatches)} pages carry other Bates labels than case.json says")
     timings["freeze_s"] = time.perf_counter() - clock
@@ -318,7 +320,7 @@ def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.Findi
     timings["verify_s"] = time.perf_counter() - clock
     if say:
         say(f"{case.name}: {len(pages)} pages frozen, {len(rows)} findings")
-    return rows, _case_report(case, pages, timings, mismatches)
+    return rows, _case_report(case, pages, names, timings, mismatches)
 
 
 def _verifier() -> tuple[Callable[..., Any], Callable[..., Any], ModuleType]:
@@ -448,22 +450,25 @@ def _page_record(page: FrozenPage, record: Callable[..., Any]) -> Any:
     )
 
 
-def _bates_mismatches(case: evaluation.Case, pages: list[Any]) -> list[str]:
+def _bates_mismatches(case: evaluation.Case, pages: list[Any], names: dict[int, str]) -> list[str]:
     """Pages whose Bates labels are not what case.json's bates_map gives them."""
     expected = {(e.document, e.page): e.bates for e in case.bates_map}
     wrong = []
     for page in pages:
-        want = expected.pop((page.filename, page.page_number), None)
+        name = names[page.document_id]
+        want = expected.pop((name, page.page_number), None)
         if want is None or tuple(page.bates) != (want,):
-            wrong.append(f"{page.filename} p.{page.page_number}: {list(page.bates)} not {want}")
-    wrong += [
-        f"{doc} p.{number}: not frozen (case.json: {b})" for (doc, number), b in expected.items()
-    ]
+            wrong.append(f"{name} p.{page.page_number}: {list(page.bates)}, not {want}")
+    wrong += [f"{doc} p.{n}: not frozen (case.json: {b})" for (doc, n), b in expected.items()]
     return wrong
 
 
 def _case_report(
-    case: evaluation.Case, pages: list[Any], timings: dict[str, float], mismatches: list[str]
+    case: evaluation.Case,
+    pages: list[Any],
+    names: dict[int, str],
+    timings: dict[str, float],
+    mismatches: list[str],
 ) -> dict[str, Any]:
     ocr = [p for p in pages if p.source == Page.Source.OCR]
     confidences = [p.ocr_confidence for p in ocr if p.ocr_confidence is not None]
@@ -474,9 +479,9 @@ def _case_report(
         "pages": len(pages),
         "ocr_pages": len(ocr),
         "image_only_pages_without_ocr": sorted(
-            f"{p.filename} p.{p.page_number}"
+            f"{names[p.document_id]} p.{p.page_number}"
             for p in pages
-            if (p.filename, p.page_number) in image_only and p.source != Page.Source.OCR
+            if (names[p.document_id], p.page_number) in image_only and p.source != Page.Source.OCR
         ),
         "mean_ocr_confidence": round(sum(confidences) / len(confidences), 1)
         if confidences
