@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from docx.table import Table
+from lxml import etree
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -132,10 +133,12 @@ def uploaded_content(*, data: bytes, filename: str) -> VersionContent:
 
 def _docx_text(data: bytes) -> str:
     """The text of a Word document: its paragraphs and tables in document order (a table row's
-    cells separated by tabs), paragraphs separated by blank lines."""
+    cells separated by tabs), paragraphs separated by blank lines, then its footnotes and
+    endnotes, each as "[n] text"."""
     try:
         document = docx.Document(io.BytesIO(data))
-    except Exception:  # python-docx raises many kinds for a broken file
+        notes = _notes(document)
+    except Exception:  # python-docx and lxml raise many kinds for a broken file
         raise DomainError(
             "The file could not be read as a Word document; save it again as .docx, or "
             "upload it as Markdown or plain text."
@@ -146,7 +149,35 @@ def _docx_text(data: bytes) -> str:
             parts.extend("\t".join(cell.text for cell in row.cells) for row in block.rows)
         else:
             parts.append(block.text)
-    return _check_text("\n\n".join(parts))
+    return _check_text("\n\n".join(parts + notes))
+
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_NOTE_PARTS = {"/word/footnotes.xml": "footnote", "/word/endnotes.xml": "endnote"}
+# Word's own separator "notes" are layout, not text.
+_NOT_NOTES = {"separator", "continuationSeparator", "continuationNotice"}
+
+
+def _notes(document: "docx.document.Document") -> list[str]:
+    """Footnotes and endnotes (python-docx does not read them): from their XML parts, with a
+    parser that resolves no entities and fetches nothing."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    notes = []
+    for part in document.part.package.iter_parts():
+        tag = _NOTE_PARTS.get(str(part.partname))
+        if tag is None:
+            continue
+        root = etree.fromstring(part.blob, parser)
+        for note in root.iter(f"{_W}{tag}"):
+            if note.get(f"{_W}type") in _NOT_NOTES:
+                continue
+            text = " ".join(
+                "".join(t.text or "" for t in paragraph.iter(f"{_W}t"))
+                for paragraph in note.iter(f"{_W}p")
+            ).strip()
+            if text:
+                notes.append(f"[{note.get(f'{_W}id')}] {text}")
+    return notes
 
 
 def _is_id(value: object) -> bool:

@@ -2,6 +2,7 @@
 the issue (empty, oversized, hostile text, unfrozen or another case's packet)."""
 
 import io
+import zipfile
 
 import docx
 import pytest
@@ -253,3 +254,54 @@ def test_a_draft_of_two_hundred_pages_is_stored_whole(
 
     assert response.status_code == 201, response.content[:200]
     assert DraftVersion.objects.get().text == text
+
+
+def _docx_with_footnote(body: str, footnote: str) -> bytes:
+    """A DOCX whose body cites footnote 1 (python-docx writes no footnotes: the part, its
+    content type and its relationship are added to the package by hand)."""
+    document = docx.Document()
+    document.add_paragraph(body)
+    saved = io.BytesIO()
+    document.save(saved)
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    notes = (
+        f'<w:footnotes xmlns:w="{w}">'
+        '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:t>---</w:t></w:r></w:p></w:footnote>'
+        f'<w:footnote w:id="1"><w:p><w:r><w:t>{footnote}</w:t></w:r></w:p></w:footnote>'
+        "</w:footnotes>"
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "[Content_Types].xml":
+                data = data.replace(
+                    b"</Types>",
+                    b'<Override PartName="/word/footnotes.xml" ContentType="application/'
+                    b'vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/></Types>',
+                )
+            if item.filename == "word/_rels/document.xml.rels":
+                data = data.replace(
+                    b"</Relationships>",
+                    b'<Relationship Id="rIdNotes" Type="http://schemas.openxmlformats.org/'
+                    b'officeDocument/2006/relationships/footnotes" Target="footnotes.xml"/>'
+                    b"</Relationships>",
+                )
+            target.writestr(item, data)
+        target.writestr("word/footnotes.xml", notes)
+    return out.getvalue()
+
+
+def test_docx_footnotes_are_read_after_the_body_and_separators_are_not(
+    lawyer_api: Client, case: Case, packet: Packet
+) -> None:
+    data = _docx_with_footnote("The tenant paid rent.", "See ACME000001 (the ledger).")
+
+    response = lawyer_api.post(
+        _url(case),
+        {"title": "Notes", "packet_id": packet.pk, "file": SimpleUploadedFile("n.docx", data)},
+    )
+
+    assert response.status_code == 201, response.content
+    text = DraftVersion.objects.get().text
+    assert text == "The tenant paid rent.\n\n[1] See ACME000001 (the ledger)."
