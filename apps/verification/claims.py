@@ -736,7 +736,20 @@ def _case_cite(cite: Any, full: Any | None) -> CaseCite:
 def _case_citations(
     text: str, masked: str, record: Sequence[_Cite], deadline: float
 ) -> list[tuple[int, int, CaseCite]]:
-    found, read_to = _eyecite(masked, deadline)
+    # Markdown emphasis (*Smith v. Jones*, _Id._ at 4) is no part of a citation: eyecite reads
+    # the text without those marks and the spans are mapped back.
+    keep = [i for i, char in enumerate(masked) if char not in _EMPHASIS]
+    compact = "".join(masked[i] for i in keep) if len(keep) < len(masked) else masked
+
+    def start_of(j: int) -> int:
+        return keep[j] if j < len(keep) else len(masked)
+
+    def end_of(j: int) -> int:
+        return keep[j - 1] + 1 if j > 0 else 0
+
+    found, read_to = _eyecite(compact, deadline)
+    for item in found:
+        item.start, item.end = start_of(item.start), end_of(item.end)
     result: list[tuple[int, int, CaseCite]] = []
     if found:
         from eyecite import resolve_citations
@@ -776,19 +789,23 @@ def _case_citations(
                         full = None
             result.append((item.start, item.end, _case_cite(cite, full)))
             last_case_end = item.end
-    if read_to < len(masked):
+    if read_to < len(compact):
         logger.warning(
             "eyecite stopped at the time limit after %d of %d characters; the rest is read by "
             "the reporter pattern and never resolved",
             read_to,
-            len(masked),
+            len(compact),
         )
-        result.extend(_fallback_cites(masked, read_to))
+        for a, b, unresolved in _fallback_cites(compact, read_to):
+            result.append((start_of(a), end_of(b), unresolved))
     return result
 
 
 # ---------------------------------------------------------------------------------------------
 # Extraction
+
+
+_EMPHASIS = frozenset("*_`")
 
 
 def _mask(text: str, spans: Sequence[tuple[int, int]]) -> str:

@@ -398,6 +398,18 @@ def test_a_citation_split_over_lines_with_non_breaking_spaces() -> None:
     assert claim.text.endswith("2021)")
 
 
+def test_markdown_emphasis_around_case_names_and_signals() -> None:
+    text = (
+        "*Smith v. Jones*, 512 F.3d 100, 101 (9th Cir. 2001). *Id.* at 102. "
+        "_Jones_, 512 F.3d at 103. **Smith**, *supra*, at 104."
+    )
+    found = _only(text, "case_citation")
+    assert len(found) == 4
+    assert all(c.citation is not None and c.citation.resolved for c in found)
+    assert [c.citation.pin for c in found if c.citation] == ["101", "102", "103", "104"]
+    assert found[0].citation is not None and found[0].citation.name == "Smith v. Jones"
+
+
 def test_a_failing_eyecite_leaves_the_other_claims(monkeypatch: pytest.MonkeyPatch) -> None:
     import eyecite
 
