@@ -7,7 +7,7 @@ see, 403 `lawyer_required` for staff, 409 `unsupported_findings` while a finding
 approval), and shapes the answer.
 """
 
-from ninja import Router, Status
+from ninja import Query, Router, Status
 
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
@@ -15,7 +15,13 @@ from apps.drafting.models import DraftVersion
 from apps.drafting.schemas import VersionOut
 from apps.verification import schemas, selectors, services
 from apps.verification.models import Verification
-from apps.verification.schemas import FindingOut, FindingsOut, OverrideIn, VerificationOut
+from apps.verification.schemas import (
+    FindingFilter,
+    FindingOut,
+    FindingsOut,
+    OverrideIn,
+    VerificationOut,
+)
 
 router = Router(tags=["verification"])
 
@@ -38,14 +44,19 @@ def verify_version(
 
 @router.get(_BASE + "/findings", response={200: FindingsOut, 404: ErrorOut})
 def list_findings(
-    request: AuthedRequest, case_id: ObjectId, draft_id: ObjectId, number: ObjectId
+    request: AuthedRequest,
+    case_id: ObjectId,
+    draft_id: ObjectId,
+    number: ObjectId,
+    filters: Query[FindingFilter],
 ) -> FindingsOut:
     """The findings of the version's newest verification, with offsets, kind, status, check,
-    the supporting frozen page and any override."""
+    the supporting frozen page (excerpt, matched span, word boxes) and any override;
+    `?status=` and `?kind=` (repeatable) narrow them."""
     found = selectors.findings_for_user(
         user=request.auth, case_id=case_id, draft_id=draft_id, number=number
     )
-    return schemas.findings_out(found)
+    return schemas.findings_out(found, only=filters)
 
 
 @router.post(_BASE + "/findings/{finding_id}/override", response={200: FindingOut, **_ERRORS})

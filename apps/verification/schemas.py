@@ -1,6 +1,7 @@
 """Request and response shapes of the verification endpoints (apps/verification/api.py)."""
 
 from datetime import datetime
+from typing import Literal
 
 from ninja import Schema
 from pydantic import Field
@@ -10,6 +11,16 @@ from apps.api.schemas import StrictIn
 from apps.verification import selectors
 from apps.verification.models import Finding, Override, Verification
 from apps.verification.services import MAX_REASON
+
+StatusName = Literal["supported", "unsupported", "contradicted", "needs_review"]
+KindName = Literal["record_cite", "not_a_record_cite", "case_citation", "date", "amount", "quote"]
+
+
+class FindingFilter(Schema):
+    """Only findings of these statuses and kinds (each repeatable; none given: all)."""
+
+    status: list[StatusName] = Field(default_factory=list)
+    kind: list[KindName] = Field(default_factory=list)
 
 
 class OverrideIn(StrictIn):
@@ -135,14 +146,26 @@ def finding_out(finding: Finding) -> FindingOut:
     )
 
 
-def findings_out(found: selectors.VersionFindings) -> FindingsOut:
+def findings_out(
+    found: selectors.VersionFindings, *, only: FindingFilter | None = None
+) -> FindingsOut:
+    """The findings (filtered by `only`); `blocking` counts every open one regardless."""
     verification = found.verification
+    findings = [
+        finding
+        for finding in found.findings
+        if only is None
+        or (
+            (not only.status or finding.status in only.status)
+            and (not only.kind or finding.kind in only.kind)
+        )
+    ]
     if verification is not None:
         verification.version = found.version
     return FindingsOut.model_validate(
         {
             "verification": verification,
             "blocking": found.blocking,
-            "findings": [finding_out(finding) for finding in found.findings],
+            "findings": [finding_out(finding) for finding in findings],
         }
     )

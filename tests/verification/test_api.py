@@ -268,3 +268,21 @@ def test_verify_over_the_api_runs_as_a_real_job_and_the_findings_follow(
     }
     assert body["blocking"] == 0
     assert _approve(client, draft).status_code == 200
+
+
+def test_findings_filter_by_status_and_kind_and_refuse_unknown_ones(
+    lawyer_api: Client, lawyer: User, draft: Draft
+) -> None:
+    verified(draft=draft, user=lawyer, statuses=["supported", "unsupported", "contradicted"])
+    url = f"{_base(draft)}/findings"
+
+    blocking = lawyer_api.get(url + "?status=unsupported&status=contradicted").json()
+    dates = lawyer_api.get(url, {"kind": "date"}).json()
+    quotes = lawyer_api.get(url, {"kind": "quote"}).json()
+    bad = lawyer_api.get(url, {"status": "fabricated"})
+
+    assert [f["status"] for f in blocking["findings"]] == ["unsupported", "contradicted"]
+    assert blocking["blocking"] == 2
+    assert len(dates["findings"]) == 3 and quotes["findings"] == []
+    assert quotes["blocking"] == 2  # the count is of the whole version, not the filter
+    assert bad.status_code == 422
