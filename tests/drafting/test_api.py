@@ -305,3 +305,28 @@ def test_docx_footnotes_are_read_after_the_body_and_separators_are_not(
     assert response.status_code == 201, response.content
     text = DraftVersion.objects.get().text
     assert text == "The tenant paid rent.\n\n[1] See ACME000001 (the ledger)."
+
+
+def test_openapi_lists_the_draft_operations_with_json_and_multipart_bodies(
+    lawyer_api: Client,
+) -> None:
+    paths = lawyer_api.get("/api/v1/openapi.json").json()["paths"]
+    base = "/api/v1/cases/{case_id}/drafts"
+    version = base + "/{draft_id}/versions/{number}"
+
+    assert {
+        base,
+        base + "/{draft_id}",
+        base + "/{draft_id}/versions",
+        version,
+        version + "/verify",
+        version + "/findings",
+        version + "/findings/{finding_id}/override",
+        version + "/approve",
+    } <= set(paths)
+    for path in (base, base + "/{draft_id}/versions"):
+        body = paths[path]["post"]["requestBody"]["content"]
+        assert {"application/json", "multipart/form-data"} <= set(body)
+        assert "text" in body["application/json"]["schema"]["properties"]
+        assert "file" in body["multipart/form-data"]["schema"]["properties"]
+    assert "409" in paths[version + "/approve"]["post"]["responses"]
