@@ -257,7 +257,7 @@ _ABBREVIATION_WORDS = """v vs no nos ex exs exh inc co corp ltd llc llp mr mrs m
     u s f al etc cal tex fla ill mass mich minn ohio or pa va wash wis colo conn del ga md
     mo nev ariz ark ind iowa kan ky la me miss mont neb okla tenn utah vt wyo"""
 _ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
-_SENTENCE_END = re.compile(r"[.!?][\"\u201d\u2019')\]]*(?=\s+[\"\u201c\u2018(\[]?[A-Z0-9])")
+_SENTENCE_END = re.compile(r"[.!?][\"\u201d\u2019')\]]*(?=\s+[\"\u201c\u2018]?[A-Z0-9])")
 _HARD_BREAK = re.compile(r"\n[ \t]*(?=\n)|\n(?=[ \t]*(?:[-*+•>#]|\d{1,3}[.)])[ \t])")
 
 
