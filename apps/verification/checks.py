@@ -24,6 +24,7 @@
 7. A supported finding whose words are OCR text below the review confidence: needs review.
 """
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -70,11 +71,15 @@ def verify_text(
     index: PacketIndex,
     *,
     ocr_review_confidence: float | None = None,
+    only: Sequence[Claim] | None = None,
 ) -> list[Finding]:
-    """One finding per claim (see the module docstring). Reads nothing but its arguments."""
+    """One finding per claim (see the module docstring). Reads nothing but its arguments.
+
+    `ocr_review_confidence`: settings.LEXWEB_OCR_REVIEW_CONFIDENCE (0-100), passed in by the
+    caller. `only`: check just these claims, each in the context of all of `claims`."""
     context = _Context(text, list(claims), index)
     findings = []
-    for claim in claims:
+    for claim in claims if only is None else only:
         finding = context.check(claim)
         findings.append(_review(finding, ocr_review_confidence))
     return findings
@@ -109,6 +114,8 @@ class _Context:
             if claim.kind in CITES:
                 self.cites_by_sentence.setdefault(claim.sentence, []).append(claim)
         self.sentence_starts = sorted({c.sentence for c in claims})
+        self.ordered = sorted(claims, key=lambda c: c.start)
+        self.starts = [c.start for c in self.ordered]
 
     def check(self, claim: Claim) -> Finding:
         if claim.kind == "record_cite":
@@ -166,9 +173,15 @@ class _Context:
         return before[-1] if before else None
 
     def members(self, span: tuple[int, int], kinds: tuple[str, ...]) -> list[Claim]:
-        return [
-            c for c in self.claims if c.kind in kinds and c.start >= span[0] and c.end <= span[1]
-        ]
+        """The claims of these kinds inside `span`."""
+        first = bisect.bisect_left(self.starts, span[0])
+        out = []
+        for claim in self.ordered[first:]:
+            if claim.start >= span[1]:
+                break
+            if claim.kind in kinds and claim.end <= span[1]:
+                out.append(claim)
+        return out
 
     def key_terms(self, span: tuple[int, int]) -> list[str]:
         """Content words of the span outside every claim in it."""
@@ -279,7 +292,15 @@ class _Context:
         if cited / total > WRONG_PAGE_CITED:
             return None
         best, best_score = None, 0.0
-        for page, _count in self.index.pages_with_terms(terms, minimum=1).items():
+        # A page holding half the weight holds one of the rarest terms that make up half of it.
+        rare = sorted(terms, key=lambda t: -weights[t])
+        needed, kept = total * WRONG_PAGE_OTHER, []
+        for term in rare:
+            kept.append(term)
+            needed -= weights[term]
+            if needed <= 0:
+                break
+        for page in self.index.pages_with_terms(kept, minimum=1):
             if page in pages:
                 continue
             score = sum(w for t, w in weights.items() if t in self.index.stems[page])
@@ -364,8 +385,7 @@ class _Context:
         )
 
     def _value_anywhere(self, claim: Claim, value: str, what: str) -> Finding:
-        table = self.index.date_pages if what == "date" else self.index.amount_pages
-        pages = table.get(value)
+        pages = self.index.value_pages(what, value)
         if not pages:
             return Finding(
                 claim,

@@ -18,10 +18,11 @@ A check therefore costs a few dictionary look-ups and the pages it names, never 
 packet.
 """
 
+import gc
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -33,10 +34,17 @@ from apps.verification.claims import BatesRef
 OCR = "ocr"
 _LABEL = re.compile(r"^(.*?)[\s\-_.]*(\d+)$")
 _LINE_NUMBER = re.compile(r"^[ \t]*(\d{1,2})(?=[ \t]+\S)")
+_NUMBERED_LINE = re.compile(r"(?m)^[ \t]*\d{1,2}[ \t]+\S")
 _LONE_NUMBER = re.compile(r"^\s*\d{1,5}\s*$")
 _BARE_MONEY = re.compile(
     r"(?<![\w.,$/:-])(?:\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?![\d%]|[.,]\d)"
 )
+RARE_TERMS = 8  # a quotation's candidate pages are found by its rarest words
+WINDOW = 40  # characters around an anchor that a date or amount may take
+_DIGITS = re.compile(r"\d+")
+_LOOKALIKE = "OoIlSB"
+_DIGIT_FIX = str.maketrans("OoIlSB", "001158")
+_FIGURE = re.compile(r"(?<![A-Za-z])[\dOoIlSB](?:[\dOoIlSB,./-]*[\dOoIlSB])?(?![A-Za-z])")
 _MONTH_NAMES = (
     "",
     "january",
@@ -85,6 +93,7 @@ class PageDetail:
     words: list[str]
     spans: list[tuple[int, int]]
     body: list[int]
+    body_words: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -128,17 +137,31 @@ class PacketIndex:
     date_pages: dict[str, list[int]]
     amount_pages: dict[str, list[int]]
     bates: dict[tuple[str, int], int]
+    ocr_postings: dict[str, list[int]] = field(default_factory=dict)  # OCR pages only
     _details: dict[int, PageDetail] = field(default_factory=dict)
-    _opinions: list[tuple[int, int, list[str]]] | None = None  # (page index, number, head)
     _repeats: dict[int, set[str]] = field(default_factory=dict)
+    _documents: dict[int, list[int]] = field(default_factory=dict)  # document -> page indexes
 
     # -- building -------------------------------------------------------------------------
 
     @classmethod
     def build(cls, pages: Sequence[PageRecord]) -> "PacketIndex":
         """Index `pages` (a frozen packet in packet order)."""
+        # Millions of small objects and no cycles among them: the cyclic collector would
+        # walk the growing heap again and again (the build went superlinear without this).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return cls._build(pages)
+        finally:
+            if enabled:
+                gc.enable()
+
+    @classmethod
+    def _build(cls, pages: Sequence[PageRecord]) -> "PacketIndex":
         stem_cache: dict[str, str] = {}
         postings: dict[str, list[int]] = defaultdict(list)
+        ocr_postings: dict[str, list[int]] = defaultdict(list)
         date_pages: dict[str, list[int]] = defaultdict(list)
         amount_pages: dict[str, list[int]] = defaultdict(list)
         all_stems: list[frozenset[str]] = []
@@ -146,15 +169,20 @@ class PacketIndex:
         all_amounts: list[list[Value]] = []
         bates: dict[tuple[str, int], int] = {}
         for i, page in enumerate(pages):
-            found_dates = _values(date_parser.date_values(page.text))
-            found_amounts = _page_amounts(page.text)
-            words = set(nz.token_list(page.text))
+            value_text = ocr_digits(page.text) if page.source == OCR else page.text
+            windows = _windows(value_text)
+            found_dates = _windowed(date_parser.date_values, windows, value_text)
+            found_amounts = _page_amounts(value_text, windows)
+            words = set(nz.raw_words(page.text))
             # A page dated 2023-11-08 speaks of November, whatever form the date takes.
             words.update(_MONTH_NAMES[int(v.value[5:7])] for v in found_dates)
             page_stems = frozenset(_stems_of(words, stem_cache))
             all_stems.append(page_stems)
             for term in page_stems:
                 postings[term].append(i)
+            if page.source == OCR:
+                for term in page_stems:
+                    ocr_postings[term].append(i)
             all_dates.append(found_dates)
             all_amounts.append(found_amounts)
             for value in {v.value for v in found_dates}:
@@ -174,7 +202,23 @@ class PacketIndex:
             date_pages=dict(date_pages),
             amount_pages=dict(amount_pages),
             bates=bates,
+            ocr_postings=dict(ocr_postings),
         )
+
+    # -- the three look-ups (a bench peer replaces them with scans) ---------------------
+
+    def bates_lookup(self, prefix_key: str, number: int) -> int | None:
+        """The page labelled `prefix_key` + `number` (prefix as `bates_key` makes it)."""
+        return self.bates.get((prefix_key, number))
+
+    def pages_with_term(self, term: str) -> Sequence[int]:
+        """The pages holding `term` (a stem), in packet order."""
+        return self.postings.get(term, ())
+
+    def value_pages(self, kind: str, value: str) -> Sequence[int]:
+        """The pages holding a date (`kind` "date", ISO) or an amount (cents), in order."""
+        table = self.date_pages if kind == "date" else self.amount_pages
+        return table.get(value, ())
 
     # -- Bates ----------------------------------------------------------------------------
 
@@ -185,7 +229,7 @@ class PacketIndex:
         missing: list[int] = []
         last = min(ref.last, ref.first + MAX_RANGE) if ref.last >= ref.first else ref.first
         for number in range(ref.first, last + 1):
-            index = self.bates.get((prefix, number))
+            index = self.bates_lookup(prefix, number)
             if index is None:
                 missing.append(number)
             else:
@@ -218,7 +262,7 @@ class PacketIndex:
     # -- words ----------------------------------------------------------------------------
 
     def document_frequency(self, term: str) -> int:
-        return len(self.postings.get(term, ()))
+        return len(self.pages_with_term(term))
 
     def idf(self, term: str) -> float:
         return math.log((1 + len(self.pages)) / (1 + self.document_frequency(term))) + 1.0
@@ -235,7 +279,7 @@ class PacketIndex:
         """How many of `terms` each page holds, for pages holding at least `minimum`."""
         counts: Counter[int] = Counter()
         for term in set(terms):
-            for index in self.postings.get(term, ()):
+            for index in self.pages_with_term(term):
                 counts[index] += 1
         return Counter({i: n for i, n in counts.items() if n >= minimum})
 
@@ -252,39 +296,44 @@ class PacketIndex:
         words = [w for w, _, _ in found]
         spans = [(s, e) for _, s, e in found]
         skip = self._skipped_spans(index)
-        body = [
-            k for k, (start, _end) in enumerate(spans) if not any(a <= start < b for a, b in skip)
-        ]
-        return PageDetail(words=words, spans=spans, body=body)
+        body = []
+        at = 0
+        for k, (start, _end) in enumerate(spans):
+            while at < len(skip) and skip[at][1] <= start:
+                at += 1
+            if not (at < len(skip) and skip[at][0] <= start < skip[at][1]):
+                body.append(k)
+        return PageDetail(words, spans, body, [words[k] for k in body])
 
     def _skipped_spans(self, index: int) -> list[tuple[int, int]]:
         """Character spans of running heads, footers and line numbers on the page."""
         page = self.pages[index]
-        lines = _lines(page.text)
         repeated = self._repeated_shapes(page.document_id)
         skip: list[tuple[int, int]] = []
-        content = [ln for ln in lines if ln[2].strip()]
-        edge = content[:HEAD_LINES] + content[-HEAD_LINES:]
-        for start, end, line in edge:
+        for start, end, line in _edge_lines(page.text):
             line_shape = nz.shape(line)
             if line_shape in repeated or _LONE_NUMBER.match(line) or _is_page_footer(line_shape):
                 skip.append((start, end))
-        numbered = [(s, m) for s, _, ln in content if (m := _LINE_NUMBER.match(ln))]
-        if len(numbered) >= 5 and len(numbered) >= len(content) // 2:
-            skip.extend((s + m.start(1), s + m.end(1)) for s, m in numbered)
-        return skip
+        # A deposition page: most lines start with their line number.
+        if len(_NUMBERED_LINE.findall(page.text)) >= 5:
+            content = [ln for ln in _lines(page.text) if ln[2].strip()]
+            numbered = [(s, m) for s, _, ln in content if (m := _LINE_NUMBER.match(ln))]
+            if len(numbered) >= len(content) // 2:
+                skip.extend((s + m.start(1), s + m.end(1)) for s, m in numbered)
+        return sorted(skip)
 
     def _repeated_shapes(self, document_id: int) -> set[str]:
         """Shapes of edge lines that recur on two or more pages of the document (cached)."""
-        if not self._repeats:
-            counts: dict[int, Counter[str]] = defaultdict(Counter)
-            for page in self.pages:
-                content = [ln for ln in _lines(page.text) if ln[2].strip()]
-                edge = content[:HEAD_LINES] + content[-HEAD_LINES:]
-                counts[page.document_id].update({nz.shape(line) for _, _, line in edge})
-            for doc, shapes in counts.items():
-                self._repeats[doc] = {s for s, n in shapes.items() if n >= 2 and s}
-        return self._repeats.get(document_id, set())
+        cached = self._repeats.get(document_id)
+        if cached is None:
+            if not self._documents:
+                for i, page in enumerate(self.pages):
+                    self._documents.setdefault(page.document_id, []).append(i)
+            counts: Counter[str] = Counter()
+            for i in self._documents.get(document_id, []):
+                counts.update({nz.shape(line) for _, _, line in _edge_lines(self.pages[i].text)})
+            cached = self._repeats[document_id] = {s for s, n in counts.items() if n >= 2 and s}
+        return cached
 
     # -- quotations -----------------------------------------------------------------------
 
@@ -307,20 +356,34 @@ class PacketIndex:
         return None
 
     def _quote_candidates(self, terms: set[str], within: Iterable[int] | None) -> list[int]:
-        pool = list(within) if within is not None else None
-        if pool is not None:
-            return pool
-        counts = self.pages_with_terms(terms, minimum=max(1, int(len(terms) * 0.6)))
-        ranked = sorted(counts, key=lambda i: (-counts[i], i))
-        full = [i for i in ranked if counts[i] == len(terms)]
-        ocr = [i for i in ranked if counts[i] < len(terms) and self.pages[i].source == OCR]
-        return full + ocr
+        """Pages that may hold the quotation: those with all of its rarest words, then OCR
+        pages with most of them (OCR may have misread some)."""
+        if within is not None:
+            return list(within)
+        rare = self.rarest(terms, RARE_TERMS)
+        if not rare:
+            return []
+        exact: set[int] | None = None
+        for term in rare:
+            postings = set(self.pages_with_term(term))
+            exact = postings if exact is None else exact & postings
+        counts: Counter[int] = Counter()
+        for term in rare:
+            counts.update(self.ocr_postings.get(term, ()))
+        minimum = max(1, len(rare) // 2)
+        ocr = [i for i, n in counts.items() if n >= minimum and i not in (exact or ())]
+        return sorted(exact or ()) + sorted(ocr, key=lambda i: (-counts[i], i))
+
+    def rarest(self, terms: Iterable[str], count: int) -> list[str]:
+        """The `count` terms held by the fewest pages (a term on no page is left out)."""
+        held = [(self.document_frequency(t), t) for t in set(terms)]
+        return [t for df, t in sorted(held) if df][:count]
 
     def _match_segments(
         self, index: int, segments: Sequence[Sequence[str]], *, fuzzy: bool = True
     ) -> tuple[int, int] | None:
         detail = self.detail(index)
-        body = [detail.words[k] for k in detail.body]
+        body = detail.body_words
         tolerant = fuzzy and self.pages[index].source == OCR
         position = 0
         first: int | None = None
@@ -349,7 +412,8 @@ class PacketIndex:
         if within is not None:
             pool = list(within)
         else:
-            counts = self.pages_with_terms(terms, minimum=max(1, len(terms) // 3))
+            rare = self.rarest(terms, RARE_TERMS)
+            counts = self.pages_with_terms(rare, minimum=max(1, len(rare) // 3))
             pool = sorted(counts, key=lambda i: (-counts[i], i))[:8]
         best: QuoteHit | None = None
         for index in pool:
@@ -360,7 +424,7 @@ class PacketIndex:
 
     def _align(self, index: int, words: list[str]) -> QuoteHit | None:
         detail = self.detail(index)
-        body = [detail.words[k] for k in detail.body]
+        body = detail.body_words
         if not body:
             return None
         matcher = SequenceMatcher(None, words, body, autojunk=False)
@@ -387,35 +451,35 @@ class PacketIndex:
     # -- opinions -------------------------------------------------------------------------
 
     def opinion(self, volume: str, reporter: str, page: str) -> Opinion | None:
-        """The opinion in the packet reported at `volume reporter page`, or None."""
+        """The opinion in the packet reported at `volume reporter page`, or None.
+
+        It is the document whose page carries that citation among its first lines; from that
+        page on, each page of the document is one reporter page: the number printed alone on
+        a line of its head, or else the next number after the page before."""
         wanted = nz.token_list(f"{volume} {reporter} {page}")
-        if not wanted or not page.isdigit():
+        if not page.isdigit() or len(wanted) < 3:
             return None
-        for index, number, head in self._opinion_heads():
-            if number is not None and _contains_run(head, wanted):
-                document_id = self.pages[index].document_id
-                pages = {
-                    n: self.pages[i]
-                    for i, n, _ in self._opinion_heads()
-                    if self.pages[i].document_id == document_id and n is not None
-                }
-                if int(page) in pages:
-                    return Opinion(document_id, int(page), pages)
+        first = int(page)
+        candidates = set(self.pages_with_term(wanted[0])) & set(self.pages_with_term(wanted[-1]))
+        for index in sorted(candidates):
+            if _contains_run(_head_words(self.pages[index].text), wanted):
+                return self._opinion_from(index, first)
         return None
 
-    def _opinion_heads(self) -> list[tuple[int, int, list[str]]]:
-        """(page index, printed reporter page, words of the head) for pages that look like a
-        reported opinion: a lone page number among the first lines."""
-        if self._opinions is None:
-            heads = []
-            for index, page in enumerate(self.pages):
-                lines = [ln for ln in _lines(page.text) if ln[2].strip()][: HEAD_LINES + 1]
-                numbers = [int(ln[2]) for ln in lines if _LONE_NUMBER.match(ln[2])]
-                if numbers:
-                    head = nz.token_list(" ".join(ln[2] for ln in lines))
-                    heads.append((index, numbers[0], head))
-            self._opinions = heads
-        return self._opinions
+    def _opinion_from(self, start: int, first: int) -> Opinion | None:
+        document_id = self.pages[start].document_id
+        self._repeated_shapes(document_id)  # fills self._documents
+        doc = sorted(self._documents[document_id], key=lambda i: self.pages[i].page_number)
+        numbers: dict[int, PageRecord] = {}
+        expected = first
+        for i in doc[doc.index(start) :]:
+            printed = _printed_number(self.pages[i].text)
+            number = printed if printed is not None and printed >= expected else expected
+            numbers.setdefault(number, self.pages[i])
+            expected = number + 1
+        if first not in numbers:
+            return None
+        return Opinion(document_id, first, numbers)
 
     def page_index(self, page: PageRecord) -> int:
         return page.position - 1 if self._is_position_index(page) else self.pages.index(page)
@@ -426,19 +490,35 @@ class PacketIndex:
 
 
 def _stems_of(words: set[str], cache: dict[str, str]) -> set[str]:
+    """The stems of raw lowercased words (`normalise.raw_words`), memoised in `cache`."""
     out = set()
     for word in words:
         stemmed = cache.get(word)
         if stemmed is None:
-            stemmed = cache[word] = nz.stem(word)
+            stemmed = cache[word] = nz.stem(nz.norm_token(word))
         out.add(stemmed)
     return out
 
 
-def _page_amounts(text: str) -> list[Value]:
+def ocr_digits(text: str) -> str:
+    """OCR's look-alikes inside figures read as digits ("$869.9B" -> "$869.98", "2O23" ->
+    "2023"): only in runs that are mostly digits, one character for one."""
+
+    def fix(match: re.Match[str]) -> str:
+        run = match.group()
+        digits = sum(ch.isdigit() for ch in run)
+        letters = sum(ch in _LOOKALIKE for ch in run)
+        if digits < 2 or letters == 0 or letters > digits:
+            return run
+        return run.translate(_DIGIT_FIX)
+
+    return _FIGURE.sub(fix, text)
+
+
+def _page_amounts(text: str, windows: list[list[int]] | None = None) -> list[Value]:
     """Money on a page: the extractor's amounts, and figures that can only be money on a
     page ("216,000.00", "869.98" in a column of a statement or an invoice)."""
-    found = _values(amount_parser.amount_values(text))
+    found = _windowed(amount_parser.amount_values, windows or _windows(text), text)
     for match in _BARE_MONEY.finditer(text):
         start, end = match.span()
         if any(start < v.end and end > v.start for v in found):
@@ -448,6 +528,41 @@ def _page_amounts(text: str) -> list[Value]:
             found.append(Value(start, end, cents))
     found.sort(key=lambda v: v.start)
     return found
+
+
+def _windows(text: str) -> list[list[int]]:
+    """The stretches of `text` around its figures: every date and amount has a digit, and
+    its month name or currency mark stands within WINDOW characters of one. Each stretch
+    ends on whitespace, so no word is cut."""
+    windows: list[list[int]] = []
+    for match in _DIGITS.finditer(text):
+        start, end = match.start() - WINDOW, match.end() + WINDOW
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = end
+        else:
+            windows.append([start, end])
+    for window in windows:
+        window[0] = _word_edge(text, max(0, window[0]), -1)
+        window[1] = _word_edge(text, min(len(text), window[1]), 1)
+    return windows
+
+
+def _windowed(
+    parse: Callable[[str], list[tuple[int, int, str]]], windows: list[list[int]], text: str
+) -> list[Value]:
+    """`parse` run on the windows of `text` only, spans mapped back into `text`: the same
+    values as parsing the whole text, at a fraction of the cost on a page of prose."""
+    found: list[Value] = []
+    for start, end in windows:
+        found.extend(Value(start + a, start + b, v) for a, b, v in parse(text[start:end]))
+    return found
+
+
+def _word_edge(text: str, position: int, step: int) -> int:
+    """Move `position` to the nearest whitespace (or the text's end) in direction `step`."""
+    while 0 < position < len(text) and not text[position].isspace():
+        position += step
+    return max(0, min(len(text), position))
 
 
 def _values(found: list[tuple[int, int, str]]) -> list[Value]:
@@ -464,8 +579,44 @@ def _lines(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def _edge_lines(text: str) -> list[tuple[int, int, str]]:
+    """The first and last HEAD_LINES lines with words, with their spans (no full split)."""
+    head: list[tuple[int, int, str]] = []
+    position = 0
+    while len(head) < HEAD_LINES and position < len(text):
+        end = text.find("\n", position)
+        end = len(text) if end < 0 else end
+        line = text[position:end].rstrip("\r")
+        if line.strip():
+            head.append((position, position + len(line), line))
+        position = end + 1
+    tail: list[tuple[int, int, str]] = []
+    stop = len(text)
+    while len(tail) < HEAD_LINES and stop > position:
+        start = text.rfind("\n", position, stop) + 1
+        start = max(start, position)
+        line = text[start:stop].rstrip("\r")
+        if line.strip():
+            tail.append((start, start + len(line), line))
+        stop = start - 1
+    return head + tail[::-1]
+
+
 def _is_page_footer(line_shape: str) -> bool:
     return bool(re.fullmatch(r"(.* )?(page )?# of #|(.* )?page #|#/#", line_shape))
+
+
+def _head_words(text: str) -> list[str]:
+    lines = [ln[2] for ln in _lines(text) if ln[2].strip()][: 2 * HEAD_LINES + 2]
+    return nz.token_list(" ".join(lines))
+
+
+def _printed_number(text: str) -> int | None:
+    """The page number printed alone on a line of the page's head, if any."""
+    for _, _, line in [ln for ln in _lines(text) if ln[2].strip()][: HEAD_LINES + 1]:
+        if _LONE_NUMBER.match(line):
+            return int(line)
+    return None
 
 
 def _contains_run(words: list[str], run: list[str]) -> bool:

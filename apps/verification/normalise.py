@@ -88,12 +88,26 @@ def norm_token(raw: str) -> str:
 
 def tokens(text: str) -> list[tuple[str, int, int]]:
     """Every word of `text` as (normalised token, start, end) with offsets into `text`."""
-    return [(norm_token(m.group()), m.start(), m.end()) for m in _WORD.finditer(fold(text))]
+    out = []
+    for match in _WORD.finditer(fold(text)):
+        raw = match.group()
+        word = raw.lower() if raw.isascii() and raw.isalnum() else norm_token(raw)
+        out.append((word, match.start(), match.end()))
+    return out
 
 
 def token_list(text: str) -> list[str]:
     """The normalised tokens of `text`, without spans (cheaper)."""
-    return [norm_token(raw) for raw in _WORD.findall(fold(text))]
+    return [
+        raw.lower() if raw.isascii() and raw.isalnum() else norm_token(raw)
+        for raw in _WORD.findall(fold(text))
+    ]
+
+
+def raw_words(text: str) -> list[str]:
+    """The words of `text` lowercased but not yet normalised (`norm_token` finishes them):
+    the cheapest form, for indexing many pages."""
+    return _WORD.findall(fold(text).lower())
 
 
 def stem(token: str) -> str:

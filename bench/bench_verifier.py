@@ -1,0 +1,279 @@
+"""Verifying a draft of 1,000 claims against a frozen packet of 10,000 pages (issue 11): the
+claim extractor (apps.verification.claims) and the checks (apps.verification.checks over
+apps.verification.index.PacketIndex), against peers in the same run, on the same pages, claims
+and checks:
+
+  (a) naive, reading every page for every claim: the same checks with every look-up (Bates
+      label, word, date, amount, quotation candidates) answered by re-reading each page of the
+      packet (tokenising it, parsing its dates and amounts), as a verifier without an index
+      does;
+  (b) scan, pages read once: every page tokenised and parsed up front (not timed), then every
+      look-up a linear scan over those pages: the fastest honest verifier without an index.
+
+The peers are slow, so each is timed on an even sample of the claims (every k-th, the same mix
+of kinds) and its time per claim is scaled to the draft's claims (`*_extrapolated_s`); the
+verdicts of the sample are compared with lexweb's (`*_same_verdicts`).
+
+Targets: the 1,000 claims checked in under 2 s, at least 50x faster than (a). The index is
+built once per frozen packet (`index_build_s`, reported apart, and with the checks in
+`index_and_checks_s`).
+
+The packet is synthetic and deterministic (seeded): 200 documents of 50 pages, each page about
+300 words drawn from a 6,000-word vocabulary with Zipf frequencies, a running head and footer,
+one date and two amounts in varied forms, a Bates label ("BNC" + 7 digits). The draft: a
+quarter each of sentences citing a page for words of that page, dates written in another form
+with their page, amounts without a cite, and quotations of 8-14 words of a page (a tenth of
+each kind altered: wrong page, shifted date, changed amount, changed word).
+
+Run: .venv/bin/python -m bench.bench_verifier [--pages N] [--claims N] [--sample N]
+"""
+
+import argparse
+import json
+import random
+import statistics
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from apps.verification import amounts as amount_parser
+from apps.verification import claims as claim_extractor
+from apps.verification import dates as date_parser
+from apps.verification import normalise as nz
+from apps.verification.checks import Finding, verify_text
+from apps.verification.index import PacketIndex, PageRecord, bates_key, ocr_digits
+
+SEED = 20261201
+PAGES = 10_000
+PAGES_PER_DOCUMENT = 50
+CLAIMS = 1_000
+PREFIX = "BNC"
+TARGET_SECONDS = 2.0
+TARGET_SPEEDUP = 50.0
+ROUNDS = 3
+
+
+@dataclass
+class Corpus:
+    pages: list[PageRecord]
+    text: str
+
+
+def _vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
+    syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"] + ["qu", "th", "sh"]
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def _date_forms(day: date, rng: random.Random) -> str:
+    forms = [
+        day.strftime("%B ") + f"{day.day}, {day.year}",
+        f"{day.month:02d}/{day.day:02d}/{day.year}",
+        day.isoformat(),
+        f"{day.day} " + day.strftime("%b %Y"),
+    ]
+    return rng.choice(forms)
+
+
+def _money(cents: int, rng: random.Random) -> str:
+    dollars, rest = divmod(cents, 100)
+    return rng.choice([f"${dollars:,}.{rest:02d}", f"{dollars:,}.{rest:02d}", f"USD {dollars:,}"])
+
+
+def build_corpus(pages: int, claims: int) -> Corpus:
+    rng = random.Random(SEED)
+    vocabulary = _vocabulary(rng)
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    records: list[PageRecord] = []
+    facts: list[tuple[date, int, list[str]]] = []
+    for n in range(pages):
+        document, page_number = divmod(n, PAGES_PER_DOCUMENT)
+        day = date(2015, 1, 1) + timedelta(days=rng.randrange(3650))
+        cents = rng.randrange(1000, 50_000_000, 100) + rng.randrange(100)
+        body = rng.choices(vocabulary, weights, k=300)
+        lines = [" ".join(body[i : i + 12]) for i in range(0, 300, 12)]
+        lines.insert(5, f"On {_date_forms(day, rng)} the sum of {_money(cents, rng)} was paid.")
+        lines.insert(15, f"A further {_money(rng.randrange(100, 900_000), rng)} fell due.")
+        text = "\n".join(
+            [f"RECORD {document + 1} - CONFIDENTIAL", *lines, f"Page {page_number + 1} of 50"]
+        )
+        records.append(
+            PageRecord(
+                position=n + 1,
+                document_id=document + 1,
+                filename=f"doc-{document + 1:03d}.pdf",
+                page_number=page_number + 1,
+                bates=(f"{PREFIX}{n + 1:07d}",),
+                text=text,
+                source="text_layer",
+                ocr_confidence=None,
+                origin="client",
+            )
+        )
+        facts.append((day, cents, body))
+    return Corpus(records, _draft(rng, records, facts, claims))
+
+
+def _draft(
+    rng: random.Random,
+    pages: list[PageRecord],
+    facts: list[tuple[date, int, list[str]]],
+    claims: int,
+) -> str:
+    sentences = []
+    # Each sentence carries one claim, or two (a value or quotation with its cite).
+    while sum(s.count("(") + s.count('"') // 2 + ("$" in s) for s in sentences) < claims:
+        n = rng.randrange(len(pages))
+        day, cents, body = facts[n]
+        label = pages[n].bates[0]
+        altered = rng.random() < 0.1
+        kind = len(sentences) % 4
+        if kind == 0:
+            cited = pages[(n + 7) % len(pages)].bates[0] if altered else label
+            words = " ".join(rng.sample(sorted(set(body[:60])), 4))
+            sentences.append(f"The record shows {words} ({cited}).")
+        elif kind == 1:
+            shown = day + timedelta(days=3) if altered else day
+            sentences.append(f"It happened on {_date_forms(shown, rng)} ({label}).")
+        elif kind == 2:
+            shown_cents = cents + 9000 if altered else cents
+            sentences.append(f"The parties settled {_money(shown_cents, rng)} in full.")
+        else:
+            start = rng.randrange(0, 280)
+            words_list = body[start : start + rng.randint(8, 14)]
+            if altered:
+                words_list = [*words_list[:-2], "zzquux", words_list[-1]]
+            sentences.append(f'The witness wrote "{" ".join(words_list)}" ({label}).')
+    paragraphs = [" ".join(sentences[i : i + 6]) for i in range(0, len(sentences), 6)]
+    return "\n\n".join(paragraphs)
+
+
+class ScanIndex(PacketIndex):
+    """The same index, but every look-up scans the pages (peers (a) and (b))."""
+
+    reread: bool = False
+
+    def _page_words(self, index: int) -> frozenset[str]:
+        if not self.reread:
+            return self.stems[index]
+        return frozenset(nz.stem(w) for w in nz.token_list(self.pages[index].text))
+
+    def bates_lookup(self, prefix_key: str, number: int) -> int | None:
+        for index, page in enumerate(self.pages):
+            if any(bates_key(label) == (prefix_key, number) for label in page.bates):
+                return index
+        return None
+
+    def pages_with_term(self, term: str) -> Sequence[int]:
+        return [i for i in range(len(self.pages)) if term in self._page_words(i)]
+
+    def value_pages(self, kind: str, value: str) -> Sequence[int]:
+        found = []
+        for index, page in enumerate(self.pages):
+            if self.reread:
+                text = ocr_digits(page.text) if page.source == "ocr" else page.text
+                parse = date_parser.date_values if kind == "date" else amount_parser.amount_values
+                values = {v for _, _, v in parse(text)}
+            else:
+                table = self.dates if kind == "date" else self.amounts
+                values = {v.value for v in table[index]}
+            if value in values:
+                found.append(index)
+        return found
+
+
+def _scan_index(index: PacketIndex, *, reread: bool) -> ScanIndex:
+    peer = ScanIndex(
+        pages=index.pages,
+        stems=index.stems,
+        postings={},
+        dates=index.dates,
+        amounts=index.amounts,
+        date_pages={},
+        amount_pages={},
+        bates={},
+    )
+    peer.reread = reread
+    return peer
+
+
+def _timed_peer(
+    text: str, claims: list[claim_extractor.Claim], peer: ScanIndex, sample: int
+) -> tuple[float, list[Finding]]:
+    step = max(1, len(claims) // sample)
+    chosen = claims[::step][:sample]
+    started = time.perf_counter()
+    # The sampled claims are checked one by one, each with the whole draft's context.
+    findings = [verify_text(text, claims, peer, only=[claim])[0] for claim in chosen]
+    elapsed = time.perf_counter() - started
+    return elapsed / len(chosen), findings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=PAGES)
+    parser.add_argument("--claims", type=int, default=CLAIMS)
+    parser.add_argument("--sample", type=int, default=20, help="claims timed per peer")
+    args = parser.parse_args()
+
+    corpus = build_corpus(args.pages, args.claims)
+    build_s, extract_s, check_s = [], [], []
+    for _round in range(ROUNDS):
+        started = time.perf_counter()
+        index = PacketIndex.build(corpus.pages)
+        build_s.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        claims = claim_extractor.extract_claims(corpus.text, bates_prefixes=[PREFIX])
+        extract_s.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        findings = verify_text(corpus.text, claims, index)
+        check_s.append(time.perf_counter() - started)
+    ours = statistics.median(check_s)
+    by_claim = {id(f.claim): f.status for f in findings}
+    result: dict[str, object] = {
+        "benchmark": "verifier_1000_claims_10000_pages",
+        "pages": len(corpus.pages),
+        "claims": len(claims),
+        "claims_by_kind": _count(c.kind for c in claims),
+        "statuses": _count(f.status for f in findings),
+        "rounds": ROUNDS,
+        "index_build_s": round(statistics.median(build_s), 3),
+        "extract_s": round(statistics.median(extract_s), 3),
+        "checks_s": round(ours, 3),
+        "checks_max_s": round(max(check_s), 3),
+        "index_and_checks_s": round(statistics.median(build_s) + ours, 3),
+    }
+    for name, reread, sample in (
+        ("naive_reread_pages", True, max(2, args.sample // 4)),
+        ("scan_pages_read_once", False, args.sample),
+    ):
+        per_claim, peer_findings = _timed_peer(
+            corpus.text, claims, _scan_index(index, reread=reread), sample
+        )
+        extrapolated = per_claim * len(claims)
+        result[f"{name}_sampled_claims"] = len(peer_findings)
+        result[f"{name}_per_claim_s"] = round(per_claim, 4)
+        result[f"{name}_extrapolated_s"] = round(extrapolated, 1)
+        result[f"{name}_same_verdicts"] = all(
+            by_claim.get(id(f.claim)) == f.status for f in peer_findings
+        )
+        result[f"speed_vs_{name}"] = round(extrapolated / ours, 1)
+    result["target_s"] = TARGET_SECONDS
+    result["under_target"] = max(check_s) < TARGET_SECONDS
+    result["target_speedup_vs_naive"] = TARGET_SPEEDUP
+    result["speedup_met"] = float(str(result["speed_vs_naive_reread_pages"])) >= TARGET_SPEEDUP
+    print(json.dumps(result, indent=1))
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+if __name__ == "__main__":
+    main()
