@@ -28,7 +28,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from apps.verification.amounts import amount_values
@@ -249,7 +249,7 @@ def _quotes(text: str) -> list[_Quote]:
 # ---------------------------------------------------------------------------------------------
 # Sentences
 
-_ABBREVIATION_WORDS = """v vs no nos ex exs exh inc co corp ltd llc llp mr mrs ms dr st id ibid
+_ABBREVIATION_WORDS = """v vs no nos ex exs exh co mr mrs ms dr st id ibid
     cf e g i
     jan feb mar apr jun jul aug sep sept oct nov dec app supp cir ct dist fed civ crim
     proc evid stat ann rev para paras pp p art sec secs ch cl dkt ecf compl decl dep aff tr
@@ -923,7 +923,28 @@ def extract_claims(
                     Claim(kind, start, end, text[start:end], sentence(start, end), value=value)  # type: ignore[arg-type]
                 )
     claims.sort(key=lambda c: (c.start, c.end))
-    return claims
+    return _shared_sentences(claims)
+
+
+def _shared_sentences(claims: list[Claim]) -> list[Claim]:
+    """Claims whose sentences overlap (a block quote and its cite line, a citation sentence and
+    the sentence it supports) get one sentence, the union, so that they are read together."""
+    merged: dict[tuple[int, int], tuple[int, int]] = {}
+    group: list[tuple[int, int]] = []
+    end = -1
+    for span in sorted({c.sentence for c in claims}):
+        if group and span[0] >= end:
+            union = (group[0][0], end)
+            merged.update(dict.fromkeys(group, union))
+            group = []
+        group.append(span)
+        end = max(end, span[1]) if len(group) > 1 else span[1]
+    if group:
+        merged.update(dict.fromkeys(group, (group[0][0], end)))
+    return [
+        c if merged[c.sentence] == c.sentence else replace(c, sentence=merged[c.sentence])
+        for c in claims
+    ]
 
 
 def _block_sentence(

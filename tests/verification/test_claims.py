@@ -536,6 +536,26 @@ def test_a_cite_after_the_full_stop_belongs_to_its_sentence() -> None:
     assert amount.sentence == cite.sentence
 
 
+def test_a_company_suffix_can_end_a_sentence() -> None:
+    text = "The buyer is Quillon Analytics, Inc. The seller is Pellucid Boats, LLC. Smith v. Jones."
+    assert len(sentences(text)) == 3
+
+
+def test_claims_read_together_share_one_sentence() -> None:
+    text = (
+        "The Agreement provides:\n\n> Either party may terminate this Agreement for cause.\n\n"
+        '(KLM0000002). Later "an exclusive remedy is presumptively valid." Id. at 1049. Done.'
+    )
+    quote, cite, later, id_cite = _claims(text)
+    assert quote.sentence == cite.sentence
+    assert text[slice(*quote.sentence)].endswith("(KLM0000002).")
+    assert later.sentence == id_cite.sentence
+    assert (
+        text[slice(*later.sentence)]
+        == 'Later "an exclusive remedy is presumptively valid." Id. at 1049.'
+    )
+
+
 def test_soft_wrapped_lines_stay_one_sentence() -> None:
     text = "The note was signed\non May 2, 2022 (KLM0000001). Then\nthe wire."
     assert [text[a:b] for a, b in sentences(text)] == [
