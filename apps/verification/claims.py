@@ -17,6 +17,12 @@ the offsets of its sentence. The order of work follows what can go wrong:
    case is named again in between, and an unresolved short form, `Id.` or supra stays
    `resolved=False`;
 4. dates and amounts outside all of the above.
+
+A quotation of four or more words is a claim; a shorter quoted term only where a cite is given
+for it (a record cite in its sentence, or an authority cited for it), and a defined term
+(`("Northline")`, `(the "Agreement")`) never. Statutes that eyecite finds are not claims (the
+claim kinds have none yet). `timeout_s` counts from the call: the work before eyecite is linear
+in the text and eyecite gets what remains.
 """
 
 from __future__ import annotations
@@ -817,11 +823,6 @@ def _mask(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def _sentence_of(bounds: list[tuple[int, int]], starts: list[int], start: int, end: int) -> int:
-    at = bisect.bisect_right(starts, start) - 1
-    return max(at, 0)
-
-
 def extract_claims(
     text: str, *, bates_prefixes: Sequence[str] = (), timeout_s: float = 5.0
 ) -> list[Claim]:
@@ -838,7 +839,7 @@ def extract_claims(
     def sentence(start: int, end: int) -> tuple[int, int]:
         if not bounds:
             return (start, end)
-        i = _sentence_of(bounds, starts, start, end)
+        i = max(bisect.bisect_right(starts, start) - 1, 0)
         a, b = bounds[i]
         # A claim that runs past its sentence's end (a cite split over a line) takes the rest.
         while b < end and i + 1 < len(bounds):
@@ -849,7 +850,8 @@ def extract_claims(
     def with_previous(start: int, end: int, cites: Sequence[tuple[int, int]]) -> tuple[int, int]:
         """A citation sentence ("Id. at 4.", "See X, 1 F.3d 2.") supports the sentence before."""
         rest = _mask(
-            plain[start:end], [(a - start, b - start) for a, b in cites if start <= a < end]
+            plain[start:end],
+            [(a - start, min(b, end) - start) for a, b in cites if start <= a < end],
         )
         if re.fullmatch(
             r"[\s.,;:()]*(?:(?:see|see also|cf\.|accord|but see)[\s,]*)?[\s.,;:()]*", rest, re.I
