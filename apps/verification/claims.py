@@ -418,21 +418,36 @@ def _pins_after(text: str, end: int) -> tuple[int, list[str]]:
         end = match.end()
 
 
-def _bates_pattern(prefixes: Sequence[str]) -> re.Pattern[str] | None:
-    usable = sorted({p for p in prefixes if p}, key=len, reverse=True)
-    if not usable:
+_SEPARATORS = "-_. \u00a0"
+
+
+def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """A pattern for the labels of `prefixes`, and the prefix each written form stands for.
+
+    A drafter may drop or change the separator a prefix ends with ("ZEN0000014", "ZEN 0000014"
+    for the prefix "ZEN-"): the label is the case's, written loosely.
+    """
+    canonical: dict[str, str] = {}
+    for prefix in sorted({p for p in prefixes if p}, key=len):
+        core = prefix.rstrip(_SEPARATORS) or prefix
+        canonical.setdefault(core, prefix)
+        canonical[prefix] = prefix
+    if not canonical:
         return None
-    alternation = "|".join(re.escape(p) for p in usable)
-    return re.compile(
-        rf"(?<![A-Za-z0-9])(?P<prefix>{alternation})(?P<sep>[ \u00a0-]?)(?P<num>\d{{3,12}})(?!\d)"
+    cores = sorted({p.rstrip(_SEPARATORS) or p for p in canonical}, key=len, reverse=True)
+    alternation = "|".join(re.escape(p) for p in cores)
+    pattern = re.compile(
+        rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})[-_. \u00a0]?)(?P<num>\d{{3,12}})(?!\d)"
     )
+    return pattern, canonical
 
 
 def _range_end(text: str, end: int, prefix: str, num: str) -> tuple[int, int] | None:
     """`(end, last)` when a range continues at `end`: "-16", " - ACME000016", " through ..."."""
+    core = re.escape(prefix.rstrip(_SEPARATORS) or prefix)
     match = re.compile(
         r"\s*(?:[-\u2013\u2014]|\s(?:through|thru|to)\s)\s*"
-        rf"(?:(?P<p>{re.escape(prefix)})[ \u00a0]?)?(?P<n>\d{{1,12}})(?!\d)"
+        rf"(?:(?P<p>{core})[-_. \u00a0]?)?(?P<n>\d{{1,12}})(?!\d)"
     ).match(text, end)
     if match is None:
         return None
@@ -446,7 +461,13 @@ def _range_end(text: str, end: int, prefix: str, num: str) -> tuple[int, int] | 
     return match.end(), last
 
 
-def _bates_cites(text: str, pattern: re.Pattern[str], kind: Kind, blocked: _Spans) -> list[_Cite]:
+def _bates_cites(
+    text: str,
+    pattern: re.Pattern[str],
+    kind: Kind,
+    blocked: _Spans,
+    canonical: dict[str, str] | None = None,
+) -> list[_Cite]:
     cites: list[_Cite] = []
     for match in pattern.finditer(text):
         start, end = match.span()
@@ -455,6 +476,9 @@ def _bates_cites(text: str, pattern: re.Pattern[str], kind: Kind, blocked: _Span
         if cites and start < cites[-1].end:
             continue
         prefix, num = match.group("prefix"), match.group("num")
+        if canonical is not None:
+            written = prefix.replace("\u00a0", " ")
+            prefix = canonical.get(written) or canonical[written.rstrip(_SEPARATORS) or written]
         first = last = int(num)
         ranged = _range_end(text, end, prefix, num)
         if ranged is not None:
@@ -476,7 +500,9 @@ def _is_generated(part: str) -> bool:
 def _record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[_Quote]) -> list[_Cite]:
     blocked = _Spans([(q.start, q.end) for q in quotes])
     known = _bates_pattern(prefixes)
-    cites = _bates_cites(text, known, "record_cite", blocked) if known is not None else []
+    cites = (
+        _bates_cites(text, known[0], "record_cite", blocked, known[1]) if known is not None else []
+    )
     taken = _Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in cites])
 
     def free(start: int, end: int) -> bool:
@@ -829,6 +855,8 @@ def extract_claims(
     """Every checkable claim in `text`, in order of position (see the module's docstring)."""
     if not text or not text.strip():
         return []
+    if isinstance(bates_prefixes, str):
+        bates_prefixes = (bates_prefixes,)
     deadline = time.monotonic() + max(timeout_s, 0.0)
     plain = _ODD_SPACES.sub(" ", text)
     quotes = _quotes(plain)

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from apps.verification import amounts as amounts_module
 from apps.verification import claims as claims_module
@@ -110,6 +112,24 @@ def test_answer_and_transcript_cites() -> None:
 def test_record_appendix_cite_is_never_a_case_citation() -> None:
     found = _claims("See 1 App. 24; 2 J.A. 301.")
     assert [c.kind for c in found] == ["record_cite", "record_cite"]
+
+
+def test_a_prefix_written_with_another_separator_is_still_the_cases() -> None:
+    text = "A (ZEN0000014) B (ZEN 0000017 - ZEN0000019) C (ZEN_0000020) D (ZENITH0000001)."
+    found = _claims(text)
+    assert [(c.kind, c.text) for c in found] == [
+        ("record_cite", "ZEN0000014"),
+        ("record_cite", "ZEN 0000017 - ZEN0000019"),
+        ("record_cite", "ZEN_0000020"),
+        ("not_a_record_cite", "ZENITH0000001"),
+    ]
+    assert [c.bates[0].prefix for c in found[:3]] == ["ZEN-", "ZEN-", "ZEN-"]
+    assert found[1].bates == (BatesRef("ZEN-", 17, 19, 7),)
+
+
+def test_a_single_prefix_given_as_a_string_is_one_prefix() -> None:
+    (claim,) = extract_claims("(KLM0000001)", bates_prefixes="KLM")
+    assert claim.bates == (BatesRef("KLM", 1, 1, 7),)
 
 
 def test_page_pins_and_a_hyphen_after_the_prefix() -> None:
@@ -498,6 +518,25 @@ def test_random_punctuation_soup_never_breaks_offsets() -> None:
     soup = '(("\u201c)) See ( ; ) Id. at , "KLM0000001-" \u2019\u2018 $ , 3/ /24 > >\n> "' * 300
     for claim in _claims(soup):
         assert soup[claim.start : claim.end] == claim.text
+
+
+_PIECES = [
+    "KLM0000001", "-", "16", " (", ")", "\u201c", "\u201d", '"', "'", "\u2019", " ", "\n", "\n\n",
+    "> ", "Id.", " at ", "4", "See ", "Smith v. Jones, ", "512 F.3d 100", ", 101",
+    " (9th Cir. 2001)",
+    "$", "1,200.00", "March 3, 2024", "3/3/24", "\u00b6 4", "Ex. 3 at ", "RTX 3060", "draft v2",
+    "word", "Word", ".", ";", ",", "*", "_", "\u00a0", "\u2013", "supra", "1 App. 24",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=60))
+@settings(max_examples=150, deadline=None)
+def test_any_mix_of_claim_pieces_keeps_offsets_and_never_raises(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    found = _claims(text)
+    assert [c.start for c in found] == sorted(c.start for c in found)
+    for claim in found:
+        assert 0 <= claim.sentence[0] <= claim.start < claim.end <= claim.sentence[1] <= len(text)
 
 
 def test_claims_come_in_order_of_position() -> None:
