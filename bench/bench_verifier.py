@@ -84,7 +84,7 @@ def _money(cents: int, rng: random.Random) -> str:
 
 
 def build_corpus(pages: int, claims: int) -> Corpus:
-    rng = random.Random(SEED)
+    rng = random.Random(SEED)  # noqa: S311  (a repeatable corpus, not a secret)
     vocabulary = _vocabulary(rng)
     weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
     records: list[PageRecord] = []
@@ -123,9 +123,11 @@ def _draft(
     facts: list[tuple[date, int, list[str]]],
     claims: int,
 ) -> str:
-    sentences = []
-    # Each sentence carries one claim, or two (a value or quotation with its cite).
-    while sum(s.count("(") + s.count('"') // 2 + ("$" in s) for s in sentences) < claims:
+    sentences: list[str] = []
+    made = 0
+    # A sentence carries one claim (a cite, an amount) or two (a date or quotation, its cite).
+    while made < claims:
+        made += (1, 2, 1, 2)[len(sentences) % 4]
         n = rng.randrange(len(pages))
         day, cents, body = facts[n]
         label = pages[n].bates[0]
@@ -140,7 +142,9 @@ def _draft(
             sentences.append(f"It happened on {_date_forms(shown, rng)} ({label}).")
         elif kind == 2:
             shown_cents = cents + 9000 if altered else cents
-            sentences.append(f"The parties settled {_money(shown_cents, rng)} in full.")
+            dollars, rest = divmod(shown_cents, 100)
+            money = rng.choice([f"${dollars:,}.{rest:02d}", f"USD {dollars:,}.{rest:02d}"])
+            sentences.append(f"The parties settled {money} in full.")
         else:
             start = rng.randrange(0, 280)
             words_list = body[start : start + rng.randint(8, 14)]

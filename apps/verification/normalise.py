@@ -56,6 +56,7 @@ _FOLD = str.maketrans(
 
 # A word: letters/digits, joined by an apostrophe, an inner hyphen or a hyphen ending a line.
 _WORD = re.compile(r"[^\W_]+(?:(?:['-]|-[ \t]*\r?\n[ \t]*)[^\W_]+)*")
+_DIGIT_RUN = re.compile(r"\d+")
 _JOINERS = re.compile(r"['\-\s]")
 
 STOPWORDS = frozenset(
@@ -154,4 +155,4 @@ def _within_one_edit(a: str, b: str) -> bool:
 
 def shape(line: str) -> str:
     """A line with its digits masked, to recognise running heads ("Page 3 of 8")."""
-    return re.sub(r"\d+", "#", " ".join(token_list(line)))
+    return _DIGIT_RUN.sub("#", " ".join(_WORD.findall(fold(line).lower())))
