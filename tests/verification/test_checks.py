@@ -1,0 +1,282 @@
+"""The deterministic checks on drafts and packets of our own: other prefixes than the dev set's,
+7-digit numbers, ranges, OCR pages, opinions. Claims come from the real extractor, as in the
+product, except where a test needs a claim the extractor would not make."""
+
+from apps.verification.checks import NOT_IN_EVIDENCE, Finding, pin_numbers, verify_text
+from apps.verification.claims import CaseCite, Claim, extract_claims
+from apps.verification.index import PacketIndex, PageRecord
+
+PREFIX = "ZQX-"
+
+LEASE_1 = """COMMERCIAL LEASE
+This Lease is made on the 3rd day of March, 2024 between HARBOR POINT LLC ("Landlord")
+and KESTREL FOODS INC. ("Tenant").
+1. RENT. Tenant shall pay monthly rent of $12,450.00 on the first day of each month.
+2. DEPOSIT. Tenant has paid a security deposit of $24,900.00, refundable within thirty
+days after the Tenant surrenders the premises in good condition.
+Harbor Point Lease - Page 1 of 2"""
+LEASE_2 = """3. TERM. The term ends on February 28, 2027. Either party may terminate this Lease on
+ninety (90) days' written notice after the second anniversary.
+4. USE. The premises shall be used only as a commissary kitchen and for no other purpose.
+Harbor Point Lease - Page 2 of 2"""
+EMAIL = """From: Dana Whitcomb
+Sent: Tue, Jun 11, 2024, 9:14 AM
+Subject: Walk-in freezer
+The walk-in freezer failed again overnight and we lost the entire dairy inventory. Please
+send a technician today."""
+INVOICE_OCR = """HARBOR POINT LLC - INVOICE 2211
+Invoice date: O7/O1/2O24
+Repair of walk-in freezer compressor 3,180.00
+Total due $3,18O.OO"""
+OPINION = [
+    "Orrin Mills, Inc. v. Falk, 77 N.W.2d 310 (Minn. 2019)\n310\nORRIN MILLS, INC. v. FALK\n"
+    "A landlord who accepts rent after a breach waives the right to terminate for that breach.",
+    "Orrin Mills, Inc. v. Falk, 77 N.W.2d 310 (Minn. 2019)\n311\nA tenant who keeps paying rent "
+    "while the premises are unusable does not thereby waive its claim for damages.",
+]
+
+
+def _packet(*, review: float | None = None) -> PacketIndex:
+    texts = [
+        (1, 1, LEASE_1, "text_layer", None),
+        (1, 2, LEASE_2, "text_layer", None),
+        (2, 1, EMAIL, "text_layer", None),
+        (3, 1, INVOICE_OCR, "ocr", 58.0),
+        (4, 1, OPINION[0], "text_layer", None),
+        (4, 2, OPINION[1], "text_layer", None),
+    ]
+    pages = [
+        PageRecord(
+            position=i + 1,
+            document_id=doc,
+            filename=f"doc-{doc}.pdf",
+            page_number=number,
+            bates=(f"{PREFIX}{1000 + i:07d}",),
+            text=text,
+            source=source,
+            ocr_confidence=confidence,
+            origin="public_record" if doc == 4 else "client",
+        )
+        for i, (doc, number, text, source, confidence) in enumerate(texts)
+    ]
+    return PacketIndex.build(pages)
+
+
+INDEX = _packet()
+
+
+def _check(text: str, *, review: float | None = None) -> list[Finding]:
+    claims = extract_claims(text, bates_prefixes=[PREFIX])
+    findings = verify_text(text, claims, INDEX, ocr_review_confidence=review)
+    assert [f.claim for f in findings] == claims
+    return findings
+
+
+def _of(findings: list[Finding], text: str) -> Finding:
+    matches = [f for f in findings if f.claim.text == text]
+    assert matches, [f.claim.text for f in findings]
+    return matches[0]
+
+
+def test_a_record_cite_of_the_page_that_carries_the_fact_is_supported() -> None:
+    found = _check("The monthly rent is $12,450.00 (ZQX-0001000).")
+
+    cite = _of(found, "ZQX-0001000")
+    assert cite.status == "supported" and cite.page is not None
+    assert cite.page.bates == ("ZQX-0001000",)
+    assert cite.match is not None
+    assert cite.page.text[cite.match[0] : cite.match[1]] == "$12,450.00"
+    assert _of(found, "$12,450.00").status == "supported"
+
+
+def test_a_cite_outside_the_packet_or_running_past_its_end_is_unsupported() -> None:
+    found = _check("The lease is at ZQX-0001099. The whole production is ZQX-0001000-ZQX-0001009.")
+
+    assert [f.status for f in found if f.claim.kind == "record_cite"] == [
+        "unsupported",
+        "unsupported",
+    ]
+    assert "ZQX-0001000-ZQX-0001005" in found[0].message
+    assert "runs past" in found[1].message
+
+
+def test_a_cite_whose_page_lacks_the_quotation_names_the_page_that_has_it() -> None:
+    found = _check(
+        'Whitcomb wrote that "The walk-in freezer failed again overnight and we lost the '
+        'entire dairy inventory" (ZQX-0001001).'
+    )
+
+    cite = _of(found, "ZQX-0001001")
+    assert cite.status == "unsupported" and "ZQX-0001002" in cite.message
+    quote = next(f for f in found if f.claim.kind == "quote")
+    assert quote.status == "supported"  # the words are in the packet, only the cite is wrong
+
+
+def test_a_cite_whose_page_lacks_the_key_terms_another_page_has_is_unsupported() -> None:
+    found = _check("The commissary kitchen use restriction and ninety days notice (ZQX-0001002).")
+
+    cite = _of(found, "ZQX-0001002")
+    assert cite.status == "unsupported" and "ZQX-0001001" in cite.message
+
+
+def test_a_value_error_under_a_right_cite_flags_the_value_not_the_cite() -> None:
+    found = _check("Kestrel paid a deposit of $29,400.00 (ZQX-0001000).")
+
+    amount = _of(found, "$29,400.00")
+    assert amount.status == "contradicted" and amount.found_value == "2490000"
+    assert _of(found, "ZQX-0001000").status == "supported"
+
+
+def test_a_date_on_the_cited_page_in_another_form_is_supported_and_a_shifted_one_contradicted(
+) -> None:  # fmt: skip
+    found = _check(
+        "The lease was signed on March 3, 2024 (ZQX-0001000). The freezer failed on June 12, "
+        "2024 (ZQX-0001002)."
+    )
+
+    assert _of(found, "March 3, 2024").status == "supported"
+    shifted = _of(found, "June 12, 2024")
+    assert shifted.status == "contradicted" and shifted.found_value == "2024-06-11"
+
+
+def test_values_without_a_cite_are_looked_for_anywhere_in_the_packet() -> None:
+    found = _check("Rent was USD 12,450 from 03/03/2024. The repair cost $9,999.00 on May 5, 2020.")
+
+    assert _of(found, "USD 12,450").status == "supported"
+    assert _of(found, "03/03/2024").status == "supported"
+    assert _of(found, "$9,999.00").status == "unsupported"
+    assert "nowhere" in _of(found, "May 5, 2020").message
+
+
+def test_ocr_figures_read_through_look_alikes_and_low_confidence_asks_for_review() -> None:
+    text = "The freezer repair cost $3,180.00 (ZQX-0001003)."
+
+    plain = _check(text)
+    reviewed = _check(text, review=70)
+
+    assert _of(plain, "$3,180.00").status == "supported"
+    finding = _of(reviewed, "$3,180.00")
+    assert finding.status == "needs_review" and "58%" in finding.message
+
+
+def test_a_quotation_is_verbatim_modulo_line_breaks_quotes_ellipses_and_brackets() -> None:
+    found = _check(
+        "The deposit is \u201crefundable within thirty days after the Tenant surrenders the "
+        'premises in good condition\u201d (ZQX-0001000). It is "refundable . . . after the '
+        'Tenant surrenders the premises" and "[t]he premises shall be used only as a '
+        'commissary kitchen" (ZQX-0001001).'
+    )
+
+    quotes = [f for f in found if f.claim.kind == "quote"]
+    assert [f.status for f in quotes] == ["supported", "supported", "supported"]
+
+
+def test_one_changed_word_is_a_misquote_naming_the_passage() -> None:
+    found = _check(
+        'The lease says "The premises shall be used primarily as a commissary kitchen" '
+        "(ZQX-0001001)."
+    )
+
+    quote = next(f for f in found if f.claim.kind == "quote")
+    assert quote.status == "unsupported" and quote.message.startswith("misquote")
+    assert "used only as a commissary kitchen" in quote.message
+    assert _of(found, "ZQX-0001001").status == "supported"
+
+
+def test_an_invented_quotation_and_a_running_footer_are_not_in_the_packet() -> None:
+    found = _check(
+        'Whitcomb admitted that "the freezer had been switched off by our own staff" '
+        '(ZQX-0001002). The lease calls itself "Harbor Point Lease - Page 1 of 2 COMMERCIAL".'
+    )
+
+    quotes = [f for f in found if f.claim.kind == "quote"]
+    assert quotes[0].status == "unsupported" and "no such passage" in quotes[0].message
+    assert quotes[1].status == "unsupported"
+
+
+def test_a_case_in_the_packet_with_a_pin_on_its_pages_is_supported() -> None:
+    found = _check(
+        '"A landlord who accepts rent after a breach waives the right to terminate for that '
+        'breach." Orrin Mills, Inc. v. Falk, 77 N.W.2d 310, 310 (Minn. 2019). A tenant who '
+        "pays rent while the premises are unusable keeps its claim for damages. Id. at 311."
+    )
+
+    cases = [f for f in found if f.claim.kind == "case_citation"]
+    assert [f.status for f in cases] == ["supported", "supported"]
+    assert cases[0].page is not None and cases[0].page.bates == ("ZQX-0001004",)
+
+
+def test_a_pin_outside_the_opinion_or_away_from_its_quotation_is_unsupported() -> None:
+    found = _check(
+        'Orrin Mills, Inc. v. Falk, 77 N.W.2d 310, 315 (Minn. 2019). The court held that "A '
+        "landlord who accepts rent after a breach waives the right to terminate for that "
+        'breach." Orrin Mills, 77 N.W.2d at 311.'
+    )
+
+    cases = [f for f in found if f.claim.kind == "case_citation"]
+    assert [f.status for f in cases] == ["unsupported", "unsupported"]
+    assert "310-311" in cases[0].message
+    assert "at 310" in cases[1].message
+
+
+def test_an_authority_not_in_the_packet_is_not_in_the_evidence_not_fabricated() -> None:
+    found = _check("See Brandt v. Coastal Cold Storage, 412 F.3d 88, 91 (9th Cir. 2005).")
+
+    case = next(f for f in found if f.claim.kind == "case_citation")
+    assert case.status == "unsupported" and NOT_IN_EVIDENCE in case.message
+
+
+def _cite_claim(text: str, needle: str, citation: CaseCite) -> Claim:
+    start = text.index(needle)
+    return Claim(
+        kind="case_citation",
+        start=start,
+        end=start + len(needle),
+        text=needle,
+        sentence=(0, len(text)),
+        citation=citation,
+    )
+
+
+def test_an_unbound_id_and_a_year_outside_the_reporter_never_pass() -> None:
+    text = "Id. at 4. Orrin Mills, Inc. v. Falk, 77 N.W.2d 310 (Minn. 1930)."
+    unbound = _cite_claim(
+        text, "Id. at 4", CaseCite("", "", "", "4", None, None, None, True, False)
+    )
+    early = _cite_claim(
+        text,
+        "Orrin Mills, Inc. v. Falk, 77 N.W.2d 310 (Minn. 1930)",
+        CaseCite("77", "N.W.2d", "310", None, "Orrin Mills, Inc. v. Falk", 1930, "Minn.", False,
+                 True),
+    )  # fmt: skip
+
+    first, second = verify_text(text, [unbound, early], INDEX)
+
+    assert first.status == "unsupported" and first.check == "case_short_form"
+    assert second.status == "unsupported" and second.check == "case_reporter_year"
+
+
+def test_things_cited_as_record_that_are_not_and_earlier_drafts_are_unsupported() -> None:
+    text = "The freezer log is at RTX3060. The damages are in Draft v2 at 3."
+    claims = [
+        Claim("not_a_record_cite", text.index("RTX3060"), text.index("RTX3060") + 7, "RTX3060",
+              (0, 30)),
+        Claim("not_a_record_cite", text.index("Draft v2"), text.index("Draft v2") + 13,
+              "Draft v2 at 3", (31, len(text))),
+    ]  # fmt: skip
+
+    found = verify_text(text, claims, INDEX)
+
+    assert [f.status for f in found] == ["unsupported", "unsupported"]
+    assert found[1].check == "system_generated_reference"
+
+
+def test_an_empty_draft_has_no_findings() -> None:
+    assert verify_text("", [], INDEX) == []
+    assert _check("   \n\n") == []
+
+
+def test_pin_ranges_are_read_as_pages() -> None:
+    assert pin_numbers("1045") == [1045]
+    assert pin_numbers("1045-46") == [1045, 1046]
+    assert pin_numbers("1045 & 1047") == [1045, 1047]
