@@ -380,6 +380,7 @@ _GENERATED = [
     re.compile(r"\bdrafts?\b", re.IGNORECASE),
     re.compile(r"\bsummar(?:y|ies)\b(?!\s+judgment)", re.IGNORECASE),
 ]
+_FISCAL_YEAR = re.compile(r"(?:FY|CY)[-_. ]?(?:19|20)\d\d")
 _YEAR_END = re.compile(r"\b(?:1[6-9]|20)\d\d\s*$")
 
 
@@ -524,7 +525,7 @@ def _record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[_Quote]) 
     # not one of this case's record cites; without any, a long zero-padded label is taken as one.
     for cite in _bates_cites(text, _GENERIC, "record_cite", blocked):
         ref = cite.bates[0]
-        if not free(cite.start, cite.end):
+        if not free(cite.start, cite.end) or _FISCAL_YEAR.fullmatch(text[cite.start : cite.end]):
             continue
         in_position = in_positions.covers(cite.start, cite.end)
         if known is None and (in_position or ref.digits >= 6):
@@ -559,6 +560,8 @@ def _record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[_Quote]) 
             if record is not None:
                 end, pins = _pins_after(text, a + record.end())
                 add(_Cite("record_cite", a, end, (), tuple(pins)))
+                continue
+            if _FISCAL_YEAR.fullmatch(piece):
                 continue
             if _YEAR_END.search(piece) and not _is_generated(piece):
                 continue  # "(D. Colo. 2021)", "(2019)": a case citation's parenthetical

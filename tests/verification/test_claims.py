@@ -192,7 +192,7 @@ def test_after_see_a_reference_to_an_earlier_summary_is_not_a_record_cite() -> N
 def test_ordinary_parentheticals_are_not_claims() -> None:
     text = (
         'Quillon Analytics, Inc. (the "Provider") agreed to thirty-six (36) months '
-        "(Mountain time) under Section 9 (emphasis added) (Q3 2023) (summary judgment), "
+        "(Mountain time) under Section 9 (emphasis added) (Q3 2023) (FY2023) (summary judgment), "
         "as Smith v. Jones, 512 F.3d 100 "
         "(9th Cir. 2001) holds (see below). An invoice number CCT-0771 and a model RTX3060."
     )
