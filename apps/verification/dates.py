@@ -21,17 +21,17 @@ _MONTH = (
     r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
 )
 _ORD = r"(?:st|nd|rd|th)?"
-# Spaces: any Unicode whitespace (non-breaking spaces included); OCR may drop or add a space
-# around the comma.
+# Spaces: any Unicode whitespace (non-breaking spaces included). OCR may drop or add a space
+# around the comma, read the comma as a full stop, or drop the space after "Mar.".
 _S = r"\s+"
-_COMMA = r"\s*,?\s*"
+_COMMA = r"\s*[,.]?\s*"
 
 _PATTERNS = [
     # March 3, 2024 / Mar. 3 2024 / March 3rd, 2024
     re.compile(
         r"(?<![\w])"
         + _MONTH.format(g="m")
-        + _S
+        + r"\s*"
         + r"(?P<d>\d{1,2})"
         + _ORD
         + r"(?!\d)"

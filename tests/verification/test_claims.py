@@ -217,6 +217,9 @@ def test_ordinary_parentheticals_are_not_claims() -> None:
         "2024-03-03",
         "3\u00a0March\u00a02024",
         "March 3rd, 2024",
+        "March 3,2024",
+        "Mar.3, 2024",
+        "March 3. 2024",
     ],
 )
 def test_dates_in_lawyer_and_ocr_forms_are_iso(written: str) -> None:
