@@ -42,6 +42,7 @@ _BARE_MONEY = re.compile(
 RARE_TERMS = 8  # a quotation's candidate pages are found by its rarest words
 WINDOW = 40  # characters around an anchor that a date or amount may take
 _DIGITS = re.compile(r"\d+")
+_BAR_I = re.compile(r"(?<!\S)\|(?!\S)")
 _LOOKALIKE = "OoIlSB"
 _DIGIT_FIX = str.maketrans("OoIlSB", "001158")
 _FIGURE = re.compile(r"(?<![A-Za-z])[\dOoIlSB](?:[\dOoIlSB,./-]*[\dOoIlSB])?(?![A-Za-z])")
@@ -169,11 +170,12 @@ class PacketIndex:
         all_amounts: list[list[Value]] = []
         bates: dict[tuple[str, int], int] = {}
         for i, page in enumerate(pages):
-            value_text = ocr_digits(page.text) if page.source == OCR else page.text
+            read = ocr_read(page.text) if page.source == OCR else page.text
+            value_text = read
             windows = _windows(value_text)
             found_dates = _windowed(date_parser.date_values, windows, value_text)
             found_amounts = _page_amounts(value_text, windows)
-            words = set(nz.raw_words(page.text))
+            words = set(nz.raw_words(read))
             # A page dated 2023-11-08 speaks of November, whatever form the date takes.
             words.update(_MONTH_NAMES[int(v.value[5:7])] for v in found_dates)
             page_stems = frozenset(_stems_of(words, stem_cache))
@@ -291,8 +293,8 @@ class PacketIndex:
         return cached
 
     def _make_detail(self, index: int) -> PageDetail:
-        text = self.pages[index].text
-        found = nz.tokens(text)
+        page = self.pages[index]
+        found = nz.tokens(ocr_read(page.text) if page.source == OCR else page.text)
         words = [w for w, _, _ in found]
         spans = [(s, e) for _, s, e in found]
         skip = self._skipped_spans(index)
@@ -498,6 +500,13 @@ def _stems_of(words: set[str], cache: dict[str, str]) -> set[str]:
             stemmed = cache[word] = nz.stem(nz.norm_token(word))
         out.add(stemmed)
     return out
+
+
+def ocr_read(text: str) -> str:
+    """An OCR page's text as it was printed, where OCR's usual slips are unambiguous: a bar
+    standing alone is the pronoun I ("| had to use"), look-alikes inside figures are digits.
+    One character for one, so spans stay spans of the page's text."""
+    return ocr_digits(_BAR_I.sub("I", text))
 
 
 def ocr_digits(text: str) -> str:

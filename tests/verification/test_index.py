@@ -137,6 +137,15 @@ def test_an_ocr_page_tolerates_one_slip_in_a_long_word_but_not_in_a_number() -> 
     assert index.find_quote([nz.token_list("I still have like 19k left")]) is None
 
 
+def test_a_bar_standing_alone_on_an_ocr_page_is_read_as_i() -> None:
+    index = PacketIndex.build(
+        [page(1, "| had to use some of it for my car payments and rent.", bates="T1",
+              source="ocr", confidence=94.0)]
+    )  # fmt: skip
+
+    assert index.find_quote([nz.token_list("I had to use some of it for my car")]) is not None
+
+
 def test_the_closest_passage_of_a_misquote_is_named() -> None:
     index = packet(
         "Service was fully restored after a failed database migration was rolled back.",
