@@ -92,9 +92,10 @@ def _review(finding: Finding, threshold: float | None) -> Finding:
         and threshold is not None
         and page is not None
         and page.source == OCR
-        and (page.ocr_confidence or 0.0) < threshold
+        and page.ocr_confidence is not None
+        and page.ocr_confidence < threshold
     ):
-        confidence = page.ocr_confidence or 0.0
+        confidence = page.ocr_confidence
         return replace(
             finding,
             status="needs_review",
@@ -217,6 +218,15 @@ class _Context:
             if missing:
                 return self._out_of_range(claim, ref.prefix, missing, bool(found))
             pages.extend(p for p in found if p not in pages)
+        if not any(self.index.pages[p].text.strip() for p in pages):
+            return Finding(
+                claim,
+                "needs_review",
+                "record_cite_page",
+                f"{_pages_label(self.index, pages)} is in the packet but has no text "
+                "to check the sentence against",
+                page=self.index.pages[pages[0]],
+            )
         span = self.segment(claim)
         moved = self._quote_elsewhere(span, pages)
         if moved is not None:

@@ -280,3 +280,14 @@ def test_pin_ranges_are_read_as_pages() -> None:
     assert pin_numbers("1045") == [1045]
     assert pin_numbers("1045-46") == [1045, 1046]
     assert pin_numbers("1045 & 1047") == [1045, 1047]
+
+
+def test_a_cite_of_a_page_without_text_is_left_for_review() -> None:
+    blank = PageRecord(1, 9, "scan.pdf", 1, ("BLK000001",), "", "none", None, "client")
+    index = PacketIndex.build([blank])
+    text = "The photograph shows the freezer (BLK000001)."
+    claims = extract_claims(text, bates_prefixes=["BLK"])
+
+    (finding,) = verify_text(text, claims, index)
+
+    assert finding.status == "needs_review" and "no text" in finding.message
