@@ -900,11 +900,9 @@ def extract_claims(
         if _is_defined_term(plain, q):
             continue
         words = len(_WORD.findall(q.quote))
-        span = sentence(q.start, q.end)
-        if q.block:
-            span = _block_sentence(plain, bounds, starts, q)
         if words == 0:
             continue
+        span = _block_sentence(plain, bounds, starts, q) if q.block else sentence(q.start, q.end)
         if words < 4 and span not in record_sentences:
             short_quoted.append((q, span))  # a quoted term; a quotation only if a cite follows
             continue
@@ -949,12 +947,15 @@ def extract_claims(
     def free(start: int, end: int) -> bool:
         return not taken.overlaps(start, end)
 
-    for kind, values in (("date", date_values(plain)), ("amount", amount_values(plain))):
-        for start, end, value in values:
+    values: list[tuple[Kind, list[tuple[int, int, str]]]] = [
+        ("date", date_values(plain)),
+        ("amount", amount_values(plain)),
+    ]
+    for kind, found in values:
+        for start, end, value in found:
             if free(start, end):
-                claims.append(
-                    Claim(kind, start, end, text[start:end], sentence(start, end), value=value)  # type: ignore[arg-type]
-                )
+                span = sentence(start, end)
+                claims.append(Claim(kind, start, end, text[start:end], span, value=value))
     claims.sort(key=lambda c: (c.start, c.end))
     return _shared_sentences(claims)
 
