@@ -235,7 +235,20 @@ def _make_quote(text: str, open_at: int, close_at: int) -> _Quote:
     return _Quote(start, end, text[start:end], False)
 
 
+_TERM_CONNECTORS = frozenset(["of", "the", "and", "for", "a", "an", "in", "on", "to", "&"])
+
+
+def _looks_like_a_term(words: str) -> bool:
+    """A name a document gives something: a few words, capitalised, no sentence."""
+    parts = words.split()
+    if not parts or len(parts) > 6 or re.search(r"[.!?;:]$", words.strip()):
+        return False
+    return len(parts) == 1 or all(p[0].isupper() or p in _TERM_CONNECTORS for p in parts)
+
+
 def _is_defined_term(text: str, quote: _Quote) -> bool:
+    if not _looks_like_a_term(quote.quote):
+        return False
     before = text[max(0, quote.start - 61) : quote.start - 1]
     match = _DEFINED_BEFORE.search(before)
     if match is None:

@@ -326,6 +326,11 @@ def test_defined_terms_of_any_length_are_not_quotations() -> None:
     assert _only(text, "quote") == []
 
 
+def test_a_quotation_in_parentheses_is_no_defined_term() -> None:
+    text = "He wrote (\u201cevery dollar goes into the truck\u201d) (KLM0000017)."
+    assert _texts(text, "quote") == ["every dollar goes into the truck"]
+
+
 def test_values_and_labels_inside_a_quotation_are_checked_as_the_quotation() -> None:
     text = '"Borrower shall pay $869.98 on June 1, 2022 under invoice KLM0000099" (KLM0000001).'
     assert [(c.kind, c.text) for c in _claims(text)] == [
