@@ -206,12 +206,15 @@ class _Context:
 
     def record_cite(self, claim: Claim) -> Finding:
         if not claim.bates:
+            # A pleading or docket cite ("Compl. ¶ 4", "Dkt. 12 at 3") names no Bates page:
+            # the packet's pages cannot be matched to it, so a person checks it.
             return Finding(
                 claim,
-                "unsupported",
-                "record_cite_unreadable",
-                "no Bates number could be read from this cite",
+                "needs_review",
+                "record_cite_unstamped",
+                f"{claim.text!r} names no Bates page; the packet cannot confirm or refute it",
             )
+
         pages: list[int] = []
         for ref in claim.bates:
             found, missing = self.index.bates_indexes(ref)

@@ -291,3 +291,15 @@ def test_a_cite_of_a_page_without_text_is_left_for_review() -> None:
     (finding,) = verify_text(text, claims, index)
 
     assert finding.status == "needs_review" and "no text" in finding.message
+
+
+def test_a_pleading_or_docket_cite_without_a_bates_page_is_left_for_review() -> None:
+    found = _check(
+        "The complaint alleges a rent of $12,450.00 (Compl. ¶ 4). So held (Dkt. 12 at 3)."
+    )
+
+    assert [f.status for f in found if f.claim.kind == "record_cite"] == [
+        "needs_review",
+        "needs_review",
+    ]
+    assert _of(found, "$12,450.00").status == "supported"  # looked for anywhere
