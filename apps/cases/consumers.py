@@ -5,6 +5,7 @@ from apps.accounts.models import User
 from apps.cases import selectors
 from apps.cases.events import CaseNotice, MembershipRevoked, case_group
 from apps.documents.events import DocumentProgress, ProductionProgress
+from apps.verification.events import VerificationProgress
 
 # Close codes (4000-4999 are the application's): the browser script reads them.
 CLOSE_NOT_FOUND = 4404  # no such case, not a member, or not signed in: one answer for all
@@ -51,6 +52,9 @@ class CaseEventsConsumer(AccessWatchedConsumer):
         await self.send_json(event)
 
     async def documents_production_progress(self, event: ProductionProgress) -> None:
+        await self.send_json(event)
+
+    async def verification_progress(self, event: VerificationProgress) -> None:
         await self.send_json(event)
 
     async def cases_membership_revoked(self, event: MembershipRevoked) -> None:

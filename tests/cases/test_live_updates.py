@@ -130,3 +130,25 @@ async def test_group_messages_reach_every_member_socket(
     assert [r["message"] for r in received] == ["hi", "hi"]
     await first.disconnect()
     await second.disconnect()
+
+
+async def test_every_event_type_the_apps_publish_is_relayed_and_keeps_the_socket_open(
+    lawyer: User, case: Case
+) -> None:
+    """A case event with no handler would close every open socket of the case with an error;
+    each app's event types reach the member, and the stream stays usable after them."""
+    socket, _ = await ws_connect(_events_path(case), cookie_user=lawyer)
+    events = [
+        {"type": "documents.progress", "case_id": case.pk, "document_id": 1, "filename": "a",
+         "status": "ready", "pages_done": 1, "page_count": 1, "error": "",
+         "provenance": "clear"},
+        {"type": "documents.production_progress", "case_id": case.pk, "production_id": 1,
+         "volume": "V1", "status": "ready", "pages_done": 1, "page_count": 1, "error": ""},
+        {"type": "verification.progress", "case_id": case.pk, "draft_id": 1, "version": 1,
+         "verification_id": 1, "status": "done", "claims_done": 3, "claim_count": 3,
+         "blocking": 0, "error": ""},
+    ]  # fmt: skip
+    for event in events:
+        await get_channel_layer().group_send(case_group(case.pk), event)
+        assert (await socket.receive_json_from(10))["type"] == event["type"]
+    await socket.disconnect()

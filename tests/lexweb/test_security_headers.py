@@ -29,7 +29,7 @@ from apps.documents.models import Document, Production, ProductionExport
 from lexweb import security
 from tests.conftest import session_client, token_client
 from tests.factories import MembershipFactory
-from tests.test_access_matrix import _packet_ids, document, junior  # noqa: F401  (fixtures)
+from tests.test_access_matrix import _draft_ids, _packet_ids, document, junior  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,10 @@ def _concrete(route: str, ids: dict[str, Any]) -> str:
 def _ids(case: Case, member: User, doc: Document, admin: User) -> dict[str, Any]:
     production = Production.objects.get(case=case, volume="MATRIX1")
     packets = _packet_ids(case)
+    drafts = _draft_ids(case)
     return {
+        "draft_id": drafts["draft"],
+        "finding_id": drafts["finding"],
         "packet_id": packets["frozen"],
         "item_id": packets["editable_item"],
         "other_id": packets["editable"],
