@@ -348,7 +348,7 @@ _GENERIC = re.compile(
     r"(?<![\w.-])(?P<prefix>[A-Z]{2,10}(?:[-_.][A-Z]{1,10})?[-_.]?)(?P<num>\d{3,12})(?![\w])"
 )
 # A lone label-like token used as a cite: "RTX 3060", "GPU-0001", "A100", "RTX3060Ti".
-_JUNK = re.compile(r"[A-Z]{1,10}[ \u00a0_-]?\d{3,12}[A-Za-z]{0,3}")
+_JUNK = re.compile(r"[A-Z]{1,10}[\s_-]?\d{3,12}[A-Za-z]{0,3}")
 _DOCKET = re.compile(
     r"(?<![\w])(?:Dkt|ECF|D\.E)\.?\s*(?:No\.?\s*)?\d+(?:\s*[-\u2013]\s*\d+)?(?![\w])"
 )
@@ -372,8 +372,10 @@ _EXHIBIT = re.compile(
     r"^(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,3})(?:-\d+)?(?![\w])"
 )
 _CITE_POSITION = re.compile(
-    r"\((?P<paren>[^()\n]{1,200})\)"
-    r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|[Pp]er)[,:]?\s+(?P<see>[^.;:()\n]{1,120})"
+    # A parenthetical, or what follows a signal, within a paragraph (soft line breaks allowed).
+    r"\((?P<paren>(?:[^()\n]|\n(?![ \t]*\n)){1,200})\)"
+    r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|[Pp]er)[,:]?\s+"
+    r"(?P<see>(?:[^.;:()\n]|\n(?![ \t]*\n)){1,120})"
 )
 _GENERATED = [
     re.compile(

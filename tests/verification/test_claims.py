@@ -189,6 +189,11 @@ def test_after_see_a_reference_to_an_earlier_summary_is_not_a_record_cite() -> N
     assert _texts(text, "not_a_record_cite") == ["the earlier summary at 2"]
 
 
+def test_a_reference_to_a_draft_wrapped_over_lines() -> None:
+    text = "The September incidents were minor (prior brief draft\nv1, section D) and (RTX\n3060)."
+    assert _texts(text, "not_a_record_cite") == ["prior brief draft\nv1, section D", "RTX\n3060"]
+
+
 def test_ordinary_parentheticals_are_not_claims() -> None:
     text = (
         'Quillon Analytics, Inc. (the "Provider") agreed to thirty-six (36) months '
