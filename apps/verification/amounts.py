@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -42,13 +43,19 @@ def _cents(number: str, scale: str | None) -> str | None:
 def amount_values(text: str) -> list[tuple[int, int, str]]:
     """Every money amount in `text` as (start, end, cents), in order, spans never overlapping."""
     found: list[tuple[int, int, str]] = []
+    starts: list[int] = []  # the disjoint spans taken so far, sorted
+    ends: list[int] = []
     for pattern in _PATTERNS:
         for match in pattern.finditer(text):
             start, end = match.span()
-            if any(start < b and end > a for a, b, _ in found):
-                continue
+            before = bisect.bisect_left(starts, end)
+            if before and ends[before - 1] > start:
+                continue  # overlaps an amount found by an earlier pattern
             value = _cents(match.group("n"), match.group("scale"))
             if value is not None:
+                at = bisect.bisect_left(starts, start)
+                starts.insert(at, start)
+                ends.insert(at, end)
                 found.append((start, end, value))
     found.sort()
     return found

@@ -895,10 +895,9 @@ def extract_claims(
 
     def with_previous(start: int, end: int, cites: Sequence[tuple[int, int]]) -> tuple[int, int]:
         """A citation sentence ("Id. at 4.", "See X, 1 F.3d 2.") supports the sentence before."""
-        rest = _mask(
-            plain[start:end],
-            [(a - start, min(b, end) - start) for a, b in cites if start <= a < end],
-        )
+        first = bisect.bisect_left(cites, (start, -1))
+        inside = itertools.takewhile(lambda c: c[0] < end, itertools.islice(cites, first, None))
+        rest = _mask(plain[start:end], [(a - start, min(b, end) - start) for a, b in inside])
         if re.fullmatch(
             r"[\s.,;:()]*(?:(?:see|see also|cf\.|accord|but see)[\s,]*)?[\s.,;:()]*", rest, re.I
         ):
@@ -942,7 +941,7 @@ def extract_claims(
     # break before a blank line, a list item, a heading or a block quote).
     masked = re.sub(r"(?<!\n)\n(?![ \t]*(?:\n|[-*+\u2022>#][ \t]|\d{1,3}[.)][ \t]))", " ", masked)
     cases = _case_citations(plain, masked, record, deadline)
-    case_spans = [(a, b) for a, b, _ in cases]
+    case_spans = sorted((a, b) for a, b, _ in cases)
     case_sentences = _Spans()
     for start, end, cite in cases:
         span = with_previous(*sentence(start, end), case_spans)

@@ -8,6 +8,7 @@ first. Pure functions, no Django.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import re
 
@@ -112,16 +113,20 @@ def _value(match: re.Match[str]) -> str | None:
 def date_values(text: str) -> list[tuple[int, int, str]]:
     """Every date in `text` as (start, end, ISO date), in order, spans never overlapping."""
     found: list[tuple[int, int, str]] = []
-    taken: list[tuple[int, int]] = []
+    starts: list[int] = []  # the disjoint spans taken so far, sorted
+    ends: list[int] = []
     for pattern in _PATTERNS:
         for match in pattern.finditer(text):
             start, end = match.span()
-            if any(start < b and end > a for a, b in taken):
-                continue
+            before = bisect.bisect_left(starts, end)
+            if before and ends[before - 1] > start:
+                continue  # overlaps a date found by an earlier pattern
             value = _value(match)
             if value is None:
                 continue
-            taken.append((start, end))
+            at = bisect.bisect_left(starts, start)
+            starts.insert(at, start)
+            ends.insert(at, end)
             found.append((start, end, value))
     found.sort()
     return found
