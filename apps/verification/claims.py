@@ -513,6 +513,12 @@ def _is_generated(part: str) -> bool:
     return any(p.search(part) for p in _GENERATED)
 
 
+def is_generated_reference(text: str) -> bool:
+    """Whether a not-a-record-cite names the system's own work ("Draft v2", "the earlier
+    summary", "lexweb case summary v4") rather than a token that is no Bates number."""
+    return _is_generated(text)
+
+
 def _record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[_Quote]) -> list[_Cite]:
     blocked = _Spans([(q.start, q.end) for q in quotes])
     known = _bates_pattern(prefixes)
@@ -1015,5 +1021,6 @@ __all__ = [
     "Claim",
     "Kind",
     "extract_claims",
+    "is_generated_reference",
     "sentences",
 ]

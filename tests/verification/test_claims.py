@@ -19,7 +19,13 @@ from apps.verification import amounts as amounts_module
 from apps.verification import claims as claims_module
 from apps.verification import dates as dates_module
 from apps.verification.amounts import amount_values, parse_amount
-from apps.verification.claims import BatesRef, Claim, extract_claims, sentences
+from apps.verification.claims import (
+    BatesRef,
+    Claim,
+    extract_claims,
+    is_generated_reference,
+    sentences,
+)
 from apps.verification.dates import date_values, parse_date
 
 
@@ -182,6 +188,13 @@ def test_what_sits_where_a_record_cite_belongs_and_is_none(junk: str) -> None:
         ("not_a_record_cite", junk),
         ("record_cite", "KLM0000003"),
     ]
+
+
+def test_references_to_generated_work_are_told_from_junk_tokens() -> None:
+    assert is_generated_reference("Draft Declaration v2 at 3")
+    assert is_generated_reference("the earlier summary")
+    assert not is_generated_reference("RTX 3060")
+    assert not is_generated_reference("GPU 0001")
 
 
 def test_after_see_a_reference_to_an_earlier_summary_is_not_a_record_cite() -> None:
