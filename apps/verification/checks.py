@@ -25,6 +25,7 @@
 """
 
 import bisect
+import gc
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -77,12 +78,19 @@ def verify_text(
 
     `ocr_review_confidence`: settings.LEXWEB_OCR_REVIEW_CONFIDENCE (0-100), passed in by the
     caller. `only`: check just these claims, each in the context of all of `claims`."""
-    context = _Context(text, list(claims), index)
-    findings = []
-    for claim in claims if only is None else only:
-        finding = context.check(claim)
-        findings.append(_review(finding, ocr_review_confidence))
-    return findings
+    # The index holds millions of small objects; a collection pass over them during the
+    # checks costs more than the checks (and no cycle is made here).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        context = _Context(text, list(claims), index)
+        return [
+            _review(context.check(claim), ocr_review_confidence)
+            for claim in (claims if only is None else only)
+        ]
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _review(finding: Finding, threshold: float | None) -> Finding:

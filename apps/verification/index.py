@@ -61,6 +61,7 @@ _MONTH_NAMES = (
     "november",
     "december",
 )
+NEIGHBOURS = 2  # pages on each side whose heads and footers a page's are compared with
 HEAD_LINES = 3  # lines at each end of a page that may be a running head or footer
 MAX_RANGE = 5000  # a Bates range longer than this is resolved label by label up to it
 
@@ -140,7 +141,7 @@ class PacketIndex:
     bates: dict[tuple[str, int], int]
     ocr_postings: dict[str, list[int]] = field(default_factory=dict)  # OCR pages only
     _details: dict[int, PageDetail] = field(default_factory=dict)
-    _repeats: dict[int, set[str]] = field(default_factory=dict)
+    _repeats: dict[int, set[str]] = field(default_factory=dict)  # page -> edge line shapes
     _documents: dict[int, list[int]] = field(default_factory=dict)  # document -> page indexes
 
     # -- building -------------------------------------------------------------------------
@@ -310,7 +311,7 @@ class PacketIndex:
     def _skipped_spans(self, index: int) -> list[tuple[int, int]]:
         """Character spans of running heads, footers and line numbers on the page."""
         page = self.pages[index]
-        repeated = self._repeated_shapes(page.document_id)
+        repeated = self._repeated_shapes(index)
         skip: list[tuple[int, int]] = []
         for start, end, line in _edge_lines(page.text):
             line_shape = nz.shape(line)
@@ -324,18 +325,32 @@ class PacketIndex:
                 skip.extend((s + m.start(1), s + m.end(1)) for s, m in numbered)
         return sorted(skip)
 
-    def _repeated_shapes(self, document_id: int) -> set[str]:
-        """Shapes of edge lines that recur on two or more pages of the document (cached)."""
-        cached = self._repeats.get(document_id)
+    def _repeated_shapes(self, index: int) -> set[str]:
+        """Shapes of the edge lines of the pages next to this one in its document (two on
+        each side): a running head or footer recurs there."""
+        document = self.document_pages(self.pages[index].document_id)
+        at = document.index(index)
+        shapes: set[str] = set()
+        for other in document[max(0, at - NEIGHBOURS) : at + NEIGHBOURS + 1]:
+            if other != index:
+                shapes |= self._edge_shapes(other)
+        return shapes
+
+    def _edge_shapes(self, index: int) -> set[str]:
+        cached = self._repeats.get(index)
         if cached is None:
-            if not self._documents:
-                for i, page in enumerate(self.pages):
-                    self._documents.setdefault(page.document_id, []).append(i)
-            counts: Counter[str] = Counter()
-            for i in self._documents.get(document_id, []):
-                counts.update({nz.shape(line) for _, _, line in _edge_lines(self.pages[i].text)})
-            cached = self._repeats[document_id] = {s for s, n in counts.items() if n >= 2 and s}
+            lines = _edge_lines(self.pages[index].text)
+            cached = self._repeats[index] = {s for _, _, ln in lines if (s := nz.shape(ln))}
         return cached
+
+    def document_pages(self, document_id: int) -> list[int]:
+        """The document's page indexes in page order."""
+        if not self._documents:
+            for i, page in enumerate(self.pages):
+                self._documents.setdefault(page.document_id, []).append(i)
+            for pages in self._documents.values():
+                pages.sort(key=lambda i: self.pages[i].page_number)
+        return self._documents.get(document_id, [])
 
     # -- quotations -----------------------------------------------------------------------
 
@@ -470,8 +485,7 @@ class PacketIndex:
 
     def _opinion_from(self, start: int, first: int) -> Opinion | None:
         document_id = self.pages[start].document_id
-        self._repeated_shapes(document_id)  # fills self._documents
-        doc = sorted(self._documents[document_id], key=lambda i: self.pages[i].page_number)
+        doc = self.document_pages(document_id)
         numbers: dict[int, PageRecord] = {}
         expected = first
         for i in doc[doc.index(start) :]:
@@ -493,13 +507,10 @@ class PacketIndex:
 
 def _stems_of(words: set[str], cache: dict[str, str]) -> set[str]:
     """The stems of raw lowercased words (`normalise.raw_words`), memoised in `cache`."""
-    out = set()
     for word in words:
-        stemmed = cache.get(word)
-        if stemmed is None:
-            stemmed = cache[word] = nz.stem(nz.norm_token(word))
-        out.add(stemmed)
-    return out
+        if word not in cache:
+            cache[word] = nz.stem(nz.norm_token(word))
+    return {cache[word] for word in words}
 
 
 def ocr_read(text: str) -> str:
@@ -528,13 +539,13 @@ def _page_amounts(text: str, windows: list[list[int]] | None = None) -> list[Val
     """Money on a page: the extractor's amounts, and figures that can only be money on a
     page ("216,000.00", "869.98" in a column of a statement or an invoice)."""
     found = _windowed(amount_parser.amount_values, windows or _windows(text), text)
+    taken = [(v.start, v.end) for v in found]
     for match in _BARE_MONEY.finditer(text):
         start, end = match.span()
-        if any(start < v.end and end > v.start for v in found):
+        if any(start < b and end > a for a, b in taken):
             continue
-        cents = amount_parser.parse_amount("$" + match.group())
-        if cents is not None:
-            found.append(Value(start, end, cents))
+        dollars, _, cents = match.group().replace(",", "").partition(".")
+        found.append(Value(start, end, str(int(dollars) * 100 + int(cents or 0))))
     found.sort(key=lambda v: v.start)
     return found
 
