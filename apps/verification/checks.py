@@ -45,6 +45,7 @@ CITES = ("record_cite", "not_a_record_cite", "case_citation")
 NOT_IN_EVIDENCE = "not in the evidence (this does not mean it is fabricated)"
 SHORT_QUOTE = 4  # words; a shorter quoted term not found is left for review
 MISQUOTE_RATIO = 0.5  # share of a quotation's words in order in the closest passage
+NEAR_PASSAGE = 0.8  # a misquote this close to a passage of another page: the cite is wrong too
 # Wrong page: the best other page holds at least this share of the key terms' weight...
 WRONG_PAGE_OTHER = 0.5
 # ... and the cited pages at most this share.
@@ -290,16 +291,26 @@ class _Context:
         return Finding(claim, "unsupported", "bates_in_packet", message)
 
     def _quote_elsewhere(self, span: tuple[int, int], pages: list[int]) -> QuoteHit | None:
-        """A quotation of the segment that stands verbatim elsewhere but not on `pages`."""
+        """A quotation of the segment that stands elsewhere but not on `pages`: verbatim, or
+        (a misquote) nearly so on another page while the cited pages hold nothing like it."""
         for quote in self.members(span, ("quote",)):
             segments = quote_segments(quote.quote or quote.text)
-            if sum(len(s) for s in segments) < SHORT_QUOTE:
+            words = [w for segment in segments for w in segment]
+            if len(words) < SHORT_QUOTE:
                 continue
             if self.index.find_quote(segments, within=pages) is not None:
                 return None
             hit = self.index.find_quote(segments)
             if hit is not None:
                 return hit
+            near = self.index.closest_passage(words)
+            if near is None or near.ratio < NEAR_PASSAGE:
+                continue
+            here = self.index.closest_passage(words, within=pages)
+            if (here is None or here.ratio < MISQUOTE_RATIO) and (
+                self.index.page_index(near.page) not in pages
+            ):
+                return near
         return None
 
     def _terms_elsewhere(self, span: tuple[int, int], pages: list[int]) -> int | None:
@@ -587,7 +598,7 @@ def moved_finding(claim: Claim, hit: QuoteHit, index: PacketIndex) -> Finding:
         claim,
         "unsupported",
         "record_cite_page",
-        f"the cited page does not carry the quotation; it is on {label}",
+        f"the cited page does not carry the quotation; its passage is on {label}",
         page=hit.page,
         excerpt=_excerpt(hit.page.text, *hit.span),
         match=hit.span,

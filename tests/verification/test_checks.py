@@ -303,3 +303,14 @@ def test_a_pleading_or_docket_cite_without_a_bates_page_is_left_for_review() -> 
         "needs_review",
     ]
     assert _of(found, "$12,450.00").status == "supported"  # looked for anywhere
+
+
+def test_a_misquote_of_another_pages_passage_flags_the_cite_as_well() -> None:
+    found = _check(
+        'Whitcomb wrote that "The walk-in freezer failed again overnight and we lost the '
+        'whole dairy inventory" (ZQX-0001000).'
+    )
+
+    assert next(f for f in found if f.claim.kind == "quote").status == "unsupported"
+    cite = _of(found, "ZQX-0001000")
+    assert cite.status == "unsupported" and "ZQX-0001002" in cite.message
