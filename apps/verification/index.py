@@ -143,6 +143,7 @@ class PacketIndex:
     _details: dict[int, PageDetail] = field(default_factory=dict)
     _repeats: dict[int, set[str]] = field(default_factory=dict)  # page -> edge line shapes
     _documents: dict[int, list[int]] = field(default_factory=dict)  # document -> page indexes
+    _prefix_numbers: dict[str, list[int]] = field(default_factory=dict)  # prefix -> numbers
 
     # -- building -------------------------------------------------------------------------
 
@@ -251,7 +252,10 @@ class PacketIndex:
     def bates_span(self, prefix: str) -> tuple[str, str] | None:
         """The first and last label of the packet with this prefix (for messages)."""
         key = _prefix_key(prefix)
-        numbers = [n for (p, n) in self.bates if p == key]
+        if not self._prefix_numbers:
+            for p, n in self.bates:
+                self._prefix_numbers.setdefault(p, []).append(n)
+        numbers = self._prefix_numbers.get(key)
         if not numbers:
             return None
         return self.pages[self.bates[(key, min(numbers))]].bates[0], self.pages[
