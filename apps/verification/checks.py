@@ -35,7 +35,7 @@ from typing import Literal
 import reporters_db
 
 from apps.verification import normalise as nz
-from apps.verification.claims import Claim
+from apps.verification.claims import Claim, sentences
 from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value
 
 Status = Literal["supported", "unsupported", "contradicted", "needs_review"]
@@ -123,7 +123,8 @@ class _Context:
         for claim in sorted(claims, key=lambda c: c.start):
             if claim.kind in CITES:
                 self.cites_by_sentence.setdefault(claim.sentence, []).append(claim)
-        self.sentence_starts = sorted({c.sentence for c in claims})
+        self.all_sentences: list[tuple[int, int]] | None = None  # read when first needed
+        self.sentence_ends: list[int] = []
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
 
@@ -166,10 +167,13 @@ class _Context:
         return start, end
 
     def previous_sentence(self, sentence: tuple[int, int]) -> tuple[int, int] | None:
-        before = [s for s in self.sentence_starts if s[1] <= sentence[0]]
-        if not before:
+        if self.all_sentences is None:
+            self.all_sentences = sentences(self.text)
+            self.sentence_ends = [end for _, end in self.all_sentences]
+        at = bisect.bisect_right(self.sentence_ends, sentence[0]) - 1
+        if at < 0:
             return None
-        candidate = before[-1]
+        candidate = self.all_sentences[at]
         gap = self.text[candidate[1] : sentence[0]]
         # Only the sentence just before it, in the same paragraph.
         return None if "\n\n" in gap else candidate
