@@ -307,13 +307,11 @@ class _Context:
             hit = self.index.find_quote(segments)
             if hit is not None:
                 return hit
-            near = self.index.closest_passage(words)
-            if near is None or near.ratio < NEAR_PASSAGE:
-                continue
             here = self.index.closest_passage(words, within=pages)
-            if (here is None or here.ratio < MISQUOTE_RATIO) and (
-                self.index.page_index(near.page) not in pages
-            ):
+            if here is not None and here.ratio >= MISQUOTE_RATIO:
+                continue  # a misquote of the cited page: the quotation's finding says so
+            near = self.index.closest_passage(words)
+            if near is not None and near.ratio >= NEAR_PASSAGE:
                 return near
         return None
 
