@@ -26,10 +26,10 @@ with their page, amounts without a cite, and quotations of 8-14 words of a page 
 each kind altered: wrong page, shifted date, changed amount, changed word).
 
 Figures on 2026-12-01 (2 cores, other work running; 1,000 claims: 500 record cites, 167
-dates, 167 amounts, 166 quotations; 10,000 pages): checks 0.31 s median (0.64 s max of 3);
-extraction 0.40 s; index build 6.1 s, once per frozen packet (index and checks 6.4 s); peer
-(a) 26.7 s per claim (2 sampled), 26,694 s for the draft: 87,152x; peer (b) 0.034 s per claim
-(10 sampled), 33.9 s: 111x; the same verdicts as lexweb on every sampled claim. Under 2 s
+dates, 167 amounts, 166 quotations; 10,000 pages): checks 0.31 s median (0.37 s max of 3);
+extraction 0.49 s; index build 6.6 s, once per frozen packet (index and checks 6.9 s); peer
+(a) 35.4 s per claim (2 sampled), 35,378 s for the draft: 112,623x; peer (b) 0.038 s per claim
+(10 sampled), 38.0 s: 121x; the same verdicts as lexweb on every sampled claim. Under 2 s
 and over 50x for the checks; the build alone is over 2 s on this machine (a frozen packet
 never changes, so its index can be kept and reused for every draft checked against it).
 
