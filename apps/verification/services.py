@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from procrastinate.contrib.django import app
@@ -248,7 +249,13 @@ def _run(verification: Verification) -> None:
         verification.save(update_fields=["claim_count"])
         _publish_run(verification)
     packet_index = index.PacketIndex.build(records)
-    results = checks.verify_text(version.text, found, packet_index)
+    # Supporting words read by OCR below the review confidence make a finding "needs review".
+    results = checks.verify_text(
+        version.text,
+        found,
+        packet_index,
+        ocr_review_confidence=settings.LEXWEB_OCR_REVIEW_CONFIDENCE,
+    )
     by_position = {page.position: page for page in pages}
     rows = [
         _finding_row(verification, result, by_position, checks.VERIFIER_VERSION)

@@ -25,6 +25,7 @@
 4. The temporary database is dropped and the folder removed, however the child ended.
 """
 
+import functools
 import importlib
 import json
 import logging
@@ -314,7 +315,10 @@ def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.Findi
         case,
         pages,
         extract=extract,
-        verify=verify,
+        # As the product's runs: OCR'd support below the review confidence needs review.
+        verify=functools.partial(
+            verify, ocr_review_confidence=settings.LEXWEB_OCR_REVIEW_CONFIDENCE
+        ),
         build_index=index.PacketIndex.build,
     )
     timings["verify_s"] = time.perf_counter() - clock
