@@ -503,6 +503,29 @@ def test_get_prefetches_items_and_item_views_show_provenance(
     assert AuditEvent.objects.filter(action="packet.view", target_id=str(packet.pk)).exists()
 
 
+def test_item_views_read_each_documents_lineage_once(
+    lawyer: User, packet: Packet, case: Case, django_assert_max_num_queries: object
+) -> None:
+    message = make_document(case, lawyer, filename="mail.eml", origin=Document.Origin.THIRD_PARTY)
+    attachment = make_document(case, lawyer, filename="att.pdf", origin=Document.Origin.THIRD_PARTY)
+    derive(attachment, message)
+    add(lawyer, packet, selection(attachment, 1, 1), selection(attachment, 2, 2))
+    add(lawyer, packet, selection(attachment, 3, 3))
+    got = selectors.packet_get_for_user(user=lawyer, case_id=case.pk, packet_id=packet.pk)
+
+    # One document with lineage: its chain and its generated-ancestor check, not three of each.
+    with django_assert_max_num_queries(2):  # type: ignore[operator]  # pytest-django fixture
+        views = selectors.packet_item_views(got, user=lawyer)
+
+    assert [view.label for view in views] == [
+        f"“att.pdf” p. {n} (document {attachment.pk})" for n in (1, 2, 3)
+    ]
+    assert all(view.problem is None for view in views)
+    assert all([link.document_id for link in view.chain] == [message.pk] for view in views)
+    views[0].chain.clear()  # each view has its own list
+    assert [link.document_id for link in views[1].chain] == [message.pk]
+
+
 def test_item_views_show_a_problem_that_arose_after_adding(
     lawyer: User, packet: Packet, case: Case
 ) -> None:

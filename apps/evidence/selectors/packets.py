@@ -446,13 +446,20 @@ class ItemView:
 def packet_item_views(packet: Packet, *, user: User | None = None) -> list[ItemView]:
     """The packet's items with their provenance chain, flags and warnings. Call with a packet
     from `packet_get_for_user` (already checked and audited); `user` lets a flag name an
-    artifact of a case that user is on. One query per item (its lineage), two when it has
-    lineage, one more when it is flagged."""
+    artifact of a case that user is on. One query per document (its lineage), two when it
+    has lineage, one more when it is flagged; several items of one document share them."""
     items = sorted(packet.items.all(), key=lambda item: item.order)
+    read: dict[int, tuple[list[Link], str | None]] = {}
     views = []
     for item in items:
         document = item.document
-        chain = provenance.provenance_chain(document)
+        if document.pk not in read:
+            chain = provenance.provenance_chain(document)
+            read[document.pk] = (
+                chain,
+                provenance_problem(document=document, user=user, chain=chain),
+            )
+        chain, problem = read[document.pk]
         views.append(
             ItemView(
                 item=item,
@@ -460,8 +467,8 @@ def packet_item_views(packet: Packet, *, user: User | None = None) -> list[ItemV
                 origin=document.origin,
                 untrusted=document.origin in Document.UNTRUSTED_ORIGINS,
                 provenance=document.provenance,
-                chain=chain,
-                problem=provenance_problem(document=document, user=user, chain=chain),
+                chain=list(chain),
+                problem=problem,
                 warnings=list(item.warnings),
             )
         )
