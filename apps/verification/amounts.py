@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
-import bisect
 import re
 from decimal import Decimal, InvalidOperation
+
+from apps.verification.spans import disjoint_values, whole_value
 
 _NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?|\.\d{1,2})"
 _SCALE = r"(?:\s*(?P<scale>million|billion|thousand|mm|bn|[mMkKbB])(?![A-Za-z]))?"
@@ -42,29 +43,9 @@ def _cents(number: str, scale: str | None) -> str | None:
 
 def amount_values(text: str) -> list[tuple[int, int, str]]:
     """Every money amount in `text` as (start, end, cents), in order, spans never overlapping."""
-    found: list[tuple[int, int, str]] = []
-    starts: list[int] = []  # the disjoint spans taken so far, sorted
-    ends: list[int] = []
-    for pattern in _PATTERNS:
-        for match in pattern.finditer(text):
-            start, end = match.span()
-            before = bisect.bisect_left(starts, end)
-            if before and ends[before - 1] > start:
-                continue  # overlaps an amount found by an earlier pattern
-            value = _cents(match.group("n"), match.group("scale"))
-            if value is not None:
-                at = bisect.bisect_left(starts, start)
-                starts.insert(at, start)
-                ends.insert(at, end)
-                found.append((start, end, value))
-    found.sort()
-    return found
+    return disjoint_values(_PATTERNS, text, lambda m: _cents(m.group("n"), m.group("scale")))
 
 
 def parse_amount(text: str) -> str | None:
     """The cents that `text` is (whole string, surrounding spaces aside), or None."""
-    stripped = text.strip()
-    for start, end, value in amount_values(stripped):
-        if start == 0 and end == len(stripped):
-            return value
-    return None
+    return whole_value(amount_values, text)

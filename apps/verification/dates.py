@@ -8,9 +8,10 @@ first. Pure functions, no Django.
 
 from __future__ import annotations
 
-import bisect
 import datetime
 import re
+
+from apps.verification.spans import disjoint_values, whole_value
 
 MONTHS = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
@@ -112,30 +113,9 @@ def _value(match: re.Match[str]) -> str | None:
 
 def date_values(text: str) -> list[tuple[int, int, str]]:
     """Every date in `text` as (start, end, ISO date), in order, spans never overlapping."""
-    found: list[tuple[int, int, str]] = []
-    starts: list[int] = []  # the disjoint spans taken so far, sorted
-    ends: list[int] = []
-    for pattern in _PATTERNS:
-        for match in pattern.finditer(text):
-            start, end = match.span()
-            before = bisect.bisect_left(starts, end)
-            if before and ends[before - 1] > start:
-                continue  # overlaps a date found by an earlier pattern
-            value = _value(match)
-            if value is None:
-                continue
-            at = bisect.bisect_left(starts, start)
-            starts.insert(at, start)
-            ends.insert(at, end)
-            found.append((start, end, value))
-    found.sort()
-    return found
+    return disjoint_values(_PATTERNS, text, _value)
 
 
 def parse_date(text: str) -> str | None:
     """The ISO date that `text` is (whole string, surrounding spaces aside), or None."""
-    stripped = text.strip()
-    for start, end, value in date_values(stripped):
-        if start == 0 and end == len(stripped):
-            return value
-    return None
+    return whole_value(date_values, text)
