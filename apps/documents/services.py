@@ -529,7 +529,23 @@ def document_extract_text(*, document_id: int) -> None:
             error=f"Reading the pages failed ({type(exc).__name__}); the worker log has details.",
         )
         raise
-    _finish_batch(document_id)
+    try:
+        _finish_batch(document_id)
+    except Exception as exc:
+        # The registry's check of the text runs here: should it fail, the document must not
+        # stay "processing" with all its pages read and nothing queued to finish it.
+        if database_lost(exc):
+            raise
+        logger.exception("Finishing the ingest of document %s failed", document.pk)
+        _set_progress(
+            document,
+            status=Document.Status.FAILED,
+            error=(
+                f"Checking the document's text failed ({type(exc).__name__}); the worker log "
+                "has details."
+            ),
+        )
+        raise
 
 
 def _resume(document_id: int) -> Document | None:

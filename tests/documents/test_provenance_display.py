@@ -720,3 +720,35 @@ def test_a_stamped_production_volume_is_labelled_with_its_originals_as_lineage(
     assert api["production_volume"] == "ACME001"
     assert [p["document_id"] for p in api["derived_from"]] == [d.pk for d in originals]
     assert {p["transform"] for p in api["derived_from"]} == {"bates-stamp"}
+
+
+def test_a_failing_registry_check_fails_the_document_instead_of_leaving_it_processing(
+    lawyer: User, case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outcome = services.document_upload(
+        case=case,
+        uploaded_by=lawyer,
+        filename="memo.txt",
+        source=SimpleUploadedFile("memo.txt", b"Memo to file: nothing generated here.\n"),
+        origin="client",
+    )
+    assert outcome.document is not None, outcome.error
+
+    def broken(document: Document) -> list[ArtifactMatch]:
+        raise RuntimeError("registry unreadable")
+
+    monkeypatch.setattr(services.checks, "document_check_text", broken)
+    with pytest.raises(RuntimeError):
+        services.document_extract_text(document_id=outcome.document.pk)
+
+    document = Document.objects.get(pk=outcome.document.pk)
+    assert document.status == Document.Status.FAILED
+    assert "Checking the document's text failed (RuntimeError)" in document.error
+    assert document.pages_done == document.page_count == 1
+    assert document.provenance == Document.Provenance.PENDING
+
+    monkeypatch.undo()
+    services.document_extract_text(document_id=document.pk)  # a re-run finishes it
+    document.refresh_from_db()
+    assert document.status == Document.Status.READY
+    assert document.provenance == Document.Provenance.CLEAR
