@@ -26,7 +26,6 @@
 """
 
 import functools
-import importlib
 import json
 import logging
 import os
@@ -41,7 +40,6 @@ from argparse import SUPPRESS, ArgumentParser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -61,7 +59,8 @@ from apps.documents.models import Document, Page, Production
 from apps.evidence.models import FrozenPage
 from apps.evidence.selectors import packets as packet_selectors
 from apps.evidence.services import packets as packet_services
-from apps.verification import evaluation
+from apps.verification import checks, claims, evaluation, index
+from apps.verification import services as verification_services
 from lexweb.errors import DomainError
 
 TEMP_DATABASE = re.compile(r"^lexweb_eval_[0-9a-f]{16}$")
@@ -89,7 +88,6 @@ class Command(BaseCommand):
             cases = evaluation.load_set(set_dir)
         except evaluation.EvalSetError as exc:
             raise CommandError(f"Not an evaluation set: {exc}") from None
-        _verifier()  # before anything is created: the extractor and the checks must be there
         if not out.parent.is_dir():
             raise CommandError(f"{out.parent} does not exist; choose where to write --out.")
         if options["inside_temporary_database"]:
@@ -285,7 +283,6 @@ _SPARE_BATCHES = 3
 
 def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.FindingRow], dict]:
     """Steps 3a-3d for one case folder: its findings, and what happened on the way."""
-    extract, verify, index = _verifier()
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     user = _user(case)
@@ -303,7 +300,7 @@ def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.Findi
     timings["stamp_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
     frozen = _freeze(case, lexweb_case, user, documents)
-    pages = [_page_record(page, index.PageRecord) for page in frozen]
+    pages = [verification_services.page_record(page) for page in frozen]
     # case.json's names of the documents (upload may tidy a filename).
     names = {d.pk: name for d, name in zip(documents, case.documents, strict=True)}
     mismatches = _bates_mismatches(case, pages, names)
@@ -314,10 +311,10 @@ def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.Findi
     rows = evaluation.verify_case(
         case,
         pages,
-        extract=extract,
+        extract=claims.extract_claims,
         # As the product's runs: OCR'd support below the review confidence needs review.
         verify=functools.partial(
-            verify, ocr_review_confidence=settings.LEXWEB_OCR_REVIEW_CONFIDENCE
+            checks.verify_text, ocr_review_confidence=settings.LEXWEB_OCR_REVIEW_CONFIDENCE
         ),
         build_index=index.PacketIndex.build,
     )
@@ -325,26 +322,6 @@ def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.Findi
     if say:
         say(f"{case.name}: {len(pages)} pages frozen, {len(rows)} findings")
     return rows, _case_report(case, pages, names, timings, mismatches)
-
-
-def _verifier() -> tuple[Callable[..., Any], Callable[..., Any], ModuleType]:
-    """extract_claims, verify_text and the index module; CommandError naming what is missing."""
-    found: list[Any] = []
-    for module_name, attr in (
-        ("apps.verification.claims", "extract_claims"),
-        ("apps.verification.checks", "verify_text"),
-        ("apps.verification.index", "PacketIndex"),
-    ):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise CommandError(
-                f"{module_name} cannot be imported ({exc}); verify_eval needs it."
-            ) from None
-        if not hasattr(module, attr):
-            raise CommandError(f"{module_name} has no {attr}; verify_eval needs it.")
-        found.append(module if attr == "PacketIndex" else getattr(module, attr))
-    return found[0], found[1], found[2]
 
 
 def _user(case: evaluation.Case) -> User:
@@ -437,20 +414,6 @@ def _freeze(
         packet_selectors.packet_pages_for_user(
             user=user, case_id=lexweb_case.pk, packet_id=packet.pk
         )
-    )
-
-
-def _page_record(page: FrozenPage, record: Callable[..., Any]) -> Any:
-    return record(
-        position=page.position,
-        document_id=page.document_id,
-        filename=page.document.filename,
-        page_number=page.page_number,
-        bates=tuple(page.bates),
-        text=page.text,
-        source=page.source,
-        ocr_confidence=page.ocr_confidence,
-        origin=page.origin,
     )
 
 
