@@ -200,7 +200,7 @@ function setupDocuments(root) {
     flagged: "doc-status-failed",
   };
   function fillVerdict(cell, verdict) {
-    if (!cell || cell.dataset.provenance === verdict || !(verdict in VERDICT_CLASS)) return;
+    if (!cell || cell.dataset.provenance === verdict || !Object.hasOwn(VERDICT_CLASS, verdict)) return;
     const badge = document.createElement("span");
     badge.className = `badge ${VERDICT_CLASS[verdict]} doc-provenance doc-provenance-${verdict}`;
     badge.textContent = label("provenance", verdict);
