@@ -220,7 +220,9 @@ def verification_run(*, verification_id: int) -> None:
         message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
         with transaction.atomic():
             verification.status = Verification.Status.FAILED
-            verification.error = message[:2000]
+            # PostgreSQL text refuses NUL: a message quoting page text must not keep the run
+            # "running" for good (DataError) instead of failing it.
+            verification.error = message.replace("\x00", "")[:2000]
             verification.finished_at = timezone.now()
             verification.save(update_fields=["status", "error", "finished_at"])
             _publish_run(verification)

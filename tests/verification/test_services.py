@@ -154,3 +154,25 @@ def test_boxes_are_those_of_the_words_overlapping_the_match_in_order() -> None:
     assert boxed == [[30.0, 5.0, 38.0, 9.0], [40.0, 5.0, 48.0, 9.0], [50.0, 5.0, 58.0, 9.0]]
     # A word the text does not hold (a page re-read differently) is skipped, not misplaced.
     assert boxes.word_spans("a b", ["a", "zz", "b"]) == [(0, 1), None, (2, 3)]
+
+
+def test_a_failure_inside_the_checks_fails_the_run_once_and_for_good(
+    lawyer: User, draft: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from apps.verification import checks
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("index blew up on \x00 page 3")
+
+    monkeypatch.setattr(checks, "verify_text", broken)
+    verification = _request(lawyer, draft)
+
+    with pytest.raises(RuntimeError):
+        services.verification_run(verification_id=verification.pk)
+    services.verification_run(verification_id=verification.pk)  # a second go: left alone
+
+    verification.refresh_from_db()
+    assert verification.status == Verification.Status.FAILED
+    assert verification.error == "RuntimeError: index blew up on  page 3"
+    assert verification.finished_at is not None
+    assert not Finding.objects.filter(verification=verification).exists()
