@@ -176,3 +176,28 @@ def test_a_failure_inside_the_checks_fails_the_run_once_and_for_good(
     assert verification.error == "RuntimeError: index blew up on  page 3"
     assert verification.finished_at is not None
     assert not Finding.objects.filter(verification=verification).exists()
+
+
+def test_a_run_left_running_runs_again_and_replaces_its_findings(lawyer: User, draft: Any) -> None:
+    verification = _request(lawyer, draft)
+    services.verification_run(verification_id=verification.pk)
+    first = sorted(Finding.objects.filter(verification=verification).values_list("start", "status"))
+    # As if the worker died after the findings and the job was recovered: still running.
+    Verification.objects.filter(pk=verification.pk).update(status=Verification.Status.RUNNING)
+
+    services.verification_run(verification_id=verification.pk)
+
+    again = sorted(Finding.objects.filter(verification=verification).values_list("start", "status"))
+    assert again == first and len(first) > 0
+    verification.refresh_from_db()
+    assert verification.status == Verification.Status.DONE
+
+
+@pytest.mark.parametrize("bad", ["7", None, True, 1.5])
+def test_the_task_refuses_an_argument_that_is_no_id(bad: object) -> None:
+    from apps.verification.tasks import verification_run_task
+    from lexweb.errors import DomainError
+
+    with pytest.raises(DomainError, match="verification_id must be int"):
+        verification_run_task(verification_id=bad)  # type: ignore[arg-type]  # the point
+    assert not Verification.objects.exists()
