@@ -212,3 +212,36 @@ def test_two_new_versions_at_once_make_one(lawyer: User, staff: User, case: Case
     assert list(
         Packet.objects.filter(series=packet.pk).order_by("version").values_list("version", "status")
     ) == [(1, "frozen"), (2, "editable")]
+
+
+def test_new_versions_from_two_frozen_versions_at_once_make_one(
+    lawyer: User, staff: User, case: Case
+) -> None:
+    packet = services.packet_create(user=lawyer, case_id=case.pk, title="Versions")
+    services.packet_items_add(
+        user=lawyer,
+        case_id=case.pk,
+        packet_id=packet.pk,
+        selections=[selection(make_document(case, lawyer))],
+    )
+    services.packet_freeze(user=lawyer, case_id=case.pk, packet_id=packet.pk)
+    second = services.packet_new_version(user=lawyer, case_id=case.pk, packet_id=packet.pk)
+    services.packet_freeze(user=lawyer, case_id=case.pk, packet_id=second.pk)
+    barrier = threading.Barrier(2)
+    results: list[object] = []
+
+    def work(user: User, source: Packet) -> Callable[[], object]:
+        def run() -> object:
+            barrier.wait(DEADLINE)
+            return services.packet_new_version(user=user, case_id=case.pk, packet_id=source.pk)
+
+        return run
+
+    # Each starts from another row of the series: both lock the series in one order, so one
+    # waits for the other (no deadlock) and then sees its new version.
+    _join([_in_thread(work(lawyer, packet), results), _in_thread(work(staff, second), results)])
+
+    assert sorted(type(r).__name__ for r in results) == ["Conflict", "Packet"], results
+    assert list(
+        Packet.objects.filter(series=packet.pk).order_by("version").values_list("version", "status")
+    ) == [(1, "frozen"), (2, "frozen"), (3, "editable")]

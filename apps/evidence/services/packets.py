@@ -607,16 +607,33 @@ def _freeze_locked(*, user: User, case: Case, packet: Packet) -> Packet:
 def packet_new_version(*, user: User, case_id: int, packet_id: int) -> Packet:
     """The next, editable version of a frozen packet, holding the same items (who added each
     and why are kept). Conflict when the packet is still editable, or when its series already
-    has an editable version (edit that one). The series' rows are locked, so two people asking
-    at once get one new version and a Conflict."""
+    has an editable version (edit that one). The series' rows are locked, in id order (so two
+    people asking at once, from the same version or from two, get one new version and a
+    Conflict, never a deadlock)."""
     case = _case(user=user, case_id=case_id)
     with transaction.atomic():
-        source = _locked_packet(case=case, packet_id=packet_id)
+        # A packet's series never changes: read it unlocked, then lock the whole series.
+        name = (
+            Packet.objects.filter(pk=packet_id, case=case).values_list("series", flat=True).first()
+            if _is_id(packet_id)
+            else None
+        )
+        if name is None:
+            raise NotFound(f"No packet {packet_id} in this case.")
+        list(
+            Packet.objects.select_for_update()
+            .filter(case=case, series=name)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        # Read again once the locks are held: this statement sees a version that whoever held
+        # them committed meanwhile (the locking one's snapshot predates it).
+        series = list(Packet.objects.filter(case=case, series=name))
+        source = next(p for p in series if p.pk == packet_id)
         if source.status != Packet.Status.FROZEN:
             raise Conflict(
                 f"“{source.title}” version {source.version} is not frozen; edit it directly."
             )
-        series = list(Packet.objects.select_for_update().filter(case=case, series=source.series))
         editable = [p for p in series if p.status == Packet.Status.EDITABLE]
         if editable:
             raise Conflict(
