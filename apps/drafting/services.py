@@ -18,6 +18,7 @@ non-members, the same answer as for a missing case); lawyers and staff on the ca
 
 import hashlib
 import io
+import zipfile
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -135,6 +136,7 @@ def _docx_text(data: bytes) -> str:
     """The text of a Word document: its paragraphs and tables in document order (a table row's
     cells separated by tabs), paragraphs separated by blank lines, then its footnotes and
     endnotes, each as "[n] text"."""
+    _check_unpacked(data)
     try:
         document = docx.Document(io.BytesIO(data))
         notes = _notes(document)
@@ -150,6 +152,31 @@ def _docx_text(data: bytes) -> str:
         else:
             parts.append(block.text)
     return _check_text("\n\n".join(parts + notes))
+
+
+# A DOCX is a zip: python-docx unpacks its parts in memory, so what they hold unpacked is
+# bounded before it is opened (a few hundred kB of zip can unpack to gigabytes).
+DOCX_UNPACKED_FACTOR = 20
+DOCX_MAX_PARTS = 1000
+
+
+def _check_unpacked(data: bytes) -> None:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise DomainError(
+            "The file could not be read as a Word document; save it again as .docx, or "
+            "upload it as Markdown or plain text."
+        ) from None
+    limit = DOCX_UNPACKED_FACTOR * settings.LEXWEB_MAX_DRAFT_BYTES
+    unpacked = sum(member.file_size for member in members)
+    if len(members) > DOCX_MAX_PARTS or unpacked > limit:
+        raise DomainError(
+            f"The Word document unpacks to {unpacked:,} bytes in {len(members):,} parts; the "
+            f"limit is {limit:,} bytes in {DOCX_MAX_PARTS:,} parts. Save its text as Markdown "
+            "or plain text and upload that."
+        )
 
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
