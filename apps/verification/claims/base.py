@@ -1,0 +1,98 @@
+"""The claim types and the span helper shared by the extractor's modules."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["record_cite", "not_a_record_cite", "case_citation", "date", "amount", "quote"]
+
+
+@dataclass(frozen=True)
+class BatesRef:
+    """One Bates label or a range of them: `prefix` + `first`..`last`, written with `digits`."""
+
+    prefix: str
+    first: int
+    last: int
+    digits: int
+
+    def labels(self) -> list[str]:
+        return [f"{self.prefix}{n:0{self.digits}d}" for n in range(self.first, self.last + 1)]
+
+
+@dataclass(frozen=True)
+class CaseCite:
+    """A case citation; short forms, Id. and supra carry their full citation's fields.
+
+    `resolved` is False for a short form, Id. or supra that could not be bound to a full
+    citation in the draft (it never passes as verified).
+    """
+
+    volume: str
+    reporter: str
+    page: str
+    pin: str | None
+    name: str | None
+    year: int | None
+    court: str | None
+    short: bool
+    resolved: bool
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: Kind
+    start: int
+    end: int
+    text: str
+    sentence: tuple[int, int]
+    bates: tuple[BatesRef, ...] = ()
+    pins: tuple[str, ...] = ()
+    value: str | None = None
+    quote: str | None = None
+    citation: CaseCite | None = None
+
+
+# Unicode spaces that eyecite and the patterns below should read as a plain space. Each is one
+# character, so replacing them keeps every offset.
+ODD_SPACES = re.compile(r"[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")
+
+
+class Spans:
+    """Disjoint character spans, sorted, with overlap and containment queries in O(log n)."""
+
+    def __init__(self, spans: Sequence[tuple[int, int]] = ()) -> None:
+        merged: list[list[int]] = []
+        for a, b in sorted(s for s in spans if s[1] > s[0]):
+            if merged and a < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        self._starts = [a for a, _ in merged]
+        self._ends = [b for _, b in merged]
+
+    def _before(self, pos: int) -> int:
+        """Index of the last span starting before `pos`, or -1."""
+        return bisect.bisect_left(self._starts, pos) - 1
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = self._before(end)
+        return i >= 0 and self._ends[i] > start
+
+    def covers(self, start: int, end: int) -> bool:
+        i = self._before(start + 1)
+        return i >= 0 and self._starts[i] <= start and end <= self._ends[i]
+
+    def contains(self, pos: int) -> bool:
+        return self.covers(pos, pos + 1)
+
+    def add(self, start: int, end: int) -> None:
+        """Add a span that overlaps none already held."""
+        i = bisect.bisect_left(self._starts, start)
+        self._starts.insert(i, start)
+        self._ends.insert(i, end)

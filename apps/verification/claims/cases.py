@@ -1,0 +1,281 @@
+"""Case citations with eyecite: guarded, time-limited, resolved; a plain reporter pattern for
+what the time limit leaves unread (never resolved)."""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from apps.verification.claims.base import CaseCite
+from apps.verification.claims.record import RecordCite
+
+logger = logging.getLogger(__name__)
+
+EMPHASIS = frozenset("*_`")
+
+_CHUNK = 20_000
+
+
+@dataclass
+class _Found:
+    start: int
+    end: int
+    cite: Any
+
+
+def _chunks(text: str) -> list[tuple[int, int]]:
+    chunks: list[tuple[int, int]] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + _CHUNK)
+        if end < len(text):
+            cut = text.rfind("\n\n", start + _CHUNK // 2, end)
+            if cut == -1:
+                cut = text.rfind("\n", start + _CHUNK // 2, end)
+            if cut == -1:
+                cut = text.rfind(" ", start + _CHUNK // 2, end)
+            end = cut + 1 if cut != -1 else end
+        chunks.append((start, end))
+        start = end
+    return chunks
+
+
+def _shift(cite: Any, offset: int) -> None:
+    for name in ("span_start", "span_end", "full_span_start", "full_span_end"):
+        value = getattr(cite, name, None)
+        if value is not None:
+            setattr(cite, name, value + offset)
+    meta = getattr(cite, "metadata", None)
+    for name in ("pin_cite_span_start", "pin_cite_span_end"):
+        value = getattr(meta, name, None)
+        if value is not None:
+            setattr(meta, name, value + offset)
+
+
+def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
+    from eyecite.models import FullCaseCitation, ShortCaseCitation, SupraCitation
+
+    start, end = cite.span()
+    if isinstance(cite, FullCaseCitation | ShortCaseCitation | SupraCitation):
+        full_start, full_end = cite.full_span()
+        end = max(end, full_end)
+        if isinstance(cite, FullCaseCitation):
+            start = min(start, full_start)
+        else:
+            # eyecite's full span of a short form can reach back over the previous sentence:
+            # start at the antecedent name written just before it, if any.
+            guess = getattr(cite.metadata, "antecedent_guess", None)
+            if guess:
+                at = text.rfind(guess, max(0, start - offset - len(guess) - 8), start - offset)
+                if at != -1:
+                    start = at + offset
+    return start, end
+
+
+def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
+    """Case-citation candidates in `text` and how far eyecite read before the deadline."""
+    try:
+        from eyecite import get_citations
+        from eyecite.models import (
+            FullCaseCitation,
+            IdCitation,
+            ShortCaseCitation,
+            SupraCitation,
+        )
+    except ImportError:  # pragma: no cover - eyecite is a pinned dependency
+        logger.warning("eyecite is not installed; case citations read by the fallback pattern")
+        return [], 0
+    kinds = (FullCaseCitation, ShortCaseCitation, SupraCitation, IdCitation)
+    found: list[_Found] = []
+    for start, end in _chunks(text):
+        if time.monotonic() >= deadline:
+            return found, start
+        chunk = text[start:end]
+        if not chunk.strip():
+            continue
+        try:
+            cites = get_citations(chunk)
+        except Exception:
+            logger.exception("eyecite failed on characters %d-%d of a draft", start, end)
+            continue
+        for cite in cites:
+            if not isinstance(cite, kinds):
+                continue
+            a, b = _claim_span(chunk, cite, 0)
+            _shift(cite, start)
+            found.append(_Found(a + start, b + start, cite))
+    return found, len(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _reporter_pattern() -> re.Pattern[str]:
+    try:
+        from reporters_db import REPORTERS
+    except ImportError:  # pragma: no cover
+        names: list[str] = []
+    else:
+        names = sorted(
+            {
+                name
+                for key, reporters in REPORTERS.items()
+                for reporter in reporters
+                for name in [key, *reporter.get("editions", {}), *reporter.get("variations", {})]
+            },
+            key=len,
+            reverse=True,
+        )
+    alternation = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in names if n) or "$^"
+    return re.compile(
+        rf"(?<![\w])(?P<volume>\d{{1,4}})\s+(?P<reporter>{alternation})\s+(?P<page>\d{{1,5}})"
+        rf"(?:,\s*(?P<pin>\d{{1,5}}))?(?![\w])|(?<![\w])Id\.(?:\s+at\s+(?P<idpin>\d{{1,5}}))?"
+    )
+
+
+def _fallback_cites(text: str, start: int) -> list[tuple[int, int, CaseCite]]:
+    found = []
+    for m in _reporter_pattern().finditer(text, start):
+        if m.group("volume"):
+            cite = CaseCite(
+                m.group("volume"), re.sub(r"\s+", " ", m.group("reporter")), m.group("page"),
+                m.group("pin"), None, None, None, False, False,
+            )  # fmt: skip
+        else:
+            cite = CaseCite("", "", "", m.group("idpin"), None, None, None, True, False)
+        found.append((m.start(), m.end(), cite))
+    return found
+
+
+def _name(full: Any) -> str | None:
+    meta = full.metadata
+    plaintiff, defendant = getattr(meta, "plaintiff", None), getattr(meta, "defendant", None)
+    if plaintiff and defendant:
+        return f"{plaintiff} v. {defendant}"
+    return getattr(meta, "resolved_case_name", None) or plaintiff or defendant
+
+
+_GENERIC_NAME_TEXT = (
+    "in re the of and a an inc llc ltd co corp company state people united states city county "
+    "ex rel matter estate"
+)
+_GENERIC_NAME_WORDS = frozenset(_GENERIC_NAME_TEXT.split())
+
+
+def _name_words(full: Any) -> list[str]:
+    words = []
+    for party in (
+        getattr(full.metadata, "plaintiff", None),
+        getattr(full.metadata, "defendant", None),
+    ):
+        for word in re.findall(r"[A-Za-z][\w'\u2019-]+", party or ""):
+            if word.lower() not in _GENERIC_NAME_WORDS:
+                words.append(word)
+                break
+    return words
+
+
+def _pin(cite: Any) -> str | None:
+    pin = getattr(cite.metadata, "pin_cite", None)
+    if not pin:
+        return None
+    pin = re.sub(r"^\s*at\s+", "", pin.strip())
+    return pin or None
+
+
+def _case_cite(cite: Any, full: Any | None) -> CaseCite:
+    from eyecite.models import FullCaseCitation, ShortCaseCitation
+
+    short = not isinstance(cite, FullCaseCitation)
+    source = cite if full is None else full
+    groups = getattr(source, "groups", {}) or {}
+    year = getattr(source, "year", None) or getattr(source.metadata, "year", None)
+    pin = _pin(cite)
+    if isinstance(cite, ShortCaseCitation) and pin is None:
+        pin = (cite.groups or {}).get("page")
+    page = groups.get("page") or ""
+    if full is None and isinstance(cite, ShortCaseCitation):
+        page = ""  # the page of an unresolved short form is its pin, not the first page
+    return CaseCite(
+        volume=groups.get("volume") or "",
+        reporter=re.sub(r"\s+", " ", groups.get("reporter") or ""),
+        page=page,
+        pin=pin,
+        name=_name(source) if full is not None or not short else None,
+        year=int(year) if year and str(year).isdigit() else None,
+        court=getattr(source.metadata, "court", None),
+        short=short,
+        resolved=full is not None,
+    )
+
+
+def case_citations(
+    text: str, masked: str, record: Sequence[RecordCite], deadline: float
+) -> list[tuple[int, int, CaseCite]]:
+    # Markdown emphasis (*Smith v. Jones*, _Id._ at 4) is no part of a citation: eyecite reads
+    # the text without those marks and the spans are mapped back.
+    keep = [i for i, char in enumerate(masked) if char not in EMPHASIS]
+    compact = "".join(masked[i] for i in keep) if len(keep) < len(masked) else masked
+
+    def start_of(j: int) -> int:
+        return keep[j] if j < len(keep) else len(masked)
+
+    def end_of(j: int) -> int:
+        return keep[j - 1] + 1 if j > 0 else 0
+
+    found, read_to = _eyecite(compact, deadline)
+    for item in found:
+        item.start, item.end = start_of(item.start), end_of(item.end)
+    result: list[tuple[int, int, CaseCite]] = []
+    if found:
+        from eyecite import resolve_citations
+        from eyecite.models import FullCaseCitation, IdCitation
+
+        full_of: dict[int, Any] = {}
+        if time.monotonic() < deadline:
+            try:
+                resolved = resolve_citations([f.cite for f in found])
+            except Exception:
+                logger.exception("eyecite could not resolve the citations of a draft")
+                resolved = {}
+            for resource, cites in resolved.items():
+                full = getattr(resource, "citation", None)
+                if not isinstance(full, FullCaseCitation):
+                    continue
+                for cite in cites:
+                    full_of[id(cite)] = full
+        record_ends = sorted(c.end for c in record)
+        last_case_end = -1
+        for item in found:
+            cite = item.cite
+            full = full_of.get(id(cite))
+            if isinstance(cite, FullCaseCitation):
+                full = cite
+            elif isinstance(cite, IdCitation) and full is not None:
+                # The nearest preceding cite decides what "Id." means: a record cite after the
+                # last case citation takes it, unless the case is named again after that record
+                # cite.
+                at = bisect.bisect_left(record_ends, item.start) - 1
+                if at >= 0 and record_ends[at] > last_case_end:
+                    between = text[record_ends[at] : item.start]
+                    named = any(
+                        re.search(rf"\b{re.escape(w)}\b", between) for w in _name_words(full)
+                    )
+                    if not named:
+                        full = None
+            result.append((item.start, item.end, _case_cite(cite, full)))
+            last_case_end = item.end
+    if read_to < len(compact):
+        logger.warning(
+            "eyecite stopped at the time limit after %d of %d characters; the rest is read by "
+            "the reporter pattern and never resolved",
+            read_to,
+            len(compact),
+        )
+        for a, b, unresolved in _fallback_cites(compact, read_to):
+            result.append((start_of(a), end_of(b), unresolved))
+    return result

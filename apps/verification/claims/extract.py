@@ -1,0 +1,121 @@
+"""`extract_claims`: the claims of a draft in the order of work that the package's docstring
+gives."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+import time
+from collections.abc import Sequence
+
+from apps.verification.claims.base import ODD_SPACES, WORD, Claim, Spans
+from apps.verification.claims.cases import case_citations
+from apps.verification.claims.quotations import Quote, find_quotes, is_defined_term
+from apps.verification.claims.record import record_cites
+from apps.verification.claims.sentences import block_sentence, sentence_spans, shared_sentences
+from apps.verification.claims.values import value_claims
+
+
+def _mask(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    chars = list(text)
+    for a, b in spans:
+        for i in range(a, b):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
+
+
+def extract_claims(
+    text: str, *, bates_prefixes: Sequence[str] = (), timeout_s: float = 5.0
+) -> list[Claim]:
+    """Every checkable claim in `text`, in order of position (see the module's docstring)."""
+    if not text or not text.strip():
+        return []
+    if isinstance(bates_prefixes, str):
+        bates_prefixes = (bates_prefixes,)
+    deadline = time.monotonic() + max(timeout_s, 0.0)
+    plain = ODD_SPACES.sub(" ", text)
+    quotes = find_quotes(plain)
+    record = record_cites(plain, bates_prefixes, quotes)
+    bounds = sentence_spans(plain, quotes)
+    starts = [s for s, _ in bounds]
+
+    def sentence(start: int, end: int) -> tuple[int, int]:
+        if not bounds:
+            return (start, end)
+        i = max(bisect.bisect_right(starts, start) - 1, 0)
+        a, b = bounds[i]
+        # A claim that runs past its sentence's end (a cite split over a line) takes the rest.
+        while b < end and i + 1 < len(bounds):
+            i += 1
+            b = bounds[i][1]
+        return (min(a, start), max(b, end))
+
+    def with_previous(start: int, end: int, cites: Sequence[tuple[int, int]]) -> tuple[int, int]:
+        """A citation sentence ("Id. at 4.", "See X, 1 F.3d 2.") supports the sentence before."""
+        first = bisect.bisect_left(cites, (start, -1))
+        inside = itertools.takewhile(lambda c: c[0] < end, itertools.islice(cites, first, None))
+        rest = _mask(plain[start:end], [(a - start, min(b, end) - start) for a, b in inside])
+        if re.fullmatch(
+            r"[\s.,;:()]*(?:(?:see|see also|cf\.|accord|but see)[\s,]*)?[\s.,;:()]*", rest, re.I
+        ):
+            i = bisect.bisect_right(starts, start) - 2
+            if i >= 0:
+                return (bounds[i][0], end)
+        return (start, end)
+
+    claims: list[Claim] = []
+    short_quoted: list[tuple[Quote, tuple[int, int]]] = []
+    quote_spans: list[tuple[int, int]] = []
+    record_sentences = {sentence(c.start, c.end) for c in record}
+    for q in quotes:
+        if is_defined_term(plain, q):
+            continue
+        words = len(WORD.findall(q.quote))
+        if words == 0:
+            continue
+        span = block_sentence(plain, bounds, starts, q) if q.block else sentence(q.start, q.end)
+        if words < 4 and span not in record_sentences:
+            short_quoted.append((q, span))  # a quoted term; a quotation only if a cite follows
+            continue
+        quote_spans.append((q.start, q.end))
+        claims.append(Claim("quote", q.start, q.end, text[q.start : q.end], span, quote=q.quote))
+
+    for c in record:
+        claims.append(
+            Claim(
+                c.kind,
+                c.start,
+                c.end,
+                text[c.start : c.end],
+                sentence(c.start, c.end),
+                c.bates,
+                c.pins,
+            )
+        )
+
+    masked = _mask(plain, [(c.start, c.end) for c in record] + [(q.start, q.end) for q in quotes])
+    # A citation wrapped over lines is one citation: a soft line break reads as a space (not the
+    # break before a blank line, a list item, a heading or a block quote).
+    masked = re.sub(r"(?<!\n)\n(?![ \t]*(?:\n|[-*+\u2022>#][ \t]|\d{1,3}[.)][ \t]))", " ", masked)
+    cases = case_citations(plain, masked, record, deadline)
+    case_spans = sorted((a, b) for a, b, _ in cases)
+    case_sentences = Spans()
+    for start, end, cite in cases:
+        span = with_previous(*sentence(start, end), case_spans)
+        claims.append(Claim("case_citation", start, end, text[start:end], span, citation=cite))
+        if not case_sentences.overlaps(*span):
+            case_sentences.add(*span)
+    # A short quoted term is a quotation of a source where an authority is cited for it.
+    for q, span in short_quoted:
+        if case_sentences.covers(q.start, q.end):
+            quote_spans.append((q.start, q.end))
+            claims.append(
+                Claim("quote", q.start, q.end, text[q.start : q.end], span, quote=q.quote)
+            )
+
+    taken = Spans(quote_spans + [(c.start, c.end) for c in record] + case_spans)
+    claims.extend(value_claims(text, plain, taken, sentence))
+    claims.sort(key=lambda c: (c.start, c.end))
+    return shared_sentences(claims)

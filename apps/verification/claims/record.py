@@ -1,0 +1,239 @@
+"""Record cites: Bates numbers and ranges of the case's prefixes (or of any PREFIX+digits label),
+"Ex. 3 at ACME000022", pins, "Compl. ¶ 4", "Dkt. 12 at 3", "1 App. 24"; and, where a record cite
+belongs, what is none (apps.verification.claims.references)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from apps.verification.claims.base import BatesRef, Kind, Spans
+from apps.verification.claims.quotations import Quote
+from apps.verification.claims.references import FISCAL_YEAR, JUNK, YEAR_END, is_generated
+from apps.verification.claims.sentences import trim
+
+_PIN = re.compile(
+    r"(?:,?\s*(?:at\s+)?(?P<para>¶¶?|paras?\.|paragraphs?)\s*(?P<pn>\d+(?:\s*[-\u2013]\s*\d+)?)"
+    r"|\s+at\s+(?P<at>\d+(?::\d+)?(?:\s*[-\u2013]\s*\d+(?::\d+)?)?)(?!\s*[ap]\.?m\b|[\d:])"
+    r"|:(?P<line>\d+(?:\s*[-\u2013]\s*\d+)?)"
+    r"|,?\s+(?:at\s+)?(?P<pp>pp?\.)\s*(?P<pg>\d+(?:\s*[-\u2013]\s*\d+)?)"
+    r"|\s+(?P<tr>\d+:\d+(?:\s*[-\u2013]\s*\d+(?::\d+)?)?))"
+)
+_EXHIBIT_BEFORE = re.compile(
+    r"(?:\bEx(?:h(?:ibit)?)?s?\.?|\bExhibit|\bTab)\s+[A-Z0-9]{1,4}(?:-\d+)?,?\s+(?:at\s+)?$"
+)
+_GENERIC = re.compile(
+    r"(?<![\w.-])(?P<prefix>[A-Z]{2,10}(?:[-_.][A-Z]{1,10})?[-_.]?)(?P<num>\d{3,12})(?![\w])"
+)
+_DOCKET = re.compile(
+    r"(?<![\w])(?:Dkt|ECF|D\.E)\.?\s*(?:No\.?\s*)?\d+(?:\s*[-\u2013]\s*\d+)?(?![\w])"
+)
+_PLEADING = re.compile(
+    r"(?<![\w])(?:[A-Z][a-z]+\s+)?(?:Am\.\s+)?(?:Complaint|Compl|Countercl|Answer|Ans|Petition|Pet|Mem|Mot|Opp['\u2019]?n|Reply|Decl|Aff"
+    r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
+)
+_APPENDIX_BODY = (
+    r"(?:App|J\.\s?A|E\.\s?R|S\.\s?A|C\.\s?A|R|Supp\.\s?App)\.\s*\d{1,5}"
+    r"(?:\s*[-\u2013]\s*\d+)?(?![\w])"
+)
+_APPENDIX = re.compile(r"^(?:\d{1,2}\s+)?" + _APPENDIX_BODY)
+# "1 App. 24" anywhere a cite can start (not "301 Or. App. 512": a reporter's "App." follows a
+# word; the volume of an appendix cite follows a space, a bracket or a signal).
+_APPENDIX_ANYWHERE = re.compile(
+    r"(?:(?<=^)|(?<=[(\[;])|(?<=[(\[;,:]\s)|(?<=\b[Ss]ee\s)|(?<=\balso\s)|(?<=\b[Cc]f\.\s)"
+    r"|(?<=\.\s))\d{1,2}\s+" + _APPENDIX_BODY,
+    re.MULTILINE,
+)
+_EXHIBIT = re.compile(
+    r"^(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,3})(?:-\d+)?(?![\w])"
+)
+_CITE_POSITION = re.compile(
+    # A parenthetical, or what follows a signal, within a paragraph (soft line breaks allowed).
+    r"\((?P<paren>(?:[^()\n]|\n(?![ \t]*\n)){1,200})\)"
+    r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|[Pp]er)[,:]?\s+"
+    r"(?P<see>(?:[^.;:()\n]|\n(?![ \t]*\n)){1,120})"
+)
+
+
+@dataclass
+class RecordCite:
+    kind: Kind
+    start: int
+    end: int
+    bates: tuple[BatesRef, ...] = ()
+    pins: tuple[str, ...] = ()
+
+
+def _pin_text(match: re.Match[str]) -> str:
+    def bare(group: str) -> str:
+        return re.sub(r"\s+", "", match.group(group))
+
+    if match.group("para"):
+        marks = "¶¶" if match.group("para") in ("¶¶", "paras.", "paragraphs") else "¶"
+        return f"{marks} {bare('pn')}"
+    if match.group("at"):
+        return f"at {bare('at')}"
+    if match.group("pp"):
+        return f"{match.group('pp')} {bare('pg')}"
+    if match.group("tr"):
+        return bare("tr")
+    return f":{bare('line')}"
+
+
+def _pins_after(text: str, end: int) -> tuple[int, list[str]]:
+    pins: list[str] = []
+    while True:
+        match = _PIN.match(text, end)
+        if match is None:
+            return end, pins
+        pins.append(_pin_text(match))
+        end = match.end()
+
+
+_SEPARATORS = "-_. \u00a0"
+
+
+def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """A pattern for the labels of `prefixes`, and the prefix each written form stands for.
+
+    A drafter may drop or change the separator a prefix ends with ("ZEN0000014", "ZEN 0000014"
+    for the prefix "ZEN-"): the label is the case's, written loosely.
+    """
+    canonical: dict[str, str] = {}
+    for prefix in sorted({p for p in prefixes if p}, key=len):
+        core = prefix.rstrip(_SEPARATORS) or prefix
+        canonical.setdefault(core, prefix)
+        canonical[prefix] = prefix
+    if not canonical:
+        return None
+    cores = sorted({p.rstrip(_SEPARATORS) or p for p in canonical}, key=len, reverse=True)
+    alternation = "|".join(re.escape(p) for p in cores)
+    pattern = re.compile(
+        rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})[-_. \u00a0]?)(?P<num>\d{{3,12}})(?!\d)"
+    )
+    return pattern, canonical
+
+
+def _range_end(text: str, end: int, prefix: str, num: str) -> tuple[int, int] | None:
+    """`(end, last)` when a range continues at `end`: "-16", " - ACME000016", " through ..."."""
+    core = re.escape(prefix.rstrip(_SEPARATORS) or prefix)
+    match = re.compile(
+        r"\s*(?:[-\u2013\u2014]|\s(?:through|thru|to)\s)\s*"
+        rf"(?:(?P<p>{core})[-_. \u00a0]?)?(?P<n>\d{{1,12}})(?!\d)"
+    ).match(text, end)
+    if match is None:
+        return None
+    tail = match.group("n")
+    worded = re.match(r"\s*\s(?:through|thru|to)\s", match.group())
+    if match.group("p") is None and worded and len(tail) != len(num):
+        return None  # "ACME000014 to 16 pages" is no range
+    last = int(tail) if len(tail) >= len(num) else int(num[: len(num) - len(tail)] + tail)
+    if last < int(num):
+        return None
+    return match.end(), last
+
+
+def _bates_cites(
+    text: str,
+    pattern: re.Pattern[str],
+    kind: Kind,
+    blocked: Spans,
+    canonical: dict[str, str] | None = None,
+) -> list[RecordCite]:
+    cites: list[RecordCite] = []
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if blocked.overlaps(start, end):
+            continue
+        if cites and start < cites[-1].end:
+            continue
+        prefix, num = match.group("prefix"), match.group("num")
+        if canonical is not None:
+            written = prefix.replace("\u00a0", " ")
+            prefix = canonical.get(written) or canonical[written.rstrip(_SEPARATORS) or written]
+        first = last = int(num)
+        ranged = _range_end(text, end, prefix, num)
+        if ranged is not None:
+            end, last = ranged
+        end, pins = _pins_after(text, end)
+        exhibit = _EXHIBIT_BEFORE.search(text, max(0, start - 40), start)
+        if exhibit is not None:
+            start = exhibit.start()
+        cites.append(
+            RecordCite(kind, start, end, (BatesRef(prefix, first, last, len(num)),), tuple(pins))
+        )
+    return cites
+
+
+def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) -> list[RecordCite]:
+    blocked = Spans([(q.start, q.end) for q in quotes])
+    known = _bates_pattern(prefixes)
+    cites = (
+        _bates_cites(text, known[0], "record_cite", blocked, known[1]) if known is not None else []
+    )
+    taken = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in cites])
+
+    def free(start: int, end: int) -> bool:
+        return not taken.overlaps(start, end)
+
+    def add(cite: RecordCite) -> None:
+        cites.append(cite)
+        taken.add(cite.start, cite.end)
+
+    positions = [
+        (m.start(g), m.end(g))
+        for m in _CITE_POSITION.finditer(text)
+        for g in ("paren", "see")
+        if m.group(g) is not None
+    ]
+    in_positions = Spans(positions)
+
+    # Labels of no known prefix: with known prefixes, such a label where a record cite belongs is
+    # not one of this case's record cites; without any, a long zero-padded label is taken as one.
+    for cite in _bates_cites(text, _GENERIC, "record_cite", blocked):
+        ref = cite.bates[0]
+        if not free(cite.start, cite.end) or FISCAL_YEAR.fullmatch(text[cite.start : cite.end]):
+            continue
+        in_position = in_positions.covers(cite.start, cite.end)
+        if known is None and (in_position or ref.digits >= 6):
+            add(cite)
+        elif known is not None and in_position:
+            add(RecordCite("not_a_record_cite", cite.start, cite.end, (), cite.pins))
+
+    # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4".
+    for pattern in (_DOCKET, _PLEADING):
+        for match in pattern.finditer(text):
+            end, pins = _pins_after(text, match.end())
+            if pattern is _PLEADING and not pins:
+                continue
+            if free(match.start(), end):
+                add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
+
+    for match in _APPENDIX_ANYWHERE.finditer(text):
+        end, pins = _pins_after(text, match.end())
+        if free(match.start(), end):
+            add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
+
+    # Inside cite positions: "1 App. 24", "Ex. 3 at 5", and what is used as a cite but is none.
+    for p_start, p_end in positions:
+        content = text[p_start:p_end]
+        offset = p_start
+        for part in re.finditer(r"[^;]+", content):
+            a, b = trim(text, offset + part.start(), offset + part.end())
+            if b <= a or not free(a, b):
+                continue
+            piece = text[a:b]
+            record = _APPENDIX.match(piece) or _EXHIBIT.match(piece)
+            if record is not None:
+                end, pins = _pins_after(text, a + record.end())
+                add(RecordCite("record_cite", a, end, (), tuple(pins)))
+                continue
+            if FISCAL_YEAR.fullmatch(piece):
+                continue
+            if YEAR_END.search(piece) and not is_generated(piece):
+                continue  # "(D. Colo. 2021)", "(2019)": a case citation's parenthetical
+            if JUNK.fullmatch(piece) or is_generated(piece):
+                add(RecordCite("not_a_record_cite", a, b))
+    cites.sort(key=lambda c: c.start)
+    return cites
