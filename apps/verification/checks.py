@@ -34,6 +34,7 @@ from typing import Literal
 
 import reporters_db
 
+from apps.verification import authorities
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim, sentences
 from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value
@@ -135,6 +136,8 @@ class _Context:
             return self.not_a_record_cite(claim)
         if claim.kind == "case_citation":
             return self.case_citation(claim)
+        if claim.kind == "statute":
+            return authorities.statute(claim, self.index)
         if claim.kind == "quote":
             return self.quote(claim)
         if claim.kind in ("date", "amount"):

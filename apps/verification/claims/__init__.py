@@ -31,7 +31,7 @@ and amounts), `extract` (the order of work above).
 
 from __future__ import annotations
 
-from apps.verification.claims.base import BatesRef, CaseCite, Claim, Kind
+from apps.verification.claims.base import BatesRef, CaseCite, Claim, Kind, StatuteCite
 from apps.verification.claims.extract import extract_claims
 from apps.verification.claims.references import is_generated_reference
 from apps.verification.claims.sentences import sentences
@@ -41,6 +41,7 @@ __all__ = [
     "CaseCite",
     "Claim",
     "Kind",
+    "StatuteCite",
     "extract_claims",
     "is_generated_reference",
     "sentences",

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["record_cite", "not_a_record_cite", "case_citation", "date", "amount", "quote"]
+Kind = Literal[
+    "record_cite", "not_a_record_cite", "case_citation", "statute", "date", "amount", "quote"
+]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,29 @@ class CaseCite:
 
 
 @dataclass(frozen=True)
+class StatuteCite:
+    """A statute or regulation: `code` as eyecite (reporters-db) names it ("U.S.C.", "Cal. Civ.
+    Code", "N.Y. Gen. Bus. Law"), its `title` (or chapter) where the code has one, the
+    `section`, and the subsections after it (`pin`, "(a)(1)").
+
+    `short` is an Id. bound to a statute of the draft; `resolved` is False for an Id. that
+    could not be bound (it never passes as verified)."""
+
+    code: str
+    title: str | None
+    section: str
+    pin: str | None
+    year: int | None
+    short: bool = False
+    resolved: bool = True
+
+    @property
+    def label(self) -> str:
+        head = f"{self.title} {self.code}" if self.title else self.code
+        return f"{head} \u00a7 {self.section}{self.pin or ''}"
+
+
+@dataclass(frozen=True)
 class Claim:
     kind: Kind
     start: int
@@ -55,6 +80,7 @@ class Claim:
     value: str | None = None
     quote: str | None = None
     citation: CaseCite | None = None
+    statute: StatuteCite | None = None
 
 
 # Unicode spaces that eyecite and the patterns below should read as a plain space. Each is one

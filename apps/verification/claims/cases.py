@@ -9,10 +9,11 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from apps.verification.claims.base import CaseCite
+from apps.verification.claims import statutes
+from apps.verification.claims.base import CaseCite, Spans, StatuteCite
 from apps.verification.claims.record import RecordCite
 
 logger = logging.getLogger(__name__)
@@ -58,10 +59,20 @@ def _shift(cite: Any, offset: int) -> None:
             setattr(meta, name, value + offset)
 
 
+_LAW_TAIL = re.compile(
+    rf"{statutes.SUBSECTIONS}(?:\s*\((?:[^()\n]{{0,40}}\s)?(?:1[6-9]|20)\d\d\))?"
+)
+
+
 def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
-    from eyecite.models import FullCaseCitation, ShortCaseCitation, SupraCitation
+    from eyecite.models import FullCaseCitation, FullLawCitation, ShortCaseCitation, SupraCitation
 
     start, end = cite.span()
+    if isinstance(cite, FullLawCitation):
+        # The subsections and the year's parenthetical ("§ 1332(a)(1) (2018)") belong to it;
+        # another parenthetical after it does not.
+        tail = _LAW_TAIL.match(text, end - offset)
+        return start, end + (tail.end() - (end - offset) if tail else 0)
     if isinstance(cite, FullCaseCitation | ShortCaseCitation | SupraCitation):
         full_start, full_end = cite.full_span()
         end = max(end, full_end)
@@ -79,11 +90,13 @@ def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
 
 
 def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
-    """Case-citation candidates in `text` and how far eyecite read before the deadline."""
+    """Case-citation and statute candidates in `text` and how far eyecite read before the
+    deadline."""
     try:
         from eyecite import get_citations
         from eyecite.models import (
             FullCaseCitation,
+            FullLawCitation,
             IdCitation,
             ShortCaseCitation,
             SupraCitation,
@@ -91,7 +104,7 @@ def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
     except ImportError:  # pragma: no cover - eyecite is a pinned dependency
         logger.warning("eyecite is not installed; case citations read by the fallback pattern")
         return [], 0
-    kinds = (FullCaseCitation, ShortCaseCitation, SupraCitation, IdCitation)
+    kinds = (FullCaseCitation, FullLawCitation, ShortCaseCitation, SupraCitation, IdCitation)
     found: list[_Found] = []
     for start, end in _chunks(text):
         if time.monotonic() >= deadline:
@@ -213,9 +226,27 @@ def _case_cite(cite: Any, full: Any | None) -> CaseCite:
     )
 
 
+_ID_SECTION = re.compile(
+    rf"\s*\u00a7\u00a7?\s*(?P<section>{statutes.SECTION})(?P<pin>{statutes.SUBSECTIONS})"
+)
+
+
+def _statute_id(text: str, end: int, full: StatuteCite) -> tuple[int, StatuteCite]:
+    """An Id. bound to a statute: the same statute, or another section of its code and title
+    ("Id. § 1988"), and where the claim ends."""
+    match = _ID_SECTION.match(text, end)
+    if match is None:
+        return end, replace(full, short=True)
+    return match.end(), replace(
+        full, section=match.group("section"), pin=match.group("pin") or None, short=True
+    )
+
+
 def case_citations(
     text: str, masked: str, record: Sequence[RecordCite], deadline: float
-) -> list[tuple[int, int, CaseCite]]:
+) -> list[tuple[int, int, CaseCite | StatuteCite]]:
+    """The case citations and statutes of the draft (`masked`: its text with record cites and
+    quotations blanked), with spans into `text`. An Id. bound to a statute is a statute."""
     # Markdown emphasis (*Smith v. Jones*, _Id._ at 4) is no part of a citation: eyecite reads
     # the text without those marks and the spans are mapped back.
     keep = [i for i, char in enumerate(masked) if char not in EMPHASIS]
@@ -228,12 +259,13 @@ def case_citations(
         return keep[j - 1] + 1 if j > 0 else 0
 
     found, read_to = _eyecite(compact, deadline)
+    eyecite_spans = Spans([(item.start, item.end) for item in found])
     for item in found:
         item.start, item.end = start_of(item.start), end_of(item.end)
-    result: list[tuple[int, int, CaseCite]] = []
+    result: list[tuple[int, int, CaseCite | StatuteCite]] = []
     if found:
         from eyecite import resolve_citations
-        from eyecite.models import FullCaseCitation, IdCitation
+        from eyecite.models import FullCaseCitation, FullLawCitation, IdCitation
 
         full_of: dict[int, Any] = {}
         if time.monotonic() < deadline:
@@ -244,7 +276,7 @@ def case_citations(
                 resolved = {}
             for resource, cites in resolved.items():
                 full = getattr(resource, "citation", None)
-                if not isinstance(full, FullCaseCitation):
+                if not isinstance(full, FullCaseCitation | FullLawCitation):
                     continue
                 for cite in cites:
                     full_of[id(cite)] = full
@@ -253,6 +285,10 @@ def case_citations(
         for item in found:
             cite = item.cite
             full = full_of.get(id(cite))
+            if isinstance(cite, FullLawCitation):
+                result.append((item.start, item.end, statutes.from_eyecite(cite)))
+                last_case_end = item.end
+                continue
             if isinstance(cite, FullCaseCitation):
                 full = cite
             elif isinstance(cite, IdCitation) and full is not None:
@@ -267,6 +303,11 @@ def case_citations(
                     )
                     if not named:
                         full = None
+            if isinstance(full, FullLawCitation):
+                end, statute = _statute_id(text, item.end, statutes.from_eyecite(full))
+                result.append((item.start, end, statute))
+                last_case_end = end
+                continue
             result.append((item.start, item.end, _case_cite(cite, full)))
             last_case_end = item.end
     if read_to < len(compact):
@@ -278,4 +319,9 @@ def case_citations(
         )
         for a, b, unresolved in _fallback_cites(compact, read_to):
             result.append((start_of(a), end_of(b), unresolved))
+    # The forms of the titled codes that eyecite does not read ("42 USC 1983", "section 1983
+    # of title 42 of the United States Code").
+    for a, b, statute in statutes.titled_statutes(compact):
+        if not eyecite_spans.overlaps(a, b):
+            result.append((start_of(a), end_of(b), statute))
     return result

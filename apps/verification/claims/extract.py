@@ -9,7 +9,7 @@ import re
 import time
 from collections.abc import Sequence
 
-from apps.verification.claims.base import ODD_SPACES, WORD, Claim, Spans
+from apps.verification.claims.base import ODD_SPACES, WORD, Claim, Spans, StatuteCite
 from apps.verification.claims.cases import case_citations
 from apps.verification.claims.quotations import Quote, find_quotes, is_defined_term
 from apps.verification.claims.record import record_cites
@@ -104,7 +104,10 @@ def extract_claims(
     case_sentences = Spans()
     for start, end, cite in cases:
         span = with_previous(*sentence(start, end), case_spans)
-        claims.append(Claim("case_citation", start, end, text[start:end], span, citation=cite))
+        if isinstance(cite, StatuteCite):
+            claims.append(Claim("statute", start, end, text[start:end], span, statute=cite))
+        else:
+            claims.append(Claim("case_citation", start, end, text[start:end], span, citation=cite))
         if not case_sentences.overlaps(*span):
             case_sentences.add(*span)
     # A short quoted term is a quotation of a source where an authority is cited for it.

@@ -1,0 +1,212 @@
+"""Authorities beyond the reporter citation, on drafts and packets of our own: statutes as
+claims (eyecite's and the forms it does not read) and checked against the frozen packet."""
+
+from __future__ import annotations
+
+from apps.verification.authorities import NOT_IN_EVIDENCE
+from apps.verification.checks import Finding, verify_text
+from apps.verification.claims import Claim, StatuteCite, extract_claims
+from apps.verification.claims.statutes import mention_pattern, titled_statutes
+from apps.verification.index import PacketIndex, PageRecord
+
+PREFIX = "QRV"
+
+ORDER = """UNITED STATES DISTRICT COURT
+Plaintiff brings a claim under 42 U.S.C. \u00a7\u00a7 1981 and 1983 and invokes
+jurisdiction under 28 U.S.C. \u00a7 1331. The California claim rests on Cal. Civ. Code \u00a7 1542.
+Order - Page 1 of 1"""
+OCR_STATUTE = """TITLE 15 - COMMERCE AND TRADE
+Section 78j of title 15, United States Code, makes it unlawful to use any manipulative
+device in connection with the purchase or sale of any security. The terms of 15 U.S.C.
+§ 16O2 apply."""
+CLIENT = """From: Mara Quill
+The shipment left the dock on 4 May 2024 and arrived at the warehouse damaged."""
+
+
+def _packet() -> PacketIndex:
+    texts = [(1, ORDER, "text_layer"), (2, OCR_STATUTE, "ocr"), (3, CLIENT, "text_layer")]
+    return PacketIndex.build(
+        [
+            PageRecord(
+                position=i + 1,
+                document_id=doc,
+                filename=f"doc-{doc}.pdf",
+                page_number=1,
+                bates=(f"{PREFIX}{2000000 + i:07d}",),
+                text=text,
+                source=source,
+                ocr_confidence=91.0 if source == "ocr" else None,
+                origin="public_record" if doc != 3 else "client",
+            )
+            for i, (doc, text, source) in enumerate(texts)
+        ]
+    )
+
+
+def _statutes(text: str) -> list[Claim]:
+    found = [c for c in extract_claims(text, bates_prefixes=(PREFIX,)) if c.kind == "statute"]
+    for claim in found:
+        assert text[claim.start : claim.end] == claim.text
+    return found
+
+
+def _findings(text: str) -> list[Finding]:
+    claims = extract_claims(text, bates_prefixes=(PREFIX,))
+    return [f for f in verify_text(text, claims, _packet()) if f.claim.kind == "statute"]
+
+
+# --- extraction ------------------------------------------------------------------------------
+
+
+def test_statutes_are_claims_with_offsets_title_code_and_section() -> None:
+    text = "Relief lies under 42 U.S.C. \u00a7 1983. Cal. Civ. Code \u00a7 1542 bars the release."
+    found = _statutes(text)
+    assert [c.text for c in found] == ["42 U.S.C. \u00a7 1983", "Cal. Civ. Code \u00a7 1542"]
+    assert found[0].statute == StatuteCite("U.S.C.", "42", "1983", None, None)
+    assert found[1].statute == StatuteCite("Cal. Civ. Code", None, "1542", None, None)
+
+
+def test_subsections_and_the_year_belong_to_the_cite_but_not_a_record_parenthetical() -> None:
+    text = (
+        "Diversity exists. 28 U.S.C.\u00a0\u00a7\u00a01332(a)(1) (2018). "
+        "It was pleaded. 42 U.S.C. \u00a7 1983 (QRV2000001)."
+    )
+    found = _statutes(text)
+    assert [c.text for c in found] == [
+        "28 U.S.C.\u00a0\u00a7\u00a01332(a)(1) (2018)",
+        "42 U.S.C. \u00a7 1983",
+    ]
+    assert found[0].statute is not None
+    assert (found[0].statute.section, found[0].statute.pin) == ("1332", "(a)(1)")
+    assert found[0].statute.year == 2018
+    kinds = [c.kind for c in extract_claims(text, bates_prefixes=(PREFIX,))]
+    assert "record_cite" in kinds
+
+
+def test_a_statute_split_across_lines_is_one_claim() -> None:
+    text = "The claim arises under 18 U.S.C.\n\u00a7 1030(g), as the order says."
+    (claim,) = _statutes(text)
+    assert claim.text == "18 U.S.C.\n\u00a7 1030(g)"
+    assert claim.statute is not None and claim.statute.section == "1030"
+
+
+def test_the_forms_eyecite_does_not_read_are_claims_too() -> None:
+    text = (
+        "See 42 USC 1985(3); section 1331 of title 28 of the United States Code; and "
+        "title 15, United States Code, section 78j."
+    )
+    found = _statutes(text)
+    assert [c.text for c in found] == [
+        "42 USC 1985(3)",
+        "section 1331 of title 28 of the United States Code",
+        "title 15, United States Code, section 78j",
+    ]
+    assert [(c.statute.title, c.statute.section) for c in found if c.statute] == [
+        ("42", "1985"),
+        ("28", "1331"),
+        ("15", "78j"),
+    ]
+
+
+def test_an_id_after_a_statute_is_that_statute_or_another_section_of_it() -> None:
+    text = "Fees follow 42 U.S.C. \u00a7 1983 claims. Id. \u00a7 1988 says so."
+    first, second = _statutes(text)
+    assert first.statute == StatuteCite("U.S.C.", "42", "1983", None, None)
+    assert second.text == "Id. \u00a7 1988"
+    assert second.statute == StatuteCite("U.S.C.", "42", "1988", None, None, short=True)
+
+
+def test_an_id_after_a_record_cite_is_never_bound_to_the_statute_before_it() -> None:
+    text = "Relief lies under 42 U.S.C. \u00a7 1983. The letter says so (QRV2000002). Id."
+    claims = extract_claims(text, bates_prefixes=(PREFIX,))
+    ids = [c for c in claims if c.text.startswith("Id")]
+    assert len(ids) == 1 and ids[0].kind == "case_citation"
+    assert ids[0].citation is not None and not ids[0].citation.resolved
+
+
+def test_section_numbers_of_an_agreement_are_not_statutes() -> None:
+    text = "Under Section 4.2 of the Agreement and 12 months of notice, the lease ended."
+    assert _statutes(text) == []
+
+
+# --- the grammar -----------------------------------------------------------------------------
+
+
+def test_one_statute_in_every_written_form_and_never_a_longer_section() -> None:
+    pattern = mention_pattern(StatuteCite("U.S.C.", "42", "1983", None, None))
+    same = [
+        "42 U.S.C. \u00a7 1983",
+        "42 USC 1983",
+        "42 U. S. C. \u00a71983",
+        "42 U.S.C.A. \u00a7 1983(a)",
+        "42 U.S. Code \u00a7 1983",
+        "42 U.S.C. \u00a7\u00a7 1981, 1983 and 1985",
+        "section 1983 of title 42, United States Code",
+        "Title 42, United States Code, Section 1983",
+        "42\nU.S.C.\n\u00a7 1983",
+    ]
+    other = [
+        "42 U.S.C. \u00a7 1983.5",
+        "42 U.S.C. \u00a7 19830",
+        "142 U.S.C. \u00a7 1983",
+        "41 U.S.C. \u00a7 1983",
+        "42 C.F.R. \u00a7 1983",
+        "section 1983 of title 42",
+    ]
+    assert [bool(pattern.search(t)) for t in same] == [True] * len(same)
+    assert [bool(pattern.search(t)) for t in other] == [False] * len(other)
+
+
+def test_titled_forms_find_regulations_too() -> None:
+    ((_, _, cite),) = list(titled_statutes("Rule 10b-5 is 17 CFR 240.10b-5."))
+    assert (cite.code, cite.title, cite.section) == ("C.F.R.", "17", "240.10b-5")
+
+
+# --- the check -------------------------------------------------------------------------------
+
+
+def test_a_statute_the_packet_names_is_supported_on_that_page() -> None:
+    text = "Plaintiff sues under 42 USC 1983. Jurisdiction: section 1331 of title 28, U.S.C."
+    findings = _findings(text)
+    assert [f.status for f in findings] == ["supported", "supported"]
+    assert findings[0].page is not None and findings[0].page.bates == ("QRV2000000",)
+    assert findings[0].match is not None
+    start, end = findings[0].match
+    assert "1983" in ORDER[start:end]
+    assert findings[1].check == "statute_in_packet"
+
+
+def test_a_state_code_section_is_matched_by_code_and_section() -> None:
+    ok, wrong = _findings(
+        "Cal. Civ. Code \u00a7 1542 applies; Cal. Civ. Code \u00a7 1543 does not."
+    )
+    assert ok.status == "supported"
+    assert wrong.status == "unsupported" and NOT_IN_EVIDENCE in wrong.message
+
+
+def test_a_statute_not_in_the_packet_is_not_in_the_evidence() -> None:
+    (finding,) = _findings("The notice violated 15 U.S.C. \u00a7 1692g(a).")
+    assert finding.status == "unsupported"
+    assert finding.check == "statute_in_packet"
+    assert finding.message == f"15 U.S.C. \u00a7 1692g(a): {NOT_IN_EVIDENCE}"
+
+
+def test_another_title_with_the_same_section_is_not_the_statute() -> None:
+    (finding,) = _findings("Jurisdiction lies under 29 U.S.C. \u00a7 1331.")
+    assert finding.status == "unsupported"
+
+
+def test_an_ocr_page_carries_the_statute_with_a_look_alike_digit_in_its_section() -> None:
+    words, digits = _findings(
+        "The scheme violated 15 U.S.C. \u00a7 78j(b) and 15 U.S.C. \u00a7 1602."
+    )
+    assert words.status == "supported"
+    assert words.page is not None and words.page.source == "ocr"
+    assert "subsection (b) is not compared" in words.message
+    assert digits.status == "supported"
+    assert digits.page is not None and digits.page.source == "ocr"
+
+
+def test_a_statute_id_with_another_section_is_checked_as_that_section() -> None:
+    findings = _findings("Plaintiff sues under 42 U.S.C. \u00a7 1981. Id. \u00a7 1986.")
+    assert [f.status for f in findings] == ["supported", "unsupported"]
