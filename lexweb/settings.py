@@ -296,6 +296,12 @@ LEXWEB_MAX_PACKET_ITEMS = env_int("LEXWEB_MAX_PACKET_ITEMS", 500, minimum=1)
 LEXWEB_MAX_PACKET_PAGES = env_int("LEXWEB_MAX_PACKET_PAGES", 10_000, minimum=1)
 # A draft version's bytes (pasted text, Markdown, DOCX); 2 MiB is some 600 pages of text.
 LEXWEB_MAX_DRAFT_BYTES = env_int("LEXWEB_MAX_DRAFT_BYTES", 2 * 1024 * 1024, minimum=1024)
+# Drafting runs: the lawyer's instructions (the material itself goes in the packet), the
+# maximum number of transactions a financial extraction may return, and how often a running
+# stage stores and sends its batch of tokens (milliseconds).
+LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS = env_int("LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS", 20_000, minimum=1)
+LEXWEB_RUN_MAX_TRANSACTIONS = env_int("LEXWEB_RUN_MAX_TRANSACTIONS", 200, minimum=1)
+LEXWEB_RUN_TOKEN_FLUSH_MS = env_int("LEXWEB_RUN_TOKEN_FLUSH_MS", 75, minimum=10)
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 
@@ -347,6 +353,16 @@ if not 0.0 < LEXWEB_ARTIFACT_MATCH_THRESHOLD <= 1.0:  # NaN fails this too
         f"LEXWEB_ARTIFACT_MATCH_THRESHOLD is a share above 0 and at most 1 (e.g. 0.5), "
         f"not {_match_threshold!r}."
     )
+
+# --- Verifier -------------------------------------------------------------------------------
+# The model's second opinion after the deterministic checks (apps/verification/second_opinion.py):
+# on or off; at most this many claims asked about per verification, at most this many tokens
+# per answer, and at most this many seconds for all of one verification's questions. A model
+# may add findings, never clear one.
+LEXWEB_SECOND_OPINION = env_bool("LEXWEB_SECOND_OPINION", True)
+LEXWEB_SECOND_OPINION_MAX_CLAIMS = env_int("LEXWEB_SECOND_OPINION_MAX_CLAIMS", 50, minimum=0)
+LEXWEB_SECOND_OPINION_MAX_TOKENS = env_int("LEXWEB_SECOND_OPINION_MAX_TOKENS", 256, minimum=16)
+LEXWEB_SECOND_OPINION_SECONDS = env_int("LEXWEB_SECOND_OPINION_SECONDS", 300, minimum=1)
 
 # --- Static files ---------------------------------------------------------------------------
 STATIC_URL = "/static/"

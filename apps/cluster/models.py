@@ -265,6 +265,9 @@ class Role(models.TextChoices):
     ADVERSARY = "adversary", "Adversarial reviewer"
     EXTRACTOR = "extractor", "Extractor (finance)"
     SUMMARIZER = "summarizer", "Summarizer"
+    # The verifier's second opinion ("does the cited page support this sentence?"); a site with
+    # no route for it falls back to the adversary's route (apps.verification.second_opinion).
+    VERIFIER = "verifier", "Verifier (second opinion)"
 
 
 class RoleRoute(models.Model):

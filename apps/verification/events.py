@@ -4,7 +4,8 @@ from typing import Literal, TypedDict
 
 
 class VerificationProgress(TypedDict):
-    """A verification moved on: `claims_done` of `claim_count`; the row is the truth."""
+    """A verification moved on: `claims_done` of `claim_count`, then the second opinion's
+    `second_opinion_done` of `second_opinion_total`; the row is the truth."""
 
     type: Literal["verification.progress"]
     case_id: int
@@ -16,3 +17,6 @@ class VerificationProgress(TypedDict):
     claim_count: int
     blocking: int
     error: str
+    second_opinion: str
+    second_opinion_done: int
+    second_opinion_total: int

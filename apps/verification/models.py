@@ -12,7 +12,8 @@ from django.utils import timezone
 
 class Verification(models.Model):
     """One run of the deterministic checks over one draft version against its draft's frozen
-    packet. Runs as a job on the `cpu` queue; `claims_done` of `claim_count` is its progress."""
+    packet, then (when a model is routed) a model's second opinion on the record-cited claims.
+    Runs as a job on the `cpu` queue; `claims_done` of `claim_count` is its progress."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -35,6 +36,17 @@ class Verification(models.Model):
     second_opinion = models.CharField(
         max_length=16, choices=SecondOpinion.choices, default=SecondOpinion.NOT_OBTAINED
     )
+    # The second opinion (apps.verification.second_opinion): why it was not obtained, or what
+    # it covered; the deployment(s) that answered and the cluster's CallRecord ids of its calls;
+    # progress: `second_opinion_done` of `second_opinion_total` claims asked about.
+    second_opinion_reason = models.TextField(blank=True)
+    second_opinion_deployment = models.CharField(max_length=300, blank=True)
+    second_opinion_calls = models.JSONField(default=list, blank=True)
+    second_opinion_done = models.PositiveIntegerField(default=0)
+    second_opinion_total = models.PositiveIntegerField(default=0)
+    # The procrastinate job that runs it (None for rows queued before this was recorded): a
+    # run whose job is gone for good is failed instead of staying queued or running.
+    job_id = models.BigIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"

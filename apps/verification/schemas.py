@@ -8,7 +8,7 @@ from pydantic import Field
 
 from apps.accounts.schemas import UserOut
 from apps.api.schemas import StrictIn
-from apps.verification import selectors
+from apps.verification import second_opinion, selectors
 from apps.verification.models import Finding, Override, Verification
 from apps.verification.services import MAX_REASON
 
@@ -27,9 +27,24 @@ class OverrideIn(StrictIn):
     reason: str = Field(min_length=1, max_length=MAX_REASON)
 
 
+class SecondOpinionOut(Schema):
+    """The model's second opinion on the run's record-cited claims: "obtained" (at least one
+    answer; its findings have check "second_opinion" and only ever add to the checks') or
+    "not_obtained" (the deterministic verdicts stand alone), with the reason or what it
+    covered, the deployment(s) that answered, the cluster's call record ids, and progress
+    (`done` of `total` claims asked about)."""
+
+    status: Literal["obtained", "not_obtained"]
+    reason: str
+    deployment: str
+    call_record_ids: list[int]
+    done: int
+    total: int
+
+
 class VerificationOut(Schema):
-    """One run. `second_opinion` says whether a model was asked (not yet: "not_obtained", and
-    the deterministic verdicts stand alone)."""
+    """One run: deterministic checks, then the model's second opinion (`second_opinion`:
+    "obtained" or "not_obtained"; `second_opinion_detail` says why and by whom)."""
 
     id: int
     version: int
@@ -38,9 +53,21 @@ class VerificationOut(Schema):
     claim_count: int
     verifier_version: str
     second_opinion: str
+    second_opinion_detail: SecondOpinionOut
     error: str
     created_at: datetime
     finished_at: datetime | None
+
+    @staticmethod
+    def resolve_second_opinion_detail(obj: Verification) -> SecondOpinionOut:
+        return SecondOpinionOut(
+            status=obj.second_opinion,  # type: ignore[arg-type]  # the model's choices
+            reason=obj.second_opinion_reason,
+            deployment=obj.second_opinion_deployment,
+            call_record_ids=[int(pk) for pk in obj.second_opinion_calls],
+            done=obj.second_opinion_done,
+            total=obj.second_opinion_total,
+        )
 
     @staticmethod
     def resolve_version(obj: Verification) -> int:
@@ -74,7 +101,9 @@ class OverrideOut(Schema):
 
 class FindingOut(Schema):
     """One claim's verdict: offsets into the version's text, kind, status, the check that
-    decided and why. `blocks`: unsupported or contradicted and not overridden."""
+    decided and why. `blocks`: unsupported or contradicted and not overridden.
+    `second_opinion`: true for a finding a model added (check "second_opinion"; it names the
+    model's reason and deployment), false for the deterministic checks' own."""
 
     id: int
     start: int
@@ -89,6 +118,7 @@ class FindingOut(Schema):
     support: SupportOut | None
     override: OverrideOut | None
     blocks: bool
+    second_opinion: bool
 
 
 class FindingsOut(Schema):
@@ -143,6 +173,7 @@ def finding_out(finding: Finding) -> FindingOut:
             else None
         ),
         blocks=finding.blocks and override is None,
+        second_opinion=finding.check_name == second_opinion.CHECK,
     )
 
 

@@ -12,10 +12,18 @@ Verifying a version:
    its draft's packet (never the live documents) and the case's Bates prefixes, then, outside
    any transaction, extracts the claims (`claims.extract_claims`) and checks them against an
    index of the frozen pages (`checks.verify_text`: one finding per claim).
-3. One short transaction writes the findings (each tied to its FrozenPage) and marks the run
+3. A model's second opinion on the record-cited claims the checks left standing
+   (`second_opinion`: it can add findings, never clear one; without a healthy backend the run
+   records "not obtained" and why), still outside any transaction.
+4. One short transaction writes the findings (each tied to its FrozenPage) and marks the run
    done. Progress goes to the case's stream as "verification.progress" at each step.
    A failure marks the run failed with its message (a lost database is re-raised instead, so
    the job's retry runs it again from the start).
+
+A run whose job is gone for good (failed, aborted or cancelled, or its row deleted) while the
+run is still queued or running is failed with the reason, so the version can be verified
+again: at once when someone asks to verify it, and by `verifications_fail_stale` (the periodic
+job "verification.fail_stale") for runs older than LEXWEB_JOB_STALLED_SECONDS.
 
 Blocking: a version whose newest verification has an open unsupported or contradicted finding
 cannot be approved (UnsupportedFindings, 409 `unsupported_findings`); a lawyer of the case
@@ -23,14 +31,18 @@ cannot be approved (UnsupportedFindings, 409 `unsupported_findings`); a lawyer o
 reason, audited and kept with the finding.
 """
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from procrastinate.contrib.django import app
+from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -41,7 +53,7 @@ from apps.documents.models import Production
 from apps.drafting import selectors as draft_selectors
 from apps.drafting.models import DraftVersion
 from apps.evidence.models import FrozenPage
-from apps.verification import boxes, selectors
+from apps.verification import boxes, second_opinion, selectors
 from apps.verification.events import VerificationProgress
 from apps.verification.models import Finding, Override, Verification
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
@@ -51,7 +63,12 @@ if TYPE_CHECKING:
     from apps.verification import index
     from apps.verification.checks import Finding as CheckedClaim
 
+logger = logging.getLogger(__name__)
+
 MAX_REASON = 5000
+VERIFY_TASK = "verification.verify"
+# Job states after which a job never runs again (procrastinate's `status`).
+_JOB_ENDED = ("succeeded", "failed", "cancelled", "aborted")
 MIN_REASON = 10
 _MAX_ID = 2**63 - 1
 _LABEL = re.compile(r"^(.*?)(\d+)$")
@@ -119,11 +136,20 @@ def verification_request(*, user: User, case_id: int, draft_id: int, number: int
     Audited ("verification.request") when a new one is queued."""
     case, version = _version(user=user, case_id=case_id, draft_id=draft_id, number=number)
     DraftVersion.objects.select_for_update().filter(pk=version.pk).get()
-    pending = Verification.objects.filter(
-        version=version, status__in=(Verification.Status.QUEUED, Verification.Status.RUNNING)
-    ).first()
+    pending = (
+        Verification.objects.select_for_update()
+        .filter(
+            version=version,
+            status__in=(Verification.Status.QUEUED, Verification.Status.RUNNING),
+        )
+        .first()
+    )
     if pending is not None:
-        return pending
+        gone = job_gone(pending)
+        if gone is None:
+            return pending
+        # Its job will never finish it: fail it and queue a new run.
+        _fail_stale(pending, gone)
     verification = Verification.objects.create(version=version, requested_by=user)
     account_services.audit_record(
         actor=user,
@@ -133,11 +159,12 @@ def verification_request(*, user: User, case_id: int, draft_id: int, number: int
         detail={"draft": draft_id, "version": number},
     )
     # By name: services never import tasks. The job row commits with the verification row.
-    app.configure_task(
-        name="verification.verify",
+    verification.job_id = app.configure_task(
+        name=VERIFY_TASK,
         allow_unknown=False,
         queueing_lock=f"verification:{version.pk}",
     ).defer(verification_id=verification.pk)
+    verification.save(update_fields=["job_id"])
     _publish(verification, case_id=case.pk, draft_id=draft_id, number=number)
     return verification
 
@@ -158,6 +185,9 @@ def _publish(verification: Verification, *, case_id: int, draft_id: int, number:
             else 0
         ),
         "error": verification.error,
+        "second_opinion": verification.second_opinion,
+        "second_opinion_done": verification.second_opinion_done,
+        "second_opinion_total": verification.second_opinion_total,
     }
     publish_to_case(case_id=case_id, event=event)
 
@@ -248,7 +278,10 @@ def _run(verification: Verification) -> None:
     )
     with transaction.atomic():
         verification.claim_count = len(found)
-        verification.save(update_fields=["claim_count"])
+        verification.second_opinion_done = verification.second_opinion_total = 0
+        verification.save(
+            update_fields=["claim_count", "second_opinion_done", "second_opinion_total"]
+        )
         _publish_run(verification)
     packet_index = index.PacketIndex.build(records)
     # Supporting words read by OCR below the review confidence make a finding "needs review".
@@ -265,16 +298,161 @@ def _run(verification: Verification) -> None:
     ]
     _add_boxes(rows)
     with transaction.atomic():
+        verification.claims_done = len(found)
+        verification.save(update_fields=["claims_done"])
+        _publish_run(verification)
+    # Added findings only: the deterministic rows above are never changed by a model.
+    opinion = _second_opinion(verification, version.text, results, packet_index, by_position)
+    rows.extend(
+        second_opinion.finding_rows(
+            verification=verification,
+            results=results,
+            opinions=opinion.opinions,
+            verifier_version=checks.VERIFIER_VERSION,
+        )
+    )
+    with transaction.atomic():
         Finding.objects.filter(verification=verification, override__isnull=True).delete()
         Finding.objects.bulk_create(rows)
         verification.status = Verification.Status.DONE
-        verification.claims_done = len(found)
         verification.verifier_version = checks.VERIFIER_VERSION
+        verification.second_opinion = (
+            Verification.SecondOpinion.OBTAINED
+            if opinion.obtained
+            else Verification.SecondOpinion.NOT_OBTAINED
+        )
+        verification.second_opinion_reason = opinion.reason[:2000]
+        verification.second_opinion_deployment = opinion.deployment_label
+        verification.second_opinion_calls = opinion.call_record_ids
         verification.finished_at = timezone.now()
         verification.save(
-            update_fields=["status", "claims_done", "verifier_version", "finished_at"]
+            update_fields=[
+                "status",
+                "verifier_version",
+                "second_opinion",
+                "second_opinion_reason",
+                "second_opinion_deployment",
+                "second_opinion_calls",
+                "finished_at",
+            ]
         )
         _publish_run(verification)
+
+
+def _second_opinion(
+    verification: Verification,
+    text: str,
+    results: Sequence["CheckedClaim"],
+    packet_index: "index.PacketIndex",
+    pages: Mapping[int, FrozenPage],
+) -> second_opinion.Outcome:
+    """A model's opinion on the claims the checks left standing (see apps.verification.
+    second_opinion); "not obtained", with the reason, when it is off, nothing is routed, there
+    is nothing to ask, or no backend answered. A bug in it is logged and leaves the
+    deterministic verdicts standing alone; a lost database is re-raised (the job retries)."""
+    if not settings.LEXWEB_SECOND_OPINION:
+        return second_opinion.not_obtained("turned off (LEXWEB_SECOND_OPINION=off)")
+    try:
+        role = second_opinion.role_for_second_opinion()
+        if role is None:
+            return second_opinion.not_obtained(
+                "no deployment is routed for the verifier role, nor for the adversary role "
+                "it falls back to"
+            )
+        questions = second_opinion.questions_build(
+            text=text, results=results, packet_index=packet_index, pages_by_position=pages
+        )
+        if not questions:
+            return second_opinion.not_obtained(
+                "no record-cited claim or quotation with a page that the checks left standing"
+            )
+        with transaction.atomic():
+            verification.second_opinion_total = min(
+                len(questions), settings.LEXWEB_SECOND_OPINION_MAX_CLAIMS
+            )
+            verification.save(update_fields=["second_opinion_total"])
+            _publish_run(verification)
+
+        def progress(done: int, total: int) -> None:
+            with transaction.atomic():
+                verification.second_opinion_done = done
+                verification.second_opinion_total = total
+                verification.save(update_fields=["second_opinion_done", "second_opinion_total"])
+                _publish_run(verification)
+
+        return second_opinion.ask(questions, role=role, on_progress=sync_to_async(progress))
+    except Exception as exc:
+        if database_lost(exc):
+            raise
+        logger.exception("The second opinion of verification %s failed.", verification.pk)
+        return second_opinion.not_obtained(f"internal error ({type(exc).__name__})")
+
+
+# --- Runs whose job is gone ------------------------------------------------------------------
+
+
+def job_gone(verification: Verification) -> str | None:
+    """Why the run's job will never finish it (its job ended, or no job row is left), or None
+    while a job for it is queued or running (a stalled one is recovery's: it queues it again
+    or fails it, apps.operations.services.recovery)."""
+    jobs = ProcrastinateJob.objects.filter(task_name=VERIFY_TASK)
+    if verification.job_id is not None:
+        jobs = jobs.filter(pk=verification.job_id)
+    else:  # a run queued before its job's id was recorded
+        jobs = jobs.filter(args__verification_id=verification.pk)
+    states = list(jobs.order_by("-id").values_list("id", "status")[:5])
+    if not states:
+        return "its job is no longer in the job queue"
+    if any(status not in _JOB_ENDED for _, status in states):
+        return None
+    job_id, status = states[0]
+    return f"its job {job_id} ended ({status}) without finishing it"
+
+
+def _fail_stale(verification: Verification, why: str) -> None:
+    verification.status = Verification.Status.FAILED
+    verification.error = (
+        f"The verification stopped: {why} (the worker running it may have died). "
+        "Verify the version again."
+    )[:2000]
+    verification.finished_at = timezone.now()
+    verification.save(update_fields=["status", "error", "finished_at"])
+    logger.warning("Verification %s failed: %s.", verification.pk, why)
+    _publish_run(verification)
+
+
+def verifications_fail_stale(*, stalled_seconds: int | None = None) -> list[int]:
+    """Fail every queued or running verification started (or, not started, created) over
+    `stalled_seconds` ago (default LEXWEB_JOB_STALLED_SECONDS) whose job is gone for good;
+    the ids failed. Each is locked (SKIP LOCKED: a run claiming it now is left alone) and
+    checked under its lock, so two housekeeping runs at once are safe."""
+    seconds = settings.LEXWEB_JOB_STALLED_SECONDS if stalled_seconds is None else stalled_seconds
+    cutoff = timezone.now() - timedelta(seconds=seconds)
+    pending = (Verification.Status.QUEUED, Verification.Status.RUNNING)
+    candidates = list(
+        Verification.objects.filter(status__in=pending)
+        .exclude(started_at__gte=cutoff)
+        .filter(created_at__lt=cutoff)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    failed = []
+    for pk in candidates:
+        with transaction.atomic():
+            verification = (
+                Verification.objects.select_for_update(skip_locked=True)
+                .select_related("version__draft")
+                .filter(pk=pk, status__in=pending)
+                .first()
+            )
+            if verification is None:
+                continue
+            why = job_gone(verification)
+            if why is None:
+                continue
+            _fail_stale(verification, why)
+            failed.append(pk)
+    return failed
 
 
 def page_record(page: FrozenPage) -> "index.PageRecord":

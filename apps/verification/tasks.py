@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
@@ -18,3 +19,25 @@ def verification_run_task(*, verification_id: int) -> None:
     services.verification_run). Idempotent; a no-op for a missing, done or failed run."""
     require_arg(verification_id, int, "verification_id")
     services.verification_run(verification_id=verification_id)
+
+
+# On `cluster`, as the other housekeeping (never behind a long OCR job on `cpu`); at most one
+# waiting. Runs on recovery's schedule (LEXWEB_JOB_RECOVERY_CRON; empty: never).
+FAIL_STALE_CRON: str = settings.LEXWEB_JOB_RECOVERY_CRON
+
+
+@app.task(
+    name="verification.fail_stale",
+    queue="cluster",
+    queueing_lock="verification.fail_stale",
+)
+def verifications_fail_stale_task(*, timestamp: int) -> None:
+    """Fail the verifications whose job is gone for good, so they can be asked again."""
+    require_arg(timestamp, int, "timestamp")
+    services.verifications_fail_stale()
+
+
+if FAIL_STALE_CRON:
+    app.periodic(cron=FAIL_STALE_CRON, periodic_id="verification_fail_stale")(
+        verifications_fail_stale_task  # type: ignore[arg-type]
+    )
