@@ -34,7 +34,7 @@ from typing import Literal
 
 import reporters_db
 
-from apps.verification import authorities
+from apps.verification import authorities, paragraphs
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim, sentences
 from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value
@@ -131,7 +131,7 @@ class _Context:
 
     def check(self, claim: Claim) -> Finding:
         if claim.kind == "record_cite":
-            return self.record_cite(claim)
+            return paragraphs.pinned(self.record_cite(claim), self)
         if claim.kind == "not_a_record_cite":
             return self.not_a_record_cite(claim)
         if claim.kind == "case_citation":

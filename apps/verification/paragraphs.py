@@ -1,0 +1,399 @@
+"""Paragraph pins of record cites (pure, no Django): "ACME000022 ¶ 4", "Ex. 3 at ACME000022
+¶¶ 4-6", "Compl. ¶ 4".
+
+`pinned(finding, context)` refines the page-level finding of a record cite
+(`checks._Context.record_cite`) that pins numbered paragraphs:
+
+1. The pages: a Bates cite's, when the page-level check supported it (an unsupported or
+   contradicted cite stays so: its pages are wrong already). A pleading cite without Bates
+   pages ("Compl. ¶ 4", "Smith Decl. ¶ 2") is left for review, unless exactly one document of
+   the packet is titled as that pleading (its file name holds the pleading's words: "Compl."
+   -> "complaint", "Am. Compl." -> "amended" and "complaint", "Smith Decl." -> "smith" and
+   "declaration"): then its pages.
+2. The paragraphs: a numbered paragraph starts a line with its number and a period or bracket
+   ("4.", "4)") or after a pilcrow ("¶ 4"); on OCR pages also with a comma for the period. It
+   runs to the next such line, over a page break within the cited pages. Pages with no
+   numbered paragraph: needs review (an unnumbered paragraph cannot be located).
+3. A pinned paragraph missing from the pages: unsupported, naming the page of the document
+   that has it, or the paragraphs the pages have.
+4. The sentence (the words the cite vouches for, `checks` segments): a quotation found on the
+   pages in another paragraph than the pinned ones, or key terms that the pinned paragraphs
+   lack while another paragraph of the pages holds them: unsupported, naming that paragraph.
+   Dates and amounts are not judged by paragraph (a dated signature line or a caption stands
+   outside every paragraph); their own claims check them on the cited pages.
+5. Otherwise supported, with the paragraph's words (or the quotation, date or amount found in
+   it) as the match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+from apps.verification import normalise as nz
+from apps.verification.claims import Claim
+from apps.verification.index import OCR, PacketIndex, ocr_read
+
+if TYPE_CHECKING:
+    from apps.verification.checks import Finding
+
+MAX_PARAGRAPHS = 50  # a range "¶¶ 4-60" is read up to this many paragraphs
+# The pin is wrong when another paragraph holds at least WRONG_OTHER of the key terms' weight,
+# two terms or more that the pinned paragraphs lack, and the pinned paragraphs under
+# WRONG_RATIO of what that paragraph holds (paragraphs of one document share its words:
+# "Tenant" is in most paragraphs of a lease).
+WRONG_OTHER = 0.5
+WRONG_RATIO = 1 / 3
+SHORT_QUOTE = 4  # words: a shorter quotation does not place a sentence in a paragraph
+
+_MARKER = re.compile(
+    r"(?m)^[ \t]*(?:\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.)](?=\s))"
+)
+_OCR_MARKER = re.compile(
+    r"(?m)^[ \t]*(?:\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.,)](?=\s))"
+)
+_PIN_NUMBERS = re.compile(r"(\d+)(?:\s*[-\u2013]\s*(\d+))?")
+# Pleading abbreviations (Bluebook, table BT1) and the words of the document's title.
+_PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"Am\.\s+Compl", ("amended", "complaint")),
+    (r"Compl|Complaint", ("complaint",)),
+    (r"Countercl", ("counterclaim",)),
+    (r"Answer|Ans", ("answer",)),
+    (r"Petition|Pet", ("petition",)),
+    (r"Mem", ("memorandum",)),
+    (r"Mot", ("motion",)),
+    (r"Opp['\u2019]?n", ("opposition",)),
+    (r"Reply", ("reply",)),
+    (r"Decl", ("declaration",)),
+    (r"Aff", ("affidavit",)),
+    (r"Dep", ("deposition",)),
+    (r"Hr['\u2019]g\s+Tr", ("hearing", "transcript")),
+    (r"Tr", ("transcript",)),
+    (r"Resp", ("response",)),
+    (r"Br", ("brief",)),
+    (r"Stip", ("stipulation",)),
+    (r"Interrog", ("interrogator",)),
+)
+_NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person's name counts
+
+
+class Context(Protocol):
+    """What `pinned` reads of the checks' context (`checks._Context`)."""
+
+    index: PacketIndex
+    text: str
+
+    def segment(self, cite: Claim) -> tuple[int, int]: ...
+
+    def members(self, span: tuple[int, int], kinds: tuple[str, ...]) -> list[Claim]: ...
+
+    def key_terms(self, span: tuple[int, int]) -> list[str]: ...
+
+
+@dataclass
+class Paragraph:
+    number: int
+    parts: list[tuple[int, int, int]]  # (page index, start, end) in each page's text
+
+    def text(self, index: PacketIndex) -> str:
+        return "\n".join(index.pages[p].text[a:b] for p, a, b in self.parts)
+
+    def holds(self, page: int, start: int, end: int) -> bool:
+        return any(p == page and a <= start and end <= b for p, a, b in self.parts)
+
+
+def paragraph_numbers(pins: Sequence[str]) -> list[int]:
+    """The paragraphs a cite's pins name: "¶ 4" -> [4]; "¶¶ 4-6" -> [4, 5, 6]."""
+    numbers: list[int] = []
+    for pin in pins:
+        if not pin.startswith("\u00b6"):
+            continue
+        for match in _PIN_NUMBERS.finditer(pin):
+            first = int(match.group(1))
+            last = int(match.group(2)) if match.group(2) else first
+            if last < first:
+                last = first
+            for n in range(first, min(last, first + MAX_PARAGRAPHS - 1) + 1):
+                if n not in numbers:
+                    numbers.append(n)
+    return numbers
+
+
+def paragraphs_of(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
+    """The numbered paragraphs of `pages` (in that order); a paragraph open at the end of a
+    page goes on at the top of the next page of the same document."""
+    found: list[Paragraph] = []
+    open_paragraph: Paragraph | None = None
+    previous: int | None = None
+    for page_index in pages:
+        page = index.pages[page_index]
+        text = nz.fold(ocr_read(page.text) if page.source == OCR else page.text)
+        marker = _OCR_MARKER if page.source == OCR else _MARKER
+        starts = [(m.start(), int(m.group("a") or m.group("b"))) for m in marker.finditer(text)]
+        follows = (
+            previous is not None
+            and index.pages[previous].document_id == page.document_id
+            and index.pages[previous].page_number + 1 == page.page_number
+        )
+        if open_paragraph is not None and follows:
+            head_end = starts[0][0] if starts else len(text)
+            if text[:head_end].strip():
+                open_paragraph.parts.append((page_index, 0, head_end))
+        open_paragraph = None
+        for k, (start, number) in enumerate(starts):
+            end = starts[k + 1][0] if k + 1 < len(starts) else len(page.text)
+            open_paragraph = Paragraph(number, [(page_index, start, end)])
+            found.append(open_paragraph)
+        previous = page_index
+    return found
+
+
+def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
+    """The pages of the one document titled as the pleading `claim` cites, or None."""
+    words = _pleading_words(claim.text)
+    if not words:
+        return None
+    matches: list[int] = []
+    seen: set[int] = set()
+    for page in index.pages:
+        if page.document_id in seen:
+            continue
+        seen.add(page.document_id)
+        title = [t for t in re.split(r"[^0-9a-z]+", page.filename.lower()) if t]
+        if all(any(t.startswith(w) for t in title) for w in words):
+            matches.append(page.document_id)
+    if len(matches) != 1:
+        return None
+    return index.document_pages(matches[0])
+
+
+def _pleading_words(text: str) -> tuple[str, ...]:
+    head = re.split(r"\s*(?:\u00b6|\bat\s+\d|\d+:\d)", text, maxsplit=1)[0].strip()
+    for pattern, words in _PLEADINGS:
+        match = re.search(rf"(?:^|\s)(?:{pattern})\.?$", head)
+        if match is None:
+            continue
+        name = head[: match.start()].split()
+        if words[0] in _NAMED and name and name[-1][:1].isupper():
+            return (*words, name[-1].lower())
+        return words
+    return ()
+
+
+def pinned(finding: Finding, context: Context) -> Finding:
+    """The finding on a record cite, refined by its paragraph pins (see the module)."""
+    claim = finding.claim
+    numbers = paragraph_numbers(claim.pins)
+    if not numbers:
+        return finding
+    index = context.index
+    if finding.status == "supported" and claim.bates:
+        pages: list[int] = []
+        for ref in claim.bates:
+            pages.extend(p for p in index.bates_indexes(ref)[0] if p not in pages)
+        document = None
+    elif finding.check == "record_cite_unstamped" and not claim.bates:
+        found_pages = pleading_pages(claim, index)
+        if found_pages is None:
+            return finding
+        pages = found_pages
+        document = index.pages[pages[0]].filename
+    else:
+        return finding
+    if not pages:
+        return finding
+    where = document or _label(index, pages)
+    paragraphs = paragraphs_of(index, pages)
+    pins = _pins_label(numbers)
+    if not paragraphs:
+        return _finding(
+            finding,
+            "needs_review",
+            f"{where} has no numbered paragraphs; {pins} cannot be located",
+            index.pages[pages[0]],
+        )
+    by_number: dict[int, Paragraph] = {}
+    for paragraph in paragraphs:
+        by_number.setdefault(paragraph.number, paragraph)
+    missing = [n for n in numbers if n not in by_number]
+    if missing:
+        return _missing(finding, index, pages, paragraphs, missing, where)
+    wanted = [by_number[n] for n in numbers]
+    span = context.segment(claim)
+    evidence = None
+    for quote in context.members(span, ("quote",)):
+        from apps.verification.checks import quote_segments
+
+        segments = quote_segments(quote.quote or quote.text)
+        if sum(len(s) for s in segments) < SHORT_QUOTE:
+            continue
+        hit = index.find_quote(segments, within=pages)
+        if hit is None:
+            continue
+        page_index = index.page_index(hit.page)
+        if any(p.holds(page_index, *hit.span) for p in wanted):
+            evidence = (page_index, hit.span, "carries the quotation")
+            continue
+        other = next((p for p in paragraphs if p.holds(page_index, *hit.span)), None)
+        placed = f"\u00b6 {other.number}" if other else "another part of the page"
+        return _finding(
+            finding,
+            "unsupported",
+            f"the quotation is in {placed} of {where}, not in {pins}",
+            hit.page,
+            hit.span,
+        )
+    if evidence is None:
+        wrong = _terms_elsewhere(context, index, span, wanted, paragraphs)
+        if wrong is not None:
+            return _finding(
+                finding,
+                "unsupported",
+                f"{pins} of {where} lacks what the sentence attributes to it; "
+                f"\u00b6 {wrong.number} has it",
+                index.pages[wrong.parts[0][0]],
+                wrong.parts[0][1:],
+            )
+        evidence = _value_in(context, index, span, wanted)
+    if evidence is None:
+        page_index, start, end = wanted[0].parts[0]
+        evidence = (page_index, (start, end), "is there")
+    page_index, match, what = evidence
+    return _finding(
+        finding, "supported", f"{pins} of {where} {what}", index.pages[page_index], match
+    )
+
+
+def _terms_elsewhere(
+    context: Context,
+    index: PacketIndex,
+    span: tuple[int, int],
+    wanted: list[Paragraph],
+    paragraphs: list[Paragraph],
+) -> Paragraph | None:
+    terms = [t for t in context.key_terms(span) if index.document_frequency(t)]
+    if len(terms) < 2:
+        return None
+    weights = {t: index.idf(t) for t in terms}
+    total = sum(weights.values())
+    held = set()
+    for paragraph in wanted:
+        held |= set(nz.content_terms(nz.token_list(paragraph.text(index))))
+    cited = sum(w for t, w in weights.items() if t in held)
+    best: Paragraph | None = None
+    best_score = 0.0
+    for paragraph in paragraphs:
+        if paragraph in wanted:
+            continue
+        stems = set(nz.content_terms(nz.token_list(paragraph.text(index))))
+        if len([t for t in weights if t in stems and t not in held]) < 2:
+            continue
+        score = sum(w for t, w in weights.items() if t in stems)
+        if score > best_score:
+            best, best_score = paragraph, score
+    if best is None or best_score / total < WRONG_OTHER or cited >= WRONG_RATIO * best_score:
+        return None
+    return best
+
+
+def _value_in(
+    context: Context, index: PacketIndex, span: tuple[int, int], wanted: list[Paragraph]
+) -> tuple[int, tuple[int, int], str] | None:
+    for claim in context.members(span, ("date", "amount")):
+        values = index.dates if claim.kind == "date" else index.amounts
+        for paragraph in wanted:
+            for page_index, _, _ in paragraph.parts:
+                for value in values[page_index]:
+                    if value.value == claim.value and paragraph.holds(
+                        page_index, value.start, value.end
+                    ):
+                        return page_index, (value.start, value.end), f"carries the {claim.kind}"
+    return None
+
+
+def _missing(
+    finding: Finding,
+    index: PacketIndex,
+    pages: list[int],
+    paragraphs: list[Paragraph],
+    missing: list[int],
+    where: str,
+) -> Finding:
+    pins = _pins_label(missing)
+    cited = set(pages)
+    documents = dict.fromkeys(index.pages[p].document_id for p in pages)
+    for document_id in documents:
+        rest = [p for p in index.document_pages(document_id) if p not in cited]
+        for paragraph in paragraphs_of(index, rest):
+            if paragraph.number in missing:
+                page_index, start, end = paragraph.parts[0]
+                return _finding(
+                    finding,
+                    "unsupported",
+                    f"{pins} is not on {where}; \u00b6 {paragraph.number} of the document is "
+                    f"on {index.label(page_index)}",
+                    index.pages[page_index],
+                    (start, end),
+                )
+    have = sorted({p.number for p in paragraphs})
+    return _finding(
+        finding,
+        "unsupported",
+        f"{where} has no {pins} (its numbered paragraphs: {_runs(have)})",
+        index.pages[pages[0]],
+    )
+
+
+def _finding(
+    finding: Finding,
+    status: str,
+    message: str,
+    page: object,
+    match: tuple[int, int] | None = None,
+) -> Finding:
+    text = getattr(page, "text", "")
+    excerpt = _excerpt(text, *match) if match else _excerpt(text, 0, 160)
+    return replace(
+        finding,
+        status=status,  # type: ignore[arg-type]  # one of checks.Status
+        check="record_cite_paragraph",
+        message=message,
+        page=page,  # type: ignore[arg-type]  # a PageRecord
+        excerpt=excerpt,
+        match=match,
+        found_value=None,
+    )
+
+
+def _pins_label(numbers: Sequence[int]) -> str:
+    if len(numbers) == 1:
+        return f"\u00b6 {numbers[0]}"
+    return f"\u00b6\u00b6 {_runs(list(numbers))}"
+
+
+def _runs(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> "1-3, 5"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and runs[-1][-1] + 1 == n:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+def _label(index: PacketIndex, pages: list[int]) -> str:
+    if len(pages) == 1:
+        return index.label(pages[0])
+    return f"{index.label(pages[0])}-{index.label(pages[-1])}"
+
+
+def _excerpt(text: str, start: int, end: int, *, around: int = 80) -> str:
+    left = max(0, start - around)
+    right = min(len(text), end + around)
+    return " ".join(text[left:right].split())
+
+
+__all__ = ["paragraph_numbers", "paragraphs_of", "pinned", "pleading_pages"]
