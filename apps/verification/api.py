@@ -52,7 +52,9 @@ def list_findings(
 ) -> FindingsOut:
     """The findings of the version's newest verification, with offsets, kind, status, check,
     the supporting frozen page (excerpt, matched span, word boxes) and any override;
-    `?status=` and `?kind=` (repeatable) narrow them."""
+    `?status=` and `?kind=` (repeatable) narrow them. Findings a model added have
+    `second_opinion: true`; the run's `second_opinion_detail` says whether the model's
+    opinion was obtained, why not, which deployment answered and its call records."""
     found = selectors.findings_for_user(
         user=request.auth, case_id=case_id, draft_id=draft_id, number=number
     )
