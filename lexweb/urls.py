@@ -16,5 +16,6 @@ urlpatterns = [
     path("", include("apps.cases.urls")),
     path("", include("apps.documents.urls")),
     path("", include("apps.evidence.urls")),
+    path("", include("apps.drafting.urls")),
     path("", include("apps.cluster.urls")),
 ]

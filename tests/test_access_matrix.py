@@ -249,6 +249,44 @@ MATRIX: tuple[Route, ...] = (
         ("POST",),
         ids={"draft_id": "clean_draft"},
     ),
+    Route(PAGE, "cases/<int:case_id>/drafts/", ("GET",)),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/drafts/new/",
+        ("GET", "POST"),
+        {"POST": {"title": "Matrix 3", "kind": "brief", "packet": THE_PACKET, "text": "Matrix."}},
+        redirect="cases/<int:case_id>/drafts/",
+    ),
+    Route(PAGE, "cases/<int:case_id>/drafts/<int:draft_id>/", ("GET",)),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/drafts/<int:draft_id>/versions/",
+        ("POST",),
+        {"POST": {"text": "Matrix version three.", "media_type": "markdown"}},
+        redirect="cases/<int:case_id>/drafts/",
+    ),
+    Route(PAGE, "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/", ("GET",)),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/verify/",
+        ("POST",),
+        redirect="cases/<int:case_id>/drafts/",
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/findings/"
+        "<int:finding_id>/override/",
+        ("POST",),
+        {"POST": {"reason": "Checked by hand against the record."}},
+        redirect="cases/<int:case_id>/drafts/",
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/approve/",
+        ("POST",),
+        ids={"draft_id": "clean_draft"},
+        redirect="cases/<int:case_id>/drafts/",
+    ),
     Route(WEBSOCKET, "ws/cases/<int:case_id>/events/", ("CONNECT",)),
 )
 

@@ -198,6 +198,24 @@ PAGES: dict[str, Entry] = {
         "packet.compare", "packet"
     ),
     "cases/<int:case_id>/packets/<int:packet_id>/pages/": Read("packet.pages", "packet"),
+    "cases/<int:case_id>/drafts/": Read("draft.list"),
+    # The create form lists the case's frozen packets.
+    "cases/<int:case_id>/drafts/new/": Read("packet.list"),
+    "cases/<int:case_id>/drafts/<int:draft_id>/": Read("draft.view", "draft"),
+    "cases/<int:case_id>/drafts/<int:draft_id>/versions/": NotMaterial(
+        "adds a version (POST, audited)"
+    ),
+    "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/": Read(
+        "finding.list", "version"
+    ),
+    "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/verify/": NotMaterial(
+        "queues a verification (POST, audited)"
+    ),
+    "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/findings/"
+    "<int:finding_id>/override/": NotMaterial("overrides a finding (POST, audited)"),
+    "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/approve/": NotMaterial(
+        "approves a version (POST, audited)"
+    ),
     "cluster/": NotMaterial("GPUs and backends, no case"),
 }
 

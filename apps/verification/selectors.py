@@ -2,15 +2,23 @@
 for non-members, as for a missing draft or version) and writes the read audit; the helpers
 read for services that have already checked."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+import pymupdf
+from django.db.models import Count, QuerySet
+from PIL import Image
 
 from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
+from apps.cases.models import Case, Membership
+from apps.documents import storage
+from apps.documents.extraction import _own_dpi as stated_dpi  # how ingest sized image pages
+from apps.documents.models import Document
 from apps.drafting import selectors as draft_selectors
-from apps.drafting.models import DraftVersion
+from apps.drafting.models import Draft, DraftVersion
+from apps.evidence.models import FrozenPage
 from apps.verification.models import Finding, Verification
 from lexweb.errors import NotFound
 
@@ -76,3 +84,89 @@ def finding_overridden(finding: Finding) -> bool:
     except Finding.override.RelatedObjectDoesNotExist:
         return False
     return True
+
+
+# --- For the browser pages (apps/drafting/views.py) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersionState:
+    """A version's newest verification (None before the first request) and how many of its
+    findings block approval."""
+
+    verification: Verification | None
+    blocking: int
+
+
+def version_states(versions: Sequence[DraftVersion]) -> dict[int, VersionState]:
+    """The state of each version (by version id), in three queries whatever their number.
+    For versions the caller has already read through a `_for_user` selector."""
+    ids = [version.pk for version in versions]
+    latest = {
+        v.version_id: v
+        for v in Verification.objects.filter(version_id__in=ids)
+        .order_by("version_id", "-created_at", "-id")
+        .distinct("version_id")
+    }
+    open_counts = dict(
+        Finding.objects.filter(
+            verification_id__in=[v.pk for v in latest.values()],
+            status__in=Finding.BLOCKING,
+            override__isnull=True,
+        )
+        .values("verification_id")
+        .annotate(n=Count("id"))
+        .values_list("verification_id", "n")
+    )
+    return {
+        pk: VersionState(latest.get(pk), open_counts.get(latest[pk].pk, 0) if pk in latest else 0)
+        for pk in ids
+    }
+
+
+def latest_versions(drafts: Sequence[Draft]) -> dict[int, DraftVersion]:
+    """The newest version (without its text) of each draft, by draft id. For drafts the caller
+    has already read through `draft_list_for_user`."""
+    return {
+        version.draft_id: version
+        for version in DraftVersion.objects.defer("text")
+        .filter(draft_id__in=[draft.pk for draft in drafts])
+        .order_by("draft_id", "-number")
+        .distinct("draft_id")
+    }
+
+
+def is_case_lawyer(*, user: User, case: Case) -> bool:
+    """Whether `user` may override findings and approve on `case` (the rule
+    `services._require_lawyer` enforces): a lawyer, on the case as a lawyer."""
+    membership = case_selectors.membership_get(user=user, case=case)
+    return (
+        membership is not None
+        and membership.role == Membership.Role.LAWYER
+        and user.role == User.Role.LAWYER
+    )
+
+
+def frozen_page_size(page: FrozenPage) -> tuple[float, float] | None:
+    """The page's width and height in PDF points (the space of a finding's boxes), read from
+    its document's original (content-addressed, never changed): a PDF page's box, or an image
+    frame's pixels at the resolution it states (96 when none), as ingest sized it. None for
+    documents without page images or an original that cannot be read."""
+    document = page.document
+    try:
+        path = storage.blob_path(document.blob.sha256)
+        if document.kind == Document.Kind.PDF:
+            with pymupdf.open(path, filetype="pdf") as pdf:
+                if not 0 < page.page_number <= pdf.page_count:
+                    return None
+                rect = pdf[page.page_number - 1].rect
+                return (round(rect.width, 2), round(rect.height, 2))
+        if document.kind == Document.Kind.IMAGE:
+            with Image.open(path) as image:
+                image.seek(page.page_number - 1)
+                dpi = stated_dpi(image)
+                width, height = image.size
+                return (round(width * 72.0 / dpi, 2), round(height * 72.0 / dpi, 2))
+    except (OSError, EOFError, RuntimeError, ValueError, SyntaxError, Image.DecompressionBombError):
+        return None
+    return None

@@ -1,0 +1,115 @@
+"""Browser forms of the draft pages. They check shapes only; apps.drafting.services reads the
+text (pasted or uploaded) and decides what a draft may be (and says why not), and
+apps.verification.services decides who may override and approve."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+
+from apps.drafting.models import Draft, DraftVersion
+from apps.drafting.services import MAX_TITLE
+from apps.verification.services import MAX_REASON
+
+_PASTED_TYPES = [
+    (DraftVersion.MediaType.MARKDOWN, "Markdown"),
+    (DraftVersion.MediaType.PLAIN, "Plain text"),
+]
+
+
+class VersionForm(forms.Form):
+    """A version's text: pasted, or one uploaded file (.md, .txt or .docx); not both."""
+
+    text = forms.CharField(
+        label="Paste the text",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
+        help_text="Markdown or plain text, as it will be filed.",
+    )
+    media_type = forms.ChoiceField(
+        label="The pasted text is",
+        choices=_PASTED_TYPES,
+        initial=DraftVersion.MediaType.MARKDOWN,
+        required=False,  # an upload's type comes from its name
+    )
+    file = forms.FileField(
+        label="Or upload a file",
+        required=False,
+        widget=forms.ClearableFileInput(attrs={"accept": ".md,.markdown,.txt,.docx"}),
+        help_text="Markdown (.md), plain text (.txt) or a Word document (.docx, its text is read).",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        text, upload = data.get("text") or "", data.get("file")
+        if upload and text.strip():
+            raise forms.ValidationError(
+                "Paste the text or upload a file, not both: clear the text box or the file."
+            )
+        if not upload and not text.strip():
+            raise forms.ValidationError(
+                "The draft is empty: paste its text or upload a file.", code="empty"
+            )
+        if upload is not None:
+            limit = settings.LEXWEB_MAX_DRAFT_BYTES
+            if upload.size is not None and upload.size > limit:
+                self.add_error(
+                    "file",
+                    forms.ValidationError(
+                        f"The file is {upload.size:,} bytes; the limit is {limit:,} bytes. "
+                        "Split the draft into several.",
+                        code="too_large",
+                    ),
+                )
+        return data
+
+    @property
+    def too_large(self) -> bool:
+        return self.has_error("file", code="too_large")
+
+    def upload(self) -> UploadedFile | None:
+        upload = self.cleaned_data.get("file")
+        return upload if isinstance(upload, UploadedFile) else None
+
+
+class DraftForm(VersionForm):
+    """A new draft: title, kind, the frozen packet it is checked against, and version 1."""
+
+    title = forms.CharField(
+        max_length=MAX_TITLE,
+        error_messages={"required": "Give the draft a title."},
+        help_text="E.g. “Motion for summary judgment”.",
+    )
+    kind = forms.ChoiceField(choices=Draft.Kind.choices, initial=Draft.Kind.BRIEF)
+    # The service decides whether the packet is a frozen one of this case (and says why not),
+    # so any id is accepted here and the menu lists the frozen packets.
+    packet = forms.TypedChoiceField(
+        label="Checked against the frozen packet",
+        coerce=int,
+        empty_value=None,
+        error_messages={"required": "Choose the frozen packet the draft is checked against."},
+        help_text="Claims are checked against this packet's frozen pages only.",
+    )
+
+    field_order = ["title", "kind", "packet", "text", "media_type", "file"]
+
+    def __init__(self, *args: Any, packets: Sequence[tuple[int, str]] = (), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        field = self.fields["packet"]
+        assert isinstance(field, forms.TypedChoiceField)  # noqa: S101  (declared above)
+        field.choices = [("", "Choose a frozen packet…"), *packets]
+        # Any id goes to the service, which names the problem (not frozen, not this case's).
+        field.valid_value = lambda value: str(value).isdigit()  # type: ignore[method-assign]
+
+
+class OverrideForm(forms.Form):
+    reason = forms.CharField(
+        label="Why this finding may stand",
+        max_length=MAX_REASON,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={"required": "Write why this finding may stand."},
+        help_text="Kept with the finding for good and audited.",
+    )

@@ -1,0 +1,501 @@
+"""Browser pages for a case's drafts: the Drafts tab (each draft with its latest version,
+packet and verification state), creating a draft (pasted or uploaded, against a frozen packet),
+the draft page (its versions, adding one, verifying one) and the version page: the text with
+every claim highlighted by status, filters, the finding's panel with the source page image and
+the matched words boxed, overrides and approval.
+
+Every page reads through the `_for_user` selectors of apps.drafting and apps.verification
+(membership checked, read audited) and every change goes through their services; a draft the
+user cannot see is the same 404 as a missing one. Forms work without JavaScript (the filters
+and the finding panel are query-string links); static/lexweb/draft.js opens the panel in
+place, follows verification progress live and applies filters as they are ticked.
+"""
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from apps.cases.models import Case
+from apps.cases.shortcuts import case_or_404, request_user
+from apps.documents.models import Document
+from apps.drafting import selectors, services
+from apps.drafting.forms import DraftForm, OverrideForm, VersionForm
+from apps.drafting.models import Draft, DraftVersion
+from apps.evidence.models import Packet
+from apps.evidence.selectors import packets as packet_selectors
+from apps.verification import selectors as verification_selectors
+from apps.verification import services as verification_services
+from apps.verification.models import Finding, Verification
+from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+
+DRAFTS_PER_VIEW = 50
+IMAGE_DPI = 100
+
+# What a claim shows as: its finding's status, or "overridden" for a blocking finding a
+# lawyer let stand. Each has an icon and a label as well as a colour (never colour alone).
+STATES: dict[str, tuple[str, str]] = {
+    "supported": ("✓", "Supported"),
+    "unsupported": ("✗", "Unsupported"),
+    "contradicted": ("≠", "Contradicted"),
+    "needs_review": ("?", "Needs review"),
+    "overridden": ("✎", "Overridden"),
+}
+KINDS = dict(Finding.Kind.choices)
+
+
+def _status_for(exc: DomainError) -> int:
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, PermissionDenied):
+        return 403
+    if isinstance(exc, Conflict):
+        return 409
+    return 400
+
+
+def _version_url(case_id: int, draft_id: int, number: int) -> str:
+    return reverse(
+        "drafting:version", kwargs={"case_id": case_id, "draft_id": draft_id, "number": number}
+    )
+
+
+# --- Drafts tab and creating a draft ---------------------------------------------------------
+
+
+@login_required
+@require_safe
+def draft_list(request: HttpRequest, case_id: int) -> HttpResponse:
+    """The case's drafts, newest first, each with its latest version, packet and the state of
+    that version's verification."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    drafts = Paginator(
+        selectors.draft_list_for_user(user=user, case_id=case.pk), DRAFTS_PER_VIEW
+    ).get_page(request.GET.get("page"))
+    latest = verification_selectors.latest_versions(list(drafts))
+    states = verification_selectors.version_states(list(latest.values()))
+    rows = [
+        (
+            draft,
+            latest.get(draft.pk),
+            states.get(latest[draft.pk].pk) if draft.pk in latest else None,
+        )
+        for draft in drafts
+    ]
+    context = {"case": case, "drafts": drafts, "rows": rows}
+    return render(request, "drafting/draft_list.html", context)
+
+
+def _frozen_packets(request: HttpRequest, case: Case) -> list[tuple[int, str]]:
+    packets = packet_selectors.packet_list_for_user(user=request_user(request), case_id=case.pk)
+    return [
+        (
+            p.pk,
+            f"{p.title} (version {p.version}, {p.page_count} "
+            f"page{'s' if p.page_count != 1 else ''})",
+        )
+        for p in packets.filter(status=Packet.Status.FROZEN)
+    ]
+
+
+def _content(form: VersionForm) -> services.VersionContent:
+    """The version's text from a valid form: the uploaded file, or the pasted text."""
+    upload = form.upload()
+    if upload is not None:
+        limit = settings.LEXWEB_MAX_DRAFT_BYTES
+        return services.uploaded_content(data=upload.read(limit + 1), filename=upload.name or "")
+    return services.pasted_content(
+        text=form.cleaned_data["text"],
+        media_type=form.cleaned_data["media_type"] or DraftVersion.MediaType.MARKDOWN,
+    )
+
+
+def _form_status(form: VersionForm) -> int:
+    return 413 if form.too_large else 400
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def draft_new(request: HttpRequest, case_id: int) -> HttpResponse:
+    """GET: the form (title, kind, a frozen packet of the case, the text pasted or uploaded).
+    POST: create the draft with its version 1, then show it."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    packets = _frozen_packets(request, case)
+    bound = request.method == "POST"
+    form = DraftForm(
+        request.POST if bound else None, request.FILES if bound else None, packets=packets
+    )
+    status = 200
+    if form.is_bound:
+        if form.is_valid():
+            try:
+                draft = services.draft_create(
+                    user=user,
+                    case_id=case.pk,
+                    title=form.cleaned_data["title"],
+                    kind=form.cleaned_data["kind"],
+                    packet_id=form.cleaned_data["packet"],
+                    content=_content(form),
+                )
+            except NotFound as exc:  # the packet is not one of this case's
+                form.add_error("packet", exc.message)
+            except services.PacketNotFrozen as exc:
+                form.add_error("packet", exc.message)
+            except DomainError as exc:  # the text: empty, too large, not readable
+                form.add_error("file" if form.upload() else "text", exc.message)
+            else:
+                messages.success(request, f"Draft “{draft.title}” created as version 1.")
+                return redirect(_version_url(case.pk, draft.pk, 1))
+        status = _form_status(form)
+    context = {"case": case, "form": form, "has_packets": bool(packets)}
+    return render(request, "drafting/draft_new.html", context, status=status)
+
+
+# --- The draft page --------------------------------------------------------------------------
+
+
+def _draft(request: HttpRequest, case: Case, draft_id: int) -> Draft:
+    try:
+        return selectors.draft_get_for_user(
+            user=request_user(request), case_id=case.pk, draft_id=draft_id
+        )
+    except NotFound:
+        raise Http404("No such draft.") from None
+
+
+def _render_draft(
+    request: HttpRequest,
+    case: Case,
+    draft: Draft,
+    *,
+    form: VersionForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    versions = list(draft.versions.all())
+    states = verification_selectors.version_states(versions)
+    context = {
+        "case": case,
+        "draft": draft,
+        "rows": [(version, states[version.pk]) for version in reversed(versions)],
+        "form": form or VersionForm(),
+    }
+    return render(request, "drafting/draft_detail.html", context, status=status)
+
+
+@login_required
+@require_safe
+def draft_detail(request: HttpRequest, case_id: int, draft_id: int) -> HttpResponse:
+    case = case_or_404(request, case_id)
+    return _render_draft(request, case, _draft(request, case, draft_id))
+
+
+@login_required
+@require_POST
+def version_add(request: HttpRequest, case_id: int, draft_id: int) -> HttpResponse:
+    """The draft's next version, pasted or uploaded; errors come back in the form."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    draft = _draft(request, case, draft_id)
+    form = VersionForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            version = services.version_add(
+                user=user, case_id=case.pk, draft_id=draft.pk, content=_content(form)
+            )
+        except NotFound:
+            raise Http404("No such draft.") from None
+        except DomainError as exc:
+            form.add_error("file" if form.upload() else "text", exc.message)
+        else:
+            messages.success(request, f"Version {version.number} added: verify it next.")
+            return redirect(_version_url(case.pk, draft.pk, version.number))
+    return _render_draft(request, case, draft, form=form, status=_form_status(form))
+
+
+# --- The version page ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A finding as the page shows it."""
+
+    finding: Finding
+    state: str  # a key of STATES
+    icon: str
+    label: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of the version's text, inside the innermost claim covering it (or none)."""
+
+    text: str
+    claim: Claim | None = None
+    first: bool = False  # the claim starts here: its icon and label go here
+
+
+def _claim(finding: Finding) -> Claim:
+    overridden = verification_selectors.finding_overridden(finding)
+    state = "overridden" if overridden and finding.blocks else finding.status
+    icon, label = STATES.get(state, ("•", state))
+    return Claim(finding, state, icon, label, KINDS.get(finding.kind, finding.kind))
+
+
+def segments(text: str, claims: Sequence[Claim]) -> list[Segment]:
+    """`text` cut at every claim's start and end; each piece belongs to the innermost claim
+    that covers it (the shortest; a date inside a quotation is the date's). One sweep over the
+    sorted boundaries: claims overlap little, so the set of open ones stays small."""
+    size = len(text)
+    spans = sorted(
+        (
+            (max(0, min(c.finding.start, size)), max(0, min(c.finding.end, size)), n, c)
+            for n, c in enumerate(claims)
+        ),
+        key=lambda s: (s[0], s[1]),
+    )
+    spans = [s for s in spans if s[1] > s[0]]
+    cuts = sorted({0, size, *(s[0] for s in spans), *(s[1] for s in spans)})
+    out: list[Segment] = []
+    open_: list[tuple[int, int, int, Claim]] = []
+    started: set[int] = set()
+    k = 0
+    for a, b in itertools.pairwise(cuts):
+        open_ = [s for s in open_ if s[1] > a]
+        while k < len(spans) and spans[k][0] <= a:
+            if spans[k][1] > a:
+                open_.append(spans[k])
+            k += 1
+        if not open_:
+            out.append(Segment(text[a:b]))
+            continue
+        inner = min(open_, key=lambda s: (s[1] - s[0], -s[0]))
+        first = inner[2] not in started
+        started.add(inner[2])
+        out.append(Segment(text[a:b], inner[3], first))
+    return out
+
+
+@dataclass(frozen=True)
+class Filters:
+    states: list[str]
+    kinds: list[str]
+
+    @classmethod
+    def read(cls, query: QueryDict) -> "Filters":
+        return cls(
+            [s for s in query.getlist("status") if s in STATES],
+            [k for k in query.getlist("kind") if k in KINDS],
+        )
+
+    def keep(self, claim: Claim) -> bool:
+        return (not self.states or claim.state in self.states) and (
+            not self.kinds or claim.finding.kind in self.kinds
+        )
+
+    def query(self, **extra: int) -> str:
+        params = QueryDict(mutable=True)
+        params.setlist("status", self.states)
+        params.setlist("kind", self.kinds)
+        for key, value in extra.items():
+            params[key] = str(value)
+        return params.urlencode()
+
+
+def _selected_id(query: QueryDict) -> int | None:
+    value = query.get("finding", "")
+    return int(value) if value.isdigit() and 0 < int(value) < 2**63 else None
+
+
+def _panel(request: HttpRequest, claim: Claim | None) -> dict[str, object]:
+    """What the finding panel shows of the selected claim: its page image (with the size the
+    boxes are measured in) when its page has one."""
+    if claim is None:
+        return {"selected": None}
+    page = claim.finding.page
+    size = None
+    if page is not None and page.document.kind in (Document.Kind.PDF, Document.Kind.IMAGE):
+        size = verification_selectors.frozen_page_size(page)
+    return {
+        "selected": claim,
+        "page_size": size,
+        "boxes": [
+            (b[0], b[1], round(max(b[2] - b[0], 0), 2), round(max(b[3] - b[1], 0), 2))
+            for b in claim.finding.boxes
+            if isinstance(b, list) and len(b) == 4
+        ],
+        "image_dpi": IMAGE_DPI,
+    }
+
+
+def _render_version(
+    request: HttpRequest,
+    case: Case,
+    draft_id: int,
+    number: int,
+    *,
+    error: str = "",
+    override_form: OverrideForm | None = None,
+    override_for: int | None = None,
+    selected_id: int | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    user = request_user(request)
+    try:
+        found = verification_selectors.findings_for_user(
+            user=user, case_id=case.pk, draft_id=draft_id, number=number
+        )
+    except NotFound:
+        raise Http404("No such version.") from None
+    version = found.version
+    draft = version.draft
+    filters = Filters.read(request.GET)
+    claims = [_claim(finding) for finding in found.findings]
+    shown = [claim for claim in claims if filters.keep(claim)]
+    selected_id = selected_id or override_for or _selected_id(request.GET)
+    selected = next((c for c in claims if c.finding.pk == selected_id), None)
+    verification = found.verification
+    lawyer = verification_selectors.is_case_lawyer(user=user, case=case)
+    done = verification is not None and verification.status == Verification.Status.DONE
+    context = {
+        "case": case,
+        "draft": draft,
+        "packet": draft.packet,
+        "version": version,
+        "verification": verification,
+        "pending": verification is not None
+        and verification.status in (Verification.Status.QUEUED, Verification.Status.RUNNING),
+        "blocking": found.blocking,
+        "claims": claims,
+        "shown": shown,
+        "segments": segments(version.text, shown),
+        "counts": {s: sum(1 for c in claims if c.state == s) for s in STATES},
+        "states": [(key, icon, label) for key, (icon, label) in STATES.items()],
+        "kinds": list(KINDS.items()),
+        "filters": filters,
+        "filter_query": filters.query(),
+        "lawyer": lawyer,
+        "can_approve": lawyer and done and not found.blocking and version.approved_at is None,
+        "done": done,
+        "error": error,
+        "override_form": override_form or OverrideForm(),
+        "override_for": override_for,
+        **_panel(request, selected),
+    }
+    if request.GET.get("panel") == "1":  # the panel alone, for draft.js to put in place
+        return render(request, "drafting/_finding_panel.html", context, status=status)
+    return render(request, "drafting/version_detail.html", context, status=status)
+
+
+@login_required
+@require_safe
+def version_detail(request: HttpRequest, case_id: int, draft_id: int, number: int) -> HttpResponse:
+    """The version's text with its claims highlighted, the findings, filters (`?status=`,
+    `?kind=`, repeatable), the selected finding's panel (`?finding=`), override and approve."""
+    case = case_or_404(request, case_id)
+    return _render_version(request, case, draft_id, number)
+
+
+@login_required
+@require_POST
+def version_verify(request: HttpRequest, case_id: int, draft_id: int, number: int) -> HttpResponse:
+    """Queue a verification (the job on the `cpu` queue); the page follows its progress."""
+    case = case_or_404(request, case_id)
+    try:
+        verification = verification_services.verification_request(
+            user=request_user(request), case_id=case.pk, draft_id=draft_id, number=number
+        )
+    except NotFound:
+        raise Http404("No such version.") from None
+    except DomainError as exc:
+        return _render_version(
+            request, case, draft_id, number, error=exc.message, status=_status_for(exc)
+        )
+    if verification.requested_by_id == request_user(request).pk:
+        messages.success(request, "Verification requested: this page follows its progress.")
+    else:
+        messages.info(request, f"A verification of this version is {verification.status} already.")
+    return redirect(_version_url(case.pk, draft_id, number))
+
+
+@login_required
+@require_POST
+def finding_override(
+    request: HttpRequest, case_id: int, draft_id: int, number: int, finding_id: int
+) -> HttpResponse:
+    """A lawyer lets one blocking finding stand, with a written reason; staff are refused
+    (403) and every refusal comes back beside the finding."""
+    case = case_or_404(request, case_id)
+    form = OverrideForm(request.POST)
+    error, status = "", 400
+    if form.is_valid():
+        try:
+            verification_services.finding_override(
+                user=request_user(request),
+                case_id=case.pk,
+                draft_id=draft_id,
+                number=number,
+                finding_id=finding_id,
+                reason=form.cleaned_data["reason"],
+            )
+        except NotFound:
+            raise Http404("No such finding.") from None
+        except DomainError as exc:
+            error, status = exc.message, _status_for(exc)
+        else:
+            messages.success(request, "Override recorded: it is shown with the finding for good.")
+            url = _version_url(case.pk, draft_id, number)
+            return redirect(f"{url}?finding={finding_id}#finding-panel")
+    if error:
+        form.add_error(None, error)
+    return _render_version(
+        request,
+        case,
+        draft_id,
+        number,
+        override_form=form,
+        override_for=finding_id,
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def version_approve(request: HttpRequest, case_id: int, draft_id: int, number: int) -> HttpResponse:
+    """A lawyer approves the version; while anything blocks, the page says what."""
+    case = case_or_404(request, case_id)
+    try:
+        verification_services.version_approve(
+            user=request_user(request), case_id=case.pk, draft_id=draft_id, number=number
+        )
+    except NotFound:
+        raise Http404("No such version.") from None
+    except verification_services.UnsupportedFindings as exc:
+        message = (
+            f"Not approved: {exc.count} finding{'s' if exc.count != 1 else ''} "
+            f"{'are' if exc.count != 1 else 'is'} unsupported or contradicted and not "
+            "overridden. Correct the draft and add a version, or have a lawyer override each "
+            "with a reason."
+        )
+        return _render_version(request, case, draft_id, number, error=message, status=409)
+    except DomainError as exc:
+        return _render_version(
+            request,
+            case,
+            draft_id,
+            number,
+            error=f"Not approved: {exc.message}",
+            status=_status_for(exc),
+        )
+    messages.success(request, f"Version {number} approved.")
+    return redirect(_version_url(case.pk, draft_id, number))

@@ -1,0 +1,123 @@
+// lexweb — the draft pages. Every page works without this file: claims and findings are links
+// (?finding=…) that render the panel, filters are a GET form, and a reload shows progress.
+// With it: the finding panel opens in place, filters apply as they are ticked, and verification
+// progress follows the case's live stream (the page reloads itself once a run has finished:
+// the database row is the truth).
+
+import { onCaseEvent } from "./app.js";
+
+const FINISHED = new Set(["done", "failed"]);
+
+function setupVersion(root) {
+  const draftId = Number(root.dataset.draft);
+  const number = Number(root.dataset.version);
+  let status = root.dataset.verification || "";
+  const ours = (event) => event.draft_id === draftId && event.version === number;
+
+  // (a) Progress of this version's verification; a finished run reloads the page.
+  function progress(event) {
+    if (typeof event.status !== "string") return;
+    if (FINISHED.has(event.status)) {
+      if (status !== event.status) location.reload();
+      return;
+    }
+    status = event.status;
+    const text = root.querySelector('[data-field="progress-text"]');
+    const bar = root.querySelector("#verification-state progress");
+    if (!Number.isInteger(event.claims_done) || !Number.isInteger(event.claim_count)) return;
+    if (text) {
+      const label = event.status === "running" ? "Running" : "Queued";
+      text.textContent = event.claim_count
+        ? `${label}: ${event.claims_done} of ${event.claim_count} claims`
+        : label;
+    }
+    if (bar) {
+      bar.max = Math.max(event.claim_count, 1);
+      bar.value = event.claims_done;
+      bar.textContent = `${event.claims_done} of ${event.claim_count}`;
+    }
+  }
+
+  onCaseEvent("verification.progress", (event) => { if (ours(event)) progress(event); });
+
+  // Events sent while no socket listened are lost: when it (re)opens, ask for the state.
+  onCaseEvent("stream.open", async () => {
+    if (status !== "queued" && status !== "running") return;
+    try {
+      const response = await fetch(root.dataset.findingsApi, {
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      });
+      if (!response.ok) return;
+      const body = await response.json();
+      const run = body && body.verification;
+      if (run) progress({ ...run, draft_id: draftId, version: number });
+    } catch {
+      // The next event, or a reload, brings the page up to date.
+    }
+  });
+
+  // (b) The finding panel opens in place: the server renders it (?panel=1), as it does for the
+  // link without JS, so there is one way to show a finding.
+  const panelBox = root.querySelector(".version-grid__panel");
+  async function openFinding(link) {
+    const url = new URL(link.href);
+    const fragment = new URL(url);
+    fragment.searchParams.set("panel", "1");
+    fragment.hash = "";
+    const response = await fetch(fragment, {
+      credentials: "same-origin",
+      headers: { Accept: "text/html" },
+    });
+    if (!response.ok) throw new Error(String(response.status));
+    const holder = document.createElement("div");
+    holder.innerHTML = await response.text(); // our own template's output, escaped by Django
+    const panel = holder.querySelector("#finding-panel");
+    if (!panel || !panelBox) throw new Error("no panel");
+    panelBox.replaceChildren(panel);
+    for (const claim of root.querySelectorAll(".claim--selected")) claim.classList.remove("claim--selected");
+    const id = link.dataset.finding;
+    for (const claim of root.querySelectorAll(`#draft-text .claim[data-finding="${CSS.escape(id)}"]`)) {
+      claim.classList.add("claim--selected");
+    }
+    url.hash = "finding-panel";
+    history.replaceState(null, "", url);
+    panel.focus({ preventScroll: window.matchMedia("(min-width: 901px)").matches });
+  }
+
+  root.addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-finding]");
+    if (!link || event.defaultPrevented || event.button !== 0) return;
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    openFinding(link).catch(() => { location.href = link.href; });
+  });
+
+  // (c) Filters apply as they are ticked (the form's own button stays for keyboards).
+  const filters = root.querySelector("#claim-filters");
+  if (filters) filters.addEventListener("change", () => filters.requestSubmit());
+}
+
+// The draft page: a version's state follows its verification; a finished run reloads.
+function setupDraft(root) {
+  const draftId = Number(root.dataset.draftPage);
+  onCaseEvent("verification.progress", (event) => {
+    if (event.draft_id !== draftId || !Number.isInteger(event.version)) return;
+    if (FINISHED.has(event.status)) {
+      location.reload();
+      return;
+    }
+    const badge = root.querySelector(`tr[data-version="${event.version}"] [data-field="state"] .badge`);
+    if (!badge || !Number.isInteger(event.claims_done) || !Number.isInteger(event.claim_count)) return;
+    badge.className = "badge vstate vstate--pending";
+    const label = event.status === "running" ? "Verification running" : "Verification queued";
+    badge.textContent = event.claim_count
+      ? `${label} (${event.claims_done} of ${event.claim_count} claims)`
+      : label;
+  });
+}
+
+const versionRoot = document.querySelector("[data-draft-version]");
+if (versionRoot) setupVersion(versionRoot);
+const draftRoot = document.querySelector("[data-draft-page]");
+if (draftRoot) setupDraft(draftRoot);
