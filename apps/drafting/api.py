@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
-from ninja import Router, Status
+from ninja import Query, Router, Status
 from ninja.errors import HttpError, ValidationError
 from ninja.pagination import paginate
 from pydantic import BaseModel
@@ -21,13 +21,18 @@ from pydantic import ValidationError as PydanticError
 
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
-from apps.drafting import selectors, services
-from apps.drafting.models import Draft, DraftVersion
+from apps.drafting import runs, selectors, services
+from apps.drafting.models import Draft, DraftVersion, Run, RunEvent
 from apps.drafting.schemas import (
     DraftDetailOut,
     DraftFormIn,
     DraftIn,
     DraftOut,
+    GateOverrideIn,
+    RunDetailOut,
+    RunEventOut,
+    RunIn,
+    RunOut,
     VersionDetailOut,
     VersionIn,
 )
@@ -157,3 +162,79 @@ def get_version(
     return selectors.version_get_for_user(
         user=request.auth, case_id=case_id, draft_id=draft_id, number=number
     )
+
+
+# --- Runs ------------------------------------------------------------------------------------
+
+_RUNS = "/cases/{case_id}/runs"
+
+
+@router.post(_RUNS, response={200: RunDetailOut, 201: RunDetailOut, **_ERRORS, 403: ErrorOut})
+def start_run(request: AuthedRequest, case_id: ObjectId, body: RunIn) -> Status[Run]:
+    """Queue a drafting run (all its stages at once) over a frozen packet of the case. With an
+    `Idempotency-Key` header already used by the same person for the same request, answers that
+    run with 200 instead of starting another (409 `idempotency_key_reused` if the request
+    differs)."""
+    run, created = runs.run_start(
+        user=request.auth,
+        case_id=case_id,
+        request=runs.RunRequest(
+            kind=body.kind,
+            packet_id=body.packet_id,
+            instructions=body.instructions,
+            high_stakes=body.high_stakes,
+        ),
+        idempotency_key=request.headers.get("Idempotency-Key", ""),
+    )
+    detail = selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run.pk)
+    return Status(201 if created else 200, detail)
+
+
+@router.get(_RUNS, response=list[RunOut])
+@paginate
+def list_runs(request: AuthedRequest, case_id: ObjectId) -> QuerySet[Run]:
+    """The case's runs, newest first."""
+    return selectors.run_list_for_user(user=request.auth, case_id=case_id)
+
+
+@router.get(_RUNS + "/{run_id}", response={200: RunDetailOut, 404: ErrorOut})
+def get_run(request: AuthedRequest, case_id: ObjectId, run_id: ObjectId) -> Run:
+    """The run with its stages and their chain of custody."""
+    return selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run_id)
+
+
+@router.get(_RUNS + "/{run_id}/events", response={200: list[RunEventOut], 404: ErrorOut})
+def list_run_events(
+    request: AuthedRequest,
+    case_id: ObjectId,
+    run_id: ObjectId,
+    after: Query[int] = 0,
+    limit: Query[int] = selectors.MAX_EVENTS_PAGE,
+) -> list[RunEvent]:
+    """The run's events numbered above `after` (the last number a client saw), in order, at
+    most `limit` (1 to 1000) at a time: ask again with the last number until none come."""
+    if after < 0 or after > 2**63 - 1 or not 1 <= limit <= selectors.MAX_EVENTS_PAGE:
+        raise HttpError(422, "after must be 0 or more and limit from 1 to 1000.")
+    return selectors.run_events_for_user(
+        user=request.auth, case_id=case_id, run_id=run_id, after=after, limit=limit
+    )
+
+
+@router.post(_RUNS + "/{run_id}/cancel", response={200: RunDetailOut, **_ERRORS, 403: ErrorOut})
+def cancel_run(request: AuthedRequest, case_id: ObjectId, run_id: ObjectId) -> Run:
+    """Cancel a queued, running or gate-stopped run (a running stage's backend stream is
+    closed). A run that already ended is a 409 `run_finished`."""
+    runs.run_cancel(user=request.auth, case_id=case_id, run_id=run_id)
+    return selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run_id)
+
+
+@router.post(
+    _RUNS + "/{run_id}/gate-override", response={200: RunDetailOut, **_ERRORS, 403: ErrorOut}
+)
+def override_gate(
+    request: AuthedRequest, case_id: ObjectId, run_id: ObjectId, body: GateOverrideIn
+) -> Run:
+    """A lawyer of the case goes on past a gate that said "no" or "insufficient", with a
+    written reason (10 to 5000 characters, kept on the run and audited)."""
+    runs.run_gate_override(user=request.auth, case_id=case_id, run_id=run_id, reason=body.reason)
+    return selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run_id)

@@ -91,3 +91,182 @@ class DraftVersion(models.Model):
 
     def __str__(self) -> str:
         return f"draft {self.draft_id} v{self.number}"
+
+
+# --- Pipeline runs ---------------------------------------------------------------------------
+
+
+class Run(models.Model):
+    """One pass of the drafting pipeline over a frozen packet of the case: a state machine whose
+    stages exist as rows from the moment the run is queued (apps.drafting.runs)."""
+
+    class Kind(models.TextChoices):
+        AFFIDAVIT = "affidavit", "Affidavit"
+        MOTION = "motion", "Motion"
+        SUMMARY = "summary", "Summary"
+        FINANCIAL = "financial", "Financial extraction"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        WAITING_FOR_APPROVAL = "waiting_for_approval", "Waiting for a lawyer's approval"
+        SUCCEEDED = "succeeded", "Succeeded"
+        STOPPED_BY_GATE = "stopped_by_gate", "Stopped by the gate"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    # A run in one of these states never changes again (except an override of the gate).
+    FINISHED = (
+        Status.WAITING_FOR_APPROVAL,
+        Status.SUCCEEDED,
+        Status.FAILED,
+        Status.CANCELLED,
+    )
+
+    case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="runs")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # Always a frozen packet of the same case (apps.drafting.runs checks both).
+    packet = models.ForeignKey("evidence.Packet", on_delete=models.PROTECT, related_name="runs")
+    instructions = models.TextField()
+    high_stakes = models.BooleanField(default=False)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    # The draft the run writes its versions to (none for a run that writes no text yet).
+    draft = models.ForeignKey(
+        Draft, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    idempotency_key = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # A lawyer's decision to go on past a gate that said "no" or "insufficient".
+    gate_override_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    gate_override_reason = models.TextField(blank=True)
+    gate_override_at = models.DateTimeField(null=True, blank=True)
+    # The last event's sequence number (events are numbered 1, 2, ... under this row's lock).
+    event_seq = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["case", "-created_at"], name="drafting_run_case")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["created_by", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="drafting_run_idempotency_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.kind}, {self.status})"
+
+
+class Stage(models.Model):
+    """One step of a run, with its output and its chain of custody (what was sent to which model
+    on which board, and what came back). Case-scoped: cluster-wide call records only link here."""
+
+    class Name(models.TextChoices):
+        GATE = "gate", "Gate"
+        DRAFTER = "drafter", "Drafter"
+        REASONER = "reasoner", "Heavy reasoner"
+        VERIFIER = "verifier", "Verifier"
+        ADVERSARY = "adversary", "Adversarial reviewer"
+        REVISION = "revision", "Revision"
+        VERIFIER_AGAIN = "verifier_again", "Verifier again"
+        SUMMARIZER = "summarizer", "Summarizer"
+        EXTRACTOR = "extractor", "Extractor"
+        VALIDATION = "validation", "Validation"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+        SKIPPED = "skipped", "Skipped"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="stages")
+    position = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=16, choices=Name.choices)
+    role = models.CharField(max_length=16, blank=True)  # cluster Role; blank for the checks
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    queue = models.CharField(max_length=100, blank=True)
+    job_id = models.BigIntegerField(null=True, blank=True)  # procrastinate_jobs.id
+    attempt = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    output_text = models.TextField(blank=True)
+    output_json = models.JSONField(null=True, blank=True)
+    version = models.ForeignKey(
+        DraftVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    verification = models.ForeignKey(
+        "verification.Verification",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    # Chain of custody.
+    prompt_text = models.TextField(blank=True)
+    prompt_sha256 = models.CharField(max_length=64, blank=True)
+    template_name = models.CharField(max_length=100, blank=True)
+    template_version = models.CharField(max_length=20, blank=True)
+    deployment = models.ForeignKey(
+        "cluster.Deployment", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    deployment_label = models.CharField(max_length=300, blank=True)
+    model_name = models.CharField(max_length=200, blank=True)
+    model_file_sha256 = models.CharField(max_length=64, blank=True)
+    board_label = models.CharField(max_length=200, blank=True)
+    gpu_uuids = models.JSONField(default=list, blank=True)
+    sampling = models.JSONField(default=dict, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True)
+    packet_content_hash = models.CharField(max_length=64, blank=True)
+    pages_sent = models.JSONField(default=list, blank=True)  # labels of the excerpts sent
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    time_to_first_token_ms = models.FloatField(null=True, blank=True)
+    tokens_per_second = models.FloatField(null=True, blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+    call_record = models.ForeignKey(
+        "cluster.CallRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "position"], name="drafting_stage_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} stage {self.position} {self.name} ({self.status})"
+
+
+class RunEvent(models.Model):
+    """Something that happened to a run (a state change, a batch of tokens), numbered 1, 2, ...
+    within the run: a client that saw number N asks for the rest after N."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveBigIntegerField()
+    kind = models.CharField(max_length=40)
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "seq"], name="drafting_event_seq_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} event {self.seq} {self.kind}"

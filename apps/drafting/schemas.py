@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from apps.accounts.schemas import UserOut
 from apps.api.schemas import StrictIn
-from apps.drafting.models import Draft, DraftVersion
+from apps.drafting.models import Draft, DraftVersion, Run, Stage
 
 # Pasted text is limited by the service (LEXWEB_MAX_DRAFT_BYTES) and, before that, by the
 # request body limit; this only keeps pydantic's own ceiling out of the way.
@@ -114,3 +114,100 @@ class DraftDetailOut(DraftOut):
     @staticmethod
     def resolve_versions(obj: Draft) -> list[DraftVersion]:
         return sorted(obj.versions.all(), key=lambda version: version.number)
+
+
+# --- Runs ------------------------------------------------------------------------------------
+
+
+class RunIn(StrictIn):
+    """A drafting run over a frozen packet of the case. `instructions` are checked by the
+    service (empty, over LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS, control characters)."""
+
+    model_config = ConfigDict(extra="forbid", str_max_length=_TEXT_CEILING)
+
+    kind: Run.Kind
+    packet_id: int = Field(ge=1, le=2**63 - 1)
+    instructions: str
+    high_stakes: bool = False
+
+
+class GateOverrideIn(StrictIn):
+    reason: str = Field(max_length=5000)
+
+
+class StageOut(Schema):
+    """One stage and its chain of custody (the prompt itself is in `prompt_text`)."""
+
+    id: int
+    position: int
+    name: str
+    role: str
+    status: str
+    queue: str
+    job_id: int | None
+    attempt: int
+    error: str
+    output_text: str
+    output_json: dict[str, object] | list[object] | None
+    version: int | None = Field(None, alias="version_number")
+    verification_id: int | None
+    prompt_text: str
+    prompt_sha256: str
+    template_name: str
+    template_version: str
+    deployment_id: int | None
+    deployment_label: str
+    model_name: str
+    model_file_sha256: str
+    board_label: str
+    gpu_uuids: list[str]
+    sampling: dict[str, object]
+    seed: int | None
+    packet_content_hash: str
+    pages_sent: list[str]
+    prompt_tokens: int
+    completion_tokens: int
+    time_to_first_token_ms: float | None
+    tokens_per_second: float | None
+    duration_ms: float | None
+    call_record_id: int | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @staticmethod
+    def resolve_version_number(stage: Stage) -> int | None:
+        return stage.version.number if stage.version_id and stage.version else None
+
+
+class RunOut(Schema):
+    id: int
+    case_id: int
+    kind: str
+    packet_id: int
+    instructions: str
+    high_stakes: bool
+    status: str
+    error: str
+    draft_id: int | None
+    created_by: UserOut
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    gate_override_reason: str
+    gate_override_at: datetime | None
+    last_event: int = Field(alias="event_seq")
+
+
+class RunDetailOut(RunOut):
+    stages: list[StageOut]
+
+    @staticmethod
+    def resolve_stages(run: Run) -> list[Stage]:
+        return list(run.stages.all())
+
+
+class RunEventOut(Schema):
+    seq: int
+    kind: str
+    payload: dict[str, object]
+    created_at: datetime

@@ -8,7 +8,7 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.drafting.models import Draft, DraftVersion
+from apps.drafting.models import Draft, DraftVersion, Run, RunEvent, Stage
 from lexweb.errors import NotFound
 
 _MAX_ID = 2**63 - 1
@@ -83,3 +83,69 @@ def version_get_for_user(*, user: User, case_id: int, draft_id: int, number: int
     version = version_in_draft(draft=draft, number=number)
     read_audit.read_record(user=user, action="draft.version_view", case=case, target=version)
     return version
+
+
+# --- Runs ------------------------------------------------------------------------------------
+
+MAX_EVENTS_PAGE = 1000
+
+
+def run_in_case(*, case: Case, run_id: int) -> Run:
+    """The run of `case` (membership already checked by the caller), or NotFound."""
+    run = Run.objects.filter(pk=run_id, case=case).first() if _is_id(run_id) else None
+    if run is None:
+        raise NotFound(f"No run {run_id} in this case.")
+    return run
+
+
+def run_list_for_user(*, user: User, case_id: int) -> QuerySet[Run]:
+    """The case's runs, newest first. Audited as one read of the list."""
+    case = _case(user=user, case_id=case_id)
+    read_audit.read_record(user=user, action="run.list", case=case)
+    return Run.objects.filter(case=case).select_related("created_by").order_by("-created_at", "-id")
+
+
+def run_get_for_user(*, user: User, case_id: int, run_id: int) -> Run:
+    """One run with its stages (oldest first) prefetched. Audited as a view."""
+    case = _case(user=user, case_id=case_id)
+    run_in_case(case=case, run_id=run_id)
+    run = (
+        Run.objects.filter(pk=run_id)
+        .select_related("created_by", "draft")
+        .prefetch_related(
+            Prefetch(
+                "stages", queryset=Stage.objects.select_related("version").order_by("position")
+            )
+        )
+        .get()
+    )
+    read_audit.read_record(user=user, action="run.view", case=case, target=run)
+    return run
+
+
+def run_events_for_user(
+    *, user: User, case_id: int, run_id: int, after: int = 0, limit: int = MAX_EVENTS_PAGE
+) -> list[RunEvent]:
+    """The run's events numbered above `after`, in order, at most `limit`. Audited as a view of
+    the run (the events carry the model's text)."""
+    case = _case(user=user, case_id=case_id)
+    run = run_in_case(case=case, run_id=run_id)
+    read_audit.read_record(user=user, action="run.events", case=case, target=run)
+    return run_events_after(run_id=run.pk, after=after, limit=limit)
+
+
+def run_events_after(*, run_id: int, after: int, limit: int = MAX_EVENTS_PAGE) -> list[RunEvent]:
+    """Events of a run whose access the caller has checked (the websocket consumer)."""
+    if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+        after = 0
+    limit = max(1, min(limit, MAX_EVENTS_PAGE))
+    return list(RunEvent.objects.filter(run_id=run_id, seq__gt=after).order_by("seq")[:limit])
+
+
+def run_stream_open_for_user(*, user: User, case_id: int, run_id: int) -> Run:
+    """The run whose live events a websocket is about to follow (NotFound for non-members and
+    missing runs alike). Audited as one read of the run's events when the socket opens."""
+    case = _case(user=user, case_id=case_id)
+    run = run_in_case(case=case, run_id=run_id)
+    read_audit.read_record(user=user, action="run.stream", case=case, target=run)
+    return run

@@ -1,0 +1,1 @@
+"""The drafting pipeline's stage bodies: prompt templates, evidence context, execution."""

@@ -1,0 +1,516 @@
+"""One stage of a run, as its job runs it (`stage_run`, called by the task "drafting.run_stage").
+
+1. Claim (one short transaction, run row then stage row locked): nothing to do for a run that
+   is no longer queued or running, or a stage that is no longer queued or running. A run whose
+   creator has left the case fails here with that reason. Otherwise the stage becomes running
+   with the next attempt number (a job re-run after its worker died starts the stage again from
+   the start), and its inputs are read: the frozen pages, the latest draft version, earlier
+   stages' findings.
+2. Body, outside any transaction: a model stage renders its template with the evidence that
+   fits (pipeline.context), stores the prompt on the stage (chain of custody), and calls its
+   role through dispatch (`chat_for_role`: falls back to the next deployment only while nothing
+   was streamed). Tokens are stored and published as run events in batches every
+   LEXWEB_RUN_TOKEN_FLUSH_MS. The verifier stage asks the verification service and waits for
+   its result. While the body runs, the run is watched: a cancelled run (or a newer attempt)
+   cancels the body, which closes the backend stream.
+3. Success (one transaction, both rows locked again, and only if the stage is still this
+   attempt's): the output is stored once (a draft version registered as a generated artifact
+   where the stage writes text), the next stage is queued, or the run ends. A gate that answers
+   "no" or "insufficient" stops the run with its reasons.
+4. Failure: a backend that failed after streaming (the reply is lost) re-runs the stage whole,
+   up to STAGE_MAX_ATTEMPTS; any other failure (an invalid structured answer, no deployment, a
+   prompt too long for every model) fails the stage and the run with its message.
+"""
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from apps.cases import selectors as case_selectors
+from apps.cluster.backends.base import BackendError, ContextOverflow, Message
+from apps.cluster.models import CallRecord, Deployment, Gpu
+from apps.cluster.services import dispatch
+from apps.drafting import runs
+from apps.drafting.models import Run, Stage
+from apps.drafting.pipeline import outputs
+from apps.drafting.pipeline.context import estimate_tokens, evidence_select
+from apps.drafting.pipeline.prompts import template_load
+from apps.evidence.models import FrozenPage
+from apps.verification import services as verification_services
+from apps.verification.models import Verification
+from lexweb.errors import DomainError
+from lexweb.jobs import database_lost
+
+T = TypeVar("T")
+N = Stage.Name
+STAGE_MAX_ATTEMPTS = 2
+WATCH_SECONDS = 0.2
+# Reply limits per stage (capped at half a slot's context).
+MAX_TOKENS = {
+    N.GATE: 512,
+    N.DRAFTER: 2048,
+    N.REASONER: 2048,
+    N.ADVERSARY: 1024,
+    N.REVISION: 2048,
+    N.SUMMARIZER: 1024,
+    N.EXTRACTOR: 2048,
+}
+PROMPT_MARGIN_TOKENS = 64
+MODEL_STAGES = set(MAX_TOKENS)
+CHECK_STAGES = {N.VERIFIER, N.VERIFIER_AGAIN}
+
+
+class StageCancelled(Exception):
+    """The run was cancelled (or a newer attempt took the stage) while the body ran."""
+
+
+@dataclass
+class Work:
+    """What a stage's body needs, read at claim time."""
+
+    stage_id: int
+    run_id: int
+    attempt: int
+    name: str
+    role: str
+    kind: str
+    instructions: str
+    case_id: int
+    user_id: int
+    packet_hash: str
+    pages: list[FrozenPage]
+    draft_id: int | None
+    draft_text: str
+    draft_number: int
+    earlier: dict[str, dict[str, object]] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What a body produced, stored by `_succeed`."""
+
+    text: str = ""
+    data: dict[str, object] | None = None
+    custody: dict[str, object] = field(default_factory=dict)
+    verification_id: int | None = None
+
+
+# --- 1. Claim --------------------------------------------------------------------------------
+
+
+def _claim(stage_id: int) -> Work | None:
+    with transaction.atomic():
+        stage = Stage.objects.filter(pk=stage_id).select_related("run__created_by").first()
+        if stage is None:
+            return None
+        run = Run.objects.select_for_update().select_related("created_by").get(pk=stage.run_id)
+        stage = Stage.objects.select_for_update().get(pk=stage_id)
+        active = (Run.Status.QUEUED, Run.Status.RUNNING)
+        if run.status not in active or stage.status not in (
+            Stage.Status.QUEUED,
+            Stage.Status.RUNNING,
+        ):
+            return None
+        if case_selectors.membership_get(user=run.created_by, case=run.case) is None:
+            _fail_locked(
+                run=run,
+                stage=stage,
+                message=f"{run.created_by} is no longer a member of this case; the run stopped.",
+            )
+            return None
+        stage.status = Stage.Status.RUNNING
+        stage.attempt += 1
+        stage.started_at = timezone.now()
+        stage.error = ""
+        stage.save(update_fields=["status", "attempt", "started_at", "error"])
+        if run.status == Run.Status.QUEUED:
+            runs.run_status_set(run=run, status=Run.Status.RUNNING)
+        runs.run_event_append(run=run, kind="stage.status", payload=runs.stage_payload(stage))
+        return _work(run=run, stage=stage)
+
+
+def _work(*, run: Run, stage: Stage) -> Work:
+    pages = list(
+        FrozenPage.objects.filter(packet_id=run.packet_id)
+        .select_related("document")
+        .order_by("position")
+    )
+    latest = None
+    if run.draft_id is not None:
+        latest = run.draft.versions.order_by("-number").first() if run.draft else None
+    earlier = {
+        done.name: done.output_json or {}
+        for done in Stage.objects.filter(
+            run=run, position__lt=stage.position, status=Stage.Status.SUCCEEDED
+        )
+    }
+    return Work(
+        stage_id=stage.pk,
+        run_id=run.pk,
+        attempt=stage.attempt,
+        name=stage.name,
+        role=stage.role,
+        kind=run.kind,
+        instructions=run.instructions,
+        case_id=run.case_id,
+        user_id=run.created_by_id,
+        packet_hash=run.packet.content_hash,
+        pages=pages,
+        draft_id=run.draft_id,
+        draft_text=latest.text if latest else "",
+        draft_number=latest.number if latest else 0,
+        earlier=earlier,
+    )
+
+
+# --- 2. Body ---------------------------------------------------------------------------------
+
+
+async def stage_run(*, stage_id: int) -> None:
+    """The job's body (see the module docstring). Idempotent: a finished, cancelled or missing
+    stage is left alone; a running one (its worker died) starts again from the start."""
+    work = await sync_to_async(_claim)(stage_id)
+    if work is None:
+        return
+    try:
+        outcome = await _watched(work, _body(work))
+    except StageCancelled:
+        return
+    except Exception as exc:
+        if database_lost(exc):
+            raise
+        await sync_to_async(_fail)(work=work, error=exc)
+        if not isinstance(exc, DomainError | BackendError):
+            raise
+        return
+    await sync_to_async(_succeed)(work=work, outcome=outcome)
+
+
+async def _watched(work: Work, body: Awaitable[T]) -> T:
+    """Run `body`, cancelling it (and so closing any backend stream) as soon as the run is
+    cancelled or the stage moves on to another attempt."""
+    task = asyncio.ensure_future(body)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=WATCH_SECONDS)
+            if done:
+                return task.result()
+            if not await sync_to_async(_still_ours)(work):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                raise StageCancelled
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _still_ours(work: Work) -> bool:
+    return Stage.objects.filter(
+        pk=work.stage_id,
+        attempt=work.attempt,
+        status=Stage.Status.RUNNING,
+        run__status=Run.Status.RUNNING,
+    ).exists()
+
+
+async def _body(work: Work) -> Outcome:
+    if work.name in CHECK_STAGES:
+        return await _verify(work)
+    if work.name == N.VALIDATION:
+        return outputs.validation_outcome(work)
+    return await _model_stage(work)
+
+
+async def _model_stage(work: Work) -> Outcome:
+    template = template_load(work.name)
+    deployments = await sync_to_async(dispatch.deployments_for_role)(work.role)
+    context = min(d.context_per_slot for d in deployments) if deployments else 4096
+    max_tokens = max(16, min(MAX_TOKENS[work.name], context // 2))
+    values = outputs.template_values(work)
+    system, user = template.render(**values, evidence="")
+    budget = context - max_tokens - estimate_tokens(system + user) - PROMPT_MARGIN_TOKENS
+    query = f"{work.instructions}\n{work.draft_text}"
+    evidence = evidence_select(work.pages, query=query, budget_tokens=max(budget, 0))
+    system, user = template.render(**values, evidence=evidence.text)
+    messages: list[Message] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
+    ]
+    prompt = json.dumps(messages, ensure_ascii=False)
+    custody: dict[str, object] = {
+        "prompt_text": prompt,
+        "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest(),
+        "template_name": f"drafting/prompts/{template.name}.txt",
+        "template_version": template.version,
+        "packet_content_hash": work.packet_hash,
+        "pages_sent": evidence.labels,
+    }
+    await sync_to_async(_custody_store)(work=work, custody=custody)
+    batcher = TokenBatcher(work)
+    batcher.start()
+    try:
+        result = await dispatch.chat_for_role(
+            role=work.role,
+            messages=messages,
+            max_tokens=max_tokens,
+            json_schema=outputs.schema_for(work.name),
+            on_token=batcher.add,
+        )
+    finally:
+        await batcher.stop()
+    custody |= await sync_to_async(_call_custody)(result=result)
+    return outputs.model_outcome(work, text=result.text, custody=custody)
+
+
+def _custody_store(*, work: Work, custody: dict[str, object]) -> None:
+    Stage.objects.filter(pk=work.stage_id, attempt=work.attempt).update(**custody)
+
+
+def _call_custody(*, result: dispatch.CallResult) -> dict[str, object]:
+    deployment = (
+        Deployment.objects.select_related("backend__board__host")
+        .filter(pk=result.deployment_id)
+        .first()
+    )
+    record = CallRecord.objects.filter(pk=result.call_record_id).first()
+    custody: dict[str, object] = {
+        "call_record": record,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "time_to_first_token_ms": result.time_to_first_token_ms,
+        "tokens_per_second": result.decode_tokens_per_second,
+        "duration_ms": result.duration_ms,
+    }
+    if deployment is not None:
+        board = deployment.backend.board
+        sampling = dict(deployment.sampling or {})
+        seed = sampling.get("seed")
+        custody |= {
+            "deployment": deployment,
+            "deployment_label": str(deployment)[:300],
+            "model_name": deployment.model_name[:200],
+            "board_label": str(board)[:200],
+            "gpu_uuids": list(
+                Gpu.objects.filter(board=board).exclude(uuid="").values_list("uuid", flat=True)
+            ),
+            "sampling": sampling,
+            "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        }
+    return custody
+
+
+async def _verify(work: Work) -> Outcome:
+    """Ask the verification service to check the latest version, and wait for its answer."""
+    verification_id = await sync_to_async(_verification_request)(work)
+    while True:
+        status, error, queued = await sync_to_async(_verification_state)(verification_id)
+        if status == Verification.Status.DONE:
+            break
+        if status == Verification.Status.FAILED:
+            raise DomainError(f"The verifier failed: {error}"[:2000])
+        if status == Verification.Status.QUEUED and not queued:
+            # Its job is gone without running it (it ran before the row was visible to it, or
+            # was removed): run the checks here; the service is idempotent.
+            await sync_to_async(verification_services.verification_run)(
+                verification_id=verification_id
+            )
+            continue
+        await asyncio.sleep(WATCH_SECONDS)
+    data = await sync_to_async(outputs.verification_summary)(verification_id=verification_id)
+    return Outcome(data=data, verification_id=verification_id)
+
+
+def _verification_request(work: Work) -> int:
+    if work.draft_id is None or not work.draft_number:
+        raise DomainError("There is no draft to verify: the stage before wrote none.")
+    stage = Stage.objects.get(pk=work.stage_id)
+    existing = stage.verification
+    # A re-run of this stage reuses its verification unless that one failed.
+    if existing is not None and existing.status != Verification.Status.FAILED:
+        return existing.pk
+    run = Run.objects.select_related("created_by").get(pk=work.run_id)
+    verification = verification_services.verification_request(
+        user=run.created_by, case_id=work.case_id, draft_id=work.draft_id, number=work.draft_number
+    )
+    Stage.objects.filter(pk=work.stage_id).update(verification=verification)
+    return verification.pk
+
+
+def _verification_state(verification_id: int) -> tuple[str, str, bool]:
+    """The verification's status and error, and whether a job to run it is waiting or running."""
+    row = Verification.objects.filter(pk=verification_id).values("status", "error").get()
+    with connection.cursor() as cursor:
+        cursor.execute(_VERIFY_JOB_SQL, [str(verification_id)])
+        queued = cursor.fetchone() is not None
+    return row["status"], row["error"], queued
+
+
+_VERIFY_JOB_SQL = """
+SELECT 1 FROM procrastinate_jobs
+ WHERE task_name = 'verification.verify' AND status IN ('todo', 'doing')
+   AND args ->> 'verification_id' = %s
+ LIMIT 1
+"""
+
+
+class TokenBatcher:
+    """Tokens of a running stage, stored and published as one event per flush interval.
+
+    A flush is never cancelled half-way (its tokens would be taken and never stored): `stop()`
+    asks the loop to end and waits for it, and the loop's last flush takes the rest.
+    """
+
+    def __init__(self, work: Work) -> None:
+        self.work = work
+        self.pending: list[str] = []
+        self.offset = 0
+        self.every = settings.LEXWEB_RUN_TOKEN_FLUSH_MS / 1000
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, text: str) -> None:
+        self.pending.append(text)
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._loop())
+
+    async def _loop(self) -> None:
+        while not self._stopping.is_set():
+            started = time.monotonic()
+            await self.flush()
+            pause = max(0.0, self.every - (time.monotonic() - started))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=pause)
+        await self.flush()
+
+    async def flush(self) -> None:
+        if not self.pending:
+            return
+        text, self.pending = "".join(self.pending), []
+        payload: dict[str, object] = {
+            "stage_id": self.work.stage_id,
+            "attempt": self.work.attempt,
+            "offset": self.offset,
+            "text": text,
+        }
+        self.offset += len(text)
+        await sync_to_async(runs.run_event_append)(
+            run=self.work.run_id, kind="stage.tokens", payload=payload
+        )
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        if self._task is not None:
+            # Shielded: a cancelled stage still stores what it streamed before the cancel.
+            await asyncio.shield(self._task)
+
+
+# --- 3. Success and 4. failure ---------------------------------------------------------------
+
+
+def _locked(work: Work) -> tuple[Run, Stage] | None:
+    """Run and stage locked, if the stage is still this attempt's and the run still running."""
+    run = Run.objects.select_for_update().select_related("case", "created_by").get(pk=work.run_id)
+    stage = Stage.objects.select_for_update().get(pk=work.stage_id)
+    if (
+        run.status != Run.Status.RUNNING
+        or stage.status != Stage.Status.RUNNING
+        or stage.attempt != work.attempt
+    ):
+        return None
+    return run, stage
+
+
+@transaction.atomic
+def _succeed(*, work: Work, outcome: Outcome) -> None:
+    locked = _locked(work)
+    if locked is None:
+        return
+    run, stage = locked
+    for name, value in outcome.custody.items():
+        setattr(stage, name, value)
+    stage.output_text = outcome.text
+    stage.output_json = outcome.data
+    if outcome.verification_id is not None:
+        stage.verification_id = outcome.verification_id
+    if work.name in outputs.WRITES_VERSION:
+        stage.version = outputs.version_store(run=run, stage=stage, text=outcome.text)
+    stage.status = Stage.Status.SUCCEEDED
+    stage.finished_at = timezone.now()
+    stage.save()
+    payload = runs.stage_payload(stage) | {"output": outputs.event_output(stage)}
+    runs.run_event_append(run=run, kind="stage.status", payload=payload)
+    if work.name == N.GATE and (outcome.data or {}).get("answer") != "yes":
+        _gate_stop(run=run, stage=stage, answer=outcome.data or {})
+        return
+    following = Stage.objects.filter(run=run, position__gt=stage.position).order_by("position")
+    nxt = following.first()
+    if nxt is None:
+        heavy = run.kind in (Run.Kind.AFFIDAVIT, Run.Kind.MOTION)
+        status = Run.Status.WAITING_FOR_APPROVAL if heavy else Run.Status.SUCCEEDED
+        runs.run_status_set(run=run, status=status)
+        return
+    try:
+        runs.stage_defer(stage=nxt)
+    except DomainError as exc:
+        _fail_locked(run=run, stage=nxt, message=exc.message)
+
+
+def _gate_stop(*, run: Run, stage: Stage, answer: dict[str, object]) -> None:
+    Stage.objects.filter(run=run, position__gt=stage.position).update(status=Stage.Status.SKIPPED)
+    reasons = answer.get("reasons") or []
+    said = answer.get("answer")
+    text = "; ".join(str(reason) for reason in reasons) if isinstance(reasons, list) else ""
+    runs.run_status_set(
+        run=run,
+        status=Run.Status.STOPPED_BY_GATE,
+        error=f"The gate answered “{said}”: {text or 'no reasons given'}",
+    )
+
+
+def _fail(*, work: Work, error: Exception) -> None:
+    message = error.message if isinstance(error, DomainError) else str(error)
+    if not isinstance(error, DomainError | BackendError):
+        message = f"Internal error ({type(error).__name__}); see the worker's log."
+    with transaction.atomic():
+        locked = _locked(work)
+        if locked is None:
+            return
+        run, stage = locked
+        retry = (
+            isinstance(error, BackendError)
+            and not isinstance(error, ContextOverflow)
+            and stage.attempt < STAGE_MAX_ATTEMPTS
+        )
+        if retry:
+            stage.error = f"Attempt {stage.attempt} failed: {message}"[:4000]
+            stage.save(update_fields=["error"])
+            runs.run_event_append(run=run, kind="stage.retry", payload=runs.stage_payload(stage))
+            runs.stage_defer(stage=stage)
+            return
+        _fail_locked(run=run, stage=stage, message=message)
+
+
+def _fail_locked(*, run: Run, stage: Stage, message: str) -> None:
+    stage.status = Stage.Status.FAILED
+    stage.error = message.replace("\x00", "")[:4000]
+    stage.finished_at = timezone.now()
+    stage.save(update_fields=["status", "error", "finished_at"])
+    runs.run_event_append(run=run, kind="stage.status", payload=runs.stage_payload(stage))
+    runs.stages_close(run=run, status=Stage.Status.SKIPPED)
+    runs.run_status_set(
+        run=run, status=Run.Status.FAILED, error=f"{stage.get_name_display()}: {stage.error}"
+    )

@@ -1,0 +1,428 @@
+"""Writes of the drafting pipeline: start a run, cancel it, override its gate, number its events,
+queue its stages. The stage bodies (model calls) are in apps/drafting/pipeline/.
+
+1. `run_start` checks the request (a lawyer or staff member of the case, a frozen packet of the
+   case, instructions neither empty nor over LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS, every model role
+   of the stage graph routed), then writes the run and *all* its stages (queued) and defers the
+   first stage's job, in one transaction. An `Idempotency-Key` already used by the same person
+   answers the run it started (409 if the request differs).
+2. A stage's job runs on its board's queue, `board.<board id>` (the board of the role's first
+   routable deployment when it is queued); the checks (verifier, validation) run on `cluster`.
+   Jobs are deferred by task name ("drafting.run_stage"); this module never imports tasks.
+3. When a stage succeeds, its output is stored and the next stage deferred in the same
+   transaction (`pipeline.execute`). The last stage ends the run: affidavits and motions wait
+   for a lawyer's approval (the verifier's rule), summaries and extractions succeed.
+4. Every state change and every batch of tokens is a RunEvent numbered under a lock of the run
+   row (`run_event_append`), published to the group `run.<id>` once it commits.
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+from procrastinate import jobs, manager
+from procrastinate.contrib.django import app
+from procrastinate.contrib.django.django_connector import DjangoConnector
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
+from apps.cases.models import Case, Membership
+from apps.cluster.models import Role
+from apps.cluster.services import dispatch
+from apps.drafting.events import RunEventMessage, run_group
+from apps.drafting.models import Run, RunEvent, Stage
+from apps.evidence.models import Packet
+from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+from lexweb.live import publish_on_commit
+
+STAGE_TASK = "drafting.run_stage"
+CHECKS_QUEUE = "cluster"
+MAX_IDEMPOTENCY_KEY = 200
+MIN_OVERRIDE_REASON = 10
+MAX_OVERRIDE_REASON = 5000
+_MAX_ID = 2**63 - 1
+
+N = Stage.Name
+# Which cluster role serves each stage ("" for the deterministic checks).
+STAGE_ROLES: dict[str, str] = {
+    N.GATE: Role.GATE,
+    N.DRAFTER: Role.DRAFTER,
+    N.REASONER: Role.REASONER,
+    N.VERIFIER: "",
+    N.ADVERSARY: Role.ADVERSARY,
+    N.REVISION: Role.DRAFTER,
+    N.VERIFIER_AGAIN: "",
+    N.SUMMARIZER: Role.SUMMARIZER,
+    N.EXTRACTOR: Role.EXTRACTOR,
+    N.VALIDATION: "",
+}
+
+
+class RunFinished(Conflict):
+    """The run has already ended; nothing can be cancelled or overridden (409)."""
+
+    code = "run_finished"
+
+
+class IdempotencyKeyReused(Conflict):
+    """The key was used for a different request by the same person (409)."""
+
+    code = "idempotency_key_reused"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    kind: str
+    packet_id: int
+    instructions: str
+    high_stakes: bool = False
+
+
+def stage_plan(*, kind: str, high_stakes: bool) -> list[str]:
+    """The stage names of a run of `kind`, in order. The heavy reasoner runs for motions and for
+    anything marked high-stakes."""
+    if kind in (Run.Kind.AFFIDAVIT, Run.Kind.MOTION):
+        reasoner = [N.REASONER] if kind == Run.Kind.MOTION or high_stakes else []
+        return [
+            N.GATE,
+            N.DRAFTER,
+            *reasoner,
+            N.VERIFIER,
+            N.ADVERSARY,
+            N.REVISION,
+            N.VERIFIER_AGAIN,
+        ]
+    if kind == Run.Kind.SUMMARY:
+        return [N.SUMMARIZER]
+    if kind == Run.Kind.FINANCIAL:
+        return [N.EXTRACTOR, N.VALIDATION, N.VERIFIER]
+    raise DomainError(f"Unknown kind {kind!r:.40}; one of: {', '.join(Run.Kind.values)}.")
+
+
+# --- Checks ----------------------------------------------------------------------------------
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= _MAX_ID
+
+
+def _case(*, user: User, case_id: int) -> Case:
+    if not _is_id(case_id):
+        raise NotFound(f"No case {case_id}.")
+    return case_selectors.case_get_for_user(user=user, case_id=case_id)
+
+
+def _require_member(*, user: User, case: Case, doing: str, lawyer: bool = False) -> None:
+    """Lawyers and staff on the case (lawyers only where `lawyer`); an admin let in by
+    break-glass reads but does not run the pipeline."""
+    membership = case_selectors.membership_get(user=user, case=case)
+    roles = (Membership.Role.LAWYER,) if lawyer else (Membership.Role.LAWYER, Membership.Role.STAFF)
+    if membership is None or membership.role not in roles:
+        who = "a lawyer" if lawyer else "a lawyer or staff member"
+        raise PermissionDenied(f"Only {who} on this case may {doing}.")
+    if lawyer and user.role != User.Role.LAWYER:
+        raise PermissionDenied(f"Only a lawyer on this case may {doing}.")
+
+
+def _instructions(text: object) -> str:
+    if not isinstance(text, str):
+        raise DomainError("Instructions must be text.")
+    limit = settings.LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS
+    if len(text) > limit:
+        raise DomainError(
+            f"The instructions are {len(text):,} characters; the limit is {limit:,}. Say what "
+            "the draft must do and put the material itself in the evidence packet."
+        )
+    for index, char in enumerate(text):
+        code = ord(char)
+        if (code < 32 and char not in "\t\n\r") or code == 0x7F or 0xD800 <= code <= 0xDFFF:
+            raise DomainError(
+                f"The instructions contain a control character (U+{code:04X}) at character "
+                f"{index}; remove it and send them again."
+            )
+    if not text.strip():
+        raise DomainError("The instructions are empty: say what the draft must do.")
+    return text.strip()
+
+
+def _frozen_packet(*, case: Case, packet_id: object) -> Packet:
+    packet = Packet.objects.filter(pk=packet_id, case=case).first() if _is_id(packet_id) else None
+    if packet is None:
+        raise NotFound(f"No packet {packet_id} in this case.")
+    if packet.status != Packet.Status.FROZEN:
+        raise DomainError(
+            f"“{packet.title}” version {packet.version} is not frozen: models read only a frozen "
+            "packet. Freeze it, then start the run."
+        )
+    if not packet.frozen_pages.exists():
+        raise DomainError(f"“{packet.title}” has no pages: add evidence, freeze it, then start.")
+    return packet
+
+
+def _require_routes(names: list[str]) -> None:
+    """Every model role of the graph has an enabled, routable deployment now."""
+    for name in names:
+        role = STAGE_ROLES[name]
+        if role and not dispatch.deployments_for_role(role):
+            raise DomainError(
+                f"No deployment for the {Role(role).label} role is available now (none is "
+                "routed, enabled and healthy). Ask an admin to route one, then start again."
+            )
+
+
+# --- Starting --------------------------------------------------------------------------------
+
+
+def run_start(
+    *, user: User, case_id: int, request: RunRequest, idempotency_key: str = ""
+) -> tuple[Run, bool]:
+    """Queue a run and all its stages; returns (run, created). With an `idempotency_key` the
+    same person already used for the same request, answers that run (created False)."""
+    key = (idempotency_key or "").strip()
+    if len(key) > MAX_IDEMPOTENCY_KEY:
+        raise DomainError(f"The Idempotency-Key is over {MAX_IDEMPOTENCY_KEY} characters.")
+    if key:
+        existing = _run_for_key(user=user, case_id=case_id, key=key, request=request)
+        if existing is not None:
+            return existing, False
+    try:
+        return _run_create(user=user, case_id=case_id, request=request, key=key), True
+    except IntegrityError:
+        # The same key, committed meanwhile by a concurrent request.
+        existing = _run_for_key(user=user, case_id=case_id, key=key, request=request)
+        if existing is None:
+            raise
+        return existing, False
+
+
+def _run_for_key(*, user: User, case_id: int, key: str, request: RunRequest) -> Run | None:
+    run = Run.objects.filter(created_by=user, idempotency_key=key).first()
+    if run is None:
+        return None
+    same = (
+        run.case_id == case_id
+        and run.kind == request.kind
+        and run.packet_id == request.packet_id
+        and run.instructions == str(request.instructions).strip()
+        and run.high_stakes == bool(request.high_stakes)
+    )
+    if not same:
+        raise IdempotencyKeyReused(
+            "This Idempotency-Key was already used for a different run; use a new key for a "
+            "new request."
+        )
+    return run
+
+
+@transaction.atomic
+def _run_create(*, user: User, case_id: int, request: RunRequest, key: str) -> Run:
+    case = _case(user=user, case_id=case_id)
+    _require_member(user=user, case=case, doing="start a drafting run")
+    names = stage_plan(kind=request.kind, high_stakes=bool(request.high_stakes))
+    instructions = _instructions(request.instructions)
+    packet = _frozen_packet(case=case, packet_id=request.packet_id)
+    _require_routes(names)
+    run = Run.objects.create(
+        case=case,
+        kind=request.kind,
+        packet=packet,
+        instructions=instructions,
+        high_stakes=bool(request.high_stakes),
+        created_by=user,
+        idempotency_key=key,
+    )
+    stages = Stage.objects.bulk_create(
+        Stage(run=run, position=position, name=name, role=STAGE_ROLES[name])
+        for position, name in enumerate(names, start=1)
+    )
+    account_services.audit_record(
+        actor=user,
+        action="run.start",
+        case=case,
+        target=run,
+        detail={"kind": run.kind, "packet": packet.pk, "stages": len(stages)},
+    )
+    run_event_append(run=run, kind="run.queued", payload=_run_payload(run))
+    stage_defer(stage=stages[0])
+    return run
+
+
+def stage_queue(stage: Stage) -> str:
+    """`board.<id>` of the role's first routable deployment; `cluster` for the checks."""
+    if not stage.role:
+        return CHECKS_QUEUE
+    deployments = dispatch.deployments_for_role(stage.role)
+    if not deployments:
+        raise DomainError(
+            f"No deployment for the {Role(stage.role).label} role is available now; the "
+            f"{stage.get_name_display()} stage cannot be queued."
+        )
+    return board_queue(deployments[0].backend.board_id)
+
+
+def board_queue(board_id: int) -> str:
+    return f"board.{board_id}"
+
+
+def stage_defer(*, stage: Stage) -> None:
+    """Queue the stage's job by task name (inside the caller's transaction: the job row commits
+    with the stage's). Call with the run row locked or freshly created."""
+    queue = stage_queue(stage)
+    configured = app.configure_task(name=STAGE_TASK, queue=queue, allow_unknown=False)
+    # Through Django's connection whatever connector the app has now: a worker swaps in its own
+    # pool, whose inserts would commit at once, before (or without) the stage's rows.
+    deferrer = jobs.JobDeferrer(
+        job_manager=manager.JobManager(DjangoConnector()), job=configured.job
+    )
+    job_id = deferrer.defer(stage_id=stage.pk)
+    Stage.objects.filter(pk=stage.pk).update(queue=queue, job_id=job_id, status=Stage.Status.QUEUED)
+    stage.queue, stage.job_id = queue, job_id
+
+
+# --- Events ----------------------------------------------------------------------------------
+
+
+def run_event_append(*, run: Run | int, kind: str, payload: dict[str, object]) -> RunEvent:
+    """Store the run's next event (its number taken under the run row's lock, so numbers have
+    no gaps and no repeats) and publish it to `run.<id>` once the transaction commits."""
+    run_id = run if isinstance(run, int) else run.pk
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE drafting_run SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq",
+            [run_id],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            raise NotFound(f"No run {run_id}.")
+        event = RunEvent.objects.create(run_id=run_id, seq=row[0], kind=kind, payload=payload)
+        publish_on_commit(run_group(run_id), event_message(event))
+    return event
+
+
+def event_message(event: RunEvent) -> RunEventMessage:
+    return {
+        "type": "drafting.run_event",
+        "run_id": event.run_id,
+        "seq": event.seq,
+        "kind": event.kind,
+        "payload": event.payload,
+        "at": event.created_at.isoformat(),
+    }
+
+
+def _run_payload(run: Run) -> dict[str, object]:
+    return {"status": run.status, "error": run.error}
+
+
+def stage_payload(stage: Stage) -> dict[str, object]:
+    return {
+        "stage_id": stage.pk,
+        "position": stage.position,
+        "name": stage.name,
+        "status": stage.status,
+        "attempt": stage.attempt,
+        "deployment": stage.deployment_label,
+        "board": stage.board_label,
+        "error": stage.error,
+    }
+
+
+def run_status_set(*, run: Run, status: str, error: str = "") -> None:
+    """Move the run (locked by the caller) to `status`, with an event."""
+    run.status = status
+    run.error = error.replace("\x00", "")[:4000]
+    now = timezone.now()
+    fields = ["status", "error"]
+    if status == Run.Status.RUNNING and run.started_at is None:
+        run.started_at = now
+        fields.append("started_at")
+    if status in Run.FINISHED or status == Run.Status.STOPPED_BY_GATE:
+        run.finished_at = now
+        fields.append("finished_at")
+    run.save(update_fields=fields)
+    run_event_append(run=run, kind="run.status", payload=_run_payload(run))
+
+
+def stages_close(*, run: Run, status: str) -> None:
+    """Mark every queued or running stage of the (locked) run `status`, with events."""
+    open_stages = Stage.objects.filter(
+        run=run, status__in=(Stage.Status.QUEUED, Stage.Status.RUNNING)
+    ).order_by("position")
+    for stage in open_stages:
+        stage.status = status
+        stage.finished_at = timezone.now()
+        stage.save(update_fields=["status", "finished_at"])
+        run_event_append(run=run, kind="stage.status", payload=stage_payload(stage))
+
+
+# --- Cancel and override ---------------------------------------------------------------------
+
+
+def _locked_run(*, case: Case, run_id: object) -> Run:
+    run = (
+        Run.objects.select_for_update().filter(pk=run_id, case=case).first()
+        if _is_id(run_id)
+        else None
+    )
+    if run is None:
+        raise NotFound(f"No run {run_id} in this case.")
+    return run
+
+
+@transaction.atomic
+def run_cancel(*, user: User, case_id: int, run_id: int) -> Run:
+    """Cancel a queued, running or gate-stopped run: its open stages are cancelled, a running
+    stage's job sees it within a fraction of a second and closes its backend stream, a queued
+    job finds nothing to do. A run that already ended: RunFinished (409). Audited."""
+    case = _case(user=user, case_id=case_id)
+    _require_member(user=user, case=case, doing="cancel a run")
+    run = _locked_run(case=case, run_id=run_id)
+    if run.status in Run.FINISHED:
+        raise RunFinished(
+            f"Run {run.pk} has already ended ({run.get_status_display().lower()}); there is "
+            "nothing to cancel."
+        )
+    run.cancelled_by = user
+    run.save(update_fields=["cancelled_by"])
+    stages_close(run=run, status=Stage.Status.CANCELLED)
+    Stage.objects.filter(run=run, status=Stage.Status.SKIPPED).update(status=Stage.Status.CANCELLED)
+    run_status_set(run=run, status=Run.Status.CANCELLED, error=f"Cancelled by {user}.")
+    account_services.audit_record(actor=user, action="run.cancel", case=case, target=run)
+    return run
+
+
+@transaction.atomic
+def run_gate_override(*, user: User, case_id: int, run_id: int, reason: str) -> Run:
+    """A lawyer of the case goes on past a gate that said "no" or "insufficient", with a written
+    reason (kept on the run, audited); the next stage is queued."""
+    case = _case(user=user, case_id=case_id)
+    _require_member(user=user, case=case, doing="override the gate", lawyer=True)
+    run = _locked_run(case=case, run_id=run_id)
+    if run.status != Run.Status.STOPPED_BY_GATE:
+        raise Conflict(
+            f"Run {run.pk} is {run.get_status_display().lower()}, not stopped by the gate: "
+            "there is nothing to override."
+        )
+    text = " ".join(str(reason or "").split())
+    if not MIN_OVERRIDE_REASON <= len(text) <= MAX_OVERRIDE_REASON:
+        raise DomainError(
+            f"Give a reason of {MIN_OVERRIDE_REASON} to {MAX_OVERRIDE_REASON} characters for "
+            "going on against the gate."
+        )
+    run.gate_override_by, run.gate_override_reason = user, text
+    run.gate_override_at = timezone.now()
+    run.finished_at = None
+    run.save(update_fields=["gate_override_by", "gate_override_reason", "gate_override_at"])
+    skipped = Stage.objects.filter(run=run, status=Stage.Status.SKIPPED).order_by("position")
+    following = list(skipped)
+    Stage.objects.filter(pk__in=[s.pk for s in following]).update(status=Stage.Status.QUEUED)
+    account_services.audit_record(
+        actor=user, action="run.gate_override", case=case, target=run, detail={"reason": text}
+    )
+    run_event_append(run=run, kind="run.gate_override", payload={"by": str(user), "reason": text})
+    run_status_set(run=run, status=Run.Status.RUNNING)
+    if following:
+        stage_defer(stage=following[0])
+    return run
