@@ -4,7 +4,7 @@ clears one; without a healthy backend the run says it was not obtained, and why.
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -34,6 +34,7 @@ from tests.cluster.dispatch_fixtures import (
 from tests.drafting.makers import draft_of, packet_of
 from tests.evidence.conftest import make_document, stamp
 from tests.lexweb.test_settings import _settings_probe
+from tests.operations.processes import clean_jobs  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -314,6 +315,31 @@ def test_progress_of_the_second_opinion_goes_to_the_case_stream(
     assert ("running", 1, 2) in steps and ("running", 2, 2) in steps
     assert steps[-1] == ("done", 2, 2)
     assert events[-1]["second_opinion"] == "obtained"
+
+
+@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.usefixtures("clean_jobs")
+def test_the_cpu_job_of_a_real_worker_obtains_the_second_opinion(
+    lawyer: User,
+    case: Case,
+    record: Document,
+    fake_ollama: FakeBackend,
+    run_jobs: Callable[[], None],
+) -> None:
+    draft = _draft(lawyer, case, record, SUPPORTED)
+    deployment = _route(fake_ollama)
+    verification = services.verification_request(
+        user=lawyer, case_id=case.pk, draft_id=draft.pk, number=1
+    )
+
+    run_jobs()  # a Procrastinate worker runs verification.verify in its thread
+
+    verification.refresh_from_db()
+    assert verification.status == Verification.Status.DONE, verification.error
+    assert verification.second_opinion == Verification.SecondOpinion.OBTAINED
+    assert verification.second_opinion_deployment == str(deployment)
+    assert len(_findings(verification, model=True)) == 2
+    assert len(chat_requests(fake_ollama)) == 2
 
 
 # --- Never clears -----------------------------------------------------------------------------
