@@ -30,6 +30,7 @@ sync_to_async; `ask` is called outside any transaction).
 """
 
 import asyncio
+import bisect
 import json
 import logging
 import re
@@ -66,6 +67,7 @@ ROLE = Role.VERIFIER
 FALLBACK_ROLE = Role.ADVERSARY
 MAX_PAGES = 3  # cited pages shown per question (a long range: its first pages)
 MAX_REASON = 300  # characters of the model's reason kept
+MAX_SENTENCE = 2000  # characters of the draft's sentence shown
 # Calls in a row that end without an opinion (invalid reply, stream broken, prompt too long)
 # after which the rest are not asked: the backend is not giving answers.
 MAX_FAILURES_IN_A_ROW = 3
@@ -158,7 +160,8 @@ def questions_build(
     out; a claim left with none is not asked about."""
     from apps.verification.claims import sentences
 
-    spans: list[tuple[int, int]] | None = None
+    ends: list[int] | None = None
+    spans: list[tuple[int, int]] = []
     found: list[Question] = []
     for position, result in enumerate(results):
         claim = result.claim
@@ -173,17 +176,20 @@ def questions_build(
             continue
         start, end = claim.sentence
         if _words_besides(text[start:end], claim.text) < _MIN_CONTEXT_WORDS:
-            if spans is None:
+            # A citation sentence ("See ACME000014.") vouches for the sentence before it, in
+            # the same paragraph.
+            if ends is None:
                 spans = sentences(text)
-            before = [span for span in spans if span[1] <= start]
-            if before and "\n\n" not in text[before[-1][1] : start]:
-                start = before[-1][0]
+                ends = [span_end for _, span_end in spans]
+            at = bisect.bisect_right(ends, start) - 1
+            if at >= 0 and "\n\n" not in text[spans[at][1] : start]:
+                start = spans[at][0]
         found.append(
             Question(
                 index=position,
                 claim=claim,
                 status=result.status,
-                sentence=" ".join(text[start:end].split()),
+                sentence=" ".join(text[start:end].split())[:MAX_SENTENCE],
                 pages=tuple(pages),
             )
         )

@@ -342,6 +342,21 @@ def test_the_cpu_job_of_a_real_worker_obtains_the_second_opinion(
     assert len(chat_requests(fake_ollama)) == 2
 
 
+def test_a_citation_sentence_is_asked_about_with_the_sentence_it_vouches_for(
+    lawyer: User, case: Case, record: Document, fake_llama: FakeBackend
+) -> None:
+    text = "Rent was paid.\n\nThe tenant paid $12,450.00 on March 3, 2024. See ACME000001."
+    draft = _draft(lawyer, case, record, text)
+    _route(fake_llama)
+
+    _verify(lawyer, draft)
+
+    (body,) = chat_requests(fake_llama)
+    sentence = body["messages"][1]["content"].split("<<<SENTENCE ")[2]
+    assert "The tenant paid $12,450.00 on March 3, 2024. See ACME000001." in sentence
+    assert "Rent was paid." not in sentence  # another paragraph
+
+
 # --- Never clears -----------------------------------------------------------------------------
 
 
