@@ -274,6 +274,13 @@ def ask(
     failure: that is an Outcome that was not obtained, with the reason."""
     cap = settings.LEXWEB_SECOND_OPINION_MAX_CLAIMS
     asked = list(questions[:cap])
+    if not asked:
+        return not_obtained(
+            f"none of {len(questions)} claims was asked about (LEXWEB_SECOND_OPINION_MAX_CLAIMS "
+            f"is {cap})"
+            if questions
+            else "no claim to ask about"
+        )
     outcome = async_to_sync(_ask_all)(asked, role=role, on_progress=on_progress)
     if len(questions) > cap:
         outcome.reason = _join(

@@ -505,6 +505,22 @@ def test_at_most_the_configured_number_of_claims_is_asked_about(
     assert [f.text for f in _findings(verification, model=True)] == ["ACME000001"]
 
 
+def test_a_cap_of_zero_asks_nothing_and_says_why(
+    lawyer: User, case: Case, record: Document, fake_ollama: FakeBackend, settings: Any
+) -> None:
+    settings.LEXWEB_SECOND_OPINION_MAX_CLAIMS = 0
+    draft = _draft(lawyer, case, record, SUPPORTED)
+    _route(fake_ollama)
+
+    verification = _verify(lawyer, draft)
+
+    assert chat_requests(fake_ollama) == []
+    assert verification.second_opinion == Verification.SecondOpinion.NOT_OBTAINED
+    assert verification.second_opinion_reason == (
+        "none of 2 claims was asked about (LEXWEB_SECOND_OPINION_MAX_CLAIMS is 0)"
+    )
+
+
 def test_the_overall_time_limit_stops_the_questions(
     lawyer: User, case: Case, record: Document, fake_llama: FakeBackend, settings: Any
 ) -> None:
