@@ -1,5 +1,5 @@
 """Checks of authorities beyond the reporter citation (pure, no Django): statutes against the
-frozen packet.
+frozen packet, and the court of a case citation against courts-db and reporters-db.
 
 Statute (`statute`): supported when a page of the packet names the same statute: its code,
 title and section, matched by the grammar of `apps.verification.claims.statutes` on the page's
@@ -10,11 +10,33 @@ pages holding the section's (and title's) words, from the index's postings: a ch
 them. Else unsupported, "not in the evidence", which is not a finding that it is fabricated.
 Subsections are not compared (a page may name the section and print its subsections lower
 down); the finding says when the page does not name the cited subsection.
+
+Court (`court_fits`, on the finding of a full case citation whose parenthetical names a
+court): the court must be one courts-db knows: eyecite's courts-db id, else the parenthetical
+matched to a court's citation string (letters and digits compared, "2nd" as "2d"; then without
+the words "Ct." and "Court", since courts-db and the Bluebook differ there: "Colo. App." is
+courts-db's "Colo. Ct. App."; then without a district designation), else courts-db's
+`find_court` on the words (full court names). Then the year must fall within the court's dates
+where courts-db has them (not before its first period, nor between two; a year after its last
+period passes, since courts-db's record of a court can stop where the court did not), and the
+reporter must fit the court by reporters-db's data: a reporter
+of the federal cite type (F.3d, F. Supp., U.S.) reports federal courts only; a state or
+regional reporter (Cal. 4th, N.W.2d) state courts only, of the states its jurisdictions name.
+Where several courts match, one that fits is enough; a reporter of another cite type
+(specialty, neutral) is not judged. A mismatch is unsupported, naming what does not fit; a
+finding that is unsupported for another reason (the reporter's years, the name, the pin) stays
+as it is.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+import itertools
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim
@@ -23,6 +45,8 @@ from apps.verification.index import OCR, PacketIndex, ocr_read
 
 if TYPE_CHECKING:
     from apps.verification.checks import Finding
+
+logger = logging.getLogger(__name__)
 
 NOT_IN_EVIDENCE = "not in the evidence (this does not mean it is fabricated)"
 MAX_CANDIDATES = 2000  # pages a statute's section and title words both stand on, read in order
@@ -72,10 +96,248 @@ def _candidates(index: PacketIndex, section: str, title: str | None) -> list[int
     return pages[:MAX_CANDIDATES]
 
 
+# -- courts ---------------------------------------------------------------------------------
+
+FEDERAL_TYPES = frozenset({"federal", "scotus_early"})
+STATE_TYPES = frozenset({"state", "state_regional"})
+_GENERIC_COURT_WORDS = frozenset({"ct", "court"})
+_DISTRICT = re.compile(r"\s*\b\d+(?:st|nd|rd|th|d)\s+(?:Dist|Dep\'t|Div|App\.\s*Dist)\.?\s*$")
+# USPS codes of the states and territories, as reporters-db's jurisdictions ("us:ca;...") write
+# them, and the names courts-db gives their courts' locations.
+_STATE_CODES = (
+    "al=Alabama ak=Alaska az=Arizona ar=Arkansas ca=California co=Colorado ct=Connecticut "
+    "de=Delaware dc=Washington_D.C. fl=Florida ga=Georgia hi=Hawaii id=Idaho il=Illinois "
+    "in=Indiana ia=Iowa ks=Kansas ky=Kentucky la=Louisiana me=Maine md=Maryland "
+    "ma=Massachusetts mi=Michigan mn=Minnesota ms=Mississippi mo=Missouri mt=Montana "
+    "ne=Nebraska nv=Nevada nh=New_Hampshire nj=New_Jersey nm=New_Mexico ny=New_York "
+    "nc=North_Carolina nd=North_Dakota oh=Ohio ok=Oklahoma or=Oregon pa=Pennsylvania "
+    "ri=Rhode_Island sc=South_Carolina sd=South_Dakota tn=Tennessee tx=Texas ut=Utah "
+    "vt=Vermont va=Virginia wa=Washington wv=West_Virginia wi=Wisconsin wy=Wyoming "
+    "pr=Puerto_Rico gu=Guam vi=Virgin_Islands as=American_Samoa mp=Northern_Mariana_Islands"
+)
+_STATES = {
+    code: name.replace("_", " ") for code, name in (p.split("=") for p in _STATE_CODES.split())
+}
+
+
+def court_fits(finding: Finding) -> Finding:
+    """The finding on a case citation, with the court check (see the module) applied when the
+    citation is a full one whose parenthetical names a court and nothing else is wrong with it
+    than perhaps its absence from the packet."""
+    claim = finding.claim
+    cite = claim.citation
+    if cite is None or cite.short or not (cite.court_text or cite.court):
+        return finding
+    if finding.status != "supported" and finding.check != "case_in_packet":
+        return finding
+    try:
+        problem = court_problem(cite.court_text, cite.court, cite.year, cite.reporter)
+    except Exception:  # courts-db or reporters-db data of a shape not foreseen
+        logger.exception("the court check failed on %r", claim.text)
+        return finding
+    if problem is None:
+        return finding
+    check, message = problem
+    if finding.status != "supported":
+        message = f"{message}; the opinion is also {NOT_IN_EVIDENCE}"
+    return replace(
+        finding,
+        status="unsupported",
+        check=check,
+        message=message,
+        excerpt=finding.excerpt,
+    )
+
+
+def court_problem(
+    court_text: str | None, court_id: str | None, year: int | None, reporter: str
+) -> tuple[str, str] | None:
+    """(check, message) when the court does not exist, does not fit the year or does not fit
+    the reporter; None when it fits (or nothing can be said)."""
+    courts = _find_courts(court_text, court_id)
+    named = f"{court_text!r}" if court_text else f"the court {court_id!r}"
+    if not courts:
+        return "case_court", f"{named} is not a court that courts-db knows"
+    if year is not None:
+        sitting = [c for c in courts if _sat_in(c, year)]
+        if not sitting:
+            court = courts[0]
+            return (
+                "case_court_year",
+                f"{court['name']} ({_dates_label(court)}) did not sit in {year}",
+            )
+        courts = sitting
+    scope = _reporter_scope(reporter)
+    if scope is None:
+        return None
+    kind, states = scope
+    if any(_reporter_fits(c, kind, states) for c in courts):
+        return None
+    court = courts[0]
+    if kind == "federal":
+        return (
+            "case_reporter_court",
+            f"{reporter} reports federal courts; {court['name']} is not one",
+        )
+    where = ", ".join(sorted(_STATES.get(s, s.upper()) for s in states)) or "the states"
+    if court.get("system") != "state":
+        return (
+            "case_reporter_court",
+            f"{reporter} reports state courts ({where}); {court['name']} is not one",
+        )
+    return (
+        "case_reporter_court",
+        f"{reporter} reports the courts of {where}; {court['name']} is a court of "
+        f"{court.get('location')}",
+    )
+
+
+def _reporter_fits(court: dict[str, Any], kind: str, states: frozenset[str]) -> bool:
+    system = court.get("system")
+    if kind == "federal":
+        return system == "federal"
+    if system != "state":
+        return False
+    if not states:
+        return True
+    return court.get("location") in {_STATES.get(s) for s in states}
+
+
+@functools.lru_cache(maxsize=512)
+def _reporter_scope(reporter: str) -> tuple[str, frozenset[str]] | None:
+    """("federal", {}) or ("state", {state codes}) for a reporter reporters-db gives a federal,
+    state or regional cite type; None for any other or an unknown reporter."""
+    import reporters_db
+
+    kinds: set[str] = set()
+    states: set[str] = set()
+    for entries in reporters_db.REPORTERS.values():
+        for entry in entries:
+            if reporter not in entry.get("editions", {}):
+                continue
+            kind = entry.get("cite_type", "")
+            kinds.add(
+                "federal" if kind in FEDERAL_TYPES else "state" if kind in STATE_TYPES else kind
+            )
+            for jurisdiction in entry.get("mlz_jurisdiction") or []:
+                match = re.match(r"us:([a-z]{2})(?:[;:]|$)", jurisdiction)
+                if match:
+                    states.add(match.group(1))
+    if len(kinds) != 1 or next(iter(kinds)) not in ("federal", "state"):
+        return None
+    kind = next(iter(kinds))
+    return kind, frozenset(states) if kind == "state" else frozenset()
+
+
+def _sat_in(court: dict[str, Any], year: int) -> bool:
+    """Whether courts-db lets the court have sat in `year`: not before its first start, nor
+    between two of its periods. A year after its last end date is let pass: courts-db's record
+    of a court can stop where the court did not (D.N.J. ends in 1801 there)."""
+    ranges = sorted(
+        (
+            int(str(d["start"])[:4]) if d.get("start") else None,
+            int(str(d["end"])[:4]) if d.get("end") else None,
+        )
+        for d in court.get("dates") or []
+        if d.get("start")
+    )
+    if not ranges:
+        return True
+    if year < ranges[0][0]:  # type: ignore[operator]  # starts are set (filtered above)
+        return False
+    for (_, end), (start, _) in itertools.pairwise(ranges):
+        if end is not None and start is not None and end < year < start:
+            return False
+    return True
+
+
+def _dates_label(court: dict[str, Any]) -> str:
+    parts = []
+    for d in court.get("dates") or []:
+        start = str(d.get("start") or "")[:4]
+        end = str(d.get("end") or "")[:4]
+        if start or end:
+            parts.append(f"{start or '?'}-{end}" if end else f"from {start}")
+    return ", ".join(parts) or "dates unknown"
+
+
+def _court_key(text: str, *, loose: bool = False) -> str:
+    """A court's abbreviation as comparable words: lowercased letters and digits, initials run
+    together ("S.D.N.Y." and "SDNY" -> "sdny", "N.Y." and "NY" -> "ny"), "2nd" as "2d"; loose:
+    without "Ct." and "Court", in any order ("B.A.P. 9th Cir." = "9th Cir. BAP")."""
+    words: list[str] = []
+    initials = ""
+    for word in re.findall(r"[a-z0-9]+", text.lower().replace("\u2019", "").replace("'", "")):
+        if len(word) == 1 and word.isalpha():
+            initials += word
+            continue
+        if initials:
+            words.append(initials)
+            initials = ""
+        words.append(re.sub(r"^(\d+)(?:nd|rd)$", r"\1d", word))
+    if initials:
+        words.append(initials)
+    if loose:
+        words = sorted(w for w in words if w not in _GENERIC_COURT_WORDS)
+    return " ".join(words)
+
+
+@functools.lru_cache(maxsize=1)
+def _court_tables() -> tuple[
+    dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]
+]:
+    import courts_db
+
+    by_id: dict[str, dict[str, Any]] = {}
+    exact: dict[str, list[dict[str, Any]]] = {}
+    loose: dict[str, list[dict[str, Any]]] = {}
+    for court in courts_db.courts:
+        by_id[court["id"]] = court
+        citation = court.get("citation_string") or ""
+        if not citation.strip():
+            continue
+        exact.setdefault(_court_key(citation), []).append(court)
+        loose.setdefault(_court_key(citation, loose=True), []).append(court)
+    return by_id, exact, loose
+
+
+@functools.lru_cache(maxsize=1024)
+def _find_courts_cached(court_text: str | None, court_id: str | None) -> tuple[Any, ...]:
+    by_id, exact, loose = _court_tables()
+    if court_id and court_id in by_id:
+        return (by_id[court_id],)
+    if not court_text:
+        return ()
+    for text in dict.fromkeys([court_text, _DISTRICT.sub("", court_text)]):
+        if not text:
+            continue
+        found = exact.get(_court_key(text)) or loose.get(_court_key(text, loose=True))
+        if found:
+            return tuple(found)
+    return tuple(by_id[i] for i in _find_court(court_text) if i in by_id)
+
+
+def _find_courts(court_text: str | None, court_id: str | None) -> list[dict[str, Any]]:
+    return list(_find_courts_cached(court_text, court_id))
+
+
+def _find_court(text: str) -> Iterable[str]:
+    """courts-db's `find_court` on a court's name (its regexes), guarded."""
+    if len(text) > 120 or not re.search(r"[A-Za-z]{3}", text):
+        return ()
+    import courts_db
+
+    try:
+        return courts_db.find_court(text)
+    except Exception:
+        logger.exception("courts-db could not read the court %r", text)
+        return ()
+
+
 def _excerpt(text: str, start: int, end: int, *, around: int = 80) -> str:
     left = max(0, start - around)
     right = min(len(text), end + around)
     return " ".join(text[left:right].split())
 
 
-__all__ = ["NOT_IN_EVIDENCE", "statute"]
+__all__ = ["NOT_IN_EVIDENCE", "court_fits", "court_problem", "statute"]

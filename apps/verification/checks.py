@@ -135,7 +135,7 @@ class _Context:
         if claim.kind == "not_a_record_cite":
             return self.not_a_record_cite(claim)
         if claim.kind == "case_citation":
-            return self.case_citation(claim)
+            return authorities.court_fits(self.case_citation(claim))
         if claim.kind == "statute":
             return authorities.statute(claim, self.index)
         if claim.kind == "quote":

@@ -210,3 +210,99 @@ def test_an_ocr_page_carries_the_statute_with_a_look_alike_digit_in_its_section(
 def test_a_statute_id_with_another_section_is_checked_as_that_section() -> None:
     findings = _findings("Plaintiff sues under 42 U.S.C. \u00a7 1981. Id. \u00a7 1986.")
     assert [f.status for f in findings] == ["supported", "unsupported"]
+
+
+# --- courts ----------------------------------------------------------------------------------
+
+OPINION = (
+    "Orrin Mills, Inc. v. Falk, 77 N.W.2d 310 (Minn. 2019)\n310\nORRIN MILLS, INC. v. FALK\n"
+    "A landlord who accepts rent after a breach waives the right to terminate for that breach."
+)
+
+
+def _case_findings(text: str) -> list[Finding]:
+    pages = [
+        PageRecord(
+            position=1,
+            document_id=9,
+            filename="opinion.pdf",
+            page_number=1,
+            bates=("QRV3000000",),
+            text=OPINION,
+            source="text_layer",
+            ocr_confidence=None,
+            origin="public_record",
+        )
+    ]
+    claims = extract_claims(text, bates_prefixes=(PREFIX,))
+    findings = verify_text(text, claims, PacketIndex.build(pages))
+    return [f for f in findings if f.claim.kind == "case_citation"]
+
+
+def test_the_parenthetical_court_is_kept_without_its_date() -> None:
+    text = (
+        "See Doe v. Roe, 123 F. Supp. 3d 45, 47 (S.D.N.Y. Mar. 3, 2020); Poe v. Moe, 9 F.4th 1 "
+        "(9th\u00a0Cir.\n2021); Kay v. Lee, 301 Or. App. 512 (2019)."
+    )
+    claims = [c for c in extract_claims(text) if c.kind == "case_citation"]
+    assert [c.citation.court_text for c in claims if c.citation] == ["S.D.N.Y.", "9th Cir.", None]
+
+
+def test_an_opinion_in_the_packet_with_its_own_court_passes_the_court_check() -> None:
+    (finding,) = _case_findings(
+        "Rent waives it. Orrin Mills, Inc. v. Falk, 77 N.W.2d 310 (Minn. 2019)."
+    )
+    assert finding.status == "supported"
+
+
+def test_a_regional_reporter_with_a_court_of_another_state_is_named() -> None:
+    (finding,) = _case_findings(
+        "Rent waives it. Orrin Mills, Inc. v. Falk, 77 N.W.2d 310 (Cal. 2019)."
+    )
+    assert finding.status == "unsupported"
+    assert finding.check == "case_reporter_court"
+    assert "N.W.2d reports the courts of" in finding.message
+    assert "Minnesota" in finding.message and "a court of California" in finding.message
+
+
+def test_a_federal_reporter_with_a_state_court_and_the_reverse() -> None:
+    federal, state = _case_findings(
+        "It held so. Ames v. Bly, 77 F.3d 310 (Cal. 2019). It did. Cole v. Dunn, 25 Cal. 4th 100 "
+        "(9th Cir. 2001)."
+    )
+    assert (federal.status, federal.check) == ("unsupported", "case_reporter_court")
+    assert (
+        federal.message
+        == "F.3d reports federal courts; California Supreme Court is not one; "
+        + (f"the opinion is also {NOT_IN_EVIDENCE}")
+    )
+    assert (state.status, state.check) == ("unsupported", "case_reporter_court")
+    assert "Cal. 4th reports state courts (California)" in state.message
+
+
+def test_a_court_that_does_not_exist_or_did_not_sit_that_year() -> None:
+    none, early = _case_findings(
+        "It held so. Ames v. Bly, 77 F.3d 310 (14th Cir. 2019). It did. Cole v. Dunn, 20 F. 100 "
+        "(9th Cir. 1885)."
+    )
+    assert (none.status, none.check) == ("unsupported", "case_court")
+    assert "'14th Cir.' is not a court that courts-db knows" in none.message
+    assert (early.status, early.check) == ("unsupported", "case_court_year")
+    assert "did not sit in 1885" in early.message
+
+
+def test_courts_written_as_lawyers_write_them_are_real_courts() -> None:
+    text = (
+        "One. Ames v. Bly, 77 P.3d 310 (Colo. App. 2019). Two. Cole v. Dunn, 600 B.R. 1 "
+        "(B.A.P. 9th Cir. 2019). Three. Eve v. Fay, 9 F. Supp. 3d 2 (D.N.J. 2019). Four. Gil v. "
+        "Hale, 33 N.Y.3d 1 (N.Y. 2019). Five. Ives v. Jay, 8 F.3d 1 (2nd Cir. 1999)."
+    )
+    findings = _case_findings(text)
+    assert len(findings) == 5
+    assert {f.check for f in findings} == {"case_in_packet"}
+    assert all(NOT_IN_EVIDENCE in f.message for f in findings)
+
+
+def test_the_court_check_leaves_a_finding_unsupported_for_another_reason() -> None:
+    (finding,) = _case_findings("It held so. Ames v. Bly, 77 F. 310 (Cal. 1950).")
+    assert (finding.status, finding.check) == ("unsupported", "case_reporter_year")

@@ -31,7 +31,9 @@ class CaseCite:
     """A case citation; short forms, Id. and supra carry their full citation's fields.
 
     `resolved` is False for a short form, Id. or supra that could not be bound to a full
-    citation in the draft (it never passes as verified).
+    citation in the draft (it never passes as verified). `court` is eyecite's courts-db id of
+    the parenthetical's court; `court_text` the words of a full citation's parenthetical
+    before its date ("S.D.N.Y." of "(S.D.N.Y. Mar. 3, 2020)"), None when it gives a year only.
     """
 
     volume: str
@@ -43,6 +45,7 @@ class CaseCite:
     court: str | None
     short: bool
     resolved: bool
+    court_text: str | None = None  # the court as the parenthetical names it ("9th Cir.")
 
 
 @dataclass(frozen=True)

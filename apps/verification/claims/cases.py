@@ -226,6 +226,23 @@ def _case_cite(cite: Any, full: Any | None) -> CaseCite:
     )
 
 
+_PARENTHETICAL = re.compile(r"\((?P<court>[^()]{0,80}?)[\s,]*(?:1[6-9]|20)\d\d\)")
+_DAY = re.compile(
+    r"[\s,]*\b(?:Jan|Feb|Mar|Apr|May|June?|July?|Aug|Sept?|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}$"
+)
+
+
+def court_text(citation: str) -> str | None:
+    """The court a full citation's parenthetical names, without the date: "(9th Cir. 2019)"
+    -> "9th Cir."; "(S.D.N.Y. Mar. 3, 2020)" -> "S.D.N.Y."; "(2019)" -> None."""
+    found = list(_PARENTHETICAL.finditer(citation))
+    if not found:
+        return None
+    court = _DAY.sub("", found[-1].group("court"))
+    court = re.sub(r"\s+", " ", court).strip(" ,")
+    return court if re.search(r"[A-Za-z]", court) else None
+
+
 _ID_SECTION = re.compile(
     rf"\s*\u00a7\u00a7?\s*(?P<section>{statutes.SECTION})(?P<pin>{statutes.SUBSECTIONS})"
 )
@@ -308,7 +325,10 @@ def case_citations(
                 result.append((item.start, end, statute))
                 last_case_end = end
                 continue
-            result.append((item.start, item.end, _case_cite(cite, full)))
+            case = _case_cite(cite, full)
+            if isinstance(cite, FullCaseCitation):
+                case = replace(case, court_text=court_text(text[item.start : item.end]))
+            result.append((item.start, item.end, case))
             last_case_end = item.end
     if read_to < len(compact):
         logger.warning(
