@@ -234,6 +234,7 @@ class Claim:
     icon: str
     label: str
     kind: str
+    was: str = ""  # an overridden finding's own status ("unsupported"), shown with it
 
 
 @dataclass(frozen=True)
@@ -249,7 +250,8 @@ def _claim(finding: Finding) -> Claim:
     overridden = verification_selectors.finding_overridden(finding)
     state = "overridden" if overridden and finding.blocks else finding.status
     icon, label = STATES.get(state, ("•", state))
-    return Claim(finding, state, icon, label, KINDS.get(finding.kind, finding.kind))
+    was = finding.get_status_display().lower() if state == "overridden" else ""
+    return Claim(finding, state, icon, label, KINDS.get(finding.kind, finding.kind), was)
 
 
 def segments(text: str, claims: Sequence[Claim]) -> list[Segment]:

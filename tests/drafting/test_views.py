@@ -498,7 +498,9 @@ def test_lawyer_overrides_with_a_reason_and_the_override_stays_on_the_finding(
     panel = html.split('id="finding-panel"', 1)[1].split("</section>", 1)[0]
     assert "Overridden by Laura Lawyer" in panel
     assert "The receipt is in the client&#x27;s file, p. 4." in panel
-    assert [c["state"] for c in _claims(html) if int(c["id"]) == finding.pk] == ["overridden"]
+    (claim,) = [c for c in _claims(html) if int(c["id"]) == finding.pk]
+    assert (claim["state"], claim["icon"]) == ("overridden", "✎")
+    assert claim["label"] == f"Overridden ({finding.get_status_display().lower()}), amount"
     assert AuditEvent.objects.filter(action="finding.override", actor=lawyer).count() == 1
 
 

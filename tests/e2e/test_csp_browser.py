@@ -124,6 +124,13 @@ async def test_pages_admin_and_api_docs_work_under_the_policy_without_violations
             await _visit(
                 page, f"{base}{case}bates/?ref=X1", "document.readyState === 'complete'", seen
             )
+            # The draft pages (the version page is walked by tests/e2e/test_draft_view.py).
+            await _visit(
+                page, f"{base}{case}drafts/", "!!document.querySelector('.drafts-page')", seen
+            )
+            await _visit(
+                page, f"{base}{case}drafts/new/", "!!document.querySelector('#id_packet')", seen
+            )
             await _visit(page, f"{base}/cluster/", live, seen)
             await _visit(page, f"{base}/accounts/tokens/", "!!document.querySelector('form')", seen)
             await _visit(page, f"{base}/cases/new/", "!!document.querySelector('form')", seen)
