@@ -38,13 +38,14 @@ from apps.documents.models import (
     Production,
     ProductionExport,
 )
-from apps.drafting.models import Draft, DraftVersion
+from apps.drafting.models import Draft, DraftVersion, Run
 from apps.evidence.models import FrozenPage, Packet, PacketItem
 from apps.evidence.services import packets as packet_services
 from apps.verification.models import Finding, Override, Verification
 from lexweb.routing import websocket_urlpatterns
 from tests.conftest import session_client, token_client, ws_connect
 from tests.drafting.makers import draft_of, verified
+from tests.drafting.run_fixtures import run_ids_for_tables, runs_for_tables
 from tests.factories import MembershipFactory, UserFactory
 
 PAGE, API, WEBSOCKET = "page", "api", "websocket"
@@ -287,7 +288,24 @@ MATRIX: tuple[Route, ...] = (
         ids={"draft_id": "clean_draft"},
         redirect="cases/<int:case_id>/drafts/",
     ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/runs",
+        ("GET", "POST"),
+        {"POST": {"kind": "summary", "packet_id": THE_PACKET, "instructions": "Summarise it."}},
+    ),
+    Route(API, "api/v1/cases/<case_id>/runs/<run_id>", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/runs/<run_id>/events", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/runs/<run_id>/cancel", ("POST",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/runs/<run_id>/gate-override",
+        ("POST",),
+        {"POST": {"reason": "Checked by hand: the grounds exist."}},
+        ids={"run_id": "stopped_run"},
+    ),
     Route(WEBSOCKET, "ws/cases/<int:case_id>/events/", ("CONNECT",)),
+    Route(WEBSOCKET, "ws/cases/<int:case_id>/runs/<int:run_id>/events/", ("CONNECT",)),
 )
 
 HTTP_CALLS = [
@@ -357,7 +375,7 @@ def _ids(
 ) -> dict[str, Any]:
     production = Production.objects.get(case=case, volume="MATRIX1")
     export = ProductionExport.objects.get(production=production)
-    packets = {**_packet_ids(case), **_draft_ids(case)}
+    packets = {**_packet_ids(case), **_draft_ids(case), **run_ids_for_tables(case, "MATRIX")}
     overrides = {k: packets[v] for k, v in entry.ids.items()} if entry else {}
     return {
         "draft_id": packets["draft"],
@@ -365,6 +383,7 @@ def _ids(
         "packet_id": packets["frozen"],
         "item_id": packets["editable_item"],
         "other_id": packets["editable"],
+        "run_id": packets["run"],
         **overrides,
         "case_id": case.pk,
         "user_id": junior.pk,
@@ -541,6 +560,7 @@ def _packets(lawyer: User, case: Case, document: Document) -> None:
     verified(draft=draft, user=lawyer, statuses=["unsupported", "supported"])
     clean = draft_of(case=case, user=lawyer, packet=frozen, title="MATRIX clean")
     verified(draft=clean, user=lawyer, statuses=["supported"])
+    runs_for_tables(case=case, user=lawyer, packet=frozen, label="MATRIX")
 
 
 # --- The matrix is complete ---------------------------------------------------------------
@@ -678,14 +698,19 @@ async def test_websocket_refuses_non_member_anonymous_and_missing_case_with_4404
     outsider: User, other_case: Case, case: Case, entry: Route
 ) -> None:
     issued = await sync_to_async(account_services.token_create)(user=outsider, name="agent")
+    run_id = await sync_to_async(_socket_run)(case)
     before = await sync_to_async(_snapshot)(case)
-    path = _path(entry.route, case_id=case.pk)
+    path = _path(entry.route, case_id=case.pk, run_id=run_id)
 
     answers = [
         (await ws_connect(path, cookie_user=outsider))[1],
         (await ws_connect(path, bearer=issued.secret, origin=None))[1],
         (await ws_connect(path))[1],
-        (await ws_connect(_path(entry.route, case_id=MISSING_CASE_ID), cookie_user=outsider))[1],
+        (
+            await ws_connect(
+                _path(entry.route, case_id=MISSING_CASE_ID, run_id=run_id), cookie_user=outsider
+            )
+        )[1],
     ]
 
     assert answers == [(False, 4404)] * 4
@@ -699,7 +724,7 @@ async def test_websocket_accepts_members_by_session_and_by_token(
     lawyer: User, case: Case, entry: Route
 ) -> None:
     issued = await sync_to_async(account_services.token_create)(user=lawyer, name="agent")
-    path = _path(entry.route, case_id=case.pk)
+    path = _path(entry.route, case_id=case.pk, run_id=await sync_to_async(_socket_run)(case))
 
     by_session, session_state = await ws_connect(path, cookie_user=lawyer)
     by_token, token_state = await ws_connect(path, bearer=issued.secret, origin=None)
@@ -707,6 +732,20 @@ async def test_websocket_accepts_members_by_session_and_by_token(
     assert session_state == token_state == (True, None)
     await by_session.disconnect()
     await by_token.disconnect()
+
+
+def _socket_run(case: Case) -> int:
+    """A run of `case` for the run stream's socket (its packet frozen, as a run's always is)."""
+    user = case.memberships.get(role="lawyer").user
+    packet = Packet.objects.create(
+        case=case, title="MATRIX socket", status=Packet.Status.FROZEN, content_hash="0" * 64,
+        created_by=user,
+    )  # fmt: skip
+    run = Run.objects.create(
+        case=case, kind=Run.Kind.SUMMARY, packet=packet, instructions="MATRIX socket",
+        created_by=user,
+    )  # fmt: skip
+    return run.pk
 
 
 # --- Routes that are not about one case ---------------------------------------------------

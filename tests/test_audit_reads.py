@@ -30,6 +30,7 @@ from apps.documents.models import Production, ProductionExport
 from apps.evidence.services import packets as packet_services
 from tests.conftest import session_client, token_client
 from tests.drafting.makers import draft_of, verified
+from tests.drafting.run_fixtures import runs_for_tables
 
 # A documentation address (RFC 5737): nothing else in the test run comes from it.
 CLIENT_IP = "198.51.100.23"
@@ -159,6 +160,19 @@ API: dict[tuple[str, str], Entry] = {
     ): Write("finding.override", {"reason": "Checked by hand against the signed lease."}),
     ("POST", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}/approve"): Write(
         "draft.approve", ids={"draft_id": "clean_draft"}
+    ),
+    ("POST", "/api/v1/cases/{case_id}/runs"): Write(
+        "run.start",
+        {"kind": "summary", "packet_id": "@packet", "instructions": "Summarise the ledger."},
+    ),
+    ("GET", "/api/v1/cases/{case_id}/runs"): Read("run.list"),
+    ("GET", "/api/v1/cases/{case_id}/runs/{run_id}"): Read("run.view", "run"),
+    ("GET", "/api/v1/cases/{case_id}/runs/{run_id}/events"): Read("run.events", "run"),
+    ("POST", "/api/v1/cases/{case_id}/runs/{run_id}/cancel"): Write("run.cancel"),
+    ("POST", "/api/v1/cases/{case_id}/runs/{run_id}/gate-override"): Write(
+        "run.gate_override",
+        {"reason": "Checked the lease by hand: grounds exist."},
+        ids={"run_id": "stopped_run"},
     ),
     ("GET", "/api/v1/cluster/status"): NotMaterial("GPUs and backends, no case"),
 }
@@ -293,6 +307,7 @@ def objects(lawyer: User, case: Case) -> dict[str, Any]:
         "export": ProductionExport.objects.get(pk=export.pk),
         **(packets := _packets(lawyer, case, outcome.document)),
         **_drafts(lawyer, case, packets["packet"]),
+        **runs_for_tables(case=case, user=lawyer, packet=packets["packet"], label="Audit"),
     }
 
 
@@ -345,6 +360,7 @@ def _ids(objects: dict[str, Any]) -> dict[str, Any]:
         "other_id": objects["editable_packet"].pk,
         "draft_id": objects["draft"].pk,
         "finding_id": objects["finding"].pk,
+        "run_id": objects["run"].pk,
     }
 
 

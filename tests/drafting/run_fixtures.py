@@ -177,3 +177,30 @@ def finished(run: Run, timeout: float = 60.0) -> Run:
     """The run once it reached a state it stays in (reloaded)."""
     eventually(lambda: Run.objects.get(pk=run.pk).status in TERMINAL, timeout)
     return Run.objects.get(pk=run.pk)
+
+
+def runs_for_tables(*, case: Case, user: User, packet: Packet, label: str) -> dict[str, Run]:
+    """For the route-table tests: every model role routed to one deployment (on a port where
+    nothing listens: these tests run no job), a queued motion run (`run`) and one the gate
+    stopped (`stopped_run`), their instructions starting with `label`."""
+    from apps.cluster.models import Role, RoleRoute
+    from tests.cluster.dispatch_fixtures import closed_port_url
+
+    if not RoleRoute.objects.exists():
+        backend = backend_make(base_url=closed_port_url(), board="board-tables")
+        deployment = deployment_make(backend, model="tables-model")
+        for role in Role.values:
+            route_make(role, deployment)
+    run = start(user=user, case=case, packet=packet, instructions=f"{label} run")
+    stopped = start(user=user, case=case, packet=packet, instructions=f"{label} stopped")
+    stopped.stages.filter(name="gate").update(status="succeeded", output_json={"answer": "no"})
+    stopped.stages.exclude(name="gate").update(status="skipped")
+    Run.objects.filter(pk=stopped.pk).update(status=Run.Status.STOPPED_BY_GATE)
+    return {"run": run, "stopped_run": Run.objects.get(pk=stopped.pk)}
+
+
+def run_ids_for_tables(case: Case, label: str) -> dict[str, int]:
+    made = {
+        r.instructions: r.pk for r in Run.objects.filter(case=case, instructions__startswith=label)
+    }
+    return {"run": made[f"{label} run"], "stopped_run": made[f"{label} stopped"]}

@@ -28,6 +28,7 @@ from apps.cases.models import Case
 from apps.documents.models import Document, Production, ProductionExport
 from lexweb import security
 from tests.conftest import session_client, token_client
+from tests.drafting.run_fixtures import run_ids_for_tables
 from tests.factories import MembershipFactory
 from tests.test_access_matrix import _draft_ids, _packet_ids, document, junior  # noqa: F401  (fixtures)
 
@@ -63,6 +64,7 @@ def _ids(case: Case, member: User, doc: Document, admin: User) -> dict[str, Any]
     return {
         "draft_id": drafts["draft"],
         "finding_id": drafts["finding"],
+        "run_id": run_ids_for_tables(case, "MATRIX")["run"],
         "packet_id": packets["frozen"],
         "item_id": packets["editable_item"],
         "other_id": packets["editable"],
