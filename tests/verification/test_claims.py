@@ -146,6 +146,27 @@ def test_page_pins_and_a_hyphen_after_the_prefix() -> None:
     assert [c.pins for c in found] == [("p. 2",), ("pp. 3-4",)]
 
 
+def test_a_label_wrapped_at_a_line_end_is_one_cite_with_its_pins() -> None:
+    text = (
+        "The owner agreed (ZEN-\n0000345 \u00b6\n2). It was paid (Ex. 4 at\nKLM00000346). "
+        "The log runs on (KLM00000345\n-47)."
+    )
+    found = _only(text, "record_cite")
+    assert [c.text for c in found] == [
+        "ZEN-\n0000345 \u00b6\n2",
+        "Ex. 4 at\nKLM00000346",
+        "KLM00000345\n-47",
+    ]
+    assert found[0].bates == (BatesRef("ZEN-", 345, 345, 7),)
+    assert found[0].pins == ("\u00b6 2",)
+    assert found[2].bates == (BatesRef("KLM", 345, 347, 8),)
+
+
+def test_a_word_at_a_line_end_before_a_number_is_no_label_of_another_prefix() -> None:
+    text = "The sum went to Zenith\n2024 accounts (see the ledger)."
+    assert _only(text, "record_cite") == []
+
+
 def test_several_labels_in_one_parenthetical_are_separate_cites() -> None:
     text = "Texts (KLM0000012, KLM0000013; KLM0000028)."
     assert _texts(text, "record_cite") == ["KLM0000012", "KLM0000013", "KLM0000028"]

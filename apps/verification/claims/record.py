@@ -94,6 +94,11 @@ def _pins_after(text: str, end: int) -> tuple[int, list[str]]:
 _SEPARATORS = "-_. \u00a0"
 
 
+# A label wrapped at a line end ("KTR-\n0012345"): the break is no part of it.
+_LABEL_BREAK = r"[-_.]?[ \t]*\n[ \t]*"
+_LINE_BREAK = re.compile(r"[ \t]*\n[ \t]*")
+
+
 def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, str]] | None:
     """A pattern for the labels of `prefixes`, and the prefix each written form stands for.
 
@@ -110,7 +115,8 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
     cores = sorted({p.rstrip(_SEPARATORS) or p for p in canonical}, key=len, reverse=True)
     alternation = "|".join(re.escape(p) for p in cores)
     pattern = re.compile(
-        rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})[-_. \u00a0]?)(?P<num>\d{{3,12}})(?!\d)"
+        rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})(?:{_LABEL_BREAK}|[-_. \u00a0])?)"
+        rf"(?P<num>\d{{3,12}})(?!\d)"
     )
     return pattern, canonical
 
@@ -150,7 +156,7 @@ def _bates_cites(
             continue
         prefix, num = match.group("prefix"), match.group("num")
         if canonical is not None:
-            written = prefix.replace("\u00a0", " ")
+            written = _LINE_BREAK.sub("", prefix).replace("\u00a0", " ")
             prefix = canonical.get(written) or canonical[written.rstrip(_SEPARATORS) or written]
         first = last = int(num)
         ranged = _range_end(text, end, prefix, num)
