@@ -23,6 +23,10 @@
    outside every paragraph); their own claims check them on the cited pages.
 5. Otherwise supported, with the paragraph's words (or the quotation, date or amount found in
    it) as the match.
+
+A pleading cite with a page pin and no paragraph pin ("Compl. at 3") is supported when page 3
+of the one document titled as that pleading carries the sentence's quotation, date or amount;
+otherwise it stays for review, since a pleading's own page numbers need not be its file's.
 """
 
 from __future__ import annotations
@@ -187,7 +191,7 @@ def pinned(finding: Finding, context: Context) -> Finding:
     claim = finding.claim
     numbers = paragraph_numbers(claim.pins)
     if not numbers:
-        return finding
+        return _pleading_page(finding, context)
     index = context.index
     if finding.status == "supported" and claim.bates:
         pages: list[int] = []
@@ -264,6 +268,74 @@ def pinned(finding: Finding, context: Context) -> Finding:
     return _finding(
         finding, "supported", f"{pins} of {where} {what}", index.pages[page_index], match
     )
+
+
+def page_numbers(pins: Sequence[str]) -> list[int]:
+    """The pages a cite's page pins name: "at 3" -> [3]; "pp. 3-4" -> [3, 4]; a transcript's
+    page:line ("at 12:3") names none (its pages are the transcript's own numbers)."""
+    numbers: list[int] = []
+    for pin in pins:
+        if not re.match(r"(?:at|pp?\.)\s", pin) or ":" in pin:
+            continue
+        for match in _PIN_NUMBERS.finditer(pin):
+            first = int(match.group(1))
+            last = max(first, int(match.group(2)) if match.group(2) else first)
+            numbers.extend(n for n in range(first, min(last, first + 49) + 1) if n not in numbers)
+    return numbers
+
+
+def _pleading_page(finding: Finding, context: Context) -> Finding:
+    """A pleading cite with a page pin ("Compl. at 3"): supported when page 3 of the one
+    document titled so carries the sentence's quotation, date or amount; otherwise it stays for
+    review (a pleading's own page numbers need not be its file's: a cover sheet shifts them)."""
+    claim = finding.claim
+    numbers = page_numbers(claim.pins)
+    if claim.bates or finding.check != "record_cite_unstamped" or not numbers:
+        return finding
+    index = context.index
+    document = pleading_pages(claim, index)
+    if document is None:
+        return finding
+    pages = [p for p in document if index.pages[p].page_number in numbers]
+    name = index.pages[document[0]].filename
+    if len(pages) != len(numbers):
+        return replace(
+            finding,
+            message=f"{finding.message}; {name} has {len(document)} pages, not all of the cited",
+        )
+    span = context.segment(claim)
+    wanted = [Paragraph(0, [(p, 0, len(index.pages[p].text))]) for p in pages]
+    evidence = _quote_in(context, index, span, pages) or _value_in(context, index, span, wanted)
+    if evidence is None:
+        return replace(
+            finding,
+            message=f"{finding.message}; page {_runs(numbers)} of {name} does not show the "
+            "sentence's quotation, date or amount",
+        )
+    page_index, match, what = evidence
+    return _finding(
+        finding,
+        "supported",
+        f"page {_runs(numbers)} of {name} {what}",
+        index.pages[page_index],
+        match,
+        check="record_cite_document_page",
+    )
+
+
+def _quote_in(
+    context: Context, index: PacketIndex, span: tuple[int, int], pages: list[int]
+) -> tuple[int, tuple[int, int], str] | None:
+    from apps.verification.checks import quote_segments
+
+    for quote in context.members(span, ("quote",)):
+        segments = quote_segments(quote.quote or quote.text)
+        if sum(len(s) for s in segments) < SHORT_QUOTE:
+            continue
+        hit = index.find_quote(segments, within=pages)
+        if hit is not None:
+            return index.page_index(hit.page), hit.span, "carries the quotation"
+    return None
 
 
 def _terms_elsewhere(
@@ -352,13 +424,15 @@ def _finding(
     message: str,
     page: object,
     match: tuple[int, int] | None = None,
+    *,
+    check: str = "record_cite_paragraph",
 ) -> Finding:
     text = getattr(page, "text", "")
     excerpt = _excerpt(text, *match) if match else _excerpt(text, 0, 160)
     return replace(
         finding,
         status=status,  # type: ignore[arg-type]  # one of checks.Status
-        check="record_cite_paragraph",
+        check=check,
         message=message,
         page=page,  # type: ignore[arg-type]  # a PageRecord
         excerpt=excerpt,
@@ -396,4 +470,4 @@ def _excerpt(text: str, start: int, end: int, *, around: int = 80) -> str:
     return " ".join(text[left:right].split())
 
 
-__all__ = ["paragraph_numbers", "paragraphs_of", "pinned", "pleading_pages"]
+__all__ = ["page_numbers", "paragraph_numbers", "paragraphs_of", "pinned", "pleading_pages"]

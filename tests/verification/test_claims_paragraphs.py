@@ -203,3 +203,25 @@ def test_a_pleading_cite_without_one_matching_document_stays_for_review() -> Non
     )
     two = _one("Water poured through the roof (Decl. \u00b6 2).", packet)
     assert (two.status, two.check) == ("needs_review", "record_cite_unstamped")
+
+
+def test_a_pleading_page_pin_is_confirmed_on_that_page_of_the_document_or_left_for_review() -> None:
+    packet = _packet(
+        ("04-complaint.pdf", COMPLAINT, "text_layer"),
+        (
+            "04-complaint.pdf",
+            "4. The roof fell on March 4, 2024, and ruined $8,250.00 of flour.",
+            "ocr",
+        ),
+    )
+    on_page = _one("The roof fell on March 4, 2024 (Compl. at 2).", packet)
+    assert (on_page.status, on_page.check) == ("supported", "record_cite_document_page")
+    assert on_page.page is not None and on_page.page.page_number == 2
+    assert on_page.match is not None
+    other_page = _one("The roof fell on March 4, 2024 (Compl. at 1).", packet)
+    assert (other_page.status, other_page.check) == ("needs_review", "record_cite_unstamped")
+    assert "page 1 of 04-complaint.pdf does not show" in other_page.message
+    past = _one("The roof fell on March 4, 2024 (Compl. at 7).", packet)
+    assert past.status == "needs_review" and "has 2 pages" in past.message
+    transcript = _one("The roof fell on March 4, 2024 (Compl. 2:4).", packet)
+    assert transcript.check == "record_cite_unstamped"
