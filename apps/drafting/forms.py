@@ -27,7 +27,6 @@ class VersionForm(forms.Form):
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
-        help_text="Markdown or plain text, as it will be filed.",
     )
     media_type = forms.ChoiceField(
         label="The pasted text is",
@@ -65,6 +64,20 @@ class VersionForm(forms.Form):
                     ),
                 )
         return data
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A form's fields are held to the request body limit (a larger post is refused whole,
+        # before any view runs), a file to LEXWEB_MAX_DRAFT_BYTES: say so before it happens.
+        pasted = min(settings.DATA_UPLOAD_MAX_MEMORY_SIZE, settings.LEXWEB_MAX_DRAFT_BYTES)
+        self.fields["text"].help_text = (
+            f"Markdown or plain text, as it will be filed; up to {pasted // 1024:,} KiB pasted. "
+            "Upload a longer draft as a file."
+        )
+        self.fields["file"].help_text = (
+            "Markdown (.md), plain text (.txt) or a Word document (.docx, its text is read); up "
+            f"to {settings.LEXWEB_MAX_DRAFT_BYTES // 1024:,} KiB."
+        )
 
     @property
     def too_large(self) -> bool:

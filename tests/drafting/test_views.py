@@ -470,6 +470,7 @@ def test_staff_see_the_override_disabled_and_are_refused_with_403(
     )
 
     assert '<fieldset disabled aria-describedby="override-why">' in page
+    assert "Only a lawyer on this case may approve a draft." in page
     assert "Only a lawyer on this case may override a finding" in page
     assert response.status_code == 403
     assert "Only a lawyer on this case may override a finding" in _html(response)
@@ -587,3 +588,32 @@ def test_segments_give_each_piece_to_the_innermost_claim_and_keep_every_characte
         (" t", None, False),
         ("wice.", 3, True),
     ]
+
+
+def test_page_size_of_an_image_document_is_its_pixels_at_its_stated_resolution(
+    lawyer: User, case: Case
+) -> None:
+    from PIL import Image
+
+    from apps.documents import services as document_services
+    from apps.evidence.models import FrozenPage
+    from apps.verification.selectors import frozen_page_size
+
+    buffer = io.BytesIO()
+    # JPEG keeps whole dots per inch (PNG stores pixels per metre: 200 would read as 199).
+    Image.new("L", (400, 600), 255).save(buffer, format="JPEG", dpi=(200, 200))
+    outcome = document_services.document_upload(
+        case=case,
+        uploaded_by=lawyer,
+        filename="scan.jpg",
+        source=io.BytesIO(buffer.getvalue()),
+        origin="client",
+    )
+    assert outcome.document is not None, outcome.error
+    assert outcome.document.kind == "image"
+
+    size = frozen_page_size(FrozenPage(document=outcome.document, page_number=1))
+    missing = frozen_page_size(FrozenPage(document=outcome.document, page_number=2))
+
+    assert size == (144.0, 216.0)  # 400 x 600 pixels at 200 dpi, in points
+    assert missing is None
