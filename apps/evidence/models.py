@@ -211,3 +211,29 @@ class FrozenPage(models.Model):
 
     def __str__(self) -> str:
         return f"packet {self.packet_id} #{self.position}: p.{self.page_number}"
+
+
+class PacketIndexCache(models.Model):
+    """The verifier's index of a frozen packet's pages (apps.verification.index_cache), stored
+    compressed so that a draft checked against the packet does not build it again. Derived
+    and rebuildable from the frozen pages, so it alone goes with its packet (CASCADE); a row
+    is used only for its packet, content hash and format, and only when its bytes are intact."""
+
+    packet = models.ForeignKey(Packet, on_delete=models.CASCADE, related_name="+")
+    content_hash = models.CharField(max_length=64)  # the packet's when the index was built
+    format_version = models.CharField(max_length=64)  # index_cache.INDEX_FORMAT
+    data = models.BinaryField()
+    data_sha256 = models.CharField(max_length=64)
+    size = models.PositiveBigIntegerField()
+    build_seconds = models.FloatField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                "packet", "content_hash", "format_version", name="evidence_packet_index_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"index of packet {self.packet_id} ({self.format_version}, {self.size} bytes)"

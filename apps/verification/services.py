@@ -263,7 +263,7 @@ def verification_run(*, verification_id: int) -> None:
 def _run(verification: Verification) -> None:
     # The verifier's modules are imported here, not at the top: the drafts API keeps working
     # (and says why a run failed) if they cannot be imported.
-    from apps.verification import checks, claims, index
+    from apps.verification import checks, claims, index_cache
 
     version = verification.version
     draft = version.draft
@@ -283,7 +283,9 @@ def _run(verification: Verification) -> None:
             update_fields=["claim_count", "second_opinion_done", "second_opinion_total"]
         )
         _publish_run(verification)
-    packet_index = index.PacketIndex.build(records)
+    packet_index = index_cache.packet_index_for(
+        case_id=draft.case_id, packet_id=draft.packet_id, pages=pages, records=records
+    )
     # Supporting words read by OCR below the review confidence make a finding "needs review".
     results = checks.verify_text(
         version.text,

@@ -41,3 +41,16 @@ if FAIL_STALE_CRON:
     app.periodic(cron=FAIL_STALE_CRON, periodic_id="verification_fail_stale")(
         verifications_fail_stale_task  # type: ignore[arg-type]
     )
+
+
+@app.task(name="verification.index_prepare", queue="cpu", retry=_RETRY)
+def packet_index_prepare_task(*, packet_id: int) -> None:
+    """Build and keep the verifier's index of a frozen packet (deferred when it is frozen; see
+    index_cache.packet_index_prepare). Idempotent; a no-op for a missing or editable packet or
+    one whose index is stored."""
+    require_arg(packet_id, int, "packet_id")
+    # Imported here, as services._run imports the verifier: a verifier module that fails to
+    # import fails this job, not the loading of every task.
+    from apps.verification import index_cache
+
+    index_cache.packet_index_prepare(packet_id=packet_id)

@@ -34,6 +34,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
+from procrastinate.contrib.django import app
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -521,6 +522,8 @@ def packet_freeze(*, user: User, case_id: int, packet_id: int) -> Packet:
     3. Each page is copied (document, page number, every Bates label, text and its SHA-256,
        text source, OCR confidence, origin, untrusted) in position order, inserted in bulk,
        and the content hash (`content_hash`) is stored with the frozen state.
+    4. The job "verification.index_prepare" is deferred: the verifier's index of the pages,
+       built and kept once for every draft checked against the packet.
     Later re-reads, productions or deleted drafts change none of these rows.
     """
     case = _case(user=user, case_id=case_id)
@@ -590,6 +593,11 @@ def _freeze_locked(*, user: User, case: Case, packet: Packet) -> Packet:
             "frozen_by",
             "updated_at",
         ]
+    )
+    # The verifier's index of the snapshot, built once for every draft checked against it.
+    # By name (services never import tasks); the job row commits with the frozen state.
+    app.configure_task(name="verification.index_prepare", allow_unknown=False).defer(
+        packet_id=packet.pk
     )
     account_services.audit_record(
         actor=user,
