@@ -322,16 +322,13 @@ def _find_courts(court_text: str | None, court_id: str | None) -> list[dict[str,
 
 
 def _find_court(text: str) -> Iterable[str]:
-    """courts-db's `find_court` on a court's name (its regexes), guarded."""
+    """courts-db's `find_court` on a court's name (its regexes). An error propagates: the
+    caller (`court_fits`) then leaves the finding as it was, never calling the court unknown."""
     if len(text) > 120 or not re.search(r"[A-Za-z]{3}", text):
         return ()
     import courts_db
 
-    try:
-        return courts_db.find_court(text)
-    except Exception:
-        logger.exception("courts-db could not read the court %r", text)
-        return ()
+    return courts_db.find_court(text)
 
 
 def _excerpt(text: str, start: int, end: int, *, around: int = 80) -> str:

@@ -3,6 +3,8 @@ claims (eyecite's and the forms it does not read) and checked against the frozen
 
 from __future__ import annotations
 
+import pytest
+
 from apps.verification.authorities import NOT_IN_EVIDENCE
 from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import Claim, StatuteCite, extract_claims
@@ -306,3 +308,17 @@ def test_courts_written_as_lawyers_write_them_are_real_courts() -> None:
 def test_the_court_check_leaves_a_finding_unsupported_for_another_reason() -> None:
     (finding,) = _case_findings("It held so. Ames v. Bly, 77 F. 310 (Cal. 1950).")
     assert (finding.status, finding.check) == ("unsupported", "case_reporter_year")
+
+
+def test_a_failing_courts_db_leaves_the_finding_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    import courts_db
+
+    def explode(*args: object, **kwargs: object) -> list[str]:
+        raise RuntimeError("courts-db broke")
+
+    monkeypatch.setattr(courts_db, "find_court", explode)
+    (finding,) = _case_findings(
+        "It held so. Ames v. Bly, 77 F.3d 310 (Ninth Circuit Court Xq 2019)."
+    )
+    assert (finding.status, finding.check) == ("unsupported", "case_in_packet")
+    assert finding.message.endswith(NOT_IN_EVIDENCE)
