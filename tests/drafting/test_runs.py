@@ -2,17 +2,19 @@
 over HTTP with streaming (tests/drafting/run_fixtures.py)."""
 
 import hashlib
-import json
 
 import pytest
+from django.test import Client
 from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.cluster.models import CallRecord
+from apps.cluster.models import CallRecord, RoleRoute
 from apps.drafting import runs
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
 from apps.evidence.models import GeneratedArtifact
+from lexweb_dev.fakebackend import FakeBackend, FakeSettings
+from tests.cluster.dispatch_fixtures import backend_make, deployment_make
 from tests.drafting import run_fixtures as rf
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -86,3 +88,157 @@ def test_a_motion_runs_every_stage_on_its_board_and_waits_for_approval(
     assert RunEvent.objects.filter(run=run).order_by("-seq").first().payload["status"] == (
         "waiting_for_approval"
     )
+
+
+def test_a_gate_that_says_no_stops_the_run_and_a_lawyer_may_go_on_with_a_reason(
+    lawyer: User, staff: User, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running({**rf.REPLIES, "gate": rf.GATE_NO}):
+        run = rf.start(user=lawyer, case=case, packet=packet, kind="affidavit")
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+            assert run.status == Run.Status.STOPPED_BY_GATE
+            assert "Nothing shows a breach." in run.error
+            assert _stages(run)[1:] == [(name, "skipped") for name, _ in _stages(run)[1:]]
+            assert run.draft is None
+            with pytest.raises(runs.PermissionDenied):
+                runs.run_gate_override(
+                    user=staff, case_id=case.pk, run_id=run.pk, reason="Staff may not do this."
+                )
+            with pytest.raises(runs.DomainError, match="reason"):
+                runs.run_gate_override(user=lawyer, case_id=case.pk, run_id=run.pk, reason="ok")
+            runs.run_gate_override(
+                user=lawyer,
+                case_id=case.pk,
+                run_id=run.pk,
+                reason="The notice is in the client's file; grounds exist.",
+            )
+            run = rf.finished(run)
+
+    assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
+    assert run.gate_override_by == lawyer
+    assert run.gate_override_reason == "The notice is in the client's file; grounds exist."
+    # An affidavit that is not high-stakes has no heavy reasoner.
+    assert "reasoner" not in [name for name, _ in _stages(run)]
+    assert RunEvent.objects.filter(run=run, kind="run.gate_override").count() == 1
+
+
+def test_a_gate_answer_that_is_not_json_fails_the_run_with_a_clear_error(
+    lawyer: User, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running({**rf.REPLIES, "gate": "Yes, there are grounds."}):
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    gate = run.stages.get(name="gate")
+    assert run.status == Run.Status.FAILED and gate.status == Stage.Status.FAILED
+    assert "did not answer valid JSON" in gate.error
+    assert gate.output_text == "" and gate.prompt_sha256  # what was asked is kept
+    assert [status for _, status in _stages(run)[1:]] == ["skipped"] * 6
+    assert not DraftVersion.objects.exists()
+
+
+def test_a_backend_that_dies_mid_stream_is_not_stitched_and_the_stage_runs_again_whole(
+    lawyer: User, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    spare_settings = FakeSettings(kind="llama_cpp", tokens_per_second=3000, reply=rf.REVISED)
+    with rf.site_running() as site, FakeBackend.in_thread(spare_settings) as spare_fake:
+        spare = deployment_make(backend_make(base_url=spare_fake.base_url, board="board-spare"))
+        RoleRoute.objects.create(role="drafter", position=2, deployment=spare)
+        site.fakes["drafter"].settings.disconnect_after_tokens = 3
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    drafter = run.stages.get(name="drafter")
+    assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
+    # Attempt 1 streamed 3 tokens and died: no fallback then (a reply is never stitched from
+    # two models); the stage failed and ran again whole, on the spare deployment.
+    assert drafter.attempt == 2 and drafter.deployment == spare
+    assert drafter.output_text == rf.REVISED == drafter.version.text
+    assert drafter.error.startswith("Attempt 1 failed:")
+    tokens = RunEvent.objects.filter(run=run, kind="stage.tokens", payload__stage_id=drafter.pk)
+    assert {e.payload["attempt"] for e in tokens} == {1, 2}
+    assert RunEvent.objects.filter(run=run, kind="stage.retry").count() == 1
+    assert site.fakes["drafter"].cancelled + site.fakes["drafter"].stats.streams_finished <= 1
+
+
+def test_a_backend_that_dies_mid_stream_with_no_other_deployment_fails_the_run(
+    lawyer: User, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running() as site:
+        site.fakes["drafter"].settings.disconnect_after_tokens = 3
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    drafter = run.stages.get(name="drafter")
+    assert run.status == Run.Status.FAILED and drafter.status == Stage.Status.FAILED
+    assert "cut the stream" in drafter.error and "cannot be run again now" in drafter.error
+    assert not DraftVersion.objects.exists()
+
+
+def test_cancelling_a_running_stage_closes_the_backend_stream(lawyer: User, case: Case) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    long_reply = " ".join(f"word{n}" for n in range(400))
+    with rf.site_running({**rf.REPLIES, "drafter": long_reply}) as site:
+        drafter_fake = site.fakes["drafter"]
+        drafter_fake.settings.tokens_per_second = 40
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            drafter_fake.wait_until_sync(lambda: drafter_fake.tokens_sent >= 5, timeout=60)
+            runs.run_cancel(user=lawyer, case_id=case.pk, run_id=run.pk)
+            drafter_fake.wait_until_sync(lambda: drafter_fake.cancelled == 1, timeout=10)
+            rf.eventually(
+                lambda: CallRecord.objects.filter(role="drafter", outcome="cancelled").exists(), 10
+            )
+        sent = drafter_fake.tokens_sent
+
+    run.refresh_from_db()
+    assert run.status == Run.Status.CANCELLED and run.cancelled_by == lawyer
+    assert sent < 400  # the stream stopped long before the reply's end
+    assert {status for name, status in _stages(run) if name != "gate"} == {"cancelled"}
+    assert not DraftVersion.objects.filter(draft__runs=run).exists()
+
+
+def test_cancel_after_completion_is_a_409_and_changes_nothing(
+    lawyer: User, lawyer_api: Client, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running():
+        run = rf.start(user=lawyer, case=case, packet=packet, kind="summary")
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    assert run.draft.versions.get().text.startswith("The record is a lease")
+    events = RunEvent.objects.filter(run=run).count()
+
+    response = lawyer_api.post(f"/api/v1/cases/{case.pk}/runs/{run.pk}/cancel")
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "run_finished"
+    run.refresh_from_db()
+    assert run.status == Run.Status.SUCCEEDED
+    assert RunEvent.objects.filter(run=run).count() == events
+
+
+def test_a_run_whose_creator_left_the_case_stops_with_that_reason(
+    lawyer: User, staff: User, case: Case
+) -> None:
+    from apps.cases import services as case_services
+
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running():
+        run = rf.start(user=staff, case=case, packet=packet)
+        case_services.member_remove(actor=lawyer, case=case, user_id=staff.pk)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    assert run.status == Run.Status.FAILED
+    assert "no longer a member of this case" in run.error
+    assert run.stages.get(name="gate").call_record is None  # no model was asked

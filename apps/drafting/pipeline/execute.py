@@ -131,8 +131,8 @@ def _claim(stage_id: int) -> Work | None:
         stage.status = Stage.Status.RUNNING
         stage.attempt += 1
         stage.started_at = timezone.now()
-        stage.error = ""
-        stage.save(update_fields=["status", "attempt", "started_at", "error"])
+        # An earlier attempt's error ("Attempt 1 failed: ...") stays until this one ends.
+        stage.save(update_fields=["status", "attempt", "started_at"])
         if run.status == Run.Status.QUEUED:
             runs.run_status_set(run=run, status=Run.Status.RUNNING)
         runs.run_event_append(run=run, kind="stage.status", payload=runs.stage_payload(stage))
@@ -498,9 +498,15 @@ def _fail(*, work: Work, error: Exception) -> None:
         if retry:
             stage.error = f"Attempt {stage.attempt} failed: {message}"[:4000]
             stage.save(update_fields=["error"])
-            runs.run_event_append(run=run, kind="stage.retry", payload=runs.stage_payload(stage))
-            runs.stage_defer(stage=stage)
-            return
+            try:
+                with transaction.atomic():
+                    runs.stage_defer(stage=stage)
+                    runs.run_event_append(
+                        run=run, kind="stage.retry", payload=runs.stage_payload(stage)
+                    )
+                return
+            except DomainError as exc:
+                message = f"{message} It cannot be run again now: {exc.message}"
         _fail_locked(run=run, stage=stage, message=message)
 
 
