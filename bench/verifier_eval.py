@@ -16,7 +16,14 @@ count, and the issue's targets (recall >= 0.98 in every error kind, precision >=
 flags <= 3%) with whether each is met; --details adds every missed label and wrong flag.
 The findings can be checked with the README's scorer: `python SET/score.py SET OUT --json`.
 
+--variant PREFIX:START:DIGITS runs on a copy of the set (in a temporary folder) whose
+productions use that Bates prefix, first number and digit count instead of case.json's: every
+label in case.json, page_text.jsonl, the drafts and labels.jsonl is renumbered (ranges and
+their short tails too, label offsets moved with the text), so the figures can be compared
+across prefixes, start numbers and digit counts (`make_variant`).
+
 Run: .venv/bin/python -m bench.verifier_eval --fast [SET] [--out findings.jsonl] [--details]
+     [--variant ZX-:501:7]
 """
 
 import argparse
@@ -24,6 +31,8 @@ import importlib
 import io
 import json
 import os
+import re
+import shutil
 import sys
 import tempfile
 import time
@@ -111,6 +120,112 @@ def run_real(set_dir: Path, out: Path) -> dict[str, Any]:
     }
 
 
+# --- Variants: the same set with another prefix, start number and digit count ---------------
+
+
+def make_variant(set_dir: Path, out_dir: Path, prefix: str, start: int, digits: int) -> Path:
+    """Copy the set folder `set_dir` to `out_dir` with every case's Bates labels renumbered:
+    `prefix`, numbers moved so that the first page is `start`, padded to `digits` (a label of
+    another digit count keeps its difference). Sources are copied as they are (they are not
+    stamped); label offsets follow the text. Returns `out_dir`."""
+    shutil.copytree(set_dir, out_dir)
+    for meta_path in sorted(out_dir.glob("**/case.json")):
+        _variant_case(meta_path.parent, prefix, start, digits)
+    return out_dir
+
+
+def _variant_case(case_dir: Path, prefix: str, start: int, digits: int) -> None:
+    meta = json.loads((case_dir / "case.json").read_text(encoding="utf-8"))
+    old_prefix, old_start, old_digits = (
+        meta["bates_prefix"],
+        meta["bates_start"],
+        meta["bates_digits"],
+    )
+    core = re.escape(old_prefix.rstrip("-_. "))
+    label = re.compile(
+        rf"(?<![A-Za-z0-9]){core}[\s\-_.]?(\d+)"
+        rf"(?:(\s*[-\u2013]\s*)(\d{{1,{old_digits - 1}}})(?![\d]))?(?![A-Za-z0-9])"
+    )
+
+    def number(n: int, width: int) -> str:
+        return f"{prefix}{n - old_start + start:0{max(1, width + digits - old_digits)}d}"
+
+    def renumber(text: str) -> tuple[str, list[tuple[int, int, int, int]]]:
+        out, moves, at = [], [], 0
+        for match in label.finditer(text):
+            first = int(match.group(1))
+            new = number(first, len(match.group(1)))
+            if match.group(3):
+                tail = match.group(3)
+                last = int(match.group(1)[: -len(tail)] + tail)
+                new_last = str(last - old_start + start)
+                new_first = new[len(prefix) :]
+                short = new_last[-len(tail) :]
+                keep = new_first[: -len(tail)] == new_last[: -len(tail)].rjust(
+                    len(new_first) - len(tail), "0"
+                )
+                new += match.group(2) + (short if keep else number(last, len(match.group(1))))
+            out.append(text[at : match.start()])
+            position = sum(len(part) for part in out)
+            moves.append((match.start(), match.end(), position, position + len(new)))
+            out.append(new)
+            at = match.end()
+        out.append(text[at:])
+        return "".join(out), moves
+
+    def moved(offset: int, moves: list[tuple[int, int, int, int]]) -> int:
+        shift = 0
+        for old_a, old_b, new_a, new_b in moves:
+            if offset <= old_a:
+                break
+            if offset < old_b:
+                return new_a + min(offset - old_a, new_b - new_a)
+            shift = new_b - old_b
+        return offset + shift
+
+    meta["bates_prefix"], meta["bates_start"], meta["bates_digits"] = prefix, start, digits
+    for row in meta["bates_map"]:
+        row["bates"] = renumber(row["bates"])[0]
+    (case_dir / "case.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    pages_path = case_dir / "page_text.jsonl"
+    if pages_path.is_file():
+        rows = [json.loads(ln) for ln in pages_path.read_text(encoding="utf-8").splitlines() if ln]
+        for row in rows:
+            row["bates"], row["text"] = renumber(row["bates"])[0], renumber(row["text"])[0]
+        pages_path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    drafts: dict[str, tuple[str, str, list[tuple[int, int, int, int]]]] = {}
+    for draft in sorted((case_dir / "drafts").glob("*")):
+        original = draft.read_text(encoding="utf-8")
+        text, moves = renumber(original)
+        drafts[f"drafts/{draft.name}"] = (original, text, moves)
+        draft.write_text(text, encoding="utf-8")
+    labels_path = case_dir / "labels.jsonl"
+    if not labels_path.is_file():
+        return
+    rows = [json.loads(ln) for ln in labels_path.read_text(encoding="utf-8").splitlines() if ln]
+    for row in rows:
+        original, text, moves = drafts[row["draft"]]
+        if "start" not in row:
+            from apps.verification.evaluation import find_nth
+
+            row["start"] = find_nth(original, row["text"], row["occurrence"])
+            row["end"] = row["start"] + len(row["text"])
+        start_at = moved(row["start"], moves)
+        end_at = moved(row["end"], moves)
+        row["start"], row["end"], row["text"] = start_at, end_at, text[start_at:end_at]
+        occurrence, i = 0, -1
+        while True:
+            i = text.find(row["text"], i + 1)
+            occurrence += 1
+            if i == start_at or i < 0:
+                break
+        row["occurrence"] = occurrence
+        for key in ("source", "expected"):
+            if isinstance(row.get(key), dict) and "bates" in row[key]:
+                row[key]["bates"] = renumber(str(row[key]["bates"]))[0]
+    labels_path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("set", nargs="?", type=Path, default=DEFAULT_SET)
@@ -119,18 +234,32 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path(tempfile.gettempdir()) / "verifier-findings.jsonl"
     )
     parser.add_argument("--details", action="store_true", help="list misses and wrong flags")
+    parser.add_argument(
+        "--variant", metavar="PREFIX:START:DIGITS", help="renumber the set's Bates labels first"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from apps.verification import evaluation
 
+    with tempfile.TemporaryDirectory(prefix="verifier-variant-") as scratch:
+        set_dir = args.set
+        if args.variant:
+            prefix, start, digits = args.variant.rsplit(":", 2)
+            set_dir = make_variant(args.set, Path(scratch) / "set", prefix, int(start), int(digits))
+        return _report(args, set_dir, evaluation)
+
+
+def _report(args: argparse.Namespace, set_dir: Path, evaluation: Any) -> int:
     try:
-        report = (run_fast if args.fast else run_real)(args.set, args.out)
+        report = (run_fast if args.fast else run_real)(set_dir, args.out)
     except MissingPart as exc:
         print(json.dumps({"error": str(exc)}), file=sys.stderr)
         return 2
     except evaluation.EvalSetError as exc:
         print(json.dumps({"error": f"not an eval set: {exc}"}), file=sys.stderr)
         return 2
+    if args.variant:
+        report["variant"] = args.variant
     report["findings_file"] = str(args.out)
     report["result"] = evaluation.summary(report["result"], details=args.details)
     print(json.dumps(report, indent=1))

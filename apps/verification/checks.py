@@ -26,6 +26,7 @@
 
 import bisect
 import gc
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -47,10 +48,73 @@ NOT_IN_EVIDENCE = "not in the evidence (this does not mean it is fabricated)"
 SHORT_QUOTE = 4  # words; a shorter quoted term not found is left for review
 MISQUOTE_RATIO = 0.5  # share of a quotation's words in order in the closest passage
 NEAR_PASSAGE = 0.8  # a misquote this close to a passage of another page: the cite is wrong too
-# Wrong page: the best other page holds at least this share of the key terms' weight...
-WRONG_PAGE_OTHER = 0.5
-# ... and the cited pages at most this share.
-WRONG_PAGE_CITED = 0.2
+# Wrong page (checks._Context._terms_elsewhere), in shares of the key terms' weight: another
+# page carries at least WRONG_PAGE_OTHER, of which at least WRONG_PAGE_GAIN (two terms or
+# more) is missing from the cited pages, while what only the cited pages carry is at most
+# WRONG_PAGE_KEPT. A smaller lead (REVIEW_GAIN, more than what only the cited pages carry) asks
+# for review.
+WRONG_PAGE_OTHER = 0.6
+WRONG_PAGE_GAIN = 0.4
+WRONG_PAGE_KEPT = 0.1
+REVIEW_GAIN = 0.3
+WRONG_PAGE_ALONE = 0.5  # the cited pages carry none of it and another page half of it
+RARE_CANDIDATES = 4  # the other pages considered hold one of the heaviest lacking terms
+# Paraphrase groups: words of common legal and commercial English that a draft uses for what
+# a page says in other words ("the purpose is restricted to" for "used solely for"). A page
+# carries a draft's key term when it holds any word of the term's group. General vocabulary,
+# not any case's: a group joins words that say the same thing in a contract, a letter or a
+# record of payments.
+PARAPHRASES = (
+    "use used uses using purpose purposes",
+    "solely only exclusively restrict restricted restriction limit limited",
+    "pay pays paid paying payment payments remit remitted",
+    "buy bought purchase purchased purchases acquire acquired",
+    "sell sold sale sales",
+    "end ended terminate terminated termination cancel cancelled cancellation",
+    "begin began start started commence commenced commencement",
+    "inform informed notify notified notice advise advised",
+    "ask asked request requested requests",
+    "refuse refused decline declined reject rejected",
+    "agree agreed consent consented accept accepted",
+    "owe owed owes due outstanding unpaid",
+    "lend lent loan loaned borrow borrowed",
+    "sign signed signature execute executed",
+    "deliver delivered delivery ship shipped",
+    "repair repaired fix fixed",
+    "inspect inspected inspection examine examined examination",
+    "guarantee guaranteed guaranty guarantor",
+    "miss missed skip skipped",
+    "employ employed employee employees staff",
+    "car cars vehicle vehicles automobile",
+    "home house residence dwelling",
+    "money funds proceeds",
+    "fee fees charge charges",
+    "contract agreement",
+    "broke broken breach breached violate violated violation",
+    "warn warned warning",
+    "hire hired retain retained engage engaged",
+    "move moved relocate relocated",
+    "fire fired dismiss dismissed",
+    "quit resign resigned resignation",
+    "injure injured injury injuries hurt",
+    "die died death",
+    "meet met meeting",
+)
+PARAPHRASE_OF: dict[str, tuple[str, ...]] = {}
+for _group in PARAPHRASES:
+    _stems = tuple(dict.fromkeys(nz.stem(w) for w in _group.split()))
+    for _stem in _stems:
+        PARAPHRASE_OF[_stem] = tuple(dict.fromkeys(PARAPHRASE_OF.get(_stem, ()) + _stems))
+_YEAR_MONTH = re.compile(
+    r"(?<![\d/-])(?:(?:19|20)\d\d[-/](?P<m1>0[1-9]|1[0-2])|(?P<m2>0?[1-9]|1[0-2])/(?:19|20)\d\d)"
+    r"(?![\d/-])"
+)
+_LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]")
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
+_MONTHS = [
+    *("january", "february", "march", "april", "may", "june"),
+    *("july", "august", "september", "october", "november", "december"),
+]
 _GENERATED = re.compile(r"\b(draft|summary|memo|outline|v\d+|version|earlier|prior)\b", re.I)
 _GAP = re.compile(r"\s*(?:\.\s?\.\s?\.|\u2026)\s*|\[[^\]]*\]")
 _GLUED_BRACKET = re.compile(r"(?<=\w)\[([^\]\s]*)\]|\[([^\]\s]*)\](?=\w)")
@@ -126,6 +190,7 @@ class _Context:
                 self.cites_by_sentence.setdefault(claim.sentence, []).append(claim)
         self.all_sentences: list[tuple[int, int]] | None = None  # read when first needed
         self.sentence_ends: list[int] = []
+        self.sentence_starts: list[int] = []
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
 
@@ -255,9 +320,9 @@ class _Context:
         # own (a wrong value under a right cite); the cite is judged by its words only when
         # the segment has no such claim.
         if evidence is None and not self.members(span, ("quote", "date", "amount")):
-            wrong = self._terms_elsewhere(span, pages)
-            if wrong is not None:
-                return wrong_finding(claim, wrong, self.index)
+            weighed = self._terms_elsewhere(span, pages)
+            if weighed is not None:
+                return wrong_finding(claim, weighed, pages, self.index)
         page, match, what = evidence or (self.index.pages[pages[0]], None, "is in the packet")
         excerpt = _excerpt(page.text, *match) if match else _excerpt(page.text, 0, 160)
         return Finding(
@@ -295,6 +360,10 @@ class _Context:
         else:
             what = "runs past the packet's pages" if partly else "is not in the packet"
             message = f"{claim.text} {what} ({span[0]}-{span[1]})"
+        if partly:
+            # The range's first pages are in the packet: the finding marks its end, the part
+            # of the cite that names no page of the packet.
+            claim = _range_end(claim)
         return Finding(claim, "unsupported", "bates_in_packet", message)
 
     def _quote_elsewhere(self, span: tuple[int, int], pages: list[int]) -> QuoteHit | None:
@@ -318,34 +387,151 @@ class _Context:
                 return near
         return None
 
-    def _terms_elsewhere(self, span: tuple[int, int], pages: list[int]) -> int | None:
-        """The page that holds the segment's key terms when the cited pages lack them."""
-        terms = [t for t in self.key_terms(span) if self.index.document_frequency(t)]
+    def _terms_elsewhere(self, span: tuple[int, int], pages: list[int]) -> "_Weighed | None":
+        """Whether the cited pages carry what the segment attributes to them (see `_Weighed`).
+
+        The segment's key terms are weighed by how distinctive they are in the packet (IDF
+        over its pages; a number counts double) and a term is carried by a page that holds
+        it or a paraphrase of it (`PARAPHRASES`). A segment with too few key terms of its own
+        ("Nothing after that") is read with the sentence before it, whose dates and amounts
+        count as terms too. The best other page is compared with the cited pages on what one
+        carries and the other lacks."""
+        terms = self._weighed_terms(span)
+        context = False
+        if sum(1 for t in terms.values() if t.pages) < 2:
+            sentence = self._sentence_of(span)
+            earlier = self.previous_sentence(sentence)
+            # Another item of a list is not the sentence this one continues.
+            if earlier is None or _LIST_ITEM.search(self.text[earlier[1] : sentence[1]]):
+                return None
+            terms = {**self._weighed_terms(earlier, values=True), **terms}
+            context = True
+        terms = {k: t for k, t in terms.items() if t.pages}
         if len(terms) < 2:
             return None
-        weights = {t: self.index.idf(t) for t in terms}
-        total = sum(weights.values())
-        cited = sum(w for t, w in weights.items() if any(self.index.has_term(p, t) for p in pages))
-        if cited / total > WRONG_PAGE_CITED:
+        total = sum(t.weight for t in terms.values())
+        cited = set(pages)
+        also = self._carried_otherwise(span, pages)
+        on_cited = {
+            k
+            for k, t in terms.items()
+            if t.pages & cited or k in also or (":" not in k and self._ocr_slip(pages, k))
+        }
+        # Candidates: the pages holding the heaviest terms the cited pages lack.
+        lacking = sorted(
+            (k for k in terms if k not in on_cited), key=lambda k: (-terms[k].weight, k)
+        )
+        candidates: set[int] = set()
+        for k in lacking[:RARE_CANDIDATES]:
+            candidates |= terms[k].pages
+        candidates -= cited
+        best: int | None = None
+        best_key: tuple[float, int] = (0.0, 0)
+        for page in candidates:
+            score = sum(t.weight for t in terms.values() if page in t.pages)
+            if (score, -page) > best_key:
+                best, best_key = page, (score, -page)
+        if best is None:
             return None
-        best, best_score = None, 0.0
-        # A page holding half the weight holds one of the rarest terms that make up half of it.
-        rare = sorted(terms, key=lambda t: -weights[t])
-        needed, kept = total * WRONG_PAGE_OTHER, []
-        for term in rare:
-            kept.append(term)
-            needed -= weights[term]
-            if needed <= 0:
-                break
-        for page in self.index.pages_with_terms(kept, minimum=1):
-            if page in pages:
+        on_best = {k for k, t in terms.items() if best in t.pages}
+        gained = on_best - on_cited  # what the other page carries and the cited ones lack
+        kept = on_cited - on_best  # what only the cited pages carry
+        share_gained = sum(terms[k].weight for k in gained) / total
+        share_kept = sum(terms[k].weight for k in kept) / total
+        share_best = best_key[0] / total
+        missing = sorted(gained, key=lambda k: -terms[k].weight)
+        words = tuple(terms[k].word for k in missing)
+        # Read with the sentence before, the cite is judged wrong only when the other page
+        # carries that sentence's dates or amounts too; on words alone, a person checks.
+        strong = not context or any(":" in k for k in gained)
+        if not on_cited and share_best >= WRONG_PAGE_ALONE:
+            # The cited pages carry none of it, while the packet does.
+            status: Status = "unsupported" if strong else "needs_review"
+            return _Weighed(status, best, words)
+        if (
+            strong
+            and len(gained) >= 2
+            and share_gained >= WRONG_PAGE_GAIN
+            and share_kept <= WRONG_PAGE_KEPT
+            and share_best >= WRONG_PAGE_OTHER
+        ):
+            return _Weighed("unsupported", best, words)
+        if len(gained) >= 2 and share_gained >= REVIEW_GAIN and share_gained > share_kept:
+            return _Weighed("needs_review", best, words)
+        return None
+
+    def _weighed_terms(self, span: tuple[int, int], *, values: bool = False) -> dict[str, "_Term"]:
+        """The span's key terms (outside its claims), each with the pages that carry it or a
+        paraphrase and its weight; with `values`, its dates and amounts as terms too."""
+        out: dict[str, _Term] = {}
+        masked = list(self.text[span[0] : span[1]])
+        for claim in self.claims:
+            if claim.end <= span[0] or claim.start >= span[1]:
                 continue
-            score = sum(w for t, w in weights.items() if t in self.index.stems[page])
-            if score > best_score or (score == best_score and best is not None and page < best):
-                best, best_score = page, score
-        if best is None or best_score / total < WRONG_PAGE_OTHER:
-            return None
-        return best
+            for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
+                masked[k - span[0]] = " "
+        for word in nz.token_list("".join(masked)):
+            if word in nz.STOPWORDS or len(word) < 3 or (word.isdigit() and len(word) < 4):
+                continue
+            term = nz.stem(word)
+            if term in out:
+                continue
+            group = PARAPHRASE_OF.get(term, (term,))
+            pages = _pages_with_any(self.index, group)
+            factor = 2.0 if word.isdigit() else 1.0
+            out[term] = _Term(word, frozenset(pages), factor * _weight_of(self.index, len(pages)))
+        if values:
+            for claim in self.members(span, ("date", "amount")):
+                if claim.value is None:
+                    continue
+                what = "date" if claim.kind == "date" else "amount"
+                pages = frozenset(self.index.value_pages(what, claim.value))
+                weight = 2.0 * _weight_of(self.index, len(pages))
+                out[f"{what}:{claim.value}"] = _Term(claim.text, pages, weight)
+        return out
+
+    def _carried_otherwise(self, span: tuple[int, int], pages: list[int]) -> set[str]:
+        """Key terms of the span the cited pages carry in another form: the month of a
+        year-month figure ("2023-11", "11/2023": November), and a run of the span's words
+        that an abbreviation on the page stands for ("SLA": "Service Level")."""
+        texts = [self.index.pages[p].text for p in pages]
+        carried: set[str] = set()
+        for text in texts:
+            for match in _YEAR_MONTH.finditer(text):
+                month = int(match.group("m1") or match.group("m2"))
+                carried.add(nz.stem(_MONTHS[month - 1]))
+        acronyms = {m.group().lower() for text in texts for m in _ACRONYM.finditer(text)}
+        if acronyms:
+            words = [w for w in nz.token_list(self.text[span[0] : span[1]]) if w.isalpha()]
+            content = [w for w in words if w not in nz.STOPWORDS]
+            for i in range(len(content) - 1):
+                for j in range(i + 2, min(len(content), i + 5) + 1):
+                    initials = "".join(w[0] for w in content[i:j])
+                    if any(
+                        a == initials or (a.startswith(initials) and len(a) == j - i + 1)
+                        for a in acronyms
+                    ):
+                        carried.update(nz.stem(w) for w in content[i:j])
+        return carried
+
+    def _ocr_slip(self, pages: list[int], term: str) -> bool:
+        """An OCR page among `pages` holds `term` (or a paraphrase) one slip away."""
+        group = PARAPHRASE_OF.get(term, (term,))
+        return any(
+            self.index.pages[p].source == OCR and self.index.has_term(p, t)
+            for p in pages
+            for t in group
+        )
+
+    def _sentence_of(self, span: tuple[int, int]) -> tuple[int, int]:
+        """The sentence of the draft that `span` starts in."""
+        if self.all_sentences is None:
+            self.previous_sentence((0, 0))
+        found = self.all_sentences or []
+        if len(self.sentence_starts) != len(found):
+            self.sentence_starts = [start for start, _ in found]
+        at = bisect.bisect_right(self.sentence_starts, span[0]) - 1
+        return found[at] if at >= 0 else span
 
     def not_a_record_cite(self, claim: Claim) -> Finding:
         if _GENERATED.search(claim.text):
@@ -610,16 +796,76 @@ def moved_finding(claim: Claim, hit: QuoteHit, index: PacketIndex) -> Finding:
     )
 
 
-def wrong_finding(claim: Claim, page: int, index: PacketIndex) -> Finding:
-    record = index.pages[page]
+def wrong_finding(
+    claim: Claim, weighed: "_Weighed", pages: list[int], index: PacketIndex
+) -> Finding:
+    record = index.pages[weighed.page]
+    shown = ", ".join(repr(w) for w in weighed.words[:4])
+    cited = _pages_label(index, pages)
+    if weighed.status == "unsupported":
+        message = f"the cited page {cited} does not carry {shown}; {index.label(weighed.page)} does"
+    else:
+        message = (
+            f"{index.label(weighed.page)} carries {shown} and the cited page {cited} does not; "
+            "check that the cite is the right page"
+        )
     return Finding(
         claim,
-        "unsupported",
+        weighed.status,
         "record_cite_page",
-        f"the cited page lacks what the sentence attributes to it; {index.label(page)} has it",
+        message,
         page=record,
         excerpt=_excerpt(record.text, 0, 160),
     )
+
+
+@dataclass(frozen=True)
+class _Term:
+    word: str  # as the draft writes it (for messages)
+    pages: frozenset[int]  # the pages carrying it or a paraphrase of it
+    weight: float
+
+
+@dataclass(frozen=True)
+class _Weighed:
+    """The wrong-page verdict: unsupported, or needs review when the lead is smaller; the page
+    that carries the sentence's content and the draft's words the cited pages lack."""
+
+    status: Status
+    page: int
+    words: tuple[str, ...]
+
+
+_RANGE_END = re.compile(r"(?:[A-Za-z]+[ \-_.]?)?\d+\s*$")
+
+
+def _range_end(claim: Claim) -> Claim:
+    """The claim narrowed to the end of its one range ("ACME000020-ACME000099" ->
+    "ACME000099", "ACME000020-99" -> "99"); the claim itself when it is not one range."""
+    if len(claim.bates) != 1 or claim.bates[0].last <= claim.bates[0].first:
+        return claim
+    match = _RANGE_END.search(claim.text)
+    if match is None or match.start() == 0:
+        return claim
+    end = match.start() + len(match.group().rstrip())
+    return replace(
+        claim, start=claim.start + match.start(), end=claim.start + end, text=match.group().rstrip()
+    )
+
+
+def _pages_with_any(index: PacketIndex, terms: Sequence[str]) -> set[int]:
+    """The pages holding at least one of `terms` (stems): a term and its paraphrases (through
+    the index's own look-up, which a bench peer replaces with a scan)."""
+    found: set[int] = set()
+    for term in terms:
+        found.update(index.pages_with_term(term))
+    return found
+
+
+def _weight_of(index: PacketIndex, pages: int) -> float:
+    """The IDF weight of a term held by `pages` of the packet's pages: the rarer, the heavier
+    (a term on every page still weighs 1)."""
+    return math.log((1 + len(index.pages)) / (1 + pages)) + 1.0
 
 
 def pin_numbers(pin: str) -> list[int]:

@@ -68,7 +68,13 @@ INDEX = _packet()
 def _check(text: str, *, review: float | None = None) -> list[Finding]:
     claims = extract_claims(text, bates_prefixes=[PREFIX])
     findings = verify_text(text, claims, INDEX, ocr_review_confidence=review)
-    assert [f.claim for f in findings] == claims
+    assert len(findings) == len(claims)
+    for finding, claim in zip(findings, claims, strict=True):
+        # One finding per claim, in order; a range running past the packet marks its end.
+        assert finding.claim == claim or (
+            claim.start <= finding.claim.start < finding.claim.end == claim.end
+            and finding.claim.text == text[finding.claim.start : finding.claim.end]
+        )
     return findings
 
 
@@ -98,6 +104,8 @@ def test_a_cite_outside_the_packet_or_running_past_its_end_is_unsupported() -> N
     ]
     assert "ZQX-0001000-ZQX-0001005" in found[0].message
     assert "runs past" in found[1].message
+    # The range's first pages are in the packet: the finding marks the end that is not.
+    assert found[1].claim.text == "ZQX-0001009"
 
 
 def test_a_cite_whose_page_lacks_the_quotation_names_the_page_that_has_it() -> None:
@@ -314,3 +322,96 @@ def test_a_misquote_of_another_pages_passage_flags_the_cite_as_well() -> None:
     assert next(f for f in found if f.claim.kind == "quote").status == "unsupported"
     cite = _of(found, "ZQX-0001000")
     assert cite.status == "unsupported" and "ZQX-0001002" in cite.message
+
+
+# --- Wrong page: the cited page must carry what the sentence attributes to it ------------------
+
+YARD = [
+    "INCIDENT LOG - NORTH YARD\nThe forklift struck the loading dock door on May 3, 2024.\n"
+    "The driver, Corin Ashby, was not hurt. The forklift was parked for the day.",
+    "SAFETY REVIEW - NORTH YARD\nThe forklift's brake line was worn through and the parking "
+    "brake failed.\nThe mechanic, Oswin Tull, replaced the brake line on May 6, 2024.",
+    "NOTICE TO STAFF - NORTH YARD\nThe forklift is out of service until further notice.\n"
+    "Use the pallet jack at the loading dock.",
+    "UPTIME - NORTH YARD\nMonth  Availability  SLA\n2024-04  99.1%  MET\n2024-05  96.2%  MISSED",
+]
+YARD_INDEX = PacketIndex.build(
+    [
+        PageRecord(
+            i + 1,
+            i + 1,
+            f"yard-{i + 1}.pdf",
+            1,
+            (f"NY{i + 1:07d}",),
+            text,
+            "text_layer",
+            None,
+            "client",
+        )
+        for i, text in enumerate(YARD)
+    ]
+)
+
+
+def _yard(text: str) -> list[Finding]:
+    return verify_text(text, extract_claims(text, bates_prefixes=["NY"]), YARD_INDEX)
+
+
+def test_a_page_sharing_only_the_common_words_is_the_wrong_page_and_the_right_one_is_named() -> (
+    None
+):
+    # "forklift" is on every page; the brake line, the mechanic and "worn" only on NY0000002.
+    found = _yard("The mechanic found the forklift's brake line worn through (NY0000001).")
+
+    (cite,) = [f for f in found if f.claim.kind == "record_cite"]
+    assert cite.status == "unsupported"
+    assert "NY0000002 does" in cite.message and "'brake'" in cite.message
+    assert cite.page is not None and cite.page.bates == ("NY0000002",)
+
+
+def test_the_right_page_in_other_words_is_supported() -> None:
+    found = _yard("Oswin Tull put in a new brake line (NY0000002).")
+    assert [f.status for f in found] == ["supported"]
+    # A paraphrase: "restricted to" for "use the ... only", "halted" words on no page.
+    found = _yard("Staff were told to use the pallet jack instead (NY0000003).")
+    assert [f.status for f in found] == ["supported"]
+
+
+def test_a_cite_whose_page_keeps_some_of_the_facts_while_another_has_more_asks_for_review() -> None:
+    # Corin Ashby is only on the cited page; the brake facts only on NY0000002.
+    found = _yard(
+        "Corin Ashby said the brake line was worn through and the parking brake failed (NY0000001)."
+    )
+
+    (cite,) = [f for f in found if f.claim.kind == "record_cite"]
+    assert cite.status == "needs_review" and "NY0000002" in cite.message
+
+
+def test_a_cite_with_too_few_words_of_its_own_is_read_with_the_sentence_before() -> None:
+    def cites(text: str) -> list[Finding]:
+        found = verify_text(text, extract_claims(text, bates_prefixes=["NY"]), YARD_INDEX)
+        return [f for f in found if f.claim.kind == "record_cite"]
+
+    # "Nothing before that" says nothing by itself: the sentence before is its subject, and
+    # its date and facts are on NY0000002, not on the notice to staff.
+    before = "The mechanic replaced the worn brake line on May 6, 2024 (NY0000002). "
+    first, second = cites(before + "Nothing before that (NY0000003).")
+    assert first.status == "supported"
+    assert second.status == "unsupported" and "NY0000002 does" in second.message
+    assert "'May 6, 2024'" in second.message
+    assert [c.status for c in cites(before + "Nothing before that (NY0000002).")] == [
+        "supported",
+        "supported",
+    ]
+    # On words alone (no date or amount of the sentence before), a person checks.
+    (cite,) = cites("The brake line was worn through. Nothing before that (NY0000003).")
+    assert cite.status == "needs_review" and "NY0000002" in cite.message
+    # Another item of a list is not the sentence this one continues.
+    listed = "- Brake line replaced on May 6, 2024 (NY0000002).\n- Nothing else (NY0000003).\n"
+    assert [c.status for c in cites(listed)] == ["supported", "supported"]
+
+
+def test_a_table_page_carries_its_months_and_abbreviations() -> None:
+    # "May" is the 2024-05 row; "Service Level" is what "SLA" stands for.
+    found = _yard("May availability missed the Service Level (NY0000004).")
+    assert [f.status for f in found] == ["supported"]
