@@ -15,7 +15,9 @@
    runs to the next such line, over a page break within the cited pages. Pages with no
    numbered paragraph: needs review (an unnumbered paragraph cannot be located).
 3. A pinned paragraph missing from the pages: unsupported, naming the page of the document
-   that has it, or the paragraphs the pages have.
+   that has it, or the paragraphs the pages have; a number inside the pages' numbering that is
+   not marked (a gap: another style, or a marker lost to OCR) is left for review. A paragraph
+   that began on an earlier page of the document and runs onto the cited page is on it.
 4. The sentence (the words the cite vouches for, `checks` segments): a quotation found on the
    pages in another paragraph than the pinned ones, or key terms that the pinned paragraphs
    lack while another paragraph of the pages holds them: unsupported, naming that paragraph.
@@ -51,6 +53,7 @@ MAX_PARAGRAPHS = 50  # a range "¶¶ 4-60" is read up to this many paragraphs
 WRONG_OTHER = 0.5
 WRONG_RATIO = 1 / 3
 SHORT_QUOTE = 4  # words: a shorter quotation does not place a sentence in a paragraph
+LOOK_BACK = 3  # pages before the cited ones where a paragraph running onto them may begin
 
 _MARKER = re.compile(
     r"(?m)^[ \t]*(?:\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.)](?=\s))"
@@ -154,6 +157,25 @@ def paragraphs_of(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
     return found
 
 
+def paragraphs_on(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
+    """The numbered paragraphs with words on `pages`, including one that began on an earlier
+    page of the document (up to LOOK_BACK pages before) and runs on at the top of the first."""
+    first = index.pages[pages[0]]
+    document = index.document_pages(first.document_id)
+    at = document.index(pages[0]) if pages[0] in document else 0
+    lead: list[int] = []
+    for earlier in reversed(document[max(0, at - LOOK_BACK) : at]):
+        if lead and index.pages[lead[0]].page_number != index.pages[earlier].page_number + 1:
+            break
+        if not lead and index.pages[earlier].page_number + 1 != first.page_number:
+            break
+        lead.insert(0, earlier)
+    cited = set(pages)
+    return [
+        p for p in paragraphs_of(index, [*lead, *pages]) if any(q in cited for q, _, _ in p.parts)
+    ]
+
+
 def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
     """The pages of the one document titled as the pleading `claim` cites, or None."""
     words = _pleading_words(claim.text)
@@ -209,7 +231,7 @@ def pinned(finding: Finding, context: Context) -> Finding:
     if not pages:
         return finding
     where = document or _label(index, pages)
-    paragraphs = paragraphs_of(index, pages)
+    paragraphs = paragraphs_on(index, pages)
     pins = _pins_label(numbers)
     if not paragraphs:
         return _finding(
@@ -262,7 +284,9 @@ def pinned(finding: Finding, context: Context) -> Finding:
             )
         evidence = _value_in(context, index, span, wanted)
     if evidence is None:
-        page_index, start, end = wanted[0].parts[0]
+        cited = set(pages)
+        parts = wanted[0].parts
+        page_index, start, end = next((q for q in parts if q[0] in cited), parts[0])
         evidence = (page_index, (start, end), "is there")
     page_index, match, what = evidence
     return _finding(
@@ -410,6 +434,14 @@ def _missing(
                     (start, end),
                 )
     have = sorted({p.number for p in paragraphs})
+    if any(have[0] < n < have[-1] for n in missing):
+        # A gap in the numbering: the marker may be written in another style or lost to OCR.
+        return _finding(
+            finding,
+            "needs_review",
+            f"{pins} is not marked on {where}, whose numbered paragraphs are {_runs(have)}",
+            index.pages[pages[0]],
+        )
     return _finding(
         finding,
         "unsupported",
@@ -470,4 +502,11 @@ def _excerpt(text: str, start: int, end: int, *, around: int = 80) -> str:
     return " ".join(text[left:right].split())
 
 
-__all__ = ["page_numbers", "paragraph_numbers", "paragraphs_of", "pinned", "pleading_pages"]
+__all__ = [
+    "page_numbers",
+    "paragraph_numbers",
+    "paragraphs_of",
+    "paragraphs_on",
+    "pinned",
+    "pleading_pages",
+]

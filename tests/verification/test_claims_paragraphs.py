@@ -225,3 +225,18 @@ def test_a_pleading_page_pin_is_confirmed_on_that_page_of_the_document_or_left_f
     assert past.status == "needs_review" and "has 2 pages" in past.message
     transcript = _one("The roof fell on March 4, 2024 (Compl. 2:4).", packet)
     assert transcript.check == "record_cite_unstamped"
+
+
+def test_a_paragraph_running_onto_the_cited_page_is_on_it() -> None:
+    finding = _one("Consent may be withheld for any bakery competitor (KTR-0012346 \u00b6 5).")
+    assert finding.status == "supported"
+    assert finding.page is not None and finding.page.bates == ("KTR-0012346",)
+
+
+def test_a_gap_in_the_numbering_is_left_for_review() -> None:
+    packet = _packet(
+        ("07-notice.pdf", "NOTICE\n1. First item.\n2. Second item.\n4. Fourth.", "ocr")
+    )
+    finding = _one("The notice lists a third item (KTR-0012349 \u00b6 3).", packet)
+    assert finding.status == "needs_review"
+    assert "not marked" in finding.message
