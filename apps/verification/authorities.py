@@ -12,20 +12,25 @@ Subsections are not compared (a page may name the section and print its subsecti
 down); the finding says when the page does not name the cited subsection.
 
 Court (`court_fits`, on the finding of a full case citation whose parenthetical names a
-court): the court must be one courts-db knows: eyecite's courts-db id, else the parenthetical
-matched to a court's citation string (letters and digits compared, "2nd" as "2d"; then without
-the words "Ct." and "Court", since courts-db and the Bluebook differ there: "Colo. App." is
-courts-db's "Colo. Ct. App."; then without a district designation), else courts-db's
-`find_court` on the words (full court names). Then the year must fall within the court's dates
-where courts-db has them (not before its first period, nor between two; a year after its last
-period passes, since courts-db's record of a court can stop where the court did not), and the
-reporter must fit the court by reporters-db's data: a reporter
-of the federal cite type (F.3d, F. Supp., U.S.) reports federal courts only; a state or
-regional reporter (Cal. 4th, N.W.2d) state courts only, of the states its jurisdictions name.
-Where several courts match, one that fits is enough; a reporter of another cite type
-(specialty, neutral) is not judged. A mismatch is unsupported, naming what does not fit; a
-finding that is unsupported for another reason (the reporter's years, the name, the pin) stays
-as it is.
+court):
+
+1. the court must be one courts-db knows: the parenthetical matched to a court's citation
+   string (letters and digits compared, initials run together, "2nd" as "2d"; then without
+   the words "Ct." and "Court" and in any order, since courts-db and the Bluebook differ
+   there: "Colo. App." is courts-db's "Colo. Ct. App.", "B.A.P. 9th Cir." its "9th Cir. BAP";
+   then without a district designation), else eyecite's courts-db id (which may come from a
+   prefix match), else courts-db's `find_court` on the words (full court names);
+2. the year must fall within the court's dates where courts-db has them: not before its
+   first period, nor between two (a year after its last period passes: courts-db's record of
+   a court can stop where the court did not, D.N.J. ends in 1801 there);
+3. the reporter must fit the court by reporters-db's data: a reporter of the federal cite
+   type (F.3d, F. Supp., U.S.) reports federal courts only; a state or regional reporter
+   (Cal. 4th, N.W.2d) state courts only, of the states its jurisdictions name. A reporter of
+   another cite type (specialty, neutral) is not judged.
+
+Where several courts match, one that fits is enough. A mismatch is unsupported, naming what
+does not fit; a finding unsupported for another reason (the reporter's years, the name, the
+pin) stays as it is, and so does any finding when courts-db or reporters-db fails.
 """
 
 from __future__ import annotations
@@ -34,12 +39,13 @@ import functools
 import itertools
 import logging
 import re
+import weakref
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from apps.verification import normalise as nz
-from apps.verification.claims import Claim
+from apps.verification.claims import Claim, StatuteCite
 from apps.verification.claims.statutes import mention_pattern
 from apps.verification.index import OCR, PacketIndex, ocr_read
 
@@ -59,13 +65,10 @@ def statute(claim: Claim, index: PacketIndex) -> Finding:
     cite = claim.statute
     if cite is None or not cite.section:
         return Finding(claim, "unsupported", "statute_in_packet", "the statute could not be read")
-    pattern = mention_pattern(cite)
-    for page_index in _candidates(index, cite.section, cite.title):
+    hit = _mention(index, cite.code, cite.title, cite.section)
+    if hit is not None:
+        page_index, match = hit
         page = index.pages[page_index]
-        text = nz.fold(ocr_read(page.text) if page.source == OCR else page.text)
-        match = pattern.search(text)
-        if match is None:
-            continue
         found_pin = next((g for g in ("pin1", "pin2", "pin3") if match.groupdict().get(g)), None)
         message = f"{cite.label} is named on {index.label(page_index)}"
         if cite.pin and (found_pin is None or match.group(found_pin) != cite.pin):
@@ -80,6 +83,36 @@ def statute(claim: Claim, index: PacketIndex) -> Finding:
             match=match.span(),
         )
     return Finding(claim, "unsupported", "statute_in_packet", f"{cite.label}: {NOT_IN_EVIDENCE}")
+
+
+# Per packet index (while it lives): (code, title, section) -> the first page naming it and
+# the match there, or None. One statute cited many times is looked for once.
+_MENTIONS: dict[int, tuple[weakref.ref[PacketIndex], dict[tuple[str, str | None, str], Any]]] = {}
+
+
+def _mention(
+    index: PacketIndex, code: str, title: str | None, section: str
+) -> tuple[int, re.Match[str]] | None:
+    held = _MENTIONS.get(id(index))
+    if held is None or held[0]() is not index:
+        for key in [k for k, (ref, _) in _MENTIONS.items() if ref() is None]:
+            del _MENTIONS[key]
+        held = _MENTIONS[id(index)] = (weakref.ref(index), {})
+    cache = held[1]
+    key = (code, title, section)
+    if key not in cache:
+        cache[key] = _first_mention(index, StatuteCite(code, title, section, None, None))
+    return cache[key]
+
+
+def _first_mention(index: PacketIndex, cite: StatuteCite) -> tuple[int, re.Match[str]] | None:
+    pattern = mention_pattern(cite)
+    for page_index in _candidates(index, cite.section, cite.title):
+        page = index.pages[page_index]
+        match = pattern.search(nz.fold(ocr_read(page.text) if page.source == OCR else page.text))
+        if match is not None:
+            return page_index, match
+    return None
 
 
 def _candidates(index: PacketIndex, section: str, title: str | None) -> list[int]:
@@ -304,16 +337,17 @@ def _court_tables() -> tuple[
 @functools.lru_cache(maxsize=1024)
 def _find_courts_cached(court_text: str | None, court_id: str | None) -> tuple[Any, ...]:
     by_id, exact, loose = _court_tables()
-    if court_id and court_id in by_id:
-        return (by_id[court_id],)
-    if not court_text:
-        return ()
-    for text in dict.fromkeys([court_text, _DISTRICT.sub("", court_text)]):
+    # The parenthetical's own words first: eyecite's id may come from a prefix match.
+    for text in dict.fromkeys([court_text or "", _DISTRICT.sub("", court_text or "")]):
         if not text:
             continue
         found = exact.get(_court_key(text)) or loose.get(_court_key(text, loose=True))
         if found:
             return tuple(found)
+    if court_id and court_id in by_id:
+        return (by_id[court_id],)
+    if not court_text:
+        return ()
     return tuple(by_id[i] for i in _find_court(court_text) if i in by_id)
 
 
@@ -322,10 +356,12 @@ def _find_courts(court_text: str | None, court_id: str | None) -> list[dict[str,
 
 
 def _find_court(text: str) -> Iterable[str]:
-    """courts-db's `find_court` on a court's name (its regexes). An error propagates: the
+    """courts-db's `find_court` on a court's name (its regexes), for a parenthetical with a
+    word written out (its first call compiles courts-db's patterns, a few seconds once per
+    process; abbreviations alone never get there). An error propagates: the
     caller (`court_fits`) then leaves the finding as it was, never calling the court unknown."""
-    if len(text) > 120 or not re.search(r"[A-Za-z]{3}", text):
-        return ()
+    if len(text) > 120 or not re.search(r"[A-Za-z]{4,}(?![.\w])", text):
+        return ()  # abbreviations only ("14th Cir."): no name for find_court to read
     import courts_db
 
     return courts_db.find_court(text)

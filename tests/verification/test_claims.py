@@ -657,3 +657,14 @@ def test_extraction_modules_import_no_django() -> None:
     for path in files:
         source = path.read_text(encoding="utf-8")
         assert not re.search(r"^\s*(?:from|import)\s+django\b", source, re.MULTILINE), path
+
+
+def test_eyecites_court_lookup_is_kept_per_parenthetical_with_the_same_answers() -> None:
+    from eyecite import helpers
+
+    text = "See Ames v. Bly, 7 F.3d 9 (9th Cir. 2001); Cole v. Dunn, 8 F.3d 2 (9th Cir. 2002)."
+    found = _only(text, "case_citation")
+    assert [c.citation.court for c in found if c.citation] == ["ca9", "ca9"]
+    lookup = helpers.get_court_by_paren
+    assert lookup.cache_info().hits >= 1  # type: ignore[attr-defined]  # the lru_cache wrapper
+    assert lookup.__wrapped__("9th Cir.") == "ca9"  # type: ignore[attr-defined]

@@ -89,6 +89,21 @@ def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
     return start, end
 
 
+def _memoise_court_lookup() -> None:
+    """eyecite reads each parenthetical's court by comparing it with every court of courts-db
+    (about 2,800 regular-expression substitutions, ~60 ms a citation): the same strings come
+    back citation after citation, and the answer depends on the string alone, so it is kept.
+    Same function, same answers; installed once."""
+    try:
+        from eyecite import helpers
+    except ImportError:  # pragma: no cover - eyecite is a pinned dependency
+        return
+    lookup = getattr(helpers, "get_court_by_paren", None)
+    if lookup is None or hasattr(lookup, "cache_info"):
+        return
+    helpers.get_court_by_paren = functools.lru_cache(maxsize=4096)(lookup)
+
+
 def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
     """Case-citation and statute candidates in `text` and how far eyecite read before the
     deadline."""
@@ -104,6 +119,7 @@ def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
     except ImportError:  # pragma: no cover - eyecite is a pinned dependency
         logger.warning("eyecite is not installed; case citations read by the fallback pattern")
         return [], 0
+    _memoise_court_lookup()
     kinds = (FullCaseCitation, FullLawCitation, ShortCaseCitation, SupraCitation, IdCitation)
     found: list[_Found] = []
     for start, end in _chunks(text):
