@@ -2,6 +2,9 @@
 over HTTP with streaming (tests/drafting/run_fixtures.py)."""
 
 import hashlib
+import os
+import subprocess
+import sys
 
 import pytest
 from django.test import Client
@@ -13,8 +16,10 @@ from apps.cluster.models import CallRecord, RoleRoute
 from apps.drafting import runs
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
 from apps.evidence.models import GeneratedArtifact
+from apps.operations.services import recovery
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 from tests.cluster.dispatch_fixtures import backend_make, deployment_make
+from tests.conftest import BASE_DIR, database_url_for_tests
 from tests.drafting import run_fixtures as rf
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -242,3 +247,48 @@ def test_a_run_whose_creator_left_the_case_stops_with_that_reason(
     assert run.status == Run.Status.FAILED
     assert "no longer a member of this case" in run.error
     assert run.stages.get(name="gate").call_record is None  # no model was asked
+
+
+def test_a_worker_killed_mid_stage_is_recovered_and_the_stage_runs_again_without_duplicates(
+    lawyer: User, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    long_reply = " ".join(f"word{n}" for n in range(300))
+    with rf.site_running({**rf.REPLIES, "drafter": long_reply}) as site:
+        drafter_fake = site.fakes["drafter"]
+        drafter_fake.settings.tokens_per_second = 30
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        queues = [f"board.{d.backend.board_id}" for d in site.deployments.values()]
+        worker = subprocess.Popen(
+            [sys.executable, "manage.py", "worker", "--queues", ",".join([*queues, "cluster"])],
+            cwd=BASE_DIR,
+            env={
+                **os.environ,
+                "DATABASE_URL": database_url_for_tests(),
+                "LEXWEB_LOG_LEVEL": "WARNING",
+                "LEXWEB_CLUSTER_HEALTH_CRON": "",
+                "LEXWEB_JOB_RECOVERY_CRON": "",
+                "LEXWEB_SWEEP_CRON": "",
+            },
+        )
+        try:
+            drafter_fake.wait_until_sync(lambda: drafter_fake.tokens_sent >= 5, timeout=90)
+        finally:
+            worker.kill()
+            worker.wait()
+        drafter = run.stages.get(name="drafter")
+        assert (drafter.status, drafter.attempt) == (Stage.Status.RUNNING, 1)
+        assert ProcrastinateJob.objects.get(pk=drafter.job_id).status == "doing"
+
+        drafter_fake.settings.tokens_per_second = 5000
+        outcome = recovery.jobs_recover_stalled(stalled_seconds=0)
+        assert drafter.job_id in outcome.retried
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    drafter.refresh_from_db()
+    assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
+    assert drafter.attempt == 2 and drafter.version.text == long_reply
+    # Drafter, reasoner, revision: three versions, none twice.
+    assert run.draft.versions.count() == 3
+    assert [v.number for v in run.draft.versions.order_by("number")] == [1, 2, 3]
