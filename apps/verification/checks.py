@@ -28,7 +28,7 @@ import bisect
 import gc
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal
@@ -58,7 +58,8 @@ WRONG_PAGE_GAIN = 0.4
 WRONG_PAGE_KEPT = 0.1
 REVIEW_GAIN = 0.3
 WRONG_PAGE_ALONE = 0.5  # the cited pages carry none of it and another page half of it
-RARE_CANDIDATES = 4  # the other pages considered hold one of the heaviest lacking terms
+RARE_CANDIDATES = 4  # the other pages considered hold one of the heaviest lacking terms...
+CANDIDATE_PAGES = 50  # ... held by at most this many pages (or a 20th of the packet's)
 # Paraphrase groups: words of common legal and commercial English that a draft uses for what
 # a page says in other words ("the purpose is restricted to" for "used solely for"). A page
 # carries a draft's key term when it holds any word of the term's group. General vocabulary,
@@ -191,6 +192,7 @@ class _Context:
         self.all_sentences: list[tuple[int, int]] | None = None  # read when first needed
         self.sentence_ends: list[int] = []
         self.sentence_starts: list[int] = []
+        self.forms: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
 
@@ -398,7 +400,7 @@ class _Context:
         carries and the other lacks."""
         terms = self._weighed_terms(span)
         context = False
-        if sum(1 for t in terms.values() if t.pages) < 2:
+        if sum(1 for t in terms.values() if t.count) < 2:
             sentence = self._sentence_of(span)
             earlier = self.previous_sentence(sentence)
             # Another item of a list is not the sentence this one continues.
@@ -406,34 +408,38 @@ class _Context:
                 return None
             terms = {**self._weighed_terms(earlier, values=True), **terms}
             context = True
-        terms = {k: t for k, t in terms.items() if t.pages}
+        terms = {k: t for k, t in terms.items() if t.count}
         if len(terms) < 2:
             return None
         total = sum(t.weight for t in terms.values())
-        cited = set(pages)
-        also = self._carried_otherwise(span, pages)
-        on_cited = {
-            k
-            for k, t in terms.items()
-            if t.pages & cited or k in also or (":" not in k and self._ocr_slip(pages, k))
-        }
-        # Candidates: the pages holding the heaviest terms the cited pages lack.
+        on_cited = {k for k, t in terms.items() if any(self._carries(p, t) for p in pages)}
+        if len(on_cited) < len(terms):
+            also = self._carried_otherwise(span, pages)
+            on_cited |= {
+                k
+                for k, t in terms.items()
+                if k not in on_cited and (k in also or (t.stems and self._ocr_slip(pages, t.stems)))
+            }
+        # Candidates: the pages holding the heaviest terms the cited pages lack (a term held
+        # by many pages is no sign of the right one).
         lacking = sorted(
             (k for k in terms if k not in on_cited), key=lambda k: (-terms[k].weight, k)
         )
+        common = max(CANDIDATE_PAGES, len(self.index.pages) // 20)
         candidates: set[int] = set()
         for k in lacking[:RARE_CANDIDATES]:
-            candidates |= terms[k].pages
-        candidates -= cited
+            if terms[k].count <= common:
+                candidates.update(self._holders(terms[k]))
+        candidates.difference_update(pages)
         best: int | None = None
         best_key: tuple[float, int] = (0.0, 0)
         for page in candidates:
-            score = sum(t.weight for t in terms.values() if page in t.pages)
+            score = sum(t.weight for t in terms.values() if self._carries(page, t))
             if (score, -page) > best_key:
                 best, best_key = page, (score, -page)
         if best is None:
             return None
-        on_best = {k for k, t in terms.items() if best in t.pages}
+        on_best = {k for k, t in terms.items() if self._carries(best, t)}
         gained = on_best - on_cited  # what the other page carries and the cited ones lack
         kept = on_cited - on_best  # what only the cited pages carry
         share_gained = sum(terms[k].weight for k in gained) / total
@@ -465,9 +471,10 @@ class _Context:
         paraphrase and its weight; with `values`, its dates and amounts as terms too."""
         out: dict[str, _Term] = {}
         masked = list(self.text[span[0] : span[1]])
-        for claim in self.claims:
-            if claim.end <= span[0] or claim.start >= span[1]:
-                continue
+        first = max(0, bisect.bisect_left(self.starts, span[0]) - 3)
+        for claim in self.ordered[first:]:
+            if claim.start >= span[1]:
+                break
             for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
                 masked[k - span[0]] = " "
         for word in nz.token_list("".join(masked)):
@@ -477,30 +484,45 @@ class _Context:
             if term in out:
                 continue
             group = PARAPHRASE_OF.get(term, (term,))
-            pages = _pages_with_any(self.index, group)
+            if len(group) == 1:
+                count = len(self.index.pages_with_term(term))
+            else:
+                count = len(_pages_with_any(self.index, group))
             factor = 2.0 if word.isdigit() else 1.0
-            out[term] = _Term(word, frozenset(pages), factor * _weight_of(self.index, len(pages)))
+            out[term] = _Term(word, count, factor * _weight_of(self.index, count), stems=group)
         if values:
             for claim in self.members(span, ("date", "amount")):
                 if claim.value is None:
                     continue
                 what = "date" if claim.kind == "date" else "amount"
-                pages = frozenset(self.index.value_pages(what, claim.value))
-                weight = 2.0 * _weight_of(self.index, len(pages))
-                out[f"{what}:{claim.value}"] = _Term(claim.text, pages, weight)
+                held = frozenset(self.index.value_pages(what, claim.value))
+                weight = 2.0 * _weight_of(self.index, len(held))
+                out[f"{what}:{claim.value}"] = _Term(claim.text, len(held), weight, pages=held)
         return out
+
+    def _carries(self, page: int, term: "_Term") -> bool:
+        """The page holds the term (a date or amount: that value), or a paraphrase of it."""
+        if not term.stems:
+            return page in term.pages
+        stems = self.index.stems[page]
+        return any(s in stems for s in term.stems)
+
+    def _holders(self, term: "_Term") -> Iterable[int]:
+        """The pages holding the term or a paraphrase (few: see CANDIDATE_PAGES)."""
+        if not term.stems:
+            return term.pages
+        return _pages_with_any(self.index, term.stems)
 
     def _carried_otherwise(self, span: tuple[int, int], pages: list[int]) -> set[str]:
         """Key terms of the span the cited pages carry in another form: the month of a
         year-month figure ("2023-11", "11/2023": November), and a run of the span's words
         that an abbreviation on the page stands for ("SLA": "Service Level")."""
-        texts = [self.index.pages[p].text for p in pages]
         carried: set[str] = set()
-        for text in texts:
-            for match in _YEAR_MONTH.finditer(text):
-                month = int(match.group("m1") or match.group("m2"))
-                carried.add(nz.stem(_MONTHS[month - 1]))
-        acronyms = {m.group().lower() for text in texts for m in _ACRONYM.finditer(text)}
+        acronyms: set[str] = set()
+        for page in pages:
+            months, shorts = self._page_forms(page)
+            carried |= months
+            acronyms |= shorts
         if acronyms:
             words = [w for w in nz.token_list(self.text[span[0] : span[1]]) if w.isalpha()]
             content = [w for w in words if w not in nz.STOPWORDS]
@@ -514,9 +536,21 @@ class _Context:
                         carried.update(nz.stem(w) for w in content[i:j])
         return carried
 
-    def _ocr_slip(self, pages: list[int], term: str) -> bool:
-        """An OCR page among `pages` holds `term` (or a paraphrase) one slip away."""
-        group = PARAPHRASE_OF.get(term, (term,))
+    def _page_forms(self, page: int) -> tuple[frozenset[str], frozenset[str]]:
+        """The page's months of year-month figures (stems) and its abbreviations (cached)."""
+        cached = self.forms.get(page)
+        if cached is None:
+            text = self.index.pages[page].text
+            months = frozenset(
+                nz.stem(_MONTHS[int(m.group("m1") or m.group("m2")) - 1])
+                for m in _YEAR_MONTH.finditer(text)
+            )
+            shorts = frozenset(m.group().lower() for m in _ACRONYM.finditer(text))
+            cached = self.forms[page] = (months, shorts)
+        return cached
+
+    def _ocr_slip(self, pages: list[int], group: Sequence[str]) -> bool:
+        """An OCR page among `pages` holds a stem of `group` one slip away."""
         return any(
             self.index.pages[p].source == OCR and self.index.has_term(p, t)
             for p in pages
@@ -822,8 +856,10 @@ def wrong_finding(
 @dataclass(frozen=True)
 class _Term:
     word: str  # as the draft writes it (for messages)
-    pages: frozenset[int]  # the pages carrying it or a paraphrase of it
+    count: int  # how many pages carry it or a paraphrase of it
     weight: float
+    stems: tuple[str, ...] = ()  # a word: its stem and its paraphrases' (none: a value)
+    pages: frozenset[int] = frozenset()  # a date or amount: the pages holding it
 
 
 @dataclass(frozen=True)
