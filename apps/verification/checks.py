@@ -8,9 +8,15 @@
    vouches for the words before it. A date, amount or quotation belongs to the citation that
    closes its segment (or, with none after it, the last one before it).
 2. Record cite: its pages must be in the packet (else unsupported: out of range, or not a
-   Bates number of the packet). A quotation of its segment found verbatim on another page but
-   not on the cited ones, or key terms that the cited pages lack while another page holds
-   them, make it unsupported (wrong page). Otherwise supported.
+   Bates number of the packet; a range whose first pages are in the packet marks its end). A
+   quotation of its segment found verbatim on another page but not on the cited ones makes it
+   unsupported (wrong page). Without a quotation, date or amount of its own, the cited pages
+   must carry what the segment attributes to them: its key terms weighed by how distinctive
+   they are in the packet (IDF over the pages; numbers double; a paraphrase of common legal
+   English counts, `PARAPHRASES`), compared with the best other page. When that page carries
+   the distinctive terms and the cited pages only common ones: unsupported, naming the terms
+   and the page; a smaller lead: needs review. A segment with too few words of its own is
+   read with the sentence before it (see `_Context._terms_elsewhere`). Otherwise supported.
 3. Date / amount: with a record cite, on the cited pages (another value of the same kind
    there: contradicted, naming it); without one, anywhere in the packet, in any form.
 4. Quotation: verbatim in the packet (words in order on one page's body, between ellipses and
