@@ -2,6 +2,7 @@
 over HTTP with streaming (tests/drafting/run_fixtures.py)."""
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from apps.cases.models import Case
 from apps.cluster.models import CallRecord, RoleRoute
 from apps.drafting import runs
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
+from apps.drafting.pipeline import outputs
 from apps.evidence.models import GeneratedArtifact
 from apps.operations.services import recovery
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings
@@ -292,3 +294,53 @@ def test_a_worker_killed_mid_stage_is_recovered_and_the_stage_runs_again_without
     # Drafter, reasoner, revision: three versions, none twice.
     assert run.draft.versions.count() == 3
     assert [v.number for v in run.draft.versions.order_by("number")] == [1, 2, 3]
+
+
+EXTRACTED = {
+    "date": "2024-03-03",
+    "amount": "1250.00",
+    "counterparty": "Widget LLC",
+    "description": "Monthly rent",
+    "bates": "“record.pdf” p. 1",
+}
+
+
+def test_a_financial_extraction_is_validated_written_as_a_cited_table_and_verified(
+    lawyer: User, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    bad = {**EXTRACTED, "date": "2024-02-30", "bates": "ACME999999"}
+    reply = json.dumps({"transactions": [EXTRACTED, bad]})
+    with rf.site_running({"extractor": reply}):
+        run = rf.start(user=lawyer, case=case, packet=packet, kind="financial")
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    assert run.status == Run.Status.SUCCEEDED, run.error
+    validation = run.stages.get(name="validation")
+    rows = validation.output_json["transactions"]
+    assert rows[0]["problems"] == []
+    assert rows[1]["problems"] == [
+        "the date is not a date (YYYY-MM-DD)",
+        "the Bates number is not in the packet",
+    ]
+    table = validation.version.text
+    assert "| 2024-03-03 | 1250.00 | Widget LLC | Monthly rent | [“record.pdf” p. 1] |" in table
+    assert run.stages.get(name="verifier").verification.version == validation.version
+    assert outputs.transactions_csv(rows).splitlines()[0] == (
+        "date,amount,counterparty,description,bates"
+    )
+
+
+def test_an_extraction_that_breaks_its_schema_fails_the_run(lawyer: User, case: Case) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    broken = json.dumps({"transactions": [{"date": "2024-03-03", "amount": 1250}]})
+    with rf.site_running({"extractor": broken}):
+        run = rf.start(user=lawyer, case=case, packet=packet, kind="financial")
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    extractor = run.stages.get(name="extractor")
+    assert run.status == Run.Status.FAILED and extractor.status == Stage.Status.FAILED
+    assert "breaks its schema at transaction 1" in extractor.error
+    assert not DraftVersion.objects.exists()
