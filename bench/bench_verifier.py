@@ -37,20 +37,34 @@ Run: .venv/bin/python -m bench.bench_verifier [--pages N] [--claims N] [--sample
 """
 
 import argparse
+import gc
 import json
+import os
 import random
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any, TypeVar
 
-from apps.verification import amounts as amount_parser
-from apps.verification import claims as claim_extractor
-from apps.verification import dates as date_parser
-from apps.verification import normalise as nz
-from apps.verification.checks import Finding, verify_text
-from apps.verification.index import PacketIndex, PageRecord, bates_key, ocr_digits
+import django
+
+# The stored form lives beside its Django storage (apps.verification.index_cache); nothing here
+# touches the database.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexweb.settings")
+django.setup()
+
+from apps.verification import amounts as amount_parser  # noqa: E402
+from apps.verification import claims as claim_extractor  # noqa: E402
+from apps.verification import dates as date_parser  # noqa: E402
+from apps.verification import normalise as nz  # noqa: E402
+from apps.verification.checks import Finding, verify_text  # noqa: E402
+from apps.verification.index import PacketIndex, PageRecord, bates_key, ocr_digits  # noqa: E402
+from apps.verification.index_cache import decode, encode  # noqa: E402
+
+T = TypeVar("T")
+HASH = "0" * 64  # the stored form's content hash (any; checked on decoding)
 
 SEED = 20261201
 PAGES = 10_000
@@ -224,6 +238,47 @@ def _timed_peer(
     return elapsed / len(chosen), findings
 
 
+def _timed(run: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
+    started = time.perf_counter()
+    result = run(*args, **kwargs)
+    return time.perf_counter() - started, result
+
+
+def _rounds(corpus: Corpus) -> dict[str, list[float]]:
+    """Each round: the cold path (build, store's encoding) and the warm one (decode the stored
+    form, extract, check on the decoded index), and the checks on the built index."""
+    times: dict[str, list[float]] = {}
+    for _round in range(ROUNDS):
+        gc.collect()
+        build_s, built = _timed(PacketIndex.build, corpus.pages)
+        encode_s, data = _timed(encode, built, packet_id=1, content_hash=HASH)
+        load_s, loaded = _timed(decode, data, pages=corpus.pages, packet_id=1, content_hash=HASH)
+        extract_s, claims = _timed(
+            claim_extractor.extract_claims, corpus.text, bates_prefixes=[PREFIX]
+        )
+        checks_s, findings = _timed(verify_text, corpus.text, claims, loaded)
+        built_checks_s, built_findings = _timed(verify_text, corpus.text, claims, built)
+        if _shown(findings) != _shown(built_findings):
+            raise SystemExit("The decoded index gave other findings than the built one.")
+        for name, value in (
+            ("build", build_s), ("encode", encode_s), ("load", load_s), ("extract", extract_s),
+            ("checks", checks_s), ("checks_built", built_checks_s),
+            ("warm_total", load_s + extract_s + checks_s),
+            ("cold_total", build_s + extract_s + built_checks_s),
+        ):  # fmt: skip
+            times.setdefault(name, []).append(value)
+        times.setdefault("stored_bytes", []).append(len(data))
+    _LAST.update(index=built, claims=claims, findings=findings)
+    return times
+
+
+_LAST: dict[str, Any] = {}
+
+
+def _shown(findings: Sequence[Finding]) -> list[tuple[object, ...]]:
+    return [(f.claim.start, f.status, f.check, f.message, f.match) for f in findings]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=PAGES)
@@ -232,18 +287,9 @@ def main() -> None:
     args = parser.parse_args()
 
     corpus = build_corpus(args.pages, args.claims)
-    build_s, extract_s, check_s = [], [], []
-    for _round in range(ROUNDS):
-        started = time.perf_counter()
-        index = PacketIndex.build(corpus.pages)
-        build_s.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        claims = claim_extractor.extract_claims(corpus.text, bates_prefixes=[PREFIX])
-        extract_s.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        findings = verify_text(corpus.text, claims, index)
-        check_s.append(time.perf_counter() - started)
-    ours = statistics.median(check_s)
+    times = _rounds(corpus)
+    med = {name: statistics.median(values) for name, values in times.items()}
+    index, claims, findings = _LAST["index"], _LAST["claims"], _LAST["findings"]
     by_claim = {id(f.claim): f.status for f in findings}
     result: dict[str, object] = {
         "benchmark": "verifier_1000_claims_10000_pages",
@@ -252,11 +298,17 @@ def main() -> None:
         "claims_by_kind": _count(c.kind for c in claims),
         "statuses": _count(f.status for f in findings),
         "rounds": ROUNDS,
-        "index_build_s": round(statistics.median(build_s), 3),
-        "extract_s": round(statistics.median(extract_s), 3),
-        "checks_s": round(ours, 3),
-        "checks_max_s": round(max(check_s), 3),
-        "index_and_checks_s": round(statistics.median(build_s) + ours, 3),
+        "cold_build_s": round(med["build"], 3),
+        "cold_encode_s": round(med["encode"], 3),
+        "stored_bytes": int(med["stored_bytes"]),
+        "warm_load_s": round(med["load"], 3),
+        "warm_load_max_s": round(max(times["load"]), 3),
+        "extract_s": round(med["extract"], 3),
+        "checks_s": round(med["checks"], 3),
+        "checks_on_built_index_s": round(med["checks_built"], 3),
+        "warm_total_s": round(med["warm_total"], 3),
+        "warm_total_max_s": round(max(times["warm_total"]), 3),
+        "cold_total_s": round(med["cold_total"], 3),
     }
     for name, reread, sample in (
         ("naive_reread_pages", True, max(2, args.sample // 4)),
@@ -266,17 +318,28 @@ def main() -> None:
             corpus.text, claims, _scan_index(index, reread=reread), sample
         )
         extrapolated = per_claim * len(claims)
+        # Like for like: the peer extracts the claims too; its own reading of the pages (peer
+        # b) is not counted, which favours it.
+        peer_total = extrapolated + med["extract"]
         result[f"{name}_sampled_claims"] = len(peer_findings)
         result[f"{name}_per_claim_s"] = round(per_claim, 4)
-        result[f"{name}_extrapolated_s"] = round(extrapolated, 1)
+        result[f"{name}_checks_extrapolated_s"] = round(extrapolated, 1)
+        result[f"{name}_total_s"] = round(peer_total, 1)
         result[f"{name}_same_verdicts"] = all(
             by_claim.get(id(f.claim)) == f.status for f in peer_findings
         )
-        result[f"speed_vs_{name}"] = round(extrapolated / ours, 1)
+        result[f"speed_warm_vs_{name}"] = round(peer_total / med["warm_total"], 1)
+        result[f"speed_cold_vs_{name}"] = round(peer_total / med["cold_total"], 1)
     result["target_s"] = TARGET_SECONDS
-    result["under_target"] = max(check_s) < TARGET_SECONDS
-    result["target_speedup_vs_naive"] = TARGET_SPEEDUP
-    result["speedup_met"] = float(str(result["speed_vs_naive_reread_pages"])) >= TARGET_SPEEDUP
+    result["warm_under_target"] = max(times["warm_total"]) < TARGET_SECONDS
+    result["cold_under_target"] = med["cold_total"] < TARGET_SECONDS
+    result["target_speedup"] = TARGET_SPEEDUP
+    result["speedup_met_vs_naive"] = (
+        float(str(result["speed_warm_vs_naive_reread_pages"])) >= TARGET_SPEEDUP
+    )
+    result["speedup_met_vs_scan"] = (
+        float(str(result["speed_warm_vs_scan_pages_read_once"])) >= TARGET_SPEEDUP
+    )
     print(json.dumps(result, indent=1))
 
 

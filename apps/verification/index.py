@@ -23,6 +23,7 @@ import math
 import re
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from operator import methodcaller
@@ -145,7 +146,7 @@ class PacketIndex:
     views that decode a page or a term when first asked for: the same values either way."""
 
     pages: list[PageRecord]
-    stems: Sequence[frozenset[str]]
+    stems: Sequence[AbstractSet[str]]
     postings: Mapping[str, Sequence[int]]
     dates: Sequence[list[Value]]
     amounts: Sequence[list[Value]]

@@ -31,6 +31,7 @@ import time
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
@@ -248,29 +249,58 @@ def _spans_fit(arrays: Mapping[str, "Ints"], kind: str, pages: Sequence[PageReco
 # --- 2. Views of a loaded index, decoded page by page ----------------------------------------
 
 
-class PageTerms(Sequence[frozenset[str]]):
-    """Each page's stems (`PacketIndex.stems`), made when first asked for."""
+class PageTerms(Sequence[AbstractSet[str]]):
+    """Each page's stems (`PacketIndex.stems`) as a set over the stored row: a check asks a
+    few terms of thousands of pages, so no set of the page's terms is built for it."""
 
-    def __init__(self, offsets: Ints, flat: Ints, terms: list[str]) -> None:
+    def __init__(self, offsets: "Ints", flat: "Ints", terms: list[str]) -> None:
         self._offsets, self._flat, self._terms = offsets, flat, terms
-        self._made: dict[int, frozenset[str]] = {}
+        self._ids = dict(zip(terms, range(len(terms)), strict=True))
+        self._bytes, self._width = flat.tobytes(), flat.itemsize  # native byte order
+        self._made: dict[int, TermRow] = {}
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
     @overload
-    def __getitem__(self, i: int) -> frozenset[str]: ...
+    def __getitem__(self, i: int) -> "TermRow": ...
     @overload
-    def __getitem__(self, i: slice) -> Sequence[frozenset[str]]: ...
-    def __getitem__(self, i: int | slice) -> frozenset[str] | Sequence[frozenset[str]]:
+    def __getitem__(self, i: slice) -> Sequence["TermRow"]: ...
+    def __getitem__(self, i: int | slice) -> "TermRow | Sequence[TermRow]":
         if isinstance(i, slice):
             return [self[k] for k in range(len(self))[i]]
         made = self._made.get(i)
         if made is None:
             at = _row(self._offsets, i)
-            ids = self._flat[self._offsets[at] : self._offsets[at + 1]]
-            made = self._made[i] = frozenset(map(self._terms.__getitem__, ids))
+            made = self._made[i] = TermRow(self, self._offsets[at], self._offsets[at + 1])
         return made
+
+
+class TermRow(AbstractSet[str]):
+    """One page's stems: membership looks for the term's number in the bytes of the page's row
+    (a search in C, nothing made per page)."""
+
+    def __init__(self, table: PageTerms, start: int, end: int) -> None:
+        self._table, self._start, self._end = table, start, end
+
+    def __contains__(self, term: object) -> bool:
+        table = self._table
+        k = table._ids.get(term) if isinstance(term, str) else None
+        if k is None:
+            return False
+        width, data = table._width, table._bytes
+        needle, stop = k.to_bytes(width, sys.byteorder), self._end * width
+        at = data.find(needle, self._start * width, stop)
+        # A match must start on a number's first byte, not straddle two numbers.
+        while at >= 0 and at % width:
+            at = data.find(needle, at + 1, stop)
+        return at >= 0
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self._table._terms.__getitem__, self._table._flat[self._start : self._end])
+
+    def __len__(self) -> int:
+        return self._end - self._start
 
 
 class Postings(Mapping[str, list[int]]):

@@ -66,6 +66,10 @@ def test_a_decoded_index_holds_what_the_built_one_holds_page_by_page_and_term_by
 
     assert len(loaded.stems) == len(built.stems) == len(PAGES)
     assert [loaded.stems[i] for i in range(len(PAGES))] == list(built.stems)
+    every = set().union(*built.stems)
+    for i, stems in enumerate(built.stems):
+        assert {t for t in every if t in loaded.stems[i]} == stems  # looked up, not iterated
+        assert "nosuchword" not in loaded.stems[i] and 7 not in loaded.stems[i]
     assert dict(loaded.postings.items()) == built.postings
     assert [loaded.dates[i] for i in range(len(PAGES))] == list(built.dates)
     assert [loaded.amounts[i] for i in range(len(PAGES))] == list(built.amounts)
