@@ -414,7 +414,14 @@ def run_gate_override(*, user: User, case_id: int, run_id: int, reason: str) -> 
     run.gate_override_by, run.gate_override_reason = user, text
     run.gate_override_at = timezone.now()
     run.finished_at = None
-    run.save(update_fields=["gate_override_by", "gate_override_reason", "gate_override_at"])
+    run.save(
+        update_fields=[
+            "gate_override_by",
+            "gate_override_reason",
+            "gate_override_at",
+            "finished_at",
+        ]
+    )
     skipped = Stage.objects.filter(run=run, status=Stage.Status.SKIPPED).order_by("position")
     following = list(skipped)
     Stage.objects.filter(pk__in=[s.pk for s in following]).update(status=Stage.Status.QUEUED)

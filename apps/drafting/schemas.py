@@ -149,7 +149,7 @@ class StageOut(Schema):
     error: str
     output_text: str
     output_json: dict[str, object] | list[object] | None
-    version: int | None = Field(None, alias="version_number")
+    version: int | None = None  # the number of the draft version the stage wrote
     verification_id: int | None
     prompt_text: str
     prompt_sha256: str
@@ -175,7 +175,7 @@ class StageOut(Schema):
     finished_at: datetime | None
 
     @staticmethod
-    def resolve_version_number(stage: Stage) -> int | None:
+    def resolve_version(stage: Stage) -> int | None:
         return stage.version.number if stage.version_id and stage.version else None
 
 

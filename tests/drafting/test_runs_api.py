@@ -211,3 +211,26 @@ def test_list_and_detail_show_the_stages_within_a_query_ceiling(
     assert listing["count"] == 3 and listing["items"][0]["id"] == run.pk
     assert detail["stages"][0]["template_name"] == "" and detail["stages"][0]["attempt"] == 0
     assert Stage.objects.filter(run=run).count() == len(detail["stages"]) == 7
+
+
+def test_gate_override_is_a_lawyers_act_on_a_stopped_run_only(
+    lawyer: User, lawyer_api: Client, staff_api: Client, case: Case, packet: Packet, routed: None
+) -> None:
+    made = rf.runs_for_tables(case=case, user=lawyer, packet=packet, label="Override")
+    reason = {"reason": "The notice is in the client's file."}
+    url = _url(case, f"/{made['stopped_run'].pk}/gate-override")
+
+    by_staff = staff_api.post(url, reason, content_type="application/json")
+    too_short = lawyer_api.post(url, {"reason": "ok"}, content_type="application/json")
+    queued = lawyer_api.post(
+        _url(case, f"/{made['run'].pk}/gate-override"), reason, content_type="application/json"
+    )
+    done = lawyer_api.post(url, reason, content_type="application/json")
+
+    assert (by_staff.status_code, too_short.status_code, queued.status_code) == (403, 400, 409)
+    assert done.status_code == 200, done.content
+    body = done.json()
+    assert body["status"] == "running" and body["finished_at"] is None
+    assert body["gate_override_reason"] == "The notice is in the client's file."
+    assert [s["status"] for s in body["stages"]][:2] == ["succeeded", "queued"]
+    assert body["stages"][1]["job_id"] is not None and body["stages"][1]["version"] is None
