@@ -322,3 +322,7 @@ def test_a_failing_courts_db_leaves_the_finding_as_it_was(monkeypatch: pytest.Mo
     )
     assert (finding.status, finding.check) == ("unsupported", "case_in_packet")
     assert finding.message.endswith(NOT_IN_EVIDENCE)
+
+
+def test_lowercase_prose_is_never_read_as_a_code() -> None:
+    assert _statutes("We paid 5 pa code 123 fees and sent 2 me code r 4 times.") == []

@@ -94,7 +94,9 @@ def _titled_pattern() -> re.Pattern[str]:
         reverse=True,
     )
     code = _alternation(tuple(titled)) if titled else "(?!)"
-    return re.compile(_forms(r"\d{1,3}", code, SECTION), re.IGNORECASE)
+    # A draft's citation is written as codes are ("U.S.C.", "USC", "Title 42"): case matters,
+    # so that words in lowercase prose ("5 pa code") are never read as a code.
+    return re.compile(_forms(r"\d{1,3}", code, SECTION))
 
 
 def _forms(title: str, code: str, section: str, *, lists: bool = False) -> str:
