@@ -71,6 +71,7 @@ class Finding(models.Model):
         RECORD_CITE = "record_cite", "Record citation"
         NOT_A_RECORD_CITE = "not_a_record_cite", "Not a record citation"
         CASE_CITATION = "case_citation", "Case citation"
+        STATUTE = "statute", "Statute"
         DATE = "date", "Date"
         AMOUNT = "amount", "Amount"
         QUOTE = "quote", "Quotation"

@@ -13,7 +13,9 @@ from apps.verification.models import Finding, Override, Verification
 from apps.verification.services import MAX_REASON
 
 StatusName = Literal["supported", "unsupported", "contradicted", "needs_review"]
-KindName = Literal["record_cite", "not_a_record_cite", "case_citation", "date", "amount", "quote"]
+KindName = Literal[
+    "record_cite", "not_a_record_cite", "case_citation", "statute", "date", "amount", "quote"
+]
 
 
 class FindingFilter(Schema):

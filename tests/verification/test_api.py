@@ -286,3 +286,28 @@ def test_findings_filter_by_status_and_kind_and_refuse_unknown_ones(
     assert len(dates["findings"]) == 3 and quotes["findings"] == []
     assert quotes["blocking"] == 2  # the count is of the whole version, not the filter
     assert bad.status_code == 422
+
+
+def test_a_statute_is_a_finding_of_its_own_kind_and_can_be_filtered(
+    lawyer: User, case: Case, run_jobs: Any
+) -> None:
+    document = read_pdf(case=case, user=lawyer, lines=["Claims arise under 42 U.S.C. § 1983."])
+    packet = packet_of(case=case, user=lawyer, documents=[document])
+    draft = draft_of(
+        case=case,
+        user=lawyer,
+        packet=packet,
+        text="The claim arises under 42 U.S.C. § 1983. Venue lies under 28 U.S.C. § 1391.",
+    )
+    client = token_client(lawyer)
+
+    client.post(f"{_base(draft)}/verify")
+    run_jobs()
+    statutes = client.get(f"{_base(draft)}/findings", {"kind": "statute"}).json()
+
+    assert statutes["verification"]["status"] == "done", statutes["verification"]["error"]
+    assert sorted((f["text"], f["status"]) for f in statutes["findings"]) == [
+        ("28 U.S.C. § 1391", "unsupported"),
+        ("42 U.S.C. § 1983", "supported"),
+    ]
+    assert Finding.objects.filter(kind=Finding.Kind.STATUTE).count() == 2
