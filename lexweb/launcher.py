@@ -482,6 +482,12 @@ def run() -> int:
             is_worker=True,
         ),
     ]
+    # Drafting stages: one queue per board (`board.<id>`); one worker per GPU host serves its
+    # boards' queues, as on a real site.
+    children += [
+        Child(f"host-{host}-worker", f"{queues} worker", _worker_argv(queues, slots), True)
+        for host, queues, slots in _board_queues()
+    ]
     if _demo_data_enabled():
         # The demo cluster's backends, played by local fakes.
         demo = [PYTHON, str(BASE_DIR / "manage.py"), "demo_backends"]
@@ -492,6 +498,25 @@ def run() -> int:
     finally:
         supervisor.stop()
     return 0
+
+
+def _board_queues() -> list[tuple[str, str, int]]:
+    """(host id, its boards' queues comma-separated, concurrency) of every GPU host with boards,
+    from `manage.py board_queues`. A board added later is served from the next start."""
+    result = subprocess.run(  # noqa: S603  (our own interpreter and manage.py)
+        [PYTHON, str(BASE_DIR / "manage.py"), "board_queues"],
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise LaunchError(f"'manage.py board_queues' failed: {result.stderr.strip()[-500:]}")
+    queues = []
+    for line in result.stdout.splitlines():
+        host, names, slots = line.split("\t", 2)
+        queues.append((host, names, int(slots)))
+    return queues
 
 
 def _cluster_worker_concurrency() -> int:

@@ -169,7 +169,11 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
     try:
         _read_until(launcher, "running at", timeout=START_TIMEOUT)
         children = _poll("all four children", lambda: _processes(var_dir).get("children"))
-        assert set(children) == {"web", "cpu-worker", "cluster-worker", "demo-backends"}
+        # And a worker for each GPU host, serving its boards' drafting queues (the demo site
+        # has two hosts with boards).
+        boards = {key for key in children if key.startswith("host-")}
+        assert len(boards) == 2 and all(re.fullmatch(r"host-\d+-worker", key) for key in boards)
+        assert set(children) - boards == {"web", "cpu-worker", "cluster-worker", "demo-backends"}
         record = _processes(var_dir)
         assert record["launcher"] == launcher.pid
         assert record["database"]["pid"] == int(
@@ -187,6 +191,8 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
             "cluster-worker": (signal.SIGKILL, "cluster worker", "was killed by SIGKILL"),
             "demo-backends": (signal.SIGTERM, "demo backends", "exited with status 0"),
         }
+        board = min(boards)
+        ends[board] = (signal.SIGKILL, children[board]["label"], "was killed by SIGKILL")
         for key, (signum, label, how) in ends.items():
             old = children[key]["pid"]
             os.kill(old, signum)
