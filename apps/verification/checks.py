@@ -424,7 +424,8 @@ class _Context:
             on_cited |= {
                 k
                 for k, t in terms.items()
-                if k not in on_cited and (k in also or (t.stems and self._ocr_slip(pages, t.stems)))
+                if k not in on_cited
+                and (k in also or (t.stems and self._ocr_slip(pages, (*t.stems, t.word))))
             }
         # Candidates: the pages holding the heaviest terms the cited pages lack (a term held
         # by many pages is no sign of the right one).

@@ -415,3 +415,30 @@ def test_a_table_page_carries_its_months_and_abbreviations() -> None:
     # "May" is the 2024-05 row; "Service Level" is what "SLA" stands for.
     found = _yard("May availability missed the Service Level (NY0000004).")
     assert [f.status for f in found] == ["supported"]
+
+
+def test_an_ocr_page_carries_a_term_it_read_one_slip_away() -> None:
+    # The scan read "impeller" as "impeiler" and "overheated" as "overheatad": still its words.
+    scan = "SURVEY\nThe raw-water impeiler had lost its vanes and the engine overheatad."
+    other = "REPAIR QUOTE\nNew raw-water impeller, new vanes; the engine overheated."
+    pages = [
+        PageRecord(1, 1, "survey.pdf", 1, ("SV000001",), scan, "ocr", 91.0, "client"),
+        PageRecord(2, 2, "quote.pdf", 1, ("SV000002",), other, "text_layer", None, "client"),
+        PageRecord(
+            3,
+            3,
+            "log.pdf",
+            1,
+            ("SV000003",),
+            "ENGINE LOG\nNo entries.",
+            "text_layer",
+            None,
+            "client",
+        ),
+    ]
+    index = PacketIndex.build(pages)
+    text = "The impeller had lost its vanes and the engine overheated (SV000001)."
+
+    found = verify_text(text, extract_claims(text, bates_prefixes=["SV"]), index)
+
+    assert [f.status for f in found] == ["supported"]
