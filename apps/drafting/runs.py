@@ -147,7 +147,7 @@ def _instructions(text: object) -> str:
     return text.strip()
 
 
-def _frozen_packet(*, case: Case, packet_id: object) -> Packet:
+def _frozen_packet(*, case: Case, packet_id: int) -> Packet:
     packet = Packet.objects.filter(pk=packet_id, case=case).first() if _is_id(packet_id) else None
     if packet is None:
         raise NotFound(f"No packet {packet_id} in this case.")
@@ -360,7 +360,7 @@ def stages_close(*, run: Run, status: str) -> None:
 # --- Cancel and override ---------------------------------------------------------------------
 
 
-def _locked_run(*, case: Case, run_id: object) -> Run:
+def _locked_run(*, case: Case, run_id: int) -> Run:
     run = (
         Run.objects.select_for_update().filter(pk=run_id, case=case).first()
         if _is_id(run_id)

@@ -56,7 +56,7 @@ N = Stage.Name
 STAGE_MAX_ATTEMPTS = 2
 WATCH_SECONDS = 0.2
 # Reply limits per stage (capped at half a slot's context).
-MAX_TOKENS = {
+MAX_TOKENS: dict[str, int] = {
     N.GATE: 512,
     N.DRAFTER: 2048,
     N.REASONER: 2048,

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 N = Stage.Name
 WRITES_VERSION = {N.DRAFTER, N.REASONER, N.REVISION, N.SUMMARIZER, N.VALIDATION}
-_DRAFT_KIND = {
+_DRAFT_KIND: dict[str, str] = {
     Run.Kind.AFFIDAVIT: Draft.Kind.AFFIDAVIT,
     Run.Kind.MOTION: Draft.Kind.MOTION,
     Run.Kind.SUMMARY: Draft.Kind.SUMMARY,
@@ -129,10 +129,15 @@ def _items(value: object) -> list[dict[str, object]]:
 def _json_object(text: str, what: str) -> dict[str, object]:
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise DomainError(
             f"The {what} did not answer valid JSON ({exc.msg} at character {exc.pos}); the "
             "stage failed. Start the run again, or ask an admin to check the model."
+        ) from None
+    except ValueError:  # e.g. a number of thousands of digits
+        raise DomainError(
+            f"The {what} answered JSON that cannot be read (a value is out of range); the stage "
+            "failed. Start the run again, or ask an admin to check the model."
         ) from None
     if not isinstance(data, dict):
         raise DomainError(f"The {what} answered JSON that is not an object; the stage failed.")
