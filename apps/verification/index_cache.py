@@ -22,6 +22,7 @@ and values, the arrays' lengths) and flat arrays of 32-bit integers: each term's
 postings), each page's terms, each page's dates and amounts (start, end, value).
 """
 
+import gc
 import hashlib
 import json
 import logging
@@ -145,6 +146,20 @@ def decode(
     """The index stored in `data`, over `pages` (the packet's frozen pages in position order).
     IndexCacheError unless it is of this format and code, of this packet and content hash, of
     as many pages, and every offset, term, value and span in it is in range."""
+    # As in PacketIndex.build: many small objects and no cycles; the cyclic collector would
+    # walk the whole heap (the caller's pages too) for nothing.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _decode(data, pages=pages, packet_id=packet_id, content_hash=content_hash)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _decode(
+    data: bytes, *, pages: Sequence[PageRecord], packet_id: int, content_hash: str
+) -> PacketIndex:
     try:
         raw = zlib.decompress(data)
     except zlib.error as exc:
@@ -170,7 +185,7 @@ def decode(
     records = list(pages)
     return PacketIndex(
         pages=records,
-        stems=PageTerms(arrays["page_offsets"], arrays["page_terms"], terms),
+        stems=page_terms(arrays["page_offsets"], arrays["page_terms"], terms),
         postings=Postings(arrays["post_offsets"], arrays["post_pages"], terms),
         dates=PageValues(arrays, "date", values),
         amounts=PageValues(arrays, "amount", values),
@@ -230,8 +245,32 @@ def _rows(arrays: Mapping[str, "Ints"], kind: str, rows: int, flat: str, *, boun
         raise IndexCacheError(f"the {kind} offsets do not fit {rows} rows")
     if not all(map(operator.le, offsets, islice(offsets, 1, None))):
         raise IndexCacheError(f"the {kind} offsets go back")
-    if entries and max(entries) >= bound:
+    if not _below(entries, bound):
         raise IndexCacheError(f"an entry of {kind} is out of range")
+
+
+def _below(numbers: "Ints", bound: int) -> bool:
+    """Every number is below `bound`. Two-byte numbers are judged by their high bytes first
+    (searches in C), and one by one only where the high byte is the bound's: `max` over the
+    millions of postings was the largest part of loading an index."""
+    if not numbers:
+        return True
+    if numbers.typecode != "H":
+        return max(numbers) < bound
+    if bound > 0xFFFF:
+        return True
+    data = numbers.tobytes()
+    high = data[1::2] if sys.byteorder == "little" else data[::2]
+    top = bound >> 8
+    above = high.translate(None, bytes(range(top)))  # the high bytes >= the bound's
+    if above.strip(bytes([top])):
+        return False
+    at = high.find(top) if above else -1
+    while at >= 0:
+        if numbers[at] >= bound:
+            return False
+        at = high.find(top, at + 1)
+    return True
 
 
 def _spans_fit(arrays: Mapping[str, "Ints"], kind: str, pages: Sequence[PageRecord]) -> None:
@@ -249,55 +288,48 @@ def _spans_fit(arrays: Mapping[str, "Ints"], kind: str, pages: Sequence[PageReco
 # --- 2. Views of a loaded index, decoded page by page ----------------------------------------
 
 
-class PageTerms(Sequence[AbstractSet[str]]):
-    """Each page's stems (`PacketIndex.stems`) as a set over the stored row: a check asks a
-    few terms of thousands of pages, so no set of the page's terms is built for it."""
+def page_terms(offsets: "Ints", flat: "Ints", terms: list[str]) -> list["TermRow"]:
+    """Each page's stems (`PacketIndex.stems`) as a set over its stored row: a check asks a few
+    terms of thousands of pages, so no set of a page's terms is built for it."""
+    ids = dict(zip(terms, range(len(terms)), strict=True))
+    table = _TermTable(ids, terms, flat, flat.tobytes(), flat.itemsize)  # native byte order
+    return [TermRow(table, offsets[i], offsets[i + 1]) for i in range(len(offsets) - 1)]
 
-    def __init__(self, offsets: "Ints", flat: "Ints", terms: list[str]) -> None:
-        self._offsets, self._flat, self._terms = offsets, flat, terms
-        self._ids = dict(zip(terms, range(len(terms)), strict=True))
-        self._bytes, self._width = flat.tobytes(), flat.itemsize  # native byte order
-        self._made: dict[int, TermRow] = {}
 
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
+class _TermTable:
+    __slots__ = ("bytes", "flat", "ids", "terms", "width")
 
-    @overload
-    def __getitem__(self, i: int) -> "TermRow": ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence["TermRow"]: ...
-    def __getitem__(self, i: int | slice) -> "TermRow | Sequence[TermRow]":
-        if isinstance(i, slice):
-            return [self[k] for k in range(len(self))[i]]
-        made = self._made.get(i)
-        if made is None:
-            at = _row(self._offsets, i)
-            made = self._made[i] = TermRow(self, self._offsets[at], self._offsets[at + 1])
-        return made
+    def __init__(
+        self, ids: dict[str, int], terms: list[str], flat: "Ints", data: bytes, width: int
+    ) -> None:
+        self.ids, self.terms, self.flat, self.bytes, self.width = ids, terms, flat, data, width
 
 
 class TermRow(AbstractSet[str]):
     """One page's stems: membership looks for the term's number in the bytes of the page's row
     (a search in C, nothing made per page)."""
 
-    def __init__(self, table: PageTerms, start: int, end: int) -> None:
+    __slots__ = ("_end", "_start", "_table")
+
+    def __init__(self, table: _TermTable, start: int, end: int) -> None:
         self._table, self._start, self._end = table, start, end
 
     def __contains__(self, term: object) -> bool:
         table = self._table
-        k = table._ids.get(term) if isinstance(term, str) else None
+        k = table.ids.get(term) if isinstance(term, str) else None
         if k is None:
             return False
-        width, data = table._width, table._bytes
+        width = table.width
         needle, stop = k.to_bytes(width, sys.byteorder), self._end * width
-        at = data.find(needle, self._start * width, stop)
+        at = table.bytes.find(needle, self._start * width, stop)
         # A match must start on a number's first byte, not straddle two numbers.
         while at >= 0 and at % width:
-            at = data.find(needle, at + 1, stop)
+            at = table.bytes.find(needle, at + 1, stop)
         return at >= 0
 
     def __iter__(self) -> Iterator[str]:
-        return map(self._table._terms.__getitem__, self._table._flat[self._start : self._end])
+        table = self._table
+        return map(table.terms.__getitem__, table.flat[self._start : self._end])
 
     def __len__(self) -> int:
         return self._end - self._start

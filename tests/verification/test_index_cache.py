@@ -175,7 +175,7 @@ def _get(packet: Packet, *, case_id: int | None = None) -> PacketIndex:
 
 def _loaded(index: PacketIndex) -> bool:
     """True for an index decoded from its stored form (its stems are decoded page by page)."""
-    return isinstance(index.stems, index_cache.PageTerms)
+    return isinstance(index.stems[0], index_cache.TermRow)
 
 
 def _row(packet: Packet) -> PacketIndexCache:
