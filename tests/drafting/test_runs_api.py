@@ -182,6 +182,9 @@ def test_events_after_n_give_the_rest_in_order(
 ) -> None:
     run = rf.start(user=lawyer, case=case, packet=packet)
     rf.runs.run_cancel(user=lawyer, case_id=case.pk, run_id=run.pk)
+    gate = run.stages.get(name="gate")
+    # Its queued job was taken out of the queue.
+    assert ProcrastinateJob.objects.get(pk=gate.job_id).status == "cancelled"
     every = lawyer_api.get(_url(case, f"/{run.pk}/events")).json()
 
     rest = lawyer_api.get(_url(case, f"/{run.pk}/events"), {"after": 2}).json()
