@@ -187,3 +187,27 @@ def test_an_empty_packet_and_pages_without_text_index_cleanly() -> None:
     assert blank.pages_for_bates(BatesRef("B", 1, 1, 6)) is not None
     assert blank.detail(0).words == []
     assert blank.closest_passage(["a", "b"]) is None
+
+
+PAGE_TEXTS = [
+    "Lease of 3 March 2024.\nNon-cancel-\n  lable terms; Borrower's “covenants” — breached.",
+    "Paid $12,450.00 (USD 12,450) on 03/03/2024;\u00a0balance 216,000.00, 869.98 and 1,2345.",
+    "2O23-11-O8 | swear the 3rd day of March, 2024 and Sept. 3, 2024; 25/12/2024 x.",
+    "word" * 40 + "1,234.56" + "x" * 90 + " 12 dollars and 7 USD, 5 us dollars",
+    "",
+    "   \n\n\t",
+]
+
+
+def test_a_pages_words_and_values_are_those_of_reading_its_whole_text() -> None:
+    from apps.verification import amounts, dates
+    from apps.verification.index import _page_values, _page_words
+
+    for text in PAGE_TEXTS:
+        assert _page_words(text) == set(nz.raw_words(text)), text
+        found_dates, found_amounts = _page_values(text)
+        assert [(v.start, v.end, v.value) for v in found_dates] == dates.date_values(text), text
+        # Every amount of the parser is among the page's (which adds bare figures).
+        assert set(amounts.amount_values(text)) <= {
+            (v.start, v.end, v.value) for v in found_amounts
+        }, text
