@@ -92,7 +92,7 @@ def encode(packet_index: PacketIndex, *, packet_id: int, content_hash: str) -> b
     terms = list(postings)
     term_id = {term: k for k, term in enumerate(terms)}
     arrays: dict[str, Ints] = {}
-    arrays["post_offsets"], arrays["post_pages"] = _flat(postings[term] for term in terms)
+    arrays["post_offsets"], arrays["post_pages"] = _flat(list(postings[term]) for term in terms)
     arrays["page_offsets"], arrays["page_terms"] = _flat(
         list(map(term_id.__getitem__, stems)) for stems in packet_index.stems
     )
