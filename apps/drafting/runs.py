@@ -32,7 +32,7 @@ from apps.cases.models import Case, Membership
 from apps.cluster.models import Role
 from apps.cluster.services import dispatch
 from apps.drafting.events import RunEventMessage, run_group
-from apps.drafting.models import Run, RunEvent, Stage
+from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
 from apps.evidence.models import Packet
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 from lexweb.live import publish_on_commit
@@ -438,3 +438,42 @@ def run_gate_override(*, user: User, case_id: int, run_id: int, reason: str) -> 
     if following:
         stage_defer(stage=following[0])
     return run
+
+
+# --- Approval --------------------------------------------------------------------------------
+
+
+def runs_close_on_approval(*, version: DraftVersion, user: User) -> list[Run]:
+    """A lawyer approved `version` (apps.verification.services.version_approve, inside its
+    transaction): every run of its draft that waits for approval and whose final version (the
+    one its last writing stage stored) is this version or an earlier one of the same draft
+    succeeds, with a run event. Approving an older version than the run's final one closes
+    nothing; a run that failed or was cancelled stays as it is. Returns the runs closed."""
+    closed = []
+    waiting = Run.objects.select_for_update().filter(
+        draft_id=version.draft_id, status=Run.Status.WAITING_FOR_APPROVAL
+    )
+    for run in waiting.order_by("pk"):
+        final = (
+            Stage.objects.filter(run=run, version__isnull=False)
+            .select_related("version")
+            .order_by("-position")
+            .first()
+        )
+        if final is None or final.version is None or version.number < final.version.number:
+            continue
+        run_event_append(
+            run=run,
+            kind="run.approved",
+            payload={"version": version.number, "by": str(user)},
+        )
+        run_status_set(run=run, status=Run.Status.SUCCEEDED)
+        account_services.audit_record(
+            actor=user,
+            action="run.approved",
+            case=run.case,
+            target=run,
+            detail={"draft": version.draft_id, "version": version.number},
+        )
+        closed.append(run)
+    return closed

@@ -33,6 +33,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
+from apps.drafting import runs
 from apps.drafting.models import Draft, DraftVersion
 from apps.evidence.models import Packet
 from lexweb.errors import DomainError, NotFound
@@ -317,3 +318,10 @@ def _write_version(
         written_by=written_by,
         created_by=user,
     )
+
+
+def version_approved(*, user: User, version: DraftVersion) -> None:
+    """What drafting does once a lawyer has approved `version` (called by
+    apps.verification.services.version_approve, in its transaction): a run of the draft waiting
+    for that approval succeeds (`apps.drafting.runs.runs_close_on_approval`)."""
+    runs.runs_close_on_approval(version=version, user=user)

@@ -51,6 +51,7 @@ from apps.cases.events import publish_to_case
 from apps.cases.models import Case, Membership
 from apps.documents.models import Production
 from apps.drafting import selectors as draft_selectors
+from apps.drafting import services as draft_services
 from apps.drafting.models import DraftVersion
 from apps.evidence.models import FrozenPage
 from apps.verification import boxes, second_opinion, selectors
@@ -609,4 +610,6 @@ def version_approve(*, user: User, case_id: int, draft_id: int, number: int) -> 
         target=version,
         detail={"draft": draft_id, "version": number, "verification": latest.pk},
     )
+    # A drafting run waiting for this approval succeeds.
+    draft_services.version_approved(user=user, version=version)
     return version
