@@ -52,7 +52,8 @@ _DATE_HINT = re.compile(
     r"(?<!\w)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d[-/.]\d", re.IGNORECASE
 )
 _AMOUNT_HINT = re.compile(r"usd|dollars", re.IGNORECASE)
-_BAR_I = re.compile(r"(?<!\S)\|(?!\S)")
+# A bar standing alone, or just after an opening quotation mark or bracket ('"| swear').
+_BAR_I = re.compile(r"(?<![^\s\"'(\[\u201c\u2018])\|(?!\S)")
 _LOOKALIKE = "OoIlSB"
 _DIGIT_FIX = str.maketrans("OoIlSB", "001158")
 _FIGURE = re.compile(r"(?<![A-Za-z])[\dOoIlSB](?:[\dOoIlSB,./-]*[\dOoIlSB])?(?![A-Za-z])")

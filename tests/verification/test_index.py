@@ -3,7 +3,7 @@ search and opinions, on packets of our own (prefixes, digits and layouts unlike 
 
 from apps.verification import normalise as nz
 from apps.verification.claims import BatesRef
-from apps.verification.index import PacketIndex, PageRecord, bates_key, ocr_digits
+from apps.verification.index import PacketIndex, PageRecord, bates_key, ocr_digits, ocr_read
 
 
 def page(
@@ -211,3 +211,10 @@ def test_a_pages_words_and_values_are_those_of_reading_its_whole_text() -> None:
         assert set(amounts.amount_values(text)) <= {
             (v.start, v.end, v.value) for v in found_amounts
         }, text
+
+
+def test_an_ocr_bar_after_an_opening_quotation_mark_or_bracket_is_the_pronoun_i() -> None:
+    assert ocr_read('He said "| swear it" twice') == 'He said "I swear it" twice'
+    assert ocr_read("\u201c| swear\u201d and (| was)") == "\u201cI swear\u201d and (I was)"
+    # Not a pronoun: a bar inside a word, doubled, or closing one.
+    assert ocr_read("x|y a|| b cost|") == "x|y a|| b cost|"
