@@ -230,6 +230,14 @@ PAGES: dict[str, Entry] = {
     "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/approve/": NotMaterial(
         "approves a version (POST, audited)"
     ),
+    "cases/<int:case_id>/runs/": Read("run.list"),
+    # The start form lists the case's frozen packets.
+    "cases/<int:case_id>/runs/new/": Read("packet.list"),
+    "cases/<int:case_id>/runs/<int:run_id>/": Read("run.view", "run"),
+    "cases/<int:case_id>/runs/<int:run_id>/cancel/": NotMaterial("cancels a run (POST, audited)"),
+    "cases/<int:case_id>/runs/<int:run_id>/gate-override/": NotMaterial(
+        "overrides the gate (POST, audited)"
+    ),
     "cluster/": NotMaterial("GPUs and backends, no case"),
 }
 

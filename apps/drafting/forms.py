@@ -9,7 +9,8 @@ from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
-from apps.drafting.models import Draft, DraftVersion
+from apps.drafting.models import Draft, DraftVersion, Run
+from apps.drafting.runs import MAX_IDEMPOTENCY_KEY, MAX_OVERRIDE_REASON
 from apps.drafting.services import MAX_TITLE
 from apps.verification.services import MAX_REASON
 
@@ -125,4 +126,57 @@ class OverrideForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         error_messages={"required": "Write why this finding may stand."},
         help_text="Kept with the finding for good and audited.",
+    )
+
+
+class RunForm(forms.Form):
+    """A new drafting run: its kind, the frozen packet the models read, the instructions and
+    whether it is high-stakes. apps.drafting.runs decides the rest (a frozen packet of this
+    case, a deployment for every role) and says why not."""
+
+    kind = forms.ChoiceField(
+        choices=Run.Kind.choices,
+        initial=Run.Kind.MOTION,
+        help_text="Affidavits and motions pass the gate, are drafted, checked, attacked and "
+        "revised; a summary is one model; a financial extraction is a cited table.",
+    )
+    packet = forms.TypedChoiceField(
+        label="Frozen packet the models read",
+        coerce=int,
+        empty_value=None,
+        error_messages={"required": "Choose the frozen packet the models read."},
+    )
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8}),
+        error_messages={"required": "The instructions are empty: say what the draft must do."},
+    )
+    high_stakes = forms.BooleanField(
+        label="High-stakes",
+        required=False,
+        help_text="An affidavit marked high-stakes also goes through the heavy reasoner.",
+    )
+    # A new key each time the form is shown: a double submit starts one run, not two.
+    key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=MAX_IDEMPOTENCY_KEY)
+
+    def __init__(self, *args: Any, packets: Sequence[tuple[int, str]] = (), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        field = self.fields["packet"]
+        assert isinstance(field, forms.TypedChoiceField)  # noqa: S101  (declared above)
+        field.choices = [("", "Choose a frozen packet…"), *packets]
+        # Any id goes to the service, which names the problem (not frozen, not this case's).
+        field.valid_value = lambda value: str(value).isdigit()  # type: ignore[method-assign]
+        limit = settings.LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS
+        self.fields["instructions"].help_text = (
+            f"What the draft must do, up to {limit:,} characters; the material itself goes in "
+            "the packet. The models are told to cite a Bates number for every fact."
+        )
+
+
+class GateOverrideForm(forms.Form):
+    reason = forms.CharField(
+        label="Why the run may go on against the gate",
+        max_length=MAX_OVERRIDE_REASON,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={"required": "Write why the run may go on against the gate."},
+        help_text="At least 10 characters; kept on the run for good and audited.",
     )

@@ -1,6 +1,8 @@
 """Reads of drafts. The `_for_user` functions check case membership (NotFound for non-members,
 as for a missing draft) and write the read audit (one row per request and case)."""
 
+from dataclasses import dataclass
+
 from django.db.models import Count, Prefetch, QuerySet
 from django.db.models.functions import Length
 
@@ -149,3 +151,75 @@ def run_stream_open_for_user(*, user: User, case_id: int, run_id: int) -> Run:
     run = run_in_case(case=case, run_id=run_id)
     read_audit.read_record(user=user, action="run.stream", case=case, target=run)
     return run
+
+
+# --- The run pages ---------------------------------------------------------------------------
+
+
+def run_rows_for_user(*, user: User, case_id: int) -> QuerySet[Run]:
+    """The case's runs for the Runs tab: `run_list_for_user` (audited as one read of the list)
+    with each run's packet and stages (without their text) prefetched."""
+    stages = Stage.objects.defer("output_text", "output_json", "prompt_text", "pages_sent")
+    return (
+        run_list_for_user(user=user, case_id=case_id)
+        .select_related("packet")
+        .prefetch_related(Prefetch("stages", queryset=stages.order_by("position")))
+    )
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """What the run page shows: the run with its stages, the text each stage without stored
+    output has streamed in its current attempt (from its stored token events), and the number
+    of the last event that state includes (the page's websocket asks for the events after it)."""
+
+    run: Run
+    stages: list[Stage]
+    live: dict[int, str]
+    last_seq: int
+
+
+def run_page_for_user(*, user: User, case_id: int, run_id: int) -> RunPage:
+    """The run page's state. Audited as one view of the run. The event number is read first:
+    the rows read after it may be newer (the page's script takes repeated events in stride),
+    never older, so nothing falls between the page and its stream."""
+    case = _case(user=user, case_id=case_id)
+    run_in_case(case=case, run_id=run_id)
+    last_seq = Run.objects.filter(pk=run_id).values_list("event_seq", flat=True).get()
+    stages_qs = Stage.objects.select_related("version", "verification__version").order_by(
+        "position"
+    )
+    run = (
+        Run.objects.filter(pk=run_id)
+        .select_related("created_by", "draft", "packet", "cancelled_by", "gate_override_by")
+        .prefetch_related(Prefetch("stages", queryset=stages_qs))
+        .get()
+    )
+    read_audit.read_record(user=user, action="run.view", case=case, target=run)
+    stages = list(run.stages.all())
+    attempts = {s.pk: s.attempt for s in stages if not s.output_text and s.attempt}
+    live: dict[int, str] = {}
+    if attempts:
+        payloads = (
+            RunEvent.objects.filter(
+                run_id=run_id,
+                kind="stage.tokens",
+                seq__lte=last_seq,
+                payload__stage_id__in=list(attempts),
+            )
+            .order_by("seq")
+            .values_list("payload", flat=True)
+        )
+        for payload in payloads:
+            stage_id, text = payload.get("stage_id"), payload.get("text")
+            if stage_id not in attempts or payload.get("attempt") != attempts[stage_id]:
+                continue
+            if not isinstance(text, str):
+                continue
+            have = live.get(stage_id, "")
+            offset = payload.get("offset")
+            if isinstance(offset, int) and 0 <= offset <= len(have):
+                live[stage_id] = have[:offset] + text
+            else:
+                live[stage_id] = have + text
+    return RunPage(run=run, stages=stages, live=live, last_seq=last_seq)

@@ -6,6 +6,7 @@ app_name = "drafting"
 
 _DRAFT = "cases/<int:case_id>/drafts/<int:draft_id>/"
 _VERSION = _DRAFT + "versions/<int:number>/"
+_RUN = "cases/<int:case_id>/runs/<int:run_id>/"
 
 urlpatterns = [
     path("cases/<int:case_id>/drafts/", views.draft_list, name="list"),
@@ -20,4 +21,9 @@ urlpatterns = [
         name="override",
     ),
     path(_VERSION + "approve/", views.version_approve, name="approve"),
+    path("cases/<int:case_id>/runs/", views.run_list, name="runs"),
+    path("cases/<int:case_id>/runs/new/", views.run_new, name="run_new"),
+    path(_RUN, views.run_detail, name="run"),
+    path(_RUN + "cancel/", views.run_cancel, name="run_cancel"),
+    path(_RUN + "gate-override/", views.run_gate_override, name="run_gate_override"),
 ]
