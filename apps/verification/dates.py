@@ -108,7 +108,10 @@ def _value(match: re.Match[str]) -> str | None:
             # 25/12/2024: there is no month 25, so the date is written day first.
             value = _iso(year, day, int(raw_month))
         return value
-    return _iso(year, MONTHS[raw_month[:3].lower()], day)
+    # casefold, not lower: the patterns match case-insensitively, so "ſeptember" (long s) or
+    # other Unicode case variants match and must find their month (lower() keeps "ſ").
+    month = MONTHS.get(raw_month.casefold()[:3])
+    return None if month is None else _iso(year, month, day)
 
 
 def date_values(text: str) -> list[tuple[int, int, str]]:
