@@ -211,3 +211,36 @@ class RunEventOut(Schema):
     kind: str
     payload: dict[str, object]
     created_at: datetime
+
+
+# --- Diffs and exports -----------------------------------------------------------------------
+
+
+class DiffOpOut(Schema):
+    """One stretch of the diff: `equal`, `insert` (only in the newer version) or `delete` (only
+    in the older one). A long unchanged stretch keeps its ends; `elided_words` words of its
+    middle are left out, where the text shows "…"."""
+
+    op: str
+    text: str
+    elided_words: int
+
+
+class VersionDiffOut(Schema):
+    """What changed from version `against` to version `number`, word by word. The word counts
+    cover both whole versions; `exact` is false when the diff hit its time limit (coarser, still
+    correct), `truncated` true when the operations were cut at the size limit."""
+
+    draft_id: int
+    number: int
+    against: int
+    inserted_words: int
+    deleted_words: int
+    unchanged_words: int
+    exact: bool
+    truncated: bool
+    ops: list[DiffOpOut]
+
+
+class ExportIn(StrictIn):
+    format: Literal["docx", "pdf"]

@@ -1,0 +1,252 @@
+"""Export a draft version to DOCX or PDF (issue 12, requirement 7).
+
+`version_export` is a service: a lawyer or staff member of the case exports a version whose
+newest verification is done and has no open unsupported or contradicted finding (the rule of
+approval, `apps.verification.services.version_approve`): before that it is refused with the
+same 409s (`not_verified`, `unsupported_findings`).
+
+1. The version's text is read as simple Markdown (`markdown_blocks`): `#` headings, bullet and
+   numbered list items, and paragraphs (lines joined); `**`/`__` emphasis marks are dropped.
+2. DOCX is written with python-docx (headings, "List Bullet"/"List Number", paragraphs); PDF
+   with PyMuPDF's Story (the same blocks as escaped HTML, laid out on A4 pages).
+3. The file is registered in the generated-artifact registry (kind `export`, linked to the
+   version's own registered model output when it has one) before anything else, so the file
+   can never come back in as evidence unflagged; then stored: a PDF as a system-generated
+   document of the case (downloadable again from the documents API), a DOCX (which the
+   document store does not take as evidence at all) in the content-addressed blob store.
+4. Audited ("draft.export": format, SHA-256, artifact, document).
+"""
+
+import hashlib
+import html
+import io
+import re
+from dataclasses import dataclass
+
+import docx
+import pymupdf
+from django.conf import settings
+from django.db import transaction
+
+from apps.accounts import services as account_services
+from apps.accounts.models import User
+from apps.documents import intake, storage
+from apps.documents import services as document_services
+from apps.documents.models import Document
+from apps.drafting import runs
+from apps.drafting import selectors as draft_selectors
+from apps.drafting.models import DraftVersion
+from apps.evidence.models import GeneratedArtifact
+from apps.evidence.services import registry
+from apps.verification import selectors as verification_selectors
+from apps.verification.models import Verification
+from apps.verification.services import NotVerified, UnsupportedFindings
+from lexweb.errors import DomainError
+
+FORMATS = {
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "pdf": "application/pdf",
+}
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
+_NUMBERED = re.compile(r"^\s*\d{1,9}[.)]\s+(.*)$")
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # "heading", "bullet", "numbered" or "paragraph"
+    text: str
+    level: int = 0  # a heading's level, 1 to 6
+
+
+@dataclass(frozen=True)
+class Export:
+    data: bytes
+    filename: str
+    media_type: str
+    artifact: GeneratedArtifact
+    document: Document | None  # the stored PDF; None for a DOCX (kept in the blob store)
+
+
+def _plain(text: str) -> str:
+    return _EMPHASIS.sub(r"\2", " ".join(text.split()))
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    """The version's text as headings, list items and paragraphs, in order."""
+    blocks: list[Block] = []
+    paragraph: list[str] = []
+
+    def close() -> None:
+        if paragraph:
+            blocks.append(Block("paragraph", _plain(" ".join(paragraph))))
+            paragraph.clear()
+
+    for line in text.splitlines():
+        if not line.strip():
+            close()
+        elif heading := _HEADING.match(line):
+            close()
+            blocks.append(Block("heading", _plain(heading[2]), len(heading[1])))
+        elif bullet := _BULLET.match(line):
+            close()
+            blocks.append(Block("bullet", _plain(bullet[1])))
+        elif numbered := _NUMBERED.match(line):
+            close()
+            blocks.append(Block("numbered", _plain(numbered[1])))
+        else:
+            paragraph.append(line)
+    close()
+    return [block for block in blocks if block.text]
+
+
+def docx_bytes(*, title: str, blocks: list[Block]) -> bytes:
+    document = docx.Document()
+    document.core_properties.title = title
+    document.core_properties.author = "lexweb"
+    for block in blocks:
+        if block.kind == "heading":
+            document.add_heading(block.text, level=block.level)
+        elif block.kind == "bullet":
+            document.add_paragraph(block.text, style="List Bullet")
+        elif block.kind == "numbered":
+            document.add_paragraph(block.text, style="List Number")
+        else:
+            document.add_paragraph(block.text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def _html(blocks: list[Block]) -> str:
+    parts: list[str] = []
+    open_list = ""
+    for block in blocks:
+        wanted = {"bullet": "ul", "numbered": "ol"}.get(block.kind, "")
+        if open_list and open_list != wanted:
+            parts.append(f"</{open_list}>")
+            open_list = ""
+        if wanted and not open_list:
+            parts.append(f"<{wanted}>")
+            open_list = wanted
+        text = html.escape(block.text)
+        if block.kind == "heading":
+            parts.append(f"<h{block.level}>{text}</h{block.level}>")
+        elif wanted:
+            parts.append(f"<li>{text}</li>")
+        else:
+            parts.append(f"<p>{text}</p>")
+    if open_list:
+        parts.append(f"</{open_list}>")
+    return "".join(parts)
+
+
+_PDF_CSS = "* {font-family: serif; font-size: 11pt;} h1 {font-size: 16pt;} h2 {font-size: 14pt;}"
+
+
+def pdf_bytes(*, title: str, blocks: list[Block]) -> bytes:
+    out = io.BytesIO()
+    page = pymupdf.paper_rect("a4")
+    body = pymupdf.Rect(page.x0 + 72, page.y0 + 72, page.x1 - 72, page.y1 - 72)
+    story = pymupdf.Story(html=_html(blocks), user_css=_PDF_CSS)
+    writer = pymupdf.DocumentWriter(out)
+    more = True
+    while more:
+        device = writer.begin_page(page)
+        more, _filled = story.place(body)
+        story.draw(device)
+        writer.end_page()
+    writer.close()
+    with pymupdf.open(stream=out.getvalue(), filetype="pdf") as pdf:
+        pdf.set_metadata({"title": title, "creator": "lexweb", "producer": "lexweb"})
+        return pdf.tobytes(garbage=3, deflate=True)
+
+
+def _require_exportable(version: DraftVersion) -> Verification:
+    """The approval rule: a done verification with no open blocking finding."""
+    latest = verification_selectors.latest_verification(version)
+    if latest is None or latest.status != Verification.Status.DONE:
+        state = "has not been verified" if latest is None else f"verification is {latest.status}"
+        raise NotVerified(
+            f"Version {version.number} {state}: verify it, and export once the verification "
+            "is done with no unsupported finding open."
+        )
+    blocking = verification_selectors.blocking_count(latest)
+    if blocking:
+        raise UnsupportedFindings(
+            f"Version {version.number} has {blocking} unsupported or contradicted finding"
+            f"{'' if blocking == 1 else 's'} open: correct the draft, or have a lawyer override "
+            "each with a reason, then export.",
+            count=blocking,
+        )
+    return latest
+
+
+def version_export(*, user: User, case_id: int, draft_id: int, number: int, format: str) -> Export:
+    """Export version `number` of the draft as `format` ("docx" or "pdf"); see the module."""
+    if format not in FORMATS:
+        raise DomainError(f"Unknown format {format!r:.20}; one of: docx, pdf.")
+    case = runs._case(user=user, case_id=case_id)
+    draft = draft_selectors.draft_in_case(case=case, draft_id=draft_id)
+    version = draft_selectors.version_in_draft(draft=draft, number=number)
+    runs._require_member(user=user, case=case, doing="export a draft")
+    verification = _require_exportable(version)
+    title = f"{draft.title} v{version.number}"
+    blocks = markdown_blocks(version.text)
+    if not blocks:
+        raise DomainError(f"Version {number} has no text to export.")
+    maker = docx_bytes if format == "docx" else pdf_bytes
+    data = maker(title=title, blocks=blocks)
+    filename = intake.clean_filename(f"{title}.{format}")
+    media_type = FORMATS[format]
+    source = f"draft {draft.pk} v{version.number} export ({format})"
+    exported_from = GeneratedArtifact.objects.filter(
+        sha256=hashlib.sha256(version.text.encode("utf-8")).hexdigest()
+    ).first()
+    # Registered first, in its own transaction: it stays registered whatever happens next.
+    with transaction.atomic():
+        artifact = registry.artifact_register(
+            data=data,
+            text=version.text,
+            kind=GeneratedArtifact.Kind.EXPORT,
+            media_type=media_type,
+            title=f"{title} ({format.upper()} export)",
+            case=case,
+            source=source,
+            exported_from=exported_from,
+            created_by=user,
+        )
+    document = None
+    if format == "pdf":
+        document = document_services.document_create_generated(
+            case=case,
+            actor=user,
+            filename=filename,
+            data=data,
+            text=version.text,
+            media_type=media_type,
+            source=source,
+        )
+    else:
+        with storage.blob_receive(
+            source=io.BytesIO(data), max_bytes=settings.LEXWEB_MAX_UPLOAD_BYTES
+        ) as received:
+            received.commit()
+    account_services.audit_record(
+        actor=user,
+        action="draft.export",
+        case=case,
+        target=version,
+        detail={
+            "draft": draft.pk,
+            "version": version.number,
+            "format": format,
+            "sha256": artifact.sha256,
+            "artifact": artifact.pk,
+            "document": document.pk if document else None,
+            "verification": verification.pk,
+        },
+    )
+    return Export(data, filename, media_type, artifact, document)
