@@ -44,7 +44,8 @@ import reporters_db
 from apps.verification import authorities, paragraphs
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim, sentences
-from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value
+from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value, pages_label
+from apps.verification.spans import excerpt_of
 
 Status = Literal["supported", "unsupported", "contradicted", "needs_review"]
 VERIFIER_VERSION = "1"
@@ -315,7 +316,7 @@ class _Context:
                 claim,
                 "needs_review",
                 "record_cite_page",
-                f"{_pages_label(self.index, pages)} is in the packet but has no text "
+                f"{pages_label(self.index, pages)} is in the packet but has no text "
                 "to check the sentence against",
                 page=self.index.pages[pages[0]],
             )
@@ -332,12 +333,12 @@ class _Context:
             if weighed is not None:
                 return wrong_finding(claim, weighed, pages, self.index)
         page, match, what = evidence or (self.index.pages[pages[0]], None, "is in the packet")
-        excerpt = _excerpt(page.text, *match) if match else _excerpt(page.text, 0, 160)
+        excerpt = excerpt_of(page.text, *match) if match else excerpt_of(page.text, 0, 160)
         return Finding(
             claim,
             "supported",
             "record_cite_page",
-            f"{_pages_label(self.index, pages)} {what}",
+            f"{pages_label(self.index, pages)} {what}",
             page=page,
             excerpt=excerpt,
             match=match,
@@ -622,11 +623,11 @@ class _Context:
                         f"{what}_on_cited_page",
                         f"{self.index.label(page)} reads {record.text[found.start : found.end]!r}",
                         page=record,
-                        excerpt=_excerpt(record.text, found.start, found.end),
+                        excerpt=excerpt_of(record.text, found.start, found.end),
                         match=(found.start, found.end),
                     )
                 others.append((page, found))
-        label = _pages_label(self.index, pages)
+        label = pages_label(self.index, pages)
         if others:
             page, nearest = min(others, key=lambda pv: _distance(what, value, pv[1].value))
             record = self.index.pages[page]
@@ -637,7 +638,7 @@ class _Context:
                 f"{what}_on_cited_page",
                 f"the cited page {self.index.label(page)} gives {shown!r}, not {claim.text!r}",
                 page=record,
-                excerpt=_excerpt(record.text, nearest.start, nearest.end),
+                excerpt=excerpt_of(record.text, nearest.start, nearest.end),
                 match=(nearest.start, nearest.end),
                 found_value=nearest.value,
             )
@@ -666,7 +667,7 @@ class _Context:
             f"{what}_in_packet",
             f"{self.index.label(page)} reads {record.text[found.start : found.end]!r}",
             page=record,
-            excerpt=_excerpt(record.text, found.start, found.end),
+            excerpt=excerpt_of(record.text, found.start, found.end),
             match=(found.start, found.end),
         )
 
@@ -691,7 +692,7 @@ class _Context:
                 "quote_verbatim",
                 f"{how} on {label}",
                 page=hit.page,
-                excerpt=_excerpt(hit.page.text, *hit.span),
+                excerpt=excerpt_of(hit.page.text, *hit.span),
                 match=hit.span,
             )
         if len(words) < SHORT_QUOTE:
@@ -714,7 +715,7 @@ class _Context:
                 "quote_verbatim",
                 f"misquote: the closest passage, on {label}, reads {' '.join(passage.split())!r}",
                 page=closest.page,
-                excerpt=_excerpt(closest.page.text, *closest.span),
+                excerpt=excerpt_of(closest.page.text, *closest.span),
                 match=closest.span,
             )
         return Finding(
@@ -769,7 +770,7 @@ class _Context:
                 "case_in_packet",
                 "the opinion is in the packet",
                 page=first,
-                excerpt=_excerpt(first.text, 0, 200),
+                excerpt=excerpt_of(first.text, 0, 200),
             )
         return self._pin(claim, cite.pin, opinion.pages, opinion.first_page, opinion.last_page)
 
@@ -816,7 +817,7 @@ class _Context:
             "case_pin",
             f"the opinion is in the packet and page {numbers[0]} is one of its pages",
             page=page,
-            excerpt=_excerpt(page.text, 0, 200),
+            excerpt=excerpt_of(page.text, 0, 200),
         )
 
     @staticmethod
@@ -832,7 +833,7 @@ def moved_finding(claim: Claim, hit: QuoteHit, index: PacketIndex) -> Finding:
         "record_cite_page",
         f"the cited page does not carry the quotation; its passage is on {label}",
         page=hit.page,
-        excerpt=_excerpt(hit.page.text, *hit.span),
+        excerpt=excerpt_of(hit.page.text, *hit.span),
         match=hit.span,
     )
 
@@ -842,7 +843,7 @@ def wrong_finding(
 ) -> Finding:
     record = index.pages[weighed.page]
     shown = ", ".join(repr(w) for w in weighed.words[:4])
-    cited = _pages_label(index, pages)
+    cited = pages_label(index, pages)
     if weighed.status == "unsupported":
         message = f"the cited page {cited} does not carry {shown}; {index.label(weighed.page)} does"
     else:
@@ -856,7 +857,7 @@ def wrong_finding(
         "record_cite_page",
         message,
         page=record,
-        excerpt=_excerpt(record.text, 0, 160),
+        excerpt=excerpt_of(record.text, 0, 160),
     )
 
 
@@ -939,18 +940,6 @@ def quote_segments(quote: str) -> list[list[str]]:
 
 def _has_words(text: str) -> bool:
     return bool(nz.content_terms(nz.token_list(text)))
-
-
-def _pages_label(index: PacketIndex, pages: list[int]) -> str:
-    if len(pages) == 1:
-        return index.label(pages[0])
-    return f"{index.label(pages[0])}-{index.label(pages[-1])}"
-
-
-def _excerpt(text: str, start: int, end: int, *, around: int = 80) -> str:
-    left = max(0, start - around)
-    right = min(len(text), end + around)
-    return " ".join(text[left:right].split())
 
 
 def _distance(what: str, wanted: str, found: str) -> tuple[int, float]:

@@ -108,8 +108,8 @@ def _value(match: re.Match[str]) -> str | None:
             # 25/12/2024: there is no month 25, so the date is written day first.
             value = _iso(year, day, int(raw_month))
         return value
-    # casefold, not lower: the patterns match case-insensitively, so "ſeptember" (long s) or
-    # other Unicode case variants match and must find their month (lower() keeps "ſ").
+    # casefold, not lower: the patterns match case-insensitively, so "\u017feptember" (long s) or
+    # other Unicode case variants match and must find their month (lower() keeps the long s).
     month = MONTHS.get(raw_month.casefold()[:3])
     return None if month is None else _iso(year, month, day)
 

@@ -128,6 +128,13 @@ class Opinion:
         return max(self.pages)
 
 
+def pages_label(index: "PacketIndex", pages: list[int]) -> str:
+    """Pages by their labels: one label, or the first and last joined by a dash."""
+    if len(pages) == 1:
+        return index.label(pages[0])
+    return f"{index.label(pages[0])}-{index.label(pages[-1])}"
+
+
 def bates_key(label: str) -> tuple[str, int] | None:
     """("ACME", 14) for "ACME000014" / "ACME-000014"; None for a label without a number."""
     match = _LABEL.match(label.strip())

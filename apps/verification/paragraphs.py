@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim
-from apps.verification.index import OCR, PacketIndex, ocr_read
+from apps.verification.index import OCR, PacketIndex, ocr_read, pages_label
+from apps.verification.spans import excerpt_of
 
 if TYPE_CHECKING:
     from apps.verification.checks import Finding
@@ -230,7 +231,7 @@ def pinned(finding: Finding, context: Context) -> Finding:
         return finding
     if not pages:
         return finding
-    where = document or _label(index, pages)
+    where = document or pages_label(index, pages)
     paragraphs = paragraphs_on(index, pages)
     pins = _pins_label(numbers)
     if not paragraphs:
@@ -460,7 +461,7 @@ def _finding(
     check: str = "record_cite_paragraph",
 ) -> Finding:
     text = getattr(page, "text", "")
-    excerpt = _excerpt(text, *match) if match else _excerpt(text, 0, 160)
+    excerpt = excerpt_of(text, *match) if match else excerpt_of(text, 0, 160)
     return replace(
         finding,
         status=status,  # type: ignore[arg-type]  # one of checks.Status
@@ -488,18 +489,6 @@ def _runs(numbers: list[int]) -> str:
         else:
             runs.append([n])
     return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
-
-
-def _label(index: PacketIndex, pages: list[int]) -> str:
-    if len(pages) == 1:
-        return index.label(pages[0])
-    return f"{index.label(pages[0])}-{index.label(pages[-1])}"
-
-
-def _excerpt(text: str, start: int, end: int, *, around: int = 80) -> str:
-    left = max(0, start - around)
-    right = min(len(text), end + around)
-    return " ".join(text[left:right].split())
 
 
 __all__ = [

@@ -42,3 +42,10 @@ def whole_value(values: Callable[[str], list[tuple[int, int, str]]], text: str) 
         if start == 0 and end == len(stripped):
             return found
     return None
+
+
+def excerpt_of(text: str, start: int, end: int, *, around: int = 80) -> str:
+    """The words of `text` around [start, end), on one line: what a finding quotes of a page."""
+    left = max(0, start - around)
+    right = min(len(text), end + around)
+    return " ".join(text[left:right].split())
