@@ -24,7 +24,7 @@ import fast_diff_match_patch
 from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.drafting.models import DraftVersion
-from apps.drafting.selectors import _case, draft_in_case, version_in_draft
+from apps.drafting.selectors import case_for_user, draft_in_case, version_in_draft
 from lexweb.errors import DomainError
 
 DIFF_TIME_LIMIT_S = 2.0
@@ -164,7 +164,7 @@ def version_diff_for_user(
 ) -> VersionDiff:
     """What changed from version `against` (the one before `number` when not given) to version
     `number` of the draft. Audited as one read of version `number` ("draft.version_diff")."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     draft = draft_in_case(case=case, draft_id=draft_id)
     new = version_in_draft(draft=draft, number=number)
     if against is None:

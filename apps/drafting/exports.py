@@ -188,7 +188,7 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
     """Export version `number` of the draft as `format` ("docx" or "pdf"); see the module."""
     if format not in FORMATS:
         raise DomainError(f"Unknown format {format!r:.20}; one of: docx, pdf.")
-    case = runs._case(user=user, case_id=case_id)
+    case = draft_selectors.case_for_user(user=user, case_id=case_id)
     draft = draft_selectors.draft_in_case(case=case, draft_id=draft_id)
     version = draft_selectors.version_in_draft(draft=draft, number=number)
     runs._require_member(user=user, case=case, doing="export a draft")

@@ -31,6 +31,7 @@ from apps.cases import selectors as case_selectors
 from apps.cases.models import Case, Membership
 from apps.cluster.models import Role
 from apps.cluster.services import dispatch
+from apps.drafting import selectors
 from apps.drafting.events import RunEventMessage, run_group
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
 from apps.evidence.models import Packet
@@ -42,7 +43,6 @@ CHECKS_QUEUE = "cluster"
 MAX_IDEMPOTENCY_KEY = 200
 MIN_OVERRIDE_REASON = 10
 MAX_OVERRIDE_REASON = 5000
-_MAX_ID = 2**63 - 1
 
 N = Stage.Name
 # Which cluster role serves each stage ("" for the deterministic checks).
@@ -104,16 +104,6 @@ def stage_plan(*, kind: str, high_stakes: bool) -> list[str]:
 # --- Checks ----------------------------------------------------------------------------------
 
 
-def _is_id(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= _MAX_ID
-
-
-def _case(*, user: User, case_id: int) -> Case:
-    if not _is_id(case_id):
-        raise NotFound(f"No case {case_id}.")
-    return case_selectors.case_get_for_user(user=user, case_id=case_id)
-
-
 def _require_member(*, user: User, case: Case, doing: str, lawyer: bool = False) -> None:
     """Lawyers and staff on the case (lawyers only where `lawyer`); an admin let in by
     break-glass reads but does not run the pipeline."""
@@ -148,7 +138,11 @@ def _instructions(text: object) -> str:
 
 
 def _frozen_packet(*, case: Case, packet_id: int) -> Packet:
-    packet = Packet.objects.filter(pk=packet_id, case=case).first() if _is_id(packet_id) else None
+    packet = (
+        Packet.objects.filter(pk=packet_id, case=case).first()
+        if selectors.is_id(packet_id)
+        else None
+    )
     if packet is None:
         raise NotFound(f"No packet {packet_id} in this case.")
     if packet.status != Packet.Status.FROZEN:
@@ -218,7 +212,7 @@ def _run_for_key(*, user: User, case_id: int, key: str, request: RunRequest) -> 
 
 @transaction.atomic
 def _run_create(*, user: User, case_id: int, request: RunRequest, key: str) -> Run:
-    case = _case(user=user, case_id=case_id)
+    case = selectors.case_for_user(user=user, case_id=case_id)
     _require_member(user=user, case=case, doing="start a drafting run")
     names = stage_plan(kind=request.kind, high_stakes=bool(request.high_stakes))
     instructions = _instructions(request.instructions)
@@ -363,7 +357,7 @@ def stages_close(*, run: Run, status: str) -> None:
 def _locked_run(*, case: Case, run_id: int) -> Run:
     run = (
         Run.objects.select_for_update().filter(pk=run_id, case=case).first()
-        if _is_id(run_id)
+        if selectors.is_id(run_id)
         else None
     )
     if run is None:
@@ -376,7 +370,7 @@ def run_cancel(*, user: User, case_id: int, run_id: int) -> Run:
     """Cancel a queued, running or gate-stopped run: its open stages are cancelled, a running
     stage's job sees it within a fraction of a second and closes its backend stream, a queued
     job finds nothing to do. A run that already ended: RunFinished (409). Audited."""
-    case = _case(user=user, case_id=case_id)
+    case = selectors.case_for_user(user=user, case_id=case_id)
     _require_member(user=user, case=case, doing="cancel a run")
     run = _locked_run(case=case, run_id=run_id)
     if run.status in Run.FINISHED:
@@ -402,7 +396,7 @@ def run_cancel(*, user: User, case_id: int, run_id: int) -> Run:
 def run_gate_override(*, user: User, case_id: int, run_id: int, reason: str) -> Run:
     """A lawyer of the case goes on past a gate that said "no" or "insufficient", with a written
     reason (kept on the run, audited); the next stage is queued."""
-    case = _case(user=user, case_id=case_id)
+    case = selectors.case_for_user(user=user, case_id=case_id)
     _require_member(user=user, case=case, doing="override the gate", lawyer=True)
     run = _locked_run(case=case, run_id=run_id)
     if run.status != Run.Status.STOPPED_BY_GATE:

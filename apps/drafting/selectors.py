@@ -16,19 +16,21 @@ from lexweb.errors import NotFound
 _MAX_ID = 2**63 - 1
 
 
-def _is_id(value: object) -> bool:
+def is_id(value: object) -> bool:
+    """A positive id that fits PostgreSQL's bigint (anything else names nothing)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= _MAX_ID
 
 
-def _case(*, user: User, case_id: int) -> Case:
-    if not _is_id(case_id):
+def case_for_user(*, user: User, case_id: int) -> Case:
+    """The case if `user` may see it (NotFound otherwise, as for a case that never existed)."""
+    if not is_id(case_id):
         raise NotFound(f"No case {case_id}.")
     return case_selectors.case_get_for_user(user=user, case_id=case_id)
 
 
 def draft_in_case(*, case: Case, draft_id: int) -> Draft:
     """The draft of `case` (membership already checked by the caller), or NotFound."""
-    draft = Draft.objects.filter(pk=draft_id, case=case).first() if _is_id(draft_id) else None
+    draft = Draft.objects.filter(pk=draft_id, case=case).first() if is_id(draft_id) else None
     if draft is None:
         raise NotFound(f"No draft {draft_id} in this case.")
     return draft
@@ -47,7 +49,7 @@ def version_in_draft(*, draft: Draft, number: int) -> DraftVersion:
 def draft_list_for_user(*, user: User, case_id: int) -> QuerySet[Draft]:
     """The case's drafts, newest first, each with `version_count` and its packet. Audited as
     one read of the list."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     read_audit.read_record(user=user, action="draft.list", case=case)
     return (
         Draft.objects.filter(case=case)
@@ -60,7 +62,7 @@ def draft_list_for_user(*, user: User, case_id: int) -> QuerySet[Draft]:
 def draft_get_for_user(*, user: User, case_id: int, draft_id: int) -> Draft:
     """One draft with its packet and its versions (without their text; oldest first) prefetched.
     Audited as a view."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     draft_in_case(case=case, draft_id=draft_id)
     versions = (
         DraftVersion.objects.defer("text")
@@ -80,7 +82,7 @@ def draft_get_for_user(*, user: User, case_id: int, draft_id: int) -> Draft:
 
 def version_get_for_user(*, user: User, case_id: int, draft_id: int, number: int) -> DraftVersion:
     """One version with its text. Audited as a view of the version."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     draft = draft_in_case(case=case, draft_id=draft_id)
     version = version_in_draft(draft=draft, number=number)
     read_audit.read_record(user=user, action="draft.version_view", case=case, target=version)
@@ -94,7 +96,7 @@ MAX_EVENTS_PAGE = 1000
 
 def run_in_case(*, case: Case, run_id: int) -> Run:
     """The run of `case` (membership already checked by the caller), or NotFound."""
-    run = Run.objects.filter(pk=run_id, case=case).first() if _is_id(run_id) else None
+    run = Run.objects.filter(pk=run_id, case=case).first() if is_id(run_id) else None
     if run is None:
         raise NotFound(f"No run {run_id} in this case.")
     return run
@@ -102,14 +104,14 @@ def run_in_case(*, case: Case, run_id: int) -> Run:
 
 def run_list_for_user(*, user: User, case_id: int) -> QuerySet[Run]:
     """The case's runs, newest first. Audited as one read of the list."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     read_audit.read_record(user=user, action="run.list", case=case)
     return Run.objects.filter(case=case).select_related("created_by").order_by("-created_at", "-id")
 
 
 def run_get_for_user(*, user: User, case_id: int, run_id: int) -> Run:
     """One run with its stages (oldest first) prefetched. Audited as a view."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     run_in_case(case=case, run_id=run_id)
     run = (
         Run.objects.filter(pk=run_id)
@@ -130,7 +132,7 @@ def run_events_for_user(
 ) -> list[RunEvent]:
     """The run's events numbered above `after`, in order, at most `limit`. Audited as a view of
     the run (the events carry the model's text)."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     run = run_in_case(case=case, run_id=run_id)
     read_audit.read_record(user=user, action="run.events", case=case, target=run)
     return run_events_after(run_id=run.pk, after=after, limit=limit)
@@ -147,7 +149,7 @@ def run_events_after(*, run_id: int, after: int, limit: int = MAX_EVENTS_PAGE) -
 def run_stream_open_for_user(*, user: User, case_id: int, run_id: int) -> Run:
     """The run whose live events a websocket is about to follow (NotFound for non-members and
     missing runs alike). Audited as one read of the run's events when the socket opens."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     run = run_in_case(case=case, run_id=run_id)
     read_audit.read_record(user=user, action="run.stream", case=case, target=run)
     return run
@@ -183,7 +185,7 @@ def run_page_for_user(*, user: User, case_id: int, run_id: int) -> RunPage:
     """The run page's state. Audited as one view of the run. The event number is read first:
     the rows read after it may be newer (the page's script takes repeated events in stride),
     never older, so nothing falls between the page and its stream."""
-    case = _case(user=user, case_id=case_id)
+    case = case_for_user(user=user, case_id=case_id)
     run_in_case(case=case, run_id=run_id)
     last_seq = Run.objects.filter(pk=run_id).values_list("event_seq", flat=True).get()
     stages_qs = Stage.objects.select_related("version", "verification__version").order_by(
