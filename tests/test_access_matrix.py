@@ -250,6 +250,19 @@ MATRIX: tuple[Route, ...] = (
         ("POST",),
         ids={"draft_id": "clean_draft"},
     ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/drafts/<draft_id>/versions/<number>/diff",
+        ("GET",),
+        {"GET": {"against": "1"}},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/drafts/<draft_id>/versions/<number>/export",
+        ("POST",),
+        {"POST": {"format": "pdf"}},
+        ids={"draft_id": "clean_draft"},
+    ),
     Route(PAGE, "cases/<int:case_id>/drafts/", ("GET",)),
     Route(
         PAGE,

@@ -161,6 +161,12 @@ API: dict[tuple[str, str], Entry] = {
     ("POST", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}/approve"): Write(
         "draft.approve", ids={"draft_id": "clean_draft"}
     ),
+    ("GET", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}/diff"): Read(
+        "draft.version_diff", "version", query={"against": "1"}
+    ),
+    ("POST", "/api/v1/cases/{case_id}/drafts/{draft_id}/versions/{number}/export"): Write(
+        "draft.export", {"format": "pdf"}, ids={"draft_id": "clean_draft"}
+    ),
     ("POST", "/api/v1/cases/{case_id}/runs"): Write(
         "run.start",
         {"kind": "summary", "packet_id": "@packet", "instructions": "Summarise the ledger."},

@@ -10,9 +10,11 @@ and shapes the answer. The verification endpoints are in apps/verification/api.p
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.http import HttpResponse
 from ninja import Query, Router, Status
 from ninja.errors import HttpError, ValidationError
 from ninja.pagination import paginate
@@ -21,19 +23,21 @@ from pydantic import ValidationError as PydanticError
 
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
-from apps.drafting import runs, selectors, services
+from apps.drafting import diff_selectors, exports, runs, selectors, services
 from apps.drafting.models import Draft, DraftVersion, Run, RunEvent
 from apps.drafting.schemas import (
     DraftDetailOut,
     DraftFormIn,
     DraftIn,
     DraftOut,
+    ExportIn,
     GateOverrideIn,
     RunDetailOut,
     RunEventOut,
     RunIn,
     RunOut,
     VersionDetailOut,
+    VersionDiffOut,
     VersionIn,
 )
 
@@ -162,6 +166,69 @@ def get_version(
     return selectors.version_get_for_user(
         user=request.auth, case_id=case_id, draft_id=draft_id, number=number
     )
+
+
+@router.get(
+    _BASE + "/{draft_id}/versions/{number}/diff",
+    response={200: VersionDiffOut, 400: ErrorOut, 404: ErrorOut, 422: ErrorOut},
+)
+def diff_version(
+    request: AuthedRequest,
+    case_id: ObjectId,
+    draft_id: ObjectId,
+    number: ObjectId,
+    against: Query[int | None] = None,
+) -> diff_selectors.VersionDiff:
+    """What changed from version `against` (by default the one before) to version `number`,
+    word by word: `equal`, `insert` and `delete` stretches, long unchanged ones shortened, with
+    word counts over both whole versions. Sizes are bounded (see `exact` and `truncated`)."""
+    if against is not None and not 1 <= against < 2**31:
+        raise HttpError(422, "against must be a version number (1 or more).")
+    return diff_selectors.version_diff_for_user(
+        user=request.auth, case_id=case_id, draft_id=draft_id, number=number, against=against
+    )
+
+
+_EXPORT_DOC = {
+    "responses": {
+        "200": {
+            "description": "The exported file, as an attachment",
+            "content": {
+                media: {"schema": {"type": "string", "format": "binary"}}
+                for media in exports.FORMATS.values()
+            },
+        }
+    }
+}
+
+
+@router.post(
+    _BASE + "/{draft_id}/versions/{number}/export",
+    response={**_ERRORS, 403: ErrorOut},
+    openapi_extra=_EXPORT_DOC,
+)
+def export_version(
+    request: AuthedRequest, case_id: ObjectId, draft_id: ObjectId, number: ObjectId, body: ExportIn
+) -> HttpResponse:
+    """The version as a Word document (`docx`) or a PDF (`pdf`), as an attachment. Refused
+    with 409 `not_verified` before a finished verification and 409 `unsupported_findings`
+    while a finding blocks (the approval rule). The file is registered as a generated artifact
+    (`X-Lexweb-Artifact`), so it can never come back in as evidence unflagged; a PDF is also
+    stored as a generated document of the case (`X-Lexweb-Document`)."""
+    export = exports.version_export(
+        user=request.auth, case_id=case_id, draft_id=draft_id, number=number, format=body.format
+    )
+    response = HttpResponse(export.data, content_type=export.media_type)
+    response["Content-Disposition"] = _attachment(export.filename)
+    response["X-Lexweb-Artifact"] = str(export.artifact.pk)
+    if export.document is not None:
+        response["X-Lexweb-Document"] = str(export.document.pk)
+    return response
+
+
+def _attachment(filename: str) -> str:
+    ascii_name = filename.encode("ascii", "replace").decode().replace('"', "'").replace("?", "_")
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename)}"
 
 
 # --- Runs ------------------------------------------------------------------------------------

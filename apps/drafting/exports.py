@@ -12,8 +12,9 @@ same 409s (`not_verified`, `unsupported_findings`).
 3. The file is registered in the generated-artifact registry (kind `export`, linked to the
    version's own registered model output when it has one) before anything else, so the file
    can never come back in as evidence unflagged; then stored: a PDF as a system-generated
-   document of the case (downloadable again from the documents API), a DOCX (which the
-   document store does not take as evidence at all) in the content-addressed blob store.
+   document of the case (downloadable again from the documents API); a DOCX is answered and
+   not kept (the registry holds its hash and text; the document store does not take Word
+   files as evidence at all).
 4. Audited ("draft.export": format, SHA-256, artifact, document).
 """
 
@@ -25,12 +26,11 @@ from dataclasses import dataclass
 
 import docx
 import pymupdf
-from django.conf import settings
 from django.db import transaction
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
-from apps.documents import intake, storage
+from apps.documents import intake
 from apps.documents import services as document_services
 from apps.documents.models import Document
 from apps.drafting import runs
@@ -67,7 +67,7 @@ class Export:
     filename: str
     media_type: str
     artifact: GeneratedArtifact
-    document: Document | None  # the stored PDF; None for a DOCX (kept in the blob store)
+    document: Document | None  # the stored PDF; None for a DOCX (not kept)
 
 
 def _plain(text: str) -> str:
@@ -203,7 +203,7 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
     media_type = FORMATS[format]
     source = f"draft {draft.pk} v{version.number} export ({format})"
     exported_from = GeneratedArtifact.objects.filter(
-        sha256=hashlib.sha256(version.text.encode("utf-8")).hexdigest()
+        case=case, sha256=hashlib.sha256(version.text.encode("utf-8")).hexdigest()
     ).first()
     # Registered first, in its own transaction: it stays registered whatever happens next.
     with transaction.atomic():
@@ -229,11 +229,6 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
             media_type=media_type,
             source=source,
         )
-    else:
-        with storage.blob_receive(
-            source=io.BytesIO(data), max_bytes=settings.LEXWEB_MAX_UPLOAD_BYTES
-        ) as received:
-            received.commit()
     account_services.audit_record(
         actor=user,
         action="draft.export",
