@@ -191,7 +191,7 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
     case = draft_selectors.case_for_user(user=user, case_id=case_id)
     draft = draft_selectors.draft_in_case(case=case, draft_id=draft_id)
     version = draft_selectors.version_in_draft(draft=draft, number=number)
-    runs._require_member(user=user, case=case, doing="export a draft")
+    runs.require_member(user=user, case=case, doing="export a draft")
     verification = _require_exportable(version)
     title = f"{draft.title} v{version.number}"
     blocks = markdown_blocks(version.text)

@@ -104,7 +104,7 @@ def stage_plan(*, kind: str, high_stakes: bool) -> list[str]:
 # --- Checks ----------------------------------------------------------------------------------
 
 
-def _require_member(*, user: User, case: Case, doing: str, lawyer: bool = False) -> None:
+def require_member(*, user: User, case: Case, doing: str, lawyer: bool = False) -> None:
     """Lawyers and staff on the case (lawyers only where `lawyer`); an admin let in by
     break-glass reads but does not run the pipeline."""
     membership = case_selectors.membership_get(user=user, case=case)
@@ -213,7 +213,7 @@ def _run_for_key(*, user: User, case_id: int, key: str, request: RunRequest) -> 
 @transaction.atomic
 def _run_create(*, user: User, case_id: int, request: RunRequest, key: str) -> Run:
     case = selectors.case_for_user(user=user, case_id=case_id)
-    _require_member(user=user, case=case, doing="start a drafting run")
+    require_member(user=user, case=case, doing="start a drafting run")
     names = stage_plan(kind=request.kind, high_stakes=bool(request.high_stakes))
     instructions = _instructions(request.instructions)
     packet = _frozen_packet(case=case, packet_id=request.packet_id)
@@ -371,7 +371,7 @@ def run_cancel(*, user: User, case_id: int, run_id: int) -> Run:
     stage's job sees it within a fraction of a second and closes its backend stream, a queued
     job finds nothing to do. A run that already ended: RunFinished (409). Audited."""
     case = selectors.case_for_user(user=user, case_id=case_id)
-    _require_member(user=user, case=case, doing="cancel a run")
+    require_member(user=user, case=case, doing="cancel a run")
     run = _locked_run(case=case, run_id=run_id)
     if run.status in Run.FINISHED:
         raise RunFinished(
@@ -397,7 +397,7 @@ def run_gate_override(*, user: User, case_id: int, run_id: int, reason: str) -> 
     """A lawyer of the case goes on past a gate that said "no" or "insufficient", with a written
     reason (kept on the run, audited); the next stage is queued."""
     case = selectors.case_for_user(user=user, case_id=case_id)
-    _require_member(user=user, case=case, doing="override the gate", lawyer=True)
+    require_member(user=user, case=case, doing="override the gate", lawyer=True)
     run = _locked_run(case=case, run_id=run_id)
     if run.status != Run.Status.STOPPED_BY_GATE:
         raise Conflict(
