@@ -95,8 +95,8 @@ def _mention(
 ) -> tuple[int, re.Match[str]] | None:
     held = _MENTIONS.get(id(index))
     if held is None or held[0]() is not index:
-        for key in [k for k, (ref, _) in _MENTIONS.items() if ref() is None]:
-            del _MENTIONS[key]
+        for stale in [k for k, (ref, _) in _MENTIONS.items() if ref() is None]:
+            del _MENTIONS[stale]
         held = _MENTIONS[id(index)] = (weakref.ref(index), {})
     cache = held[1]
     key = (code, title, section)

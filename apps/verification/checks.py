@@ -34,7 +34,7 @@ import bisect
 import gc
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal
@@ -44,6 +44,7 @@ import reporters_db
 from apps.verification import authorities, paragraphs
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim, sentences
+from apps.verification.dates import is_month_day, same_day
 from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value, pages_label
 from apps.verification.spans import excerpt_of
 
@@ -51,6 +52,7 @@ Status = Literal["supported", "unsupported", "contradicted", "needs_review"]
 VERIFIER_VERSION = "1"
 
 CITES = ("record_cite", "not_a_record_cite", "case_citation")
+VALUES = ("quote", "date", "amount")
 NOT_IN_EVIDENCE = "not in the evidence (this does not mean it is fabricated)"
 SHORT_QUOTE = 4  # words; a shorter quoted term not found is left for review
 MISQUOTE_RATIO = 0.5  # share of a quotation's words in order in the closest passage
@@ -202,6 +204,7 @@ class _Context:
         self.forms: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
+        self.held: dict[tuple[str, ...], frozenset[int]] = {}  # a common word's pages, as a set
 
     def check(self, claim: Claim) -> Finding:
         if claim.kind == "record_cite":
@@ -328,7 +331,9 @@ class _Context:
         # A quotation or value of the segment that is not on the cited pages is flagged on its
         # own (a wrong value under a right cite); the cite is judged by its words only when
         # the segment has no such claim.
-        if evidence is None and not self.members(span, ("quote", "date", "amount")):
+        # A year-less date is read as words of the segment ("the November 8 outage").
+        values = [c for c in self.members(span, VALUES) if not is_month_day(c.value)]
+        if evidence is None and not values:
             weighed = self._terms_elsewhere(span, pages)
             if weighed is not None:
                 return wrong_finding(claim, weighed, pages, self.index)
@@ -357,7 +362,7 @@ class _Context:
             what = "date" if claim.kind == "date" else "amount"
             for page in pages:
                 for found in self._page_values(what, page):
-                    if found.value == claim.value:
+                    if _same(claim, found.value):
                         record = self.index.pages[page]
                         return record, (found.start, found.end), f"carries the {what}"
         return None
@@ -441,8 +446,7 @@ class _Context:
         candidates.difference_update(pages)
         best: int | None = None
         best_key: tuple[float, int] = (0.0, 0)
-        for page in candidates:
-            score = sum(t.weight for t in terms.values() if self._carries(page, t))
+        for page, score in self._scores(candidates, terms).items():
             if (score, -page) > best_key:
                 best, best_key = page, (score, -page)
         if best is None:
@@ -483,6 +487,8 @@ class _Context:
         for claim in self.ordered[first:]:
             if claim.start >= span[1]:
                 break
+            if is_month_day(claim.value):
+                continue  # a year-less date: its month is a word of the segment, as before
             for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
                 masked[k - span[0]] = " "
         for word in nz.token_list("".join(masked)):
@@ -493,14 +499,16 @@ class _Context:
                 continue
             group = PARAPHRASE_OF.get(term, (term,))
             if len(group) == 1:
-                count = len(self.index.pages_with_term(term))
+                holders: Collection[int] = self.index.pages_with_term(term)
             else:
-                count = len(_pages_with_any(self.index, group))
+                holders = _pages_with_any(self.index, group)
+            count = len(holders)
             factor = 2.0 if word.isdigit() else 1.0
-            out[term] = _Term(word, count, factor * _weight_of(self.index, count), stems=group)
+            weight = factor * _weight_of(self.index, count)
+            out[term] = _Term(word, count, weight, stems=group, holders=holders)
         if values:
             for claim in self.members(span, ("date", "amount")):
-                if claim.value is None:
+                if claim.value is None or is_month_day(claim.value):
                     continue
                 what = "date" if claim.kind == "date" else "amount"
                 held = frozenset(self.index.value_pages(what, claim.value))
@@ -519,7 +527,30 @@ class _Context:
         """The pages holding the term or a paraphrase (few: see CANDIDATE_PAGES)."""
         if not term.stems:
             return term.pages
-        return _pages_with_any(self.index, term.stems)
+        return term.holders
+
+    def _scores(self, candidates: set[int], terms: Mapping[str, "_Term"]) -> dict[int, float]:
+        """Each candidate page's weight of the terms it carries (the terms added in their
+        order, as a sum over them per page would). A term held by fewer pages than there are
+        candidates walks its holders; a common one is a set of its pages, made once a run."""
+        scores = dict.fromkeys(candidates, 0.0)
+        for term in terms.values():
+            held = self._holders(term)
+            if isinstance(held, Collection) and len(held) <= len(scores):
+                for page in held:
+                    if page in scores:
+                        scores[page] += term.weight
+                continue
+            if term.stems:
+                # A common word recurs in many claims' sentences: its pages, once as a set.
+                known = self.held.get(term.stems)
+                if known is None:
+                    known = self.held[term.stems] = frozenset(held)
+                held = known
+            for page in scores:
+                if page in held:
+                    scores[page] += term.weight
+        return scores
 
     def _carried_otherwise(self, span: tuple[int, int], pages: list[int]) -> set[str]:
         """Key terms of the span the cited pages carry in another form: the month of a
@@ -598,8 +629,31 @@ class _Context:
         if not pages:
             pages = self._sentence_record_pages(claim)
         if pages:
-            return self._value_on_pages(claim, claim.value, what, pages)
+            finding = self._value_on_pages(claim, claim.value, what, pages)
+            if finding.status != "supported" and is_month_day(claim.value) and cite is not None:
+                finding = self._under_wrong_cite(claim, cite) or finding
+            return finding
         return self._value_anywhere(claim, claim.value, what)
+
+    def _under_wrong_cite(self, claim: Claim, cite: Claim) -> Finding | None:
+        """A year-less date ("The November 8 outage (X)") not on its cite's page, where the cite
+        is itself flagged as the wrong page: the date is read on the page that carries the
+        sentence (the cite's finding names it), so that the one error is flagged once, on the
+        cite. None when the cite is not flagged so or that page lacks the date too."""
+        verdict = self.record_cite(cite) if cite.kind == "record_cite" else None
+        if verdict is None or verdict.status != "unsupported" or verdict.page is None:
+            return None
+        if verdict.check != "record_cite_page":
+            return None
+        page = self.index.page_index(verdict.page)
+        found = self._value_on_pages(claim, claim.value or "", "date", [page])
+        if found.status != "supported":
+            return None
+        return replace(
+            found,
+            message=f"{found.message}, the page that carries the sentence (its cite "
+            f"{cite.text} is flagged as the wrong page)",
+        )
 
     def _sentence_record_pages(self, claim: Claim) -> list[int]:
         pages: list[int] = []
@@ -615,7 +669,7 @@ class _Context:
         others: list[tuple[int, Value]] = []
         for page in pages:
             for found in self._page_values(what, page):
-                if found.value == value:
+                if _same(claim, found.value):
                     record = self.index.pages[page]
                     return Finding(
                         claim,
@@ -630,6 +684,21 @@ class _Context:
         label = pages_label(self.index, pages)
         if others:
             page, nearest = min(others, key=lambda pv: _distance(what, value, pv[1].value))
+            if is_month_day(value) and same_day(value, nearest.value):
+                # The month and day are there, in another year than the sentence gives.
+                years = "/".join(map(str, claim.years))
+                shown = self.index.pages[page].text[nearest.start : nearest.end]
+                return Finding(
+                    claim,
+                    "contradicted",
+                    f"{what}_on_cited_page",
+                    f"the cited page {self.index.label(page)} gives {shown!r}, not "
+                    f"{claim.text!r} of {years}",
+                    page=self.index.pages[page],
+                    excerpt=excerpt_of(self.index.pages[page].text, nearest.start, nearest.end),
+                    match=(nearest.start, nearest.end),
+                    found_value=nearest.value,
+                )
             record = self.index.pages[page]
             shown = record.text[nearest.start : nearest.end]
             return Finding(
@@ -650,17 +719,22 @@ class _Context:
         )
 
     def _value_anywhere(self, claim: Claim, value: str, what: str) -> Finding:
-        pages = self.index.value_pages(what, value)
-        if not pages:
+        held = self.index.value_pages(what, value)
+        if claim.years:  # a year-less date of the sentence's year: a page of that year
+            held = [
+                p for p in held if any(_same(claim, v.value) for v in self._page_values(what, p))
+            ]
+        if not held:
+            years = f" in {'/'.join(map(str, claim.years))}" if claim.years else ""
             return Finding(
                 claim,
                 "unsupported",
                 f"{what}_in_packet",
-                f"{claim.text!r} appears nowhere in the packet",
+                f"{claim.text!r} appears nowhere in the packet{years}",
             )
-        page = pages[0]
+        page = held[0]
         record = self.index.pages[page]
-        found = next(v for v in self._page_values(what, page) if v.value == value)
+        found = next(v for v in self._page_values(what, page) if _same(claim, v.value))
         return Finding(
             claim,
             "supported",
@@ -868,6 +942,7 @@ class _Term:
     weight: float
     stems: tuple[str, ...] = ()  # a word: its stem and its paraphrases' (none: a value)
     pages: frozenset[int] = frozenset()  # a date or amount: the pages holding it
+    holders: Collection[int] = ()  # a word: the pages holding it or a paraphrase
 
 
 @dataclass(frozen=True)
@@ -938,6 +1013,14 @@ def quote_segments(quote: str) -> list[list[str]]:
     return [words for words in parts if words]
 
 
+def _same(claim: Claim, found: str) -> bool:
+    """A value on a page is the claim's (a year-less date: that month and day, in the
+    sentence's years where it gives them)."""
+    if claim.kind == "date":
+        return same_day(claim.value or "", found, claim.years)
+    return found == claim.value
+
+
 def _has_words(text: str) -> bool:
     return bool(nz.content_terms(nz.token_list(text)))
 
@@ -945,6 +1028,8 @@ def _has_words(text: str) -> bool:
 def _distance(what: str, wanted: str, found: str) -> tuple[int, float]:
     """How far a value on the page is from the draft's (for naming the nearest)."""
     if what == "date":
+        if is_month_day(wanted) or is_month_day(found):  # by month and day, in a leap year
+            wanted, found = "2000" + wanted[-6:], "2000" + found[-6:]
         try:
             days = abs((date.fromisoformat(wanted) - date.fromisoformat(found)).days)
         except ValueError:

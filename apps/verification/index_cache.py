@@ -417,12 +417,17 @@ def packet_index_prepare(*, packet_id: int) -> None:
 
 
 def packet_index_for(
-    *, case_id: int, packet_id: int, pages: Sequence[FrozenPage], records: Sequence[PageRecord]
+    *,
+    case_id: int,
+    packet_id: int,
+    records: Sequence[PageRecord],
+    pages: Sequence[FrozenPage] | None = None,
 ) -> PacketIndex:
-    """The index of the frozen packet `packet_id` of case `case_id` over `pages` (its frozen
-    pages in position order, `records` their page records): the stored one when it is sound,
-    else built now (and stored, for the next run). A packet that is not frozen, or not of
-    this case, is indexed and nothing is stored."""
+    """The index of the frozen packet `packet_id` of case `case_id` over `records` (the page
+    records of its frozen pages in position order): the stored one when it is sound, else
+    built now (and stored, for the next run, when `pages`, the frozen pages themselves, read
+    here if not given, hash to the packet's content hash). A packet that is not frozen, or
+    not of this case, is indexed and nothing is stored."""
     packet = Packet.objects.filter(
         pk=packet_id, case_id=case_id, status=Packet.Status.FROZEN
     ).first()
@@ -447,7 +452,7 @@ def packet_index_for(
                 packet.pk,
                 exc,
             )
-    return _build_and_store(packet, pages, records)
+    return _build_and_store(packet, _frozen_pages(packet) if pages is None else pages, records)
 
 
 def _stored(packet: Packet) -> PacketIndexCache | None:

@@ -201,3 +201,27 @@ def test_the_task_refuses_an_argument_that_is_no_id(bad: object) -> None:
     with pytest.raises(DomainError, match="verification_id must be int"):
         verification_run_task(verification_id=bad)  # type: ignore[arg-type]  # the point
     assert not Verification.objects.exists()
+
+
+def test_the_run_reads_page_rows_plainly_and_the_same_as_the_model_pages(
+    lawyer: User, case: Case
+) -> None:
+    """The job reads every frozen page as a plain row (`page_records`), the same values as the
+    model's `page_record`; the findings' pages are read as models, by position, on demand."""
+    first = read_pdf(case=case, user=lawyer, lines=RECORD)
+    second = read_pdf(case=case, user=lawyer, lines=["Second document, one page."])
+    packet = packet_of(case=case, user=lawyer, documents=[first, second])
+    frozen = list(FrozenPage.objects.filter(packet=packet).order_by("position"))
+
+    records = services.page_records(packet_id=packet.pk)
+
+    assert records == [services.page_record(page) for page in frozen]
+    assert [r.position for r in records] == [1, 2]
+    pages = services.FrozenPagesByPosition(packet.pk, count=len(records))
+    assert pages.read == {}
+    pages.load([2, 2, 0, 99])
+    assert list(pages.read) == [2] and pages[2] == frozen[1]
+    assert pages.get(1) == frozen[0] and 1 in pages and len(pages) == 2 and list(pages) == [1, 2]
+    assert 3 not in pages and "1" not in pages and pages.get(3) is None
+    with pytest.raises(KeyError):
+        pages[0]
