@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Collection, Sequence
 
 from apps.verification.spans import disjoint_values, whole_value
 
@@ -122,3 +123,100 @@ def date_values(text: str) -> list[tuple[int, int, str]]:
 def parse_date(text: str) -> str | None:
     """The ISO date that `text` is (whole string, surrounding spaces aside), or None."""
     return whole_value(date_values, text)
+
+
+# Year-less dates: "November 8", "Oct. 11th", "8 November", "the 3rd day of March". The month
+# is a word (never the modal "may": a month name is capitalised, or the whole name is in
+# capitals), and no year follows (a following year makes it a full date, found first).
+_MONTH_WORD = (
+    r"(?P<m>(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+    r"|(?:JAN(?:UARY)?|FEB(?:RUARY)?|MAR(?:CH)?|APR(?:IL)?|MAY|JUNE?|JULY?|AUG(?:UST)?"
+    r"|SEP(?:T(?:EMBER)?)?|OCT(?:OBER)?|NOV(?:EMBER)?|DEC(?:EMBER)?))"
+)
+_NO_YEAR_AFTER = r"(?!\d|[ \t]*[,.]?[ \t]*(?:\d{4}|'\d\d)(?!\d)|/\d|-\d{4})"
+_INTRODUCERS = "on by from to until till since before after of the and or through between"
+_INTRODUCED = "|".join(
+    rf"(?<=\b{w}\s)" for word in _INTRODUCERS.split(" ") for w in (word, word.capitalize())
+)
+_MONTH_DAY_PATTERNS = [
+    # November 8 / Oct. 11th / Aug 27
+    re.compile(
+        r"(?<![\w.])"
+        + _MONTH_WORD
+        + r"(?:\.?[ \t]+|\.)(?P<d>\d{1,2})(?:st|nd|rd|th)?(?![\w])"
+        + _NO_YEAR_AFTER
+    ),
+    # 8 November / 3rd of March / 3rd day of March: after a word that introduces a date or at
+    # the start of a line or clause, never after a label ("Section 12 May ...").
+    re.compile(
+        r"(?=\d)(?:^|(?<=[(\[])|(?<=[(\[,;:\n]\s)|(?<=\n)|"
+        + _INTRODUCED
+        + r")(?P<d>\d{1,2})(?:st|nd|rd|th)?[ \t]+(?:day[ \t]+of[ \t]+|of[ \t]+)?"
+        + _MONTH_WORD
+        + r"\b"
+        + _NO_YEAR_AFTER
+    ),
+]
+
+
+def _month_day(match: re.Match[str]) -> str | None:
+    month = MONTHS.get(match.group("m").casefold()[:3])
+    day = int(match.group("d"))
+    if month is None or _iso(2000, month, day) is None:  # 2000: February 29 is a day
+        return None
+    return f"--{month:02d}-{day:02d}"
+
+
+def month_day_values(
+    text: str, full: Sequence[tuple[int, int, str]] | None = None
+) -> list[tuple[int, int, str]]:
+    """Every year-less date of `text` as (start, end, "--MM-DD"), in order, never overlapping
+    a full date (`full`: `date_values(text)`, read when not given) or each other. The value is
+    ISO 8601's form of a month and day without a year."""
+    if full is None:
+        full = date_values(text)
+    return [
+        v
+        for v in disjoint_values(_MONTH_DAY_PATTERNS, text, _month_day)
+        if not any(v[0] < b and v[1] > a for a, b, _ in full)
+    ]
+
+
+def is_month_day(value: str | None) -> bool:
+    """Whether a date value is a month and day without a year ("--11-08")."""
+    return value is not None and value.startswith("--")
+
+
+def same_day(wanted: str, found: str, years: Collection[int] = ()) -> bool:
+    """Whether a date on a page (`found`, ISO or "--MM-DD") is the draft's date (`wanted`).
+
+    A full date is only itself. A year-less date is any date of that month and day; `years`
+    (what the sentence's full dates make likely, `context_years`) narrows it to those years,
+    where the page's date has one."""
+    if wanted == found:
+        return True
+    if not is_month_day(wanted) or found[-6:] != wanted[-6:]:
+        return False
+    if not years or is_month_day(found):
+        return True
+    return found[:4].isdigit() and int(found[:4]) in years
+
+
+def context_years(month_day: str, anchors: Sequence[tuple[int, str]], at: int) -> tuple[int, ...]:
+    """The years a year-less date at offset `at` may be in, from the full dates of its sentence
+    (`anchors`: offset, ISO date), or () when they give none (none, or of several years).
+
+    "From December 20, 2023 to January 5": a date written after its anchor with an earlier
+    month and day may be in the next year; one written before it with a later month and day
+    ("from December 20 to January 5, 2024") in the year before."""
+    years = {iso[:4] for _, iso in anchors}
+    if len(years) != 1:
+        return ()
+    offset, iso = min(anchors, key=lambda a: abs(a[0] - at))
+    year = int(iso[:4])
+    if at > offset and month_day[2:] < iso[5:]:
+        return (year, year + 1)
+    if at < offset and month_day[2:] > iso[5:]:
+        return (year - 1, year)
+    return (year,)

@@ -166,6 +166,7 @@ class PacketIndex:
     _repeats: dict[int, set[str]] = field(default_factory=dict)  # page -> edge line shapes
     _documents: dict[int, list[int]] = field(default_factory=dict)  # document -> page indexes
     _prefix_numbers: dict[str, list[int]] = field(default_factory=dict)  # prefix -> numbers
+    _month_day_pages: dict[str, list[int]] | None = None  # "--MM-DD" -> pages (value_pages)
 
     # -- building -------------------------------------------------------------------------
 
@@ -234,9 +235,22 @@ class PacketIndex:
         return [i for i in self.pages_with_term(term) if i in ocr]
 
     def value_pages(self, kind: str, value: str) -> Sequence[int]:
-        """The pages holding a date (`kind` "date", ISO) or an amount (cents), in order."""
+        """The pages holding a date (`kind` "date", ISO) or an amount (cents), in order. A
+        year-less date ("--11-08") is held by the pages of any date of that month and day."""
+        if kind == "date" and date_parser.is_month_day(value):
+            return self._month_days().get(value, ())
         table = self.date_pages if kind == "date" else self.amount_pages
         return table.get(value, ())
+
+    def _month_days(self) -> dict[str, list[int]]:
+        """A year-less date ("--MM-DD") -> the pages holding a date of that month and day
+        (made when first asked for, in one pass over the packet's distinct dates)."""
+        if self._month_day_pages is None:
+            found: defaultdict[str, set[int]] = defaultdict(set)
+            for value, pages in self.date_pages.items():
+                found["--" + value[-5:]].update(pages)
+            self._month_day_pages = {k: sorted(v) for k, v in found.items()}
+        return self._month_day_pages
 
     # -- Bates ----------------------------------------------------------------------------
 
@@ -531,7 +545,7 @@ def _read_page(
     found_dates, found_amounts = _page_values(read)
     words = _page_words(read)
     # A page dated 2023-11-08 speaks of November, whatever form the date takes.
-    words.update(_MONTH_NAMES[int(v.value[5:7])] for v in found_dates)
+    words.update(_MONTH_NAMES[int(v.value[-5:-3])] for v in found_dates)  # "--11-08" too
     missing = words.difference(stem_cache)  # a dict operand: looked up, not copied
     for word in missing:
         stem_cache[word] = nz.stem(nz.norm_token(word))
@@ -609,9 +623,10 @@ def _page_values(text: str) -> tuple[list[Value], list[Value]]:
     for start, end in _windows(text):
         chunk = text[start:end]
         if _DATE_HINT.search(chunk):
-            dates.extend(
-                Value(start + a, start + b, v) for a, b, v in date_parser.date_values(chunk)
-            )
+            full = date_parser.date_values(chunk)
+            # Year-less dates too ("Aug 27 4:52 PM"), as "--MM-DD" (after the full ones).
+            found = full + date_parser.month_day_values(chunk, full)
+            dates.extend(Value(start + a, start + b, v) for a, b, v in found)
         if "$" in chunk or _AMOUNT_HINT.search(chunk):
             amounts.extend(
                 Value(start + a, start + b, v) for a, b, v in amount_parser.amount_values(chunk)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim
+from apps.verification.dates import same_day
 from apps.verification.index import OCR, PacketIndex, ocr_read, pages_label
 from apps.verification.spans import excerpt_of
 
@@ -395,6 +396,13 @@ def _terms_elsewhere(
     return best
 
 
+def _same_value(claim: Claim, found: str) -> bool:
+    """A page's value is the claim's: equal, or a year-less date's month and day."""
+    if claim.kind == "date":
+        return same_day(claim.value or "", found, claim.years)
+    return found == claim.value
+
+
 def _value_in(
     context: Context, index: PacketIndex, span: tuple[int, int], wanted: list[Paragraph]
 ) -> tuple[int, tuple[int, int], str] | None:
@@ -403,7 +411,7 @@ def _value_in(
         for paragraph in wanted:
             for page_index, _, _ in paragraph.parts:
                 for value in values[page_index]:
-                    if value.value == claim.value and paragraph.holds(
+                    if _same_value(claim, value.value) and paragraph.holds(
                         page_index, value.start, value.end
                     ):
                         return page_index, (value.start, value.end), f"carries the {claim.kind}"

@@ -84,6 +84,9 @@ class Claim:
     quote: str | None = None
     citation: CaseCite | None = None
     statute: StatuteCite | None = None
+    # A year-less date ("November 8", value "--11-08"): the years its sentence's full dates
+    # make it (apps.verification.dates.context_years); () when any year will do.
+    years: tuple[int, ...] = ()
 
 
 # Unicode spaces that eyecite and the patterns below should read as a plain space. Each is one

@@ -1,4 +1,5 @@
-"""Dates (to ISO) and money amounts (to cents) as claims, outside every other claim."""
+"""Dates (to ISO; a year-less one to "--MM-DD") and money amounts (to cents) as claims,
+outside every other claim."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Callable
 
 from apps.verification.amounts import amount_values
 from apps.verification.claims.base import Claim, Kind, Spans
-from apps.verification.dates import date_values
+from apps.verification.dates import context_years, date_values, month_day_values
 
 
 def value_claims(
@@ -27,4 +28,16 @@ def value_claims(
             if not taken.overlaps(start, end):
                 span = sentence(start, end)
                 claims.append(Claim(kind, start, end, text[start:end], span, value=value))
+    # A year-less date ("on November 8"): its year is the one its sentence's full dates give.
+    anchors: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    for claim in claims:
+        if claim.kind == "date" and claim.value is not None:
+            anchors.setdefault(claim.sentence, []).append((claim.start, claim.value))
+    for start, end, value in month_day_values(plain):
+        if not taken.overlaps(start, end):
+            span = sentence(start, end)
+            years = context_years(value, anchors.get(span, []), start)
+            claims.append(
+                Claim("date", start, end, text[start:end], span, value=value, years=years)
+            )
     return claims
