@@ -203,20 +203,27 @@ def same_day(wanted: str, found: str, years: Collection[int] = ()) -> bool:
     return found[:4].isdigit() and int(found[:4]) in years
 
 
+HALF_YEAR = 183  # days: how far across a year end a year-less date may run from its anchor
+
+
 def context_years(month_day: str, anchors: Sequence[tuple[int, str]], at: int) -> tuple[int, ...]:
     """The years a year-less date at offset `at` may be in, from the full dates of its sentence
     (`anchors`: offset, ISO date), or () when they give none (none, or of several years).
 
-    "From December 20, 2023 to January 5": a date written after its anchor with an earlier
-    month and day may be in the next year; one written before it with a later month and day
-    ("from December 20 to January 5, 2024") in the year before."""
+    The nearest anchor's year; and across a year end, where a narration runs on: "from December
+    20, 2023 to January 5" may mean January 5, 2024 (written after its anchor, within half a
+    year after it), and "from December 20 to January 5, 2024" December 20, 2023."""
     years = {iso[:4] for _, iso in anchors}
     if len(years) != 1:
         return ()
     offset, iso = min(anchors, key=lambda a: abs(a[0] - at))
-    year = int(iso[:4])
-    if at > offset and month_day[2:] < iso[5:]:
-        return (year, year + 1)
-    if at < offset and month_day[2:] > iso[5:]:
-        return (year - 1, year)
-    return (year,)
+    anchor = datetime.date.fromisoformat(iso)
+    month, day = int(month_day[2:4]), int(month_day[5:7])
+    other = anchor.year + 1 if at > offset else anchor.year - 1
+    try:
+        crossed = datetime.date(other, month, day)
+    except ValueError:  # February 29 of a year without one
+        return (anchor.year,)
+    if abs((crossed - anchor).days) <= HALF_YEAR and (crossed > anchor) == (at > offset):
+        return tuple(sorted((anchor.year, other)))
+    return (anchor.year,)

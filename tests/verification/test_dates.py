@@ -89,6 +89,9 @@ def test_the_years_of_a_year_less_date_come_from_its_sentence_and_cross_a_year_e
     assert context_years("--01-05", [(5, "2023-12-20")], 30) == (2023, 2024)
     # "From December 20 to January 5, 2024": December may be in the year before.
     assert context_years("--12-20", [(30, "2024-01-05")], 5) == (2023, 2024)
+    # Not a year on: "March 4, 2023 ... March 3" is of 2023.
+    assert context_years("--03-03", [(0, "2023-03-04")], 20) == (2023,)
+    assert context_years("--02-29", [(0, "2022-12-20")], 20) == (2022,)  # 2023 has no Feb 29
     # Full dates of two years give no year.
     assert context_years("--06-01", [(0, "2022-01-01"), (40, "2023-01-01")], 20) == ()
 
