@@ -10,7 +10,13 @@ from dataclasses import dataclass
 
 from apps.verification.claims.base import BatesRef, Kind, Spans
 from apps.verification.claims.quotations import Quote
-from apps.verification.claims.references import FISCAL_YEAR, JUNK, YEAR_END, is_generated
+from apps.verification.claims.references import (
+    FISCAL_YEAR,
+    JUNK,
+    PROSE_REFERENCE,
+    YEAR_END,
+    is_generated,
+)
 from apps.verification.claims.sentences import trim
 
 _PIN = re.compile(
@@ -241,5 +247,11 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
                 continue  # "(D. Colo. 2021)", "(2019)": a case citation's parenthetical
             if JUNK.fullmatch(piece) or is_generated(piece):
                 add(RecordCite("not_a_record_cite", a, b))
+
+    # In running prose: a reference to the system's own work ("according to the lexweb
+    # timeline summary v1") is used as a source, as a cite would be, and is none.
+    for match in PROSE_REFERENCE.finditer(text):
+        if free(match.start(), match.end()):
+            add(RecordCite("not_a_record_cite", match.start(), match.end()))
     cites.sort(key=lambda c: c.start)
     return cites
