@@ -637,22 +637,20 @@ class _Context:
 
     def _under_wrong_cite(self, claim: Claim, cite: Claim) -> Finding | None:
         """A year-less date ("The November 8 outage (X)") not on its cite's page, where the cite
-        is itself flagged as the wrong page: the date is read on the page that carries the
-        sentence (the cite's finding names it), so that the one error is flagged once, on the
-        cite. None when the cite is not flagged so or that page lacks the date too."""
+        is itself flagged (unsupported: another page carries the sentence): the cite says
+        nothing of where the date is, so the date is read as one without a cite (some page of
+        the packet must carry it), and the one error is flagged once, on the cite. None when
+        the cite is not flagged or no page carries the date either."""
         verdict = self.record_cite(cite) if cite.kind == "record_cite" else None
-        if verdict is None or verdict.status != "unsupported" or verdict.page is None:
+        if verdict is None or verdict.status != "unsupported":
             return None
-        if verdict.check != "record_cite_page":
-            return None
-        page = self.index.page_index(verdict.page)
-        found = self._value_on_pages(claim, claim.value or "", "date", [page])
+        found = self._value_anywhere(claim, claim.value or "", "date")
         if found.status != "supported":
             return None
         return replace(
             found,
-            message=f"{found.message}, the page that carries the sentence (its cite "
-            f"{cite.text} is flagged as the wrong page)",
+            message=f"{found.message} (the sentence's cite {cite.text} is flagged: "
+            f"{verdict.message})",
         )
 
     def _sentence_record_pages(self, claim: Claim) -> list[int]:

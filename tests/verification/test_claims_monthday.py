@@ -135,8 +135,9 @@ def test_a_year_less_date_across_a_year_end_takes_the_next_year() -> None:
     assert _date(found, "January 5").status == "supported"  # the notes' 2024-01-05
 
 
-def test_a_year_less_date_under_a_wrong_page_cite_is_read_on_the_right_page() -> None:
-    # The outage's details are on the incident page; the cite names the report's notes.
+def test_a_year_less_date_under_a_wrong_page_cite_is_read_as_one_without_a_cite() -> None:
+    # The outage's details are on the incident page; the cite names the report's notes. The
+    # one error is the cite's: the date is looked for in the whole packet.
     found = _check(
         "The November 8 outage was a full outage caused by a failed schema migration that "
         "was rolled back (WRN-0003005)."
@@ -146,7 +147,8 @@ def test_a_year_less_date_under_a_wrong_page_cite_is_read_on_the_right_page() ->
     assert cite.status == "unsupported" and "WRN-0003004" in cite.message
     date = _date(found, "November 8")
     assert date.status == "supported" and date.page is not None
-    assert date.page.bates == ("WRN-0003004",) and "flagged as the wrong page" in date.message
+    assert date.page.bates == ("WRN-0003004",) and date.check == "date_in_packet"
+    assert "WRN-0003005 is flagged" in date.message
 
 
 def test_a_year_less_date_under_a_right_cite_does_not_hide_a_wrong_one() -> None:
