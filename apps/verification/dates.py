@@ -139,20 +139,23 @@ _INTRODUCERS = "on by from to until till since before after of the and or throug
 _INTRODUCED = "|".join(
     rf"(?<=\b{w}\s)" for word in _INTRODUCERS.split(" ") for w in (word, word.capitalize())
 )
+_OF = r"(?:st|nd|rd|th)?[ \t]+(?:day[ \t]+of[ \t]+|of[ \t]+)?"
 _MONTH_DAY_PATTERNS = [
     # November 8 / Oct. 11th / Aug 27
     re.compile(
-        r"(?<![\w.])"
+        r"(?=[ADFJMNOS])(?<![\w.])"
         + _MONTH_WORD
         + r"(?:\.?[ \t]+|\.)(?P<d>\d{1,2})(?:st|nd|rd|th)?(?![\w])"
         + _NO_YEAR_AFTER
     ),
     # 8 November / 3rd of March / 3rd day of March: after a word that introduces a date or at
     # the start of a line or clause, never after a label ("Section 12 May ...").
+    # (The lookahead first: the lookbehinds are tried only where a day and a capital stand.)
     re.compile(
-        r"(?=\d)(?:^|(?<=[(\[])|(?<=[(\[,;:\n]\s)|(?<=\n)|"
+        rf"(?=\d{{1,2}}{_OF}[A-Z])"
+        + r"(?:^|(?<=[(\[])|(?<=[(\[,;:\n]\s)|(?<=\n)|"
         + _INTRODUCED
-        + r")(?P<d>\d{1,2})(?:st|nd|rd|th)?[ \t]+(?:day[ \t]+of[ \t]+|of[ \t]+)?"
+        + rf")(?P<d>\d{{1,2}}){_OF}"
         + _MONTH_WORD
         + r"\b"
         + _NO_YEAR_AFTER
