@@ -297,6 +297,11 @@ class PacketIndex:
     # -- words ----------------------------------------------------------------------------
 
     def document_frequency(self, term: str) -> int:
+        """How many pages hold `term`: a loaded index counts its postings without reading
+        them (a common word's run thousands of pages long)."""
+        count = getattr(self.postings, "count", None)  # index_cache.Postings.count
+        if count is not None:
+            return int(count(term))
         return len(self.pages_with_term(term))
 
     def idf(self, term: str) -> float:

@@ -1,7 +1,7 @@
 """A frozen packet's index, built once and kept (issue 11's performance target).
 
 A frozen packet never changes (its content hash says so), so the `PacketIndex` of its pages is
-built once and stored, compressed, in `evidence.PacketIndexCache`, keyed by the packet, its
+built once and stored in `evidence.PacketIndexCache`, keyed by the packet, its
 content hash and `INDEX_FORMAT` (a version of this format and a digest of the code that decides
 what an index holds):
 
@@ -16,8 +16,8 @@ what an index holds):
    error and never trusted.
 3. A loaded index decodes each page's terms and values only when a check looks at the page.
 
-The stored form (`encode` / `decode`, no pickle: nothing in it is ever executed) is zlib over
-a magic string, a JSON header (format, packet id, content hash, page count, the distinct terms
+The stored form (`encode` / `decode`, no pickle: nothing in it is ever executed) is a magic
+string, a JSON header (format, packet id, content hash, page count, the distinct terms
 and values, the arrays' lengths) and flat arrays of 32-bit integers: each term's pages (the
 postings), each page's terms, each page's dates and amounts (start, end, value).
 """
@@ -29,7 +29,6 @@ import logging
 import operator
 import sys
 import time
-import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -52,11 +51,12 @@ else:
     Ints = array  # array is not subscriptable at run time on Python 3.11
 
 MAGIC = b"lexweb-packet-index\n"
-FORMAT = 1
+FORMAT = 2  # 2: not compressed
 # What an index holds is decided by these modules: any change to them makes every stored index
 # stale (rebuilt on first use), so an index is never read by code that would build another.
 _DECIDING = (index, normalise, dates, amounts, spans)
-COMPRESSION = 1  # level 6 is 5% smaller and four times slower to write
+# Not compressed: zlib made the form 28% smaller and took longer to inflate than the rest of
+# loading (the column is stored uncompressed too: evidence migration 0005).
 
 
 class IndexCacheError(Exception):
@@ -87,7 +87,7 @@ _ARRAYS = (
 
 
 def encode(packet_index: PacketIndex, *, packet_id: int, content_hash: str) -> bytes:
-    """The compressed stored form of an index just built (`PacketIndex.build`)."""
+    """The stored form of an index just built (`PacketIndex.build`)."""
     postings = packet_index.postings
     terms = list(postings)
     term_id = {term: k for k, term in enumerate(terms)}
@@ -124,7 +124,7 @@ def encode(packet_index: PacketIndex, *, packet_id: int, content_hash: str) -> b
     }
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
     parts = [MAGIC, len(head).to_bytes(4, "big"), head, *(a.tobytes() for a in stored.values())]
-    return zlib.compress(b"".join(parts), COMPRESSION)
+    return b"".join(parts)
 
 
 def _flat(rows: Iterable[list[int]]) -> tuple["Ints", "Ints"]:
@@ -160,11 +160,7 @@ def decode(
 def _decode(
     data: bytes, *, pages: Sequence[PageRecord], packet_id: int, content_hash: str
 ) -> PacketIndex:
-    try:
-        raw = zlib.decompress(data)
-    except zlib.error as exc:
-        raise IndexCacheError(f"not a compressed index ({exc})") from None
-    header, arrays = _parts(raw)
+    header, arrays = _parts(memoryview(data))
     expected = {"format": INDEX_FORMAT, "packet": packet_id, "content_hash": content_hash}
     for key, value in expected.items():
         if header.get(key) != value:
@@ -195,13 +191,13 @@ def _decode(
     )
 
 
-def _parts(raw: bytes) -> tuple[dict[str, object], dict[str, "Ints"]]:
-    if not raw.startswith(MAGIC) or len(raw) < len(MAGIC) + 4:
+def _parts(raw: memoryview) -> tuple[dict[str, object], dict[str, "Ints"]]:
+    if raw[: len(MAGIC)] != MAGIC or len(raw) < len(MAGIC) + 4:
         raise IndexCacheError("it does not start as a stored index")
     at = len(MAGIC) + 4
     size = int.from_bytes(raw[len(MAGIC) : at], "big")
     try:
-        header = json.loads(raw[at : at + size])
+        header = json.loads(bytes(raw[at : at + size]))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IndexCacheError(f"its header is not JSON ({exc})") from None
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), dict):
@@ -357,6 +353,12 @@ class Postings(Mapping[str, list[int]]):
     def __iter__(self) -> Iterator[str]:
         offsets = self._offsets
         return (key for k, key in enumerate(self._keys) if offsets[k] < offsets[k + 1])
+
+    def count(self, key: str) -> int:
+        """How many pages hold `key` (0 for a key on none), without listing them
+        (`PacketIndex.document_frequency`)."""
+        k = self._ids.get(key)
+        return 0 if k is None else self._offsets[k + 1] - self._offsets[k]
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
