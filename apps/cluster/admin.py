@@ -203,5 +203,10 @@ class CallRecordAdmin(ReadOnlyAdmin):
         "completion_tokens",
         "time_to_first_token_ms",
         "decode_tokens_per_second",
+        "stage_id",
     ]
     list_filter = ["outcome", "role"]
+    # The stage (a case's material: its prompt, its run) is never rendered here, only its id;
+    # case members read it through the run's pages and API.
+    exclude = ["stage"]
+    readonly_fields = ["stage_id"]

@@ -364,6 +364,16 @@ class CallRecord(models.Model):
     duration_ms = models.FloatField(default=0)
     prefill_tokens_per_second = models.FloatField(null=True, blank=True)
     decode_tokens_per_second = models.FloatField(null=True, blank=True)
+    # The drafting stage the call was made for, if any (every attempt and fallback of the
+    # stage links here). Only the id is ever shown with the record: the stage, its prompt and
+    # its case are read through the case's own access rules (drafting selectors).
+    stage = models.ForeignKey(
+        "drafting.Stage",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="call_records",
+    )
 
     class Meta:
         ordering = ["-started_at"]

@@ -231,6 +231,9 @@ class Stage(models.Model):
     seed = models.BigIntegerField(null=True, blank=True)
     packet_content_hash = models.CharField(max_length=64, blank=True)
     pages_sent = models.JSONField(default=list, blank=True)  # labels of the excerpts sent
+    # How the excerpts were chosen and counted (pipeline.context.Evidence.budget): the budget,
+    # the tokenizer or the estimate used, and why an estimate stood in for the tokenizer.
+    evidence_budget = models.JSONField(default=dict, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     time_to_first_token_ms = models.FloatField(null=True, blank=True)

@@ -165,6 +165,9 @@ class StageOut(Schema):
     seed: int | None
     packet_content_hash: str
     pages_sent: list[str]
+    # How the excerpts were chosen and counted: budget_tokens, margin_tokens, used_tokens,
+    # selection, counted_by (tokenizer or estimate), tokenizer, fallback_reason, pages_*.
+    evidence_budget: dict[str, object]
     prompt_tokens: int
     completion_tokens: int
     time_to_first_token_ms: float | None

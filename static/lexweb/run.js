@@ -18,25 +18,20 @@ function setupRun(page) {
   let refreshTimer = null;
   let refreshing = false;
   let again = false;
-  const rates = new Map(); // stage id -> {attempt, first, chars}
+  const rates = new Map(); // stage id -> attempt whose speed is shown
 
   function liveText(stageId) {
     return page.querySelector(`[data-live-stage="${Number(stageId)}"]`);
   }
 
-  function showRate(stageId, attempt, added) {
-    const now = performance.now();
-    let rate = rates.get(stageId);
-    if (!rate || rate.attempt !== attempt) {
-      rate = { attempt, first: now, chars: 0 };
-      rates.set(stageId, rate);
-    }
-    rate.chars += added;
+  // The worker counts the backend's tokens as they stream and sends its rate with each batch.
+  function showRate(stageId, attempt, perSecond) {
+    const shown = rates.get(stageId);
+    if (shown !== undefined && shown > attempt) return;
     const cell = page.querySelector(`[data-rate-for="${Number(stageId)}"]`);
-    const seconds = (now - rate.first) / 1000;
-    if (cell && seconds > 0.2) {
-      cell.textContent = `${Math.round(rate.chars / seconds)} characters/s as received here`;
-    }
+    if (!cell || typeof perSecond !== "number" || !Number.isFinite(perSecond)) return;
+    rates.set(stageId, attempt);
+    cell.textContent = `${perSecond.toFixed(1)} tokens/s`;
   }
 
   function tokens(payload) {
@@ -56,12 +51,11 @@ function setupRun(page) {
     if (payload.offset + payload.text.length <= text.length) return; // already shown
     if (payload.offset > text.length) refreshSoon(); // a hole: the server has the whole text
     const follow = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-    const before = text.length;
     el.textContent = text.slice(0, payload.offset) + payload.text;
     const details = el.closest("details");
     if (details) details.open = true;
     if (follow) el.scrollTop = el.scrollHeight;
-    showRate(payload.stage_id, attempt, el.textContent.length - before);
+    showRate(payload.stage_id, attempt, payload.tokens_per_second);
   }
 
   // The server renders the run's state; the text streamed here is kept where it is longer.

@@ -142,4 +142,15 @@ class BackendClient(Protocol):
         (Ollama: the caller sends num_ctx and checks prompt_eval_count afterwards)."""
         ...
 
+    async def count_text_tokens(self, text: str) -> int | None:
+        """Tokens `text` takes in the model's tokenizer (no chat template, no BOS), or None
+        where the backend has no tokenizer endpoint (Ollama)."""
+        ...
+
+    async def model_file_sha256(self, model: str) -> str | None:
+        """The SHA-256 of the model's weights file where the backend reports it (Ollama: the
+        digest of the model blob, from /api/show), else None (llama-server reports only the
+        file's path)."""
+        ...
+
     async def aclose(self) -> None: ...

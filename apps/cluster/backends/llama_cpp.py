@@ -238,6 +238,24 @@ class LlamaCppClient(HttpBackend):
             raise BackendProtocolError(f"{self.name} sent no tokens from /tokenize.")
         return len(ids)
 
+    async def count_text_tokens(self, text: str) -> int | None:
+        """`text` through /tokenize (special markers parsed, nothing added: `add_special` is
+        off by default, 24_); None if the server has no such endpoint."""
+        limit = self.timeouts.between_tokens
+        response = await self.request("POST", "/tokenize", json={"content": text}, timeout=limit)
+        if response.status_code in ABSENT:
+            return None
+        if response.status_code != 200:
+            raise self.status_error(response.status_code, response.content)
+        ids = json_object(response.content, self.name).get("tokens")
+        if not isinstance(ids, list):
+            raise BackendProtocolError(f"{self.name} sent no tokens from /tokenize.")
+        return len(ids)
+
+    async def model_file_sha256(self, model: str) -> str | None:
+        """llama-server names its file (/props `model_path`) but never hashes it."""
+        return None
+
     # -- llama-server's own endpoints ------------------------------------------------------------
 
     async def props(self) -> dict[str, object]:

@@ -7,6 +7,7 @@ sent; an unknown model is a 404 `{"error":"model 'x' not found"}` even for strea
 after streaming began is one `{"error":..}` line under status 200, with no done:true frame.
 """
 
+import re
 from typing import Literal
 
 from apps.cluster.backends.base import (
@@ -32,6 +33,8 @@ from apps.cluster.backends.streams import (
 )
 
 CHAT_PATH = "/api/chat"
+# Ollama's blobs are named by the SHA-256 of their bytes; the weights are the FROM blob (05).
+_BLOB = re.compile(r"(?:^|/)sha256-([0-9a-f]{64})$")
 
 
 def _count(value: object) -> int | None:
@@ -176,4 +179,32 @@ class OllamaClient(HttpBackend):
     async def count_tokens(self, messages: list[Message]) -> int | None:
         """Ollama cannot tokenize before the call; the caller sends num_ctx and compares
         prompt_eval_count afterwards."""
+        return None
+
+    async def count_text_tokens(self, text: str) -> int | None:
+        """Ollama has no tokenizer endpoint (its /api/show leaves the vocabulary out), and a
+        generation to learn prompt_eval_count would take a slot and could reload the model."""
+        return None
+
+    async def model_file_sha256(self, model: str) -> str | None:
+        """The weights blob's digest from /api/show: its Modelfile's FROM line names
+        `.../blobs/sha256-<hex>` (so does `details.parent_model` for a model created from a
+        local file). Not /api/tags' `digest`, which is the manifest's. None if neither names a
+        blob."""
+        body = await self.get_json("POST", "/api/show", json={"model": model})
+        if not isinstance(body, dict):
+            raise BackendProtocolError(f"{self.name} sent /api/show of an unexpected shape.")
+        candidates: list[str] = []
+        modelfile = body.get("modelfile")
+        if isinstance(modelfile, str):
+            candidates += [
+                line[5:].strip() for line in modelfile.splitlines() if line.startswith("FROM ")
+            ]
+        details = body.get("details")
+        if isinstance(details, dict) and isinstance(details.get("parent_model"), str):
+            candidates.append(details["parent_model"])
+        for candidate in candidates:
+            match = _BLOB.search(candidate)
+            if match:
+                return match.group(1)
         return None

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from asgiref.sync import sync_to_async
+from django.apps import apps as django_apps
 from django.db import transaction
 from django.utils import timezone
 
@@ -105,6 +106,7 @@ class _Call:
     deployment: Deployment
     role: str
     started_at: datetime
+    stage_id: int | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     pieces: list[str] = field(default_factory=list)
@@ -176,12 +178,14 @@ async def chat(
     json_schema: Mapping[str, object] | None = None,
     on_token: TokenCallback | None = None,
     timeouts: Timeouts | None = None,
+    stage_id: int | None = None,
 ) -> CallResult:
     """Send `messages` to one deployment and return the whole reply (see the module docstring).
 
     Sampling is the admin's preset for the deployment; callers cannot change it. `priority`:
     lower is served first (admission.Priority). Every outcome is recorded, including refusals
-    and cancellation. Raises BackendError subclasses (all with messages safe to show):
+    and cancellation; `stage_id` (a drafting stage's) is stored on the record as its link.
+    Raises BackendError subclasses (all with messages safe to show):
     DeploymentUnavailableError, PromptTooLongError, PromptTruncatedError, BackendUnavailable
     and its BackendTimeout, StreamFailed, ...; NotFound for a missing deployment.
     """
@@ -194,6 +198,7 @@ async def chat(
         deployment=await sync_to_async(_deployment_load)(deployment_id=deployment_id),
         role=role,
         started_at=timezone.now(),
+        stage_id=stage_id,
     )
     client = client_for(call.backend, timeouts=timeouts or Timeouts())
     try:
@@ -211,6 +216,7 @@ async def chat_for_role(
     json_schema: Mapping[str, object] | None = None,
     on_token: TokenCallback | None = None,
     timeouts: Timeouts | None = None,
+    stage_id: int | None = None,
 ) -> CallResult:
     """`chat()` on the role's first routable deployment, falling back to the next one when a
     deployment is unavailable (unreachable, timed out, cooling down) or its context is too small,
@@ -240,6 +246,7 @@ async def chat_for_role(
                 json_schema=json_schema,
                 on_token=relay,
                 timeouts=timeouts,
+                stage_id=stage_id,
             )
         except (BackendUnavailable, PromptTooLongError) as error:
             if streamed:
@@ -467,6 +474,9 @@ def _call_record(*, call: _Call, outcome: str, error: str, backend_fault: bool) 
         # Locked so an admin cannot delete the deployment under the new row; if it went during
         # the call, the row keeps its labels and the registry and speed are left alone.
         alive = Deployment.objects.select_for_update().filter(pk=deployment.pk).exists()
+        # A stage removed during the call (its run deleted) leaves the record unlinked.
+        stages = django_apps.get_model("drafting", "Stage")._default_manager
+        linked = call.stage_id is not None and stages.filter(pk=call.stage_id).exists()
         record = CallRecord.objects.create(
             deployment=deployment if alive else None,
             deployment_label=str(deployment)[:300],
@@ -481,6 +491,7 @@ def _call_record(*, call: _Call, outcome: str, error: str, backend_fault: bool) 
             duration_ms=call.ms_since_dispatch(call.ended_at) or 0.0,
             prefill_tokens_per_second=finished.prefill_tokens_per_second if finished else None,
             decode_tokens_per_second=_decode_speed(call),
+            stage_id=call.stage_id if linked else None,
         )
         if not alive:
             return record.pk

@@ -37,13 +37,13 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.cases import selectors as case_selectors
+from apps.cluster.backends import client_for
 from apps.cluster.backends.base import BackendError, ContextOverflow, Message
 from apps.cluster.models import CallRecord, Deployment, Gpu
 from apps.cluster.services import dispatch
-from apps.drafting import runs
+from apps.drafting import runs, token_events
 from apps.drafting.models import Run, Stage
-from apps.drafting.pipeline import outputs
-from apps.drafting.pipeline.context import estimate_tokens, evidence_select
+from apps.drafting.pipeline import context, outputs, ranking
 from apps.drafting.pipeline.prompts import template_load
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
@@ -66,6 +66,9 @@ MAX_TOKENS: dict[str, int] = {
     N.EXTRACTOR: 2048,
 }
 PROMPT_MARGIN_TOKENS = 64
+# Characters of the draft the evidence is ranked against ("the section being written").
+QUERY_DRAFT_CHARS = 200_000
+MODEL_HASH_SECONDS = 5.0
 MODEL_STAGES = set(MAX_TOKENS)
 CHECK_STAGES = {N.VERIFIER, N.VERIFIER_AGAIN}
 
@@ -87,6 +90,7 @@ class Work:
     instructions: str
     case_id: int
     user_id: int
+    packet_id: int
     packet_hash: str
     pages: list[FrozenPage]
     draft_id: int | None
@@ -164,6 +168,7 @@ def _work(*, run: Run, stage: Stage) -> Work:
         instructions=run.instructions,
         case_id=run.case_id,
         user_id=run.created_by_id,
+        packet_id=run.packet_id,
         packet_hash=run.packet.content_hash,
         pages=pages,
         draft_id=run.draft_id,
@@ -237,13 +242,12 @@ async def _body(work: Work) -> Outcome:
 async def _model_stage(work: Work) -> Outcome:
     template = template_load(work.name)
     deployments = await sync_to_async(dispatch.deployments_for_role)(work.role)
-    context = min(d.context_per_slot for d in deployments) if deployments else 4096
-    max_tokens = max(16, min(MAX_TOKENS[work.name], context // 2))
+    window = min(d.context_per_slot for d in deployments) if deployments else 4096
+    max_tokens = max(16, min(MAX_TOKENS[work.name], window // 2))
     values = outputs.template_values(work)
-    system, user = template.render(**values, evidence="")
-    budget = context - max_tokens - estimate_tokens(system + user) - PROMPT_MARGIN_TOKENS
-    query = f"{work.instructions}\n{work.draft_text}"
-    evidence = evidence_select(work.pages, query=query, budget_tokens=max(budget, 0))
+    evidence = await _evidence(
+        work, deployments, window - max_tokens, template.render(**values, evidence="")
+    )
     system, user = template.render(**values, evidence=evidence.text)
     messages: list[Message] = [
         {"role": "system", "content": system},
@@ -257,6 +261,7 @@ async def _model_stage(work: Work) -> Outcome:
         "template_version": template.version,
         "packet_content_hash": work.packet_hash,
         "pages_sent": evidence.labels,
+        "evidence_budget": evidence.budget,
     }
     await sync_to_async(_custody_store)(work=work, custody=custody)
     batcher = TokenBatcher(work)
@@ -268,11 +273,57 @@ async def _model_stage(work: Work) -> Outcome:
             max_tokens=max_tokens,
             json_schema=outputs.schema_for(work.name),
             on_token=batcher.add,
+            stage_id=work.stage_id,
         )
     finally:
         await batcher.stop()
     custody |= await sync_to_async(_call_custody)(result=result)
+    custody["model_file_sha256"] = await _model_file_sha256(result.deployment_id)
     return outputs.model_outcome(work, text=result.text, custody=custody)
+
+
+async def _evidence(
+    work: Work, deployments: list[Deployment], room: int, bare: tuple[str, str]
+) -> context.Evidence:
+    """The excerpts that fit `room` tokens (the slot's context less the reply) beside the
+    prompt `bare` (rendered without evidence), counted by the first deployment's tokenizer."""
+    first = deployments[0] if deployments else None
+    scale = 1.0
+    if first is not None and first.backend.kind == first.backend.Kind.OLLAMA:
+        scale = await sync_to_async(context.estimate_scale)(deployment_id=first.pk)
+    counter = context.TokenCounter(first, scale=scale)
+    try:
+        skeleton = await counter.messages(
+            [{"role": "system", "content": bare[0]}, {"role": "user", "content": bare[1]}]
+        )
+        budget = max(room - skeleton - PROMPT_MARGIN_TOKENS, 0)
+        query = ranking.query_text(work.instructions, work.draft_text[:QUERY_DRAFT_CHARS])
+        ranked = await sync_to_async(ranking.frozen_pages_ranked)(
+            packet_id=work.packet_id, query=query
+        )
+        return await context.evidence_select(
+            work.pages, ranked=[r.page_id for r in ranked], budget_tokens=budget, counter=counter
+        )
+    finally:
+        await counter.aclose()
+
+
+async def _model_file_sha256(deployment_id: int) -> str:
+    """The model file's SHA-256 where its backend reports one (Ollama), else "" (llama-server
+    names only the file's path, and the site records no hash). Never fails the stage."""
+    deployment = (
+        await Deployment.objects.select_related("backend").filter(pk=deployment_id).afirst()
+    )
+    if deployment is None:
+        return ""
+    client = client_for(deployment.backend)
+    try:
+        async with asyncio.timeout(MODEL_HASH_SECONDS):
+            return await client.model_file_sha256(deployment.model_name) or ""
+    except (BackendError, TimeoutError):
+        return ""
+    finally:
+        await client.aclose()
 
 
 def _custody_store(*, work: Work, custody: dict[str, object]) -> None:
@@ -377,12 +428,25 @@ class TokenBatcher:
         self.work = work
         self.pending: list[str] = []
         self.offset = 0
+        # Tokens as the stream delivers them (one piece each), for the live tokens/s.
+        self.tokens = 0
+        self.first_at: float | None = None
         self.every = settings.LEXWEB_RUN_TOKEN_FLUSH_MS / 1000
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     def add(self, text: str) -> None:
         self.pending.append(text)
+        self.tokens += 1
+        if self.first_at is None:
+            self.first_at = time.monotonic()
+
+    def tokens_per_second(self) -> float | None:
+        """Tokens after the first over the time since the first, as received from the backend."""
+        if self.first_at is None or self.tokens < 2:
+            return None
+        elapsed = time.monotonic() - self.first_at
+        return round((self.tokens - 1) / elapsed, 1) if elapsed > 0 else None
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._loop())
@@ -405,11 +469,12 @@ class TokenBatcher:
             "attempt": self.work.attempt,
             "offset": self.offset,
             "text": text,
+            "tokens": self.tokens,
+            "tokens_per_second": self.tokens_per_second(),
         }
         self.offset += len(text)
-        await sync_to_async(runs.run_event_append)(
-            run=self.work.run_id, kind="stage.tokens", payload=payload
-        )
+        # Stored with the other stages' batches of this process (one transaction for all).
+        await token_events.token_event_append(run_id=self.work.run_id, payload=payload)
 
     async def stop(self) -> None:
         self._stopping.set()
