@@ -23,7 +23,7 @@ from pydantic import ValidationError as PydanticError
 
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
-from apps.drafting import diff_selectors, exports, runs, selectors, services
+from apps.drafting import diff_selectors, exports, runs, selectors, services, transactions
 from apps.drafting.models import Draft, DraftVersion, Run, RunEvent
 from apps.drafting.schemas import (
     DraftDetailOut,
@@ -305,3 +305,35 @@ def override_gate(
     written reason (10 to 5000 characters, kept on the run and audited)."""
     runs.run_gate_override(user=request.auth, case_id=case_id, run_id=run_id, reason=body.reason)
     return selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run_id)
+
+
+_CSV_DOC = {
+    "responses": {
+        "200": {
+            "description": "The table as a CSV attachment (UTF-8 with a byte order mark)",
+            "content": {transactions.MEDIA_TYPE: {"schema": {"type": "string"}}},
+        }
+    }
+}
+
+
+@router.get(
+    _RUNS + "/{run_id}/transactions.csv",
+    response={404: ErrorOut, 403: ErrorOut, 409: ErrorOut},
+    openapi_extra=_CSV_DOC,
+)
+def run_transactions_csv(
+    request: AuthedRequest, case_id: ObjectId, run_id: ObjectId
+) -> HttpResponse:
+    """A financial extraction's table as CSV: date, amount, counterparty, description, Bates
+    citation, the verifier's status for the row (with its findings) and the validation's
+    problems. Cells a spreadsheet would read as a formula are prefixed with an apostrophe. The
+    file is registered as a generated artifact (`X-Lexweb-Artifact`). Another kind of run, or
+    one whose table is not written yet, is a 409 `no_table`."""
+    export = transactions.transactions_csv_for_user(
+        user=request.auth, case_id=case_id, run_id=run_id
+    )
+    response = HttpResponse(export.data, content_type=f"{transactions.MEDIA_TYPE}; charset=utf-8")
+    response["Content-Disposition"] = _attachment(export.filename)
+    response["X-Lexweb-Artifact"] = str(export.artifact.pk)
+    return response
