@@ -79,7 +79,7 @@ def test_the_targets_hold_with_other_prefixes_start_numbers_and_digit_counts(
 ) -> None:
     prefix, start, digits = variant
     copy = verifier_eval.make_variant(HELDOUT, tmp_path / "set", prefix, start, digits)
-    (case, _) = evaluation.load_set(copy)
+    case = evaluation.load_set(copy)[0]
     assert case.bates_map[0].bates == f"{prefix}{start:0{digits}d}"
     assert prefix in case.draft_text(case.drafts[0])
     _assert_targets(_fast(copy, tmp_path))

@@ -1,10 +1,11 @@
 # ruff: noqa: E501  (the sources and drafts are text, one line of a page or paragraph per line)
 """Write the verifier's held-out evaluation set (this folder) in the format of
-../shared/eval/verifier/ (its README describes it): two cases of our own invention, with other
-prefixes than the dev set's (a hyphenated one and 7 digits from 120; 6 digits from 3001), text
--layer PDFs made with PyMuPDF and one scanned page per case, drafts with labelled claims of
-every error kind, ranges, and wrong-page cites whose words the wrong page shares while the
-distinctive facts are on another page.
+../shared/eval/verifier/ (its README describes it): three cases of our own invention, with
+other prefixes than the dev set's (a hyphenated one and 7 digits from 120; 6 digits from 3001;
+an underscore and 8 digits from 40), text-layer PDFs made with PyMuPDF and one scanned page per
+case, drafts with labelled claims of every error kind, ranges, and wrong-page cites whose words
+the wrong page shares while the distinctive facts are on another page. The third case holds
+year-less dates, references to lexweb's work in running prose and junk cites with few digits.
 
 Every person, company, vessel, document and opinion here is invented; the opinions are not
 real authority. Deterministic: `python tests/verification/heldout/make_heldout.py` rewrites the
@@ -302,7 +303,7 @@ Margit Ostrander hired Velloria Home Builders Inc. on {date|none|February 6, 202
 
 Ms. Ostrander paid the first three draws: {amount|none|$36,920.00} on {date|none|March 4, 2024} and {amount|amount_altered|$46,510.00} on {date|none|May 9, 2024} ({bates|none|OVH003003}). She withheld the fourth draw ({bates|none|OVH003003}).
 
-On August 27, Velloria's president admitted that the deck trusses "{quote|none|came in wrong}" and that new ones would take three weeks ({bates|none|OVH003004}). Ms. Ostrander answered that "{quote|quote_altered|You promised me it would be finished before my mother moves in}" ({bates|none|OVH003004}).
+On {date|none|August 27}, Velloria's president admitted that the deck trusses "{quote|none|came in wrong}" and that new ones would take three weeks ({bates|none|OVH003004}). Ms. Ostrander answered that "{quote|quote_altered|You promised me it would be finished before my mother moves in}" ({bates|none|OVH003004}).
 
 The city refused final approval: the deck ledger was nailed rather than bolted and the stair guardrail was two inches too low ({bates|bates_wrong_page|OVH003006}). The exhaust fan of the primary suite vented into the attic ({bates|none|OVH003006}). The city charged a re-inspection fee of {amount|none|$95.00} ({bates|none|OVH003006}).
 
@@ -343,6 +344,128 @@ Counsel for Margit Ostrander
 - Days of delay counted ({bates|self_generated_reference|lexweb timeline summary v1}).
 - Permit number confirmed ({bates|bates_not_a_bates_number|RTX 4090}).
 - Balance owed: {amount|amount_not_in_source|$61,420.00}.
+""",
+        },
+    },
+    {
+        "folder": "case-halvex-colocation",
+        "title": "Brightwater Analytics LLC v. Halvex Data Centers Inc.",
+        "court": "United States District Court for the District of Nevada",
+        "case_number": "3:24-cv-00618",
+        "prefix": "HLX_",
+        "start": 40,
+        "digits": 8,
+        "documents": [
+            (
+                "01-colocation-agreement.pdf",
+                "client",
+                False,
+                [
+                    """COLOCATION SERVICES AGREEMENT
+Date: January 9, 2024
+Provider: HALVEX DATA CENTERS INC. ("Halvex")
+Customer: BRIGHTWATER ANALYTICS LLC ("Customer")
+1. SPACE AND POWER. Halvex provides eight racks in Hall C of its Reno facility, each with
+two independent power feeds of 17.3 kW.
+2. FEES. Customer shall pay a monthly service fee of $14,200.00, invoiced on the first day
+of each month.
+3. POWER AVAILABILITY. Halvex guarantees power availability of 100% to each rack with
+both feeds connected.
+Halvex Colocation Agreement - Page 1 of 2""",
+                    """4. SERVICE CREDITS. For each full 30 minutes of power loss to a rack, Customer receives a
+credit of 5% of the monthly service fee, up to 50% in any month.
+5. NOTICE. Customer must request a credit in writing within ten (10) business days after
+the power loss.
+6. LIMITATION. Service credits are Customer's sole remedy for a power loss.
+HALVEX: /s/ Corinne Adebayo-Lund, VP Operations
+CUSTOMER: /s/ Milo Trevanian, Chief Technology Officer
+Halvex Colocation Agreement - Page 2 of 2""",
+                ],
+            ),
+            (
+                "02-noc-log.pdf",
+                "client",
+                False,
+                [
+                    """HALVEX NOC SHIFT LOG - RENO HALL C
+Oct 11 02:14 UPS bank C2 fault alarm; racks C-14 through C-19 lost both feeds.
+Oct 11 03:40 Power restored to racks C-14 through C-19 after transfer to bank C3.
+Oct 14 09:00 Root cause review opened, ticket NOC-5521 (battery string failure).
+Logged by: shift lead P. Osei""",
+                ],
+            ),
+            (
+                "03-emails.pdf",
+                "client",
+                False,
+                [
+                    """From: Milo Trevanian <milo@brightwater-analytics.com>
+To: Corinne Adebayo-Lund <cadebayo@halvex.net>
+Date: October 12, 2024, 8:05 AM
+Subject: Hall C power loss
+Corinne, our training cluster in Hall C went dark for 86 minutes early yesterday. Six
+of our eight racks lost both feeds at once, which your agreement says cannot happen.
+We lost a four-day training run. Please treat this as our written request for credits.
+Milo""",
+                    """From: Corinne Adebayo-Lund <cadebayo@halvex.net>
+To: Milo Trevanian <milo@brightwater-analytics.com>
+Date: October 15, 2024, 4:30 PM
+Subject: RE: Hall C power loss
+Milo, we confirm the loss of power to racks C-14 through C-19. A battery string in UPS
+bank C2 failed during a routine transfer. Under Section 4 we will apply a credit of
+$2,840.00 to your November invoice. We regret the disruption.
+Corinne""",
+                ],
+            ),
+            (
+                "04-invoice.pdf",
+                "client",
+                True,
+                [
+                    """HALVEX DATA CENTERS INC. - INVOICE 24-1187
+Invoice date: 11/01/2024
+Customer: Brightwater Analytics LLC
+Monthly service fee, November 2024    14,200.00
+Service credit, Hall C power loss    -2,840.00
+Total due $11,360.00""",
+                ],
+            ),
+        ],
+        "drafts": {
+            "demand-letter.md": """Dear Ms. Adebayo-Lund,
+
+We write for Brightwater Analytics LLC about the loss of power in Hall C of your Reno facility on {date|none|October 11}.
+
+Under the agreement of {date|none|January 9, 2024}, Halvex guaranteed power availability of 100% to each rack with both feeds connected ({bates|none|HLX_00000040}). The monthly service fee is {amount|none|$14,200.00} ({bates|none|HLX_00000040}).
+
+On {date|none|Oct. 11th}, a fault in UPS bank C2 cut both feeds to racks C-14 through C-19 ({bates|none|HLX_00000042}). Power was restored after a transfer to bank C3 ({bates|none|HLX_00000042}). Halvex opened its root cause review on {date|date_shifted|October 16} ({bates|none|HLX_00000042}).
+
+Mr. Trevanian asked for credits in writing on {date|none|Oct. 12th}, the day after the outage ({bates|none|HLX_00000043}). He wrote that the cluster "{quote|none|went dark for 86 minutes early yesterday}" ({bates|none|HLX_00000043}). Your reply of {date|none|October 15, 2024} confirmed that "{quote|quote_altered|a battery string in UPS bank C2 failed during a scheduled transfer}" ({bates|none|HLX_00000044}) and offered a credit of {amount|amount_altered|$2,480.00} ({bates|none|HLX_00000044}).
+
+The October 11 loss cost Brightwater a four-day training run on six of its eight racks ({bates|bates_wrong_page|HLX_00000041}). Halvex's own capacity plan shows that the hall was overloaded ({bates|bates_not_a_bates_number|A100 80GB}), and the failed racks held the training nodes ({bates|bates_not_a_bates_number|GPU-7}).
+
+The credit schedule (Section 4) and the sole-remedy clause ({bates|none|HLX_00000041}) do not excuse a breach of the 100% guarantee. As the {bates|self_generated_reference|earlier memo generated by lexweb} says, the guarantee is absolute. According to the {bates|self_generated_reference|lexweb incident summary v2}, the credit owed is larger.
+
+The November invoice applied the credit and billed {amount|none|$11,360.00} ({bates|none|HLX_00000045}). Brightwater's lost compute time is worth {amount|amount_not_in_source|$48,600.00}. The full production is {bates|none|HLX_00000040}-{bates|bates_out_of_range|HLX_00000052}.
+
+Halvex promised its written root cause report by {date|date_not_in_source|November 30}. Nothing in its letter of {date|none|October 15} says otherwise ({bates|none|HLX_00000044}).
+
+Sincerely,
+Counsel for Brightwater Analytics LLC
+""",
+            "incident-chronology.md": """# Chronology (Brightwater v. Halvex)
+
+- {date|none|January 9, 2024}: colocation agreement signed ({bates|none|HLX_00000040}).
+- {date|none|Oct 11}, 02:14: UPS bank C2 fault; racks C-14 through C-19 lost both feeds ({bates|none|HLX_00000042}).
+- {date|none|Oct 11}, 03:40: power restored after a transfer to bank C3 ({bates|none|HLX_00000042}).
+- {date|date_shifted|Oct 13}: root cause review opened, ticket NOC-5521 ({bates|none|HLX_00000042}).
+- {date|none|October 12, 2024}: Trevanian's written request for credits ({bates|none|HLX_00000043}).
+- {date|none|October 15}: Halvex confirms the battery string failure and offers a credit of {amount|none|$2,840.00} ({bates|none|HLX_00000044}).
+- Invoice of {date|none|11/01/2024} applies the credit ({bates|none|HLX_00000045}).
+- Credit requests must be made in writing within ten business days ({bates|bates_wrong_page|HLX_00000040}).
+- Outage length, per the {bates|self_generated_reference|lexweb timeline summary v1}: two hours.
+- Rack hardware ({bates|bates_not_a_bates_number|H100 SXM5}).
+- Power feeds: two per rack, 17.3 kW each ({bates|none|HLX_00000040}); notice under Rule 56 is not at issue (Form 10-K).
 """,
         },
     },
