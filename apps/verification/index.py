@@ -18,6 +18,7 @@ A check therefore costs a few dictionary look-ups and the pages it names, never 
 packet.
 """
 
+import bisect
 import gc
 import math
 import re
@@ -335,14 +336,16 @@ class PacketIndex:
         found = nz.tokens(ocr_read(page.text) if page.source == OCR else page.text)
         words = [w for w, _, _ in found]
         spans = [(s, e) for _, s, e in found]
-        skip = self._skipped_spans(index)
-        body = []
-        at = 0
-        for k, (start, _end) in enumerate(spans):
-            while at < len(skip) and skip[at][1] <= start:
-                at += 1
-            if not (at < len(skip) and skip[at][0] <= start < skip[at][1]):
-                body.append(k)
+        # The body: every word but those starting inside a skipped span (a few lines), cut
+        # out by position.
+        starts = [s for s, _ in spans]
+        body: list[int] = []
+        kept = 0
+        for skip_start, skip_end in self._skipped_spans(index):
+            first = max(kept, bisect.bisect_left(starts, skip_start))
+            body.extend(range(kept, first))
+            kept = max(kept, bisect.bisect_left(starts, skip_end))
+        body.extend(range(kept, len(words)))
         return PageDetail(words, spans, body, [words[k] for k in body])
 
     def _skipped_spans(self, index: int) -> list[tuple[int, int]]:
@@ -417,16 +420,19 @@ class PacketIndex:
         rare = self.rarest(terms, RARE_TERMS)
         if not rare:
             return []
-        exact: set[int] | None = None
-        for term in rare:
-            postings = set(self.pages_with_term(term))
-            exact = postings if exact is None else exact & postings
+        # The rarest word's pages, narrowed by each next word's presence on them (a page's
+        # terms are a set: no common word's thousands of pages are listed).
+        exact = set(self.pages_with_term(rare[0]))
+        for term in rare[1:]:
+            if not exact:
+                break
+            exact = {i for i in exact if term in self.stems[i]}
         counts: Counter[int] = Counter()
         for term in rare:
             counts.update(self.ocr_pages_with_term(term))
         minimum = max(1, len(rare) // 2)
-        ocr = [i for i, n in counts.items() if n >= minimum and i not in (exact or ())]
-        return sorted(exact or ()) + sorted(ocr, key=lambda i: (-counts[i], i))
+        ocr = [i for i, n in counts.items() if n >= minimum and i not in exact]
+        return sorted(exact) + sorted(ocr, key=lambda i: (-counts[i], i))
 
     def rarest(self, terms: Iterable[str], count: int) -> list[str]:
         """The `count` terms held by the fewest pages (a term on no page is left out)."""
