@@ -122,6 +122,25 @@ class _NdjsonChatDecoder:
         )
 
 
+def weights_sha256(show: dict[str, object]) -> str | None:
+    """The weights blob's SHA-256 named by an /api/show reply (its Modelfile's FROM line, else
+    `details.parent_model`), or None."""
+    candidates: list[str] = []
+    modelfile = show.get("modelfile")
+    if isinstance(modelfile, str):
+        candidates += [
+            line[5:].strip() for line in modelfile.splitlines() if line.startswith("FROM ")
+        ]
+    details = show.get("details")
+    if isinstance(details, dict) and isinstance(details.get("parent_model"), str):
+        candidates.append(details["parent_model"])
+    for candidate in candidates:
+        match = _BLOB.search(candidate)
+        if match:
+            return match.group(1)
+    return None
+
+
 class OllamaClient(HttpBackend):
     kind: Literal["llama_cpp", "ollama"] = "ollama"
 
@@ -194,17 +213,4 @@ class OllamaClient(HttpBackend):
         body = await self.get_json("POST", "/api/show", json={"model": model})
         if not isinstance(body, dict):
             raise BackendProtocolError(f"{self.name} sent /api/show of an unexpected shape.")
-        candidates: list[str] = []
-        modelfile = body.get("modelfile")
-        if isinstance(modelfile, str):
-            candidates += [
-                line[5:].strip() for line in modelfile.splitlines() if line.startswith("FROM ")
-            ]
-        details = body.get("details")
-        if isinstance(details, dict) and isinstance(details.get("parent_model"), str):
-            candidates.append(details["parent_model"])
-        for candidate in candidates:
-            match = _BLOB.search(candidate)
-            if match:
-                return match.group(1)
-        return None
+        return weights_sha256(body)
