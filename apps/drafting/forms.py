@@ -180,3 +180,15 @@ class GateOverrideForm(forms.Form):
         error_messages={"required": "Write why the run may go on against the gate."},
         help_text="At least 10 characters; kept on the run for good and audited.",
     )
+
+
+class DiffForm(forms.Form):
+    """The version a diff compares with (`?against=`); none: the one before."""
+
+    against = forms.IntegerField(
+        label="Compare with version", required=False, min_value=1, max_value=2**31 - 1
+    )
+
+
+class ExportForm(forms.Form):
+    format = forms.ChoiceField(choices=[("docx", "Word (DOCX)"), ("pdf", "PDF")])

@@ -5,7 +5,8 @@ queue its stages. The stage bodies (model calls) are in apps/drafting/pipeline/.
    case, instructions neither empty nor over LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS, every model role
    of the stage graph routed), then writes the run and *all* its stages (queued) and defers the
    first stage's job, in one transaction. An `Idempotency-Key` already used by the same person
-   answers the run it started (409 if the request differs).
+   answers the run it started (409 if the request differs). Each refusal names the request
+   field it is about and a code (`RunRequestError`, `PacketNotFound`; `error_field`).
 2. A stage's job runs on its board's queue, `board.<board id>` (the board of the role's first
    routable deployment when it is queued); the checks (verifier, validation) run on `cluster`.
    Jobs are deferred by task name ("drafting.run_stage"); this module never imports tasks.
@@ -72,6 +73,63 @@ class IdempotencyKeyReused(Conflict):
     code = "idempotency_key_reused"
 
 
+# Refusals of `run_start`, each naming the field of the request it is about (`field`: a key of
+# RunRequest, "" for the request as a whole) and saying what is wrong (`code`), so that a form
+# or an agent can put the message beside the right field without reading its words.
+
+
+class RunRequestError(DomainError):
+    """A run request refused because of one of its fields (400)."""
+
+    code = "invalid"
+    field = ""
+
+
+class UnknownKind(RunRequestError):
+    code = "unknown_kind"
+    field = "kind"
+
+
+class InstructionsInvalid(RunRequestError):
+    """Empty, too long, not text, or holding a control character."""
+
+    code = "invalid_instructions"
+    field = "instructions"
+
+
+class PacketNotFound(NotFound):
+    """No such packet in this case (404, as for another case's packet)."""
+
+    field = "packet_id"
+
+
+class PacketNotFrozen(RunRequestError):
+    code = "packet_not_frozen"
+    field = "packet_id"
+
+
+class PacketEmpty(RunRequestError):
+    code = "packet_empty"
+    field = "packet_id"
+
+
+class RoleUnavailable(RunRequestError):
+    """A model role of the stage graph has no enabled, routable deployment now."""
+
+    code = "role_unavailable"
+
+
+class IdempotencyKeyInvalid(RunRequestError):
+    code = "invalid_idempotency_key"
+    field = "idempotency_key"
+
+
+def error_field(exc: DomainError) -> str:
+    """The field of the run request a refusal of `run_start` is about ("" for none)."""
+    field = getattr(exc, "field", "")
+    return field if isinstance(field, str) else ""
+
+
 @dataclass(frozen=True)
 class RunRequest:
     kind: str
@@ -98,7 +156,7 @@ def stage_plan(*, kind: str, high_stakes: bool) -> list[str]:
         return [N.SUMMARIZER]
     if kind == Run.Kind.FINANCIAL:
         return [N.EXTRACTOR, N.VALIDATION, N.VERIFIER]
-    raise DomainError(f"Unknown kind {kind!r:.40}; one of: {', '.join(Run.Kind.values)}.")
+    raise UnknownKind(f"Unknown kind {kind!r:.40}; one of: {', '.join(Run.Kind.values)}.")
 
 
 # --- Checks ----------------------------------------------------------------------------------
@@ -118,22 +176,22 @@ def require_member(*, user: User, case: Case, doing: str, lawyer: bool = False) 
 
 def _instructions(text: object) -> str:
     if not isinstance(text, str):
-        raise DomainError("Instructions must be text.")
+        raise InstructionsInvalid("Instructions must be text.")
     limit = settings.LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS
     if len(text) > limit:
-        raise DomainError(
+        raise InstructionsInvalid(
             f"The instructions are {len(text):,} characters; the limit is {limit:,}. Say what "
             "the draft must do and put the material itself in the evidence packet."
         )
     for index, char in enumerate(text):
         code = ord(char)
         if (code < 32 and char not in "\t\n\r") or code == 0x7F or 0xD800 <= code <= 0xDFFF:
-            raise DomainError(
+            raise InstructionsInvalid(
                 f"The instructions contain a control character (U+{code:04X}) at character "
                 f"{index}; remove it and send them again."
             )
     if not text.strip():
-        raise DomainError("The instructions are empty: say what the draft must do.")
+        raise InstructionsInvalid("The instructions are empty: say what the draft must do.")
     return text.strip()
 
 
@@ -144,14 +202,14 @@ def _frozen_packet(*, case: Case, packet_id: int) -> Packet:
         else None
     )
     if packet is None:
-        raise NotFound(f"No packet {packet_id} in this case.")
+        raise PacketNotFound(f"No packet {packet_id} in this case.")
     if packet.status != Packet.Status.FROZEN:
-        raise DomainError(
+        raise PacketNotFrozen(
             f"“{packet.title}” version {packet.version} is not frozen: models read only a frozen "
             "packet. Freeze it, then start the run."
         )
     if not packet.frozen_pages.exists():
-        raise DomainError(f"“{packet.title}” has no pages: add evidence, freeze it, then start.")
+        raise PacketEmpty(f"“{packet.title}” has no pages: add evidence, freeze it, then start.")
     return packet
 
 
@@ -160,7 +218,7 @@ def _require_routes(names: list[str]) -> None:
     for name in names:
         role = STAGE_ROLES[name]
         if role and not dispatch.deployments_for_role(role):
-            raise DomainError(
+            raise RoleUnavailable(
                 f"No deployment for the {Role(role).label} role is available now (none is "
                 "routed, enabled and healthy). Ask an admin to route one, then start again."
             )
@@ -176,7 +234,9 @@ def run_start(
     same person already used for the same request, answers that run (created False)."""
     key = (idempotency_key or "").strip()
     if len(key) > MAX_IDEMPOTENCY_KEY:
-        raise DomainError(f"The Idempotency-Key is over {MAX_IDEMPOTENCY_KEY} characters.")
+        raise IdempotencyKeyInvalid(
+            f"The Idempotency-Key is over {MAX_IDEMPOTENCY_KEY} characters."
+        )
     if key:
         existing = _run_for_key(user=user, case_id=case_id, key=key, request=request)
         if existing is not None:

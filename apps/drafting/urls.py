@@ -21,6 +21,8 @@ urlpatterns = [
         name="override",
     ),
     path(_VERSION + "approve/", views.version_approve, name="approve"),
+    path(_VERSION + "export/", views.version_export, name="export"),
+    path(_VERSION + "diff/", views.version_diff, name="diff"),
     path("cases/<int:case_id>/runs/", views.run_list, name="runs"),
     path("cases/<int:case_id>/runs/new/", views.run_new, name="run_new"),
     path(_RUN, views.run_detail, name="run"),

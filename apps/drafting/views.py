@@ -15,6 +15,7 @@ import itertools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib import messages
@@ -25,11 +26,20 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from apps.cases.models import Case
+from apps.cases import selectors as case_selectors
+from apps.cases.models import Case, Membership
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents.models import Document
-from apps.drafting import runs, selectors, services
-from apps.drafting.forms import DraftForm, GateOverrideForm, OverrideForm, RunForm, VersionForm
+from apps.drafting import diff_selectors, exports, runs, selectors, services, transactions
+from apps.drafting.forms import (
+    DiffForm,
+    DraftForm,
+    ExportForm,
+    GateOverrideForm,
+    OverrideForm,
+    RunForm,
+    VersionForm,
+)
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as packet_selectors
@@ -370,6 +380,11 @@ def _render_version(
     verification = found.verification
     lawyer = verification_selectors.is_case_lawyer(user=user, case=case)
     done = verification is not None and verification.status == Verification.Status.DONE
+    membership = case_selectors.membership_get(user=user, case=case)
+    exporter = membership is not None and membership.role in (
+        Membership.Role.LAWYER,
+        Membership.Role.STAFF,
+    )
     context = {
         "case": case,
         "draft": draft,
@@ -389,6 +404,9 @@ def _render_version(
         "filter_query": filters.query(),
         "lawyer": lawyer,
         "can_approve": lawyer and done and not found.blocking and version.approved_at is None,
+        "exporter": exporter,
+        "can_export": exporter and done and not found.blocking,
+        "formats": [("docx", "Word (DOCX)"), ("pdf", "PDF")],
         "done": done,
         "error": error,
         "override_form": override_form or OverrideForm(),
@@ -504,6 +522,102 @@ def version_approve(request: HttpRequest, case_id: int, draft_id: int, number: i
     return redirect(_version_url(case.pk, draft_id, number))
 
 
+@login_required
+@require_POST
+def version_export(request: HttpRequest, case_id: int, draft_id: int, number: int) -> HttpResponse:
+    """The version as a DOCX or PDF attachment (exports.version_export: the approval rule, the
+    file registered as a generated artifact first). A refusal comes back on the version page
+    with the reason (409 while not verified or a finding blocks)."""
+    case = case_or_404(request, case_id)
+    form = ExportForm(request.POST)
+    if not form.is_valid():
+        return _render_version(
+            request,
+            case,
+            draft_id,
+            number,
+            error="Not exported: choose Word (DOCX) or PDF.",
+            status=400,
+        )
+    try:
+        export = exports.version_export(
+            user=request_user(request),
+            case_id=case.pk,
+            draft_id=draft_id,
+            number=number,
+            format=form.cleaned_data["format"],
+        )
+    except NotFound:
+        raise Http404("No such version.") from None
+    except DomainError as exc:
+        return _render_version(
+            request,
+            case,
+            draft_id,
+            number,
+            error=f"Not exported: {exc.message}",
+            status=_status_for(exc),
+        )
+    response = HttpResponse(export.data, content_type=export.media_type)
+    response["Content-Disposition"] = attachment_header(export.filename)
+    response["X-Lexweb-Artifact"] = str(export.artifact.pk)
+    return response
+
+
+def attachment_header(filename: str) -> str:
+    ascii_name = filename.encode("ascii", "replace").decode().replace('"', "'").replace("?", "_")
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename)}"
+
+
+@login_required
+@require_safe
+def version_diff(request: HttpRequest, case_id: int, draft_id: int, number: int) -> HttpResponse:
+    """What changed from version `?against=` (by default the one before) to this version, word
+    by word: insertions in <ins>, deletions in <del>, each with a text marker as well as its
+    style, long unchanged stretches shortened (diff_selectors, audited draft.version_diff; a
+    page that shows no diff is audited as a view of the draft)."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    try:  # a missing draft or version shows nothing, and leaves no read row
+        selectors.version_in_draft(
+            draft=selectors.draft_in_case(case=case, draft_id=draft_id), number=number
+        )
+    except NotFound:
+        raise Http404("No such version.") from None
+    form = DiffForm(request.GET)
+    diff, error, status = None, "", 200
+    if not form.is_valid():
+        error, status = "Choose a version of this draft to compare with.", 400
+    elif form.cleaned_data["against"] is None and number == 1:
+        error = "Version 1 has no earlier version: choose the version to compare it with."
+    else:
+        try:
+            diff = diff_selectors.version_diff_for_user(
+                user=user,
+                case_id=case.pk,
+                draft_id=draft_id,
+                number=number,
+                against=form.cleaned_data["against"],
+            )
+        except NotFound:
+            error, status = "There is no such version of this draft to compare with.", 404
+        except DomainError as exc:
+            error, status = exc.message, 400
+    # Read after the diff: its audit row covers this request; without a diff this is the row.
+    draft = selectors.draft_get_for_user(user=user, case_id=case.pk, draft_id=draft_id)
+    numbers = [v.number for v in draft.versions.all()]
+    context = {
+        "case": case,
+        "draft": draft,
+        "number": number,
+        "others": [n for n in numbers if n != number],
+        "against": diff.against if diff else form.cleaned_data.get("against") or None,
+        "diff": diff,
+        "error": error,
+    }
+    return render(request, "drafting/version_diff.html", context, status=status)
+
+
 # --- Runs: the Runs tab, starting a run, the run page ----------------------------------------
 # The run pages read through apps.drafting.selectors (membership checked, read audited) and
 # change things only through apps.drafting.runs. static/lexweb/run.js follows the run's own
@@ -512,6 +626,13 @@ def version_approve(request: HttpRequest, case_id: int, draft_id: int, number: i
 RUNS_PER_VIEW = 50
 OPEN_STAGE = (Stage.Status.RUNNING, Stage.Status.QUEUED)
 SKIPPED_OR_QUEUED = (Stage.Status.QUEUED, Stage.Status.SKIPPED)
+# A financial table row's status as an icon beside its label (never colour alone).
+ROW_ICONS = {
+    **{state: icon for state, (icon, _label) in STATES.items()},
+    "not_checked": "○",
+    "not_verified": "…",
+    "unmatched": "?",
+}
 ADVERSARY_KINDS = {
     "weak_point": "Weak point",
     "counter_argument": "Counter-argument",
@@ -546,18 +667,13 @@ def run_list(request: HttpRequest, case_id: int) -> HttpResponse:
     return render(request, "drafting/run_list.html", {"case": case, "runs": page, "rows": rows})
 
 
+# The form field of each field of a run request (runs.error_field); others go above the form.
+_RUN_FORM_FIELDS = {"kind": "kind", "packet_id": "packet", "instructions": "instructions"}
+
+
 def _run_error_field(exc: DomainError) -> str | None:
     """The form field a refusal of apps.drafting.runs.run_start is about (None: the request)."""
-    if isinstance(exc, NotFound):
-        return "packet"  # not a packet of this case
-    text = exc.message.lower()
-    if "frozen" in text or "has no pages" in text:
-        return "packet"
-    if "instructions" in text:
-        return "instructions"
-    if text.startswith("unknown kind"):
-        return "kind"
-    return None
+    return _RUN_FORM_FIELDS.get(runs.error_field(exc))
 
 
 @login_required
@@ -607,7 +723,8 @@ def run_new(request: HttpRequest, case_id: int) -> HttpResponse:
 def _stage_view(stage: Stage, live: dict[int, str]) -> dict[str, object]:
     """A stage as the timeline shows it."""
     data = stage.output_json if isinstance(stage.output_json, dict) else {}
-    findings = data.get("findings") if isinstance(data.get("findings"), list) else []
+    found = data.get("findings")
+    findings: list[object] = found if isinstance(found, list) else []
     verified = stage.verification.version if stage.verification_id and stage.verification else None
     checks = stage.name in (Stage.Name.VERIFIER, Stage.Name.VERIFIER_AGAIN)
     return {
@@ -653,6 +770,7 @@ def _render_run(
         raise Http404("No such run.") from None
     run = state.run
     lawyer = verification_selectors.is_case_lawyer(user=user, case=case)
+    table = transactions.table_of(run)
     context = {
         "case": case,
         "run": run,
@@ -664,6 +782,10 @@ def _render_run(
         "lawyer": lawyer,
         "error": error,
         "override_form": override_form or GateOverrideForm(),
+        "table": table,
+        "table_rows": [(row, ROW_ICONS.get(row.status, "?")) for row in table.rows]
+        if table
+        else [],
     }
     if request.GET.get("part") == "1":  # the run's state alone, for run.js to put in place
         return render(request, "drafting/_run_state.html", context, status=status)

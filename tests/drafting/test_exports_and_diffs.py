@@ -3,6 +3,7 @@ follows the approval rule and is registered as a generated artifact before it is
 can never come back in as evidence unflagged. Both are access-checked and audited."""
 
 import io
+import re
 from typing import Any
 
 import docx
@@ -180,3 +181,173 @@ def test_a_diff_of_two_long_versions_is_bounded(
     assert body["inserted_words"] + body["unchanged_words"] == len(words)
     if body["exact"]:
         assert body["inserted_words"] == body["deleted_words"] == replaced
+
+
+# --- Browser pages: the diff and the export buttons -------------------------------------------
+
+
+def _page(draft: Draft, number: int = 1, tail: str = "") -> str:
+    return f"/cases/{draft.case_id}/drafts/{draft.pk}/versions/{number}/{tail}"
+
+
+def test_the_diff_page_marks_insertions_and_deletions_with_ins_del_and_text_markers(
+    lawyer_client: Client, lawyer: User, draft: Draft
+) -> None:
+    _add_version(draft, lawyer, TEXT.replace("3 March 2024", "4 March 2024 <b>sharp</b>"))
+
+    response = lawyer_client.get(_page(draft, 2, "diff/"))
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "What changed from version 1 to version 2" in html
+    inserted = re.findall(r'<ins class="diff-ins">(.*?)</ins>', html, re.DOTALL)
+    deleted = re.findall(r'<del class="diff-del">(.*?)</del>', html, re.DOTALL)
+    # Each change says what it is in words (and a plus or minus mark), not by its colour alone.
+    assert any("[added: " in part and "4" in part for part in inserted), inserted
+    assert any("[removed: " in part and "3" in part for part in deleted), deleted
+    assert all('<span class="diff-mark" aria-hidden="true">' in p for p in inserted + deleted)
+    # The draft's own words are text, never markup.
+    assert "&lt;b&gt;sharp&lt;/b&gt;" in html and "<b>sharp</b>" not in html
+    assert AuditEvent.objects.filter(action="draft.version_diff", actor=lawyer).count() == 1
+    assert not AuditEvent.objects.filter(action="draft.view", actor=lawyer).exists()
+    # The draft page and the version page link to it.
+    detail = lawyer_client.get(f"/cases/{draft.case_id}/drafts/{draft.pk}/").content.decode()
+    assert f'href="{_page(draft, 2, "diff/")}"' in detail
+    version = lawyer_client.get(_page(draft, 2)).content.decode()
+    assert f'id="diff-link" href="{_page(draft, 2, "diff/")}"' in version
+
+
+def test_the_diff_page_compares_with_any_version_and_says_when_nothing_changed(
+    lawyer_client: Client, lawyer: User, draft: Draft
+) -> None:
+    _add_version(draft, lawyer, TEXT + "\n\nA new paragraph.")
+    _add_version(draft, lawyer, TEXT)
+
+    same = lawyer_client.get(_page(draft, 3, "diff/"), {"against": "1"}).content.decode()
+    first = lawyer_client.get(_page(draft, 1, "diff/"), {"against": "2"}).content.decode()
+
+    assert 'id="diff-same"' in same and '<option value="1" selected>' in same
+    assert "What changed from version 2 to version 1" in first and "[removed: " in first
+
+
+@pytest.mark.parametrize(
+    ("number", "query", "status", "message"),
+    [
+        (1, {}, 200, "Version 1 has no earlier version"),
+        (1, {"against": "0"}, 400, "Choose a version of this draft to compare with."),
+        (1, {"against": "x"}, 400, "Choose a version of this draft to compare with."),
+        (1, {"against": str(2**40)}, 400, "Choose a version of this draft to compare with."),
+        (1, {"against": "-3"}, 400, "Choose a version of this draft to compare with."),
+        (1, {"against": "9"}, 404, "There is no such version of this draft to compare with."),
+    ],
+)
+def test_the_diff_page_refuses_bad_versions_with_a_reason(
+    lawyer_client: Client,
+    lawyer: User,
+    draft: Draft,
+    number: int,
+    query: dict[str, str],
+    status: int,
+    message: str,
+) -> None:
+    response = lawyer_client.get(_page(draft, number, "diff/"), query)
+
+    assert response.status_code == status
+    assert message in response.content.decode()
+    assert not AuditEvent.objects.filter(action="draft.version_diff").exists()
+    # What the page showed (the draft and its versions) is audited as a view of the draft.
+    assert AuditEvent.objects.filter(action="draft.view", actor=lawyer).count() == 1
+
+
+def test_the_diff_page_is_a_404_for_outsiders_missing_versions_and_other_cases_drafts(
+    lawyer_client: Client, outsider_client: Client, lawyer: User, draft: Draft, other_case: Case
+) -> None:
+    from tests.factories import MembershipFactory
+
+    MembershipFactory(case=other_case, user=lawyer, role="lawyer")
+    urls = [
+        (outsider_client, _page(draft, 1, "diff/") + "?against=1"),
+        (lawyer_client, _page(draft, 7, "diff/") + "?against=1"),
+        (lawyer_client, f"/cases/{other_case.pk}/drafts/{draft.pk}/versions/1/diff/?against=1"),
+    ]
+    for client, url in urls:
+        response = client.get(url)
+        assert response.status_code == 404, url
+        assert draft.title not in response.content.decode()
+    assert (
+        not AuditEvent.objects.filter(action__startswith="draft.")
+        .exclude(action__in=["draft.create"])
+        .exists()
+    )
+
+
+def test_the_export_buttons_follow_the_approval_rule_and_say_why(
+    lawyer_client: Client, staff_client: Client, lawyer: User, draft: Draft
+) -> None:
+    unverified = lawyer_client.get(_page(draft)).content.decode()
+    refused = lawyer_client.post(_page(draft, 1, "export/"), {"format": "pdf"})
+    verified(draft=draft, user=lawyer, statuses=["supported", "unsupported"])
+    blocked = staff_client.get(_page(draft)).content.decode()
+    blocked_post = staff_client.post(_page(draft, 1, "export/"), {"format": "docx"})
+
+    export_button = 'name="format" value="pdf" disabled aria-describedby="export-why"'
+    assert export_button in unverified
+    assert "Verify this version first: an export needs a finished verification." in unverified
+    assert refused.status_code == 409
+    assert "Not exported: Version 1 has not been verified" in refused.content.decode()
+    assert export_button in blocked and "1 finding is unsupported or contradicted" in blocked
+    assert blocked_post.status_code == 409
+    assert "Not exported: Version 1 has 1 unsupported or contradicted finding open" in (
+        blocked_post.content.decode()
+    )
+    assert not AuditEvent.objects.filter(action="draft.export").exists()
+    assert not GeneratedArtifact.objects.filter(kind="export").exists()
+
+
+def test_the_export_buttons_download_docx_and_pdf_registered(
+    staff_client: Client, lawyer: User, draft: Draft
+) -> None:
+    verified(draft=draft, user=lawyer, statuses=["supported"])
+    page = staff_client.get(_page(draft)).content.decode()
+    assert 'name="format" value="docx">' in page and 'id="export-why"' not in page
+
+    word = staff_client.post(_page(draft, 1, "export/"), {"format": "docx"})
+    pdf = staff_client.post(_page(draft, 1, "export/"), {"format": "pdf"})
+
+    assert word.status_code == 200 and pdf.status_code == 200
+    assert word["Content-Type"].startswith("application/vnd.openxmlformats")
+    assert word["Content-Disposition"].startswith('attachment; filename="Brief v1.docx"')
+    texts = [p.text for p in docx.Document(io.BytesIO(word.content)).paragraphs]
+    assert "Statement of facts" in texts
+    assert pdf["Content-Type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    for response in (word, pdf):
+        artifact = GeneratedArtifact.objects.get(pk=int(response["X-Lexweb-Artifact"]))
+        assert (artifact.kind, artifact.case_id) == ("export", draft.case_id)
+    assert AuditEvent.objects.filter(action="draft.export").count() == 2
+
+
+@pytest.mark.parametrize("data", [{}, {"format": "odt"}, {"format": "x" * 5000}, {"format": ""}])
+def test_an_export_of_an_unknown_format_is_refused_on_the_page(
+    lawyer_client: Client, lawyer: User, draft: Draft, data: dict[str, str]
+) -> None:
+    verified(draft=draft, user=lawyer, statuses=["supported"])
+
+    response = lawyer_client.post(_page(draft, 1, "export/"), data)
+
+    assert response.status_code == 400
+    assert "Not exported: choose Word (DOCX) or PDF." in response.content.decode()
+    assert not GeneratedArtifact.objects.filter(kind="export").exists()
+
+
+def test_an_export_by_an_outsider_or_of_a_missing_version_is_a_404_and_nothing_is_made(
+    lawyer_client: Client, outsider_client: Client, lawyer: User, draft: Draft
+) -> None:
+    verified(draft=draft, user=lawyer, statuses=["supported"])
+
+    outsider = outsider_client.post(_page(draft, 1, "export/"), {"format": "pdf"})
+    missing = lawyer_client.post(_page(draft, 4, "export/"), {"format": "pdf"})
+    get = lawyer_client.get(_page(draft, 1, "export/"))
+
+    assert (outsider.status_code, missing.status_code, get.status_code) == (404, 404, 405)
+    assert draft.title not in outsider.content.decode()
+    assert not GeneratedArtifact.objects.filter(kind="export").exists()

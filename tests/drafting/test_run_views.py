@@ -432,3 +432,71 @@ def test_gate_override_is_a_lawyers_act_staff_see_it_disabled_and_are_refused(
     queued = made["run"]
     conflict = lawyer_client.post(_run(queued, "gate-override/"), {"reason": reason})
     assert conflict.status_code == 409
+
+
+# --- Refusals name their field ----------------------------------------------------------------
+
+
+def test_each_refusal_of_a_run_start_names_its_field_and_code(
+    lawyer: User, lawyer_api: Client, case: Case, packet: Packet, made: Any, settings: Any
+) -> None:
+    """The form puts a refusal beside the field the service names (runs.error_field), not by
+    the message's wording; the API answers the same codes."""
+    settings.LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS = 50
+    editable = packet_of(
+        case=case,
+        user=lawyer,
+        documents=[read_pdf(case=case, user=lawyer, lines=["A note."], filename="f.pdf")],
+        title="Editable",
+        freeze=False,
+    )
+    good = {"kind": "motion", "packet_id": packet.pk, "instructions": "Draft a motion."}
+    bad_text = (runs.InstructionsInvalid, "invalid_instructions", "instructions")
+    cases = [
+        ({"kind": "poem"}, "", runs.UnknownKind, "unknown_kind", "kind"),
+        ({"packet_id": editable.pk}, "", runs.PacketNotFrozen, "packet_not_frozen", "packet_id"),
+        ({"packet_id": 987654321}, "", runs.PacketNotFound, "not_found", "packet_id"),
+        ({"instructions": " \n "}, "", *bad_text),
+        ({"instructions": "x" * 51}, "", *bad_text),
+        ({"instructions": "Go\x07on"}, "", *bad_text),
+        ({"instructions": 7}, "", *bad_text),
+        ({}, "k" * 201, runs.IdempotencyKeyInvalid, "invalid_idempotency_key", "idempotency_key"),
+    ]  # fmt: skip
+    before = Run.objects.count()
+    for change, key, error, code, field in cases:
+        request = runs.RunRequest(**{**good, **change})  # type: ignore[arg-type]
+        with pytest.raises(error) as caught:
+            runs.run_start(user=lawyer, case_id=case.pk, request=request, idempotency_key=key)
+        assert (caught.value.code, runs.error_field(caught.value)) == (code, field), change
+    assert Run.objects.count() == before
+
+    response = lawyer_api.post(
+        f"/api/v1/cases/{case.pk}/runs",
+        {**good, "packet_id": editable.pk},
+        content_type="application/json",
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "packet_not_frozen")
+
+
+def test_a_refusal_about_no_field_goes_above_the_form(
+    lawyer_client: Client, lawyer: User, case: Case, packet: Packet
+) -> None:
+    # Nothing is routed: the role has no deployment (RoleUnavailable names no field).
+    with pytest.raises(runs.RoleUnavailable) as caught:
+        runs.run_start(
+            user=lawyer,
+            case_id=case.pk,
+            request=runs.RunRequest(kind="summary", packet_id=packet.pk, instructions="Sum."),
+        )
+    assert (caught.value.code, runs.error_field(caught.value)) == ("role_unavailable", "")
+
+    response = lawyer_client.post(
+        _runs(case, "new/"),
+        {"kind": "summary", "packet": packet.pk, "instructions": "Summarise the lease."},
+    )
+
+    html = _html(response)
+    assert response.status_code == 400
+    alert = html[html.index('class="alert alert--error" role="alert"') :]
+    assert "No deployment for the Summarizer role" in alert[: alert.index("</div>")]
+    assert 'id="id_instructions_error"' not in html and 'id="id_packet_error"' not in html
