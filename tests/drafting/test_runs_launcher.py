@@ -7,12 +7,13 @@ import pytest
 from django.core.management import call_command
 
 from apps.cluster.models import Backend
+from apps.drafting.management.commands.board_queues import STAGES_WAITING
 from tests.cluster.dispatch_fixtures import backend_make, board_make, closed_port_url
 
 pytestmark = pytest.mark.django_db
 
 
-def test_board_queues_lists_each_hosts_board_queues_with_their_enabled_slots() -> None:
+def test_board_queues_lists_each_hosts_board_queues_with_their_slots_and_room_to_wait() -> None:
     a = backend_make(base_url=closed_port_url(), board="board-a", slots=3).board
     backend_make(base_url=closed_port_url(), board="board-a", slots=2)
     off = backend_make(base_url=closed_port_url(), board="board-b", slots=4)
@@ -23,6 +24,7 @@ def test_board_queues_lists_each_hosts_board_queues_with_their_enabled_slots() -
     call_command("board_queues", stdout=out)
 
     assert [line.split("\t") for line in out.getvalue().splitlines()] == [
-        [str(a.host_id), f"board.{a.pk},board.{off.board_id}", "6"],
-        [str(other.host_id), f"board.{other.pk}", "1"],
+        # Enabled slots (at least one per board), plus room for stages waiting for a slot.
+        [str(a.host_id), f"board.{a.pk},board.{off.board_id}", str(6 + STAGES_WAITING)],
+        [str(other.host_id), f"board.{other.pk}", str(1 + STAGES_WAITING)],
     ]
