@@ -41,6 +41,10 @@ def _deployment(base_url: str, kind: str = "llama_cpp") -> Deployment:
     )
 
 
+def _used(evidence: context.Evidence) -> int:
+    return int(evidence.budget["used_tokens"])  # type: ignore[call-overload]
+
+
 def _usable(evidence: context.Evidence) -> int:
     budget = evidence.budget
     return int(budget["budget_tokens"]) - int(budget["margin_tokens"])  # type: ignore[call-overload]
@@ -116,7 +120,7 @@ async def test_a_packet_bigger_than_the_context_gets_the_best_ranked_pages_that_
     assert evidence.budget["counted_by"] == "tokenizer"
     assert (evidence.budget["pages_total"], evidence.budget["pages_sent"]) == (12, 2)
     # What the fake's tokenizer says of the rendered evidence is within the budget.
-    assert count_text_tokens(evidence.text) == evidence.budget["used_tokens"] <= _usable(evidence)
+    assert count_text_tokens(evidence.text) == _used(evidence) <= _usable(evidence)
 
 
 @pytest.mark.asyncio
@@ -152,7 +156,7 @@ async def test_an_unreachable_tokenizer_falls_back_to_the_estimate_and_says_why(
     assert reason.startswith("The tokenizer failed") and "Estimated from then on" in reason
     assert evidence.labels and evidence.labels[0] == "ACME000002"
     # The estimate is conservative: the real tokenizer's count is within the budget too.
-    assert count_text_tokens(evidence.text) <= evidence.budget["used_tokens"] <= _usable(evidence)
+    assert count_text_tokens(evidence.text) <= _used(evidence) <= _usable(evidence)
 
 
 @pytest.mark.asyncio

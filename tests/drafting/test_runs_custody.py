@@ -17,6 +17,7 @@ from apps.cluster.models import Backend, CallRecord
 from apps.documents import services as document_services
 from apps.documents.models import Document
 from apps.drafting.models import Run, RunEvent, Stage
+from apps.evidence.models import Packet
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 from lexweb_dev.fakebackend.ollama import blob_digest
 from lexweb_dev.fakebackend.tokens import count_prompt_tokens
@@ -59,7 +60,7 @@ def _bundle(*, case: Case, user: User, pages: int, special: dict[int, str]) -> D
     raise AssertionError(f"the bundle was not read: {document.status}")
 
 
-def _big_packet(case: Case, user: User) -> object:
+def _big_packet(case: Case, user: User) -> Packet:
     special = {
         17: "Page 17. The landlord served an eviction notice on the tenant on 1 May 2024.",
         23: "Page 23. The tenant answered the eviction notice in writing.",
