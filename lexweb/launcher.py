@@ -161,7 +161,7 @@ def _clock() -> str:
 class Child:
     """One supervised process, started again whenever it ends while we are not stopping."""
 
-    key: str  # its name in processes.json: web, cpu-worker, cluster-worker, demo-backends
+    key: str  # its name in processes.json: web, cpu-worker, cluster-worker, demo-backends, ...
     label: str  # its name in what we print
     argv: list[str]
     is_worker: bool
@@ -492,6 +492,10 @@ def run() -> int:
         # The demo cluster's backends, played by local fakes.
         demo = [PYTHON, str(BASE_DIR / "manage.py"), "demo_backends"]
         children.append(Child("demo-backends", "demo backends", demo, is_worker=False))
+        # Their GPUs: the GPU agent on a fake NVML that follows their load (never on a real
+        # site: only with the demo backends, and only for hosts whose backends are the demo's).
+        agent = [PYTHON, str(BASE_DIR / "manage.py"), "demo_gpu_agent"]
+        children.append(Child("demo-gpu-agent", "demo GPU agent", agent, is_worker=False))
     supervisor = Supervisor(children, host, port)
     try:
         supervisor.run()

@@ -255,6 +255,11 @@ if LEXWEB_CLUSTER_HEALTH_CRON and not croniter.croniter.is_valid(LEXWEB_CLUSTER_
 # Jobs that talk to backends (health checks now, drafting stages later) run on the `cluster`
 # queue in a worker of their own, this many at once: they mostly wait on the network.
 LEXWEB_CLUSTER_WORKER_CONCURRENCY = env_int("LEXWEB_CLUSTER_WORKER_CONCURRENCY", 16, minimum=1)
+# The GPU agents' sampling interval (`manage.py gpu_agent --interval`, default 5 s) as the
+# dashboard assumes it: a host whose last report is older than this many intervals is shown
+# "stale, last report ... ago" instead of its last state.
+LEXWEB_GPU_AGENT_INTERVAL_SECONDS = env_int("LEXWEB_GPU_AGENT_INTERVAL_SECONDS", 5, minimum=1)
+LEXWEB_GPU_AGENT_STALE_INTERVALS = env_int("LEXWEB_GPU_AGENT_STALE_INTERVALS", 3, minimum=1)
 LEXWEB_TOKEN_MAX_DAYS = env_int("LEXWEB_TOKEN_MAX_DAYS", 365, minimum=1)
 # Creating an API token needs the password entered (sign-in or confirm page) this recently.
 LEXWEB_REAUTH_SECONDS = env_int("LEXWEB_REAUTH_SECONDS", 300, minimum=30)

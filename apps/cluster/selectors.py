@@ -6,10 +6,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.db import connection
 from django.db.models import Avg, Count, F, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from apps.accounts.models import User
+from apps.accounts.services import audit_record
 from apps.cluster.models import (
     Backend,
     BackendHealth,
@@ -17,9 +21,12 @@ from apps.cluster.models import (
     CallRecord,
     Deployment,
     Gpu,
+    GpuSample,
     GpuStatus,
     Host,
 )
+from apps.operations import selectors as job_selectors
+from lexweb.errors import NotFound
 
 # DESIGN.md: on this hardware >= 40 tokens/s decoding is "usable".
 USABLE_DECODE_TOKENS_PER_SECOND = 40.0
@@ -90,6 +97,10 @@ class GpuView:
     def memory_gib(self) -> float:
         return _gib(self.memory_bytes)
 
+    @property
+    def index_label(self) -> str:
+        return str(self.index)
+
 
 @dataclass(frozen=True)
 class BoardView:
@@ -136,6 +147,14 @@ class HostView:
     boards: tuple[BoardView, ...]
     # GPUs an admin has not put on a board yet: shown, but no model can be placed on them.
     loose_gpus: tuple[GpuView, ...]
+    # Seconds since the agent last reported (None: never), and whether that is longer than
+    # LEXWEB_GPU_AGENT_STALE_INTERVALS agent intervals: its last state is then not believed.
+    report_age_seconds: float | None = None
+    stale: bool = False
+
+    @property
+    def report_age_text(self) -> str:
+        return age_text(self.report_age_seconds or 0.0)
 
 
 @dataclass(frozen=True)
@@ -184,6 +203,7 @@ class Dashboard:
     deployments: tuple[DeploymentView, ...]
     usable_decode_tokens_per_second: float = USABLE_DECODE_TOKENS_PER_SECOND
     speed_window_calls: int = SPEED_WINDOW_CALLS
+    stale_after_seconds: float = 0.0
 
 
 def deployment_speeds_get(*, deployment_ids: Iterable[int]) -> dict[int, DeploymentSpeed]:
@@ -261,7 +281,12 @@ def dashboard_get() -> Dashboard:
         )
         for d in deployment_rows
     )
-    return Dashboard(hosts=hosts, backends=backends, deployments=deployments)
+    return Dashboard(
+        hosts=hosts,
+        backends=backends,
+        deployments=deployments,
+        stale_after_seconds=stale_after_seconds(),
+    )
 
 
 def _hosts_and_boards() -> tuple[tuple[HostView, ...], dict[int, BoardView]]:
@@ -285,6 +310,8 @@ def _hosts_and_boards() -> tuple[tuple[HostView, ...], dict[int, BoardView]]:
         )
         boards[board.pk] = board_view
         host_boards[board.host_id].append(board_view)
+    now = timezone.now()
+    stale_after = stale_after_seconds()
     hosts = tuple(
         HostView(
             id=host.pk,
@@ -296,6 +323,8 @@ def _hosts_and_boards() -> tuple[tuple[HostView, ...], dict[int, BoardView]]:
             agent_seen_at=host.agent_seen_at,
             boards=tuple(host_boards[host.pk]),
             loose_gpus=tuple(loose_gpus[host.pk]),
+            report_age_seconds=_age(host.agent_seen_at, now),
+            stale=host_is_stale(host.agent_seen_at, now=now, after=stale_after),
         )
         for host in Host.objects.order_by("name")
     )
@@ -347,4 +376,269 @@ def _backend_view(backend: Backend) -> BackendView:
         checked_at=health.checked_at if health else None,
         slots_total=health.slots_total if health else 0,
         slots_busy=health.slots_busy if health else 0,
+    )
+
+
+# --- Stale agent reports --------------------------------------------------------------------
+
+
+def stale_after_seconds() -> float:
+    """How old a GPU agent's last report may be before the dashboard stops believing it."""
+    return float(
+        settings.LEXWEB_GPU_AGENT_INTERVAL_SECONDS * settings.LEXWEB_GPU_AGENT_STALE_INTERVALS
+    )
+
+
+def host_is_stale(seen_at: datetime | None, *, now: datetime, after: float) -> bool:
+    """A host that reported once, longer than `after` seconds ago. A host never heard from is
+    not stale: it "has not reported yet"."""
+    age = _age(seen_at, now)
+    return age is not None and age > after
+
+
+def _age(seen_at: datetime | None, now: datetime) -> float | None:
+    return None if seen_at is None else max(0.0, (now - seen_at).total_seconds())
+
+
+def age_text(seconds: float) -> str:
+    """ "12 s", "3 min 20 s", "2 h 5 min", "3 days" (static/lexweb/cluster.js says the same)."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    if whole < 2 * 86400:
+        hours, rest = divmod(whole, 3600)
+        minutes = rest // 60
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{whole // 86400} days"
+
+
+# --- Sparklines -----------------------------------------------------------------------------
+
+SPARK_WINDOW = timedelta(hours=1)
+# One point per 60 s history bucket: at most this many per GPU line.
+SPARK_GPU_POINTS = 60
+# The latest successful calls of the window, at most this many per deployment.
+SPARK_SPEED_POINTS = 60
+SPARK_WIDTH = 120
+SPARK_HEIGHT = 28
+
+
+@dataclass(frozen=True)
+class Sparkline:
+    """A line over the last SPARK_WINDOW ending at `end`: (unix seconds, value) points, drawn
+    on 0..`top` (a fixed top: 100 for percentages; for speeds the highest of the points and
+    the reference line, with room above). `reference`: a dashed line (the 40 tok/s mark)."""
+
+    end: float
+    points: tuple[tuple[float, float], ...]
+    top: float
+    reference: float | None = None
+
+    def _xy(self, at: float, value: float) -> tuple[float, float]:
+        window = SPARK_WINDOW.total_seconds()
+        x = (at - (self.end - window)) / window * SPARK_WIDTH
+        y = SPARK_HEIGHT - min(max(value, 0.0), self.top) / self.top * SPARK_HEIGHT
+        return round(min(max(x, 0.0), SPARK_WIDTH), 1), round(y, 1)
+
+    @property
+    def svg_points(self) -> str:
+        return " ".join("{},{}".format(*self._xy(at, value)) for at, value in self.points)
+
+    @property
+    def reference_y(self) -> float | None:
+        return None if self.reference is None else self._xy(self.end, self.reference)[1]
+
+    @property
+    def data(self) -> str:
+        """The points for static/lexweb/cluster.js, which keeps the line going live."""
+        return " ".join(f"{at:.0f}:{value:.1f}" for at, value in self.points)
+
+    @property
+    def last(self) -> float | None:
+        return self.points[-1][1] if self.points else None
+
+
+@dataclass(frozen=True)
+class GpuHistory:
+    utilisation: Sparkline
+    memory: Sparkline  # percent of the card's memory in use (the bucket's peak)
+
+
+@dataclass(frozen=True)
+class DashboardHistory:
+    gpus: dict[int, GpuHistory]
+    speeds: dict[int, Sparkline]
+
+
+def dashboard_history_get(
+    *, gpu_ids: Iterable[int], deployment_ids: Iterable[int]
+) -> DashboardHistory:
+    """The dashboard's sparklines for the last hour, in two queries: per GPU its 60 s history
+    buckets (utilisation average, memory peak as a share of the card), per deployment the
+    decode speed of its latest SPARK_SPEED_POINTS successful calls, against the 40 tok/s line.
+    Every id asked for is in the answer (an empty line when nothing was recorded)."""
+    now = timezone.now()
+    end = now.timestamp()
+    since = now - SPARK_WINDOW
+    gpu_list, deployment_list = list(gpu_ids), list(deployment_ids)
+    utilisation: dict[int, list[tuple[float, float]]] = {pk: [] for pk in gpu_list}
+    memory: dict[int, list[tuple[float, float]]] = {pk: [] for pk in gpu_list}
+    if gpu_list:
+        rows = (
+            GpuSample.objects.filter(
+                gpu_id__in=gpu_list, bucket_seconds=60, bucket_start__gte=since
+            )
+            .annotate(total=F("gpu__memory_bytes"))
+            .order_by("gpu_id", "bucket_start")
+            .values_list(
+                "gpu_id", "bucket_start", "utilisation_avg", "memory_used_max_bytes", "total"
+            )
+        )
+        for gpu_id, start, util, used, total in rows:
+            at = start.timestamp() + 30  # the middle of the bucket
+            utilisation[gpu_id].append((at, float(util)))
+            memory[gpu_id].append((at, 100.0 * used / total if total else 0.0))
+    speeds: dict[int, list[tuple[float, float]]] = {pk: [] for pk in deployment_list}
+    if deployment_list:
+        ranked = (
+            CallRecord.objects.filter(
+                deployment_id__in=deployment_list,
+                outcome=CallRecord.Outcome.OK,
+                decode_tokens_per_second__isnull=False,
+                started_at__gte=since,
+            )
+            .annotate(
+                rank=Window(
+                    RowNumber(),
+                    partition_by=F("deployment_id"),
+                    order_by=[F("started_at").desc(), F("pk").desc()],
+                )
+            )
+            .filter(rank__lte=SPARK_SPEED_POINTS)
+            .values_list("deployment_id", "started_at", "decode_tokens_per_second")
+        )
+        for deployment_id, started, speed in sorted(ranked, key=lambda r: (r[0], r[1])):
+            speeds[deployment_id].append((started.timestamp(), float(speed or 0.0)))
+    usable = USABLE_DECODE_TOKENS_PER_SECOND
+    return DashboardHistory(
+        gpus={
+            pk: GpuHistory(
+                utilisation=Sparkline(
+                    end=end, points=tuple(utilisation[pk][-SPARK_GPU_POINTS:]), top=100.0
+                ),
+                memory=Sparkline(end=end, points=tuple(memory[pk][-SPARK_GPU_POINTS:]), top=100.0),
+            )
+            for pk in gpu_list
+        },
+        speeds={
+            pk: Sparkline(
+                end=end,
+                points=tuple(points),
+                top=max([usable, *(value for _, value in points)]) * 1.25,
+                reference=usable,
+            )
+            for pk, points in speeds.items()
+        },
+    )
+
+
+def dashboard_gpu_ids(dashboard: Dashboard) -> list[int]:
+    return [
+        gpu.id
+        for host in dashboard.hosts
+        for gpus in (*(board.gpus for board in host.boards), host.loose_gpus)
+        for gpu in gpus
+    ]
+
+
+# --- Job queues and workers (admins) --------------------------------------------------------
+
+WORKERS_LISTED = 100
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    name: str
+    queued: int
+    running: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class WorkerRow:
+    id: int
+    last_heartbeat: datetime
+    heartbeat_age_seconds: float
+    alive: bool  # heard from within LEXWEB_JOB_STALLED_SECONDS
+    running: int  # jobs it is running now
+    queues: tuple[str, ...]  # the queues of those jobs
+
+    @property
+    def heartbeat_age_text(self) -> str:
+        return age_text(self.heartbeat_age_seconds)
+
+
+@dataclass(frozen=True)
+class JobsOverview:
+    queues: tuple[QueueRow, ...]
+    workers: tuple[WorkerRow, ...]
+    workers_total: int
+    stalled_seconds: int
+
+
+_WORKERS_SQL = """
+SELECT worker.id, worker.last_heartbeat, count(job.id),
+       coalesce(array_agg(DISTINCT job.queue_name) FILTER (WHERE job.id IS NOT NULL), '{}')
+  FROM procrastinate_workers worker
+  LEFT JOIN procrastinate_jobs job ON job.worker_id = worker.id AND job.status = 'doing'
+ GROUP BY worker.id, worker.last_heartbeat
+ ORDER BY worker.last_heartbeat DESC, worker.id DESC
+ LIMIT %s
+"""
+
+
+def jobs_overview_get(*, actor: User) -> JobsOverview:
+    """Admins only (NotFound for anyone else, as for a page that does not exist): per queue the
+    jobs queued, running and failed for good; each worker's last heartbeat and what it runs
+    (the WORKERS_LISTED most recently heard). Counts and ids only, no job's arguments (they
+    name cases). Audited as one read (cluster.jobs_view)."""
+    if not actor.is_active or actor.role != User.Role.ADMIN:
+        raise NotFound("No such page.")
+    now = timezone.now()
+    stalled = int(settings.LEXWEB_JOB_STALLED_SECONDS)
+    queues = tuple(
+        QueueRow(
+            name=state.name,
+            queued=state.queued,
+            running=state.running,
+            failed=state.counts.get("failed", 0),
+        )
+        for state in job_selectors.queues_state(all_statuses=True)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(_WORKERS_SQL, [WORKERS_LISTED])
+        rows = cursor.fetchall()
+        cursor.execute("SELECT count(*) FROM procrastinate_workers")
+        total = int(cursor.fetchone()[0])
+    workers = tuple(
+        WorkerRow(
+            id=pk,
+            last_heartbeat=heartbeat,
+            heartbeat_age_seconds=(age := max(0.0, (now - heartbeat).total_seconds())),
+            alive=age <= stalled,
+            running=running,
+            queues=tuple(sorted(names)),
+        )
+        for pk, heartbeat, running, names in rows
+    )
+    audit_record(
+        actor=actor,
+        action="cluster.jobs_view",
+        detail={"queues": len(queues), "workers": total},
+    )
+    return JobsOverview(
+        queues=queues, workers=workers, workers_total=total, stalled_seconds=stalled
     )

@@ -6,4 +6,5 @@ app_name = "cluster"
 
 urlpatterns = [
     path("cluster/", views.dashboard, name="dashboard"),
+    path("cluster/jobs/", views.jobs, name="jobs"),
 ]

@@ -8,11 +8,83 @@
 const GIB = 1024 ** 3;
 // An event about something the page does not show refetches the page at most this often.
 const UNKNOWN_REFRESH_MS = 30000;
+// A deployment's speed line is drawn by the server: a new call refetches the page this late.
+const SPEED_REFRESH_MS = 10000;
+// Sparklines (templates/cluster/_sparkline.html, apps.cluster.selectors.Sparkline).
+const SPARK_WINDOW_S = 3600;
+const SPARK_WIDTH = 120;
+const SPARK_HEIGHT = 28;
+const SPARK_BUCKET_S = 60;
+const TICK_MS = 1000;
+
+// "12 s", "3 min 20 s", "2 h 5 min", "3 days": as apps.cluster.selectors.age_text says it.
+export function ageText(seconds) {
+  const whole = Math.max(0, Math.floor(seconds));
+  if (whole < 60) return `${whole} s`;
+  if (whole < 3600) {
+    const rest = whole % 60;
+    return rest ? `${Math.floor(whole / 60)} min ${rest} s` : `${Math.floor(whole / 60)} min`;
+  }
+  if (whole < 2 * 86400) {
+    const minutes = Math.floor((whole % 3600) / 60);
+    const hours = Math.floor(whole / 3600);
+    return minutes ? `${hours} h ${minutes} min` : `${hours} h`;
+  }
+  return `${Math.floor(whole / 86400)} days`;
+}
+
+function sparkParse(svg) {
+  const points = [];
+  for (const pair of (svg.dataset.points || "").split(" ")) {
+    const [at, value] = pair.split(":").map(Number);
+    if (Number.isFinite(at) && Number.isFinite(value)) points.push([at, value]);
+  }
+  return points;
+}
+
+// Redraw a sparkline ending at `end` (unix seconds) from its data-points.
+function sparkDraw(svg, end) {
+  const top = Number(svg.dataset.top) || 100;
+  const start = end - SPARK_WINDOW_S;
+  const kept = sparkParse(svg).filter(([at]) => at >= start);
+  svg.dataset.points = kept.map(([at, value]) => `${Math.round(at)}:${value.toFixed(1)}`).join(" ");
+  const xy = ([at, value]) => {
+    const x = Math.min(SPARK_WIDTH, Math.max(0, ((at - start) / SPARK_WINDOW_S) * SPARK_WIDTH));
+    const y = SPARK_HEIGHT - (Math.min(Math.max(value, 0), top) / top) * SPARK_HEIGHT;
+    return `${x.toFixed(1)},${y.toFixed(1)}`;
+  };
+  const line = svg.querySelector("polyline");
+  if (line) line.setAttribute("points", kept.map(xy).join(" "));
+  svg.dataset.end = String(Math.round(end));
+}
+
+// Fold one sample into a line of 60 s buckets: the bucket's mean (utilisation) or peak (memory),
+// as the server's history keeps them.
+function sparkAdd(svg, at, value, peak) {
+  const points = sparkParse(svg);
+  const bucket = Math.floor(at / SPARK_BUCKET_S) * SPARK_BUCKET_S + SPARK_BUCKET_S / 2;
+  const last = points[points.length - 1];
+  if (last && Math.abs(last[0] - bucket) < 1) {
+    const seen = Number(svg.dataset.bucketSamples || 1);
+    last[1] = peak ? Math.max(last[1], value) : (last[1] * seen + value) / (seen + 1);
+    svg.dataset.bucketSamples = String(seen + 1);
+  } else if (!last || bucket > last[0]) {
+    points.push([bucket, value]);
+    svg.dataset.bucketSamples = "1";
+  }
+  svg.dataset.points = points.map(([t, v]) => `${Math.round(t)}:${v.toFixed(1)}`).join(" ");
+}
 
 function start(root) {
   const labelsNode = document.getElementById("cluster-labels");
   const labels = labelsNode ? JSON.parse(labelsNode.textContent) : {};
   const usable = Number(root.dataset.usableSpeed) || 40;
+  // A host's report older than this is not believed (apps.cluster.selectors.host_is_stale).
+  const staleAfter = Number(root.dataset.staleAfter) || 15;
+  // Per host id: when (performance.now(), ms) it last reported, by the page or an event.
+  const reportedAt = new Map();
+  let staleCheckAt = 0;
+  let speedRefresh = null;
   const state = document.getElementById("live-state");
   const say = (text) => { if (state) state.textContent = text; };
   const clock = new Intl.DateTimeFormat("en-GB", {
@@ -71,6 +143,18 @@ function start(root) {
     if (isCount(event.power_w)) field(row, "power").textContent = `${Math.round(event.power_w)} W`;
     else if (event.power_w === null) field(row, "power").textContent = "n/a";
     setTime(field(row, "sampled"), event.sampled_at);
+    const article = row.closest("[data-host-id]");
+    if (article) hostReported(article, event.sampled_at);
+    const at = Date.parse(event.sampled_at) / 1000;
+    if (Number.isFinite(at)) {
+      const util = row.querySelector('svg[data-spark="utilisation"]');
+      if (util && isCount(event.utilisation_pct)) sparkAdd(util, at, event.utilisation_pct, false);
+      const memory = row.querySelector('svg[data-spark="memory"]');
+      if (memory && isCount(event.memory_used_bytes) && event.memory_total_bytes > 0) {
+        sparkAdd(memory, at, (100 * event.memory_used_bytes) / event.memory_total_bytes, true);
+      }
+      for (const svg of row.querySelectorAll("svg[data-spark]")) sparkDraw(svg, Date.now() / 1000);
+    }
     const boardId = row.dataset.boardId;
     if (boardId) {
       const text = boardMemory(boardId);
@@ -92,15 +176,76 @@ function start(root) {
   function agentStatus(event) {
     const article = live().querySelector(`[data-host-id="${Number(event.host_id)}"]`);
     if (!article || typeof event.status !== "string") return false;
-    const badge = field(article, "agent-status");
-    badge.className = `badge cluster-agent-${stateClass(event.status)}`;
-    badge.textContent = (labels.agent && labels.agent[event.status]) || event.status;
-    const message = typeof event.message === "string" ? event.message : "";
-    field(article, "agent-text").textContent =
-      agentText(event.status, article.dataset.hostName, message);
-    field(article, "agent-seen-wrap").hidden = false;
-    setTime(field(article, "agent-seen"), event.at);
+    article.dataset.agentStatus = event.status;
+    article.dataset.agentMessage = typeof event.message === "string" ? event.message : "";
+    hostReported(article, event.at);
     return true;
+  }
+
+  // The host's agent reported just now: show its own state again (it may have been stale).
+  function hostReported(article, iso) {
+    reportedAt.set(article.dataset.hostId, performance.now());
+    article.dataset.stale = "false";
+    showAgent(article);
+    field(article, "agent-seen-wrap").hidden = false;
+    setTime(field(article, "agent-seen"), iso);
+  }
+
+  function showAgent(article) {
+    const status = article.dataset.agentStatus || "unknown";
+    const badge = field(article, "agent-status");
+    badge.className = `badge cluster-agent-${stateClass(status)}`;
+    badge.textContent = (labels.agent && labels.agent[status]) || status;
+    field(article, "agent-text").textContent =
+      agentText(status, article.dataset.hostName, article.dataset.agentMessage || "");
+  }
+
+  function showStale(article, age) {
+    const status = article.dataset.agentStatus || "unknown";
+    const was = ((labels.agent && labels.agent[status]) || status).toLowerCase();
+    const message = article.dataset.agentMessage;
+    const badge = field(article, "agent-status");
+    badge.className = "badge cluster-agent-stale";
+    badge.textContent = "Stale";
+    field(article, "agent-text").textContent =
+      `Stale, last report ${ageText(age)} ago (was: ${was}${message ? `: ${message}` : ""})`;
+  }
+
+  // The page's hosts, as rendered: when each last reported, by the server's clock.
+  function seedReports() {
+    const now = performance.now();
+    for (const article of live().querySelectorAll("article[data-host-id]")) {
+      const age = Number(article.dataset.reportAge);
+      if (article.dataset.reportAge !== undefined && Number.isFinite(age)) {
+        reportedAt.set(article.dataset.hostId, now - age * 1000);
+      } else {
+        reportedAt.delete(article.dataset.hostId);
+      }
+    }
+  }
+
+  // Every second: ages of stale hosts go on; a host silent for longer than the server allows
+  // is asked about (the page is fetched again; its selector decides, since an agent that
+  // keeps reporting the same state publishes no event). Sparklines move with the clock.
+  function tick() {
+    const now = performance.now();
+    let ask = false;
+    for (const article of live().querySelectorAll("article[data-host-id]")) {
+      const at = reportedAt.get(article.dataset.hostId);
+      if (at === undefined) continue;
+      const age = (now - at) / 1000;
+      if (article.dataset.stale === "true") showStale(article, age);
+      else if (age > staleAfter) ask = true;
+    }
+    if (ask && now - staleCheckAt > staleAfter * 1000) {
+      staleCheckAt = now;
+      refresh();
+    }
+    if (Math.floor(now / TICK_MS) % 10 === 0) {
+      for (const svg of live().querySelectorAll('svg[data-spark="utilisation"], svg[data-spark="memory"]')) {
+        sparkDraw(svg, Date.now() / 1000);
+      }
+    }
   }
 
   function backendHealth(event) {
@@ -133,6 +278,13 @@ function start(root) {
     mark.className = `badge cluster-speed-${kind}`;
     mark.textContent = { none: "no calls yet", usable: "usable", slow: "slow" }[kind];
     if (isCount(event.calls)) field(row, "calls").textContent = String(event.calls);
+    // The per-call line comes from the server: fetch it a little later (calls come in bursts).
+    if (!speedRefresh) {
+      speedRefresh = setTimeout(() => {
+        speedRefresh = null;
+        refresh();
+      }, SPEED_REFRESH_MS);
+    }
     return true;
   }
 
@@ -177,7 +329,14 @@ function start(root) {
       }
       const page = new DOMParser().parseFromString(await response.text(), "text/html");
       const fresh = page.getElementById("cluster-live");
-      if (fresh) live().replaceWith(document.adoptNode(fresh));
+      if (fresh) {
+        live().replaceWith(document.adoptNode(fresh));
+        seedReports();
+        for (const article of live().querySelectorAll('article[data-stale="true"]')) {
+          const at = reportedAt.get(article.dataset.hostId);
+          if (at !== undefined) showStale(article, (performance.now() - at) / 1000);
+        }
+      }
     } catch {
       // The cells keep what they show; the next event or reconnect brings them up to date.
     } finally {
@@ -229,6 +388,8 @@ function start(root) {
     });
   }
 
+  seedReports();
+  setInterval(tick, TICK_MS);
   open();
 }
 

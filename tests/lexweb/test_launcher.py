@@ -173,7 +173,13 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
         # has two hosts with boards).
         boards = {key for key in children if key.startswith("host-")}
         assert len(boards) == 2 and all(re.fullmatch(r"host-\d+-worker", key) for key in boards)
-        assert set(children) - boards == {"web", "cpu-worker", "cluster-worker", "demo-backends"}
+        assert set(children) - boards == {
+            "web",
+            "cpu-worker",
+            "cluster-worker",
+            "demo-backends",
+            "demo-gpu-agent",
+        }
         record = _processes(var_dir)
         assert record["launcher"] == launcher.pid
         assert record["database"]["pid"] == int(

@@ -400,7 +400,8 @@ def _safe_message(message: str, backend: Backend) -> str:
 
 
 def _visible(health: BackendHealth) -> tuple[object, ...]:
-    return (health.state, health.message, health.slots_total, health.slots_busy)
+    # The dashboard shows when each backend was last checked, so every check is published.
+    return (health.state, health.message, health.slots_total, health.slots_busy, health.checked_at)
 
 
 def _publish_if_changed(health: BackendHealth, before: tuple[object, ...]) -> None:
