@@ -12,7 +12,7 @@ The packet is synthetic and deterministic (seeded): 200 documents of 50 pages, e
 300 words from a 6,000-word vocabulary with Zipf frequencies; the documents' pages carry their
 stored search vectors as ingestion writes them. Built once in the bench database and reused.
 
-Figures on 2026-12-02, 02:20 (2 cores, load average 7.8 from other work): ranking 1.06 s with
+Figures on 2026-12-02, 02:10 (2 cores, load average 7.8 from other work): ranking 1.06 s with
 the stored vectors against 9.78 s computing them (9.2x, the same order); every page matched
 (the query's words are among the vocabulary's commonest); choosing and counting the evidence
 1.57 s: 99 pages sent, 30,992 tokens counted by /tokenize in 106 calls.
