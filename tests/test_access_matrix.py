@@ -98,7 +98,13 @@ MATRIX: tuple[Route, ...] = (
         {"POST": {"role": "lawyer"}},
     ),
     Route(PAGE, "cases/<int:case_id>/members/<int:user_id>/remove/", ("POST",)),
-    Route(PAGE, "cases/<int:case_id>/worker-check/", ("POST",)),
+    Route(PAGE, "cases/<int:case_id>/health/", ("GET",)),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/worker-check/",
+        ("POST",),
+        redirect="cases/<int:case_id>/health/",
+    ),
     Route(
         API,
         "api/v1/cases/<case_id>",

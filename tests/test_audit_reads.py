@@ -201,6 +201,7 @@ PAGES: dict[str, Entry] = {
     "cases/<int:case_id>/members/": NotMaterial("adds a member (POST, audited)"),
     "cases/<int:case_id>/members/<int:user_id>/role/": NotMaterial("audited write (POST)"),
     "cases/<int:case_id>/members/<int:user_id>/remove/": NotMaterial("audited write (POST)"),
+    "cases/<int:case_id>/health/": NotMaterial("the worker check's page: number only"),
     "cases/<int:case_id>/worker-check/": NotMaterial("queues a test job (POST)"),
     "cases/<int:case_id>/documents/": Read("document.list"),
     "cases/<int:case_id>/documents/<int:document_id>/": Read("document.view", "document"),

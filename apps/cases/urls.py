@@ -16,5 +16,6 @@ urlpatterns = [
         views.member_remove,
         name="member_remove",
     ),
+    path("cases/<int:case_id>/health/", views.case_health, name="health"),
     path("cases/<int:case_id>/worker-check/", views.worker_check, name="worker_check"),
 ]
