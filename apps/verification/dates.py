@@ -8,6 +8,7 @@ first. Pure functions, no Django.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import re
 from collections.abc import Collection, Sequence
@@ -179,11 +180,14 @@ def month_day_values(
     ISO 8601's form of a month and day without a year."""
     if full is None:
         full = date_values(text)
-    return [
-        v
-        for v in disjoint_values(_MONTH_DAY_PATTERNS, text, _month_day)
-        if not any(v[0] < b and v[1] > a for a, b, _ in full)
-    ]
+    starts = [a for a, _, _ in full]  # sorted and disjoint (date_values)
+    ends = [b for _, b, _ in full]
+
+    def free(start: int, end: int) -> bool:
+        at = bisect.bisect_left(starts, end)  # the full dates starting before `end`
+        return at == 0 or ends[at - 1] <= start
+
+    return [v for v in disjoint_values(_MONTH_DAY_PATTERNS, text, _month_day) if free(v[0], v[1])]
 
 
 def is_month_day(value: str | None) -> bool:

@@ -46,7 +46,7 @@ _DOCUMENT = (
 )
 _NAMED = r"(?:lexweb|ChatGPT|GPT-?\d[\w.]*)"
 _VERSION = r"(?:\s+(?:v\.?\s?\d+(?:\.\d+)*|version\s+\d+))?(?:,?\s+(?:pp?\.\s*|at\s+)\d+)?"
-_DOCUMENTS = rf"{_DOCUMENT}(?:\s+{_DOCUMENT})*\b{_VERSION}"
+_DOCUMENTS = rf"{_DOCUMENT}(?:\s+{_DOCUMENT}){{0,3}}\b{_VERSION}"  # bounded: linear time
 PROSE_REFERENCE = re.compile(
     rf"(?<![\w-]){_NAMED}(?:['\u2019]s)?\s+(?:[\w-]+\s+){{0,3}}?{_DOCUMENTS}"
     rf"|(?<![\w-])(?:(?:earlier|prior|previous|first|initial|last)\s+)?(?:[\w-]+\s+){{0,2}}?"
