@@ -46,6 +46,7 @@ from lexweb.routing import websocket_urlpatterns
 from tests.conftest import session_client, token_client, ws_connect
 from tests.drafting.makers import draft_of, verified
 from tests.drafting.run_fixtures import run_ids_for_tables, runs_for_tables
+from tests.drafting.table_fixtures import financial_run, financial_run_id
 from tests.factories import MembershipFactory, UserFactory
 
 PAGE, API, WEBSOCKET = "page", "api", "websocket"
@@ -308,6 +309,19 @@ MATRIX: tuple[Route, ...] = (
         redirect="cases/<int:case_id>/drafts/",
     ),
     Route(
+        PAGE,
+        "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/export/",
+        ("POST",),
+        {"POST": {"format": "pdf"}},
+        ids={"draft_id": "clean_draft"},
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/diff/",
+        ("GET",),
+        {"GET": {"against": "1"}},
+    ),
+    Route(
         API,
         "api/v1/cases/<case_id>/runs",
         ("GET", "POST"),
@@ -315,6 +329,12 @@ MATRIX: tuple[Route, ...] = (
     ),
     Route(API, "api/v1/cases/<case_id>/runs/<run_id>", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/runs/<run_id>/events", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/runs/<run_id>/transactions.csv",
+        ("GET",),
+        ids={"run_id": "financial_run"},
+    ),
     Route(API, "api/v1/cases/<case_id>/runs/<run_id>/cancel", ("POST",)),
     Route(
         API,
@@ -417,7 +437,12 @@ def _ids(
 ) -> dict[str, Any]:
     production = Production.objects.get(case=case, volume="MATRIX1")
     export = ProductionExport.objects.get(production=production)
-    packets = {**_packet_ids(case), **_draft_ids(case), **run_ids_for_tables(case, "MATRIX")}
+    packets = {
+        **_packet_ids(case),
+        **_draft_ids(case),
+        **run_ids_for_tables(case, "MATRIX"),
+        "financial_run": financial_run_id(case, "MATRIX"),
+    }
     overrides = {k: packets[v] for k, v in entry.ids.items()} if entry else {}
     return {
         "draft_id": packets["draft"],
@@ -603,6 +628,7 @@ def _packets(lawyer: User, case: Case, document: Document) -> None:
     clean = draft_of(case=case, user=lawyer, packet=frozen, title="MATRIX clean")
     verified(draft=clean, user=lawyer, statuses=["supported"])
     runs_for_tables(case=case, user=lawyer, packet=frozen, label="MATRIX")
+    financial_run(case=case, user=lawyer, packet=frozen, label="MATRIX")
 
 
 # --- The matrix is complete ---------------------------------------------------------------

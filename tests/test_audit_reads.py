@@ -27,10 +27,12 @@ from apps.cases.models import Case
 from apps.documents import production_selectors, production_services, selectors
 from apps.documents import services as document_services
 from apps.documents.models import Production, ProductionExport
+from apps.drafting import transactions
 from apps.evidence.services import packets as packet_services
 from tests.conftest import session_client, token_client
 from tests.drafting.makers import draft_of, verified
 from tests.drafting.run_fixtures import runs_for_tables
+from tests.drafting.table_fixtures import financial_run
 
 # A documentation address (RFC 5737): nothing else in the test run comes from it.
 CLIENT_IP = "198.51.100.23"
@@ -45,6 +47,8 @@ class Read:
     action: str
     target: str = "case"
     query: dict[str, str] = field(default_factory=dict)
+    # Path ids taken from other objects than the defaults: {path kwarg: key of `objects`}.
+    ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,9 @@ API: dict[tuple[str, str], Entry] = {
     ("GET", "/api/v1/cases/{case_id}/runs"): Read("run.list"),
     ("GET", "/api/v1/cases/{case_id}/runs/{run_id}"): Read("run.view", "run"),
     ("GET", "/api/v1/cases/{case_id}/runs/{run_id}/events"): Read("run.events", "run"),
+    ("GET", "/api/v1/cases/{case_id}/runs/{run_id}/transactions.csv"): Read(
+        "run.transactions_csv", "financial_run", ids={"run_id": "financial_run"}
+    ),
     ("POST", "/api/v1/cases/{case_id}/runs/{run_id}/cancel"): Write("run.cancel"),
     ("POST", "/api/v1/cases/{case_id}/runs/{run_id}/gate-override"): Write(
         "run.gate_override",
@@ -236,6 +243,12 @@ PAGES: dict[str, Entry] = {
     "<int:finding_id>/override/": NotMaterial("overrides a finding (POST, audited)"),
     "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/approve/": NotMaterial(
         "approves a version (POST, audited)"
+    ),
+    "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/export/": NotMaterial(
+        "exports a version (POST, audited draft.export)"
+    ),
+    "cases/<int:case_id>/drafts/<int:draft_id>/versions/<int:number>/diff/": Read(
+        "draft.version_diff", "version", query={"against": "1"}
     ),
     "cases/<int:case_id>/runs/": Read("run.list"),
     # The start form lists the case's frozen packets.
@@ -323,7 +336,16 @@ def objects(lawyer: User, case: Case) -> dict[str, Any]:
         **(packets := _packets(lawyer, case, outcome.document)),
         **_drafts(lawyer, case, packets["packet"]),
         **runs_for_tables(case=case, user=lawyer, packet=packets["packet"], label="Audit"),
+        "financial_run": _financial_run(lawyer, case, packets["packet"]),
     }
+
+
+def _financial_run(lawyer: User, case: Case, packet: Any) -> Any:
+    """A financial extraction with its table, whose CSV was downloaded once already (so it is
+    registered: the request under test only reads)."""
+    run = financial_run(case=case, user=lawyer, packet=packet, label="Audit")
+    transactions.transactions_csv_for_user(user=lawyer, case_id=case.pk, run_id=run.pk)
+    return run
 
 
 def _drafts(lawyer: User, case: Case, packet: Any) -> dict[str, Any]:
@@ -441,8 +463,9 @@ def test_api_read_of_material_leaves_one_audit_row(
     lawyer: User, objects: dict[str, Any], path: str, read: Read, auth: str
 ) -> None:
     client = _from(token_client(lawyer) if auth == "token" else session_client(lawyer))
+    url = _path(path, {**_ids(objects), **{k: objects[v].pk for k, v in read.ids.items()}})
 
-    response, rows = _rows_written_by(lambda: client.get(_path(path, _ids(objects)), read.query))
+    response, rows = _rows_written_by(lambda: client.get(url, read.query))
 
     assert response.status_code == 200, response.content[:300]
     _assert_one_read(rows, read, user=lawyer, objects=objects, via="api")

@@ -29,6 +29,7 @@ from apps.documents.models import Document, Production, ProductionExport
 from lexweb import security
 from tests.conftest import session_client, token_client
 from tests.drafting.run_fixtures import run_ids_for_tables
+from tests.drafting.table_fixtures import financial_run_id
 from tests.factories import MembershipFactory
 from tests.test_access_matrix import _draft_ids, _packet_ids, document, junior  # noqa: F401  (fixtures)
 
@@ -152,7 +153,10 @@ def test_api_downloads_by_bearer_token_are_not_stored(
         "api/v1/cases/<case_id>/documents/<document_id>/pages/<number>/image",
         "api/v1/cases/<case_id>/productions/<production_id>/pdf",
         "api/v1/cases/<case_id>/productions/<production_id>/exports/<export_id>/zip",
+        "api/v1/cases/<case_id>/runs/<run_id>/transactions.csv",
     ]
+    # The table download needs a financial extraction with its table (the matrix makes one).
+    ids = {**ids, "run_id": financial_run_id(case, "MATRIX")}
 
     for route in downloads:
         response = client.get(_concrete(route, ids))
