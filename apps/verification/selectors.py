@@ -137,8 +137,8 @@ def latest_versions(drafts: Sequence[Draft]) -> dict[int, DraftVersion]:
 
 
 def is_case_lawyer(*, user: User, case: Case) -> bool:
-    """Whether `user` may override findings and approve on `case` (the rule
-    `services._require_lawyer` enforces): a lawyer, on the case as a lawyer."""
+    """Whether `user` may override findings and approve on `case`: a lawyer, on the case
+    as a lawyer (the one rule: `services._require_lawyer` refuses everyone else)."""
     membership = case_selectors.membership_get(user=user, case=case)
     return (
         membership is not None

@@ -48,7 +48,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
 from apps.cases.events import publish_to_case
-from apps.cases.models import Case, Membership
+from apps.cases.models import Case
 from apps.documents.models import Production
 from apps.drafting import selectors as draft_selectors
 from apps.drafting import services as draft_services
@@ -120,13 +120,7 @@ def _version(*, user: User, case_id: int, draft_id: int, number: int) -> tuple[C
 
 
 def _require_lawyer(*, user: User, case: Case, doing: str) -> None:
-    membership = case_selectors.membership_get(user=user, case=case)
-    is_lawyer = (
-        membership is not None
-        and membership.role == Membership.Role.LAWYER
-        and user.role == User.Role.LAWYER
-    )
-    if not is_lawyer:
+    if not selectors.is_case_lawyer(user=user, case=case):
         raise LawyerRequired(f"Only a lawyer on this case may {doing}; ask one to do it.")
 
 
