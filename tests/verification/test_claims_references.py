@@ -112,6 +112,8 @@ def test_junk_with_few_digits_or_a_model_names_words_is_not_a_record_cite(junk: 
         "COVID-19",
         "DSM-5",
         "ICD-10",
+        "UTC-7",
+        "SOC-2",
         "Q3",
         "W-2",
         "see Rule 12",

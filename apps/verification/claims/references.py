@@ -8,11 +8,15 @@ import re
 
 # A label-like token used as a cite: "RTX 3060", "GPU-0001", "A100", "RTX3060Ti"; with fewer
 # digits, a code of three capitals or more joined to them ("GPU-7", "TPU3"), never the names
-# of public standards written so ("COVID-19", "DSM-5", "ICD-10"); and after such a token, the
-# words of a model name ("A100 80GB", "RTX 4090 Ti"). Words ("Section 12", "Rule 56", "Form
-# 10-K", "Exhibit 3"), years and short codes ("Q3", "W-2") are none.
+# of public standards or time offsets written so ("COVID-19", "DSM-5", "ICD-10", "UTC-7",
+# "SOC-2"); and after such a token, the words of a model name ("A100 80GB", "RTX 4090 Ti").
+# Words ("Section 12", "Rule 56", "Form 10-K", "Exhibit 3"), years and short codes ("Q3",
+# "W-2") are none.
 _CODE = r"[A-Z]{1,10}[\s_-]?\d{3,12}[A-Za-z]{0,3}"
-_SHORT_CODE = r"(?!(?:COVID|DSM|ICD|CPT|SARS|MERS|HCPCS)\b)[A-Z]{3,10}[_-]?\d{1,2}[A-Za-z]{0,3}"
+_PUBLIC_NAMES = "COVID DSM ICD CPT SARS MERS HCPCS UTC GMT SOC PCI TLS SSL ISO NIST FIPS HTTP"
+_SHORT_CODE = (
+    rf"(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d)[A-Z]{{3,10}}[_-]?\d{{1,2}}[A-Za-z]{{0,3}}"
+)
 _SPEC = r"\d{1,5}[A-Z]{2,4}|Ti|SUPER|XT|PCIe|SXM\d?"
 JUNK = re.compile(
     rf"(?:{_CODE}|{_SHORT_CODE})(?:[\s_-]+(?:{_CODE}|{_SHORT_CODE}|{_SPEC})){{0,2}}(?![\w-])"
