@@ -1,6 +1,8 @@
-"""The demo of `make run` (on with LEXWEB_DEMO_DATA): a demo case with a demo lawyer, and the
+"""The demo of `make run` (on with LEXWEB_DEMO_DATA): a demo case with a demo lawyer and its
+evidence (lexweb_dev.demo_evidence: documents, a Bates production, a frozen packet), and the
 demo cluster, which is the reference site of DESIGN.md with its backends played by local fake
-backends on 127.0.0.1 (`manage.py demo_backends`)."""
+backends on 127.0.0.1 (`manage.py demo_backends`) in demo-writer mode: they write from the
+excerpts they are given (lexweb_dev.fakebackend.writer). They are stand-ins, not models."""
 
 from django.conf import settings
 
@@ -10,6 +12,7 @@ from apps.cases import services as case_services
 from apps.cases.models import Case
 from apps.cluster.models import Backend
 from apps.cluster.services import site
+from lexweb_dev import demo_evidence
 from lexweb_dev.fakebackend.config import FakeSettings
 
 REFERENCE_SITE = settings.BASE_DIR / "examples" / "reference_site.yaml"
@@ -52,6 +55,18 @@ def demo_case_create() -> Case | None:
     return case
 
 
+def demo_evidence_seed() -> int | None:
+    """The demo case's documents, uploaded by the demo lawyer (or, gone, the case's creator),
+    and the job that stamps and freezes them once they are read (lexweb_dev.demo_evidence).
+    None when there is no demo case; else how many documents were uploaded now."""
+    case = Case.objects.filter(number=DEMO_NUMBER).select_related("created_by").first()
+    if case is None:
+        return None
+    member = case.memberships.filter(user__email=DEMO_LAWYER, user__is_active=True).first()
+    user = member.user if member is not None else case.created_by
+    return demo_evidence.demo_documents_seed(case=case, user=user)
+
+
 def site_load_demo(*, text: str, port_base: int) -> site.SiteLoaded:
     """The demo: a site description (the reference site) whose backends are replaced by local
     fake backends on 127.0.0.1, ports `port_base`, `port_base + 1`, … in file order (started
@@ -90,6 +105,7 @@ def demo_backend_plan(*, text: str, port_base: int) -> list[tuple[str, int, Fake
             slots=backend.slots,
             n_ctx_per_slot=deployment.context_per_slot,
             max_tokens_default=256,
+            demo_writer=True,  # the demo's models write from the excerpts they are given
         )
         plan.append((backend.name, port_base + list(urls).index(backend.name), fake))
     return plan

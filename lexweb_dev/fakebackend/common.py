@@ -3,8 +3,11 @@
 import json
 import secrets
 import string
+from collections.abc import Mapping
 
+from lexweb_dev.fakebackend.config import FakeSettings
 from lexweb_dev.fakebackend.tokens import count_prompt_tokens
+from lexweb_dev.fakebackend.writer import demo_reply
 
 
 def dumps(value: object) -> str:
@@ -26,3 +29,11 @@ def as_int(value: object, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return default
     return value
+
+
+def reply_text(settings: FakeSettings, body: Mapping[str, object]) -> str | None:
+    """What a generation request is answered: written from its prompt in demo-writer mode,
+    else the configured reply (None: gibberish)."""
+    if settings.demo_writer:
+        return demo_reply(body, kind=settings.kind)
+    return settings.reply

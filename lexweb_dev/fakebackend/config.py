@@ -27,6 +27,10 @@ class FakeSettings:
     # The reply's text, split into one token per word (with its leading space). None: as many
     # deterministic gibberish words as max_tokens allows.
     reply: str | None = None
+    # The demo's models: each reply is written from the request's own prompt (the excerpts it
+    # quotes, the stage its schema and sections name), with the demo's planted mistakes; see
+    # `writer`. Overrides `reply`. Off: the wire format and replies are exactly as recorded.
+    demo_writer: bool = False
     # Tokens generated when a request names no limit.
     max_tokens_default: int = 128
     # llama-server: seconds between `:` keep-alive pings while a stream produces nothing (queued,

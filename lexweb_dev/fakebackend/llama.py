@@ -4,7 +4,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 
-from lexweb_dev.fakebackend.common import as_int, dumps, prompt_tokens_of, random_id
+from lexweb_dev.fakebackend.common import as_int, dumps, prompt_tokens_of, random_id, reply_text
 from lexweb_dev.fakebackend.http import BodyStream, head
 from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
 from lexweb_dev.fakebackend.tokens import apply_template, reply_pieces, token_ids
@@ -245,7 +245,7 @@ class LlamaApp:
         wanted = as_int(body.get("max_tokens", body.get("n_predict")), 0)
         # A slot stops generating when its context is full, with no error (53_).
         limit = min(wanted or self.settings.max_tokens_default, n_ctx - prompt_tokens)
-        pieces, finish = reply_pieces(self.settings.reply, limit)
+        pieces, finish = reply_pieces(reply_text(self.settings, body), limit)
         chat = _ChatRun(self, exchange, pieces, finish, prompt_tokens)
         if body.get("stream") is True:
             options = body.get("stream_options")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import formatdate
 
-from lexweb_dev.fakebackend.common import as_int, dumps, prompt_tokens_of
+from lexweb_dev.fakebackend.common import as_int, dumps, prompt_tokens_of, reply_text
 from lexweb_dev.fakebackend.http import BodyStream, head
 from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
 from lexweb_dev.fakebackend.tokens import apply_template, reply_pieces, token_ids
@@ -223,7 +223,7 @@ class OllamaApp:
             return self.error(status, STATUS_ERRORS.get(status, "internal error (fake)"))
         num_ctx = as_int(options.get("num_ctx"), 0) or self.settings.n_ctx_per_slot
         limit = as_int(options.get("num_predict"), 0) or self.settings.max_tokens_default
-        pieces, finish = reply_pieces(self.settings.reply, limit)
+        pieces, finish = reply_pieces(reply_text(self.settings, body), limit)
         run = _OllamaRun(self, exchange, model, chat=chat, pieces=pieces, finish=finish)
         # Silent truncation (10_): the prompt is cut to num_ctx, nothing in the reply says so.
         run.prompt_eval_count = min(prompt_tokens_of(messages), num_ctx)

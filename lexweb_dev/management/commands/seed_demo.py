@@ -7,7 +7,11 @@ from lexweb_dev import demo
 
 
 class Command(BaseCommand):
-    help = "Create the demo case and a demo lawyer, once. Does nothing if LEXWEB_DEMO_DATA=false."
+    help = (
+        "Create the demo case and a demo lawyer, and upload its documents (their reading, "
+        "Bates stamping and the frozen packet follow on the cpu worker), once. Does nothing if "
+        "LEXWEB_DEMO_DATA=false."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.LEXWEB_DEMO_DATA:
@@ -15,3 +19,9 @@ class Command(BaseCommand):
         case = demo.demo_case_create()
         if case is not None:
             self.stdout.write(f"Demo case {case.number} created; the first admin is a member.")
+        uploaded = demo.demo_evidence_seed()
+        if uploaded:
+            self.stdout.write(
+                f"Demo case: {uploaded} documents uploaded; the cpu worker reads them, stamps "
+                "them ACME000001 on and freezes the packet in a minute or so."
+            )
