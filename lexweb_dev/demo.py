@@ -20,13 +20,15 @@ DEMO_NUMBER = "DEMO-2026-001"
 DEMO_COURT = "Demonstration District Court"
 DEMO_LAWYER = "dana.lawyer@lexweb.local"
 
-# Decode speeds that DESIGN.md reports for the reference site (tokens/s); others get DEFAULT.
+# The reference speeds of the reference site (tokens/s; DESIGN.md and issue 12): drafter on
+# board A ~90, reasoner on board B ~50, gate (pair 0-1) and adversary (pair 2-3) ~60, the
+# Ollama extractor ~113. Other models get DEMO_DEFAULT_SPEED.
 DEMO_SPEEDS = {
+    "qwen3.6-35b-a3b": 90.0,
     "qwen3.5-122b-a10b": 50.0,
-    "gemma-4-26b-a4b": 113.0,
+    "qwen3-4b": 60.0,
+    "gemma-4-26b-a4b": 60.0,
     "gemma4:26b": 113.0,
-    "qwen3.6-35b-a3b": 80.0,
-    "qwen3-4b": 150.0,
 }
 DEMO_DEFAULT_SPEED = 60.0
 
