@@ -272,6 +272,15 @@ def demo_seed_continue(*, case_id: int, attempt: int) -> Step:
                 for d in documents
             ],
         )
-        packet_services.packet_freeze(user=user, case_id=case.pk, packet_id=packet.pk)
+        packet = packet_services.packet_freeze(user=user, case_id=case.pk, packet_id=packet.pk)
     _defer("verification.index_prepare", packet_id=packet.pk)
+    logger.info(
+        "The demo case %s is ready: Bates numbers from %s (production %s), packet “%s” frozen "
+        "(%d pages).",
+        case.number,
+        production.bates(production.first_number),
+        production.volume,
+        packet.title,
+        packet.page_count,
+    )
     return "done"
