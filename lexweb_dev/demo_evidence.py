@@ -46,6 +46,10 @@ DEMO_RETRY_SECONDS = 2
 DEMO_TRIES = 300  # ten minutes of waiting for the ingest, then the job gives up, saying so
 
 
+class DemoSeedError(Exception):
+    """A demo document could not be uploaded; the message says which and why."""
+
+
 @dataclass(frozen=True)
 class DemoDocument:
     filename: str
@@ -157,7 +161,7 @@ def pdf_bytes(document: DemoDocument) -> bytes:
                 pymupdf.Rect(72, 72, 540, 720), text, fontsize=11, fontname="helv"
             )
             if left < 0:
-                raise ValueError(f"{document.filename}: a page's text does not fit the page.")
+                raise DemoSeedError(f"{document.filename}: a page's text does not fit the page.")
         pdf.set_metadata({"title": document.filename, "producer": "lexweb demo"})
         return pdf.tobytes(garbage=3, deflate=True)
 
@@ -181,7 +185,9 @@ def demo_documents_seed(*, case: Case, user: User) -> int:
             custodian=document.custodian,
         )
         if outcome.status == "error":
-            raise ValueError(f"Demo document {document.filename}: {outcome.error}")
+            raise DemoSeedError(
+                f"The demo document {document.filename} was refused: {outcome.error}"
+            )
         uploaded += outcome.status == "created"
     continue_defer(case_id=case.pk, attempt=1, delay=0)
     return uploaded

@@ -137,3 +137,22 @@ def test_the_demo_pdfs_carry_their_text() -> None:
             assert pdf.page_count == len(document.pages)
             text = " ".join(" ".join(page.get_text().split()) for page in pdf)
         assert " ".join(document.pages[0].split()[:6]) in text
+
+
+def test_a_refused_demo_document_is_one_line_and_lexweb_still_starts(
+    admin_user: User, settings: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings.LEXWEB_MAX_UPLOAD_BYTES = 100  # every demo PDF is larger
+
+    call_command("seed_demo")  # no exception: `make run` goes on
+
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("seed_demo: The demo document supply-agreement.pdf was refused: ")
+    assert err[0].endswith("The demo case has no packet; lexweb runs on.")
+    assert Case.objects.filter(number=demo.DEMO_NUMBER).exists()
+    assert not Document.objects.exists() and not _demo_packet()
+    # The next start, with room for them, uploads them.
+    settings.LEXWEB_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+    call_command("seed_demo")
+    assert Document.objects.count() == len(demo_evidence.DOCUMENTS)
