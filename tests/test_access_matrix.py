@@ -132,6 +132,19 @@ MATRIX: tuple[Route, ...] = (
         {"POST": {"origin": "client", "files": UPLOAD}},
     ),
     Route(PAGE, "cases/<int:case_id>/documents/<int:document_id>/", ("GET",)),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/documents/bulk/",
+        ("POST",),
+        {"POST": {"action": "tag", "ids": THE_DOCUMENT, "tag_name": "Matrix"}},
+        redirect="cases/<int:case_id>/documents/",
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/documents/<int:document_id>/restore/",
+        ("POST",),
+        redirect="cases/<int:case_id>/documents/",
+    ),
     Route(PAGE, "cases/<int:case_id>/search/", ("GET",), {"GET": {"q": "matrix"}}),
     Route(PAGE, "cases/<int:case_id>/bates/", ("GET",), {"GET": {"ref": "MTX000001"}}),
     Route(

@@ -2,6 +2,7 @@ from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 
@@ -87,6 +88,13 @@ class Document(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     created_at = models.DateTimeField(default=timezone.now)
+    # Withdrawn (a wrong upload): out of lists, search and new packets, with the reason; the
+    # original stays stored (legal hold) and `services.document_restore` brings it back.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    withdrawn_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -97,11 +105,64 @@ class Document(models.Model):
                 condition=models.Q(pages_done__lte=models.F("page_count")),
                 name="documents_document_progress_within_count",
             ),
+            models.CheckConstraint(
+                condition=models.Q(withdrawn_at__isnull=True, withdrawn_reason="")
+                | (models.Q(withdrawn_at__isnull=False) & ~models.Q(withdrawn_reason="")),
+                name="documents_document_withdrawn_has_reason",
+            ),
         ]
-        indexes = [models.Index(fields=["case", "-created_at"], name="documents_doc_case_created")]
+        indexes = [
+            models.Index(fields=["case", "-created_at"], name="documents_doc_case_created"),
+            # The review list's sorts (apps/documents/selectors.py, document_review_page).
+            models.Index(fields=["case", "filename", "id"], name="documents_doc_case_name"),
+            models.Index(fields=["case", "page_count", "id"], name="documents_doc_case_pages"),
+            models.Index(fields=["case", "custodian", "id"], name="documents_doc_case_custodian"),
+        ]
 
     def __str__(self) -> str:
         return self.filename
+
+
+class Tag(models.Model):
+    """A label a case's team puts on documents ("hot", "privileged?"). Per case: the same
+    name in another case is another tag."""
+
+    case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="tags")
+    name = models.CharField(max_length=60)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), "case", name="documents_tag_once_per_case"),
+            models.CheckConstraint(condition=~models.Q(name=""), name="documents_tag_named"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DocumentTag(models.Model):
+    """One tag on one document, with who put it there."""
+
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="document_tags")
+    tag = models.ForeignKey(Tag, on_delete=models.PROTECT, related_name="document_tags")
+    tagged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    tagged_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint("document", "tag", name="documents_doctag_once"),
+        ]
+        indexes = [models.Index(fields=["tag", "document"], name="documents_doctag_tag")]
+
+    def __str__(self) -> str:
+        return f"{self.tag} on {self.document_id}"
 
 
 class Derivation(models.Model):

@@ -170,6 +170,11 @@ def _documents_in_order(case: Case, document_ids: list[int]) -> list[Document]:
         raise DomainError(f"No document {missing[0]} in this case.")
     documents = [found[i] for i in document_ids]
     for document in documents:
+        if document.withdrawn_at is not None:
+            raise DomainError(
+                f"{document.filename} was withdrawn (“{document.withdrawn_reason[:200]}”); "
+                "restore it first to produce it."
+            )
         if document.kind not in STAMPABLE:
             raise DomainError(
                 f"{document.filename} is a {document.get_kind_display()} file; productions take "

@@ -5,27 +5,43 @@ import re
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import datetime, time, timedelta
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 from django.db import DatabaseError, connection, transaction
 from django.db.models import (
     CharField,
     Count,
+    Exists,
     F,
     Func,
     IntegerField,
     OuterRef,
+    Prefetch,
+    Q,
     QuerySet,
     Subquery,
     Value,
 )
 from django.db.models.functions import Cast, Coalesce, Concat, LPad
+from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.documents.models import BatesPage, Derivation, Document, Page, Production
+from apps.documents import list_forms
+from apps.documents.list_forms import DocumentListQuery
+from apps.documents.models import (
+    BatesPage,
+    Derivation,
+    Document,
+    DocumentTag,
+    Page,
+    Production,
+    ProductionDocument,
+    Tag,
+)
 from lexweb.errors import DomainError, NotFound
 
 SEARCH_CONFIG = "english"
@@ -56,9 +72,10 @@ def _documents(case: Case) -> QuerySet[Document]:
 
     Production volumes are listed like any document, with that label; full-text search leaves
     them out (see page_search_for_user), so a produced page is found once, in its original.
+    Withdrawn documents are left out (document_review_page_for_user lists them on request).
     """
     return (
-        Document.objects.filter(case=case)
+        Document.objects.filter(case=case, withdrawn_at__isnull=True)
         .select_related("blob")
         .annotate(
             attachment_count=Coalesce(_attachment_count(), 0),
@@ -98,7 +115,9 @@ def document_choices_for_user(*, user: User, case_id: int) -> list[tuple[int, st
     case = _case(user=user, case_id=case_id)
     read_audit.read_record(user=user, action="document.list", case=case)
     return list(
-        Document.objects.filter(case=case).order_by("filename", "pk").values_list("pk", "filename")
+        Document.objects.filter(case=case, withdrawn_at__isnull=True)
+        .order_by("filename", "pk")
+        .values_list("pk", "filename")
     )
 
 
@@ -191,7 +210,10 @@ def page_search_for_user(
     case = _case(user=user, case_id=case_id)
     query = search_query_clean(query)
     search = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
-    pages = Page.objects.filter(document__case=case, search_vector=search)
+    # A withdrawn document (a wrong upload) is found by no search.
+    pages = Page.objects.filter(
+        document__case=case, document__withdrawn_at__isnull=True, search_vector=search
+    )
     if origin:
         pages = pages.filter(document__origin=origin)
     if document_id is not None:
@@ -330,3 +352,169 @@ def attachment_list_for_user(*, user: User, case_id: int, document_id: int) -> Q
     return Document.objects.filter(
         derived_from__parent=document, derived_from__transform=Derivation.EMAIL_ATTACHMENT
     ).order_by("filename", "id")
+
+
+# --- The review list: filters, sorts, keyset pages -------------------------------------------
+
+# The list counts matches up to this many and then says "more than"; counting all of a
+# 100,000-document case on every page turn costs more than the page.
+REVIEW_COUNT_CAP = 10_000
+
+
+@dataclass(frozen=True)
+class ReviewPage:
+    """One page of the review list. `total` is exact up to REVIEW_COUNT_CAP (`capped` past it);
+    the cursors are for the next and previous pages (None at either end)."""
+
+    documents: list[Document]
+    total: int
+    capped: bool
+    next_cursor: str | None
+    previous_cursor: str | None
+
+
+def _review_filtered(case: Case, query: DocumentListQuery) -> QuerySet[Document]:
+    from apps.evidence.models import PacketItem
+
+    docs = Document.objects.filter(case=case, withdrawn_at__isnull=not query.withdrawn)
+    exact = {"origin": query.origin, "kind": query.kind, "status": query.status}
+    docs = docs.filter(**{name: value for name, value in exact.items() if value})
+    if query.custodian:
+        docs = docs.filter(custodian=query.custodian)
+    zone = timezone.get_current_timezone()
+    if query.added_from:
+        docs = docs.filter(created_at__gte=datetime.combine(query.added_from, time(), zone))
+    if query.added_to:
+        end = query.added_to + timedelta(days=1)
+        docs = docs.filter(created_at__lt=datetime.combine(end, time(), zone))
+    flags = {
+        "needs_review": (
+            query.needs_review,
+            Exists(Page.objects.filter(document=OuterRef("pk"), needs_review=True)),
+        ),
+        "produced": (query.produced, Exists(_productions_of_row())),
+        "in_packet": (query.in_packet, Exists(PacketItem.objects.filter(document=OuterRef("pk")))),
+    }
+    for wanted, exists in flags.values():
+        if wanted is not None:
+            docs = docs.filter(exists if wanted else ~exists)
+    if query.tag is not None:
+        docs = docs.filter(
+            Exists(DocumentTag.objects.filter(document=OuterRef("pk"), tag_id=query.tag))
+        )
+    return docs
+
+
+def _productions_of_row() -> QuerySet[ProductionDocument]:
+    """The row's places in productions that did not fail, latest first."""
+    return (
+        ProductionDocument.objects.filter(document=OuterRef("pk"))
+        .exclude(production__status=Production.Status.FAILED)
+        .order_by("-production_id")
+    )
+
+
+def _bates_end(field: str) -> Subquery:
+    label = Concat(
+        F("production__prefix"),
+        LPad(Cast(field, CharField()), F("production__digits"), Value("0")),  # type: ignore[arg-type]  # F is an Expression at run time
+    )
+    return Subquery(_productions_of_row().annotate(label=label).values("label")[:1])
+
+
+def _cursor_value(document: Document, field: str) -> object:
+    value = document.blob.size if field == "blob__size" else getattr(document, field)
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def document_review_page_for_user(
+    *, user: User, case_id: int, query: DocumentListQuery
+) -> ReviewPage:
+    """A page of the case's documents for review: filtered, sorted (then by id), one keyset
+    page after `query.after` or before `query.before`, each with `review_count`,
+    `attachment_count`, `production_volume`, `bates_begin`/`bates_end` (its range in the
+    latest production that did not fail, None if never produced) and its tags. Withdrawn
+    documents only when `query.withdrawn`, and then only they. Audited as a read of the list."""
+    case = _case(user=user, case_id=case_id)
+    read_audit.read_record(user=user, action="document.list", case=case)
+    filtered = _review_filtered(case, query)
+    field = list_forms.SORTS[query.sort.lstrip("-")]
+    backward = query.before is not None
+    descending = query.sort.startswith("-") != backward
+    cursor = query.before if backward else query.after
+    keyed = filtered
+    if cursor is not None:
+        value, pk = cursor
+        op = "lt" if descending else "gt"
+        keyed = filtered.filter(
+            Q(**{f"{field}__{op}": value}) | Q(**{field: value, f"pk__{op}": pk})
+        )
+    order = (f"-{field}", "-pk") if descending else (field, "pk")
+    ids = list(keyed.order_by(*order).values_list("pk", flat=True)[: query.per_page + 1])
+    more = len(ids) > query.per_page
+    ids = ids[: query.per_page]
+    if backward:
+        ids.reverse()
+    flagged = (
+        Page.objects.filter(document=OuterRef("pk"), needs_review=True)
+        .order_by()
+        .values("document")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    rows = (
+        Document.objects.filter(pk__in=ids)
+        .select_related("blob")
+        .annotate(
+            attachment_count=Coalesce(_attachment_count(), 0),
+            production_volume=F("volume_of__volume"),
+            review_count=Coalesce(Subquery(flagged, output_field=IntegerField()), 0),
+            bates_begin=_bates_end("first_number"),
+            bates_end=_bates_end("last_number"),
+        )
+        .prefetch_related(
+            Prefetch(
+                "document_tags",
+                queryset=DocumentTag.objects.select_related("tag").order_by("tag__name"),
+            )
+        )
+    )
+    by_id: dict[int, Document] = {d.pk: d for d in rows}
+    documents = [by_id[pk] for pk in ids if pk in by_id]
+    total = filtered.order_by().values("pk")[: REVIEW_COUNT_CAP + 1].count()
+
+    def cursor_of(document: Document) -> str:
+        return list_forms.cursor_encode(_cursor_value(document, field), document.pk)
+
+    has_next = (more and not backward) or (backward and bool(documents))
+    has_previous = (more and backward) or (query.after is not None and bool(documents))
+    return ReviewPage(
+        documents=documents,
+        total=min(total, REVIEW_COUNT_CAP),
+        capped=total > REVIEW_COUNT_CAP,
+        next_cursor=cursor_of(documents[-1]) if has_next and documents else None,
+        previous_cursor=cursor_of(documents[0]) if has_previous and documents else None,
+    )
+
+
+def tag_list_for_user(*, user: User, case_id: int) -> list[Tag]:
+    """The case's tags, by name (the names are the team's own words: no audit row)."""
+    case = _case(user=user, case_id=case_id)
+    return list(Tag.objects.filter(case=case).order_by("name", "pk")[:500])
+
+
+def document_review_ids_for_user(
+    *, user: User, case_id: int, query: DocumentListQuery
+) -> list[int]:
+    """The ids of every document the review list's filters match (for "all matching" bulk
+    actions), by id; DomainError past MAX_BULK_DOCUMENTS. Ids only: nothing shown, no audit."""
+    case = _case(user=user, case_id=case_id)
+    limit = list_forms.MAX_BULK_DOCUMENTS
+    ids = list(
+        _review_filtered(case, query).order_by("pk").values_list("pk", flat=True)[: limit + 1]
+    )
+    if len(ids) > limit:
+        raise DomainError(
+            f"More than {limit:,} documents match; narrow the filters to act on all of them."
+        )
+    return ids

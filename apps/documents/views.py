@@ -1,21 +1,30 @@
 """Browser pages for a case's documents: the list with its upload form, the viewer, search."""
 
+from urllib.parse import urlencode
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from apps.cases.shortcuts import case_or_404, request_user
-from apps.documents import production_selectors, provenance_selectors, selectors, services
+from apps.documents import (
+    production_selectors,
+    provenance_selectors,
+    review_services,
+    selectors,
+    services,
+)
 from apps.documents.forms import SearchForm, UploadForm
+from apps.documents.list_forms import BulkForm, DocumentListForm, DocumentListQuery
 from apps.documents.models import Document
 from apps.evidence.selectors import provenance as lineage
 from lexweb.errors import DomainError, NotFound
 
 PAGES_PER_VIEW = 20
-DOCUMENTS_PER_VIEW = 100
 # Ancestors listed on the viewer (a production volume has one per original); the rest counted.
 CHAIN_SHOWN = 50
 
@@ -63,19 +72,32 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, exc.message)
     refused = bool(form.errors) or (summary is not None and summary.errors == len(summary.results))
-    documents = Paginator(
-        provenance_selectors.documents_with_provenance(
-            selectors.document_table_for_user(user=user, case_id=case.pk), user=user
-        ),
-        DOCUMENTS_PER_VIEW,
-    ).get_page(request.GET.get("page"))
+    tags = selectors.tag_list_for_user(user=user, case_id=case.pk)
+    list_form = DocumentListForm(request.GET or None, tags=tags)
+    query = list_form.query() if list_form.is_bound and list_form.is_valid() else None
+    if list_form.errors:
+        refused, page = True, None
+    else:
+        page = selectors.document_review_page_for_user(
+            user=user, case_id=case.pk, query=query or DocumentListQuery()
+        )
+        provenance_selectors.documents_load_provenance(page.documents, user=user)
+    query = query or DocumentListQuery()
     context = {
         "case": case,
-        "documents": documents,
-        "rows": [(d, provenance_selectors.provenance_of(d)) for d in documents],
+        "page": page,
+        "rows": [(d, provenance_selectors.provenance_of(d)) for d in page.documents]
+        if page
+        else [],
         "form": form,
+        "list_form": list_form,
+        "query": query,
+        "filters": urlencode(query.filter_params()),
         "summary": summary,
         "labels": _labels(),
+        "tags": tags,
+        "bulk_form": BulkForm(tags=tags, initial={"filters": urlencode(query.filter_params())}),
+        "max_bulk": f"{review_services.MAX_BULK_DOCUMENTS:,}",
     }
     return render(request, "documents/document_list.html", context, status=400 if refused else 200)
 
@@ -203,3 +225,66 @@ def bates_lookup(request: HttpRequest, case_id: int) -> HttpResponse:
             error, status = exc.message, 400
     context = {"case": case, "reference": reference[:100], "hits": hits, "error": error}
     return render(request, "documents/bates.html", context, status=status)
+
+
+@login_required
+@require_POST
+def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
+    """A bulk action of the review list (tag, untag, withdraw) on the ticked documents, or on
+    every document the list's filters match ("all matching", at most MAX_BULK_DOCUMENTS).
+    Back to the list with what happened as a message, or the refusal as one."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    form = BulkForm(request.POST, tags=selectors.tag_list_for_user(user=user, case_id=case.pk))
+    back = reverse("documents:list", kwargs={"case_id": case.pk})
+    if not form.is_valid():
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+        return redirect(back)
+    data = form.cleaned_data
+    back += f"?{data['filters']}" if data["filters"] else ""
+    try:
+        ids = data["ids"]
+        if data["scope"] == "all":
+            ids = selectors.document_review_ids_for_user(
+                user=user, case_id=case.pk, query=data["query"]
+            )
+        action = data["action"]
+        if action == "tag":
+            tag, added = review_services.documents_tag(
+                actor=user, case=case, document_ids=ids, name=data["tag_name"]
+            )
+            messages.success(request, f"Tagged {added} document{'s' * (added != 1)} “{tag}”.")
+        elif action == "untag":
+            removed = review_services.documents_untag(
+                actor=user, case=case, document_ids=ids, tag_id=data["tag"]
+            )
+            messages.success(request, f"Tag taken off {removed} document{'s' * (removed != 1)}.")
+        else:
+            withdrawn = review_services.documents_withdraw(
+                actor=user, case=case, document_ids=ids, reason=data["reason"]
+            )
+            n = len(withdrawn)
+            messages.success(
+                request,
+                f"Withdrew {n} document{'s' * (n != 1)}: out of lists, search and new packets; "
+                "the originals are kept. Show “Withdrawn” to restore.",
+            )
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect(back)
+
+
+@login_required
+@require_POST
+def document_restore(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
+    """Bring a withdrawn document back (POST). Back to the withdrawn list with a message."""
+    case = case_or_404(request, case_id)
+    try:
+        document = review_services.document_restore(
+            actor=request_user(request), case=case, document_id=document_id
+        )
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{document.filename} is back in the case.")
+    return redirect(reverse("documents:list", kwargs={"case_id": case.pk}) + "?withdrawn=yes")

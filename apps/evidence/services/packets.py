@@ -374,7 +374,10 @@ def _add_locked(
             ]
         )
     ids = [s.document_id for s in selections if _is_id(s.document_id)]
-    documents = {d.pk: d for d in Document.objects.filter(case=case, pk__in=ids)}
+    # A withdrawn document (a wrong upload) goes into no new packet: refused as not found.
+    documents = {
+        d.pk: d for d in Document.objects.filter(case=case, pk__in=ids, withdrawn_at__isnull=True)
+    }
     taken = _existing_ranges(packet)
     outcomes = [_check_one(s, documents=documents, user=user, taken=taken) for s in selections]
     refusals = [o for o in outcomes if isinstance(o, _Refusal)]
