@@ -1,0 +1,115 @@
+"""Token events of the stages running in one worker process (apps/drafting/token_events.py): a
+batch is stored even while Django's shared sync thread is busy (a stage's slow call must not
+hold every other stage's tokens back: with 20 stages streaming in one worker they queued there
+for seconds, bench/bench_run_relay.py), batches handed in together are numbered per run in the
+order given, published to each run's group, and a missing run fails only its own batch."""
+
+import asyncio
+import threading
+from types import SimpleNamespace
+from typing import cast
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from apps.accounts.models import User
+from apps.cases.models import Case
+from apps.drafting import runs, token_events
+from apps.drafting.models import Run, RunEvent
+from apps.drafting.pipeline.execute import TokenBatcher, Work
+from apps.evidence.models import Packet
+from lexweb.errors import NotFound
+from tests.conftest import ws_connect
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True, databases="__all__")]
+
+
+@pytest.fixture(autouse=True)
+def _short_linger(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The writer's thread (and its connection) ends soon after the test's last batch.
+    monkeypatch.setattr(token_events, "LINGER_SECONDS", 0.05)
+
+
+def _runs(case: Case, user: User, count: int) -> list[Run]:
+    packet = Packet.objects.create(
+        case=case, title="Tokens", status=Packet.Status.FROZEN, content_hash="0" * 64,
+        created_by=user,
+    )  # fmt: skip
+    return [
+        Run.objects.create(
+            case=case, kind=Run.Kind.SUMMARY, packet=packet, instructions="T", created_by=user
+        )
+        for _ in range(count)
+    ]
+
+
+def _tokens(run: Run) -> list[tuple[int, str]]:
+    events = RunEvent.objects.filter(run=run, kind="stage.tokens").order_by("seq")
+    return [(event.seq, str(event.payload["text"])) for event in events]
+
+
+async def test_a_batch_is_stored_while_the_shared_sync_thread_is_busy(
+    lawyer: User, case: Case
+) -> None:
+    (run,) = await sync_to_async(_runs)(case, lawyer, 1)
+    work = cast(Work, SimpleNamespace(run_id=run.pk, stage_id=1, attempt=1))
+    batcher = TokenBatcher(work)
+    release = threading.Event()
+    # Another stage's slow sync call holds the thread that sync_to_async shares.
+    busy = asyncio.ensure_future(sync_to_async(release.wait)(20))
+    await asyncio.sleep(0.1)
+    batcher.add(" one")
+    batcher.add(" two")
+    try:
+        stored_while_busy = True
+        try:
+            await asyncio.wait_for(batcher.flush(), 5)
+        except TimeoutError:
+            stored_while_busy = False
+    finally:
+        release.set()
+        await busy
+
+    assert stored_while_busy
+    assert await sync_to_async(_tokens)(run) == [(1, " one two")]
+
+
+async def test_batches_handed_in_together_are_numbered_per_run_in_order_and_published(
+    lawyer: User, case: Case
+) -> None:
+    first, second = await sync_to_async(_runs)(case, lawyer, 2)
+    await sync_to_async(runs.run_event_append)(run=first.pk, kind="run.status", payload={})
+    socket, state = await ws_connect(
+        f"/ws/cases/{case.pk}/runs/{first.pk}/events/?after=1", cookie_user=lawyer
+    )
+    assert state == (True, None)
+
+    stored = await asyncio.gather(
+        token_events.token_event_append(run_id=first.pk, payload={"text": "a1"}),
+        token_events.token_event_append(run_id=second.pk, payload={"text": "b1"}),
+        token_events.token_event_append(run_id=first.pk, payload={"text": "a2"}),
+    )
+
+    assert [(event.run_id, event.seq) for event in stored] == [
+        (first.pk, 2), (second.pk, 1), (first.pk, 3),
+    ]  # fmt: skip
+    assert await sync_to_async(_tokens)(first) == [(2, "a1"), (3, "a2")]
+    assert await sync_to_async(_tokens)(second) == [(1, "b1")]
+    received = [await socket.receive_json_from(timeout=10) for _ in range(2)]
+    assert [(m["seq"], m["payload"]["text"]) for m in received] == [(2, "a1"), (3, "a2")]
+    assert await socket.receive_nothing(timeout=0.3)
+    await socket.disconnect()
+
+
+async def test_a_missing_run_fails_only_its_own_batch(lawyer: User, case: Case) -> None:
+    (run,) = await sync_to_async(_runs)(case, lawyer, 1)
+
+    results = await asyncio.gather(
+        token_events.token_event_append(run_id=run.pk, payload={"text": "kept"}),
+        token_events.token_event_append(run_id=987654321, payload={"text": "lost"}),
+        return_exceptions=True,
+    )
+
+    assert isinstance(results[0], RunEvent) and results[0].seq == 1
+    assert isinstance(results[1], NotFound)
+    assert await sync_to_async(_tokens)(run) == [(1, "kept")]
