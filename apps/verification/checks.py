@@ -43,7 +43,7 @@ import reporters_db
 
 from apps.verification import authorities, paragraphs
 from apps.verification import normalise as nz
-from apps.verification.claims import Claim, sentences
+from apps.verification.claims import Claim, is_generated_reference, sentences
 from apps.verification.dates import is_month_day, same_day
 from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value, pages_label
 from apps.verification.spans import excerpt_of
@@ -607,7 +607,7 @@ class _Context:
         return found[at] if at >= 0 else span
 
     def not_a_record_cite(self, claim: Claim) -> Finding:
-        if _GENERATED.search(claim.text):
+        if _GENERATED.search(claim.text) or is_generated_reference(claim.text):
             message = (
                 f"{claim.text!r} refers to a system-generated document (an earlier draft or "
                 "summary), which is not evidence and not in the packet"

@@ -129,3 +129,27 @@ def test_ordinary_parentheticals_with_numbers_are_not_junk(written: str) -> None
 def test_a_docket_cite_stays_a_record_cite() -> None:
     found = _claims("The motion was denied (Dkt. 12).")
     assert [(c.kind, c.text) for c in found] == [("record_cite", "Dkt. 12")]
+
+
+def test_a_reference_to_lexwebs_work_without_a_version_word_says_it_is_system_generated() -> None:
+    index = PacketIndex.build(
+        [
+            PageRecord(
+                position=1,
+                document_id=1,
+                filename="doc-1.pdf",
+                page_number=1,
+                bates=("KLM0000001",),
+                text="Invoice 88. The deck was finished on October 22, 2024.",
+                source="text_layer",
+                ocr_confidence=None,
+                origin="client",
+            )
+        ]
+    )
+    text = "The deck was finished on October 22, 2024 (lexweb chronology)."
+    found = {f.claim.text: f for f in verify_text(text, _claims(text), index)}
+
+    reference = found["lexweb chronology"]
+    assert (reference.status, reference.check) == ("unsupported", "system_generated_reference")
+    assert "system-generated" in reference.message
