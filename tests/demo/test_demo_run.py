@@ -92,20 +92,22 @@ def blocking(run: Run, stage: str) -> list[tuple[str, str, str]]:
     )
 
 
-def test_a_demo_motion_shows_the_verifier_blocking_the_planted_mistakes_and_the_revision_fixing_them(  # noqa: E501
-    admin_user: User, settings: Settings
+@pytest.mark.parametrize("kind", ["motion", "affidavit"])
+def test_a_demo_draft_has_its_planted_mistakes_blocked_by_the_verifier_and_fixed_by_the_revision(
+    admin_user: User, settings: Settings, kind: str
 ) -> None:
     packet = demo_packet(admin_user)
     with demo_site(settings) as fakes:
-        run = start(packet, "motion", "Draft a motion for summary judgment on the balance.")
+        run = start(packet, kind, f"Draft a {kind} on the unpaid balance of invoice W-1187.")
         with ThreadWorker():
             run = finished(run, timeout=120)
 
     assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
     assert output(run, "gate")["answer"] == "yes"
     first = run.stages.get(name="drafter").output_text
-    assert first.startswith("# Motion\n")
-    # The verifier of the reasoner's version blocks the three planted mistakes, and only them.
+    assert first.startswith(f"# {kind.capitalize()}\n")
+    # The verifier (of the reasoner's version, for a motion) blocks the three planted mistakes,
+    # and only them.
     assert blocking(run, "verifier") == [
         ("date", "contradicted", "13 January 2025"),
         ("quote", "unsupported", "The Supplier may deliver 2,000 industrial valves of model "
@@ -123,13 +125,16 @@ def test_a_demo_motion_shows_the_verifier_blocking_the_planted_mistakes_and_the_
     assert blocking(run, "verifier_again") == []
     assert output(run, "verifier_again")["claims"] > 10
     # Every model stage was answered by the demo backend its role routes to first.
-    assert {s.name: s.model_name for s in run.stages.exclude(model_name="")} == {
+    models = {
         "gate": "qwen3-4b",
         "drafter": "qwen3.6-35b-a3b",
-        "reasoner": "qwen3.5-122b-a10b",
+        "reasoner": "qwen3.5-122b-a10b",  # motions and high-stakes drafts only
         "adversary": "gemma-4-26b-a4b",
         "revision": "qwen3.6-35b-a3b",
     }
+    if kind == "affidavit":
+        del models["reasoner"]
+    assert {s.name: s.model_name for s in run.stages.exclude(model_name="")} == models
     assert fakes["llama-board-a"].stats.streams_finished >= 2
 
 
