@@ -97,7 +97,9 @@ def test_break_glass_with_a_reason_lets_the_admin_in_and_is_audited_and_shown(
     members_page = session_client(lawyer).get(f"/cases/{case.pk}/").content.decode()
     assert "Break-glass access by admins" in members_page
     assert REASON in members_page
-    assert "case.break_glass" in members_page
+    # In words in the activity feed, not as the audit code (issue 13 req. 7).
+    assert "opened the case without being a member (break-glass)" in members_page
+    assert "case.break_glass" not in members_page
 
 
 @pytest.mark.django_db
