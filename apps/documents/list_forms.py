@@ -219,7 +219,13 @@ class BulkForm(forms.Form):
     document the list's `filters` (its query string) match."""
 
     action = forms.ChoiceField(
-        choices=[("tag", "Tag"), ("untag", "Remove a tag"), ("withdraw", "Withdraw")],
+        choices=[
+            ("tag", "Tag"),
+            ("untag", "Remove a tag"),
+            ("packet", "Add to a packet"),
+            ("produce", "Produce"),
+            ("withdraw", "Withdraw"),
+        ],
         label="Action",
     )
     scope = forms.ChoiceField(
@@ -234,6 +240,14 @@ class BulkForm(forms.Form):
     tag = forms.TypedChoiceField(
         required=False, coerce=int, empty_value=None, label="Tag to remove"
     )
+    packet = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=None, label="Packet (editable ones)"
+    )
+    packet_reason = forms.CharField(
+        required=False, max_length=4000, label="Why they belong in the packet"
+    )
+    volume = forms.CharField(required=False, max_length=40, label="Production volume")
+    bates_prefix = forms.CharField(required=False, max_length=20, label="Bates prefix")
     reason = forms.CharField(
         required=False,
         max_length=4000,
@@ -241,12 +255,21 @@ class BulkForm(forms.Form):
         widget=forms.TextInput(attrs={"placeholder": "e.g. uploaded to the wrong case"}),
     )
 
-    def __init__(self, *args: Any, tags: list[Tag] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        tags: list[Tag] | None = None,
+        packets: list[tuple[int, str]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._tags = tags or []
         field = self.fields["tag"]
         assert isinstance(field, forms.ChoiceField)  # noqa: S101  (declared above)
         field.choices = [("", "Choose a tag"), *((t.pk, t.name) for t in self._tags)]
+        packet = self.fields["packet"]
+        assert isinstance(packet, forms.ChoiceField)  # noqa: S101  (declared above)
+        packet.choices = [("", "Choose a packet"), *(packets or [])]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -272,4 +295,6 @@ class BulkForm(forms.Form):
             raise forms.ValidationError("Select at least one document.")
         if data.get("action") == "untag" and data.get("tag") is None:
             self.add_error("tag", "Choose the tag to remove.")
+        if data.get("action") == "packet" and data.get("packet") is None:
+            self.add_error("packet", "Choose an editable packet.")
         return data

@@ -10,9 +10,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from apps.accounts.models import User
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import (
     production_selectors,
+    production_services,
     provenance_selectors,
     review_services,
     selectors,
@@ -21,10 +23,14 @@ from apps.documents import (
 from apps.documents.forms import SearchForm, UploadForm
 from apps.documents.list_forms import BulkForm, DocumentListForm, DocumentListQuery
 from apps.documents.models import Document
+from apps.evidence.models import Packet
+from apps.evidence.selectors import packets as packet_selectors
 from apps.evidence.selectors import provenance as lineage
+from apps.evidence.services import packets as packet_services
 from lexweb.errors import DomainError, NotFound
 
 PAGES_PER_VIEW = 20
+MENU_PACKETS = 100
 # Ancestors listed on the viewer (a production volume has one per original); the rest counted.
 CHAIN_SHOWN = 50
 
@@ -96,7 +102,11 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
         "summary": summary,
         "labels": _labels(),
         "tags": tags,
-        "bulk_form": BulkForm(tags=tags, initial={"filters": urlencode(query.filter_params())}),
+        "bulk_form": BulkForm(
+            tags=tags,
+            packets=_editable_packets(user, case.pk) if page else [],
+            initial={"filters": urlencode(query.filter_params())},
+        ),
         "max_bulk": f"{review_services.MAX_BULK_DOCUMENTS:,}",
     }
     return render(request, "documents/document_list.html", context, status=400 if refused else 200)
@@ -227,6 +237,12 @@ def bates_lookup(request: HttpRequest, case_id: int) -> HttpResponse:
     return render(request, "documents/bates.html", context, status=status)
 
 
+def _editable_packets(user: User, case_id: int) -> list[tuple[int, str]]:
+    """(id, title) of the case's editable packets, for the bulk "add to a packet" menu."""
+    packets = packet_selectors.packet_list_for_user(user=user, case_id=case_id)
+    return [(p.pk, str(p)) for p in packets.filter(status=Packet.Status.EDITABLE)[:MENU_PACKETS]]
+
+
 @login_required
 @require_POST
 def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
@@ -235,7 +251,11 @@ def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
     Back to the list with what happened as a message, or the refusal as one."""
     user = request_user(request)
     case = case_or_404(request, case_id)
-    form = BulkForm(request.POST, tags=selectors.tag_list_for_user(user=user, case_id=case.pk))
+    form = BulkForm(
+        request.POST,
+        tags=selectors.tag_list_for_user(user=user, case_id=case.pk),
+        packets=_editable_packets(user, case.pk),
+    )
     back = reverse("documents:list", kwargs={"case_id": case.pk})
     if not form.is_valid():
         messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
@@ -259,6 +279,28 @@ def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
                 actor=user, case=case, document_ids=ids, tag_id=data["tag"]
             )
             messages.success(request, f"Tag taken off {removed} document{'s' * (removed != 1)}.")
+        elif action == "packet":
+            # The packet's own service and rules (provenance, page limits, all or none).
+            items = packet_services.packet_items_add(
+                user=user,
+                case_id=case.pk,
+                packet_id=data["packet"],
+                selections=[
+                    packet_services.Selection(document_id=i, reason=data["packet_reason"])
+                    for i in ids
+                ],
+            )
+            messages.success(request, f"Added {len(items)} to the packet.")
+        elif action == "produce":
+            # The production service's own rules: ingested PDFs and images, in this order.
+            production = production_services.production_create(
+                case=case,
+                actor=user,
+                volume=data["volume"],
+                prefix=data["bates_prefix"],
+                document_ids=ids,
+            )
+            messages.success(request, f"Production {production} queued for stamping.")
         else:
             withdrawn = review_services.documents_withdraw(
                 actor=user, case=case, document_ids=ids, reason=data["reason"]

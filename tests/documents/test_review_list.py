@@ -578,3 +578,61 @@ def test_bulk_and_restore_refuse_get(lawyer: User, lawyer_client: Client, case: 
 
     assert lawyer_client.get(f"/cases/{case.pk}/documents/bulk/").status_code == 405
     assert lawyer_client.get(f"/cases/{case.pk}/documents/{d.pk}/restore/").status_code == 405
+
+
+# --- bulk "add to a packet" and "produce" through their own services ---------------------------
+
+
+def test_bulk_add_to_a_packet_uses_the_packets_rules(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    from apps.evidence.services import packets as packet_services
+
+    a, b = (_doc(case, lawyer, f"{n}.pdf", provenance="clear") for n in "ab")
+    for d in (a, b):
+        _page(d, "text")
+    packet = packet_services.packet_create(user=lawyer, case_id=case.pk, title="Exhibits")
+    frozen = _frozen_packet_with(case, lawyer, _doc(case, lawyer, "c.pdf"))
+
+    page = lawyer_client.get(f"/cases/{case.pk}/documents/").content.decode()
+    response = lawyer_client.post(
+        f"/cases/{case.pk}/documents/bulk/",
+        {"action": "packet", "ids": [a.pk, b.pk], "packet": packet.pk, "packet_reason": "exhibits"},
+    )
+    refused = lawyer_client.post(
+        f"/cases/{case.pk}/documents/bulk/",
+        {"action": "packet", "ids": [a.pk], "packet": frozen.pk, "packet_reason": "x"},
+    )
+
+    assert f'<option value="{packet.pk}">Exhibits v1</option>' in page
+    assert f'<option value="{frozen.pk}"' not in page  # only editable packets are offered
+    assert "Added 2 to the packet." in _messages(response)
+    assert list(
+        PacketItem.objects.filter(packet=packet)
+        .order_by("order")
+        .values_list("document_id", "reason")
+    ) == [(a.pk, "exhibits"), (b.pk, "exhibits")]
+    assert "Select a valid choice" in " ".join(_messages(refused))
+    assert PacketItem.objects.filter(packet=frozen).count() == 1
+
+
+def test_bulk_produce_queues_a_production_or_says_why_not(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    a = _doc(case, lawyer, "a.pdf")
+    _page(a, "text")
+    text = _doc(case, lawyer, "notes.txt", kind="text", content_type="text/plain")
+
+    refused = lawyer_client.post(
+        f"/cases/{case.pk}/documents/bulk/",
+        {"action": "produce", "ids": [text.pk], "volume": "V1", "bates_prefix": "ACME"},
+    )
+    response = lawyer_client.post(
+        f"/cases/{case.pk}/documents/bulk/",
+        {"action": "produce", "ids": [a.pk], "volume": "V1", "bates_prefix": "ACME"},
+    )
+
+    assert "productions take PDFs and images" in " ".join(_messages(refused))
+    assert any(m.startswith("Production V1 (ACME") for m in _messages(response))
+    production = Production.objects.get(case=case)
+    assert list(production.items.values_list("document_id", flat=True)) == [a.pk]

@@ -115,9 +115,9 @@ def test_list_page_runs_a_fixed_number_of_queries(
         for child in Document.objects.filter(pk__gt=message.pk)
     )
 
-    # The review list adds four, none per document: its tags, the page's ids, the capped
-    # count and the rows' tags.
-    with django_assert_max_num_queries(14):
+    # The review list adds six, none per document: its tags, the page's ids, the capped
+    # count, the rows' tags and the bulk menu's editable packets (their case, their rows).
+    with django_assert_max_num_queries(16):
         response = lawyer_client.get(_list_url(case))
 
     assert response.status_code == 200
