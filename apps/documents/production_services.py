@@ -3,12 +3,12 @@
 import logging
 import re
 import tempfile
+import time
+from functools import partial
 from pathlib import Path
 
-import pymupdf
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
-from procrastinate.contrib.django import app
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -28,13 +28,14 @@ from apps.documents.models import (
 )
 from apps.evidence.models import ArtifactMatch
 from lexweb.errors import Conflict, DomainError
-from lexweb.jobs import database_lost
+from lexweb.jobs import database_lost, job_defer
 
 logger = logging.getLogger(__name__)
 
 PREFIX_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9_\-.]{0,19}$")
 VOLUME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,39}$")
 STAMPABLE = {Document.Kind.PDF, Document.Kind.IMAGE}
+PROGRESS_SECONDS = 0.5  # stamping progress is stored and pushed at most this often
 
 
 def _validate(
@@ -152,9 +153,7 @@ def production_create(
             "documents": len(documents),
         },
     )
-    app.configure_task(name="documents.stamp_production", allow_unknown=False).defer(
-        production_id=production.pk
-    )
+    job_defer("documents.stamp_production", production_id=production.pk)
     _publish(production)
     return production
 
@@ -278,9 +277,11 @@ def production_stamp(*, production_id: int) -> None:
             path=storage.blob_path(item.document.blob.sha256),
             kind=item.document.kind,
             first_number=item.first_number,
-            known_boxes=_known_boxes(item.document),
+            known_boxes=known,
+            load_layers=partial(_ocr_layers, item.document_id) if ocr_pages else None,
         )
         for item in items
+        for known, ocr_pages in [_page_facts(item.document)]
     ]
     stamp = stamping.StampSettings(
         prefix=production.prefix,
@@ -292,8 +293,13 @@ def production_stamp(*, production_id: int) -> None:
         margin=production.margin,
     )
 
-    def progress(done: int) -> None:  # called after each document
-        _set(production, pages_done=done)
+    reported = [time.monotonic()]
+
+    def progress(done: int) -> None:  # called after each document; stored and pushed at most
+        now = time.monotonic()  # every PROGRESS_SECONDS (each costs a transaction)
+        if now - reported[0] >= PROGRESS_SECONDS:
+            reported[0] = now
+            _set(production, pages_done=done)
 
     tmp_dir = storage.blob_tmp_dir()  # this process's own folder: the sweeper knows whose
     tmp_dir.mkdir(parents=True, exist_ok=True)
@@ -452,12 +458,30 @@ def _copy_matches(volume: Document, originals: list[Document]) -> None:
     )
 
 
-def _known_boxes(document: Document) -> dict[int, list[pymupdf.Rect]]:
-    """Margin word boxes recorded at ingest, in points, by 0-based page index."""
-    pages = Page.objects.filter(document=document, margin_boxes__isnull=False).values_list(
-        "number", "margin_boxes"
-    )
-    return {number - 1: [pymupdf.Rect(*box) for box in boxes or []] for number, boxes in pages}
+def _page_facts(document: Document) -> tuple[dict[int, list[list[float]]], bool]:
+    """Margin word boxes recorded at ingest ([x0, y0, x1, y1] in points), by 0-based page
+    index; and whether any page's text came from OCR (those get an invisible text layer)."""
+    boxes: dict[int, list[list[float]]] = {}
+    ocr = False
+    for number, margin_boxes, source in Page.objects.filter(document=document).values_list(
+        "number", "margin_boxes", "source"
+    ):
+        if margin_boxes is not None:
+            boxes[number - 1] = margin_boxes
+        ocr = ocr or source == Page.Source.OCR
+    return boxes, ocr
+
+
+def _ocr_layers(document_id: int) -> dict[int, stamping.OcrLayer]:
+    """The OCR words of a document's OCR pages, by 0-based page index (read when the
+    document's turn comes in the stamping, so one document's words are in memory at a time)."""
+    return {
+        number - 1: stamping.OcrLayer(dpi=dpi or 0, words=words)
+        for number, dpi, words in Page.objects.filter(
+            document_id=document_id, source=Page.Source.OCR, ocr_dpi__isnull=False
+        ).values_list("number", "ocr_dpi", "words")
+        if words
+    }
 
 
 def _set(production: Production, **changes: object) -> None:
@@ -506,9 +530,7 @@ def production_export_request(
         target=production,
         detail={"encoding": encoding, "dpi": image_dpi},
     )
-    app.configure_task(name="documents.export_production", allow_unknown=False).defer(
-        export_id=export.pk
-    )
+    job_defer("documents.export_production", export_id=export.pk)
     return export
 
 

@@ -421,8 +421,8 @@ def test_stamped_volume_is_a_ready_document_with_the_originals_pages_and_lineage
     assert expected[0][1] == "ocr" and expected[0][3]  # the OCR page's words came along
     rows = list(Derivation.objects.filter(child=volume).order_by("order"))
     assert [(r.parent_id, r.transform, r.version, r.deterministic) for r in rows] == [
-        (scan.pk, "bates-stamp", "1", True),
-        (notice.pk, "bates-stamp", "1", True),
+        (scan.pk, "bates-stamp", "2", True),
+        (notice.pk, "bates-stamp", "2", True),
     ]
     assert rows[1].parameters == {
         "production": production.pk,
