@@ -20,3 +20,44 @@ def database_lost(exc: BaseException) -> bool:
     task's retry policy or stalled-job recovery runs it again from the start.
     """
     return isinstance(exc, OperationalError | InterfaceError)
+
+
+def job_defer(
+    task_name: str,
+    *,
+    queue: str | None = None,
+    lock: str | None = None,
+    queueing_lock: str | None = None,
+    priority: int | None = None,
+    schedule_in: dict[str, int] | None = None,
+    **task_kwargs: object,
+) -> int:
+    """Queue the task named `task_name` (by name: services never import tasks) with
+    `task_kwargs`, and return the job's id.
+
+    The job row is inserted through Django's connection, so it commits with the caller's rows,
+    or not at all if they roll back, in a web process and in a worker alike. A worker's app
+    has its own connection pool (apps.operations.worker), whose inserts commit at once: a job
+    queued that way by a service running inside a job could start before the rows it is about
+    (a production, a child document) were committed, and find nothing to do.
+    """
+    from procrastinate import jobs, manager
+    from procrastinate.contrib.django import app
+    from procrastinate.contrib.django.django_connector import DjangoConnector
+
+    options: dict[str, object] = {
+        key: value
+        for key, value in (
+            ("queue", queue),
+            ("lock", lock),
+            ("queueing_lock", queueing_lock),
+            ("priority", priority),
+            ("schedule_in", schedule_in),
+        )
+        if value is not None
+    }
+    configured = app.configure_task(name=task_name, allow_unknown=False, **options)  # type: ignore[arg-type]
+    deferrer = jobs.JobDeferrer(
+        job_manager=manager.JobManager(DjangoConnector()), job=configured.job
+    )
+    return deferrer.defer(**task_kwargs)

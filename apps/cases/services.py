@@ -6,13 +6,13 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
-from procrastinate.contrib.django import app
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import events, selectors
 from apps.cases.models import BreakGlassGrant, Case, Membership
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+from lexweb.jobs import job_defer
 
 _TEXT_LIMITS = {"title": 300, "number": 100, "court": 200, "client": 200}
 
@@ -201,8 +201,11 @@ def case_worker_check_request(*, actor: User, case: Case) -> int:
 
     Admins and staff use it to see that workers and live updates work end to end.
     """
-    job_id: int = app.configure_task(name="cases.worker_check", allow_unknown=False).defer(
-        case_id=case.pk, requested_by=actor.pk, queued_at=timezone.now().isoformat()
+    job_id = job_defer(
+        "cases.worker_check",
+        case_id=case.pk,
+        requested_by=actor.pk,
+        queued_at=timezone.now().isoformat(),
     )
     return job_id
 

@@ -11,7 +11,6 @@ from typing import IO, Any, Literal
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, transaction
-from procrastinate.contrib.django import app
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -24,7 +23,7 @@ from apps.evidence.models import GeneratedArtifact
 from apps.evidence.selectors import provenance
 from apps.evidence.services import checks, registry
 from lexweb.errors import Conflict, DomainError
-from lexweb.jobs import database_lost
+from lexweb.jobs import database_lost, job_defer
 
 logger = logging.getLogger(__name__)
 
@@ -473,12 +472,12 @@ def _defer_ingest(document: Document) -> None:
         .exclude(pk=document.pk)
         .count()
     )
-    app.configure_task(
-        name=INGEST_TASK,
-        allow_unknown=False,
+    job_defer(
+        INGEST_TASK,
         lock=f"document:{document.pk}",
         priority=-min(waiting, _MAX_BACKLOG),
-    ).defer(document_id=document.pk)
+        document_id=document.pk,
+    )
 
 
 def document_extract_text(*, document_id: int) -> None:

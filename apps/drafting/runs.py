@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
-from procrastinate import jobs, manager
-from procrastinate.contrib.django import app
+from procrastinate import manager
 from procrastinate.contrib.django.django_connector import DjangoConnector
 
 from apps.accounts import services as account_services
@@ -37,6 +36,7 @@ from apps.drafting.events import RunEventMessage, run_group
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
 from apps.evidence.models import Packet
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+from lexweb.jobs import job_defer
 from lexweb.live import publish_on_commit
 
 STAGE_TASK = "drafting.run_stage"
@@ -324,13 +324,8 @@ def stage_defer(*, stage: Stage) -> None:
     """Queue the stage's job by task name (inside the caller's transaction: the job row commits
     with the stage's). Call with the run row locked or freshly created."""
     queue = stage_queue(stage)
-    configured = app.configure_task(name=STAGE_TASK, queue=queue, allow_unknown=False)
-    # Through Django's connection whatever connector the app has now: a worker swaps in its own
-    # pool, whose inserts would commit at once, before (or without) the stage's rows.
-    deferrer = jobs.JobDeferrer(
-        job_manager=manager.JobManager(DjangoConnector()), job=configured.job
-    )
-    job_id = deferrer.defer(stage_id=stage.pk)
+    # Through Django's connection (lexweb.jobs.job_defer): the job commits with the stage's rows.
+    job_id = job_defer(STAGE_TASK, queue=queue, stage_id=stage.pk)
     Stage.objects.filter(pk=stage.pk).update(queue=queue, job_id=job_id, status=Stage.Status.QUEUED)
     stage.queue, stage.job_id = queue, job_id
 

@@ -41,7 +41,6 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from procrastinate.contrib.django import app
 from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts import services as account_services
@@ -58,7 +57,7 @@ from apps.verification import boxes, second_opinion, selectors
 from apps.verification.events import VerificationProgress
 from apps.verification.models import Finding, Override, Verification
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
-from lexweb.jobs import database_lost
+from lexweb.jobs import database_lost, job_defer
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -156,11 +155,9 @@ def verification_request(*, user: User, case_id: int, draft_id: int, number: int
         detail={"draft": draft_id, "version": number},
     )
     # By name: services never import tasks. The job row commits with the verification row.
-    verification.job_id = app.configure_task(
-        name=VERIFY_TASK,
-        allow_unknown=False,
-        queueing_lock=f"verification:{version.pk}",
-    ).defer(verification_id=verification.pk)
+    verification.job_id = job_defer(
+        VERIFY_TASK, queueing_lock=f"verification:{version.pk}", verification_id=verification.pk
+    )
     verification.save(update_fields=["job_id"])
     _publish(verification, case_id=case.pk, draft_id=draft_id, number=number)
     return verification

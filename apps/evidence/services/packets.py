@@ -34,7 +34,6 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
-from procrastinate.contrib.django import app
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -46,6 +45,7 @@ from apps.evidence.models import FrozenPage, Packet, PacketItem
 from apps.evidence.selectors import packets as packet_selectors
 from apps.evidence.selectors.packets import item_label, packet_item_label, provenance_problem
 from lexweb.errors import Conflict, DomainError, NotFound
+from lexweb.jobs import job_defer
 
 MAX_TITLE = 200
 MAX_PURPOSE = 5000
@@ -599,9 +599,7 @@ def _freeze_locked(*, user: User, case: Case, packet: Packet) -> Packet:
     )
     # The verifier's index of the snapshot, built once for every draft checked against it.
     # By name (services never import tasks); the job row commits with the frozen state.
-    app.configure_task(name="verification.index_prepare", allow_unknown=False).defer(
-        packet_id=packet.pk
-    )
+    job_defer("verification.index_prepare", packet_id=packet.pk)
     account_services.audit_record(
         actor=user,
         action="packet.freeze",
