@@ -274,9 +274,8 @@ def _spans_fit(arrays: Mapping[str, "Ints"], kind: str, pages: Sequence[PageReco
     offsets, starts, ends = (arrays[f"{kind}_{part}"] for part in ("offsets", "starts", "ends"))
     if not len(starts) == len(ends) == offsets[-1]:
         raise IndexCacheError(f"the {kind} spans do not match their values")
-    sizes = chain.from_iterable(
-        repeat(len(page.text), offsets[i + 1] - offsets[i]) for i, page in enumerate(pages)
-    )
+    counts = map(operator.sub, islice(offsets, 1, None), offsets)  # values per page
+    sizes = chain.from_iterable(map(repeat, map(len, map(_text, pages)), counts))
     if not (all(map(operator.lt, starts, ends)) and all(map(operator.le, ends, sizes))):
         raise IndexCacheError(f"a {kind} span is outside its page's text")
 
@@ -284,12 +283,43 @@ def _spans_fit(arrays: Mapping[str, "Ints"], kind: str, pages: Sequence[PageReco
 # --- 2. Views of a loaded index, decoded page by page ----------------------------------------
 
 
-def page_terms(offsets: "Ints", flat: "Ints", terms: list[str]) -> list["TermRow"]:
+def _text(page: PageRecord) -> str:
+    return page.text
+
+
+def page_terms(offsets: "Ints", flat: "Ints", terms: list[str]) -> "PageTerms":
     """Each page's stems (`PacketIndex.stems`) as a set over its stored row: a check asks a few
     terms of thousands of pages, so no set of a page's terms is built for it."""
     ids = dict(zip(terms, range(len(terms)), strict=True))
     table = _TermTable(ids, terms, flat, flat.tobytes(), flat.itemsize)  # native byte order
-    return [TermRow(table, offsets[i], offsets[i + 1]) for i in range(len(offsets) - 1)]
+    return PageTerms(table, offsets)
+
+
+class PageTerms(Sequence["TermRow"]):
+    """The pages' stem sets, each made when a check first asks for its page."""
+
+    def __init__(self, table: "_TermTable", offsets: "Ints") -> None:
+        self._table, self._offsets = table, offsets
+        self._rows: list[TermRow | None] = [None] * (len(offsets) - 1)
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> "TermRow": ...
+    @overload
+    def __getitem__(self, index: slice) -> list["TermRow"]: ...
+    def __getitem__(self, index: int | slice) -> "TermRow | list[TermRow]":
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        row = self._rows[index]  # IndexError past the end, as a list
+        if row is None:
+            if index < 0:
+                index += len(self._rows)
+            row = self._rows[index] = TermRow(
+                self._table, self._offsets[index], self._offsets[index + 1]
+            )
+        return row
 
 
 class _TermTable:
