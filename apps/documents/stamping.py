@@ -63,7 +63,7 @@ class OcrLayer:
     pixels at `dpi`, from the top left of the page as rendered (the page's rect)."""
 
     dpi: float
-    words: Sequence[Sequence[Any]]
+    words: Sequence[Any]  # checked word by word: a malformed entry is skipped
 
 
 @dataclass(frozen=True)
