@@ -64,6 +64,7 @@ django.setup()
 import pymupdf  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
+from procrastinate.contrib.django.models import ProcrastinateJob  # noqa: E402
 
 from apps.accounts.models import User  # noqa: E402
 from apps.cases.models import Case, Membership  # noqa: E402
@@ -378,6 +379,11 @@ def _wait(run_ids: list[int], workers: Workers) -> None:
                 errors = list(Run.objects.filter(pk__in=failed).values_list("error", flat=True))
                 raise SystemExit(f"runs did not finish as expected: {failed} {errors[:3]}")
             return
+        # A job that failed outright (an error before the stage could record it) ends nothing.
+        jobs = Stage.objects.filter(run_id__in=run_ids).exclude(job_id=None).values("job_id")
+        failed_jobs = ProcrastinateJob.objects.filter(id__in=jobs, status="failed").count()
+        if failed_jobs:
+            raise SystemExit(f"{failed_jobs} stage job(s) failed; runs now: {statuses}")
         if time.monotonic() > deadline:
             raise SystemExit(f"runs still not finished after {RUN_TIMEOUT_SECONDS} s: {statuses}")
         workers.check()
