@@ -140,8 +140,10 @@ class DocumentListForm(forms.Form):
         choices=[("", "In the case"), ("yes", "Withdrawn")],
         label="Show",
     )
-    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label="Sort")
-    per_page = forms.ChoiceField(required=False, choices=PER_PAGE_CHOICES, label="Per page")
+    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label="Sort", initial="-added")
+    per_page = forms.ChoiceField(
+        required=False, choices=PER_PAGE_CHOICES, label="Per page", initial="100"
+    )
     after = forms.CharField(required=False, max_length=MAX_CURSOR_CHARS, widget=forms.HiddenInput)
     before = forms.CharField(required=False, max_length=MAX_CURSOR_CHARS, widget=forms.HiddenInput)
 

@@ -636,3 +636,12 @@ def test_bulk_produce_queues_a_production_or_says_why_not(
     assert any(m.startswith("Production V1 (ACME") for m in _messages(response))
     production = Production.objects.get(case=case)
     assert list(production.items.values_list("document_id", flat=True)) == [a.pk]
+
+
+def test_the_plain_list_shows_its_defaults_in_the_filter_form(
+    lawyer_client: Client, case: Case
+) -> None:
+    html = lawyer_client.get(f"/cases/{case.pk}/documents/").content.decode()
+
+    assert '<option value="100" selected>100</option>' in html
+    assert '<option value="-added" selected>Newest first</option>' in html
