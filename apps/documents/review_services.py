@@ -4,7 +4,8 @@ Tags are the case team's own labels (a tag belongs to one case; the same name in
 is another tag). Withdrawing takes a document out of lists, search and new packets, for a
 written reason, audited; nothing is deleted (the original stays stored, legal hold) and
 `document_restore` brings it back. A document that is in a frozen packet or in a production
-cannot be withdrawn: what was frozen or handed over must still resolve to it.
+cannot be withdrawn: what was frozen or handed over must still resolve to it. One in a packet
+not yet frozen must be taken out of it first (freezing would make it evidence again).
 
 The views check membership (case_or_404) before calling; these functions check the rest.
 """
@@ -149,6 +150,18 @@ def _withdraw_refusal(documents: list[Document]) -> str | None:
         return (
             f"{names[frozen.document_id]} is in the frozen packet “{frozen.packet}”; what was "
             "frozen must still resolve to it, so it cannot be withdrawn."
+        )
+    editable = (
+        PacketItem.objects.filter(document_id__in=ids, packet__status=Packet.Status.EDITABLE)
+        .select_related("packet")
+        .order_by("document_id")
+        .first()
+    )
+    if editable is not None:
+        # Freezing it would make the withdrawn document evidence again: take it out first.
+        return (
+            f"{names[editable.document_id]} is in the packet “{editable.packet}”, not yet "
+            "frozen; take it out of the packet first."
         )
     produced = (
         ProductionDocument.objects.filter(document_id__in=ids)

@@ -645,3 +645,16 @@ def test_the_plain_list_shows_its_defaults_in_the_filter_form(
 
     assert '<option value="100" selected>100</option>' in html
     assert '<option value="-added" selected>Newest first</option>' in html
+
+
+def test_a_document_in_an_editable_packet_is_taken_out_before_withdrawing(
+    lawyer: User, case: Case
+) -> None:
+    d = _doc(case, lawyer, "draft-exhibit.pdf")
+    packet = Packet.objects.create(case=case, title="Being built", created_by=lawyer)
+    PacketItem.objects.create(packet=packet, document=d, order=1, reason="x", added_by=lawyer)
+
+    with pytest.raises(Conflict, match="take it out of the packet first"):
+        review_services.documents_withdraw(actor=lawyer, case=case, document_ids=[d.pk], reason="x")
+    d.refresh_from_db()
+    assert d.withdrawn_at is None
