@@ -23,9 +23,6 @@ from typing import Literal
 
 import pymupdf
 from django.db import transaction
-from procrastinate import jobs, manager
-from procrastinate.contrib.django import app
-from procrastinate.contrib.django.django_connector import DjangoConnector
 from procrastinate.exceptions import AlreadyEnqueued
 
 from apps.accounts.models import User
@@ -35,6 +32,7 @@ from apps.documents import services as document_services
 from apps.documents.models import Document, Production
 from apps.evidence.models import Packet
 from apps.evidence.services import packets as packet_services
+from lexweb.jobs import job_defer
 
 logger = logging.getLogger(__name__)
 
@@ -197,33 +195,13 @@ def continue_defer(*, case_id: int, attempt: int, delay: int) -> None:
     """Queue the next try of `demo_seed_continue` (one waiting try at a time)."""
     # A try already waiting will do; the savepoint keeps a caller's transaction usable.
     with contextlib.suppress(AlreadyEnqueued), transaction.atomic():
-        _defer(
+        job_defer(
             CONTINUE_TASK,
             queueing_lock=f"demo-seed:{case_id}",
             schedule_in={"seconds": delay} if delay else None,
             case_id=case_id,
             attempt=attempt,
         )
-
-
-def _defer(
-    name: str,
-    *,
-    queueing_lock: str | None = None,
-    schedule_in: dict[str, int] | None = None,
-    **args: int,
-) -> None:
-    """Queue a job by task name through Django's connection, whatever connector the app has:
-    inside a worker, the app's own pool commits its insert at once, before the rows the job
-    reads (a stamping job queued by `production_create` run from a job can start before the
-    production exists, and then does nothing)."""
-    configured = app.configure_task(
-        name=name, allow_unknown=False, queueing_lock=queueing_lock, schedule_in=schedule_in
-    )
-    deferrer = jobs.JobDeferrer(
-        job_manager=manager.JobManager(DjangoConnector()), job=configured.job
-    )
-    deferrer.defer(**args)
 
 
 Step = Literal["done", "waiting", "gave_up", "failed", "nothing"]
@@ -259,8 +237,6 @@ def demo_seed_continue(*, case_id: int, attempt: int) -> Step:
             document_ids=[d.pk for d in documents],
             legend="CONFIDENTIAL - DEMO",
         )
-        # Again, now that the production is committed (see `_defer`); stamping is idempotent.
-        _defer("documents.stamp_production", production_id=production.pk)
     with transaction.atomic():
         packet = packet_services.packet_create(
             user=user,
@@ -279,7 +255,6 @@ def demo_seed_continue(*, case_id: int, attempt: int) -> Step:
             ],
         )
         packet = packet_services.packet_freeze(user=user, case_id=case.pk, packet_id=packet.pk)
-    _defer("verification.index_prepare", packet_id=packet.pk)
     logger.info(
         "The demo case %s is ready: Bates numbers from %s (production %s), packet “%s” frozen "
         "(%d pages).",
