@@ -422,16 +422,18 @@ class _Writer:
         stream = mupdf.pdf_add_stream(
             pdf, mupdf.fz_new_buffer_from_copied_data(b"Q\n" + body), mupdf.PdfObj(), 0
         )
+        # A new array of the page's own: an original's contents (a stream or an array) may be
+        # shared with its other pages, and each page gets its own stamps.
         contents = mupdf.pdf_dict_get(page_obj, mupdf.PDF_ENUM_NAME_Contents)
+        array = mupdf.pdf_new_array(pdf, 3)
+        mupdf.pdf_array_push(array, self._open_q_ref(pdf))
         if mupdf.pdf_is_array(contents):
-            array = contents
-        else:
-            array = mupdf.pdf_new_array(pdf, 3)
-            if contents.m_internal:
-                mupdf.pdf_array_push(array, contents)
-            mupdf.pdf_dict_put(page_obj, mupdf.PDF_ENUM_NAME_Contents, array)
-        mupdf.pdf_array_insert(array, self._open_q_ref(pdf), 0)
+            for n in range(mupdf.pdf_array_len(contents)):
+                mupdf.pdf_array_push(array, mupdf.pdf_array_get(contents, n))
+        elif contents.m_internal:
+            mupdf.pdf_array_push(array, contents)
         mupdf.pdf_array_push(array, stream)
+        mupdf.pdf_dict_put(page_obj, mupdf.PDF_ENUM_NAME_Contents, array)
 
     def _legend_with_textwriter(self, out: pymupdf.Document, index: int, stamp: _Stamp) -> None:
         page = out[index]
