@@ -263,6 +263,9 @@ PAGES: dict[str, Entry] = {
         "overrides the gate (POST, audited)"
     ),
     "cluster/": NotMaterial("GPUs and backends, no case"),
+    "cluster/jobs/": NotMaterial(
+        "admins only: job counts and workers, no case (audited cluster.jobs_view)"
+    ),
 }
 
 _KWARG = re.compile(r"<(?:\w+:)?(\w+)>|\{(\w+)\}")
