@@ -21,7 +21,7 @@ from apps.documents import (
     services,
 )
 from apps.documents.forms import SearchForm, UploadForm
-from apps.documents.list_forms import BulkForm, DocumentListForm, DocumentListQuery
+from apps.documents.list_forms import SORTS, BulkForm, DocumentListForm, DocumentListQuery
 from apps.documents.models import Document
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as packet_selectors
@@ -99,6 +99,7 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
         "list_form": list_form,
         "query": query,
         "filters": urlencode(query.filter_params()),
+        "sort_links": _sort_links(query),
         "summary": summary,
         "labels": _labels(),
         "tags": tags,
@@ -235,6 +236,23 @@ def bates_lookup(request: HttpRequest, case_id: int) -> HttpResponse:
             error, status = exc.message, 400
     context = {"case": case, "reference": reference[:100], "hits": hits, "error": error}
     return render(request, "documents/bates.html", context, status=status)
+
+
+def _sort_links(query: DocumentListQuery) -> dict[str, tuple[str, str]]:
+    """For each sortable column: (the list's address sorted by it, aria-sort now). A column
+    sorted now links to the other direction; another one to its natural first direction."""
+    params = query.filter_params()
+    params.pop("sort", None)
+    links = {}
+    for name in SORTS:
+        natural = f"-{name}" if name in ("added", "pages", "size") else name
+        flipped = name if query.sort == f"-{name}" else f"-{name}"
+        target = flipped if query.sort.lstrip("-") == name else natural
+        state = "none"
+        if query.sort.lstrip("-") == name:
+            state = "descending" if query.sort.startswith("-") else "ascending"
+        links[name] = ("?" + urlencode({**params, "sort": target}), state)
+    return links
 
 
 def _editable_packets(user: User, case_id: int) -> list[tuple[int, str]]:

@@ -658,3 +658,23 @@ def test_a_document_in_an_editable_packet_is_taken_out_before_withdrawing(
         review_services.documents_withdraw(actor=lawyer, case=case, document_ids=[d.pk], reason="x")
     d.refresh_from_db()
     assert d.withdrawn_at is None
+
+
+def test_column_headers_sort_and_flip_keeping_the_filters(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    _doc(case, lawyer, "a.pdf", origin="opposing")
+
+    plain = lawyer_client.get(f"/cases/{case.pk}/documents/?origin=opposing").content.decode()
+    by_name = lawyer_client.get(
+        f"/cases/{case.pk}/documents/?origin=opposing&sort=name"
+    ).content.decode()
+
+    assert (
+        '<th scope="col" aria-sort="descending"><a href="?origin=opposing&amp;sort=added">' in plain
+    )
+    assert '<a href="?origin=opposing&amp;sort=name">File</a>' in plain
+    assert (
+        '<th scope="col" aria-sort="ascending"><a href="?origin=opposing&amp;sort=-name">'
+        in by_name
+    )
