@@ -391,13 +391,9 @@ class _Writer:
             bx, by = x0, y1 - 0.2 * height
             # [sx 0 0 -sy bx by] (glyph -> page, y down) times to_pdf.
             lines.append(
-                (
-                    f"{_num(sx * a)} {_num(sx * b)} {_num(-sy * c)} {_num(-sy * d)} "
-                    f"{_num(bx * a + by * c + e)} {_num(bx * b + by * d + f)} Tm <"
-                ).encode()
+                f"{sx * a:.3f} {sx * b:.3f} {-sy * c:.3f} {-sy * d:.3f} {bx * a + by * c + e:.2f} "
+                f"{bx * b + by * d + f:.2f} Tm <{text.encode('utf-16-be').hex()}> Tj\n".encode()
             )
-            lines.append(text.encode("utf-16-be").hex().encode())
-            lines.append(b"> Tj\n")
         lines.append(b"ET\n")
         return b"".join(lines)
 
@@ -473,11 +469,13 @@ def _layer_words(
             continue
         if not isinstance(text, str):
             continue
-        text = "".join(
-            ch if ord(ch) < 0x10000 and not 0xD800 <= ord(ch) < 0xE000 else "\ufffd"
-            for ch in text.strip()
-            if ch.isprintable()
-        )
+        text = text.strip()
+        if not (text.isprintable() and max(text, default="") < "\ud800"):  # else char by char
+            text = "".join(
+                ch if ord(ch) < 0x10000 and not 0xD800 <= ord(ch) < 0xE000 else "\ufffd"
+                for ch in text
+                if ch.isprintable()
+            )
         if not text or not all(map(math.isfinite, (left, top, width, height))):
             continue
         if width <= 0 or height <= 0:
