@@ -163,7 +163,10 @@ def _documents_in_order(case: Case, document_ids: list[int]) -> list[Document]:
         raise DomainError("Pick at least one document.")
     if len(set(document_ids)) != len(document_ids):
         raise DomainError("Each document can appear only once in a production.")
-    found = {d.pk: d for d in Document.objects.filter(case=case, pk__in=document_ids)}
+    # Locked (in id order, as withdrawing locks them): a withdrawal at the same moment either
+    # waits for this production and is refused, or ends first and this one sees it.
+    rows = Document.objects.filter(case=case, pk__in=document_ids).order_by("pk")
+    found = {d.pk: d for d in rows.select_for_update(of=("self",))}
     missing = [i for i in document_ids if i not in found]
     if missing:
         raise DomainError(f"No document {missing[0]} in this case.")
