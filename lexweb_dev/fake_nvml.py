@@ -12,8 +12,9 @@ ports at each end). The load is read the way one would read a real server, once 
   which is how many calls lexweb has running there.
 
 A GPU of a board with a backend then shows the deployment's placement estimate in use (spread
-over the board's GPUs) while the model is loaded, and utilisation from the busy share of the
-slots or the decode rate, whichever is higher; temperature and power follow utilisation.
+over the board's GPUs by their size) while the model is loaded, and utilisation from the busy
+share of the slots or the decode rate, whichever is higher; temperature and power follow
+utilisation.
 """
 
 import math
@@ -148,18 +149,26 @@ class DemoNvml:
                 capacity = backend.nominal_tokens_per_second * backend.slots
                 rate_share = min(1.0, load.tokens_per_second / capacity)
             share = max(busy_share, rate_share)
-            per_gpu = backend.memory_estimate_bytes // len(backend.gpu_indices)
             for index in backend.gpu_indices:
                 if index not in memory:
                     continue
                 busy = round(share * 92) + self.random.randint(0, 3) if share else 0
                 utilisation[index] = min(100, utilisation[index] + busy)
                 if load.loaded:
-                    memory[index] += per_gpu
+                    memory[index] += self.weights_on(backend, index)
                 memory[index] += load.busy_slots * SLOT_MEMORY_BYTES
         for index, gpu in enumerate(self.gpus):
             memory[index] = min(memory[index], gpu.memory_bytes)
         self.utilisation, self.memory_used = utilisation, memory
+
+    def weights_on(self, backend: DemoBackend, index: int) -> int:
+        """The model's share on one of its GPUs: split by card size, as llama.cpp's
+        --tensor-split and Ollama spread a model over cards of different sizes."""
+        sizes = [self.gpus[i].memory_bytes for i in backend.gpu_indices if i < len(self.gpus)]
+        total = sum(sizes)
+        if not total or index >= len(self.gpus):
+            return 0
+        return backend.memory_estimate_bytes * self.gpus[index].memory_bytes // total
 
     # -- pynvml -----------------------------------------------------------------------------
 
@@ -245,8 +254,8 @@ class DemoNvml:
         for backend in self.backends:
             load = self.loads.get(backend.id)
             if handle in backend.gpu_indices and load is not None and load.loaded:
-                per_gpu = backend.memory_estimate_bytes // len(backend.gpu_indices)
-                found.append(_Process(pid=_pid(backend), usedGpuMemory=per_gpu))
+                used = self.weights_on(backend, handle)
+                found.append(_Process(pid=_pid(backend), usedGpuMemory=used))
         return found
 
     def nvmlSystemGetProcessName(self, pid: int) -> str:

@@ -460,6 +460,11 @@ class Sparkline:
     def last(self) -> float | None:
         return self.points[-1][1] if self.points else None
 
+    @property
+    def last_xy(self) -> tuple[float, float] | None:
+        """Where the newest point is drawn (a dot: one point alone makes no line)."""
+        return self._xy(*self.points[-1]) if self.points else None
+
 
 @dataclass(frozen=True)
 class GpuHistory:

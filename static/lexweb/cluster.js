@@ -55,6 +55,13 @@ function sparkDraw(svg, end) {
   };
   const line = svg.querySelector("polyline");
   if (line) line.setAttribute("points", kept.map(xy).join(" "));
+  // The newest point as a dot: one point alone draws no line.
+  const dot = svg.querySelector("circle");
+  if (dot && kept.length) {
+    const [x, y] = xy(kept[kept.length - 1]).split(",");
+    dot.setAttribute("cx", x);
+    dot.setAttribute("cy", y);
+  }
   svg.dataset.end = String(Math.round(end));
 }
 
@@ -202,7 +209,7 @@ function start(root) {
 
   function showStale(article, age) {
     const status = article.dataset.agentStatus || "unknown";
-    const was = ((labels.agent && labels.agent[status]) || status).toLowerCase();
+    const was = (labels.agent && labels.agent[status]) || status;
     const message = article.dataset.agentMessage;
     const badge = field(article, "agent-status");
     badge.className = "badge cluster-agent-stale";

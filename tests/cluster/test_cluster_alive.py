@@ -115,7 +115,7 @@ def test_a_report_older_than_the_stale_intervals_is_stale_with_its_age(
     stale = _text(_host_article(page, gone))
     # Not "retrying" for minutes after the agent exited: stale, with the age and what it said.
     assert "Stale Stale, last report 3 min 2" in stale
-    assert "(was: no nvml: libnvidia-ml.so.1 not found)" in stale.lower()
+    assert "(was: No NVML: libnvidia-ml.so.1 not found)" in stale
     assert "retrying" not in stale
     assert 'data-stale="true"' in _host_article(page, gone)
     alive = _host_article(page, fresh)
@@ -207,6 +207,7 @@ def test_gpu_sparklines_are_the_last_hour_of_minute_buckets_bounded(lawyer: User
     coords = [tuple(map(float, p.split(","))) for p in line.svg_points.split()]
     assert all(0 <= x <= 120 and 0 <= y <= 28 for x, y in coords)
     assert coords[-1][1] == 28.0
+    assert line.last_xy == coords[-1]
 
     page = _page(session_client(lawyer))
     row = re.search(rf'<tr data-gpu-id="{busy.pk}".*?</tr>', page, re.S)

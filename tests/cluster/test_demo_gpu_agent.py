@@ -112,6 +112,10 @@ def test_the_agent_records_the_demo_site_as_registered_without_touching_boards(
         )
     )
     assert all(used[i] == IDLE_MEMORY_BYTES + per_gpu for i in BOARD_A)
+    # Cards of different sizes take shares by size (GPU 3 has 16 GB, GPU 2 32 GB).
+    adversary = Backend.objects.get(name="llama-adversary").deployments.get()
+    assert used[2] - IDLE_MEMORY_BYTES == adversary.memory_estimate_bytes * 2 // 3
+    assert used[3] - IDLE_MEMORY_BYTES == adversary.memory_estimate_bytes // 3
 
 
 @contextlib.contextmanager
