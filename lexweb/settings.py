@@ -191,6 +191,10 @@ else:
 # Queues: "cpu" for OCR/stamping/housekeeping; later one queue per GPU board ("board-<slug>").
 LEXWEB_CPU_QUEUE = "cpu"
 PROCRASTINATE_AUTODISCOVER_MODULE_NAME = "tasks"
+# Workers hear of new jobs by notification and also look this often (seconds; Procrastinate's
+# default is 5): it drops a notification that arrives while the worker is fetching, and a job
+# scheduled for later gets none when it falls due (tests/drafting/test_runs_scheduling.py).
+PROCRASTINATE_WORKER_DEFAULTS = {"fetch_job_polling_interval": 0.5}
 # A worker counts as alive for /readyz if it beat within this many seconds.
 LEXWEB_WORKER_STALE_SECONDS = env_int("LEXWEB_WORKER_STALE_SECONDS", 60, minimum=5)
 # A `doing` job whose worker is gone, or silent (no heartbeat) this long, is stalled: recovery

@@ -64,3 +64,39 @@ def test_a_backlog_on_one_board_never_holds_a_stage_of_another_board_of_the_host
             assert first.status == Stage.Status.RUNNING
         finally:
             worker.stop()
+
+
+def test_a_worker_takes_a_job_it_was_not_told_about_within_a_second() -> None:
+    """A worker learns of new jobs from PostgreSQL notifications, and Procrastinate drops one
+    that arrives while the worker is fetching (it clears its "new job" flag after each fetch):
+    a stage's verification queued that way, while the `cpu` worker finished another, waited
+    for the next poll, 5 s by default, in bench_scheduling. A job that becomes due later (no
+    notification then) shows the poll alone: it must start within a second or so of its time,
+    not at the next 5 s poll."""
+    from django.db import connection
+
+    from lexweb.jobs import job_defer
+
+    worker = WorkerProcess(["--queues", "cluster"], worker_env(LEXWEB_LOG_LEVEL="INFO"))
+    try:
+        worker.wait_for_line("Starting worker on queues cluster")
+        # Its notification reaches the worker now, when the job is not due yet.
+        job_id = job_defer(
+            "cluster.health_check", queue="cluster", schedule_in={"seconds": 1}, timestamp=0
+        )
+
+        def started_late_by() -> float | None:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT extract(epoch FROM e.at - j.scheduled_at) FROM procrastinate_jobs j"
+                    " JOIN procrastinate_events e ON e.job_id = j.id AND e.type = 'started'"
+                    " WHERE j.id = %s",
+                    [job_id],
+                )
+                row = cursor.fetchone()
+            return None if row is None else float(row[0]) + 1e-9
+
+        late = wait_until(started_late_by, timeout=30, what=lambda: worker.output())
+        assert late < 2.5, f"the job started {late:.1f} s after it was due"
+    finally:
+        worker.stop()
