@@ -439,7 +439,8 @@ def run_cancel(*, user: User, case_id: int, run_id: int) -> Run:
     waiting = Stage.objects.filter(run=run, status=Stage.Status.QUEUED).exclude(job_id=None)
     jobs_here = manager.JobManager(DjangoConnector())
     for job_id in waiting.values_list("job_id", flat=True):
-        jobs_here.cancel_job_by_id(job_id)
+        if job_id is not None:  # excluded above; the column is nullable
+            jobs_here.cancel_job_by_id(job_id)
     stages_close(run=run, status=Stage.Status.CANCELLED)
     Stage.objects.filter(run=run, status=Stage.Status.SKIPPED).update(status=Stage.Status.CANCELLED)
     run_status_set(run=run, status=Run.Status.CANCELLED, error=f"Cancelled by {user}.")

@@ -4,10 +4,8 @@ or breaks its schema fails the stage with a clear message), the adversary's find
 to spans of the draft, the financial table, and the draft versions the text stages write.
 """
 
-import csv
 import datetime
 import hashlib
-import io
 import json
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
@@ -275,15 +273,6 @@ def validation_outcome(work: "Work") -> "Outcome":
 
 def _cell(value: object) -> str:
     return " ".join(str(value).replace("|", "/").split())
-
-
-def transactions_csv(rows: list[dict[str, object]]) -> str:
-    """The extraction as CSV (the columns of TRANSACTION_FIELDS)."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=TRANSACTION_FIELDS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 # --- Verification and versions ---------------------------------------------------------------
