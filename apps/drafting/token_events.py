@@ -1,11 +1,12 @@
 """Token events of every stage running in one process, stored together (a group commit).
 
 Each running stage's TokenBatcher hands its batch here every LEXWEB_RUN_TOKEN_FLUSH_MS and
-waits until it is stored. Whatever batches arrive while a write is under way go into the next
-write: one transaction (and one thread hop) for all the stages of the process, instead of one
-per stage. With 20 stages at 120 tok/s in one worker the per-stage writes queued behind each
-other on the single thread that Django's sync code runs on, and tokens reached browsers seconds
-late (bench/bench_run_relay.py).
+waits until it is stored and published. Whatever batches arrive while a write is under way go
+into the next write: one transaction, on a thread of the writer's own, for all the stages of
+the process, instead of one per stage on the single thread that Django's sync code shares with
+every stage's other calls (its watcher asks five times a second whether the run goes on). With
+20 stages at 120 tok/s in one worker, their writes queued there behind each other and the
+watchers, and tokens reached browsers seconds late (bench/bench_run_relay.py).
 
 Numbers stay what `runs.run_event_append` gives: taken under each run row's lock (rows locked in
 id order), consecutive, in the order the batches were handed in. The events are published to
@@ -90,6 +91,9 @@ class _Writer:
                         if not item.stored.done():
                             item.stored.set_exception(exc)
                     continue
+                # Published before the stages hear back, as run_event_append does outside a
+                # transaction: a stage's next event (its status) never overtakes its tokens.
+                await _publish([result for result in results if isinstance(result, RunEvent)])
                 for item, result in zip(batch, results, strict=True):
                     if item.stored.done():  # its stage stopped waiting; the event is stored
                         continue
@@ -97,9 +101,9 @@ class _Writer:
                         item.stored.set_result(result)
                     else:
                         item.stored.set_exception(result)
-                await _publish([result for result in results if isinstance(result, RunEvent)])
         finally:
-            await asyncio.shield(loop.run_in_executor(executor, _close_in_thread))
+            # Not awaited: a cancelled drain (its loop closing) must not wait on the thread.
+            executor.submit(_close_in_thread)
             executor.shutdown(wait=False)
 
 
@@ -110,7 +114,7 @@ _writers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Writer]" = (
 
 async def token_event_append(*, run_id: int, payload: dict[str, object]) -> RunEvent:
     """Store a batch of a stage's tokens as the run's next event, together with the batches of
-    the other stages of this process; returns once it is stored."""
+    the other stages of this process; returns once it is stored and published."""
     loop = asyncio.get_running_loop()
     writer = _writers.get(loop)
     if writer is None:
