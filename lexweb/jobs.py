@@ -1,8 +1,13 @@
 """Shared rules for Procrastinate task arguments (ids and JSON primitives, never models)."""
 
+from typing import TYPE_CHECKING
+
 from django.db import InterfaceError, OperationalError
 
 from lexweb.errors import DomainError
+
+if TYPE_CHECKING:
+    from procrastinate.types import JSONValue
 
 
 def require_arg(value: object, kind: type, name: str) -> None:
@@ -30,7 +35,7 @@ def job_defer(
     queueing_lock: str | None = None,
     priority: int | None = None,
     schedule_in: dict[str, int] | None = None,
-    **task_kwargs: object,
+    **task_kwargs: "JSONValue",
 ) -> int:
     """Queue the task named `task_name` (by name: services never import tasks) with
     `task_kwargs`, and return the job's id.
@@ -56,7 +61,7 @@ def job_defer(
         )
         if value is not None
     }
-    configured = app.configure_task(name=task_name, allow_unknown=False, **options)  # type: ignore[arg-type]
+    configured = app.configure_task(name=task_name, allow_unknown=False, **options)
     deferrer = jobs.JobDeferrer(
         job_manager=manager.JobManager(DjangoConnector()), job=configured.job
     )
