@@ -91,6 +91,7 @@ function start(root) {
   // Per host id: when (performance.now(), ms) it last reported, by the page or an event.
   const reportedAt = new Map();
   let staleCheckAt = 0;
+  let connected = false; // the socket is open: a refresh now is followed by events
   let speedRefresh = null;
   const state = document.getElementById("live-state");
   const say = (text) => { if (state) state.textContent = text; };
@@ -244,7 +245,9 @@ function start(root) {
       if (article.dataset.stale === "true") showStale(article, age);
       else if (age > staleAfter) ask = true;
     }
-    if (ask && now - staleCheckAt > staleAfter * 1000) {
+    // Only while connected: with the socket down the page waits for it to reopen, which
+    // fetches the page anyway.
+    if (ask && connected && now - staleCheckAt > staleAfter * 1000) {
       staleCheckAt = now;
       refresh();
     }
@@ -289,7 +292,7 @@ function start(root) {
     if (!speedRefresh) {
       speedRefresh = setTimeout(() => {
         speedRefresh = null;
-        refresh();
+        if (connected) refresh();
       }, SPEED_REFRESH_MS);
     }
     return true;
@@ -364,6 +367,7 @@ function start(root) {
     const socket = new WebSocket(`${scheme}${location.host}${root.dataset.clusterStream}`);
 
     socket.addEventListener("open", () => {
+      connected = true;
       delay = 1000;
       say("live");
       // Also on the first open: an agent's state is published only when it changes, and one
@@ -385,6 +389,7 @@ function start(root) {
     });
 
     socket.addEventListener("close", (event) => {
+      connected = false;
       if (event.code === 4401) {
         say("signed out: reload the page to sign in");
         return;
