@@ -4,6 +4,7 @@ HTTP, including every bad input (unreachable, hang, cut or garbled events, 5xx, 
 import asyncio
 import json
 import socket
+import ssl
 from collections.abc import AsyncIterator
 
 import pytest
@@ -490,3 +491,17 @@ def test_messages_name_the_backend_without_credentials() -> None:
     client = LlamaCppClient("http://admin:pw@10.0.0.5:8080/", timeouts=GENEROUS)
 
     assert client.name == "http://10.0.0.5:8080"
+
+
+def test_every_backend_client_shares_one_tls_context() -> None:
+    """The TLS context (certifi's bundle, hostnames checked) is made once per process, not by
+    each new client: building one costs tens of milliseconds on the worker's shared thread."""
+    from apps.cluster.backends.streams import tls_context
+
+    first, second = LlamaCppClient("https://a.example:8081"), LlamaCppClient("https://b.example")
+    contexts = [
+        client.http._transport._pool._ssl_context  # type: ignore[attr-defined]
+        for client in (first, second)
+    ]
+    assert contexts[0] is contexts[1] is tls_context()
+    assert tls_context().check_hostname and tls_context().verify_mode == ssl.CERT_REQUIRED

@@ -12,7 +12,9 @@ Timeouts (`base.Timeouts`), enforced with asyncio deadlines around each read, no
 """
 
 import asyncio
+import functools
 import json
+import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Literal, Protocol
@@ -163,6 +165,17 @@ class EventDecoder(Protocol):
     def partial(self) -> bool: ...
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS context of every backend client: what httpx makes for `verify=True` without the
+    environment (certifi's CA bundle, hostnames checked), made once per process. Building it
+    loads the whole bundle (tens of milliseconds), which each stage's and each health check's
+    new client paid on the worker's shared thread."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 class HttpBackend:
     """The httpx client and the request/error plumbing of one backend."""
 
@@ -195,6 +208,7 @@ class HttpBackend:
             # Backends sit on the firm's network: a proxy set in the environment for the outside
             # world must not relay prompts.
             trust_env=False,
+            verify=tls_context(),
         )
 
     async def aclose(self) -> None:
