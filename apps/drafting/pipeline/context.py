@@ -32,7 +32,7 @@ import asyncio
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from apps.cluster.backends import BackendClient, BackendError, Message, Timeouts, client_for
@@ -137,37 +137,46 @@ class TokenCounter:
         self._broken = True
 
     async def text(self, text: str) -> int:
-        if self._client is not None and not self._broken:
-            try:
-                async with asyncio.timeout(COUNT_SECONDS):
-                    counted = await self._client.count_text_tokens(text)
-            except TimeoutError:
-                self._failed(f"The tokenizer did not answer within {COUNT_SECONDS:.0f} s.")
-            except BackendError as exc:
-                self._failed(f"The tokenizer failed: {exc}")
-            else:
-                if counted is not None:
-                    self.counted += 1
-                    return counted
-                self._failed("The backend has no /tokenize endpoint.")
-        return self._estimate(estimate_tokens(text))
+        return await self._count(
+            lambda client: client.count_text_tokens(text),
+            seconds=COUNT_SECONDS,
+            missing="The backend has no /tokenize endpoint.",
+            estimate=lambda: estimate_tokens(text),
+        )
 
     async def messages(self, messages: list[Message]) -> int:
         """The chat prompt's tokens, its template included."""
+        return await self._count(
+            lambda client: client.count_tokens(messages),
+            seconds=COUNT_SECONDS * 2,
+            missing="The backend has no /apply-template or /tokenize endpoint.",
+            estimate=lambda: estimate_message_tokens(messages),
+        )
+
+    async def _count(
+        self,
+        ask: Callable[[BackendClient], Awaitable[int | None]],
+        *,
+        seconds: float,
+        missing: str,
+        estimate: Callable[[], int],
+    ) -> int:
+        """The backend tokenizer's count, or (once it failed, timed out or has no endpoint,
+        which is recorded) the estimate."""
         if self._client is not None and not self._broken:
             try:
-                async with asyncio.timeout(COUNT_SECONDS * 2):
-                    counted = await self._client.count_tokens(messages)
+                async with asyncio.timeout(seconds):
+                    counted = await ask(self._client)
             except TimeoutError:
-                self._failed(f"The tokenizer did not answer within {COUNT_SECONDS * 2:.0f} s.")
+                self._failed(f"The tokenizer did not answer within {seconds:.0f} s.")
             except BackendError as exc:
                 self._failed(f"The tokenizer failed: {exc}")
             else:
                 if counted is not None:
                     self.counted += 1
                     return counted
-                self._failed("The backend has no /apply-template or /tokenize endpoint.")
-        return self._estimate(estimate_message_tokens(messages))
+                self._failed(missing)
+        return self._estimate(estimate())
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
