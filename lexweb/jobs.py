@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING
 
+import psycopg
 from django.db import InterfaceError, OperationalError
 
 from lexweb.errors import DomainError
@@ -22,9 +23,14 @@ def database_lost(exc: BaseException) -> bool:
 
     A job that meets it must not try to write a "failed" state (that write fails too, or, if
     the database is back, marks for good what a retry will finish): it re-raises, and the
-    task's retry policy or stalled-job recovery runs it again from the start.
+    task's retry policy or stalled-job recovery runs it again from the start. Django's
+    errors and psycopg's own count alike: a connection taken outside the ORM (admission's
+    advisory locks, the channel layer) raises psycopg's ("too many clients", a reset).
     """
-    return isinstance(exc, OperationalError | InterfaceError)
+    return isinstance(
+        exc,
+        OperationalError | InterfaceError | psycopg.OperationalError | psycopg.InterfaceError,
+    )
 
 
 def job_defer(

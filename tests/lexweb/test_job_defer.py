@@ -3,8 +3,10 @@ where the app's connector is a worker's own pool, whose inserts would commit at 
 production or a child document made by a service running inside a job must not have its job
 start before it exists, nor be left with a job when its transaction rolls back."""
 
+import psycopg
 import pymupdf
 import pytest
+from django import db as django_db
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from procrastinate.contrib.django import app
@@ -15,7 +17,7 @@ from apps.cases.models import Case
 from apps.documents import production_services, services
 from apps.documents.models import Document, Production
 from apps.operations import worker
-from lexweb.jobs import job_defer
+from lexweb.jobs import database_lost, job_defer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -83,3 +85,21 @@ def test_a_production_made_inside_a_job_queues_its_stamping_with_its_own_rows(
         )
     job = ProcrastinateJob.objects.get(task_name="documents.stamp_production")
     assert job.args == {"production_id": production.pk}
+
+
+@pytest.mark.parametrize(
+    ("error", "lost"),
+    [
+        (psycopg.OperationalError("sorry, too many clients already"), True),
+        (psycopg.InterfaceError("the connection is closed"), True),
+        (django_db.OperationalError("server closed the connection unexpectedly"), True),
+        (django_db.InterfaceError("connection already closed"), True),
+        (psycopg.errors.UniqueViolation("duplicate key"), False),
+        (django_db.IntegrityError("duplicate key"), False),
+        (ValueError("bad"), False),
+    ],
+)
+def test_a_lost_or_refused_connection_counts_as_the_database_lost_whoever_raised_it(
+    error: BaseException, lost: bool
+) -> None:
+    assert database_lost(error) is lost
