@@ -1,5 +1,6 @@
-"""A real browser against a real `make run`: sign in, open the demo case, press the button, and
-see the worker's notice arrive over the websocket without reloading the page."""
+"""A real browser against a real `make run`: sign in, open the demo case and its "Workers and
+live updates" page, press the button, and see the worker's notice arrive over the websocket
+without reloading the page."""
 
 import os
 import signal
@@ -44,7 +45,14 @@ async def test_sign_in_open_case_and_receive_a_worker_notice_live(var_dir: Path)
                 "?.getAttribute('href')",
                 timeout=10,
             )
+            # The case's "Workers and live updates" page (linked from the case page) has the
+            # check; its answer arrives over the case's socket.
             await page.goto(base + case_link)
+            health = await page.wait_for(
+                "document.querySelector('a[href$=\"/health/\"]')?.getAttribute('href')",
+                timeout=10,
+            )
+            await page.goto(base + health)
             await page.wait_for("document.querySelector('#live-state').textContent === 'live'", 30)
 
             await page.evaluate("document.querySelector('[data-submit-in-place] button').click()")
@@ -57,7 +65,7 @@ async def test_sign_in_open_case_and_receive_a_worker_notice_live(var_dir: Path)
             assert notice.startswith("Worker on ")
             # The notice came over the socket: the page never reloaded.
             assert await page.evaluate("performance.getEntriesByType('navigation').length") == 1
-            assert await page.evaluate("location.pathname") == case_link
+            assert await page.evaluate("location.pathname") == health
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=60)
