@@ -41,25 +41,25 @@ _PREDICTED = re.compile(r"^llamacpp:tokens_predicted_total\s+([0-9.eE+]+)\s*$", 
 
 
 @dataclass
-class _Pci:
+class NvmlPci:
     busId: str
 
 
 @dataclass
-class _Memory:
+class NvmlMemory:
     total: int
     used: int
     free: int
 
 
 @dataclass
-class _Utilization:
+class NvmlUtilization:
     gpu: int
     memory: int
 
 
 @dataclass
-class _Process:
+class NvmlProcess:
     pid: int
     usedGpuMemory: int | None
 
@@ -196,9 +196,9 @@ class DemoNvml:
         digest = sum(ord(c) * (n + 1) for n, c in enumerate(self.host)) % 10**8
         return f"GPU-{digest:08d}-demo-{handle:04d}-0000-000000000000"
 
-    def nvmlDeviceGetPciInfo(self, handle: int) -> _Pci:
+    def nvmlDeviceGetPciInfo(self, handle: int) -> NvmlPci:
         self._gpu(handle)
-        return _Pci(_bus(handle).lower())
+        return NvmlPci(_bus(handle).lower())
 
     def nvmlDeviceGetCudaComputeCapability(self, handle: int) -> tuple[int, int]:
         raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
@@ -206,27 +206,27 @@ class DemoNvml:
     def nvmlDeviceGetNvLinkState(self, handle: int, link: int) -> int:
         return 1 if link < len(self._gpu(handle).ports) else 0
 
-    def nvmlDeviceGetNvLinkRemotePciInfo(self, handle: int, link: int) -> _Pci:
+    def nvmlDeviceGetNvLinkRemotePciInfo(self, handle: int, link: int) -> NvmlPci:
         ports = self._gpu(handle).ports
         if link >= len(ports):
             raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
-        return _Pci(_bus(ports[link]))
+        return NvmlPci(_bus(ports[link]))
 
     def nvmlDeviceGetTopologyCommonAncestor(self, device1: int, device2: int) -> int:
         # The demo knows only the NVLinks the site file lists.
         raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
 
-    def nvmlDeviceGetMemoryInfo(self, handle: int) -> _Memory:
+    def nvmlDeviceGetMemoryInfo(self, handle: int) -> NvmlMemory:
         gpu = self._gpu(handle)
         self.refresh()
         used = self.memory_used.get(handle, IDLE_MEMORY_BYTES)
-        return _Memory(total=gpu.memory_bytes, used=used, free=gpu.memory_bytes - used)
+        return NvmlMemory(total=gpu.memory_bytes, used=used, free=gpu.memory_bytes - used)
 
-    def nvmlDeviceGetUtilizationRates(self, handle: int) -> _Utilization:
+    def nvmlDeviceGetUtilizationRates(self, handle: int) -> NvmlUtilization:
         self._gpu(handle)
         self.refresh()
         value = self.utilisation.get(handle, 0)
-        return _Utilization(gpu=value, memory=value // 2)
+        return NvmlUtilization(gpu=value, memory=value // 2)
 
     def nvmlDeviceGetTemperature(self, handle: int, sensor: int) -> int:
         self._gpu(handle)
@@ -248,14 +248,14 @@ class DemoNvml:
             return 1530 if busy else 135
         return 877
 
-    def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list[_Process]:
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list[NvmlProcess]:
         self._gpu(handle)
         found = []
         for backend in self.backends:
             load = self.loads.get(backend.id)
             if handle in backend.gpu_indices and load is not None and load.loaded:
                 used = self.weights_on(backend, handle)
-                found.append(_Process(pid=_pid(backend), usedGpuMemory=used))
+                found.append(NvmlProcess(pid=_pid(backend), usedGpuMemory=used))
         return found
 
     def nvmlSystemGetProcessName(self, pid: int) -> str:

@@ -19,6 +19,12 @@ from dataclasses import dataclass
 
 import pynvml
 
+# The shapes pynvml returns, shared with the demo's fake NVML.
+from lexweb_dev.fake_nvml import NvmlMemory as _Memory
+from lexweb_dev.fake_nvml import NvmlPci as _Pci
+from lexweb_dev.fake_nvml import NvmlProcess as _Process
+from lexweb_dev.fake_nvml import NvmlUtilization as _Utilization
+
 GIB = 1024**3
 V100_LINKS = 6
 GPU_COUNT = 12
@@ -46,30 +52,6 @@ PLACES: dict[int, _Place] = {
     9: _Place(1, 2, None, "s5"),
     11: _Place(1, 2, None, "s5"),
 }
-
-
-@dataclass
-class _Pci:
-    busId: str
-
-
-@dataclass
-class _Memory:
-    total: int
-    used: int
-    free: int
-
-
-@dataclass
-class _Utilization:
-    gpu: int
-    memory: int
-
-
-@dataclass
-class _Process:
-    pid: int
-    usedGpuMemory: int | None
 
 
 def _bus(index: int) -> str:
