@@ -60,6 +60,10 @@ class Document(models.Model):
         IMAGE = "image", "Image"
         TEXT = "text", "Plain text"
         EMAIL = "email", "E-mail"
+        WORD = "word", "Word document"
+        SPREADSHEET = "spreadsheet", "Excel workbook"
+        OUTLOOK = "outlook", "Outlook message"
+        ARCHIVE = "archive", "ZIP archive"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
