@@ -29,3 +29,14 @@ class ProductionProgress(TypedDict):
     pages_done: int
     page_count: int
     error: str
+
+
+class ExportProgress(TypedDict):
+    """A production export (the volume zip) moved on: queued, building, ready or failed."""
+
+    type: Literal["documents.export_progress"]
+    case_id: int
+    production_id: int
+    export_id: int
+    status: str
+    error: str

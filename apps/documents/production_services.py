@@ -15,7 +15,7 @@ from apps.accounts.models import User
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
 from apps.documents import loadfiles, services, stamping, storage
-from apps.documents.events import ProductionProgress
+from apps.documents.events import ExportProgress, ProductionProgress
 from apps.documents.models import (
     BatesPage,
     Blob,
@@ -49,10 +49,33 @@ def _validate(
     position: str,
     legend_position: str,
 ) -> None:
-    if not PREFIX_PATTERN.match(prefix):
-        raise DomainError("The Bates prefix is 1-20 capital letters, digits, '-', '_' or '.'.")
     if not VOLUME_PATTERN.match(volume):
         raise DomainError("The volume name is 1-40 letters, digits, '-' or '_' (e.g. ACME001).")
+    production_stamp_check(
+        prefix=prefix,
+        digits=digits,
+        font_size=font_size,
+        margin=margin,
+        legend=legend,
+        position=position,
+        legend_position=legend_position,
+    )
+
+
+def production_stamp_check(
+    *,
+    prefix: str,
+    digits: int,
+    font_size: float,
+    margin: float,
+    legend: str,
+    position: str,
+    legend_position: str,
+) -> None:
+    """Refuse stamp settings a production would refuse, with the same message (reads nothing;
+    the stamp preview checks with it before rendering)."""
+    if not PREFIX_PATTERN.match(prefix):
+        raise DomainError("The Bates prefix is 1-20 capital letters, digits, '-', '_' or '.'.")
     if not 3 <= digits <= 12:
         raise DomainError("Bates numbers have 3 to 12 digits.")
     if not 5 <= font_size <= 24:
@@ -172,21 +195,27 @@ def _documents_in_order(case: Case, document_ids: list[int]) -> list[Document]:
         raise DomainError(f"No document {missing[0]} in this case.")
     documents = [found[i] for i in document_ids]
     for document in documents:
-        if document.withdrawn_at is not None:
-            raise DomainError(
-                f"{document.filename} was withdrawn (“{document.withdrawn_reason[:200]}”); "
-                "restore it first to produce it."
-            )
-        if document.kind not in STAMPABLE:
-            raise DomainError(
-                f"{document.filename} is a {document.get_kind_display()} file; productions take "
-                "PDFs and images (convert it to PDF first)."
-            )
-        if document.status != Document.Status.READY:
-            raise DomainError(
-                f"{document.filename} is not ingested yet ({document.get_status_display()})."
-            )
+        production_document_check(document)
     return documents
+
+
+def production_document_check(document: Document) -> None:
+    """Refuse a document a production cannot take (withdrawn, not stampable, not read yet),
+    saying why. Reads nothing; the stamp preview checks its document with it too."""
+    if document.withdrawn_at is not None:
+        raise DomainError(
+            f"{document.filename} was withdrawn (“{document.withdrawn_reason[:200]}”); "
+            "restore it first to produce it."
+        )
+    if document.kind not in STAMPABLE:
+        raise DomainError(
+            f"{document.filename} is a {document.get_kind_display()} file; productions take "
+            "PDFs and images (convert it to PDF first)."
+        )
+    if document.status != Document.Status.READY:
+        raise DomainError(
+            f"{document.filename} is not ingested yet ({document.get_status_display()})."
+        )
 
 
 def _write_rows(
@@ -276,15 +305,7 @@ def production_stamp(*, production_id: int) -> None:
     _publish(production)
     items = list(production.items.select_related("document__blob").order_by("order"))
     sources = [
-        stamping.Source(
-            path=storage.blob_path(item.document.blob.sha256),
-            kind=item.document.kind,
-            first_number=item.first_number,
-            known_boxes=known,
-            load_layers=partial(_ocr_layers, item.document_id) if ocr_pages else None,
-        )
-        for item in items
-        for known, ocr_pages in [_page_facts(item.document)]
+        production_source(document=item.document, first_number=item.first_number) for item in items
     ]
     stamp = stamping.StampSettings(
         prefix=production.prefix,
@@ -461,28 +482,50 @@ def _copy_matches(volume: Document, originals: list[Document]) -> None:
     )
 
 
-def _page_facts(document: Document) -> tuple[dict[int, list[list[float]]], bool]:
+def production_source(
+    *, document: Document, first_number: int, first_page_only: bool = False
+) -> stamping.Source:
+    """What the stamping reads of one original: its file, first Bates number, the margin word
+    boxes known from ingest and (read when its turn comes) its OCR pages' words.
+    `first_page_only`: the facts of page 1 alone (the stamp preview)."""
+    known, ocr_pages = _page_facts(document, first_page_only)
+    return stamping.Source(
+        path=storage.blob_path(document.blob.sha256),
+        kind=document.kind,
+        first_number=first_number,
+        known_boxes=known,
+        load_layers=partial(_ocr_layers, document.pk, first_page_only) if ocr_pages else None,
+    )
+
+
+def _page_facts(
+    document: Document, first_page_only: bool = False
+) -> tuple[dict[int, list[list[float]]], bool]:
     """Margin word boxes recorded at ingest ([x0, y0, x1, y1] in points), by 0-based page
     index; and whether any page's text came from OCR (those get an invisible text layer)."""
     boxes: dict[int, list[list[float]]] = {}
     ocr = False
-    for number, margin_boxes, source in Page.objects.filter(document=document).values_list(
-        "number", "margin_boxes", "source"
-    ):
+    pages = Page.objects.filter(document=document)
+    if first_page_only:
+        pages = pages.filter(number=1)
+    for number, margin_boxes, source in pages.values_list("number", "margin_boxes", "source"):
         if margin_boxes is not None:
             boxes[number - 1] = margin_boxes
         ocr = ocr or source == Page.Source.OCR
     return boxes, ocr
 
 
-def _ocr_layers(document_id: int) -> dict[int, stamping.OcrLayer]:
+def _ocr_layers(document_id: int, first_page_only: bool = False) -> dict[int, stamping.OcrLayer]:
     """The OCR words of a document's OCR pages, by 0-based page index (read when the
     document's turn comes in the stamping, so one document's words are in memory at a time)."""
+    pages = Page.objects.filter(document_id=document_id, source=Page.Source.OCR)
+    if first_page_only:
+        pages = pages.filter(number=1)
     return {
         number - 1: stamping.OcrLayer(dpi=dpi or 0, words=words)
-        for number, dpi, words in Page.objects.filter(
-            document_id=document_id, source=Page.Source.OCR, ocr_dpi__isnull=False
-        ).values_list("number", "ocr_dpi", "words")
+        for number, dpi, words in pages.filter(ocr_dpi__isnull=False).values_list(
+            "number", "ocr_dpi", "words"
+        )
         if words
     }
 
@@ -654,4 +697,14 @@ def _family(
 def _set_export(export: ProductionExport, **changes: object) -> None:
     for name, value in changes.items():
         setattr(export, name, value)
-    export.save(update_fields=list(changes))
+    with transaction.atomic():
+        export.save(update_fields=list(changes))
+        event: ExportProgress = {
+            "type": "documents.export_progress",
+            "case_id": export.production.case_id,
+            "production_id": export.production_id,
+            "export_id": export.pk,
+            "status": export.status,
+            "error": export.error,
+        }
+        publish_to_case(case_id=export.production.case_id, event=event)

@@ -85,12 +85,13 @@ class Source:
         return self.load_layers() if self.load_layers is not None else self.ocr_layers
 
 
-def _open(source: Source) -> pymupdf.Document:
+def _open(source: Source, first_only: bool = False) -> pymupdf.Document:
     if source.kind == "pdf":
         return pymupdf.open(source.path, filetype="pdf")
     # Images (multi-page TIFF included) become one PDF page per frame at their own size.
     with pymupdf.open(source.path) as image:
-        return pymupdf.open("pdf", image.convert_to_pdf())
+        pdf = image.convert_to_pdf(to_page=0) if first_only else image.convert_to_pdf()
+        return pymupdf.open("pdf", pdf)
 
 
 def _stamp_rect(
@@ -204,6 +205,22 @@ def _shrink_into(
     )
     page.show_pdf_page(target, source, source_index)
     return scale, target.x0, target.y0
+
+
+def stamp_first_page(source: Source, settings: StampSettings) -> pymupdf.Document:
+    """Page 1 of `source`, stamped exactly as `stamp_volume` stamps it (number
+    `source.first_number`, legend, shrink-to-margin, OCR layer), as a one-page document in
+    memory: the stamp preview. Nothing is written; the caller closes the document."""
+    out = pymupdf.open()
+    try:
+        with _open(source, first_only=True) as original:
+            if original.page_count > 1:
+                original.select([0])
+            _Writer(settings).append(out, original, source)
+    except Exception:
+        out.close()
+        raise
+    return out
 
 
 # The volume is written to disk every this many pages and reopened: MuPDF keeps every object
