@@ -46,6 +46,10 @@ class HostOut(Schema):
     agent_status: str
     agent_message: str
     agent_seen_at: datetime | None
+    # Seconds since the agent's last report (null: never reported); stale: older than
+    # LEXWEB_GPU_AGENT_STALE_INTERVALS agent intervals, so its last state is not to be believed.
+    report_age_seconds: float | None
+    stale: bool
     boards: list[BoardOut]
     loose_gpus: list[GpuOut]
 
@@ -100,3 +104,4 @@ class ClusterStatusOut(Schema):
     deployments: list[DeploymentOut]
     usable_decode_tokens_per_second: float
     speed_window_calls: int
+    stale_after_seconds: float

@@ -126,6 +126,31 @@ def test_a_report_older_than_the_stale_intervals_is_stale_with_its_age(
 
 
 @pytest.mark.django_db
+def test_the_api_says_which_reports_are_stale_and_how_old(
+    lawyer: User, settings: Settings
+) -> None:
+    settings.LEXWEB_GPU_AGENT_INTERVAL_SECONDS = 5
+    settings.LEXWEB_GPU_AGENT_STALE_INTERVALS = 3
+    now = timezone.now()
+    Host.objects.create(
+        name="agent-exited", agent_status="ok", agent_seen_at=now - timedelta(minutes=3)
+    )
+    Host.objects.create(name="agent-alive", agent_status="ok", agent_seen_at=now)
+    Host.objects.create(name="agent-never")
+
+    body = session_client(lawyer).get("/api/v1/cluster/status").json()
+
+    hosts = {host["name"]: host for host in body["hosts"]}
+    assert body["stale_after_seconds"] == 15
+    assert hosts["agent-exited"]["stale"] is True
+    assert 175 <= hosts["agent-exited"]["report_age_seconds"] < 240
+    assert hosts["agent-alive"]["stale"] is False
+    assert hosts["agent-alive"]["report_age_seconds"] < 60
+    assert hosts["agent-never"]["stale"] is False
+    assert hosts["agent-never"]["report_age_seconds"] is None
+
+
+@pytest.mark.django_db
 def test_stale_follows_the_settings(lawyer: User, settings: Settings) -> None:
     host = Host.objects.create(
         name="h", agent_status="ok", agent_seen_at=timezone.now() - timedelta(seconds=40)
