@@ -346,6 +346,13 @@ LEXWEB_OCR_WORKERS = env_int("LEXWEB_OCR_WORKERS", os.cpu_count() or 1, minimum=
 LEXWEB_OCR_REVIEW_CONFIDENCE = env_int("LEXWEB_OCR_REVIEW_CONFIDENCE", 70, minimum=0)
 # A page that shows an image and has fewer text-layer words than this is treated as scanned.
 LEXWEB_OCR_MIN_TEXT_WORDS = env_int("LEXWEB_OCR_MIN_TEXT_WORDS", 40, minimum=1)
+# Rendering to PDF (apps/documents/rendering.py): the LibreOffice program (a name looked up on
+# PATH, or a path; not found: Word and Excel files are "rendering unavailable"), the time one
+# conversion may take before its process group is killed, and the largest rendered PDF.
+# Rendered pages are bounded by LEXWEB_MAX_PDF_PAGES.
+LEXWEB_SOFFICE = env_str("LEXWEB_SOFFICE", "soffice")
+LEXWEB_RENDER_SECONDS = env_int("LEXWEB_RENDER_SECONDS", 120, minimum=1)
+LEXWEB_RENDER_MAX_BYTES = env_int("LEXWEB_RENDER_MAX_BYTES", 256 * 1024 * 1024, minimum=1024)
 
 # --- Evidence -------------------------------------------------------------------------------
 # An upload whose text holds at least this share of a generated artifact's fingerprint (0..1)

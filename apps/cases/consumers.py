@@ -4,7 +4,12 @@ from apps.accounts.access import CLOSE_ACCESS_ENDED, AccessWatchedConsumer
 from apps.accounts.models import User
 from apps.cases import selectors
 from apps.cases.events import CaseNotice, MembershipRevoked, case_group
-from apps.documents.events import DocumentProgress, ExportProgress, ProductionProgress
+from apps.documents.events import (
+    DocumentProgress,
+    ExportProgress,
+    ProductionProgress,
+    RenditionProgress,
+)
 from apps.verification.events import VerificationProgress
 
 # Close codes (4000-4999 are the application's): the browser script reads them.
@@ -55,6 +60,9 @@ class CaseEventsConsumer(AccessWatchedConsumer):
         await self.send_json(event)
 
     async def documents_export_progress(self, event: ExportProgress) -> None:
+        await self.send_json(event)
+
+    async def documents_rendition_progress(self, event: RenditionProgress) -> None:
         await self.send_json(event)
 
     async def verification_progress(self, event: VerificationProgress) -> None:

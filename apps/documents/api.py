@@ -12,6 +12,7 @@ from apps.documents import (
     production_selectors,
     production_services,
     provenance_selectors,
+    rendering,
     selectors,
     services,
     storage,
@@ -35,6 +36,8 @@ from apps.documents.schemas import (
 router = Router(tags=["documents"])
 
 _ERRORS = {400: ErrorOut, 404: ErrorOut, 413: ErrorOut}
+# Kinds with page images: PDFs and images, and the kinds rendered to PDF (their renditions').
+IMAGED_KINDS = ("pdf", "image", *rendering.RENDERED_KINDS)
 
 
 # 400 is UploadOut (every file refused, each with its reason); it must come after _ERRORS, whose
@@ -123,14 +126,12 @@ def page_image(
     number: ObjectId,
     dpi: int = Query(100, ge=36, le=300),
 ) -> HttpResponse:
-    """The page rendered as PNG (text files and e-mails have no page image: 404)."""
-    page = selectors.page_get_for_user(
+    """The page rendered as PNG. Text files, e-mails, Word, Excel and Outlook documents show
+    the pages of their rendering to PDF (404 saying so while it is not ready)."""
+    source = selectors.page_image_source_for_user(
         user=request.auth, case_id=case_id, document_id=document_id, number=number
     )
-    document = page.document
-    png = extraction.page_png(
-        storage.blob_path(document.blob.sha256), kind=document.kind, number=page.number, dpi=dpi
-    )
+    png = extraction.page_png(source.path, kind=source.kind, number=source.number, dpi=dpi)
     return HttpResponse(png, content_type="image/png")
 
 
@@ -231,7 +232,7 @@ def bates_lookup(request: AuthedRequest, case_id: ObjectId, reference: str) -> l
             **vars(hit),
             image_url=(
                 f"/api/v1/cases/{case_id}/documents/{hit.document_id}/pages/{hit.page_number}/image"
-                if hit.kind in ("pdf", "image")
+                if hit.kind in IMAGED_KINDS
                 else None
             ),
         )

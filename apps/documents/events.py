@@ -40,3 +40,15 @@ class ExportProgress(TypedDict):
     export_id: int
     status: str
     error: str
+
+
+class RenditionProgress(TypedDict):
+    """A document's rendering to PDF moved on (queued, rendering, ready, failed, unavailable).
+    `label` is what a person reads ("rendering failed: <reason>")."""
+
+    type: Literal["documents.rendition_progress"]
+    case_id: int
+    document_id: int
+    status: str
+    page_count: int
+    label: str

@@ -392,3 +392,57 @@ class ProductionExport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.production.volume} export ({self.encoding})"
+
+
+class Rendition(models.Model):
+    """A document rendered to PDF for viewing and production (apps/documents/rendering.py).
+
+    A deterministic transform of the original: the row is its lineage (transform and version,
+    the tool that did it, the SHA-256 of the input). One per document; made by the
+    `documents.render` job after ingest, for the kinds rendering.RENDERED_KINDS.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        PROCESSING = "processing", "Rendering"
+        READY = "ready", "Rendered"
+        FAILED = "failed", "Rendering failed"
+        UNAVAILABLE = "unavailable", "Rendering unavailable"
+
+    document = models.OneToOneField(Document, on_delete=models.CASCADE, related_name="rendition")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)  # why it failed or is unavailable
+    output = models.ForeignKey(
+        Blob, null=True, blank=True, on_delete=models.PROTECT, related_name="renditions"
+    )
+    page_count = models.PositiveIntegerField(default=0)
+    transform = models.CharField(max_length=60, blank=True)  # e.g. "render-office"
+    version = models.CharField(max_length=20, blank=True)  # e.g. "1"
+    tool = models.CharField(max_length=200, blank=True)  # e.g. "LibreOffice 7.4.7.2 ..."
+    input_sha256 = models.CharField(max_length=64)  # the original's bytes it was made from
+    parameters = models.JSONField(default=dict, blank=True)  # e.g. {"network_isolated": true}
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(status="ready")
+                | (models.Q(output__isnull=False) & models.Q(page_count__gte=1)),
+                name="documents_rendition_ready_has_pdf",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id} {self.transform}/{self.version} ({self.status})"
+
+    @property
+    def label(self) -> str:
+        """What a person reads: "rendered (3 pages)", "rendering failed: <reason>"..."""
+        if self.status == self.Status.READY:
+            return f"rendered ({self.page_count} page{'s' if self.page_count != 1 else ''})"
+        if self.status in (self.Status.FAILED, self.Status.UNAVAILABLE) and self.error:
+            prefix = self.get_status_display().lower()
+            reason = self.error.removeprefix(f"{prefix}: ")
+            return f"{prefix}: {reason}"
+        return self.get_status_display().lower()

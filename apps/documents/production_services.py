@@ -7,6 +7,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
@@ -14,7 +15,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
-from apps.documents import loadfiles, services, stamping, storage
+from apps.documents import loadfiles, rendering, rendition_services, services, stamping, storage
 from apps.documents.events import ExportProgress, ProductionProgress
 from apps.documents.models import (
     BatesPage,
@@ -34,7 +35,9 @@ logger = logging.getLogger(__name__)
 
 PREFIX_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9_\-.]{0,19}$")
 VOLUME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,39}$")
-STAMPABLE = {Document.Kind.PDF, Document.Kind.IMAGE}
+# PDFs and images are stamped as they are; the rendered kinds through their rendition's PDF.
+RENDERED = set(rendering.RENDERED_KINDS)
+STAMPABLE = {Document.Kind.PDF, Document.Kind.IMAGE, *RENDERED}
 PROGRESS_SECONDS = 0.5  # stamping progress is stored and pushed at most this often
 
 
@@ -127,13 +130,15 @@ def production_create(
         legend_position=legend_position,
     )
     documents = _documents_in_order(case, document_ids)
+    # A rendered document takes its rendition's pages (refused while it is not ready).
+    pages = rendition_services.production_page_counts(documents)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [case.pk, prefix])
     used = BatesPage.objects.filter(case=case, prefix=prefix).aggregate(top=Max("number"))["top"]
     first = start_number if start_number is not None else (used or 0) + 1
     if first < 1:
         raise DomainError("Bates numbers start at 1 or higher.")
-    total = sum(d.page_count for d in documents)
+    total = sum(pages.values())
     last = first + total - 1
     if len(str(last)) > digits:
         raise DomainError(f"{total} pages from {first} need more than {digits} digits.")
@@ -149,7 +154,7 @@ def production_create(
         production = _write_rows(
             case,
             actor,
-            documents,
+            [(document, pages[document.pk]) for document in documents],
             volume,
             prefix,
             digits,
@@ -210,7 +215,8 @@ def production_document_check(document: Document) -> None:
     if document.kind not in STAMPABLE:
         raise DomainError(
             f"{document.filename} is a {document.get_kind_display()} file; productions take "
-            "PDFs and images (convert it to PDF first)."
+            "PDFs, images, and text, e-mail, Word, Excel and Outlook documents rendered to PDF "
+            "(produce its members instead)."
         )
     if document.status != Document.Status.READY:
         raise DomainError(
@@ -221,7 +227,7 @@ def production_document_check(document: Document) -> None:
 def _write_rows(
     case: Case,
     actor: User,
-    documents: list[Document],
+    documents: list[tuple[Document, int]],  # each with the pages it takes
     volume: str,
     prefix: str,
     digits: int,
@@ -251,17 +257,17 @@ def _write_rows(
             created_by=actor,
         )
         number, volume_page, bates_rows, items = first, 1, [], []
-        for order, document in enumerate(documents, start=1):
+        for order, (document, page_count) in enumerate(documents, start=1):
             items.append(
                 ProductionDocument(
                     production=production,
                     document=document,
                     order=order,
                     first_number=number,
-                    last_number=number + document.page_count - 1,
+                    last_number=number + page_count - 1,
                 )
             )
-            for page_number in range(1, document.page_count + 1):
+            for page_number in range(1, page_count + 1):
                 bates_rows.append(
                     BatesPage(
                         case=case,
@@ -386,7 +392,8 @@ def _volume_document(
 
     - Pages: copied from the originals' pages in volume order (text, source, OCR confidence,
       words, dpi, review flag and search vector), in one statement. Margin boxes are not
-      copied: the volume's margins hold the stamps now.
+      copied: the volume's margins hold the stamps now. A rendered original's pages get the
+      text of its rendition's pages (see `_rendered_volume_pages`).
     - Provenance: flagged if any original is flagged (their registry matches are copied, best
       share per artifact), else clear.
     - Origin: system generated if any original is; else the originals' common origin; mixed,
@@ -424,11 +431,12 @@ def _volume_document(
                    p.needs_review, p.words, p.ocr_dpi, p.search_vector
             FROM documents_batespage b
             JOIN documents_page p ON p.document_id = b.document_id AND p.number = b.page_number
-            WHERE b.production_id = %s
+            WHERE b.production_id = %s AND NOT b.document_id = ANY(%s)
             ORDER BY b.production_page
             """,
-            [volume.pk, production.pk],
+            [volume.pk, production.pk, [d.pk for d in originals if d.kind in RENDERED]],
         )
+    _rendered_volume_pages(volume, items)
     _copy_matches(volume, originals)
     version = production.transform.partition("/")[2] or "1"
     services.derivation_record(
@@ -460,6 +468,32 @@ def _volume_document(
     return volume
 
 
+def _rendered_volume_pages(volume: Document, items: list[ProductionDocument]) -> None:
+    """The volume pages of rendered originals: one per rendered page, with that page's text
+    (a text file's one stored page spans several rendered pages), searchable."""
+    rows = []
+    for item in items:
+        if item.document.kind not in RENDERED:
+            continue
+        first_page = BatesPage.objects.get(
+            production_id=item.production_id, number=item.first_number
+        ).production_page
+        for k, text in enumerate(rendition_services.rendered_page_texts(item.document)):
+            rows.append(
+                Page(
+                    document=volume,
+                    number=first_page + k,
+                    text=text.replace("\x00", ""),
+                    source=Page.Source.TEXT_LAYER if text.strip() else Page.Source.NONE,
+                )
+            )
+    Page.objects.bulk_create(rows, batch_size=2000)
+    if rows:
+        Page.objects.filter(document=volume, search_vector__isnull=True).update(
+            search_vector=SearchVector("text", config=services.SEARCH_CONFIG)
+        )
+
+
 def _volume_origin(originals: list[Document]) -> str:
     origins = [d.origin for d in originals]
     if Document.Origin.SYSTEM_GENERATED in origins:
@@ -489,9 +523,11 @@ def production_source(
     boxes known from ingest and (read when its turn comes) its OCR pages' words.
     `first_page_only`: the facts of page 1 alone (the stamp preview)."""
     known, ocr_pages = _page_facts(document, first_page_only)
+    # A rendered document's rendition (its Page rows hold no margin boxes or OCR words).
+    path, kind = rendition_services.stamp_file(document)
     return stamping.Source(
-        path=storage.blob_path(document.blob.sha256),
-        kind=document.kind,
+        path=path,
+        kind=kind,
         first_number=first_number,
         known_boxes=known,
         load_layers=partial(_ocr_layers, document.pk, first_page_only) if ocr_pages else None,
@@ -640,6 +676,7 @@ def _volume_rows(
     documents, pages = [], []
     for item in items:
         document = item.document
+        page_count = item.last_number - item.first_number + 1  # a rendition's, if rendered
         family = _family(messages.get(document.pk, document.pk), by_document, messages)
         documents.append(
             loadfiles.VolumeDocument(
@@ -649,17 +686,17 @@ def _volume_rows(
                 endattach=production.bates(family[1]) if family else "",
                 custodian=document.custodian,
                 filename=document.filename,
-                page_count=document.page_count,
+                page_count=page_count,
                 sha256=document.blob.sha256,
                 text="\f".join(texts.get(document.pk, [])),
             )
         )
-        for k in range(document.page_count):
+        for k in range(page_count):
             pages.append(
                 loadfiles.VolumePage(
                     bates=production.bates(item.first_number + k),
                     first_of_document=k == 0,
-                    document_page_count=document.page_count,
+                    document_page_count=page_count,
                 )
             )
     return documents, pages

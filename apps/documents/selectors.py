@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
+from pathlib import Path
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 from django.db import DatabaseError, connection, transaction
@@ -30,7 +31,7 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.documents import list_forms
+from apps.documents import list_forms, rendering, storage
 from apps.documents.list_forms import DocumentListQuery
 from apps.documents.models import (
     BatesPage,
@@ -40,6 +41,7 @@ from apps.documents.models import (
     Page,
     Production,
     ProductionDocument,
+    Rendition,
     Tag,
 )
 from lexweb.errors import DomainError, NotFound
@@ -158,6 +160,48 @@ def page_get_for_user(*, user: User, case_id: int, document_id: int, number: int
         user=user, action="document.page", case=case, target=document, detail={"page": number}
     )
     return page
+
+
+@dataclass(frozen=True)
+class PageImageSource:
+    """The file page `number`'s image is drawn from, and its kind ("pdf" or "image")."""
+
+    path: Path
+    kind: str
+    number: int
+
+
+def page_image_source_for_user(
+    *, user: User, case_id: int, document_id: int, number: int
+) -> PageImageSource:
+    """Where page `number`'s image comes from: a PDF's or image's original, or for the
+    rendered kinds (text, e-mail, Word, Excel, Outlook) page `number` of the rendition's PDF,
+    which may have more pages than the text stored. NotFound for a page that does not exist,
+    or while the rendition is not ready (saying so). Audited with the page number."""
+    case = _case(user=user, case_id=case_id)
+    document = _document(case=case, document_id=document_id)
+    if document.kind not in rendering.RENDERED_KINDS:
+        page = page_get_for_user(user=user, case_id=case_id, document_id=document_id, number=number)
+        return PageImageSource(storage.blob_path(document.blob.sha256), document.kind, page.number)
+    rendition = rendition_for(document)
+    if rendition is None or rendition.output is None:
+        state = rendition.label if rendition else "not rendered yet"
+        raise NotFound(f"This document has no page images yet ({state}); read its text instead.")
+    if not 1 <= number <= rendition.page_count:
+        raise NotFound(f"No page {number} in this document.")
+    read_audit.read_record(
+        user=user, action="document.page", case=case, target=document, detail={"page": number}
+    )
+    return PageImageSource(storage.blob_path(rendition.output.sha256), "pdf", number)
+
+
+def rendition_for(document: Document) -> Rendition | None:
+    """The document's rendering to PDF (status, `label` to show, page count, lineage), or
+    None for a kind that is not rendered or one not queued yet. For a document the caller
+    has already read through a `_for_user` selector (no audit row of its own)."""
+    if document.kind not in rendering.RENDERED_KINDS:
+        return None
+    return Rendition.objects.select_related("output").filter(document=document).first()
 
 
 @dataclass(frozen=True)

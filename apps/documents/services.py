@@ -16,7 +16,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
-from apps.documents import extraction, intake, storage
+from apps.documents import extraction, intake, rendition_services, storage
 from apps.documents.events import DocumentProgress
 from apps.documents.models import Blob, Derivation, Document, Page
 from apps.evidence.models import GeneratedArtifact
@@ -579,6 +579,8 @@ def _finish_batch(document_id: int) -> None:
             # READY (and CLEAR or FLAGGED) in the same commit.
             checks.document_check_text(document)
             _set_progress(document, status=Document.Status.READY)
+            # Text files, e-mails and office files are rendered to PDF next (searchable now).
+            rendition_services.rendition_queue(document)
 
 
 def _pages(document: Document, *, first: int, last: int) -> Iterator[extraction.PageText]:

@@ -2,7 +2,7 @@ from django.db import InterfaceError, OperationalError
 from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 
-from apps.documents import production_services, services
+from apps.documents import production_services, rendition_services, services
 from lexweb.jobs import require_arg
 
 # A full disk or an unreadable file (OSError) and a database that went away mid-job
@@ -47,3 +47,11 @@ def production_export_task(*, export_id: int) -> None:
     """Build a production's volume zip with load files. Idempotent."""
     require_arg(export_id, int, "export_id")
     production_services.production_export_build(export_id=export_id)
+
+
+@app.task(name="documents.render", queue="cpu", retry=_RETRY)
+def rendition_render_task(*, document_id: int) -> None:
+    """Render a text file, e-mail, Word, Excel or Outlook document to PDF (see
+    rendition_services.rendition_render). Idempotent; a missing document is a no-op."""
+    require_arg(document_id, int, "document_id")
+    rendition_services.rendition_render(document_id=document_id)

@@ -11,7 +11,13 @@ from django.test import Client
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.documents import storage
-from apps.documents.models import BatesPage, Document, Production, ProductionDocument
+from apps.documents.models import (
+    BatesPage,
+    Document,
+    Production,
+    ProductionDocument,
+    Rendition,
+)
 from tests.documents.files import real, upload
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
@@ -224,6 +230,10 @@ def test_productions_refuse_bad_requests_and_store_nothing(
         {"files": [upload("note.txt", b"plain words")], "origin": "client"},
     ).json()["results"][0]["document"]["id"]
     run_jobs()
+    # A text file is produced through its rendering to PDF: one whose rendering failed is not.
+    Rendition.objects.filter(document_id=text).update(
+        status=Rendition.Status.FAILED, error="damaged", output=None, page_count=0
+    )
     base = {"volume": "V1", "prefix": "ACME", "document_ids": ids}
     bad = [
         {**base, "prefix": "acme lower"},

@@ -632,7 +632,7 @@ def test_bulk_produce_queues_a_production_or_says_why_not(
         {"action": "produce", "ids": [a.pk], "volume": "V1", "bates_prefix": "ACME"},
     )
 
-    assert "productions take PDFs and images" in " ".join(_messages(refused))
+    assert "notes.txt is not rendered to PDF yet" in " ".join(_messages(refused))
     assert any(m.startswith("Production V1 (ACME") for m in _messages(response))
     production = Production.objects.get(case=case)
     assert list(production.items.values_list("document_id", flat=True)) == [a.pk]

@@ -123,7 +123,7 @@ def test_volume_load_files_round_trip_every_page_and_path(
     assert "ACME001/PDF/ACME001.pdf" in names
 
 
-def test_emails_are_refused_by_productions_until_they_can_be_rendered(
+def test_an_email_and_its_attachment_are_produced_as_one_family(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:
     uploaded = lawyer_api.post(
@@ -134,14 +134,22 @@ def test_emails_are_refused_by_productions_until_they_can_be_rendered(
     message_id = uploaded["results"][0]["document"]["id"]
     listed = lawyer_api.get(f"/api/v1/cases/{case.pk}/documents").json()["items"]
     attachment_id = next(d["id"] for d in listed if d["parent_id"] == message_id)
-    # An e-mail is text: it cannot be stamped yet, so only its attachment is produced here.
+    # The e-mail is stamped through its rendering to PDF (tests/documents/test_render_jobs.py).
     response = lawyer_api.post(
         f"/api/v1/cases/{case.pk}/productions",
         {"volume": "V1", "prefix": "ACME", "document_ids": [message_id, attachment_id]},
         content_type=JSON,
     )
-    assert response.status_code == 400
-    assert "convert it to PDF first" in response.json()["detail"]
+    assert response.status_code == 201, response.content
+    run_jobs()
+    base = f"/api/v1/cases/{case.pk}/productions/{response.json()['id']}/exports"
+    export = lawyer_api.post(base, {"encoding": "utf-8", "image_dpi": 100}, content_type=JSON)
+    run_jobs()
+    zipped = lawyer_api.get(f"{base}/{export.json()['id']}/zip")
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(zipped.streaming_content)))
+    rows = _parse_dat(archive.read("V1/V1.dat"), "utf-8")
+    assert [r["BEGBATES"] for r in rows] == ["ACME000001", "ACME000002"]
+    assert {(r["BEGATTACH"], r["ENDATTACH"]) for r in rows} == {("ACME000001", rows[1]["ENDBATES"])}
 
 
 def test_folders_hold_at_most_a_thousand_files() -> None:

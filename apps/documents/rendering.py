@@ -1,0 +1,399 @@
+"""Documents rendered to PDF for viewing and production: a deterministic transform (no database).
+
+1. Word and Excel files: LibreOffice headless (`soffice --convert-to pdf`) converts a copy of
+   the original in a folder of its own, with a private profile (-env:UserInstallation), in a
+   network namespace of its own where `unshare` can make one (no network then), with a time
+   budget (on timeout the whole process group is killed), each file it writes capped near
+   LEXWEB_RENDER_MAX_BYTES (RLIMIT_FSIZE), the PDF at it, and its pages at
+   LEXWEB_MAX_PDF_PAGES.
+2. Text files and e-mails (and Outlook messages, from the text read at ingest) are laid out
+   by our own code with PyMuPDF's TextWriter in a monospaced font: for an e-mail its headers
+   (labels in bold), a rule, then the body. A form feed starts a new page.
+3. Every PDF is normalised: fixed metadata and dates, no XMP, no file identifier, unused
+   objects dropped. Same bytes in, same PDF bytes out (same tool versions assumed: the tool
+   string names them, and the caller records it).
+A file that cannot be rendered raises RenderFailedError with the reason; a missing LibreOffice
+raises RenderUnavailableError (the document is still stored and searchable).
+"""
+
+import contextlib
+import functools
+import logging
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+from django.conf import settings
+
+from apps.documents import intake
+from lexweb.errors import DomainError
+
+logger = logging.getLogger(__name__)
+
+VERSION = "1"
+TEXT_TRANSFORM = "render-text"  # our own layout of a text file
+EMAIL_TRANSFORM = "render-email"  # our own layout of an e-mail's headers and body
+OFFICE_TRANSFORM = "render-office"  # LibreOffice's conversion of a Word or Excel file
+OFFICE_SUFFIX = {"word": ".docx", "spreadsheet": ".xlsx"}
+TEXT_KINDS = ("text", "email", "outlook")
+RENDERED_KINDS = (*TEXT_KINDS, *OFFICE_SUFFIX)
+
+_FIXED_DATE = "D:20000101000000Z"
+_PAGE_WIDTH, _PAGE_HEIGHT = 612.0, 792.0  # US Letter, in points
+_MARGIN = 54.0
+_FONT_SIZE = 9.5
+_LINE = _FONT_SIZE * 1.35
+_FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+_PROFILE_ROOM = 16 * 1024 * 1024  # bytes a LibreOffice profile file may take
+
+
+class RenderFailedError(DomainError):
+    code = "render_failed"
+
+
+class RenderUnavailableError(DomainError):
+    code = "render_unavailable"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered PDF at `path`, with what made it (for the rendition's lineage)."""
+
+    path: Path
+    page_count: int
+    transform: str
+    version: str
+    tool: str  # e.g. "LibreOffice 7.4.7.2 40(Build:2)" or "PyMuPDF 1.28.2, DejaVu Sans Mono"
+    network_isolated: bool | None = None  # LibreOffice only: ran without a network
+
+
+def render(kind: str, source: Path, *, work: Path, text: str | None = None) -> Rendered:
+    """Render the original at `source` (a Document.Kind value `kind`) into `work`/render.pdf.
+
+    `work` is an empty folder the caller owns and removes. `text` is the text read at ingest,
+    used for Outlook messages (whose headers and body ingest reads).
+    """
+    out = work / "render.pdf"
+    if kind in OFFICE_SUFFIX:
+        return office_to_pdf(source, kind=kind, work=work, out=out)
+    if kind == "text":
+        body, _damaged = intake.read_text(source)
+        return _laid_out(TEXT_TRANSFORM, [], body, out)
+    if kind == "email":
+        headers, _, body = intake.parse_email(source).text.partition("\n\n")
+        return _laid_out(EMAIL_TRANSFORM, headers.splitlines(), body, out)
+    if kind == "outlook":
+        headers, _, body = (text or "").partition("\n\n")
+        return _laid_out(EMAIL_TRANSFORM, headers.splitlines(), body, out)
+    raise RenderFailedError(f"Documents of kind {kind!r} are not rendered.")
+
+
+# --- Text and e-mails: our own layout ---------------------------------------------------------
+
+
+@functools.cache
+def _fonts() -> tuple[pymupdf.Font, pymupdf.Font, str]:
+    """Regular and bold monospaced fonts, and their name for the tool string: DejaVu Sans Mono
+    (Latin, Greek, Cyrillic) where installed, else the PDF base font Courier (Latin-1)."""
+    regular, bold = _FONT_DIR / "DejaVuSansMono.ttf", _FONT_DIR / "DejaVuSansMono-Bold.ttf"
+    if regular.is_file() and bold.is_file():
+        return (
+            pymupdf.Font(fontfile=str(regular)),
+            pymupdf.Font(fontfile=str(bold)),
+            "DejaVu Sans Mono",
+        )
+    return pymupdf.Font("cour"), pymupdf.Font("cobo"), "Courier"
+
+
+def _clean(text: str) -> str:
+    """Printable text for layout: tabs expanded, control characters (but line ends and form
+    feeds) dropped."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").expandtabs(8)
+    return "".join(ch for ch in text if ch in "\n\f" or ch.isprintable())
+
+
+def _wrapped(text: str, columns: int) -> Iterator[str | None]:
+    """Lines of at most `columns` characters; None where a form feed starts a new page."""
+    for k, block in enumerate(_clean(text).split("\f")):
+        if k:
+            yield None
+        for line in block.split("\n"):
+            if not line.strip():
+                yield ""
+                continue
+            yield from textwrap.wrap(
+                line,
+                columns,
+                replace_whitespace=False,
+                drop_whitespace=True,
+                break_on_hyphens=False,
+            ) or [""]
+
+
+@dataclass
+class _Layout:
+    """Pages being filled, one TextWriter per page."""
+
+    document: pymupdf.Document
+    regular: pymupdf.Font
+    bold: pymupdf.Font
+    rows: int
+    writer: pymupdf.TextWriter | None = None
+    page: pymupdf.Page | None = None
+    row: int = 0
+
+    def new_page(self) -> None:
+        self.finish_page()
+        if self.document.page_count >= settings.LEXWEB_MAX_PDF_PAGES:
+            raise RenderFailedError(
+                f"The text needs more than {settings.LEXWEB_MAX_PDF_PAGES:,} pages; split it "
+                "and upload the parts."
+            )
+        self.page = self.document.new_page(width=_PAGE_WIDTH, height=_PAGE_HEIGHT)
+        self.writer = pymupdf.TextWriter(self.page.rect)
+        self.row = 0
+
+    def line(self, parts: Sequence[tuple[str, pymupdf.Font]]) -> None:
+        if self.writer is None or self.row >= self.rows:
+            self.new_page()
+        assert self.writer is not None  # noqa: S101  (new_page made one)
+        x, y = _MARGIN, _MARGIN + _FONT_SIZE + self.row * _LINE
+        for text, font in parts:
+            if text:
+                self.writer.append((x, y), text, font=font, fontsize=_FONT_SIZE)
+                x += font.text_length(text, _FONT_SIZE)
+        self.row += 1
+
+    def rule(self) -> None:
+        if self.page is None or self.row >= self.rows:
+            self.new_page()
+        assert self.page is not None  # noqa: S101  (new_page made one)
+        y = _MARGIN + self.row * _LINE + _LINE / 2
+        self.page.draw_line((_MARGIN, y), (_PAGE_WIDTH - _MARGIN, y), width=0.5)
+        self.row += 1
+
+    def finish_page(self) -> None:
+        if self.writer is not None and self.page is not None:
+            self.writer.write_text(self.page)
+        self.writer = None
+
+
+def _laid_out(transform: str, headers: list[str], body: str, out: Path) -> Rendered:
+    regular, bold, font_name = _fonts()
+    columns = int((_PAGE_WIDTH - 2 * _MARGIN) / regular.text_length("M", _FONT_SIZE))
+    rows = int((_PAGE_HEIGHT - 2 * _MARGIN) / _LINE)
+    with pymupdf.open() as document:
+        layout = _Layout(document, regular, bold, rows)
+        for header in headers:
+            label, colon, _value = header.partition(":")
+            first = True
+            for line in _wrapped(header, columns):
+                if line is None:
+                    continue
+                if first and colon:
+                    layout.line([(label + colon, bold), (line[len(label) + 1 :], regular)])
+                else:
+                    layout.line([(line, regular)])
+                first = False
+        if headers:
+            layout.rule()
+        for line in _wrapped(body, columns):
+            if line is None:
+                layout.new_page()
+            else:
+                layout.line([(line, regular)])
+        if document.page_count == 0:
+            layout.new_page()  # an empty file is one empty page, as printed
+        layout.finish_page()
+        tool = f"PyMuPDF {pymupdf.VersionBind}, {font_name}"
+        _normalised_save(document, out, producer=f"lexweb {transform}/{VERSION} ({tool})")
+        pages = document.page_count
+    return Rendered(out, pages, transform, VERSION, tool)
+
+
+def _normalised_save(document: pymupdf.Document, out: Path, *, producer: str) -> None:
+    """Save with nothing that changes from run to run: fixed dates and metadata, no XMP, no
+    file identifier."""
+    document.set_metadata(
+        {
+            "title": "",
+            "author": "",
+            "subject": "",
+            "keywords": "",
+            "creator": "lexweb",
+            "producer": producer,
+            "creationDate": _FIXED_DATE,
+            "modDate": _FIXED_DATE,
+            "trapped": "",
+        }
+    )
+    document.del_xml_metadata()
+    document.xref_set_key(-1, "ID", "null")
+    document.save(out, garbage=3, deflate=True, no_new_id=True)
+
+
+# --- Word and Excel: LibreOffice --------------------------------------------------------------
+
+
+def soffice_path() -> str | None:
+    """The LibreOffice program LEXWEB_SOFFICE names (on PATH or as a path), if there is one."""
+    return shutil.which(settings.LEXWEB_SOFFICE)
+
+
+@functools.cache
+def soffice_version(program: str) -> str:
+    """`soffice --version` of `program` (one line), read once per process."""
+    try:
+        done = subprocess.run(  # noqa: S603  (our configured program, no shell)
+            [program, "--version"],
+            capture_output=True,
+            timeout=60,
+            env=_environment(Path("/tmp")),  # noqa: S108  (--version writes nothing)
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RenderUnavailableError(f"LibreOffice ({program}) does not start: {exc}.") from None
+    line = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    if done.returncode != 0 or not line:
+        raise RenderUnavailableError(f"LibreOffice ({program}) does not report its version.")
+    return line[0][:200]
+
+
+@functools.cache
+def _network_isolation() -> tuple[str, ...]:
+    """The command prefix that runs a program without a network (a new, empty network
+    namespace), or () where this machine does not allow one (logged once)."""
+    unshare = shutil.which("unshare")
+    if unshare is not None:
+        for prefix in ((unshare, "--net"), (unshare, "--map-root-user", "--net")):
+            try:
+                done = subprocess.run(  # noqa: S603  (fixed arguments, no shell)
+                    [*prefix, "true"], capture_output=True, timeout=10, check=False
+                )
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if done.returncode == 0:
+                return prefix
+    logger.warning("LibreOffice runs with the network: unshare cannot make a network namespace")
+    return ()
+
+
+def _environment(home: Path) -> dict[str, str]:
+    """A minimal environment: no proxies, no display, the job's own home."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+        "SAL_USE_VCLPLUGIN": "svp",
+    }
+
+
+def _file_size_limit(max_bytes: int) -> Callable[[], None]:
+    def limit() -> None:  # runs in the child before LibreOffice starts
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+
+    return limit
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the process group LibreOffice started in (its launcher, soffice.bin, helpers)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def office_to_pdf(source: Path, *, kind: str, work: Path, out: Path) -> Rendered:
+    """LibreOffice's PDF of a Word or Excel file, normalised (see the module docstring)."""
+    program = soffice_path()
+    if program is None:
+        raise RenderUnavailableError(
+            f"rendering unavailable: LibreOffice ({settings.LEXWEB_SOFFICE}) is not installed "
+            "on this worker (apt-get install libreoffice-writer-nogui libreoffice-calc-nogui)."
+        )
+    tool = soffice_version(program)
+    converted = _convert(program, source, kind=kind, work=work)
+    try:
+        document = pymupdf.open(converted, filetype="pdf")
+    except Exception:
+        raise RenderFailedError("LibreOffice wrote a PDF that cannot be opened.") from None
+    with document:
+        pages = document.page_count
+        if pages == 0:
+            raise RenderFailedError("LibreOffice's PDF has no pages.")
+        if pages > settings.LEXWEB_MAX_PDF_PAGES:
+            raise RenderFailedError(
+                f"The rendered file has {pages:,} pages; the limit is "
+                f"{settings.LEXWEB_MAX_PDF_PAGES:,}."
+            )
+        _normalised_save(document, out, producer=f"lexweb {OFFICE_TRANSFORM}/{VERSION} ({tool})")
+    isolated = bool(_network_isolation())
+    return Rendered(out, pages, OFFICE_TRANSFORM, VERSION, tool, network_isolated=isolated)
+
+
+def _convert(program: str, source: Path, *, kind: str, work: Path) -> Path:
+    """Run the conversion; the PDF LibreOffice wrote, or RenderFailedError."""
+    seconds, max_bytes = settings.LEXWEB_RENDER_SECONDS, settings.LEXWEB_RENDER_MAX_BYTES
+    # LibreOffice picks its import filter by the name's extension: the copy gets a fixed one.
+    original = work / f"original{OFFICE_SUFFIX[kind]}"
+    shutil.copyfile(source, original)
+    outdir, home = work / "out", work / "home"
+    outdir.mkdir()
+    home.mkdir()
+    command = [
+        *_network_isolation(),
+        program,
+        f"-env:UserInstallation={(work / 'profile').as_uri()}",
+        "--headless",
+        "--invisible",
+        "--norestore",
+        "--nologo",
+        "--nolockcheck",
+        "--convert-to",
+        "pdf",
+        "--outdir",
+        str(outdir),
+        str(original),
+    ]
+    process = subprocess.Popen(  # noqa: S603  (our configured program, no shell)
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=_environment(home),
+        cwd=work,
+        start_new_session=True,
+        # The cap on any one file it writes leaves room for its profile's own files; the PDF
+        # itself is held to `max_bytes` below.
+        preexec_fn=_file_size_limit(max_bytes + _PROFILE_ROOM),
+    )
+    try:
+        output, _ = process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise RenderFailedError(
+            f"LibreOffice took longer than {seconds} s and was stopped (LEXWEB_RENDER_SECONDS)."
+        ) from None
+    finally:
+        _kill_group(process)  # helpers it left behind go too
+    converted = outdir / "original.pdf"
+    too_large = process.returncode == -signal.SIGXFSZ  # a write past RLIMIT_FSIZE
+    if too_large or (converted.is_file() and converted.stat().st_size >= max_bytes):
+        raise RenderFailedError(
+            f"The rendered PDF is larger than {max_bytes:,} bytes (LEXWEB_RENDER_MAX_BYTES)."
+        )
+    if process.returncode != 0 or not converted.is_file():
+        said = output.decode("utf-8", "replace").strip().splitlines()
+        reason = said[-1][:200] if said else f"exit status {process.returncode}"
+        raise RenderFailedError(
+            f"LibreOffice could not convert the file ({reason}); it may be damaged or "
+            "password-protected."
+        )
+    return converted
