@@ -298,6 +298,14 @@ LEXWEB_MAX_PDF_PAGES = env_int("LEXWEB_MAX_PDF_PAGES", 10_000, minimum=1)
 LEXWEB_MAX_IMAGE_PIXELS = env_int("LEXWEB_MAX_IMAGE_PIXELS", 200_000_000, minimum=1_000_000)
 # Largest rendered page (page images, and pages rendered for OCR): bigger ones are scaled down.
 LEXWEB_MAX_RENDER_PIXELS = env_int("LEXWEB_MAX_RENDER_PIXELS", 12_000_000, minimum=100_000)
+# ZIP files (archives, and Word/Excel files, which are ZIPs): members, bytes unpacked and the
+# unpacked/compressed ratio (zip bombs), checked before anything is inflated; how deep
+# containers (ZIP, e-mail, Outlook) may nest; the cells of a workbook read for its text.
+LEXWEB_ZIP_MAX_MEMBERS = env_int("LEXWEB_ZIP_MAX_MEMBERS", 10_000, minimum=1)
+LEXWEB_ZIP_MAX_BYTES = env_int("LEXWEB_ZIP_MAX_BYTES", 2 * 1024**3, minimum=1024)
+LEXWEB_ZIP_MAX_RATIO = env_int("LEXWEB_ZIP_MAX_RATIO", 100, minimum=2)
+LEXWEB_MAX_NESTING = env_int("LEXWEB_MAX_NESTING", 5, minimum=1)
+LEXWEB_MAX_SHEET_CELLS = env_int("LEXWEB_MAX_SHEET_CELLS", 1_000_000, minimum=100)
 # Pages one ingest job reads before it queues the rest, so other cases get the worker between.
 LEXWEB_INGEST_BATCH_PAGES = env_int("LEXWEB_INGEST_BATCH_PAGES", 25, minimum=1)
 # Evidence packets: items in one packet, and pages in one packet (what freezing snapshots).

@@ -4,7 +4,6 @@ uploaded the file."""
 
 import email
 import email.policy
-from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -12,7 +11,12 @@ import pymupdf
 from django.conf import settings
 from PIL import Image, UnidentifiedImageError
 
-from apps.documents import extraction
+from apps.documents import extraction, formats
+
+# Defined with the formats that make them, and used from here as before.
+from apps.documents.formats import Attachment as Attachment
+from apps.documents.formats import ParsedEmail as ParsedEmail
+from apps.documents.formats import Sniffed as Sniffed
 from lexweb.errors import DomainError
 from lexweb.text import one_line, printable
 
@@ -26,13 +30,6 @@ _EMAIL_HEADERS = (
     b"received:",
     b"mime-version:",
 )
-
-
-@dataclass(frozen=True)
-class Sniffed:
-    kind: str  # Document.Kind value
-    content_type: str
-    page_count: int
 
 
 def clean_line(raw: str, limit: int) -> str:
@@ -67,9 +64,14 @@ def sniff(path: Path, filename: str) -> Sniffed:
     if head.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*")):
         content_type, frames = _image_frames(path)
         return Sniffed("image", content_type, frames)
+    if head.startswith(formats.ZIP_MAGIC):
+        return formats.sniff_zip(path)
+    if head.startswith(formats.OLE_MAGIC):
+        return formats.sniff_ole(path)
     if b"\x00" in head:
         raise DomainError(
-            "This kind of file is not supported (PDF, TIFF, PNG, JPEG, plain text and .eml are)."
+            "This kind of file is not supported (PDF, TIFF, PNG, JPEG, plain text, e-mail "
+            "(.eml, .msg), Word (.docx), Excel (.xlsx) and ZIP are)."
         )
     if _looks_like_email(head, filename):
         return Sniffed("email", "message/rfc822", 1)
@@ -175,18 +177,6 @@ def read_text(path: Path) -> tuple[str, bool]:
     except UnicodeDecodeError:
         text = raw.decode("cp1252", errors="replace")
     return text.replace("\x00", ""), "\ufffd" in text
-
-
-@dataclass(frozen=True)
-class Attachment:
-    filename: str
-    payload: bytes
-
-
-@dataclass(frozen=True)
-class ParsedEmail:
-    text: str
-    attachments: list[Attachment]
 
 
 def parse_email(path: Path) -> ParsedEmail:

@@ -180,6 +180,10 @@ class Derivation(models.Model):
 
     # Transform names lexweb writes (version "1" each unless said otherwise).
     EMAIL_ATTACHMENT = "email-attachment"  # an attachment taken out of an e-mail, byte for byte
+    # A file taken out of a ZIP archive, byte for byte (parameters: {"member": its path there}).
+    ARCHIVE_MEMBER = "archive-member"
+    # The transforms that make a family (a container and the documents taken out of it).
+    FAMILY = (EMAIL_ATTACHMENT, ARCHIVE_MEMBER)
     BATES_STAMP = "bates-stamp"  # a production volume from its originals (version: stamping's)
     MODEL_OUTPUT = "model-output"  # what a model wrote from its inputs (never deterministic)
 

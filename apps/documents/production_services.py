@@ -708,7 +708,7 @@ def _messages(items: dict[int, ProductionDocument]) -> dict[int, int]:
     one, else to the first."""
     message: dict[int, int] = {}
     for child, parent in (
-        Derivation.objects.filter(child_id__in=items, transform=Derivation.EMAIL_ATTACHMENT)
+        Derivation.objects.filter(child_id__in=items, transform__in=Derivation.FAMILY)
         .order_by("id")
         .values_list("child_id", "parent_id")
     ):

@@ -100,7 +100,7 @@ class ProvenanceView:
     @property
     def attachment_of(self) -> ParentView | None:
         """The e-mail this document came out of, if it is an attachment."""
-        return next((p for p in self.derived_from if p.transform == EMAIL_ATTACHMENT), None)
+        return next((p for p in self.derived_from if p.transform in Derivation.FAMILY), None)
 
     @property
     def verdict_text(self) -> str:

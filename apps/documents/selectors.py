@@ -58,7 +58,7 @@ def _case(*, user: User, case_id: int) -> Case:
 
 def _attachment_count() -> Subquery:
     attached = (
-        Derivation.objects.filter(parent=OuterRef("pk"), transform=Derivation.EMAIL_ATTACHMENT)
+        Derivation.objects.filter(parent=OuterRef("pk"), transform__in=Derivation.FAMILY)
         .order_by()
         .values("parent")
         .annotate(n=Count("pk"))
@@ -394,7 +394,7 @@ def attachment_list_for_user(*, user: User, case_id: int, document_id: int) -> Q
     document = _document(case=case, document_id=document_id)
     read_audit.read_record(user=user, action="document.view", case=case, target=document)
     return Document.objects.filter(
-        derived_from__parent=document, derived_from__transform=Derivation.EMAIL_ATTACHMENT
+        derived_from__parent=document, derived_from__transform__in=Derivation.FAMILY
     ).order_by("filename", "id")
 
 

@@ -6,7 +6,8 @@ import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal
+from pathlib import Path
+from typing import IO, Any, Literal, cast
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector
@@ -16,7 +17,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
-from apps.documents import extraction, intake, rendition_services, storage
+from apps.documents import containers, extraction, formats, intake, rendition_services, storage
 from apps.documents.events import DocumentProgress
 from apps.documents.models import Blob, Derivation, Document, Page
 from apps.evidence.models import GeneratedArtifact
@@ -91,8 +92,60 @@ def document_upload(
         source=source,
         origin=origin,
         custodian=custodian,
-        attached_to=None,
+        family=_Family(),
     )
+
+
+@dataclass
+class _Budget:
+    """What one upload's nested archives may hold together (each ZIP is also checked alone)."""
+
+    members: int = field(default_factory=lambda: settings.LEXWEB_ZIP_MAX_MEMBERS)
+    unpacked: int = field(default_factory=lambda: settings.LEXWEB_ZIP_MAX_BYTES)
+
+    def spend(self, members: list[containers.Member]) -> None:
+        """Take an archive's members from the budget, or refuse the archive whole."""
+        size = sum(member.info.file_size for member in members)
+        if len(members) > self.members or size > self.unpacked:
+            raise DomainError(
+                "With the archives around it, this ZIP file goes past the limit of "
+                f"{settings.LEXWEB_ZIP_MAX_MEMBERS:,} files or "
+                f"{settings.LEXWEB_ZIP_MAX_BYTES:,} bytes unpacked for one upload; it was not "
+                "opened."
+            )
+        self.members -= len(members)
+        self.unpacked -= size
+
+
+@dataclass(frozen=True)
+class _Family:
+    """Where a file sits in its upload: the document it came out of (an e-mail or Outlook
+    message it is attached to, an archive it is a member of), by which transform, how deep,
+    and the upload's archive budget."""
+
+    parent: Document | None = None
+    member: str = ""  # its path in the archive `parent`; empty: attached to a message
+    depth: int = 0
+    budget: _Budget = field(default_factory=_Budget)
+
+    def child(self, parent: Document, member: str = "") -> "_Family":
+        return _Family(parent, member, self.depth + 1, self.budget)
+
+
+# Reading the children out of a container, by kind: what _upload stores after the container.
+_Children = intake.ParsedEmail | list[containers.Member] | None
+
+
+def _children(kind: str, path: Path, family: _Family) -> _Children:
+    if kind == Document.Kind.EMAIL:
+        return intake.parse_email(path)
+    if kind == Document.Kind.OUTLOOK:
+        return formats.parse_outlook(path)
+    if kind == Document.Kind.ARCHIVE:
+        members = containers.archive_members(path)
+        family.budget.spend([member for member in members if not member.refused])
+        return members
+    return None
 
 
 def _upload(
@@ -103,10 +156,19 @@ def _upload(
     source: IO[bytes],
     origin: str,
     custodian: str,
-    attached_to: Document | None,
+    family: _Family,
 ) -> UploadOutcome:
     name = intake.clean_filename(filename)
     custodian = intake.clean_line(custodian, MAX_CUSTODIAN)
+    if family.depth > settings.LEXWEB_MAX_NESTING:
+        return UploadOutcome(
+            name,
+            "error",
+            error=(
+                f"It is nested more than {settings.LEXWEB_MAX_NESTING} containers (ZIP, "
+                "e-mail) deep; it was not opened."
+            ),
+        )
     try:
         with storage.blob_receive(
             source=source, max_bytes=settings.LEXWEB_MAX_UPLOAD_BYTES
@@ -115,9 +177,9 @@ def _upload(
             existing = Document.objects.filter(case=case, blob__sha256=received.sha256).first()
             if existing is not None:
                 return UploadOutcome(name, "duplicate", existing)
-            parsed = intake.parse_email(received.path) if sniffed.kind == "email" else None
+            children = _children(sniffed.kind, received.path, family)
             document = _create(
-                case, uploaded_by, name, origin, attached_to, received, sniffed, custodian
+                case, uploaded_by, name, origin, family, received, sniffed, custodian
             )
     except DomainError as exc:
         return UploadOutcome(name, "error", error=exc.message)
@@ -125,7 +187,13 @@ def _upload(
         # The same bytes arrived twice at the same moment: the other upload won.
         existing = Document.objects.filter(case=case, blob__sha256=received.sha256).first()
         return UploadOutcome(name, "duplicate", existing)
-    notes = _attachments(document, parsed, uploaded_by, origin, custodian) if parsed else []
+    upload = _ChildUpload(document, uploaded_by, origin, custodian, family)
+    if isinstance(children, intake.ParsedEmail):
+        notes = upload.attachments(children)
+    elif children is not None:
+        notes = upload.members(children)
+    else:
+        notes = []
     return UploadOutcome(name, "created", document, notes=notes)
 
 
@@ -186,7 +254,7 @@ def _create(
     uploaded_by: User,
     name: str,
     origin: str,
-    attached_to: Document | None,
+    family: "_Family | None",
     received: storage.ReceivedFile,
     sniffed: intake.Sniffed,
     custodian: str,
@@ -209,13 +277,14 @@ def _create(
     # Into the store before the rows commit: a row never points at a missing file. Should the
     # transaction still roll back, what remains is an unreferenced, content-addressed file.
     received.commit()
-    if attached_to is not None:
+    if family is not None and family.parent is not None:
         derivation_record(
             child=document,
-            parents=[attached_to],
-            transform=Derivation.EMAIL_ATTACHMENT,
+            parents=[family.parent],
+            transform=Derivation.ARCHIVE_MEMBER if family.member else Derivation.EMAIL_ATTACHMENT,
             version="1",
             deterministic=True,
+            parameters={"member": family.member} if family.member else None,
         )
     # Bytes that are a registered artifact flag the document at once (same transaction).
     checks.document_check_bytes(document)
@@ -231,25 +300,62 @@ def _create(
     return document
 
 
-def _attachments(
-    message: Document, parsed: intake.ParsedEmail, uploaded_by: User, origin: str, custodian: str
-) -> list[str]:
-    notes = []
-    for attachment in parsed.attachments:
-        outcome = _upload(
-            case=message.case,
-            uploaded_by=uploaded_by,
-            filename=attachment.filename,
-            source=io.BytesIO(attachment.payload),
-            origin=origin,
-            custodian=custodian,
-            attached_to=message,
+@dataclass(frozen=True)
+class _ChildUpload:
+    """The files taken out of a stored container, each uploaded through the same path (so a
+    container inside it opens in turn), derived from it; what befell each that did not go in
+    is a note on the container's outcome."""
+
+    container: Document
+    uploaded_by: User
+    origin: str
+    custodian: str
+    family: _Family
+
+    def attachments(self, parsed: intake.ParsedEmail) -> list[str]:
+        notes = []
+        for attachment in parsed.attachments:
+            outcome = self._one(attachment.filename, io.BytesIO(attachment.payload))
+            notes.extend(_note("Attachment", outcome))
+        return notes
+
+    def members(self, members: list[containers.Member]) -> list[str]:
+        """An archive's members, read from the stored archive one at a time."""
+        notes = []
+        path = storage.blob_path(self.container.blob.sha256)
+        with containers.zip_open(path) as archive:
+            for member in members:
+                if member.refused:
+                    notes.append(f"File {member.name} was not added: {member.refused}.")
+                    continue
+                reader = containers.MemberReader(archive, member.info)
+                try:
+                    outcome = self._one(member.name, cast(IO[bytes], reader), member.name)
+                finally:
+                    reader.close()
+                notes.extend(_note(f"File {member.name}", outcome, named=False))
+        return notes
+
+    def _one(self, filename: str, source: IO[bytes], member: str = "") -> UploadOutcome:
+        """One child; `member` is its path in the archive (none for an attachment)."""
+        return _upload(
+            case=self.container.case,
+            uploaded_by=self.uploaded_by,
+            filename=filename,
+            source=source,
+            origin=self.origin,
+            custodian=self.custodian,
+            family=self.family.child(self.container, member),
         )
-        if outcome.status == "error":
-            notes.append(f"Attachment {outcome.filename} was not added: {outcome.error}")
-        elif outcome.status == "duplicate":
-            notes.append(f"Attachment {outcome.filename} is already in this case.")
-    return notes
+
+
+def _note(what: str, outcome: UploadOutcome, *, named: bool = True) -> list[str]:
+    label = f"{what} {outcome.filename}" if named else what
+    if outcome.status == "error":
+        return [f"{label} was not added: {outcome.error}", *outcome.notes]
+    if outcome.status == "duplicate":
+        return [f"{label} is already in this case."]
+    return outcome.notes
 
 
 # --- Lineage ---------------------------------------------------------------------------------
@@ -593,6 +699,15 @@ def _pages(document: Document, *, first: int, last: int) -> Iterator[extraction.
         return
     elif document.kind == Document.Kind.EMAIL:
         yield extraction.PageText(1, intake.parse_email(path).text.strip(), "text_file")
+    elif document.kind == Document.Kind.OUTLOOK:
+        yield extraction.PageText(1, formats.parse_outlook(path).text.strip(), "text_file")
+    elif document.kind == Document.Kind.WORD:
+        yield extraction.PageText(1, formats.word_text(path).strip(), "text_file")
+    elif document.kind == Document.Kind.SPREADSHEET:
+        sheets = formats.workbook_text(path)
+        yield extraction.PageText(1, sheets.text, "text_file", damaged=sheets.truncated)
+    elif document.kind == Document.Kind.ARCHIVE:
+        yield extraction.PageText(1, containers.archive_listing(path), "text_file")
     else:
         text, damaged = intake.read_text(path)
         yield extraction.PageText(1, text.strip(), "text_file", damaged=damaged)
