@@ -12,8 +12,12 @@ shows each one against the unpatched layer):
 3. Two receivers that start together on a fresh process start two listeners, and from then on
    every message arrives twice.
 
-This subclass keeps the library's storage, NOTIFY payloads, groups and serialisation, and
-changes only the listening side:
+This subclass keeps the library's storage, NOTIFY payloads, groups and serialisation. On the
+sending side, `group_send` is one statement (the library spends three round trips: a look-up
+of the unprefixed group name that finds nothing, the group's channels, then the insert), and
+`group_send_in` writes a batch of group messages through a caller's cursor, in its
+transaction: the notices go out when that commits (the run events' writer publishes each
+batch of token events so, bench/bench_run_relay.py). On the listening side:
 
 - one listener per event loop, claimed synchronously by the first receiver;
 - LISTEN first, then catch up by *reading* (never deleting) the unexpired messages of the
@@ -26,11 +30,13 @@ import asyncio
 import base64
 import logging
 from collections import deque
-from typing import Any
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 import psycopg
 from channels_postgres.core import PostgresChannelLayer as _LibraryLayer
-from channels_postgres.db import MESSAGE_TABLE
+from channels_postgres.db import GROUP_CHANNEL_TABLE, MESSAGE_TABLE
 from psycopg import sql
 
 from lexweb.db import conninfo_from_params
@@ -53,6 +59,27 @@ _CATCH_UP_SQL = sql.SQL(
     "SELECT id::text, channel, message, extract(epoch from expire)::text FROM {table} "
     "WHERE channel = ANY(%s) AND expire > now() ORDER BY id"
 ).format(table=sql.Identifier(MESSAGE_TABLE))
+
+# Each message once per channel of its group, in the order given (the channels of one group in
+# name order). The ids the trigger NOTIFYs follow that order.
+_SEND_MANY = (
+    "INSERT INTO {messages} (channel, message, expire) "
+    "SELECT g.channel, m.message, %s FROM unnest(%s::text[], %s::bytea[]) "
+    "WITH ORDINALITY AS m(group_key, message, n) "
+    "CROSS JOIN LATERAL (SELECT DISTINCT channel FROM {groups} "
+    "WHERE group_key = m.group_key) AS g ORDER BY m.n, g.channel"
+)
+_SEND_MANY_SQL = _SEND_MANY.format(messages=f'"{MESSAGE_TABLE}"', groups=f'"{GROUP_CHANNEL_TABLE}"')
+_SEND_ONE_SQL = sql.SQL(
+    "INSERT INTO {messages} (channel, message, expire) "
+    "SELECT DISTINCT channel, %s::bytea, %s FROM {groups} WHERE group_key = %s"
+).format(messages=sql.Identifier(MESSAGE_TABLE), groups=sql.Identifier(GROUP_CHANNEL_TABLE))
+
+
+class Cursor(Protocol):
+    """What `group_send_in` needs of a cursor (Django's, or psycopg's)."""
+
+    def execute(self, query: str, params: Sequence[Any], /) -> Any: ...
 
 
 class _Seen:
@@ -81,6 +108,44 @@ class PostgresChannelLayer(_LibraryLayer):
         self._queues: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue[str]]] = {}
         self._seen: dict[str, _Seen] = {}
         self._listening_on: asyncio.AbstractEventLoop | None = None
+
+    # -- sending -----------------------------------------------------------------------------
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        """Send `message` to every channel of `group`: one statement."""
+        self.require_valid_group_name(group)  # raises on a bad name
+        pool = await self.django_db.get_db_pool(db_params=self.db_params)
+        async with pool.connection() as connection:
+            await connection.execute(
+                _SEND_ONE_SQL, [self.serialize(message), self._expire(), self._group_key(group)]
+            )
+
+    def group_send_in(
+        self, cursor: Cursor, messages: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> None:
+        """Send each (group, message) through `cursor`, in its transaction and in the given
+        order: nothing is delivered unless the transaction commits. The cursor must be on this
+        layer's database (`same_database`)."""
+        if not messages:
+            return
+        keys, bodies = [], []
+        for group, message in messages:
+            self.require_valid_group_name(group)
+            keys.append(self._group_key(group))
+            bodies.append(self.serialize(dict(message)))
+        cursor.execute(_SEND_MANY_SQL, [self._expire(), keys, bodies])
+
+    def same_database(self, settings_dict: Mapping[str, Any]) -> bool:
+        """Whether a Django connection with these settings reaches this layer's database."""
+        params = self.db_params
+        return (
+            params.get("dbname") == settings_dict.get("NAME")
+            and (params.get("host") or "") == (settings_dict.get("HOST") or "")
+            and str(params.get("port") or "") == str(settings_dict.get("PORT") or "")
+        )
+
+    def _expire(self) -> datetime:
+        return datetime.now(UTC) + timedelta(seconds=self.expiry)
 
     # -- queues ------------------------------------------------------------------------------
 

@@ -8,12 +8,18 @@ How a socket got in (an API token, or a browser session) is put in its scope by
    and the socket it names closes at once (4401, with the reason);
 2. closes a token socket when the token's expiry passes (a timer);
 3. registers with this event loop's watch, which re-checks every socket of the process in one
-   batch every `LEXWEB_WS_RECHECK_SECONDS` (a handful of queries, however many sockets), so
+   batch every half `LEXWEB_WS_RECHECK_SECONDS` (a handful of queries, however many sockets), so
    access that ended without any event (a row changed in the shell, a session expired) ends
-   the socket within that time too;
+   the socket within that time too; at half the period, a socket's last confirmation is never
+   older than the period, and item 4 costs no query while the watch keeps up (with the full
+   period, every streaming socket queried on its own once a period, bench/bench_run_relay.py);
 4. before sending an event, re-checks the socket's own access if it was last confirmed more
    than `LEXWEB_WS_RECHECK_SECONDS` ago (0: before every event), and drops the event when
-   access ended or cannot be confirmed. Nothing is sent after the socket closed.
+   access ended or cannot be confirmed. Nothing is sent after the socket closed. Such a check
+   is the watch's next batched round (one round at a time; every socket that asks while one
+   runs joins the next), never one socket's own queries: 20 streaming sockets each asking on
+   its own, a new database connection each, queued on the one thread Django's sync calls
+   share and held every socket's events back for seconds on a busy machine.
 
 Membership of a case stream is part of the check (an admin's live break-glass grant counts as
 one): a socket whose membership or grant ended closes with 4403, as on
@@ -103,23 +109,11 @@ class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
             self.access = None
 
     async def access_confirm(self) -> bool:
-        """Check this socket's access now; close it if it ended. False when not confirmed."""
+        """Check this socket's access now (in the watch's next batched check, shared with every
+        socket that asks meanwhile); close it if it ended. False when not confirmed."""
         if self.access is None or self.access_closed:
             return False
-        started = time.monotonic()
-        try:
-            ended = await database_sync_to_async(selectors.socket_access_ended)(
-                accesses=[self.access]
-            )
-        except Exception:
-            # Fail closed for this event; the watch tries again, and pages reload on reconnect.
-            logger.exception("Could not confirm a websocket's access; the event is not sent.")
-            return False
-        if self.access in ended:
-            await self.access_lost(ended[self.access])
-            return False
-        self.access_confirmed_at = started
-        return True
+        return await _watch().confirm(self)
 
     async def access_lost(self, reason: str) -> None:
         """Close the socket for `reason` (a key of CLOSE_REASONS). Idempotent."""
@@ -168,12 +162,25 @@ class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
 _background: set["asyncio.Future[None]"] = set()
 
 
+@dataclasses.dataclass
+class _Round:
+    """One batched check of every socket of a loop: `done` is True once it confirmed them (False
+    when it could not); sockets that ask before it starts share it."""
+
+    done: "asyncio.Future[bool]"
+    started: float = 0.0
+
+
 class _Watch:
-    """The open sockets of one event loop, re-checked together every LEXWEB_WS_RECHECK_SECONDS."""
+    """The open sockets of one event loop, re-checked together every half
+    LEXWEB_WS_RECHECK_SECONDS, and on demand (`confirm`): one round at a time, so however many
+    sockets ask while a round's queries run, the next round answers them all."""
 
     def __init__(self) -> None:
         self.sockets: set[AccessWatchedConsumer] = set()
         self.task: asyncio.Task[None] | None = None
+        self._next: _Round | None = None  # not started yet: who asks now joins it
+        self._last: asyncio.Future[bool] | None = None
 
     def add(self, consumer: AccessWatchedConsumer) -> None:
         self.sockets.add(consumer)
@@ -188,22 +195,55 @@ class _Watch:
             self.task.cancel()
             self.task = None
 
+    async def confirm(self, consumer: AccessWatchedConsumer) -> bool:
+        """Whether `consumer`'s access holds, by a round that starts after this call."""
+        asked = time.monotonic()
+        if not await asyncio.shield(self._round().done):
+            return False
+        return not consumer.access_closed and consumer.access_confirmed_at >= asked
+
     async def _run(self) -> None:
         # Ends when the last socket goes; the next socket starts it again.
         while self.sockets:
-            await asyncio.sleep(max(recheck_seconds(), 0.2))
-            await self._check(list(self.sockets))
+            await asyncio.sleep(max(recheck_seconds() / 2, 0.2))
+            await asyncio.shield(self._round().done)
 
-    async def _check(self, consumers: list[AccessWatchedConsumer]) -> None:
+    def _round(self) -> _Round:
+        """The round not started yet (a new one, queued behind the one running, if none)."""
+        if self._next is not None:
+            return self._next
+        round_ = self._next = _Round(asyncio.get_running_loop().create_future())
+        task = asyncio.ensure_future(self._round_run(round_, self._last))
+        self._last = round_.done
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+        return round_
+
+    async def _round_run(self, round_: _Round, before: "asyncio.Future[bool] | None") -> None:
+        try:
+            if before is not None:
+                await asyncio.wait([before])
+            await asyncio.sleep(0)  # sockets woken together by one notice join this round
+            if self._next is round_:
+                self._next = None
+            round_.started = time.monotonic()
+            ok = await self._check(list(self.sockets), round_.started)
+        except BaseException:
+            round_.done.set_result(False)
+            raise
+        round_.done.set_result(ok)
+
+    async def _check(self, consumers: list[AccessWatchedConsumer], started: float) -> bool:
         accesses = {c.access for c in consumers if c.access is not None}
         if not accesses:
-            return
-        started = time.monotonic()
+            return True
         try:
             ended = await database_sync_to_async(selectors.socket_access_ended)(accesses=accesses)
         except Exception:
+            # Fail closed: no event is sent on an unconfirmed socket; the watch tries again, and
+            # pages reload on reconnect.
             logger.exception("Could not re-check open websockets; trying again.")
-            return
+            return False
         for consumer in consumers:
             if consumer.access is None:
                 continue
@@ -211,6 +251,7 @@ class _Watch:
                 await consumer.access_lost(ended[consumer.access])
             else:
                 consumer.access_confirmed_at = max(consumer.access_confirmed_at, started)
+        return True
 
 
 _watches: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watch]" = (

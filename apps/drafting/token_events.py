@@ -10,8 +10,11 @@ watchers, and tokens reached browsers seconds late (bench/bench_run_relay.py).
 
 Numbers stay what `runs.run_event_append` gives: taken under each run row's lock (rows locked in
 id order), consecutive, in the order the batches were handed in. The events are published to
-their run groups after the commit, each run's in order; a channel layer that fails is logged,
-not raised (the rows are the truth, and a socket that sees a gap reads the table).
+their run groups in the same transaction, when the channel layer is the PostgreSQL one on this
+database (lexweb.channel_layer `group_send_in`: one more statement, and the notices go out as
+the rows commit, never before). Any other layer (Redis) gets them after the commit, each run's
+in order; a channel layer that fails is logged, not raised (the rows are the truth, and a
+socket that sees a gap reads the table).
 """
 
 import asyncio
@@ -27,6 +30,7 @@ from django.db import connection, transaction
 from apps.drafting import runs
 from apps.drafting.events import run_group
 from apps.drafting.models import RunEvent
+from lexweb.channel_layer import PostgresChannelLayer
 from lexweb.errors import NotFound
 
 logger = logging.getLogger(__name__)
@@ -85,7 +89,9 @@ class _Writer:
                 batch, self.pending = self.pending, []
                 items = [(item.run_id, item.payload) for item in batch]
                 try:
-                    results = await loop.run_in_executor(executor, _store_in_thread, items)
+                    results, published = await loop.run_in_executor(
+                        executor, _store_in_thread, items
+                    )
                 except Exception as exc:  # every waiting stage gets the error, as alone
                     for item in batch:
                         if not item.stored.done():
@@ -93,7 +99,8 @@ class _Writer:
                     continue
                 # Published before the stages hear back, as run_event_append does outside a
                 # transaction: a stage's next event (its status) never overtakes its tokens.
-                await _publish([result for result in results if isinstance(result, RunEvent)])
+                if not published:
+                    await _publish([result for result in results if isinstance(result, RunEvent)])
                 for item, result in zip(batch, results, strict=True):
                     if item.stored.done():  # its stage stopped waiting; the event is stored
                         continue
@@ -122,9 +129,11 @@ async def token_event_append(*, run_id: int, payload: dict[str, object]) -> RunE
     return await writer.submit(run_id, payload)
 
 
-def _store_in_thread(items: list[tuple[int, dict[str, object]]]) -> list[RunEvent | NotFound]:
+def _store_in_thread(
+    items: list[tuple[int, dict[str, object]]],
+) -> tuple[list[RunEvent | NotFound], bool]:
     try:
-        return token_events_store(items)
+        return token_events_store(items, publish=True)
     except Exception:
         connection.close()  # a broken connection is opened again by the next write
         raise
@@ -135,10 +144,13 @@ def _close_in_thread() -> None:
 
 
 def token_events_store(
-    items: list[tuple[int, dict[str, object]]],
-) -> list[RunEvent | NotFound]:
+    items: list[tuple[int, dict[str, object]]], *, publish: bool = False
+) -> tuple[list[RunEvent | NotFound], bool]:
     """Token events of several runs in one transaction, numbered per run in the given order (a
-    NotFound in place of each event whose run does not exist)."""
+    NotFound in place of each event whose run does not exist), and whether they were also
+    published in it (only with `publish`, and only through a PostgreSQL layer on this
+    database)."""
+    layer = _layer_in_this_database() if publish else None
     counts = Counter(run_id for run_id, _payload in items)
     ids = sorted(counts)
     with transaction.atomic(), connection.cursor() as cursor:
@@ -155,8 +167,20 @@ def token_events_store(
             results.append(
                 RunEvent(run_id=run_id, seq=seq[run_id], kind=TOKENS_KIND, payload=payload)
             )
-        RunEvent.objects.bulk_create([event for event in results if isinstance(event, RunEvent)])
-    return results
+        events = [event for event in results if isinstance(event, RunEvent)]
+        RunEvent.objects.bulk_create(events)
+        if layer is not None:
+            layer.group_send_in(
+                cursor, [(run_group(event.run_id), runs.event_message(event)) for event in events]
+            )
+    return results, layer is not None
+
+
+def _layer_in_this_database() -> PostgresChannelLayer | None:
+    layer = get_channel_layer()
+    if isinstance(layer, PostgresChannelLayer) and layer.same_database(connection.settings_dict):
+        return layer
+    return None
 
 
 async def _publish(events: list[RunEvent]) -> None:

@@ -26,10 +26,11 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -43,7 +44,7 @@ from apps.cluster.models import CallRecord, Deployment, Gpu
 from apps.cluster.services import dispatch
 from apps.drafting import runs, token_events
 from apps.drafting.models import Run, Stage
-from apps.drafting.pipeline import context, outputs, ranking
+from apps.drafting.pipeline import context, outputs, ranking, watch
 from apps.drafting.pipeline.prompts import template_load
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
@@ -52,9 +53,10 @@ from lexweb.errors import DomainError
 from lexweb.jobs import database_lost
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 N = Stage.Name
 STAGE_MAX_ATTEMPTS = 2
-WATCH_SECONDS = 0.2
+WATCH_SECONDS = watch.WATCH_SECONDS
 # Reply limits per stage (capped at half a slot's context).
 MAX_TOKENS: dict[str, int] = {
     N.GATE: 512,
@@ -143,6 +145,28 @@ def _claim(stage_id: int) -> Work | None:
         return _work(run=run, stage=stage)
 
 
+def _fail_unclaimed(*, stage_id: int, error: Exception) -> None:
+    """The stage and its run failed with the reason, after its claim raised (rolled back, so
+    the stage is still queued or running). Never raises: the claim's error is the job's."""
+    message = (
+        f"Internal error ({type(error).__name__}) before the stage started; see the worker's log."
+    )
+    try:
+        with transaction.atomic():
+            stage = Stage.objects.filter(pk=stage_id).only("run_id").first()
+            if stage is None:
+                return
+            run = Run.objects.select_for_update().get(pk=stage.run_id)
+            stage = Stage.objects.select_for_update().get(pk=stage_id)
+            if run.status in (Run.Status.QUEUED, Run.Status.RUNNING) and stage.status in (
+                Stage.Status.QUEUED,
+                Stage.Status.RUNNING,
+            ):
+                _fail_locked(run=run, stage=stage, message=message)
+    except Exception:
+        logger.exception("Stage %s could not be claimed, nor its run marked failed.", stage_id)
+
+
 def _work(*, run: Run, stage: Stage) -> Work:
     pages = list(
         FrozenPage.objects.filter(packet_id=run.packet_id)
@@ -184,7 +208,14 @@ def _work(*, run: Run, stage: Stage) -> Work:
 async def stage_run(*, stage_id: int) -> None:
     """The job's body (see the module docstring). Idempotent: a finished, cancelled or missing
     stage is left alone; a running one (its worker died) starts again from the start."""
-    work = await sync_to_async(_claim)(stage_id)
+    try:
+        work = await sync_to_async(_claim)(stage_id)
+    except Exception as exc:
+        # A database that went away: the job is retried. Anything else (a migration not yet
+        # applied, a bug) would fail the job and leave the run queued for ever.
+        if not database_lost(exc):
+            await sync_to_async(_fail_unclaimed)(stage_id=stage_id, error=exc)
+        raise
     if work is None:
         return
     try:
@@ -203,32 +234,27 @@ async def stage_run(*, stage_id: int) -> None:
 
 async def _watched(work: Work, body: Awaitable[T]) -> T:
     """Run `body`, cancelling it (and so closing any backend stream) as soon as the run is
-    cancelled or the stage moves on to another attempt."""
+    cancelled or the stage moves on to another attempt (pipeline.watch: one query every
+    WATCH_SECONDS for all the stages of this process)."""
+    key = (work.stage_id, work.attempt)
     task = asyncio.ensure_future(body)
+    lost, found = watch.watch(key)
     try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=WATCH_SECONDS)
-            if done:
-                return task.result()
-            if not await sync_to_async(_still_ours)(work):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                raise StageCancelled
+        either: set[asyncio.Future[Any]] = {task, lost}
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            return task.result()
+        lost.result()  # the check's error, if it failed
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise StageCancelled
     finally:
+        watch.unwatch(key, lost, found)
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-
-def _still_ours(work: Work) -> bool:
-    return Stage.objects.filter(
-        pk=work.stage_id,
-        attempt=work.attempt,
-        status=Stage.Status.RUNNING,
-        run__status=Run.Status.RUNNING,
-    ).exists()
 
 
 async def _body(work: Work) -> Outcome:
