@@ -218,6 +218,16 @@ PAGES: dict[str, Entry] = {
     ),
     "cases/<int:case_id>/search/": Read("case.search", query={"q": "ledger"}),
     "cases/<int:case_id>/bates/": Read("bates.lookup", query={"ref": "AUD000001"}),
+    "cases/<int:case_id>/productions/": Read("production.list"),
+    # Without a pick: the (empty) list of picked documents.
+    "cases/<int:case_id>/productions/new/": Read("document.list"),
+    "cases/<int:case_id>/productions/preview/<int:document_id>.png": Read(
+        "production.preview", "document", query={"bates_prefix": "AUD"}
+    ),
+    "cases/<int:case_id>/productions/<int:production_id>/": Read("production.view", "production"),
+    "cases/<int:case_id>/productions/<int:production_id>/exports/": NotMaterial(
+        "queues a volume export (POST, audited)"
+    ),
     "cases/<int:case_id>/packets/": Read("packet.list"),
     "cases/<int:case_id>/packets/<int:packet_id>/": Read("packet.view", "packet"),
     "cases/<int:case_id>/packets/<int:packet_id>/items/": NotMaterial("adds items (POST, audited)"),

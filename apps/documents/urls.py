@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.documents import views
+from apps.documents import production_views, views
 
 app_name = "documents"
 
@@ -19,4 +19,29 @@ urlpatterns = [
     ),
     path("cases/<int:case_id>/search/", views.search, name="search"),
     path("cases/<int:case_id>/bates/", views.bates_lookup, name="bates"),
+    path(
+        "cases/<int:case_id>/productions/",
+        production_views.production_list,
+        name="production_list",
+    ),
+    path(
+        "cases/<int:case_id>/productions/new/",
+        production_views.production_new,
+        name="production_new",
+    ),
+    path(
+        "cases/<int:case_id>/productions/preview/<int:document_id>.png",
+        production_views.production_preview_png,
+        name="production_preview",
+    ),
+    path(
+        "cases/<int:case_id>/productions/<int:production_id>/",
+        production_views.production_detail,
+        name="production_detail",
+    ),
+    path(
+        "cases/<int:case_id>/productions/<int:production_id>/exports/",
+        production_views.production_export,
+        name="production_export",
+    ),
 ]

@@ -1,5 +1,6 @@
 """Browser pages for a case's documents: the list with its upload form, the viewer, search."""
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -14,7 +15,6 @@ from apps.accounts.models import User
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import (
     production_selectors,
-    production_services,
     provenance_selectors,
     review_services,
     selectors,
@@ -261,11 +261,29 @@ def _editable_packets(user: User, case_id: int) -> list[tuple[int, str]]:
     return [(p.pk, str(p)) for p in packets.filter(status=Packet.Status.EDITABLE)[:MENU_PACKETS]]
 
 
+# Ticked documents sent on to the new production's page in its address (the list shows at
+# most 200 a page; "All matching" sends the list's filters instead).
+MAX_PRODUCE_TICKED = 500
+
+
+def _production_new_url(case_id: int, data: dict[str, Any]) -> str:
+    """The new production's page with the bulk form's documents (ticked, or all matching the
+    list's filters), volume and prefix filled in."""
+    params = [("volume", data["volume"]), ("bates_prefix", data["bates_prefix"])]
+    if data["scope"] == "all":
+        params.append(("filters", data["filters"] or "all=1"))
+    else:
+        params += [("ids", str(i)) for i in data["ids"]]
+    base = reverse("documents:production_new", kwargs={"case_id": case_id})
+    return base + "?" + urlencode([(k, v) for k, v in params if v])
+
+
 @login_required
 @require_POST
 def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
     """A bulk action of the review list (tag, untag, withdraw) on the ticked documents, or on
-    every document the list's filters match ("all matching", at most MAX_BULK_DOCUMENTS).
+    every document the list's filters match ("all matching", at most MAX_BULK_DOCUMENTS);
+    "produce" goes on to the new production's page with them.
     Back to the list with what happened as a message, or the refusal as one."""
     user = request_user(request)
     case = case_or_404(request, case_id)
@@ -280,6 +298,15 @@ def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
         return redirect(back)
     data = form.cleaned_data
     back += f"?{data['filters']}" if data["filters"] else ""
+    if data["action"] == "produce":
+        # Ordered, stamped and previewed on the new production's page before anything is made.
+        if data["scope"] != "all" and len(data["ids"]) > MAX_PRODUCE_TICKED:
+            messages.error(
+                request,
+                f"Tick at most {MAX_PRODUCE_TICKED} documents, or choose “All matching”.",
+            )
+            return redirect(back)
+        return redirect(_production_new_url(case.pk, data))
     try:
         ids = data["ids"]
         if data["scope"] == "all":
@@ -309,16 +336,6 @@ def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
                 ],
             )
             messages.success(request, f"Added {len(items)} to the packet.")
-        elif action == "produce":
-            # The production service's own rules: ingested PDFs and images, in this order.
-            production = production_services.production_create(
-                case=case,
-                actor=user,
-                volume=data["volume"],
-                prefix=data["bates_prefix"],
-                document_ids=ids,
-            )
-            messages.success(request, f"Production {production} queued for stamping.")
         else:
             withdrawn = review_services.documents_withdraw(
                 actor=user, case=case, document_ids=ids, reason=data["reason"]

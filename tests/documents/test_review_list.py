@@ -616,26 +616,40 @@ def test_bulk_add_to_a_packet_uses_the_packets_rules(
     assert PacketItem.objects.filter(packet=frozen).count() == 1
 
 
-def test_bulk_produce_queues_a_production_or_says_why_not(
+def test_bulk_produce_goes_on_to_the_new_production_page_which_says_why_not(
     lawyer: User, lawyer_client: Client, case: Case
 ) -> None:
     a = _doc(case, lawyer, "a.pdf")
     _page(a, "text")
     text = _doc(case, lawyer, "notes.txt", kind="text", content_type="text/plain")
+    bulk = f"/cases/{case.pk}/documents/bulk/"
 
-    refused = lawyer_client.post(
-        f"/cases/{case.pk}/documents/bulk/",
-        {"action": "produce", "ids": [text.pk], "volume": "V1", "bates_prefix": "ACME"},
-    )
     response = lawyer_client.post(
-        f"/cases/{case.pk}/documents/bulk/",
-        {"action": "produce", "ids": [a.pk], "volume": "V1", "bates_prefix": "ACME"},
+        bulk, {"action": "produce", "ids": [text.pk, a.pk], "volume": "V1", "bates_prefix": "ACME"}
+    )
+    page = lawyer_client.get(response["Location"]).content.decode()
+    refused = lawyer_client.post(
+        f"/cases/{case.pk}/productions/new/",
+        {
+            "documents": f"{text.pk},{a.pk}",
+            "volume": "V1",
+            "bates_prefix": "ACME",
+            "digits": "6",
+            "position": "bottom_right",
+            "legend_position": "bottom_left",
+            "font_size": "9",
+            "margin": "18",
+            "op": "commit",
+        },
     )
 
-    assert "notes.txt is not rendered to PDF yet" in " ".join(_messages(refused))
-    assert any(m.startswith("Production V1 (ACME") for m in _messages(response))
-    production = Production.objects.get(case=case)
-    assert list(production.items.values_list("document_id", flat=True)) == [a.pk]
+    # Nothing is made by the bulk action: the page orders, stamps and previews first.
+    assert response.status_code == 302
+    assert response["Location"].startswith(f"/cases/{case.pk}/productions/new/?")
+    assert 'value="V1"' in page and 'value="ACME"' in page
+    assert page.index(f'data-document-id="{text.pk}"') < page.index(f'data-document-id="{a.pk}"')
+    assert refused.status_code == 400 and "notes.txt" in refused.content.decode()
+    assert not Production.objects.exists()
 
 
 def test_the_plain_list_shows_its_defaults_in_the_filter_form(

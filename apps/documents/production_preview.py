@@ -1,0 +1,122 @@
+"""The stamp preview, and the reads the "new production" page needs before anything is written.
+
+1. The settings are checked by the production service's own check (same messages).
+2. The first document is checked as the production would check it (withdrawn, kind, read).
+3. Its first Bates number is the one the production would give it now: the start number
+   asked for, else the next free number of that prefix in the case.
+4. Page 1 is stamped in memory by `stamping.stamp_first_page` (the stamping's own code) and
+   rendered to a PNG of at most LEXWEB_MAX_RENDER_PIXELS pixels. No row is written but the
+   read's audit row.
+"""
+
+from dataclasses import dataclass
+
+import pymupdf
+from django.conf import settings
+from django.db.models import Max
+
+from apps.accounts.models import User
+from apps.cases import read_audit
+from apps.cases import selectors as case_selectors
+from apps.cases.models import Case
+from apps.documents import extraction, production_services, stamping
+from apps.documents.models import BatesPage, Document
+from lexweb.errors import DomainError, NotFound
+
+PREVIEW_DPI = 100
+# Ids in a production's picked list (the service takes any number; the page shows them all).
+MAX_PICKED = 10_000
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """The stamp settings of a production as the form gives them."""
+
+    prefix: str
+    digits: int = 6
+    position: str = "bottom_right"
+    legend: str = ""
+    legend_position: str = "bottom_left"
+    font_size: float = 9.0
+    margin: float = 18.0
+    start_number: int | None = None
+
+    def settings(self) -> stamping.StampSettings:
+        return stamping.StampSettings(
+            prefix=self.prefix,
+            digits=self.digits,
+            position=self.position,
+            legend=self.legend.strip(),
+            legend_position=self.legend_position,
+            font_size=self.font_size,
+            margin=self.margin,
+        )
+
+
+def next_number(*, case: Case, prefix: str) -> int:
+    """The number a production of `prefix` starts at when no start number is given."""
+    used = BatesPage.objects.filter(case=case, prefix=prefix).aggregate(top=Max("number"))["top"]
+    return (used or 0) + 1
+
+
+def stamp_check(*, case: Case, stamp: Stamp) -> int:
+    """Refuse settings the production would refuse; the first Bates number it would use."""
+    production_services.production_stamp_check(
+        prefix=stamp.prefix,
+        digits=stamp.digits,
+        font_size=stamp.font_size,
+        margin=stamp.margin,
+        legend=stamp.legend.strip(),
+        position=stamp.position,
+        legend_position=stamp.legend_position,
+    )
+    first = stamp.start_number
+    if first is None:
+        first = next_number(case=case, prefix=stamp.prefix)
+    if first < 1:
+        raise DomainError("Bates numbers start at 1 or higher.")
+    if len(str(first)) > stamp.digits:
+        raise DomainError(f"{first} has more than {stamp.digits} digits.")
+    return first
+
+
+def production_preview_png_for_user(
+    *, user: User, case_id: int, document_id: int, stamp: Stamp, dpi: int = PREVIEW_DPI
+) -> bytes:
+    """Page 1 of `document_id` stamped with `stamp` as the production would stamp it, as PNG.
+    NotFound for a document outside the user's cases; DomainError (the production's own
+    message) for settings or a document a production would refuse. Audited as a view."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    document = Document.objects.select_related("blob").filter(case=case, pk=document_id).first()
+    if document is None:
+        raise NotFound(f"No document {document_id} in this case.")
+    first = stamp_check(case=case, stamp=stamp)
+    production_services.production_document_check(document)
+    source = production_services.production_source(
+        document=document, first_number=first, first_page_only=True
+    )
+    with stamping.stamp_first_page(source, stamp.settings()) as one:
+        page = one[0]
+        extraction.check_page_images(page)
+        zoom = extraction.page_zoom(
+            page.rect, dpi=dpi, max_pixels=settings.LEXWEB_MAX_RENDER_PIXELS
+        )
+        png: bytes = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
+    read_audit.read_record(
+        user=user,
+        action="production.preview",
+        case=case,
+        target=document,
+        detail={"bates": stamp.settings().label(first)},
+    )
+    return png
+
+
+def picked_documents_for_user(*, user: User, case_id: int, ids: list[int]) -> list[Document]:
+    """The case's documents among `ids`, in that order (ids of other cases and repeats are
+    dropped). Audited as a read of the list."""
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    ids = list(dict.fromkeys(ids))[:MAX_PICKED]
+    found = {d.pk: d for d in Document.objects.filter(case=case, pk__in=ids).select_related("blob")}
+    read_audit.read_record(user=user, action="document.list", case=case)
+    return [found[i] for i in ids if i in found]

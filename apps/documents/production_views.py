@@ -1,0 +1,318 @@
+"""Browser pages for productions: the case's Productions tab, a new production (pick, order,
+stamp, preview, commit), one production (its documents, progress, downloads, exports), and the
+stamp preview image. Every read goes through a membership-checked selector; every write through
+the production service, whose refusals are shown on the page."""
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from apps.accounts.models import User
+from apps.cases.models import Case
+from apps.cases.shortcuts import case_or_404, request_user
+from apps.documents import production_preview, production_selectors, production_services, selectors
+from apps.documents.list_forms import DocumentListForm
+from apps.documents.models import Document, Production
+from apps.documents.production_forms import (
+    SORT_KEYS,
+    ExportForm,
+    PickForm,
+    PreviewForm,
+    ProductionForm,
+    ids_from,
+)
+from apps.evidence.selectors import packets as packet_selectors
+from lexweb.errors import DomainError, NotFound
+
+PRODUCTIONS_PER_PAGE = 50
+ITEMS_PER_PAGE = 200
+SEARCH_PAGES = 1000  # a search adds the documents of at most this many best pages
+MENU_PACKETS = 100
+
+
+def _production(request: HttpRequest, case_id: int, production_id: int) -> Production:
+    try:
+        return production_selectors.production_get_for_user(
+            user=request_user(request), case_id=case_id, production_id=production_id
+        )
+    except NotFound:
+        raise Http404("No such production.") from None
+
+
+@login_required
+@require_safe
+def production_list(request: HttpRequest, case_id: int) -> HttpResponse:
+    """The case's Productions tab: each production's range, documents, maker, status, exports."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    productions = Paginator(
+        production_selectors.production_table_for_user(user=user, case_id=case.pk),
+        PRODUCTIONS_PER_PAGE,
+    ).get_page(request.GET.get("page"))
+    context = {
+        "case": case,
+        "page_obj": productions,
+        "rows": [(p, p.bates(p.first_number), p.bates(p.last_number)) for p in productions],
+    }
+    return render(request, "documents/production_list.html", context)
+
+
+def _packets(user: User, case_id: int) -> list[tuple[int, str]]:
+    packets = packet_selectors.packet_list_for_user(user=user, case_id=case_id)
+    counted = [(p, int(getattr(p, "item_count", 0))) for p in packets[:MENU_PACKETS]]
+    return [(p.pk, f"{p} ({n} item{'s' * (n != 1)})") for p, n in counted][:MENU_PACKETS]
+
+
+def _more_ids(user: User, case: Case, picks: PickForm) -> list[int]:
+    """The ids a PickForm adds, in order: its ticked ids, a list filter's matches, a search's
+    documents (best first), a packet's documents (in packet order)."""
+    data = picks.cleaned_data
+    ids: list[int] = list(data["ids"])
+    if data.get("filters"):
+        listing = DocumentListForm(QueryDict(data["filters"]))
+        if not listing.is_valid():
+            raise DomainError("The list's filters are not valid; go back to the list.")
+        ids += selectors.document_review_ids_for_user(
+            user=user, case_id=case.pk, query=listing.query()
+        )
+    if data.get("q"):
+        hits = selectors.page_search_for_user(
+            user=user, case_id=case.pk, query=data["q"], limit=SEARCH_PAGES
+        )
+        ids += [hit.document_id for hit in hits]
+    if data.get("packet"):
+        try:
+            packet = packet_selectors.packet_get_for_user(
+                user=user, case_id=case.pk, packet_id=data["packet"]
+            )
+        except NotFound as exc:
+            raise DomainError(exc.message) from None
+        ids += [item.document_id for item in packet.items.all()]
+    return ids
+
+
+def _add(user: User, case: Case, picks: PickForm, ids: list[int], problems: list[str]) -> list[int]:
+    """`ids` and then the ones `picks` adds (each once); a refusal goes to `problems`."""
+    if not picks.is_valid():
+        problems += [str(e) for errors in picks.errors.values() for e in errors]
+        return ids
+    try:
+        return list(dict.fromkeys(ids + _more_ids(user, case, picks)))
+    except DomainError as exc:
+        problems.append(exc.message)
+        return ids
+
+
+def _reorder(documents: list[Document], op: str) -> list[Document]:
+    """Apply a press of the page's order buttons: sort:<key>, up:<id>, down:<id>, remove:<id>."""
+    verb, _, arg = op.partition(":")
+    if verb == "sort" and arg in SORT_KEYS:
+        keys = {
+            "name": lambda d: (d.filename.casefold(), d.pk),
+            "date": lambda d: (d.created_at, d.pk),
+            "custodian": lambda d: (d.custodian.casefold(), d.filename.casefold(), d.pk),
+        }
+        return sorted(documents, key=keys[arg])
+    ids = [d.pk for d in documents]
+    if verb not in ("up", "down", "remove") or not arg.isdigit() or int(arg) not in ids:
+        return documents
+    at = ids.index(int(arg))
+    if verb == "remove":
+        return documents[:at] + documents[at + 1 :]
+    to = at - 1 if verb == "up" else at + 1
+    if 0 <= to < len(documents):
+        documents = list(documents)
+        documents[at], documents[to] = documents[to], documents[at]
+    return documents
+
+
+def _rows(documents: list[Document]) -> list[tuple[Document, str]]:
+    """Each picked document with the reason a production would refuse it ("" if none)."""
+    rows = []
+    for document in documents:
+        try:
+            production_services.production_document_check(document)
+        except DomainError as exc:
+            rows.append((document, exc.message))
+        else:
+            rows.append((document, ""))
+    return rows
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
+    """A new production. GET: the documents the address picks (see PickForm), with an empty
+    stamp form. POST: the form again after an Add or order button, a preview (the stamp on
+    page 1), or the commit, which goes to the production's page; any refusal comes back on the
+    form (400) with everything kept as typed and nothing written."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    problems: list[str] = []
+    preview, first_label = "", ""
+    if request.method == "POST":
+        op = str(request.POST.get("op") or "preview")[:40]
+        try:
+            ids = ids_from(request.POST, "documents")
+        except forms.ValidationError as exc:
+            ids, problems = [], list(exc.messages)
+        if op == "add":
+            ids = _add(user, case, PickForm(request.POST), ids, problems)
+        documents = production_preview.picked_documents_for_user(
+            user=user, case_id=case.pk, ids=ids
+        )
+        if op in ("preview", "commit"):
+            form = ProductionForm(request.POST)
+            if form.is_valid() and not problems:
+                try:
+                    if op == "commit":
+                        return _commit(request, case, form)
+                    preview, first_label = _preview(case, form, documents)
+                except DomainError as exc:
+                    form.add_error(None, exc.message)
+        else:
+            documents = _reorder(documents, op)
+            form = ProductionForm(initial=request.POST.dict())
+    else:
+        picks = PickForm(request.GET or None)
+        ids = _add(user, case, picks, [], problems) if picks.is_bound else []
+        documents = production_preview.picked_documents_for_user(
+            user=user, case_id=case.pk, ids=ids
+        )
+        initial = {k: request.GET.get(k, "")[:40] for k in ("volume", "bates_prefix")}
+        form = ProductionForm(initial={k: v for k, v in initial.items() if v})
+    refused = bool(problems or (form.is_bound and form.errors))
+    context = {
+        "case": case,
+        "form": form,
+        # Read last: the request's audit row is its first read, the documents picked (or the
+        # search, packet or list filter that picked them).
+        "packets": _packets(user, case.pk),
+        "problems": problems,
+        "rows": _rows(documents),
+        "pages": sum(d.page_count for d in documents),
+        "sort_keys": SORT_KEYS,
+        "preview": preview,
+        "first_label": first_label,
+        # The preview's address for document 0; the script puts the first document's id in.
+        "preview_base": reverse(
+            "documents:production_preview", kwargs={"case_id": case.pk, "document_id": 0}
+        ),
+        "order": ",".join(str(d.pk) for d in documents),
+    }
+    return render(request, "documents/production_new.html", context, status=400 if refused else 200)
+
+
+def _commit(request: HttpRequest, case: Case, form: ProductionForm) -> HttpResponse:
+    data, stamp = form.cleaned_data, form.stamp()
+    production = production_services.production_create(
+        case=case,
+        actor=request_user(request),
+        volume=data["volume"],
+        prefix=stamp.prefix,
+        # The ids as posted: one the selector dropped (another case's) is refused by name.
+        document_ids=data["documents"],
+        start_number=stamp.start_number,
+        digits=stamp.digits,
+        position=stamp.position,
+        legend=stamp.legend,
+        legend_position=stamp.legend_position,
+        font_size=stamp.font_size,
+        margin=stamp.margin,
+    )
+    messages.success(request, f"Production {production} is queued for stamping.")
+    return redirect("documents:production_detail", case_id=case.pk, production_id=production.pk)
+
+
+def _preview(case: Case, form: ProductionForm, documents: list[Document]) -> tuple[str, str]:
+    """(the preview image's address, page 1's Bates number), or DomainError saying why not."""
+    if not documents:
+        raise DomainError("Pick at least one document.")
+    stamp = form.stamp()
+    first = production_preview.stamp_check(case=case, stamp=stamp)
+    production_services.production_document_check(documents[0])
+    query = {k: v for k, v in form.data.items() if k in PreviewForm.base_fields and v != ""}
+    base = reverse(
+        "documents:production_preview",
+        kwargs={"case_id": case.pk, "document_id": documents[0].pk},
+    )
+    return f"{base}?{urlencode(query)}", stamp.settings().label(first)
+
+
+@login_required
+@require_safe
+def production_preview_png(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
+    """Page 1 of the document stamped with the query string's settings, as PNG (bounded size).
+    A refusal is plain text (400) with the production's own message; nothing is written."""
+    case = case_or_404(request, case_id)
+    form = PreviewForm(request.GET)
+    if not form.is_valid():
+        text = "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items())
+        return HttpResponse(text, status=400, content_type="text/plain; charset=utf-8")
+    try:
+        png = production_preview.production_preview_png_for_user(
+            user=request_user(request),
+            case_id=case.pk,
+            document_id=document_id,
+            stamp=form.stamp(),
+        )
+    except NotFound:
+        raise Http404("No such document.") from None
+    except DomainError as exc:
+        return HttpResponse(exc.message, status=400, content_type="text/plain; charset=utf-8")
+    return HttpResponse(png, content_type="image/png")
+
+
+@login_required
+@require_safe
+def production_detail(request: HttpRequest, case_id: int, production_id: int) -> HttpResponse:
+    """One production: range, maker, status and live progress, its documents with their Bates
+    ranges, the stamped PDF, and its exports (with a form to start one)."""
+    production = _production(request, case_id, production_id)
+    items = Paginator(list(production.items.all()), ITEMS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        "case": production.case,
+        "production": production,
+        "first_bates": production.bates(production.first_number),
+        "last_bates": production.bates(production.last_number),
+        "page_obj": items,
+        "rows": [
+            (item, production.bates(item.first_number), production.bates(item.last_number))
+            for item in items
+        ],
+        "exports": list(production.exports.select_related("created_by")),
+        "export_form": ExportForm(),
+    }
+    return render(request, "documents/production_detail.html", context)
+
+
+@login_required
+@require_POST
+def production_export(request: HttpRequest, case_id: int, production_id: int) -> HttpResponse:
+    """Start building the volume (zip with load files); back to the production's page."""
+    production = _production(request, case_id, production_id)
+    form = ExportForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+    else:
+        try:
+            production_services.production_export_request(
+                production=production,
+                actor=request_user(request),
+                encoding=form.cleaned_data["encoding"],
+                image_dpi=form.cleaned_data["image_dpi"],
+            )
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, "The volume is being built; it appears below when ready.")
+    return redirect("documents:production_detail", case_id=case_id, production_id=production.pk)
