@@ -27,6 +27,8 @@ run: install system-deps
 
 # Tesseract reads scanned pages. Installed when we may (root + apt-get); without it lexweb still
 # runs and marks OCR as unavailable, but `make test` under CI=true fails its OCR tests.
+# LibreOffice renders Word and Excel files to PDF, the same way; without it they are stored and
+# searchable, "rendering unavailable"; under CI=true it must be there (installed or refused).
 system-deps:
 	@command -v tesseract >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -35,6 +37,16 @@ system-deps:
 	      echo "lexweb: error: could not install Tesseract; run: apt-get install tesseract-ocr tesseract-ocr-eng"; exit 1; }; \
 	  else \
 	    echo "lexweb: note: Tesseract is not installed (apt-get install tesseract-ocr); scanned pages will not be read."; \
+	  fi; }
+	@command -v soffice >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "lexweb: installing LibreOffice (Writer and Calc, no GUI) for rendering to PDF (apt-get)…"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libreoffice-writer-nogui libreoffice-calc-nogui >/dev/null; } || { \
+	      echo "lexweb: error: could not install LibreOffice; run: apt-get install libreoffice-writer-nogui libreoffice-calc-nogui"; exit 1; }; \
+	  elif [ "$$CI" = true ]; then \
+	    echo "lexweb: error: LibreOffice (soffice) is required under CI=true: apt-get install libreoffice-writer-nogui libreoffice-calc-nogui"; exit 1; \
+	  else \
+	    echo "lexweb: note: LibreOffice is not installed (apt-get install libreoffice-writer-nogui libreoffice-calc-nogui); Word and Excel files will be stored and searchable but 'rendering unavailable'."; \
 	  fi; }
 
 # Browser tests drive Debian's Chromium. Installed here when we may (root + apt-get); under

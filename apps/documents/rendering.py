@@ -7,8 +7,9 @@
    LEXWEB_RENDER_MAX_BYTES (RLIMIT_FSIZE), the PDF at it, and its pages at
    LEXWEB_MAX_PDF_PAGES.
 2. Text files and e-mails (and Outlook messages, from the text read at ingest) are laid out
-   by our own code with PyMuPDF's TextWriter in a monospaced font: for an e-mail its headers
-   (labels in bold), a rule, then the body. A form feed starts a new page.
+   by our own code, flowed over Letter pages by PyMuPDF's Story in a monospaced font (MuPDF's
+   own fonts, with its fallbacks for other scripts): for an e-mail its headers (labels in
+   bold), a rule, then the body. Long lines wrap; a form feed starts a new page.
 3. Every PDF is normalised: fixed metadata and dates, no XMP, no file identifier, unused
    objects dropped. Same bytes in, same PDF bytes out (same tool versions assumed: the tool
    string names them, and the caller records it).
@@ -18,14 +19,15 @@ raises RenderUnavailableError (the document is still stored and searchable).
 
 import contextlib
 import functools
+import html
+import io
 import logging
 import os
 import resource
 import shutil
 import signal
 import subprocess
-import textwrap
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,11 +48,9 @@ TEXT_KINDS = ("text", "email", "outlook")
 RENDERED_KINDS = (*TEXT_KINDS, *OFFICE_SUFFIX)
 
 _FIXED_DATE = "D:20000101000000Z"
-_PAGE_WIDTH, _PAGE_HEIGHT = 612.0, 792.0  # US Letter, in points
-_MARGIN = 54.0
-_FONT_SIZE = 9.5
-_LINE = _FONT_SIZE * 1.35
-_FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+_MARGIN = 54.0  # points around the text
+# Text longer than this many characters per allowed page is refused before it is laid out.
+_MAX_CHARACTERS_A_PAGE = 20_000
 _PROFILE_ROOM = 16 * 1024 * 1024  # bytes a LibreOffice profile file may take
 
 
@@ -98,18 +98,12 @@ def render(kind: str, source: Path, *, work: Path, text: str | None = None) -> R
 # --- Text and e-mails: our own layout ---------------------------------------------------------
 
 
-@functools.cache
-def _fonts() -> tuple[pymupdf.Font, pymupdf.Font, str]:
-    """Regular and bold monospaced fonts, and their name for the tool string: DejaVu Sans Mono
-    (Latin, Greek, Cyrillic) where installed, else the PDF base font Courier (Latin-1)."""
-    regular, bold = _FONT_DIR / "DejaVuSansMono.ttf", _FONT_DIR / "DejaVuSansMono-Bold.ttf"
-    if regular.is_file() and bold.is_file():
-        return (
-            pymupdf.Font(fontfile=str(regular)),
-            pymupdf.Font(fontfile=str(bold)),
-            "DejaVu Sans Mono",
-        )
-    return pymupdf.Font("cour"), pymupdf.Font("cobo"), "Courier"
+# MuPDF's own fonts (Nimbus Mono; Charis SIL and Droid Sans Fallback for the characters it
+# lacks, CJK included): the output does not depend on the fonts a machine has installed.
+_CSS = (
+    "pre, p { font-family: monospace; font-size: 9.5pt; line-height: 1.3; margin: 0; } "
+    "pre { white-space: pre-wrap; } hr { margin: 4pt 0; }"
+)
 
 
 def _clean(text: str) -> str:
@@ -119,102 +113,54 @@ def _clean(text: str) -> str:
     return "".join(ch for ch in text if ch in "\n\f" or ch.isprintable())
 
 
-def _wrapped(text: str, columns: int) -> Iterator[str | None]:
-    """Lines of at most `columns` characters; None where a form feed starts a new page."""
-    for k, block in enumerate(_clean(text).split("\f")):
-        if k:
-            yield None
-        for line in block.split("\n"):
-            if not line.strip():
-                yield ""
-                continue
-            yield from textwrap.wrap(
-                line,
-                columns,
-                replace_whitespace=False,
-                drop_whitespace=True,
-                break_on_hyphens=False,
-            ) or [""]
-
-
-@dataclass
-class _Layout:
-    """Pages being filled, one TextWriter per page."""
-
-    document: pymupdf.Document
-    regular: pymupdf.Font
-    bold: pymupdf.Font
-    rows: int
-    writer: pymupdf.TextWriter | None = None
-    page: pymupdf.Page | None = None
-    row: int = 0
-
-    def new_page(self) -> None:
-        self.finish_page()
-        if self.document.page_count >= settings.LEXWEB_MAX_PDF_PAGES:
-            raise RenderFailedError(
-                f"The text needs more than {settings.LEXWEB_MAX_PDF_PAGES:,} pages; split it "
-                "and upload the parts."
-            )
-        self.page = self.document.new_page(width=_PAGE_WIDTH, height=_PAGE_HEIGHT)
-        self.writer = pymupdf.TextWriter(self.page.rect)
-        self.row = 0
-
-    def line(self, parts: Sequence[tuple[str, pymupdf.Font]]) -> None:
-        if self.writer is None or self.row >= self.rows:
-            self.new_page()
-        assert self.writer is not None  # noqa: S101  (new_page made one)
-        x, y = _MARGIN, _MARGIN + _FONT_SIZE + self.row * _LINE
-        for text, font in parts:
-            if text:
-                self.writer.append((x, y), text, font=font, fontsize=_FONT_SIZE)
-                x += font.text_length(text, _FONT_SIZE)
-        self.row += 1
-
-    def rule(self) -> None:
-        if self.page is None or self.row >= self.rows:
-            self.new_page()
-        assert self.page is not None  # noqa: S101  (new_page made one)
-        y = _MARGIN + self.row * _LINE + _LINE / 2
-        self.page.draw_line((_MARGIN, y), (_PAGE_WIDTH - _MARGIN, y), width=0.5)
-        self.row += 1
-
-    def finish_page(self) -> None:
-        if self.writer is not None and self.page is not None:
-            self.writer.write_text(self.page)
-        self.writer = None
+def _blocks_html(headers: list[str], body: str) -> list[str]:
+    """One HTML fragment per run of pages: the body split at form feeds, e-mail headers (the
+    labels in bold) and a rule before the first."""
+    head = []
+    for header in headers:
+        label, colon, value = _clean(header).partition(":")
+        if colon:
+            head.append(f"<p><b>{html.escape(label)}:</b>{html.escape(value)}</p>")
+        else:
+            head.append(f"<p>{html.escape(label)}</p>")
+    if head:
+        head.append("<hr/>")
+    blocks = [f"<pre>{html.escape(block)}</pre>" for block in _clean(body).split("\f")]
+    blocks[0] = "".join(head) + blocks[0]
+    return blocks
 
 
 def _laid_out(transform: str, headers: list[str], body: str, out: Path) -> Rendered:
-    regular, bold, font_name = _fonts()
-    columns = int((_PAGE_WIDTH - 2 * _MARGIN) / regular.text_length("M", _FONT_SIZE))
-    rows = int((_PAGE_HEIGHT - 2 * _MARGIN) / _LINE)
-    with pymupdf.open() as document:
-        layout = _Layout(document, regular, bold, rows)
-        for header in headers:
-            label, colon, _value = header.partition(":")
-            first = True
-            for line in _wrapped(header, columns):
-                if line is None:
-                    continue
-                if first and colon:
-                    layout.line([(label + colon, bold), (line[len(label) + 1 :], regular)])
-                else:
-                    layout.line([(line, regular)])
-                first = False
-        if headers:
-            layout.rule()
-        for line in _wrapped(body, columns):
-            if line is None:
-                layout.new_page()
-            else:
-                layout.line([(line, regular)])
-        if document.page_count == 0:
-            layout.new_page()  # an empty file is one empty page, as printed
-        layout.finish_page()
-        tool = f"PyMuPDF {pymupdf.VersionBind}, {font_name}"
+    """Text flowed over Letter pages by PyMuPDF's Story (long lines wrap, a form feed starts a
+    new page), at most LEXWEB_MAX_PDF_PAGES pages."""
+    limit = settings.LEXWEB_MAX_PDF_PAGES
+    if len(body) > limit * _MAX_CHARACTERS_A_PAGE:
+        raise RenderFailedError(
+            f"The text has {len(body):,} characters, more than {limit:,} pages can hold; split "
+            "it and upload the parts."
+        )
+    mediabox = pymupdf.paper_rect("letter")
+    where = pymupdf.Rect(_MARGIN, _MARGIN, mediabox.width - _MARGIN, mediabox.height - _MARGIN)
+    buffer = io.BytesIO()
+    writer = pymupdf.DocumentWriter(buffer)
+    pages = 0
+    for fragment in _blocks_html(headers, body):
+        story = pymupdf.Story(html=fragment, user_css=_CSS)
+        more = True
+        while more:
+            pages += 1
+            if pages > limit:
+                raise RenderFailedError(
+                    f"The text needs more than {limit:,} pages; split it and upload the parts."
+                )
+            device = writer.begin_page(mediabox)
+            more, _ = story.place(where)
+            story.draw(device)
+            writer.end_page()
+    writer.close()
+    tool = f"PyMuPDF {pymupdf.VersionBind} Story"
+    with pymupdf.open("pdf", buffer.getvalue()) as document:
         _normalised_save(document, out, producer=f"lexweb {transform}/{VERSION} ({tool})")
-        pages = document.page_count
     return Rendered(out, pages, transform, VERSION, tool)
 
 
