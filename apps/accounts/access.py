@@ -181,6 +181,7 @@ class _Watch:
         self.task: asyncio.Task[None] | None = None
         self._next: _Round | None = None  # not started yet: who asks now joins it
         self._last: asyncio.Future[bool] | None = None
+        self.rounds = 0  # rounds started (read by the tests)
 
     def add(self, consumer: AccessWatchedConsumer) -> None:
         self.sockets.add(consumer)
@@ -227,6 +228,7 @@ class _Watch:
             if self._next is round_:
                 self._next = None
             round_.started = time.monotonic()
+            self.rounds += 1
             ok = await self._check(list(self.sockets), round_.started)
         except BaseException:
             round_.done.set_result(False)

@@ -127,3 +127,41 @@ async def test_a_member_removed_while_watching_is_disconnected_at_once(
         "code": 4403,
         "reason": "Access ended: you are no longer a member of this case.",
     }
+
+
+def _membership_deleted_silently(case: Case, user: User) -> None:
+    """The membership row gone without any event (as from the shell): only a check finds it."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM cases_membership WHERE case_id = %s AND user_id = %s", [case.pk, user.pk]
+        )
+
+
+async def test_sockets_checked_before_every_event_share_batched_checks_that_still_end_access(
+    lawyer: User, staff: User, case: Case, settings: Any
+) -> None:
+    from apps.accounts import access
+
+    # Every event re-checked: each socket used to run its own queries on a new connection.
+    settings.LEXWEB_WS_RECHECK_SECONDS = 0
+    run = await sync_to_async(_run_with_events)(case, lawyer, 1)
+    sockets = [(await ws_connect(_path(case, run), cookie_user=staff))[0] for _ in range(8)]
+    for socket in sockets:
+        assert await _seqs(socket, 1) == [1]
+    watch = access._watch()
+    rounds = watch.rounds
+
+    await sync_to_async(runs.run_event_append)(run=run.pk, kind="x", payload={})
+    for socket in sockets:
+        assert await _seqs(socket, 1) == [2]
+    # Checks of one batch each, shared: fewer rounds than sockets (the timer adds one or two).
+    assert watch.rounds - rounds <= 4
+
+    await sync_to_async(_membership_deleted_silently)(case, staff)
+    await sync_to_async(runs.run_event_append)(run=run.pk, kind="secret", payload={})
+    for socket in sockets:
+        closed = await socket.receive_output(timeout=10)
+        assert (closed["type"], closed["code"]) == ("websocket.close", 4403)
+        assert await socket.receive_nothing(timeout=0.1)

@@ -146,3 +146,40 @@ async def test_the_listener_comes_back_after_losing_its_database_connection(
     await _next_is_sentinel(socket)
     assert await socket.receive_nothing(timeout=1)
     await socket.disconnect()
+
+
+def _send_in_transaction(group: str, numbers: list[int], *, commit: bool) -> None:
+    from django.db import transaction
+
+    from lexweb.channel_layer import PostgresChannelLayer
+
+    layer = get_channel_layer()
+    assert isinstance(layer, PostgresChannelLayer)
+    assert layer.same_database(connection.settings_dict)
+
+    class RolledBack(Exception):
+        pass
+
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            layer.group_send_in(cursor, [(group, _ping(n)) for n in numbers])
+            if not commit:
+                raise RolledBack
+    except RolledBack:
+        pass
+
+
+async def test_messages_sent_in_a_transaction_arrive_in_order_once_it_commits_and_never_if_not(
+    lawyer: User,
+) -> None:
+    socket, state = await ws_connect(WS, cookie_user=lawyer)
+    assert state == (True, None)
+    await _listening()
+
+    await sync_to_async(_send_in_transaction)(CLUSTER_GROUP, [1, 2], commit=False)
+    await sync_to_async(_send_in_transaction)(CLUSTER_GROUP, [3, 4, 5], commit=True)
+
+    received = [(await socket.receive_json_from(timeout=5))["host_id"] for _ in range(3)]
+    assert received == [3, 4, 5]
+    await _next_is_sentinel(socket)
+    await socket.disconnect()
