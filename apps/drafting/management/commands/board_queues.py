@@ -22,7 +22,7 @@ from apps.cluster.models import Board
 from apps.drafting import runs
 
 # Stage jobs of one host that may wait in its worker for a slot of their board. A waiting job
-# costs a coroutine and a look at its stage row every 0.2 s (pipeline.execute.WATCH_SECONDS).
+# costs a coroutine and a place in its worker's one watch query (every 0.2 s, pipeline.watch).
 STAGES_WAITING = 32
 
 
