@@ -42,11 +42,25 @@ class UploadForm(forms.Form):
         choices=PERSON_ORIGIN_CHOICES,
         help_text="Where these files came from. It applies to every file of this upload.",
     )
+    # Cleaned (one printable line) and bounded by the upload service, as for the API.
+    custodian = forms.CharField(
+        label="Custodian",
+        required=False,
+        max_length=200,
+        strip=True,
+        # Its own id: the list's filter form on the same page has a custodian field too.
+        widget=forms.TextInput(attrs={"id": "id_upload_custodian", "autocomplete": "off"}),
+        help_text="Whose files these are (optional), e.g. “J. Smith (CFO)”. It applies to every "
+        "file of this upload, and to what comes out of its e-mails and ZIP files.",
+    )
     # Named like the API's field. The form metaclass moves declared fields off the class, so
     # this does not shadow BaseForm.files at runtime; mypy only sees the class attribute.
     files = MultipleFileField(  # type: ignore[assignment]
         label="Files",
-        help_text="PDF, TIFF, PNG, JPEG, plain text or e-mail (.eml). Several at once.",
+        help_text=(
+            "PDF, TIFF, PNG, JPEG, plain text, e-mail (.eml, .msg), Word (.docx), Excel (.xlsx) "
+            "or ZIP. Several at once."
+        ),
         error_messages={"required": "Choose at least one file."},
     )
 

@@ -74,6 +74,7 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
                 uploaded_by=user,
                 files=[(upload.name or "upload", upload) for upload in form.cleaned_data["files"]],
                 origin=form.cleaned_data["origin"],
+                custodian=form.cleaned_data["custodian"],
             )
         except DomainError as exc:
             form.add_error(None, exc.message)

@@ -173,6 +173,7 @@ function setupDocuments(root) {
     }
     if (typeof doc.kind === "string") field("kind").textContent = label("kind", doc.kind);
     if (typeof doc.origin === "string") field("origin").textContent = label("origin", doc.origin);
+    if (typeof doc.custodian === "string") field("custodian").textContent = doc.custodian || "—";
     if (typeof doc.status === "string") {
       const badge = field("status");
       badge.className = `badge doc-status-${doc.status.replace(/[^a-z_]/g, "")}`;
@@ -245,7 +246,11 @@ function setupDocuments(root) {
       if (!doc || !Number.isInteger(doc.id)) return;
       const known = findRow(doc.id);
       // A live event may already have moved this row past the state at upload time.
-      if (known) fill(known, { filename: doc.filename, kind: doc.kind, origin: doc.origin });
+      if (known) {
+        fill(known, {
+          filename: doc.filename, kind: doc.kind, origin: doc.origin, custodian: doc.custodian,
+        });
+      }
       else {
         const row = ensureRow(doc.id);
         if (row) fill(row, doc);
@@ -257,6 +262,7 @@ function setupDocuments(root) {
 function setupUploads(form, onDocument) {
   const input = form.querySelector('input[type="file"]');
   const origin = form.querySelector('select[name="origin"]');
+  const custodianInput = form.querySelector('input[name="custodian"]');
   const zone = form.querySelector("[data-dropzone]");
   const list = document.getElementById("upload-progress");
   const token = form.querySelector('[name="csrfmiddlewaretoken"]')?.value || "";
@@ -340,6 +346,7 @@ function setupUploads(form, onDocument) {
       const body = new FormData();
       body.append("files", job.file, job.file.name);
       body.append("origin", job.origin);
+      body.append("custodian", job.custodian);
       job.item.result.textContent = "Uploading…";
       xhr.send(body);
     });
@@ -356,7 +363,9 @@ function setupUploads(form, onDocument) {
   }
 
   function start(files) {
-    for (const file of files) queue.push({ file, origin: origin.value, item: itemFor(file) });
+    // The custodian as typed when the files were chosen, like the origin.
+    const custodian = custodianInput ? custodianInput.value : "";
+    for (const file of files) queue.push({ file, origin: origin.value, custodian, item: itemFor(file) });
     pump();
   }
 

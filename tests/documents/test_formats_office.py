@@ -626,3 +626,61 @@ def test_the_test_outlook_file_is_one_extract_msg_reads_as_a_message() -> None:
         assert [a.longFilename for a in message.attachments] == ["a.txt"]
     finally:
         message.close()
+
+
+# --- Custodian on the browser's upload form ------------------------------------------------
+
+
+def test_upload_form_sets_the_custodian_on_the_files_and_what_comes_out_of_them(
+    lawyer_client: Client, case: Case, blob_root: Path
+) -> None:
+    archive = zip_bytes([("memo.docx", docx_bytes()), ("terms.msg", msg_bytes())])
+
+    page = lawyer_client.get(f"/cases/{case.pk}/documents/").content.decode()
+    assert 'name="custodian"' in page
+    response = lawyer_client.post(
+        f"/cases/{case.pk}/documents/",
+        {
+            "origin": "client",
+            # Control characters and runs of spaces are cleaned to one printable line.
+            "custodian": "  J. Smith\t(CFO)\x07  ",
+            "files": [upload("from-smith.zip", archive)],
+        },
+    )
+
+    assert response.status_code == 200
+    assert "<strong>1</strong> added" in response.content.decode()
+    assert dict(Document.objects.values_list("filename", "custodian")) == {
+        "from-smith.zip": "J. Smith (CFO)",
+        "memo.docx": "J. Smith (CFO)",
+        "terms.msg": "J. Smith (CFO)",
+    }
+
+
+def test_upload_form_refuses_an_oversized_custodian_and_stores_nothing(
+    lawyer_client: Client, case: Case, blob_root: Path
+) -> None:
+    response = lawyer_client.post(
+        f"/cases/{case.pk}/documents/",
+        {
+            "origin": "client",
+            "custodian": "x" * 201,
+            "files": [upload("memo.docx", docx_bytes())],
+        },
+    )
+
+    assert response.status_code == 400
+    assert "Ensure this value has at most 200 characters" in response.content.decode()
+    assert_nothing_stored(blob_root)
+
+
+def test_upload_form_of_another_case_is_404_and_stores_nothing(
+    outsider_client: Client, case: Case, blob_root: Path
+) -> None:
+    response = outsider_client.post(
+        f"/cases/{case.pk}/documents/",
+        {"origin": "client", "custodian": "Mallory", "files": [upload("a.zip", zip_bytes([]))]},
+    )
+
+    assert response.status_code == 404
+    assert_nothing_stored(blob_root)
