@@ -6,7 +6,7 @@
    budget (on timeout the whole process group is killed), each file it writes capped near
    LEXWEB_RENDER_MAX_BYTES (RLIMIT_FSIZE), the PDF at it, and its pages at
    LEXWEB_MAX_PDF_PAGES.
-2. Text files and e-mails (and Outlook messages, from the text read at ingest) are laid out
+2. Text files, e-mails and Outlook messages (read as ingest reads them) are laid out
    by our own code, flowed over Letter pages by PyMuPDF's Story in a monospaced font (MuPDF's
    own fonts, with its fallbacks for other scripts): for an e-mail its headers (labels in
    bold), a rule, then the body. Long lines wrap; a form feed starts a new page.
@@ -34,7 +34,7 @@ from pathlib import Path
 import pymupdf
 from django.conf import settings
 
-from apps.documents import intake
+from apps.documents import formats, intake
 from lexweb.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -74,12 +74,9 @@ class Rendered:
     network_isolated: bool | None = None  # LibreOffice only: ran without a network
 
 
-def render(kind: str, source: Path, *, work: Path, text: str | None = None) -> Rendered:
+def render(kind: str, source: Path, *, work: Path) -> Rendered:
     """Render the original at `source` (a Document.Kind value `kind`) into `work`/render.pdf.
-
-    `work` is an empty folder the caller owns and removes. `text` is the text read at ingest,
-    used for Outlook messages (whose headers and body ingest reads).
-    """
+    `work` is an empty folder the caller owns and removes."""
     out = work / "render.pdf"
     if kind in OFFICE_SUFFIX:
         return office_to_pdf(source, kind=kind, work=work, out=out)
@@ -90,7 +87,7 @@ def render(kind: str, source: Path, *, work: Path, text: str | None = None) -> R
         headers, _, body = intake.parse_email(source).text.partition("\n\n")
         return _laid_out(EMAIL_TRANSFORM, headers.splitlines(), body, out)
     if kind == "outlook":
-        headers, _, body = (text or "").partition("\n\n")
+        headers, _, body = formats.parse_outlook(source).text.partition("\n\n")
         return _laid_out(EMAIL_TRANSFORM, headers.splitlines(), body, out)
     raise RenderFailedError(f"Documents of kind {kind!r} are not rendered.")
 

@@ -25,7 +25,7 @@ from django.utils import timezone
 from apps.cases.events import publish_to_case
 from apps.documents import rendering, storage
 from apps.documents.events import RenditionProgress
-from apps.documents.models import Blob, Document, Page, Rendition
+from apps.documents.models import Blob, Document, Rendition
 from lexweb.errors import DomainError
 from lexweb.jobs import database_lost, job_defer
 
@@ -68,7 +68,6 @@ def rendition_render(*, document_id: int) -> None:
                 document.kind,
                 storage.blob_path(document.blob.sha256),
                 work=Path(work),
-                text=_ingest_text(document) if document.kind == Document.Kind.OUTLOOK else None,
             )
             stored = storage.blob_adopt(rendered.path)
     except rendering.RenderUnavailableError as exc:
@@ -118,13 +117,6 @@ def _start(document_id: int) -> Rendition | None:
             return None
         _set(rendition, status=Rendition.Status.PROCESSING, error="", finished_at=None)
     return rendition
-
-
-def _ingest_text(document: Document) -> str:
-    """The text ingest read (an Outlook message's headers, a blank line, its body)."""
-    return "\n".join(
-        Page.objects.filter(document=document).order_by("number").values_list("text", flat=True)
-    )
 
 
 def _set(rendition: Rendition, **changes: object) -> None:

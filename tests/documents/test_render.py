@@ -16,6 +16,7 @@ import pymupdf
 import pytest
 
 from apps.documents import rendering
+from tests.documents.test_formats_office import msg_bytes
 
 SOFFICE = shutil.which("soffice")
 
@@ -258,16 +259,17 @@ def test_without_libreoffice_office_files_are_unavailable_not_failed(
     assert rendering.render("email", email_file(tmp_path / "m.eml"), work=work()).page_count == 1
 
 
-def test_an_outlook_message_is_laid_out_from_the_text_ingest_read(
-    tmp_path: Path, work: Any
-) -> None:
-    text = "From: a@acme.test\nSubject: Lease\n\nThe body of the message."
+def test_an_outlook_message_is_its_headers_then_its_body(tmp_path: Path, work: Any) -> None:
+    source = tmp_path / "terms.msg"
+    source.write_bytes(msg_bytes(subject="Lease terms", body="The body of the message."))
 
-    rendered = rendering.render("outlook", tmp_path / "unused.msg", work=work(), text=text)
+    rendered = rendering.render("outlook", source, work=work())
+    again = rendering.render("outlook", source, work=work())
 
+    assert _sha(rendered.path) == _sha(again.path)
     page = _texts(rendered.path)[0]
     assert rendered.transform == "render-email"
-    assert page.index("Subject: Lease") < page.index("The body of the message.")
+    assert page.index("Subject: Lease terms") < page.index("The body of the message.")
 
 
 def test_kinds_that_are_not_rendered_are_refused(tmp_path: Path, work: Any) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 
 import pymupdf
 import pytest
-from django.contrib.postgres.search import SearchVector
 from django.db import transaction
 from django.test import Client
 from PIL import Image
@@ -20,7 +19,7 @@ from PIL import Image
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.documents import rendition_services, storage
-from apps.documents.models import BatesPage, Blob, Document, Page, Production, Rendition
+from apps.documents.models import BatesPage, Blob, Document, Production, Rendition
 from lexweb.errors import DomainError
 from tests.documents.files import upload
 from tests.documents.test_render import word_file
@@ -51,28 +50,10 @@ def _email_with_text_attachment() -> bytes:
     return message.as_bytes()
 
 
-def _office_document(case: Case, user: User, path: Path, kind: str) -> Document:
-    """A Word or Excel document as intake stores one (read, one page of text), queued for
-    rendering the way ingest queues it."""
-    with storage.blob_receive(source=path.open("rb"), max_bytes=10**8) as received:
-        received.commit()
-    blob, _ = Blob.objects.get_or_create(sha256=received.sha256, defaults={"size": received.size})
-    with transaction.atomic():
-        document = Document.objects.create(
-            case=case,
-            blob=blob,
-            filename=path.name,
-            kind=kind,
-            content_type="application/octet-stream",
-            origin=Document.Origin.CLIENT,
-            status=Document.Status.READY,
-            page_count=1,
-            pages_done=1,
-            uploaded_by=user,
-        )
-        Page.objects.create(document=document, number=1, text="rent ledger", source="text_file")
-        rendition_services.rendition_queue(document)
-    return document
+def _word(client: Client, case: Case, path: Path) -> Document:
+    """A Word file uploaded and read (its render is queued when ingest finishes)."""
+    (posted,) = _post(client, case, upload(path.name, path.read_bytes()))
+    return Document.objects.get(pk=posted["id"])
 
 
 def test_a_text_upload_is_rendered_after_ingest_with_its_lineage(
@@ -109,12 +90,12 @@ def test_page_images_wait_for_the_rendition_and_say_so(
     assert "no page images yet" in response.json()["detail"]
 
 
-def test_a_word_file_is_rendered_by_libreoffice_in_the_job(
-    lawyer: User, case: Case, run_jobs: Callable[[], None], tmp_path: Path
+def test_a_word_upload_is_rendered_by_libreoffice_in_the_job(
+    lawyer_api: Client, case: Case, run_jobs: Callable[[], None], tmp_path: Path
 ) -> None:
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice is not installed (make system-deps installs it)")
-    document = _office_document(case, lawyer, word_file(tmp_path / "memo.docx"), "word")
+    document = _word(lawyer_api, case, word_file(tmp_path / "memo.docx"))
 
     run_jobs()
 
@@ -125,16 +106,10 @@ def test_a_word_file_is_rendered_by_libreoffice_in_the_job(
 
 
 def test_without_libreoffice_the_document_stays_searchable_and_says_unavailable(
-    lawyer: User,
-    lawyer_api: Client,
-    case: Case,
-    run_jobs: Callable[[], None],
-    tmp_path: Path,
-    settings: Any,
+    lawyer_api: Client, case: Case, run_jobs: Callable[[], None], tmp_path: Path, settings: Any
 ) -> None:
     settings.LEXWEB_SOFFICE = str(tmp_path / "nowhere" / "soffice")
-    document = _office_document(case, lawyer, word_file(tmp_path / "memo.docx"), "word")
-    Page.objects.filter(document=document).update(search_vector=SearchVector("text"))
+    document = _word(lawyer_api, case, word_file(tmp_path / "memo.docx"))
 
     run_jobs()
 
@@ -143,7 +118,7 @@ def test_without_libreoffice_the_document_stays_searchable_and_says_unavailable(
     assert rendition.label.startswith("rendering unavailable: LibreOffice")
     document.refresh_from_db()
     assert document.status == Document.Status.READY and document.error == ""
-    hits = lawyer_api.get(f"/api/v1/cases/{case.pk}/search?q=ledger").json()["items"]
+    hits = lawyer_api.get(f"/api/v1/cases/{case.pk}/search?q=tenant").json()["items"]
     assert [hit["document_id"] for hit in hits] == [document.pk]
     refused = lawyer_api.post(
         f"/api/v1/cases/{case.pk}/productions",
@@ -155,14 +130,32 @@ def test_without_libreoffice_the_document_stays_searchable_and_says_unavailable(
     assert not Production.objects.exists() and not BatesPage.objects.exists()
 
 
-def test_a_damaged_word_file_fails_rendering_with_the_reason(
+def test_a_word_file_libreoffice_cannot_read_fails_rendering_with_the_reason(
     lawyer: User, case: Case, run_jobs: Callable[[], None], tmp_path: Path
 ) -> None:
+    """Intake refuses damaged files; one LibreOffice still cannot read (here: read at ingest,
+    then found broken by the renderer) fails its rendering, not the document."""
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice is not installed (make system-deps installs it)")
     broken = tmp_path / "broken.docx"
     broken.write_bytes(b"PK\x03\x04" + b"\x00garbage" * 500)
-    document = _office_document(case, lawyer, broken, "word")
+    with storage.blob_receive(source=broken.open("rb"), max_bytes=10**8) as received:
+        received.commit()
+    blob, _ = Blob.objects.get_or_create(sha256=received.sha256, defaults={"size": received.size})
+    with transaction.atomic():
+        document = Document.objects.create(
+            case=case,
+            blob=blob,
+            filename="broken.docx",
+            kind=Document.Kind.WORD,
+            content_type="application/octet-stream",
+            origin=Document.Origin.CLIENT,
+            status=Document.Status.READY,
+            page_count=1,
+            pages_done=1,
+            uploaded_by=lawyer,
+        )
+        rendition_services.rendition_queue(document)
 
     run_jobs()
 
