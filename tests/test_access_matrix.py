@@ -192,6 +192,12 @@ MATRIX: tuple[Route, ...] = (
     Route(API, "api/v1/cases/<case_id>/documents/<document_id>/original", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/documents/<document_id>/pages", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/documents/<document_id>/pages/<number>/image", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/documents/<document_id>/pages/<number>/hits",
+        ("GET",),
+        {"GET": {"q": "matrix"}},
+    ),
     Route(API, "api/v1/cases/<case_id>/search", ("GET",), {"GET": {"q": "matrix"}}),
     Route(
         API,

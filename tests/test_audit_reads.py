@@ -97,6 +97,9 @@ API: dict[tuple[str, str], Entry] = {
     ("GET", "/api/v1/cases/{case_id}/documents/{document_id}/pages/{number}/image"): Read(
         "document.page", "document", {"dpi": str(IMAGE_DPI)}
     ),
+    ("GET", "/api/v1/cases/{case_id}/documents/{document_id}/pages/{number}/hits"): Read(
+        "document.page", "document", {"q": "ledger"}
+    ),
     ("GET", "/api/v1/cases/{case_id}/search"): Read("case.search", query={"q": "ledger"}),
     ("GET", "/api/v1/cases/{case_id}/productions"): Read("production.list"),
     ("POST", "/api/v1/cases/{case_id}/productions"): Write(

@@ -16,6 +16,7 @@ from apps.documents import (
     selectors,
     services,
     storage,
+    viewer_selectors,
 )
 from apps.documents.models import Document, Page, Production, ProductionExport
 from apps.documents.schemas import (
@@ -23,6 +24,7 @@ from apps.documents.schemas import (
     DocumentOut,
     ExportIn,
     ExportOut,
+    HitBoxesOut,
     PageOut,
     ProductionDetailOut,
     ProductionIn,
@@ -36,6 +38,7 @@ from apps.documents.schemas import (
 router = Router(tags=["documents"])
 
 _ERRORS = {400: ErrorOut, 404: ErrorOut, 413: ErrorOut}
+THUMB_DPI = 18  # a letter page 153 x 198 pixels
 # Kinds with page images: PDFs and images, and the kinds rendered to PDF (their renditions').
 IMAGED_KINDS = ("pdf", "image", *rendering.RENDERED_KINDS)
 
@@ -125,14 +128,38 @@ def page_image(
     document_id: ObjectId,
     number: ObjectId,
     dpi: int = Query(100, ge=36, le=300),
+    thumb: bool = False,
 ) -> HttpResponse:
     """The page rendered as PNG. Text files, e-mails, Word, Excel and Outlook documents show
-    the pages of their rendering to PDF (404 saying so while it is not ready)."""
+    the pages of their rendering to PDF (404 saying so while it is not ready). `thumb`:
+    a thumbnail, rendered at THUMB_DPI whatever `dpi` says."""
     source = selectors.page_image_source_for_user(
         user=request.auth, case_id=case_id, document_id=document_id, number=number
     )
-    png = extraction.page_png(source.path, kind=source.kind, number=source.number, dpi=dpi)
+    png = extraction.page_png(
+        source.path, kind=source.kind, number=source.number, dpi=THUMB_DPI if thumb else dpi
+    )
     return HttpResponse(png, content_type="image/png")
+
+
+@router.get(
+    "/cases/{case_id}/documents/{document_id}/pages/{number}/hits",
+    response={200: HitBoxesOut, **_ERRORS},
+)
+def page_hits(
+    request: AuthedRequest,
+    case_id: ObjectId,
+    document_id: ObjectId,
+    number: ObjectId,
+    q: str = Query(..., max_length=selectors.MAX_QUERY_LENGTH),
+) -> viewer_selectors.HitBoxes:
+    """Where the words a search `q` matches are on the page: boxes `[x0, y0, x1, y1]` as
+    fractions of the page's width and height (draw them over the page image at any size),
+    from the stored OCR words or the PDF's text layer; at most 300, `truncated` when more
+    matched. Matching is the search's own (stemmed English; negated words are not boxed)."""
+    return viewer_selectors.page_hit_boxes_for_user(
+        user=request.auth, case_id=case_id, document_id=document_id, number=number, query=q
+    )
 
 
 @router.get("/cases/{case_id}/search", response={200: SearchOut, 400: ErrorOut, 404: ErrorOut})
@@ -227,12 +254,18 @@ def bates_lookup(request: AuthedRequest, case_id: ObjectId, reference: str) -> l
     hits = production_selectors.bates_lookup_for_user(
         user=request.auth, case_id=case_id, reference=reference
     )
+    pages = f"/api/v1/cases/{case_id}/documents"
     return [
         BatesHitOut(
             **vars(hit),
             image_url=(
-                f"/api/v1/cases/{case_id}/documents/{hit.document_id}/pages/{hit.page_number}/image"
+                f"{pages}/{hit.document_id}/pages/{hit.page_number}/image"
                 if hit.kind in IMAGED_KINDS
+                else None
+            ),
+            stamped_image_url=(
+                f"{pages}/{hit.volume_document_id}/pages/{hit.production_page}/image"
+                if hit.volume_document_id is not None
                 else None
             ),
         )

@@ -92,6 +92,11 @@ class BatesHit:
     text: str
     source: str
     ocr_confidence: float | None
+    # Where the stamped page is: page `production_page` of production `production_id`'s
+    # volume document (None until the production is stamped).
+    production_id: int
+    volume_document_id: int | None
+    production_page: int
 
 
 def _parse(reference: str, prefixes: list[str]) -> tuple[str, int, int]:
@@ -156,6 +161,9 @@ def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[B
                 text=page.text if page else "",
                 source=page.source if page else Page.Source.NONE,
                 ocr_confidence=page.ocr_confidence if page else None,
+                production_id=row.production_id,
+                volume_document_id=row.production.volume_document_id,
+                production_page=row.production_page,
             )
         )
     read_audit.read_record(

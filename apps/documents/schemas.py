@@ -231,6 +231,15 @@ class BatesHitOut(Schema):
     source: str
     ocr_confidence: float | None
     image_url: str | None
+    # The same page in the production's stamped PDF (None until the volume is stamped).
+    stamped_image_url: str | None
+
+
+class HitBoxesOut(Schema):
+    page: int
+    source: str
+    boxes: list[list[float]]  # [x0, y0, x1, y1], fractions of the page's width and height
+    truncated: bool
 
 
 class ExportIn(StrictIn):

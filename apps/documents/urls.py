@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.documents import production_views, views
+from apps.documents import production_views, viewer_views, views
 
 app_name = "documents"
 
@@ -8,7 +8,7 @@ urlpatterns = [
     path("cases/<int:case_id>/documents/", views.document_list, name="list"),
     path(
         "cases/<int:case_id>/documents/<int:document_id>/",
-        views.document_detail,
+        viewer_views.document_detail,
         name="detail",
     ),
     path("cases/<int:case_id>/documents/bulk/", views.documents_bulk, name="bulk"),

@@ -5,8 +5,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
@@ -23,25 +22,13 @@ from apps.documents import (
 from apps.documents.forms import SearchForm, UploadForm
 from apps.documents.list_forms import SORTS, BulkForm, DocumentListForm, DocumentListQuery
 from apps.documents.models import Document
+from apps.documents.viewer_views import viewer_url
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as packet_selectors
-from apps.evidence.selectors import provenance as lineage
 from apps.evidence.services import packets as packet_services
 from lexweb.errors import DomainError, NotFound
 
-PAGES_PER_VIEW = 20
 MENU_PACKETS = 100
-# Ancestors listed on the viewer (a production volume has one per original); the rest counted.
-CHAIN_SHOWN = 50
-
-
-def _document(request: HttpRequest, case_id: int, document_id: int) -> Document:
-    try:
-        return selectors.document_get_for_user(
-            user=request_user(request), case_id=case_id, document_id=document_id
-        )
-    except NotFound:
-        raise Http404("No such document.") from None
 
 
 def _labels() -> dict[str, dict[str, str]]:
@@ -116,57 +103,6 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
 
 @login_required
 @require_safe
-def document_detail(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
-    """One document: its facts and provenance (origin, the registry's verdict, lineage), then
-    its pages (image beside text), PAGES_PER_VIEW at a time. Every view is audited (by the
-    selector, once for the page)."""
-    user = request_user(request)
-    document = _document(request, case_id, document_id)
-    provenance_selectors.documents_load_provenance([document], user=user)
-    chain = lineage.provenance_chain(document)
-    origins, untrusted = dict(Document.Origin.choices), provenance_selectors.UNTRUSTED_ORIGINS
-    pages = Paginator(
-        selectors.page_list_for_user(user=user, case_id=case_id, document_id=document.pk),
-        PAGES_PER_VIEW,
-    ).get_page(request.GET.get("page"))
-    attachments = (
-        [
-            (child, provenance_selectors.provenance_of(child))
-            for child in provenance_selectors.documents_with_provenance(
-                selectors.attachment_list_for_user(
-                    user=user, case_id=case_id, document_id=document.pk
-                ),
-                user=user,
-            )
-        ]
-        if document.kind == Document.Kind.EMAIL
-        else []
-    )
-    context = {
-        "case": document.case,
-        "document": document,
-        "pages": pages,
-        "attachments": attachments,
-        "has_images": document.kind in (Document.Kind.PDF, Document.Kind.IMAGE),
-        "provenance": provenance_selectors.provenance_of(document),
-        "chain": [
-            (link, origins.get(link.origin, link.origin), link.origin in untrusted)
-            for link in chain[:CHAIN_SHOWN]
-        ],
-        "chain_more": max(len(chain) - CHAIN_SHOWN, 0),
-        "generated_ancestor": lineage.generated_ancestor(document),
-    }
-    return render(request, "documents/document_detail.html", context)
-
-
-def _page_url(*, case_id: int, document_id: int, number: int) -> str:
-    """Where page `number` is in the viewer: its slice of pages, scrolled to the page."""
-    base = reverse("documents:detail", kwargs={"case_id": case_id, "document_id": document_id})
-    return f"{base}?page={(number - 1) // PAGES_PER_VIEW + 1}#page-{number}"
-
-
-@login_required
-@require_safe
 def search(request: HttpRequest, case_id: int) -> HttpResponse:
     """Full-text search over the case's pages. Without `q` the page shows only the form.
 
@@ -196,7 +132,12 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
             hits = [
                 (
                     hit,
-                    _page_url(case_id=case.pk, document_id=hit.document_id, number=hit.page),
+                    viewer_url(
+                        case_id=case.pk,
+                        document_id=hit.document_id,
+                        page=hit.page,
+                        query=form.cleaned_data["q"],
+                    ),
                     origins.get(hit.origin, hit.origin),
                     hit.origin in provenance_selectors.UNTRUSTED_ORIGINS,
                     verdicts.get(hit.document_id, Document.Provenance.PENDING),

@@ -1,0 +1,330 @@
+"""Reads for the document viewer: one page and what surrounds it (thumbnails, the document's
+Bates ranges, the page's stamped versions, the previous and next document), and where a
+search's words sit on a page. Every read starts from the user's case memberships (through
+`selectors`) and is audited there."""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+from django.db import connection
+from django.db.models import Q
+from PIL import Image
+
+from apps.accounts.models import User
+from apps.documents import selectors, storage
+from apps.documents.extraction import _own_dpi
+from apps.documents.models import BatesPage, Document, Page, Production, ProductionDocument
+from lexweb.errors import DomainError, NotFound
+
+THUMBS_AROUND = 30  # thumbnails shown each side of the current page
+CONTEXT_HITS = 200  # search hits read to find the previous and next document of a search
+MAX_PAGE_WORDS = 20_000  # words of one page compared with the query; the rest are not
+MAX_BOXES = 300  # boxes in one answer (each about 30 bytes of JSON)
+MAX_QUERY_TERMS = 32
+
+# A negated word or phrase (`-word`, `-"a phrase"`) is never a hit to draw.
+_NEGATED = re.compile(r'(?:^|\s)-(?:"[^"]*"?|\S+)')
+_OR = re.compile(r"(?i)(?:^|\s)or(?=\s|$)")
+
+
+@dataclass(frozen=True)
+class BatesRange:
+    production_id: int
+    volume: str
+    begin: str
+    end: str
+    status: str
+
+
+@dataclass(frozen=True)
+class StampedPage:
+    """Page `production_page` of production `volume`'s stamped PDF, which carries `bates`."""
+
+    production_id: int
+    volume: str
+    bates: str
+    volume_document_id: int
+    production_page: int
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    document_id: int
+    filename: str
+    page: int  # where to open it: the best hit of the search, else 1
+
+
+@dataclass(frozen=True)
+class ViewerPage:
+    document: Document
+    page: Page | None  # None while no page is stored yet
+    page_count: int  # pages stored
+    thumbs: list[int]  # page numbers of the thumbnail strip
+    ranges: list[BatesRange]
+    stamped: list[StampedPage]
+    previous: Neighbour | None
+    next: Neighbour | None
+    search_context: bool  # previous/next follow the search `query`, not the case's order
+
+
+def viewer_page_for_user(
+    *, user: User, case_id: int, document_id: int, number: int, query: str = ""
+) -> ViewerPage:
+    """Page `number` of the document for the viewer. NotFound for a document outside the
+    user's cases or a page the document does not have (page 1 of a document with no pages
+    yet is the empty viewer). `query`: the search the user came from; previous and next
+    document then follow its hits, else the case's document order (newest first, as the list).
+    Audited as one view of the document."""
+    document = selectors.document_get_for_user(user=user, case_id=case_id, document_id=document_id)
+    pages = selectors.page_list_for_user(user=user, case_id=case_id, document_id=document.pk)
+    count = pages.count()
+    page = pages.filter(number=number).first()
+    if page is None and not (number == 1 and count == 0):
+        raise NotFound(f"No page {number} in this document (it has {count}).")
+    low, high = max(1, number - THUMBS_AROUND), min(count, number + THUMBS_AROUND)
+    previous, following, in_search = _neighbours(user=user, document=document, query=query)
+    return ViewerPage(
+        document=document,
+        page=page,
+        page_count=count,
+        thumbs=list(range(low, high + 1)),
+        ranges=_ranges(document),
+        stamped=_stamped(document, number),
+        previous=previous,
+        next=following,
+        search_context=in_search,
+    )
+
+
+def _ranges(document: Document) -> list[BatesRange]:
+    """The document's Bates range in each production that did not fail, oldest first."""
+    rows = (
+        ProductionDocument.objects.filter(document=document)
+        .exclude(production__status=Production.Status.FAILED)
+        .select_related("production")
+        .order_by("production_id")
+    )
+    return [
+        BatesRange(
+            production_id=row.production_id,
+            volume=row.production.volume,
+            begin=row.production.bates(row.first_number),
+            end=row.production.bates(row.last_number),
+            status=row.production.status,
+        )
+        for row in rows
+    ]
+
+
+def _stamped(document: Document, number: int) -> list[StampedPage]:
+    """Page `number` as stamped in each finished production, oldest first."""
+    rows = (
+        BatesPage.objects.filter(
+            document=document,
+            page_number=number,
+            production__status=Production.Status.READY,
+            production__volume_document__isnull=False,
+        )
+        .select_related("production")
+        .order_by("production_id")
+    )
+    return [
+        StampedPage(
+            production_id=row.production_id,
+            volume=row.production.volume,
+            bates=row.production.bates(row.number),
+            volume_document_id=row.production.volume_document_id or 0,
+            production_page=row.production_page,
+        )
+        for row in rows
+    ]
+
+
+def _neighbours(
+    *, user: User, document: Document, query: str
+) -> tuple[Neighbour | None, Neighbour | None, bool]:
+    if query.strip():
+        try:
+            results = selectors.page_search_for_user(
+                user=user, case_id=document.case_id, query=query, limit=CONTEXT_HITS
+            )
+        except DomainError:
+            results = None
+        if results is not None:
+            order: dict[int, Neighbour] = {}
+            for hit in results.hits:
+                order.setdefault(
+                    hit.document_id, Neighbour(hit.document_id, hit.filename, hit.page)
+                )
+            found = list(order.values())
+            ids = [n.document_id for n in found]
+            if document.pk in ids:
+                at = ids.index(document.pk)
+                before = found[at - 1] if at > 0 else None
+                after = found[at + 1] if at + 1 < len(found) else None
+                return before, after, True
+    # The case's order as the list shows it by default: newest first, withdrawn left out.
+    listed = Document.objects.filter(case_id=document.case_id, withdrawn_at__isnull=True)
+    added, pk = document.created_at, document.pk
+    newer = (
+        listed.filter(Q(created_at__gt=added) | Q(created_at=added, pk__gt=pk))
+        .order_by("created_at", "pk")
+        .values_list("pk", "filename")
+        .first()
+    )
+    older = (
+        listed.filter(Q(created_at__lt=added) | Q(created_at=added, pk__lt=pk))
+        .order_by("-created_at", "-pk")
+        .values_list("pk", "filename")
+        .first()
+    )
+    return (
+        Neighbour(newer[0], newer[1], 1) if newer else None,
+        Neighbour(older[0], older[1], 1) if older else None,
+        False,
+    )
+
+
+# --- Where the search's words are on a page ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HitBoxes:
+    """Boxes [x0, y0, x1, y1] of the page's words that match the query, as fractions of the
+    page's width and height (so they fit the page image at any size). `truncated`: more words
+    matched than MAX_BOXES, or the page has more than MAX_PAGE_WORDS words."""
+
+    page: int
+    source: str
+    boxes: list[list[float]]
+    truncated: bool
+
+
+def page_hit_boxes_for_user(
+    *, user: User, case_id: int, document_id: int, number: int, query: str
+) -> HitBoxes:
+    """The boxes of the words of page `number` that the search `query` matches, as
+    PostgreSQL's English configuration matches them (stemmed: "contracts" finds "contract";
+    negated words are not drawn). Words come from the stored OCR words, or from the PDF's text
+    layer (PyMuPDF). A page without either has no boxes. Audited as a read of the page."""
+    page = selectors.page_get_for_user(
+        user=user, case_id=case_id, document_id=document_id, number=number
+    )
+    query = selectors.search_query_clean(query)
+    wanted = _lexemes([_terms(query)])[0]
+    document = page.document
+    words, truncated = _page_words(page, document)
+    boxes: list[list[float]] = []
+    if wanted and words:
+        unique = sorted({text for text, _ in words})
+        matching = {
+            text for text, found in zip(unique, _lexemes(unique), strict=True) if found & wanted
+        }
+        for text, box in words:
+            if text in matching:
+                if len(boxes) == MAX_BOXES:
+                    truncated = True
+                    break
+                boxes.append(box)
+    return HitBoxes(page=page.number, source=page.source, boxes=boxes, truncated=truncated)
+
+
+def _terms(query: str) -> str:
+    """The query's wanted words as plain text: negations and `or` left out, quotes dropped."""
+    kept = _OR.sub(" ", _NEGATED.sub(" ", query)).replace('"', " ")
+    return " ".join(kept.split()[:MAX_QUERY_TERMS])
+
+
+def _lexemes(texts: list[str]) -> list[set[str]]:
+    """Each text's lexemes under the search configuration (stop words have none), in one
+    statement."""
+    if not texts:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tsvector_to_array(to_tsvector(%s::regconfig, t)) "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i",
+            [selectors.SEARCH_CONFIG, texts],
+        )
+        return [set(row[0]) for row in cursor.fetchall()]
+
+
+def _page_words(page: Page, document: Document) -> tuple[list[tuple[str, list[float]]], bool]:
+    """(text, box as fractions) of the page's words, in reading order, at most MAX_PAGE_WORDS;
+    and whether there were more."""
+    if page.source == Page.Source.OCR and page.words and page.ocr_dpi:
+        width, height = _page_size(document, page.number)
+        raw = [
+            (
+                str(w[0]),
+                [float(w[1]), float(w[2]), float(w[1]) + float(w[3]), float(w[2]) + float(w[4])],
+            )
+            for w in page.words[:MAX_PAGE_WORDS]
+        ]
+        # Pixels at ocr_dpi: the page measures width * ocr_dpi / 72 of them across.
+        pixels = page.ocr_dpi / 72.0
+        return _fractions(raw, width * pixels, height * pixels), len(page.words) > MAX_PAGE_WORDS
+    if page.source == Page.Source.TEXT_LAYER and document.kind == Document.Kind.PDF:
+        path = storage.blob_path(document.blob.sha256)
+        with pymupdf.open(path, filetype="pdf") as pdf:
+            if not 1 <= page.number <= pdf.page_count:
+                raise NotFound(f"No page {page.number}.")
+            pdf_page = pdf[page.number - 1]
+            rect, turn = pdf_page.rect, pdf_page.rotation_matrix
+            words = pdf_page.get_text("words")
+        raw = []
+        for x0, y0, x1, y1, text, *_ in words[:MAX_PAGE_WORDS]:
+            box = pymupdf.Rect(x0, y0, x1, y1) * turn  # text space is the unrotated page
+            raw.append(
+                (
+                    str(text),
+                    [box.x0 - rect.x0, box.y0 - rect.y0, box.x1 - rect.x0, box.y1 - rect.y0],
+                )
+            )
+        return _fractions(raw, rect.width, rect.height), len(words) > MAX_PAGE_WORDS
+    return [], False
+
+
+def _fractions(
+    words: list[tuple[str, list[float]]], width: float, height: float
+) -> list[tuple[str, list[float]]]:
+    if width <= 0 or height <= 0:
+        return []
+    return [
+        (
+            _word_key(text),
+            [
+                round(min(max(box[0] / width, 0.0), 1.0), 4),
+                round(min(max(box[1] / height, 0.0), 1.0), 4),
+                round(min(max(box[2] / width, 0.0), 1.0), 4),
+                round(min(max(box[3] / height, 0.0), 1.0), 4),
+            ],
+        )
+        for text, box in words
+        if _word_key(text)
+    ]
+
+
+def _word_key(text: str) -> str:
+    # NUL cannot travel to PostgreSQL; a word longer than any real one is not looked up.
+    return text.replace("\x00", "")[:100]
+
+
+def _page_size(document: Document, number: int) -> tuple[float, float]:
+    """The page's size in points, as its OCR words were measured (see extraction)."""
+    path: Path = storage.blob_path(document.blob.sha256)
+    if document.kind == Document.Kind.PDF:
+        with pymupdf.open(path, filetype="pdf") as pdf:
+            if not 1 <= number <= pdf.page_count:
+                raise NotFound(f"No page {number}.")
+            rect = pdf[number - 1].rect
+            return rect.width, rect.height
+    with Image.open(path) as image:
+        try:
+            image.seek(number - 1)
+        except EOFError:
+            raise NotFound(f"No page {number}.") from None
+        dpi = _own_dpi(image)
+        return image.width * 72.0 / dpi, image.height * 72.0 / dpi

@@ -1,0 +1,133 @@
+"""The document viewer: one page at a time, with thumbnails, zoom, the text beside the page,
+the stamped pages of productions, and the search the user came from (viewer.js draws its hits
+and adds the keyboard)."""
+
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+
+from apps.cases.shortcuts import request_user
+from apps.documents import provenance_selectors, selectors, viewer_selectors
+from apps.documents.models import Document
+from apps.evidence.selectors import provenance as lineage
+from lexweb.errors import NotFound
+
+# Ancestors listed on the viewer (a production volume has one per original); the rest counted.
+CHAIN_SHOWN = 50
+MAX_QUERY = selectors.MAX_QUERY_LENGTH
+MAX_PAGE = 10**6  # no document has more pages; a longer number is not a page
+
+
+def viewer_url(
+    *, case_id: int, document_id: int, page: int = 1, query: str = "", stamped: int | None = None
+) -> str:
+    """The viewer at page `page` (scrolled to it), carrying the search `query` the user came
+    from and the production whose stamped page to show."""
+    base = reverse("documents:detail", kwargs={"case_id": case_id, "document_id": document_id})
+    params: dict[str, str | int] = {"page": page}
+    if query:
+        params["q"] = query
+    if stamped is not None:
+        params["stamped"] = stamped
+    return f"{base}?{urlencode(params)}#viewer"
+
+
+def _page_number(raw: str) -> int:
+    """`?page=` as a page number: missing or not a number is page 1; a number past any
+    document is a page no document has (the selector's NotFound)."""
+    raw = raw.strip()
+    if not raw.isascii() or not raw.isdigit() or len(raw) > len(str(MAX_PAGE)):
+        return 1 if not raw else MAX_PAGE + 1
+    return max(int(raw), 1)
+
+
+@login_required
+@require_safe
+def document_detail(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
+    """One document: its facts and provenance, then one page (image beside text) with the
+    thumbnail strip, page and document navigation and, where the page is produced, its
+    stamped versions. `?page=` the page, `?q=` the search the user came from (its words are
+    marked on the image; previous/next document follow its hits), `?stamped=` a production
+    whose stamped page to show. Audited once, as a view of the document."""
+    user = request_user(request)
+    query = request.GET.get("q", "")[:MAX_QUERY].replace("\x00", "")
+    number = _page_number(request.GET.get("page", ""))
+    try:
+        view = viewer_selectors.viewer_page_for_user(
+            user=user, case_id=case_id, document_id=document_id, number=number, query=query
+        )
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    document = view.document
+    provenance_selectors.documents_load_provenance([document], user=user)
+    chain = lineage.provenance_chain(document)
+    origins, untrusted = dict(Document.Origin.choices), provenance_selectors.UNTRUSTED_ORIGINS
+    wanted = request.GET.get("stamped", "")
+    stamped = next((s for s in view.stamped if str(s.production_id) == wanted), None)
+    attachments = (
+        [
+            (child, provenance_selectors.provenance_of(child))
+            for child in provenance_selectors.documents_with_provenance(
+                selectors.attachment_list_for_user(
+                    user=user, case_id=case_id, document_id=document.pk
+                ),
+                user=user,
+            )
+        ]
+        if document.kind == Document.Kind.EMAIL
+        else []
+    )
+
+    def here(page: int, stamped: int | None = None) -> str:
+        return viewer_url(
+            case_id=case_id, document_id=document.pk, page=page, query=query, stamped=stamped
+        )
+
+    current = view.page.number if view.page else 1
+    keep = stamped.production_id if stamped else None
+    context = {
+        "case": document.case,
+        "document": document,
+        "view": view,
+        "page": view.page,
+        "query": query,
+        "stamped": stamped,
+        # Moving through the pages keeps the stamped version on while there is one.
+        "previous_url": here(current - 1, keep) if current > 1 else "",
+        "next_url": here(current + 1, keep) if current < view.page_count else "",
+        "thumbs": [(n, here(n, keep)) for n in view.thumbs],
+        "original_url": here(current),
+        "stamped_urls": [(s, here(current, s.production_id)) for s in view.stamped],
+        "previous_document_url": _neighbour_url(case_id, view.previous, query, view),
+        "next_document_url": _neighbour_url(case_id, view.next, query, view),
+        "attachments": attachments,
+        "has_images": document.kind in (Document.Kind.PDF, Document.Kind.IMAGE),
+        "provenance": provenance_selectors.provenance_of(document),
+        "chain": [
+            (link, origins.get(link.origin, link.origin), link.origin in untrusted)
+            for link in chain[:CHAIN_SHOWN]
+        ],
+        "chain_more": max(len(chain) - CHAIN_SHOWN, 0),
+        "generated_ancestor": lineage.generated_ancestor(document),
+    }
+    return render(request, "documents/document_detail.html", context)
+
+
+def _neighbour_url(
+    case_id: int,
+    neighbour: viewer_selectors.Neighbour | None,
+    query: str,
+    view: viewer_selectors.ViewerPage,
+) -> str:
+    if neighbour is None:
+        return ""
+    return viewer_url(
+        case_id=case_id,
+        document_id=neighbour.document_id,
+        page=neighbour.page,
+        query=query if view.search_context else "",
+    )
