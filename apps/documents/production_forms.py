@@ -116,10 +116,18 @@ class ProductionForm(StampForm):
     PickForm fields), sort:<key>, up:<id>, down:<id>, remove:<id>."""
 
     volume = forms.CharField(
-        max_length=40, required=False, label="Volume", help_text="e.g. ACME001"
+        max_length=40,
+        label="Volume",
+        help_text="e.g. ACME001",
+        error_messages={"required": "Name the volume (e.g. ACME001)."},
     )
     op = forms.CharField(max_length=40, required=False)
     field_order = ["volume", "bates_prefix", "start_number", "digits"]
+
+    def __init__(self, *args: Any, commit: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Only the commit needs the volume's name; a preview or a reorder does not.
+        self.fields["volume"].required = commit
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -130,8 +138,6 @@ class ProductionForm(StampForm):
             self.add_error(None, exc)
             data["documents"] = []
         data["op"] = str(data.get("op") or "preview")
-        if data["op"] == "commit" and not data.get("volume"):
-            self.add_error("volume", "Name the volume (e.g. ACME001).")
         return data
 
 

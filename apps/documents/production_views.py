@@ -169,7 +169,7 @@ def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
             user=user, case_id=case.pk, ids=ids
         )
         if op in ("preview", "commit"):
-            form = ProductionForm(request.POST)
+            form = ProductionForm(request.POST, commit=op == "commit")
             if form.is_valid() and not problems:
                 try:
                     if op == "commit":

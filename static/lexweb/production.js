@@ -66,9 +66,13 @@ function setupNew(root) {
     image.src = url;
   }
 
+  // The page drawn after a Preview press names page 1's number; a preview drawn here does not.
+  const drawnSrc = image?.src;
   image?.addEventListener("load", () => {
     image.hidden = false;
-    caption.textContent = "Page 1 of the first document, stamped as it will be.";
+    if (image.src !== drawnSrc) {
+      caption.textContent = "Page 1 of the first document, stamped as it will be.";
+    }
   });
   image?.addEventListener("error", async () => {
     image.hidden = true;

@@ -144,6 +144,8 @@ async def test_every_event_type_the_apps_publish_is_relayed_and_keeps_the_socket
          "provenance": "clear"},
         {"type": "documents.production_progress", "case_id": case.pk, "production_id": 1,
          "volume": "V1", "status": "ready", "pages_done": 1, "page_count": 1, "error": ""},
+        {"type": "documents.export_progress", "case_id": case.pk, "production_id": 1,
+         "export_id": 1, "status": "ready", "error": ""},
         {"type": "verification.progress", "case_id": case.pk, "draft_id": 1, "version": 1,
          "verification_id": 1, "status": "done", "claims_done": 3, "claim_count": 3,
          "blocking": 0, "error": ""},

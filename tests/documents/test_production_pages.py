@@ -8,6 +8,7 @@ from typing import Any
 
 import pymupdf
 import pytest
+from asgiref.sync import sync_to_async
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
@@ -18,7 +19,7 @@ from apps.documents import production_services, review_services, stamping
 from apps.documents import services as document_services
 from apps.documents.models import BatesPage, Document, Production, ProductionExport
 from apps.evidence.services import packets as packet_services
-from tests.conftest import session_client
+from tests.conftest import session_client, ws_connect
 
 pytestmark = pytest.mark.django_db
 
@@ -627,3 +628,25 @@ def test_non_members_get_404_on_every_production_page(
         "documents:production_detail", kwargs={"case_id": case.pk, "production_id": 987654321}
     )
     assert session_client(lawyer).get(other).status_code == 404
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True, databases="__all__")
+async def test_building_an_export_is_followed_live_on_the_case_stream(
+    lawyer: User, case: Case
+) -> None:
+    production = await sync_to_async(_made)(case, lawyer)
+    export = await sync_to_async(production_services.production_export_request)(
+        production=production, actor=lawyer, image_dpi=100
+    )
+    socket, _ = await ws_connect(f"/ws/cases/{case.pk}/events/", cookie_user=lawyer)
+
+    await sync_to_async(production_services.production_export_build)(export_id=export.pk)
+
+    seen = [await socket.receive_json_from(10) for _ in range(2)]
+    assert [(e["type"], e["export_id"], e["status"]) for e in seen] == [
+        ("documents.export_progress", export.pk, "processing"),
+        ("documents.export_progress", export.pk, "ready"),
+    ]
+    assert seen[0]["production_id"] == production.pk
+    await socket.disconnect()
