@@ -28,8 +28,11 @@ from typing import IO
 from django.conf import settings
 
 from lexweb.errors import DomainError
+from lexweb.text import printable
 
 RATIO_FLOOR = 1024 * 1024
+# A member's path as shown (notes, the archive's text, its derivation): printable, this long.
+MAX_MEMBER_NAME = 500
 _DAMAGED_ZIP = "The ZIP file is damaged or truncated and cannot be read."
 
 
@@ -76,8 +79,8 @@ def zip_check(members: list[zipfile.ZipInfo], *, compressed: int) -> None:
 
 @dataclass(frozen=True)
 class Member:
-    """One member of an archive: `name` is its path inside it; `refused` the reason it is not
-    taken (empty when it is)."""
+    """One member of an archive: `name` is its path inside it (printable, at most
+    MAX_MEMBER_NAME characters); `refused` the reason it is not taken (empty when it is)."""
 
     info: zipfile.ZipInfo
     name: str
@@ -102,14 +105,13 @@ def archive_listing(path: Path) -> str:
 
 
 def _member(info: zipfile.ZipInfo) -> Member:
-    raw = info.filename
-    name = raw.replace("\\", "/")
-    parts = PurePosixPath(name).parts
+    path = info.filename.replace("\\", "/")
+    name = printable(path)[:MAX_MEMBER_NAME]
     if (
-        name.startswith("/")
-        or (len(name) > 1 and name[1] == ":")
-        or ".." in parts
-        or "\x00" in name
+        path.startswith("/")
+        or (len(path) > 1 and path[1] == ":")
+        or ".." in PurePosixPath(path).parts
+        or "\x00" in path
     ):
         return Member(info, name, "its name points outside the archive (path traversal)")
     if stat.S_ISLNK(info.external_attr >> 16):

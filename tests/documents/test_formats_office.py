@@ -135,6 +135,38 @@ def msg_bytes(
     return buffer.getvalue()
 
 
+def msg_with_an_attached_message(inner_subject: str, inner_body: str) -> bytes:
+    """An Outlook message with another message attached as Outlook embeds one (attach
+    method 5: the inner message's streams in the attachment's __substg1.0_3701000D storage)."""
+    ole = OleWriter()
+
+    def strings(prefix: str, items: dict[str, str]) -> None:
+        for name, text in items.items():
+            ole.addEntry(prefix + name, text.encode("utf-16-le"))
+
+    ole.addEntry("__nameid_version1.0", storage=True)
+    for stream in ("00020102", "00030102", "00040102"):
+        ole.addEntry(f"__nameid_version1.0/__substg1.0_{stream}", b"")
+    note = {"__substg1.0_001A001F": "IPM.Note"}
+    strings("", {**note, "__substg1.0_0037001F": "Fwd: the draft", "__substg1.0_1000001F": "FYI"})
+    ole.addEntry("__properties_version1.0", bytes(8) + struct.pack("<IIII", 0, 1, 0, 1) + bytes(8))
+    folder = "__attach_version1.0_#00000000"
+    ole.addEntry(folder, storage=True)
+    method = _property(0x3705, 0x0003, struct.pack("<I", 5))  # attach method: embedded message
+    ole.addEntry(f"{folder}/__properties_version1.0", bytes(8) + method)
+    strings(f"{folder}/", {"__substg1.0_3707001F": "original.msg"})
+    inner = f"{folder}/__substg1.0_3701000D"
+    ole.addEntry(inner, storage=True)
+    strings(
+        f"{inner}/",
+        {**note, "__substg1.0_0037001F": inner_subject, "__substg1.0_1000001F": inner_body},
+    )
+    ole.addEntry(f"{inner}/__properties_version1.0", bytes(8) + struct.pack("<IIII", 0, 0, 0, 0))
+    buffer = io.BytesIO()
+    ole.write(buffer)
+    return buffer.getvalue()
+
+
 def zip_bytes(members: Sequence[tuple[str | zipfile.ZipInfo, bytes]]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -389,6 +421,25 @@ def test_zip_members_become_documents_and_nested_families_are_kept(
     assert len([d for d in listed if d["parent_id"] == root.pk]) == 4
 
 
+def test_a_message_attached_to_an_outlook_message_becomes_a_message_of_the_family(
+    lawyer_api: Client,
+    case: Case,
+    blob_root: Path,
+    post_files: Callable[..., Any],
+    run_jobs: Callable[[], None],
+) -> None:
+    outer = msg_with_an_attached_message("Draft v2", "The inner message's own words.")
+
+    response = post_files(lawyer_api, case, upload("fwd.msg", outer))
+    run_jobs()
+
+    assert response.json()["results"][0]["notes"] == []
+    parent = Document.objects.get(filename="fwd.msg")
+    (inner,) = family(parent).values()
+    assert (inner.filename, inner.kind, inner.status) == ("original.msg", "outlook", "ready")
+    assert "Subject: Draft v2\n\nThe inner message's own words." in text_of(inner)
+
+
 # --- Bad input -----------------------------------------------------------------------------
 
 
@@ -407,6 +458,52 @@ def test_zip_bomb_by_ratio_is_refused_whole_and_nothing_is_stored(
         "not opened."
     )
     assert_nothing_stored(blob_root)
+
+
+def test_word_document_that_is_a_zip_bomb_is_refused_before_it_is_opened(
+    lawyer_api: Client, case: Case, blob_root: Path, post_files: Callable[..., Any]
+) -> None:
+    source = zipfile.ZipFile(io.BytesIO(docx_bytes()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bomb:
+        for info in source.infolist():
+            bomb.writestr(info, source.read(info))
+        bomb.writestr("word/media/image1.bin", bytes(64 * 1024 * 1024))
+
+    response = post_files(lawyer_api, case, upload("memo.docx", buffer.getvalue()))
+
+    assert response.json()["results"][0]["error"].startswith(
+        "The ZIP file unpacks to more than 100 times its size (a possible zip bomb)"
+    )
+    assert_nothing_stored(blob_root)
+
+
+def test_hostile_member_names_are_shown_printable_and_bounded(
+    lawyer_api: Client,
+    case: Case,
+    blob_root: Path,
+    post_files: Callable[..., Any],
+) -> None:
+    long_name = "folder/" + "n" * 3000 + ".txt"
+    archive = zip_bytes(
+        [
+            ("evil\x1b[31m\x07name.txt", b"control characters\n"),
+            (long_name, b"a very long name\n"),
+            ("..\x00/hidden.txt", b"nul\n"),
+        ]
+    )
+
+    response = post_files(lawyer_api, case, upload("names.zip", archive))
+
+    (result,) = response.json()["results"]
+    assert result["notes"] == [
+        # zipfile ends a name at a NUL, as ZIP tools do: what is left climbs out.
+        "File .. was not added: its name points outside the archive (path traversal)."
+    ]
+    members = {d.parameters["member"]: d.child for d in Derivation.objects.select_related("child")}
+    assert set(members) == {"evil[31mname.txt", long_name[:500]}
+    assert members["evil[31mname.txt"].filename == "evil[31mname.txt"
+    assert len(members[long_name[:500]].filename) <= 200
 
 
 def test_zip_over_the_member_count_or_size_is_refused_whole(
