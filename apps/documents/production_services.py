@@ -41,30 +41,6 @@ STAMPABLE = {Document.Kind.PDF, Document.Kind.IMAGE, *RENDERED}
 PROGRESS_SECONDS = 0.5  # stamping progress is stored and pushed at most this often
 
 
-def _validate(
-    *,
-    prefix: str,
-    volume: str,
-    digits: int,
-    font_size: float,
-    margin: float,
-    legend: str,
-    position: str,
-    legend_position: str,
-) -> None:
-    if not VOLUME_PATTERN.match(volume):
-        raise DomainError("The volume name is 1-40 letters, digits, '-' or '_' (e.g. ACME001).")
-    production_stamp_check(
-        prefix=prefix,
-        digits=digits,
-        font_size=font_size,
-        margin=margin,
-        legend=legend,
-        position=position,
-        legend_position=legend_position,
-    )
-
-
 def production_stamp_check(
     *,
     prefix: str,
@@ -119,9 +95,10 @@ def production_create(
        constraint on (case, prefix, number) is the final word.
     """
     legend = legend.strip()
-    _validate(
+    if not VOLUME_PATTERN.match(volume):
+        raise DomainError("The volume name is 1-40 letters, digits, '-' or '_' (e.g. ACME001).")
+    production_stamp_check(
         prefix=prefix,
-        volume=volume,
         digits=digits,
         font_size=font_size,
         margin=margin,

@@ -12,6 +12,7 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from PIL import Image
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
@@ -231,6 +232,19 @@ def test_the_preview_stamps_with_the_stampings_own_code(lawyer: User, case: Case
 
     assert pages == 1
     assert "ACME000007" in text and "CONFIDENTIAL" in text and "page 1." in text
+
+
+def test_the_preview_of_a_multi_page_image_stamps_its_first_frame_only(tmp_path: Path) -> None:
+    frames = [Image.new("L", (850, 1100), shade) for shade in (255, 128, 0)]
+    path = tmp_path / "scan.tif"
+    frames[0].save(path, save_all=True, append_images=frames[1:], dpi=(100, 100))
+    source = stamping.Source(path=path, kind="image", first_number=1)
+
+    with stamping.stamp_first_page(source, stamping.StampSettings(prefix="IMG", digits=4)) as one:
+        pages, text = one.page_count, one[0].get_text()
+        pixel = one[0].get_pixmap(dpi=10).pixel(10, 10)
+
+    assert (pages, "IMG0001" in text, pixel) == (1, True, (255, 255, 255))
 
 
 def test_the_preview_image_is_bounded_by_the_render_pixel_cap(
