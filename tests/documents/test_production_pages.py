@@ -664,3 +664,25 @@ async def test_building_an_export_is_followed_live_on_the_case_stream(
     ]
     assert seen[0]["production_id"] == production.pk
     await socket.disconnect()
+
+
+def test_the_new_page_and_the_production_page_read_in_a_bounded_number_of_queries(
+    lawyer: User, case: Case, django_assert_max_num_queries: Any
+) -> None:
+    documents = [_doc(case, lawyer, f"d{n:02}.pdf") for n in range(12)]
+    production = production_services.production_create(
+        case=case,
+        actor=lawyer,
+        volume="ACME001",
+        prefix="ACME",
+        document_ids=[d.pk for d in documents],
+    )
+    client = session_client(lawyer)
+
+    with django_assert_max_num_queries(12):
+        picked = client.get(_new(case), {"ids": [d.pk for d in documents]})
+    with django_assert_max_num_queries(14):
+        shown = client.get(_detail(case, production))
+
+    assert len(_order(picked)) == 12
+    assert shown.content.decode().count('<td class="nowrap">ACME0000') == 24
