@@ -12,7 +12,7 @@ from django.views.decorators.http import require_safe
 
 from apps.cases.shortcuts import request_user
 from apps.documents import provenance_selectors, selectors, viewer_selectors
-from apps.documents.models import Document
+from apps.documents.models import Document, Rendition
 from apps.evidence.selectors import provenance as lineage
 from lexweb.errors import NotFound
 
@@ -88,6 +88,7 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
         )
 
     current = view.page.number if view.page else 1
+    rendition = selectors.rendition_for(document)
     keep = stamped.production_id if stamped else None
     context = {
         "case": document.case,
@@ -105,7 +106,8 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
         "previous_document_url": _neighbour_url(case_id, view.previous, query, view),
         "next_document_url": _neighbour_url(case_id, view.next, query, view),
         "attachments": attachments,
-        "has_images": document.kind in (Document.Kind.PDF, Document.Kind.IMAGE),
+        "has_images": _has_image(document, rendition, current),
+        "rendition": rendition,
         "provenance": provenance_selectors.provenance_of(document),
         "chain": [
             (link, origins.get(link.origin, link.origin), link.origin in untrusted)
@@ -130,4 +132,16 @@ def _neighbour_url(
         document_id=neighbour.document_id,
         page=neighbour.page,
         query=query if view.search_context else "",
+    )
+
+
+def _has_image(document: Document, rendition: Rendition | None, number: int) -> bool:
+    """Whether page `number` has an image at the page-image endpoint: PDFs and images always;
+    the kinds rendered to PDF once their rendering is ready (and has that page)."""
+    if document.kind in (Document.Kind.PDF, Document.Kind.IMAGE):
+        return True
+    return (
+        rendition is not None
+        and rendition.status == Rendition.Status.READY
+        and number <= rendition.page_count
     )

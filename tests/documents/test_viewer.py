@@ -147,16 +147,39 @@ def test_thumbnail_strip_is_a_window_around_the_page(
     assert f"of {count}; type a page number" in body
 
 
-def test_text_file_has_no_images_zoom_or_confidence(
-    lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
+def test_text_file_shows_its_rendering_without_confidence_or_boxes(
+    lawyer: User, lawyer_client: Client, lawyer_api: Client, case: Case, run_jobs: Jobs
 ) -> None:
-    document = _add(lawyer, case, "memo.txt", b"Line one\n")
+    document = _add(lawyer, case, "memo.txt", b"Line one about the contract\n")
     run_jobs()
 
-    _, body = _get(lawyer_client, document)
+    _, body = _get(lawyer_client, document, q="contract")
+    status, hits = _hits(lawyer_api, document, 1, "contract")
 
-    assert "<img" not in body and 'data-zoom="width"' not in body
+    # The image is the rendering to PDF, read through the page-image endpoint.
+    assert f"/documents/{document.pk}/pages/1/image?dpi=150" in body
+    assert "rendered (1 page)" in body and 'data-zoom="width"' in body
     assert "OCR confidence" not in body and "Line one" in body
+    # Word boxes come from OCR words or a PDF's text layer; a text file has neither.
+    assert status == 200 and hits == {
+        "page": 1,
+        "source": "text_file",
+        "boxes": [],
+        "truncated": False,
+    }
+
+
+@pytest.mark.parametrize("name", ["a.eml", "b.txt"])
+def test_text_kinds_before_their_rendering_show_no_image(
+    lawyer: User, lawyer_client: Client, case: Case, name: str
+) -> None:
+    data = b"From: a@example.com\r\nSubject: S\r\n\r\nBody.\r\n" if name == "a.eml" else b"x\n"
+    document = _add(lawyer, case, name, data)
+    services.document_extract_text(document_id=document.pk)  # read, not rendered yet
+
+    status, body = _get(lawyer_client, document)
+
+    assert status == 200 and "<img" not in body and 'data-zoom="width"' not in body
 
 
 def test_ocr_page_shows_its_confidence_and_boxes_its_words(

@@ -263,7 +263,7 @@ def test_viewer_shows_ocr_page_with_image_source_confidence_and_audits_the_view(
 
 
 @pytest.mark.django_db(transaction=True, databases="__all__")
-def test_viewer_shows_text_file_without_image_and_flags_pages_for_review(
+def test_viewer_shows_text_file_with_its_rendering_and_flags_pages_for_review(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:
     document = _add(lawyer, case, "memo.txt", b"Line one\n\n  indented line two\n")
@@ -273,7 +273,9 @@ def test_viewer_shows_text_file_without_image_and_flags_pages_for_review(
     text_body = lawyer_client.get(_viewer_url(document)).content.decode()
     blank_body = lawyer_client.get(_viewer_url(blank)).content.decode()
 
-    assert "<img" not in text_body
+    # The page image is the text's rendering to PDF (apps/documents/rendering.py).
+    assert f"/documents/{document.pk}/pages/1/image?dpi=150" in text_body
+    assert "rendered (1 page)" in text_body
     assert "Text file" in text_body
     assert "Line one\n\n  indented line two" in text_body
     assert "Needs review" not in text_body
