@@ -1,8 +1,10 @@
+from datetime import datetime
+
 from ninja import ModelSchema, Schema
 from pydantic import Field
 
 from apps.api.schemas import StrictIn
-from apps.documents import provenance_selectors
+from apps.documents import provenance_selectors, selectors
 from apps.documents.models import Document, Page, Production, ProductionExport
 
 
@@ -25,6 +27,24 @@ class DerivedFromOut(Schema):
     deterministic: bool
 
 
+class RenditionOut(Schema):
+    """The document's rendering to PDF (text, e-mail, Word, Excel, Outlook), for its page
+    images and productions. `status`: queued, processing, ready, failed, unavailable
+    (LibreOffice is not installed); `label` says it in words ("rendering failed: <reason>").
+    Lineage: `transform`/`version`, the `tool` that did it, the SHA-256 of the original it was
+    made from (`input_sha256`) and of the PDF (`sha256`, null until ready)."""
+
+    status: str
+    label: str
+    page_count: int
+    transform: str
+    version: str
+    tool: str
+    input_sha256: str
+    sha256: str | None
+    finished_at: datetime | None
+
+
 class DocumentOut(ModelSchema):
     sha256: str
     size: int
@@ -36,6 +56,8 @@ class DocumentOut(ModelSchema):
     derived_from: list[DerivedFromOut]
     # The production volume's name when this document is a stamped volume, else null.
     production_volume: str | None
+    # Null for PDFs and images (shown as they are), and before the rendering is queued.
+    rendition: RenditionOut | None
 
     class Meta:
         model = Document
@@ -95,6 +117,23 @@ class DocumentOut(ModelSchema):
     @staticmethod
     def resolve_production_volume(obj: Document) -> str | None:
         return provenance_selectors.provenance_of(obj).volume
+
+    @staticmethod
+    def resolve_rendition(obj: Document) -> RenditionOut | None:
+        rendition = selectors.rendition_for(obj)
+        if rendition is None:
+            return None
+        return RenditionOut(
+            status=rendition.status,
+            label=rendition.label,
+            page_count=rendition.page_count,
+            transform=rendition.transform,
+            version=rendition.version,
+            tool=rendition.tool,
+            input_sha256=rendition.input_sha256,
+            sha256=rendition.output.sha256 if rendition.output else None,
+            finished_at=rendition.finished_at,
+        )
 
 
 class UploadResultOut(Schema):

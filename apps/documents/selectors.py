@@ -78,7 +78,7 @@ def _documents(case: Case) -> QuerySet[Document]:
     """
     return (
         Document.objects.filter(case=case, withdrawn_at__isnull=True)
-        .select_related("blob")
+        .select_related("blob", "rendition__output")
         .annotate(
             attachment_count=Coalesce(_attachment_count(), 0),
             production_volume=F("volume_of__volume"),
@@ -89,7 +89,9 @@ def _documents(case: Case) -> QuerySet[Document]:
 
 def _document(*, case: Case, document_id: int) -> Document:
     document = (
-        Document.objects.select_related("blob", "case").filter(pk=document_id, case=case).first()
+        Document.objects.select_related("blob", "case", "rendition__output")
+        .filter(pk=document_id, case=case)
+        .first()
     )
     if document is None:
         raise NotFound(f"No document {document_id} in this case.")
@@ -201,7 +203,10 @@ def rendition_for(document: Document) -> Rendition | None:
     has already read through a `_for_user` selector (no audit row of its own)."""
     if document.kind not in rendering.RENDERED_KINDS:
         return None
-    return Rendition.objects.select_related("output").filter(document=document).first()
+    try:
+        return document.rendition  # read with the document where its selector joined it
+    except Rendition.DoesNotExist:
+        return None
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,12 @@ def test_a_text_upload_is_rendered_after_ingest_with_its_lineage(
     assert rendition.page_count >= 2  # one stored page of text, several rendered pages
     assert rendition.label == f"rendered ({rendition.page_count} pages)"
     assert rendition.finished_at is not None
+    shown = lawyer_api.get(f"/api/v1/cases/{case.pk}/documents/{document['id']}").json()
+    assert shown["rendition"]["status"] == "ready"
+    assert shown["rendition"]["input_sha256"] == document["sha256"]
+    assert shown["rendition"]["sha256"] == rendition.output.sha256
+    listed = lawyer_api.get(f"/api/v1/cases/{case.pk}/documents").json()["items"]
+    assert listed[0]["rendition"]["label"] == rendition.label
     base = f"/api/v1/cases/{case.pk}/documents/{document['id']}/pages"
     image = lawyer_api.get(f"{base}/2/image?dpi=50")
     assert image.status_code == 200 and image["Content-Type"] == "image/png"
@@ -116,6 +122,8 @@ def test_without_libreoffice_the_document_stays_searchable_and_says_unavailable(
     rendition = Rendition.objects.get(document=document)
     assert rendition.status == Rendition.Status.UNAVAILABLE
     assert rendition.label.startswith("rendering unavailable: LibreOffice")
+    shown = lawyer_api.get(f"/api/v1/cases/{case.pk}/documents/{document.pk}").json()
+    assert shown["rendition"]["status"] == "unavailable" and shown["rendition"]["sha256"] is None
     document.refresh_from_db()
     assert document.status == Document.Status.READY and document.error == ""
     hits = lawyer_api.get(f"/api/v1/cases/{case.pk}/search?q=tenant").json()["items"]
