@@ -702,6 +702,34 @@ def test_corrupt_word_excel_and_outlook_files_are_refused_each_with_its_reason(
     assert_nothing_stored(blob_root)
 
 
+def test_workbook_well_formed_but_unreadable_fails_in_the_worker_with_the_same_reason(
+    lawyer_api: Client,
+    case: Case,
+    blob_root: Path,
+    post_files: Callable[..., Any],
+    run_jobs: Callable[[], None],
+) -> None:
+    """Upload checks a workbook's XML only (its cells are read by the worker): a workbook
+    whose relationships do not name its sheets is refused when the worker opens it."""
+    source = zipfile.ZipFile(io.BytesIO(xlsx_bytes()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
+        for name in source.namelist():
+            rels = name == "xl/_rels/workbook.xml.rels"
+            target.writestr(name, b"<Relationships/>" if rels else source.read(name))
+
+    response = post_files(lawyer_api, case, upload("sheetless.xlsx", buffer.getvalue()))
+    assert response.status_code == 201
+    run_jobs()
+
+    document = Document.objects.get()
+    assert (document.status, document.error) == (
+        "failed",
+        "The Excel workbook is damaged and cannot be read; open and save it again in Excel.",
+    )
+    assert not Page.objects.exists()
+
+
 def _legacy_word() -> bytes:
     """An OLE2 compound file with a WordDocument stream, as Word 97-2003 writes (.doc)."""
     ole = OleWriter()
