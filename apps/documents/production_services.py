@@ -287,9 +287,14 @@ def production_stamp(*, production_id: int) -> None:
     production.status, production.pages_done, production.error = Production.Status.PROCESSING, 0, ""
     _publish(production)
     items = list(production.items.select_related("document__blob").order_by("order"))
-    sources = [
-        production_source(document=item.document, first_number=item.first_number) for item in items
-    ]
+    try:
+        sources = [
+            production_source(document=item.document, first_number=item.first_number)
+            for item in items
+        ]
+    except DomainError as exc:  # a rendition that is no longer ready
+        _set(production, status=Production.Status.FAILED, error=exc.message)
+        return
     stamp = stamping.StampSettings(
         prefix=production.prefix,
         digits=production.digits,

@@ -259,3 +259,24 @@ def test_the_render_job_refuses_a_malformed_argument_and_ignores_a_missing_docum
     with pytest.raises(DomainError, match="document_id must be int"):
         tasks.rendition_render_task(document_id="1; DROP TABLE")  # type: ignore[arg-type]
     rendition_services.rendition_render(document_id=10**9)  # nothing to do, no error
+
+
+def test_stamping_fails_with_the_reason_when_a_rendition_is_gone(
+    lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
+) -> None:
+    (document,) = _post(lawyer_api, case, upload("notes.txt", LONG_TEXT.encode()))
+    run_jobs()
+    created = lawyer_api.post(
+        f"/api/v1/cases/{case.pk}/productions",
+        {"volume": "V1", "prefix": "ACME", "document_ids": [document["id"]]},
+        content_type=JSON,
+    )
+    assert created.status_code == 201
+    Rendition.objects.filter(document_id=document["id"]).update(status=Rendition.Status.FAILED)
+
+    run_jobs()
+
+    production = Production.objects.get(pk=created.json()["id"])
+    assert production.status == Production.Status.FAILED
+    assert production.error == "notes.txt is not rendered to PDF yet."
+    assert production.output is None and production.volume_document is None
