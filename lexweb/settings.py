@@ -306,6 +306,10 @@ LEXWEB_ZIP_MAX_BYTES = env_int("LEXWEB_ZIP_MAX_BYTES", 2 * 1024**3, minimum=1024
 LEXWEB_ZIP_MAX_RATIO = env_int("LEXWEB_ZIP_MAX_RATIO", 100, minimum=2)
 LEXWEB_MAX_NESTING = env_int("LEXWEB_MAX_NESTING", 5, minimum=1)
 LEXWEB_MAX_SHEET_CELLS = env_int("LEXWEB_MAX_SHEET_CELLS", 1_000_000, minimum=100)
+# The XML of one Word or Excel file, unpacked (python-docx holds it in memory to read it).
+LEXWEB_MAX_OFFICE_XML_BYTES = env_int(
+    "LEXWEB_MAX_OFFICE_XML_BYTES", 128 * 1024 * 1024, minimum=64 * 1024
+)
 # Pages one ingest job reads before it queues the rest, so other cases get the worker between.
 LEXWEB_INGEST_BATCH_PAGES = env_int("LEXWEB_INGEST_BATCH_PAGES", 25, minimum=1)
 # Evidence packets: items in one packet, and pages in one packet (what freezing snapshots).

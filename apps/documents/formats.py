@@ -83,6 +83,8 @@ def sniff_zip(path: Path) -> Sniffed:
     workbook's XML parts are checked (_check_workbook), its cells read only by the worker."""
     with containers.zip_open(path) as archive:
         names = set(archive.namelist())
+        if {"word/document.xml", "xl/workbook.xml"} & names:
+            _check_xml_size(archive)
         if "word/document.xml" in names:
             word_text(path)
             return Sniffed("word", WORD_CONTENT_TYPE, 1)
@@ -190,6 +192,18 @@ def workbook_text(path: Path) -> SheetText:
         workbook.close()
         handle.close()
     return SheetText("\n".join(lines).strip().replace("\x00", ""), truncated)
+
+
+def _check_xml_size(archive: zipfile.ZipFile) -> None:
+    """python-docx holds a Word document's XML in memory, openpyxl a workbook's shared strings:
+    their XML parts unpacked are bounded by LEXWEB_MAX_OFFICE_XML_BYTES."""
+    limit = settings.LEXWEB_MAX_OFFICE_XML_BYTES
+    size = sum(i.file_size for i in archive.infolist() if i.filename.endswith((".xml", ".rels")))
+    if size > limit:
+        raise DomainError(
+            f"The Office file's text unpacks to {size:,} bytes of XML; the limit is "
+            f"{limit:,}. Split it and upload the parts."
+        )
 
 
 def _check_workbook(archive: zipfile.ZipFile) -> None:

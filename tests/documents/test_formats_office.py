@@ -478,6 +478,24 @@ def test_word_document_that_is_a_zip_bomb_is_refused_before_it_is_opened(
     assert_nothing_stored(blob_root)
 
 
+def test_office_file_with_too_much_xml_is_refused_before_it_is_read(
+    lawyer_api: Client,
+    case: Case,
+    blob_root: Path,
+    post_files: Callable[..., Any],
+    settings: Any,
+) -> None:
+    settings.LEXWEB_MAX_OFFICE_XML_BYTES = 64 * 1024
+    paragraphs = [f"Paragraph {n} of a long memorandum." for n in range(2000)]
+
+    response = post_files(lawyer_api, case, upload("long.docx", docx_bytes(paragraphs)))
+
+    error = response.json()["results"][0]["error"]
+    assert error.startswith("The Office file's text unpacks to ")
+    assert error.endswith("bytes of XML; the limit is 65,536. Split it and upload the parts.")
+    assert_nothing_stored(blob_root)
+
+
 def test_hostile_member_names_are_shown_printable_and_bounded(
     lawyer_api: Client,
     case: Case,
