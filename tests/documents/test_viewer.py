@@ -40,7 +40,7 @@ def _add(user: User, case: Case, name: str, data: bytes) -> Document:
     return outcome.document
 
 
-def _get(client: Client, document: Document, **params: object) -> tuple[int, str]:
+def _get(client: Client, document: Document, **params: str | int) -> tuple[int, str]:
     response = client.get(f"/cases/{document.case_id}/documents/{document.pk}/", params)
     return response.status_code, response.content.decode()
 
@@ -329,7 +329,8 @@ def test_thumbnail_is_small_and_the_dpi_stays_bounded(
     run_jobs()
     url = f"/api/v1/cases/{case.pk}/documents/{document.pk}/pages/1/image"
 
-    thumb = lawyer_api.get(url, {"thumb": "1", "dpi": 300})
+    big: dict[str, str | int] = {"thumb": "1", "dpi": 300}
+    thumb = lawyer_api.get(url, big)
     page = lawyer_api.get(url, {"dpi": 150})
 
     assert thumb.status_code == 200 and thumb["Content-Type"] == "image/png"
@@ -337,7 +338,14 @@ def test_thumbnail_is_small_and_the_dpi_stays_bounded(
         assert image.width <= 160  # 612 points at 18 dpi: 153 pixels
     with Image.open(io.BytesIO(page.content)) as image:
         assert image.width > 1000
-    for bad in ({"dpi": 301}, {"dpi": 35}, {"dpi": 10**12}, {"dpi": "x"}, {"thumb": "maybe"}):
+    bad_params: list[dict[str, str | int]] = [
+        {"dpi": 301},
+        {"dpi": 35},
+        {"dpi": 10**12},
+        {"dpi": "x"},
+        {"thumb": "maybe"},
+    ]
+    for bad in bad_params:
         assert lawyer_api.get(url, bad).status_code in (400, 422), bad
 
 
