@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pymupdf
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.cases.events import publish_to_case
@@ -48,6 +49,29 @@ def rendition_queue(document: Document) -> None:
             return
         Rendition.objects.filter(pk=rendition.pk).update(status=Rendition.Status.QUEUED, error="")
     job_defer(RENDER_TASK, lock=f"render:{document.pk}", document_id=document.pk)
+
+
+def renditions_queue_missing(*, retry: bool = False) -> int:
+    """Queue the rendering of every ready document of a rendered kind that has no rendition
+    (read before rendering existed), and with `retry` of those that failed or were
+    unavailable. Each in its own short transaction; returns how many were queued."""
+    missing = Document.objects.filter(
+        kind__in=rendering.RENDERED_KINDS, status=Document.Status.READY
+    ).select_related("blob")
+    stuck = Rendition.objects.filter(
+        status__in=(Rendition.Status.FAILED, Rendition.Status.UNAVAILABLE)
+    ).values("document_id")
+    missing = (
+        missing.filter(Q(rendition__isnull=True) | Q(pk__in=stuck))
+        if retry
+        else missing.filter(rendition__isnull=True)
+    )
+    queued = 0
+    for document in missing.order_by("pk").iterator():
+        with transaction.atomic():
+            rendition_queue(document)
+        queued += 1
+    return queued
 
 
 def rendition_render(*, document_id: int) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pymupdf
 import pytest
+from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
 from PIL import Image
@@ -280,3 +281,27 @@ def test_stamping_fails_with_the_reason_when_a_rendition_is_gone(
     assert production.status == Production.Status.FAILED
     assert production.error == "notes.txt is not rendered to PDF yet."
     assert production.output is None and production.volume_document is None
+
+
+def test_render_missing_queues_documents_read_before_rendering_and_retries_on_request(
+    lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
+) -> None:
+    old, failed = _post(
+        lawyer_api, case, upload("old.txt", b"read long ago"), upload("f.txt", b"failed once")
+    )
+    run_jobs()
+    Rendition.objects.filter(document_id=old["id"]).delete()
+    Rendition.objects.filter(document_id=failed["id"]).update(
+        status=Rendition.Status.FAILED, error="x", output=None, page_count=0
+    )
+    out = io.StringIO()
+
+    call_command("render_missing", stdout=out)
+    run_jobs()
+
+    assert out.getvalue().strip() == "Queued 1 rendering job(s) on the cpu queue."
+    assert Rendition.objects.get(document_id=old["id"]).status == Rendition.Status.READY
+    assert Rendition.objects.get(document_id=failed["id"]).status == Rendition.Status.FAILED
+    call_command("render_missing", "--retry", stdout=out)
+    run_jobs()
+    assert Rendition.objects.get(document_id=failed["id"]).status == Rendition.Status.READY
