@@ -13,8 +13,9 @@ from django.db.models import Q
 from PIL import Image
 
 from apps.accounts.models import User
-from apps.documents import selectors, storage
+from apps.documents import list_forms, selectors, storage
 from apps.documents.extraction import _own_dpi
+from apps.documents.list_forms import DocumentListQuery
 from apps.documents.models import BatesPage, Document, Page, Production, ProductionDocument
 from lexweb.errors import DomainError, NotFound
 
@@ -70,12 +71,19 @@ class ViewerPage:
 
 
 def viewer_page_for_user(
-    *, user: User, case_id: int, document_id: int, number: int, query: str = ""
+    *,
+    user: User,
+    case_id: int,
+    document_id: int,
+    number: int,
+    query: str = "",
+    list_query: DocumentListQuery | None = None,
 ) -> ViewerPage:
     """Page `number` of the document for the viewer. NotFound for a document outside the
     user's cases or a page the document does not have (page 1 of a document with no pages
     yet is the empty viewer). `query`: the search the user came from; previous and next
-    document then follow its hits, else the case's document order (newest first, as the list).
+    document then follow its hits, else the review list's filters and sort `list_query` (by
+    default the case's documents, newest first).
     Audited as one view of the document."""
     document = selectors.document_get_for_user(user=user, case_id=case_id, document_id=document_id)
     pages = selectors.page_list_for_user(user=user, case_id=case_id, document_id=document.pk)
@@ -84,7 +92,9 @@ def viewer_page_for_user(
     if page is None and not (number == 1 and count == 0):
         raise NotFound(f"No page {number} in this document (it has {count}).")
     low, high = max(1, number - THUMBS_AROUND), min(count, number + THUMBS_AROUND)
-    previous, following, in_search = _neighbours(user=user, document=document, query=query)
+    previous, following, in_search = _neighbours(
+        user=user, document=document, query=query, list_query=list_query
+    )
     return ViewerPage(
         document=document,
         page=page,
@@ -143,7 +153,7 @@ def _stamped(document: Document, number: int) -> list[StampedPage]:
 
 
 def _neighbours(
-    *, user: User, document: Document, query: str
+    *, user: User, document: Document, query: str, list_query: DocumentListQuery | None
 ) -> tuple[Neighbour | None, Neighbour | None, bool]:
     if query.strip():
         try:
@@ -165,26 +175,35 @@ def _neighbours(
                 before = found[at - 1] if at > 0 else None
                 after = found[at + 1] if at + 1 < len(found) else None
                 return before, after, True
-    # The case's order as the list shows it by default: newest first, withdrawn left out.
-    listed = Document.objects.filter(case_id=document.case_id, withdrawn_at__isnull=True)
-    added, pk = document.created_at, document.pk
-    newer = (
-        listed.filter(Q(created_at__gt=added) | Q(created_at=added, pk__gt=pk))
-        .order_by("created_at", "pk")
-        .values_list("pk", "filename")
-        .first()
-    )
-    older = (
-        listed.filter(Q(created_at__lt=added) | Q(created_at=added, pk__lt=pk))
-        .order_by("-created_at", "-pk")
-        .values_list("pk", "filename")
-        .first()
-    )
-    return (
-        Neighbour(newer[0], newer[1], 1) if newer else None,
-        Neighbour(older[0], older[1], 1) if older else None,
-        False,
-    )
+    return (*_listed_neighbours(document, list_query or DocumentListQuery()), False)
+
+
+def _listed_neighbours(
+    document: Document, query: DocumentListQuery
+) -> tuple[Neighbour | None, Neighbour | None]:
+    """The documents before and after this one in the review list's filters and sort (the
+    list's default: the case's documents, newest first). A document the filters leave out
+    (say a withdrawn one) still has neighbours: those on either side of where it would be."""
+    listed = selectors._review_filtered(document.case, query)  # the list's own filters
+    field = list_forms.SORTS[query.sort.lstrip("-")]
+    value = document.blob.size if field == "blob__size" else getattr(document, field)
+    descending = query.sort.startswith("-")
+
+    def beside(forward: bool) -> Neighbour | None:
+        later = forward != descending  # forward in an ascending list: greater values
+        op = "gt" if later else "lt"
+        order = (field, "pk") if later else (f"-{field}", "-pk")
+        found = (
+            listed.filter(
+                Q(**{f"{field}__{op}": value}) | Q(**{field: value, f"pk__{op}": document.pk})
+            )
+            .order_by(*order)
+            .values_list("pk", "filename")
+            .first()
+        )
+        return Neighbour(found[0], found[1], 1) if found else None
+
+    return beside(forward=False), beside(forward=True)
 
 
 # --- Where the search's words are on a page ------------------------------------------------

@@ -5,13 +5,14 @@ and adds the keyboard)."""
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from apps.cases.shortcuts import request_user
 from apps.documents import provenance_selectors, selectors, viewer_selectors
+from apps.documents.list_forms import DocumentListForm, DocumentListQuery
 from apps.documents.models import Document, Rendition
 from apps.evidence.selectors import provenance as lineage
 from lexweb.errors import NotFound
@@ -19,18 +20,28 @@ from lexweb.errors import NotFound
 # Ancestors listed on the viewer (a production volume has one per original); the rest counted.
 CHAIN_SHOWN = 50
 MAX_QUERY = selectors.MAX_QUERY_LENGTH
+MAX_LIST_CONTEXT = 2000  # characters of `?list=`; the list's filters need far fewer
 MAX_PAGE = 10**6  # no document has more pages; a longer number is not a page
 
 
 def viewer_url(
-    *, case_id: int, document_id: int, page: int = 1, query: str = "", stamped: int | None = None
+    *,
+    case_id: int,
+    document_id: int,
+    page: int = 1,
+    query: str = "",
+    stamped: int | None = None,
+    listed: str = "",
 ) -> str:
-    """The viewer at page `page` (scrolled to it), carrying the search `query` the user came
-    from and the production whose stamped page to show."""
+    """The viewer at page `page` (scrolled to it), carrying the search `query` or the review
+    list's filters `listed` (its query string) the user came from, and the production whose
+    stamped page to show."""
     base = reverse("documents:detail", kwargs={"case_id": case_id, "document_id": document_id})
     params: dict[str, str | int] = {"page": page}
     if query:
         params["q"] = query
+    elif listed:
+        params["list"] = listed
     if stamped is not None:
         params["stamped"] = stamped
     return f"{base}?{urlencode(params)}#viewer"
@@ -56,9 +67,15 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
     user = request_user(request)
     query = request.GET.get("q", "")[:MAX_QUERY].replace("\x00", "")
     number = _page_number(request.GET.get("page", ""))
+    listed, list_query = _list_context(request, case_id) if not query else ("", None)
     try:
         view = viewer_selectors.viewer_page_for_user(
-            user=user, case_id=case_id, document_id=document_id, number=number, query=query
+            user=user,
+            case_id=case_id,
+            document_id=document_id,
+            number=number,
+            query=query,
+            list_query=list_query,
         )
     except NotFound as exc:
         raise Http404(exc.message) from None
@@ -84,7 +101,12 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
 
     def here(page: int, stamped: int | None = None) -> str:
         return viewer_url(
-            case_id=case_id, document_id=document.pk, page=page, query=query, stamped=stamped
+            case_id=case_id,
+            document_id=document.pk,
+            page=page,
+            query=query,
+            stamped=stamped,
+            listed=listed,
         )
 
     current = view.page.number if view.page else 1
@@ -103,8 +125,10 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
         "thumbs": [(n, here(n, keep)) for n in view.thumbs],
         "original_url": here(current),
         "stamped_urls": [(s, here(current, s.production_id)) for s in view.stamped],
-        "previous_document_url": _neighbour_url(case_id, view.previous, query, view),
-        "next_document_url": _neighbour_url(case_id, view.next, query, view),
+        "previous_document_url": _neighbour_url(case_id, view.previous, query, listed, view),
+        "next_document_url": _neighbour_url(case_id, view.next, query, listed, view),
+        "list_context": bool(listed),
+        "listed": listed,
         "attachments": attachments,
         "has_images": _has_image(document, rendition, current),
         "rendition": rendition,
@@ -123,6 +147,7 @@ def _neighbour_url(
     case_id: int,
     neighbour: viewer_selectors.Neighbour | None,
     query: str,
+    listed: str,
     view: viewer_selectors.ViewerPage,
 ) -> str:
     if neighbour is None:
@@ -132,7 +157,27 @@ def _neighbour_url(
         document_id=neighbour.document_id,
         page=neighbour.page,
         query=query if view.search_context else "",
+        listed="" if view.search_context else listed,
     )
+
+
+def _list_context(request: HttpRequest, case_id: int) -> tuple[str, DocumentListQuery | None]:
+    """`?list=`: the review list's filters and sort (its own query string) the user came from,
+    as (the cleaned query string to carry on, the query); ("", None) when absent or not a
+    valid list query (the case's order then). Its page cursors are dropped: the order is
+    what counts."""
+    raw = request.GET.get("list", "")
+    if not raw or len(raw) > MAX_LIST_CONTEXT:
+        return "", None
+    tags = selectors.tag_list_for_user(user=request_user(request), case_id=case_id)
+    params = QueryDict(raw.replace("\x00", ""), mutable=True)
+    for cursor in ("after", "before"):
+        params.pop(cursor, None)
+    form = DocumentListForm(params, tags=tags)
+    if not form.is_valid():
+        return "", None
+    query = form.query()
+    return urlencode(query.filter_params()), query
 
 
 def _has_image(document: Document, rendition: Rendition | None, number: int) -> bool:

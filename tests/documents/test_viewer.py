@@ -485,3 +485,51 @@ def test_withdrawn_document_shows_a_banner_with_the_reason(
     assert f'action="/cases/{case.pk}/documents/{document.pk}/restore/"' in body
     _, other = _get(lawyer_client, _add(lawyer, case, "fine.pdf", _pdf(["Fine."])))
     assert "viewer-withdrawn" not in other
+
+
+def test_previous_and_next_document_follow_the_list_the_user_came_from(
+    lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
+) -> None:
+    b = _add(lawyer, case, "b.pdf", _pdf(["B."]))
+    a = _add(lawyer, case, "a.pdf", _pdf(["A."]))
+    c = _add(lawyer, case, "c.pdf", _pdf(["C."]))
+    _add(lawyer, case, "note.txt", b"A note.\n")
+    run_jobs()
+    url = "/cases/{}/documents/{}/?page=1&list={}#viewer"
+
+    _, by_name = _get(lawyer_client, b, list="sort=name&after=bogus")
+    _, pdfs = _get(lawyer_client, c, list="kind=pdf&sort=-name")
+    _, by_case = _get(lawyer_client, b)
+
+    assert _hrefs(by_name, "previous-document") == [url.format(case.pk, a.pk, "sort%3Dname")]
+    assert _hrefs(by_name, "next-document") == [url.format(case.pk, c.pk, "sort%3Dname")]
+    assert "in the list's filters and order" in by_name
+    # The page box keeps the list, so the keys keep following it.
+    assert '<input type="hidden" name="list" value="sort=name">' in by_name
+    listed = "kind%3Dpdf%26sort%3D-name"
+    assert _hrefs(pdfs, "previous-document") == []  # c.pdf is first, Z to A
+    assert _hrefs(pdfs, "next-document") == [url.format(case.pk, b.pk, listed)]
+    # Without a list: the case's order, newest first (note.txt, c, a, b).
+    assert _hrefs(by_case, "previous-document") == [
+        f"/cases/{case.pk}/documents/{a.pk}/?page=1#viewer"
+    ]
+
+
+@pytest.mark.parametrize(
+    "listed",
+    ["sort=bogus", "kind=nothing", "\x00\x00", "tag=99999999999999999999", "x" * 3000, "%%%"],
+)
+def test_a_bad_list_context_falls_back_to_the_case_order(
+    lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs, listed: str
+) -> None:
+    older = _add(lawyer, case, "older.pdf", _pdf(["Older."]))
+    newer = _add(lawyer, case, "newer.pdf", _pdf(["Newer."]))
+    run_jobs()
+
+    status, body = _get(lawyer_client, newer, list=listed)
+
+    assert status == 200
+    assert _hrefs(body, "next-document") == [
+        f"/cases/{case.pk}/documents/{older.pk}/?page=1#viewer"
+    ]
+    assert "in the case's order" in body
