@@ -533,3 +533,17 @@ def test_a_bad_list_context_falls_back_to_the_case_order(
         f"/cases/{case.pk}/documents/{older.pk}/?page=1#viewer"
     ]
     assert "in the case's order" in body
+
+
+def test_the_list_opens_the_viewer_with_its_filters(
+    lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
+) -> None:
+    document = _add(lawyer, case, "a.pdf", _pdf(["A."]))
+    run_jobs()
+
+    filtered = lawyer_client.get(f"/cases/{case.pk}/documents/", {"sort": "name", "kind": "pdf"})
+    plain = lawyer_client.get(f"/cases/{case.pk}/documents/")
+
+    viewer = f"/cases/{case.pk}/documents/{document.pk}/"
+    assert f'href="{viewer}?list=kind%3Dpdf%26sort%3Dname"' in filtered.content.decode()
+    assert f'href="{viewer}" data-field="filename"' in plain.content.decode()
