@@ -479,9 +479,11 @@ class TokenBatcher:
 
     async def _loop(self) -> None:
         while not self._stopping.is_set():
-            started = time.monotonic()
             await self.flush()
-            pause = max(0.0, self.every - (time.monotonic() - started))
+            # Until the next multiple of the interval on the process's clock: the stages of a
+            # worker flush together, so their batches make one write (token_events) a tick
+            # rather than one each at its own moment (a write a few ms apart, all the time).
+            pause = self.every - time.monotonic() % self.every
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=pause)
         await self.flush()
