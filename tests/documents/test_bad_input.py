@@ -94,8 +94,10 @@ def last_job_id() -> int:
 
 
 def job_statuses(since: int) -> list[str]:
+    """The ingest jobs' statuses since `since` (a text file's rendering to PDF follows its
+    ingest as a job of its own: tests/documents/test_render_jobs.py)."""
     return list(
-        ProcrastinateJob.objects.filter(id__gt=since)
+        ProcrastinateJob.objects.filter(id__gt=since, task_name="documents.extract_text")
         .order_by("id")
         .values_list("status", flat=True)
     )
