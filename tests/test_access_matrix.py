@@ -28,7 +28,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import AuditEvent, User
 from apps.cases import services as case_services
 from apps.cases.models import Case, Membership
-from apps.documents import production_services
+from apps.documents import production_services, review_services
 from apps.documents import services as document_services
 from apps.documents.models import (
     BatesPage,
@@ -37,6 +37,7 @@ from apps.documents.models import (
     Page,
     Production,
     ProductionExport,
+    Tag,
 )
 from apps.drafting.models import Draft, DraftVersion, Run
 from apps.evidence.models import FrozenPage, Packet, PacketItem
@@ -60,6 +61,10 @@ UPLOAD = ("matrix-note.txt", b"A short note for the access matrix.\n")
 THE_DOCUMENT = ("the matrix document",)
 # Stands for the frozen matrix packet's id in a payload; filled in by _resolve().
 THE_PACKET = ("the frozen matrix packet",)
+# [the id] of a document in no packet or production (one that can be withdrawn), and the id of
+# the case's tag on the matrix document.
+LOOSE_DOCUMENT = ("the loose matrix document",)
+THE_TAG = ("the matrix tag",)
 Payload = dict[str, Any]
 
 
@@ -199,6 +204,31 @@ MATRIX: tuple[Route, ...] = (
         {"GET": {"q": "matrix"}},
     ),
     Route(API, "api/v1/cases/<case_id>/search", ("GET",), {"GET": {"q": "matrix"}}),
+    Route(API, "api/v1/cases/<case_id>/tags", ("GET",)),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/documents/tag",
+        ("POST",),
+        {"POST": {"document_ids": THE_DOCUMENT, "name": "Matrix"}},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/documents/untag",
+        ("POST",),
+        {"POST": {"document_ids": THE_DOCUMENT, "tag_id": THE_TAG}},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/documents/withdraw",
+        ("POST",),
+        {"POST": {"document_ids": LOOSE_DOCUMENT, "reason": "Matrix"}},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/documents/<document_id>/restore",
+        ("POST",),
+        ids={"document_id": "withdrawn_document"},
+    ),
     Route(
         API,
         "api/v1/cases/<case_id>/productions",
@@ -497,6 +527,9 @@ def _ids(
         **run_ids_for_tables(case, "MATRIX"),
         "financial_run": financial_run_id(case, "MATRIX"),
     }
+    packets["withdrawn_document"] = Document.objects.get(
+        case=case, filename="matrix-withdrawn.txt"
+    ).pk
     overrides = {k: packets[v] for k, v in entry.ids.items()} if entry else {}
     return {
         "draft_id": packets["draft"],
@@ -505,7 +538,6 @@ def _ids(
         "item_id": packets["editable_item"],
         "other_id": packets["editable"],
         "run_id": packets["run"],
-        **overrides,
         "case_id": case.pk,
         "user_id": junior.pk,
         "document_id": document.pk,
@@ -513,6 +545,7 @@ def _ids(
         "production_id": production.pk,
         "export_id": export.pk,
         "reference": "MTX000001",
+        **overrides,
     }
 
 
@@ -534,9 +567,17 @@ def _resolve(payload: Payload | None) -> Payload | None:
         return value
 
     packet = Packet.objects.get(title="MATRIX frozen").pk
+    loose = list(Document.objects.filter(filename="matrix-loose.txt").values_list("pk", flat=True))
+    fixed = {
+        THE_PACKET: packet,
+        LOOSE_DOCUMENT: loose,
+        THE_TAG: Tag.objects.get(name="Matrix tag").pk,
+    }
 
     def top(value: Any) -> Any:
-        return ids if value is THE_DOCUMENT else packet if value is THE_PACKET else inner(value)
+        if value is THE_DOCUMENT:
+            return ids
+        return fixed[value] if isinstance(value, tuple) and value in fixed else inner(value)
 
     return {k: top(v) for k, v in payload.items()}
 
@@ -655,6 +696,23 @@ def document(lawyer: User, case: Case) -> Document:
     )
     production_services.production_export_build(export_id=export.pk)
     _packets(lawyer, case, outcome.document)
+    # The targets of the review routes: a tag on it, a document that can be withdrawn, and
+    # one that is withdrawn (to restore).
+    review_services.documents_tag(
+        actor=lawyer, case=case, document_ids=[outcome.document.pk], name="Matrix tag"
+    )
+    for name in ("matrix-loose.txt", "matrix-withdrawn.txt"):
+        other = document_services.document_upload(
+            case=case,
+            uploaded_by=lawyer,
+            filename=name,
+            source=io.BytesIO(f"The {name} note of Acme.\n".encode()),
+            origin="client",
+        ).document
+        assert other is not None
+    review_services.documents_withdraw(
+        actor=lawyer, case=case, document_ids=[other.pk], reason="Matrix"
+    )
     return outcome.document
 
 

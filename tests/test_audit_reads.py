@@ -101,6 +101,15 @@ API: dict[tuple[str, str], Entry] = {
         "document.page", "document", {"q": "ledger"}
     ),
     ("GET", "/api/v1/cases/{case_id}/search"): Read("case.search", query={"q": "ledger"}),
+    ("GET", "/api/v1/cases/{case_id}/tags"): NotMaterial("the team's own tag names"),
+    ("POST", "/api/v1/cases/{case_id}/documents/tag"): NotMaterial("tags documents (audited)"),
+    ("POST", "/api/v1/cases/{case_id}/documents/untag"): NotMaterial("untags (audited)"),
+    ("POST", "/api/v1/cases/{case_id}/documents/withdraw"): NotMaterial(
+        "withdraws documents (audited); answers their names and the reason"
+    ),
+    ("POST", "/api/v1/cases/{case_id}/documents/{document_id}/restore"): NotMaterial(
+        "restores a withdrawn document (audited)"
+    ),
     ("GET", "/api/v1/cases/{case_id}/productions"): Read("production.list"),
     ("POST", "/api/v1/cases/{case_id}/productions"): Write(
         "production.create", {"volume": "AUDIT2", "prefix": "AUD", "document_ids": "document"}

@@ -21,6 +21,7 @@ from apps.accounts.models import User
 from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
+from apps.documents.review_api import router as review_router
 from apps.drafting.api import router as drafting_router
 from apps.evidence.api import router as evidence_router
 from apps.evidence.services.packets import ProvenanceRefused
@@ -168,6 +169,8 @@ def _unreadable_multipart(request: HttpRequest, exc: MultiPartParserError) -> Ht
 
 api.add_router("/", accounts_router)
 api.add_router("/", cases_router)
+# Before documents_router: its /documents/{document_id} would take /documents/withdraw.
+api.add_router("/", review_router)
 api.add_router("/", documents_router)
 api.add_router("/", evidence_router)
 api.add_router("/", drafting_router)

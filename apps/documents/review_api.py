@@ -1,0 +1,126 @@
+"""The review list's writes for agents: per-case tags and withdrawing a wrong upload (the same
+services the browser's bulk actions call, so the same rules, limits and audit)."""
+
+from datetime import datetime
+
+from ninja import Field, Router, Schema, Status
+
+from apps.api.schemas import ErrorOut, ObjectId, StrictIn
+from apps.api.types import AuthedRequest
+from apps.cases import selectors as case_selectors
+from apps.documents import review_services, selectors
+from apps.documents.list_forms import MAX_BULK_DOCUMENTS
+from apps.documents.models import Document, Tag
+
+router = Router(tags=["documents"])
+
+_ERRORS = {400: ErrorOut, 404: ErrorOut, 409: ErrorOut}
+# Ids are checked again by the services; the schema's bounds refuse a hostile body before that.
+_Ids = list[int]
+
+
+class TagOut(Schema):
+    id: int
+    name: str
+
+    @staticmethod
+    def from_tag(tag: Tag) -> "TagOut":
+        return TagOut(id=tag.pk, name=tag.name)
+
+
+class TagIn(StrictIn):
+    document_ids: _Ids = Field(min_length=1, max_length=MAX_BULK_DOCUMENTS)
+    name: str = Field(max_length=review_services.MAX_TAG_CHARS * 4)
+
+
+class TaggedOut(Schema):
+    tag: TagOut
+    added: int  # documents that did not carry the tag before
+
+
+class UntagIn(StrictIn):
+    document_ids: _Ids = Field(min_length=1, max_length=MAX_BULK_DOCUMENTS)
+    tag_id: int = Field(ge=1, le=2**63 - 1)
+
+
+class UntaggedOut(Schema):
+    removed: int
+
+
+class WithdrawIn(StrictIn):
+    document_ids: _Ids = Field(min_length=1, max_length=MAX_BULK_DOCUMENTS)
+    reason: str = Field(max_length=review_services.MAX_WITHDRAW_REASON * 4)
+
+
+class WithdrawnOut(Schema):
+    id: int
+    filename: str
+    withdrawn: bool
+    withdrawn_at: datetime | None
+    withdrawn_reason: str
+
+    @staticmethod
+    def from_document(document: Document) -> "WithdrawnOut":
+        return WithdrawnOut(
+            id=document.pk,
+            filename=document.filename,
+            withdrawn=document.withdrawn_at is not None,
+            withdrawn_at=document.withdrawn_at,
+            withdrawn_reason=document.withdrawn_reason,
+        )
+
+
+@router.get("/cases/{case_id}/tags", response={200: list[TagOut], 404: ErrorOut})
+def list_tags(request: AuthedRequest, case_id: ObjectId) -> list[TagOut]:
+    """The case's tags, by name."""
+    tags = selectors.tag_list_for_user(user=request.auth, case_id=case_id)
+    return [TagOut.from_tag(tag) for tag in tags]
+
+
+@router.post("/cases/{case_id}/documents/tag", response={200: TaggedOut, **_ERRORS})
+def tag_documents(request: AuthedRequest, case_id: ObjectId, payload: TagIn) -> TaggedOut:
+    """Put the tag `name` on the documents (the tag is made in this case if it is new; names
+    match without regard to case). All the documents must be in this case."""
+    case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
+    tag, added = review_services.documents_tag(
+        actor=request.auth, case=case, document_ids=payload.document_ids, name=payload.name
+    )
+    return TaggedOut(tag=TagOut.from_tag(tag), added=added)
+
+
+@router.post("/cases/{case_id}/documents/untag", response={200: UntaggedOut, **_ERRORS})
+def untag_documents(request: AuthedRequest, case_id: ObjectId, payload: UntagIn) -> UntaggedOut:
+    """Take the case's tag `tag_id` off the documents."""
+    case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
+    removed = review_services.documents_untag(
+        actor=request.auth, case=case, document_ids=payload.document_ids, tag_id=payload.tag_id
+    )
+    return UntaggedOut(removed=removed)
+
+
+@router.post("/cases/{case_id}/documents/withdraw", response={200: list[WithdrawnOut], **_ERRORS})
+def withdraw_documents(
+    request: AuthedRequest, case_id: ObjectId, payload: WithdrawIn
+) -> list[WithdrawnOut]:
+    """Withdraw wrong uploads, all or none, for a written reason: out of lists, search and new
+    packets and productions; the originals are kept. 409 for a document already withdrawn, in
+    a packet or in a production."""
+    case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
+    documents = review_services.documents_withdraw(
+        actor=request.auth, case=case, document_ids=payload.document_ids, reason=payload.reason
+    )
+    return [WithdrawnOut.from_document(document) for document in documents]
+
+
+@router.post(
+    "/cases/{case_id}/documents/{document_id}/restore", response={200: WithdrawnOut, **_ERRORS}
+)
+def restore_document(
+    request: AuthedRequest, case_id: ObjectId, document_id: ObjectId
+) -> Status[WithdrawnOut]:
+    """Bring a withdrawn document back. 409 if it is not withdrawn."""
+    case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
+    document = review_services.document_restore(
+        actor=request.auth, case=case, document_id=document_id
+    )
+    return Status(200, WithdrawnOut.from_document(document))
