@@ -126,9 +126,7 @@ def test_a_report_older_than_the_stale_intervals_is_stale_with_its_age(
 
 
 @pytest.mark.django_db
-def test_the_api_says_which_reports_are_stale_and_how_old(
-    lawyer: User, settings: Settings
-) -> None:
+def test_the_api_says_which_reports_are_stale_and_how_old(lawyer: User, settings: Settings) -> None:
     settings.LEXWEB_GPU_AGENT_INTERVAL_SECONDS = 5
     settings.LEXWEB_GPU_AGENT_STALE_INTERVALS = 3
     now = timezone.now()

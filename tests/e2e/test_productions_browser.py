@@ -44,7 +44,9 @@ def _write_pdfs(folder: Path) -> list[Path]:
         path = folder / name
         with pymupdf.open() as pdf:
             for k in range(n):
-                pdf.new_page().insert_text((72, 72), f"Exhibit {n} for the production, page {k + 1}.")
+                pdf.new_page().insert_text(
+                    (72, 72), f"Exhibit {n} for the production, page {k + 1}."
+                )
             pdf.save(path)
         paths.append(path)
     return paths
