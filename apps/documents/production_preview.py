@@ -19,8 +19,8 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.documents import extraction, production_services, stamping
-from apps.documents.models import BatesPage, Document
+from apps.documents import extraction, production_services, selectors, stamping
+from apps.documents.models import BatesPage, Document, Rendition
 from lexweb.errors import DomainError, NotFound
 
 PREVIEW_DPI = 100
@@ -117,6 +117,19 @@ def picked_documents_for_user(*, user: User, case_id: int, ids: list[int]) -> li
     dropped). Audited as a read of the list."""
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
     ids = list(dict.fromkeys(ids))[:MAX_PICKED]
-    found = {d.pk: d for d in Document.objects.filter(case=case, pk__in=ids).select_related("blob")}
+    found = {
+        d.pk: d
+        for d in Document.objects.filter(case=case, pk__in=ids).select_related("blob", "rendition")
+    }
     read_audit.read_record(user=user, action="document.list", case=case)
     return [found[i] for i in ids if i in found]
+
+
+def production_pages(document: Document) -> int:
+    """The pages the document takes in a production: a rendered kind's (text, e-mail, Word,
+    Excel, Outlook) rendition's once ready, as production_create counts them; else the pages
+    it stores (a rendered kind not ready yet is refused by a production anyway)."""
+    rendition = selectors.rendition_for(document)
+    if rendition is None or rendition.status != Rendition.Status.READY:
+        return document.page_count
+    return rendition.page_count

@@ -133,16 +133,18 @@ def _reorder(documents: list[Document], op: str) -> list[Document]:
     return documents
 
 
-def _rows(documents: list[Document]) -> list[tuple[Document, str]]:
-    """Each picked document with the reason a production would refuse it ("" if none)."""
+def _rows(documents: list[Document]) -> list[tuple[Document, str, int]]:
+    """Each picked document with the reason a production would refuse it ("" if none) and
+    the pages it would take (a rendered kind's rendition pages, see production_pages)."""
     rows = []
     for document in documents:
+        pages = production_preview.production_pages(document)
         try:
             production_services.production_document_check(document)
         except DomainError as exc:
-            rows.append((document, exc.message))
+            rows.append((document, exc.message, pages))
         else:
-            rows.append((document, ""))
+            rows.append((document, "", pages))
     return rows
 
 
@@ -196,8 +198,8 @@ def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
         # search, packet or list filter that picked them).
         "packets": _packets(user, case.pk),
         "problems": problems,
-        "rows": _rows(documents),
-        "pages": sum(d.page_count for d in documents),
+        "rows": (rows := _rows(documents)),
+        "pages": sum(pages for _, _, pages in rows),
         "sort_keys": SORT_KEYS,
         "preview": preview,
         "first_label": first_label,
@@ -286,7 +288,12 @@ def production_detail(request: HttpRequest, case_id: int, production_id: int) ->
         "last_bates": production.bates(production.last_number),
         "page_obj": items,
         "rows": [
-            (item, production.bates(item.first_number), production.bates(item.last_number))
+            (
+                item,
+                production.bates(item.first_number),
+                production.bates(item.last_number),
+                item.last_number - item.first_number + 1,  # a rendered kind's rendered pages
+            )
             for item in items
         ],
         "exports": list(production.exports.select_related("created_by")),

@@ -13,10 +13,18 @@ from django.db.models import Q
 from PIL import Image
 
 from apps.accounts.models import User
-from apps.documents import list_forms, selectors, storage
+from apps.cases import read_audit
+from apps.documents import list_forms, rendering, selectors, storage
 from apps.documents.extraction import _own_dpi
 from apps.documents.list_forms import DocumentListQuery
-from apps.documents.models import BatesPage, Document, Page, Production, ProductionDocument
+from apps.documents.models import (
+    BatesPage,
+    Document,
+    Page,
+    Production,
+    ProductionDocument,
+    Rendition,
+)
 from lexweb.errors import DomainError, NotFound
 
 THUMBS_AROUND = 30  # thumbnails shown each side of the current page
@@ -24,6 +32,9 @@ CONTEXT_HITS = 200  # search hits read to find the previous and next document of
 MAX_PAGE_WORDS = 20_000  # words of one page compared with the query; the rest are not
 MAX_BOXES = 300  # boxes in one answer (each about 30 bytes of JSON)
 MAX_QUERY_TERMS = 32
+MAX_RENDERED_TEXT = 100_000  # characters of a rendered page's own text shown beside it
+FIND_PAGES = 500  # rendered pages searched for the page holding a search's first match
+FIND_CHARACTERS = 2_000_000  # characters of those pages' text searched, at most
 
 # A negated word or phrase (`-word`, `-"a phrase"`) is never a hit to draw.
 _NEGATED = re.compile(r'(?:^|\s)-(?:"[^"]*"?|\S+)')
@@ -57,11 +68,58 @@ class Neighbour:
     page: int  # where to open it: the best hit of the search, else 1
 
 
+def has_page_images(document: Document, number: int = 1) -> bool:
+    """Whether page `number` has an image at the page-image endpoint: PDFs and images always;
+    the kinds rendered to PDF (text, e-mail, Word, Excel, Outlook) once their rendition is
+    ready and has that page. The one test of it: the viewer, its hit boxes and the drafting
+    finding panel all ask here."""
+    if document.kind in (Document.Kind.PDF, Document.Kind.IMAGE):
+        return True
+    rendition = selectors.rendition_for(document)
+    return (
+        rendition is not None
+        and rendition.status == Rendition.Status.READY
+        and rendition.output is not None
+        and 1 <= number <= rendition.page_count
+    )
+
+
+def rendered_page_size(document: Document, number: int) -> tuple[float, float] | None:
+    """Page `number` of the document's ready rendition: its width and height in PDF points;
+    None without one, past its pages, or when the PDF cannot be read."""
+    rendition = _ready_rendition(document)
+    if rendition is None or rendition.output is None or not 1 <= number <= rendition.page_count:
+        return None
+    try:
+        with pymupdf.open(storage.blob_path(rendition.output.sha256), filetype="pdf") as pdf:
+            rect = pdf[number - 1].rect
+    except (OSError, RuntimeError, ValueError, IndexError):
+        return None
+    return (round(rect.width, 2), round(rect.height, 2))
+
+
+def _ready_rendition(document: Document) -> Rendition | None:
+    rendition = selectors.rendition_for(document)
+    if rendition is None or rendition.status != Rendition.Status.READY or rendition.output is None:
+        return None
+    return rendition
+
+
 @dataclass(frozen=True)
 class ViewerPage:
     document: Document
-    page: Page | None  # None while no page is stored yet
-    page_count: int  # pages stored
+    # The stored page `number` (its text, source, Bates). None while no page is stored yet,
+    # and for pages 2.. of a rendered document (a text file stores its text as one page).
+    page: Page | None
+    number: int  # the page shown
+    page_count: int  # pages to move through: the rendition's when ready, else those stored
+    # A ready rendition's page text, read from its PDF (what the image shows), at most
+    # MAX_RENDERED_TEXT characters, when it has more than one page; None otherwise (the
+    # stored page's text is shown).
+    rendered_text: str | None
+    rendered_text_truncated: bool
+    rendition_state: str  # why a rendered kind has no images yet ("being rendered"...), or ""
+    shown: bool  # a page to show (False: the document has no pages yet)
     thumbs: list[int]  # page numbers of the thumbnail strip
     ranges: list[BatesRange]
     stamped: list[StampedPage]
@@ -78,19 +136,31 @@ def viewer_page_for_user(
     number: int,
     query: str = "",
     list_query: DocumentListQuery | None = None,
+    at_first_hit: bool = False,
 ) -> ViewerPage:
     """Page `number` of the document for the viewer. NotFound for a document outside the
     user's cases or a page the document does not have (page 1 of a document with no pages
     yet is the empty viewer). `query`: the search the user came from; previous and next
     document then follow its hits, else the review list's filters and sort `list_query` (by
-    default the case's documents, newest first).
+    default the case's documents, newest first). `at_first_hit`: open the page holding the
+    query's first match instead of `number`: for a rendered document the first rendered page
+    whose text matches (see rendered_page_of_first_hit), else `number`.
     Audited as one view of the document."""
     document = selectors.document_get_for_user(user=user, case_id=case_id, document_id=document_id)
+    if at_first_hit and query.strip() and document.kind in rendering.RENDERED_KINDS:
+        number = rendered_page_of_first_hit(document, query)
     pages = selectors.page_list_for_user(user=user, case_id=case_id, document_id=document.pk)
-    count = pages.count()
+    stored = pages.count()
+    rendition = _ready_rendition(document)
+    count = rendition.page_count if rendition else stored
     page = pages.filter(number=number).first()
-    if page is None and not (number == 1 and count == 0):
+    shown = page is not None or (rendition is not None and 1 <= number <= count)
+    if not shown and not (number == 1 and stored == 0):
         raise NotFound(f"No page {number} in this document (it has {count}).")
+    # A one-page rendition shows the whole stored text (exact, as the file has it); past one
+    # page, each page's own text read from the rendition (what its image shows).
+    many = rendition is not None and rendition.page_count > 1
+    text, truncated = _rendered_text(rendition, number) if rendition and many else (None, False)
     low, high = max(1, number - THUMBS_AROUND), min(count, number + THUMBS_AROUND)
     previous, following, in_search = _neighbours(
         user=user, document=document, query=query, list_query=list_query
@@ -98,7 +168,12 @@ def viewer_page_for_user(
     return ViewerPage(
         document=document,
         page=page,
+        number=number,
         page_count=count,
+        rendered_text=text,
+        rendered_text_truncated=truncated,
+        rendition_state=_rendition_state(document),
+        shown=shown,
         thumbs=list(range(low, high + 1)),
         ranges=_ranges(document),
         stamped=_stamped(document, number),
@@ -106,6 +181,68 @@ def viewer_page_for_user(
         next=following,
         search_context=in_search,
     )
+
+
+def _rendition_state(document: Document) -> str:
+    """For a rendered kind without page images, why: "being rendered", "rendering failed:
+    <reason>", "rendering unavailable: <reason>", "not rendered yet"; "" otherwise."""
+    if document.kind not in rendering.RENDERED_KINDS:
+        return ""
+    rendition = selectors.rendition_for(document)
+    if rendition is None:
+        return "not rendered yet"
+    if rendition.status in (Rendition.Status.QUEUED, Rendition.Status.PROCESSING):
+        return "being rendered"
+    if rendition.status == Rendition.Status.READY and rendition.output is not None:
+        return ""
+    return rendition.label
+
+
+def _rendered_text(rendition: Rendition, number: int) -> tuple[str | None, bool]:
+    """Page `number`'s own text in the rendition's PDF, at most MAX_RENDERED_TEXT characters
+    (and whether there was more); None past its pages."""
+    if rendition.output is None:  # never for a ready one (a constraint)
+        return None, False
+    path = storage.blob_path(rendition.output.sha256)
+    with pymupdf.open(path, filetype="pdf") as pdf:
+        if not 1 <= number <= pdf.page_count:
+            return None, False
+        text = pdf[number - 1].get_text("text")
+    return text[:MAX_RENDERED_TEXT], len(text) > MAX_RENDERED_TEXT
+
+
+def rendered_page_of_first_hit(document: Document, query: str) -> int:
+    """The first page of the document's ready rendition whose own text the search `query`
+    matches (PostgreSQL's websearch syntax and English configuration, as search matches the
+    stored text); 1 when none does, the document has no ready rendition, or the query is not
+    a valid search. Reads at most FIND_PAGES pages and FIND_CHARACTERS characters of them: a
+    match past those opens page 1. For a document already read through a `_for_user`
+    selector."""
+    rendition = _ready_rendition(document)
+    try:
+        query = selectors.search_query_clean(query)
+    except DomainError:
+        return 1
+    if rendition is None or rendition.output is None:
+        return 1
+    texts: list[str] = []
+    budget = FIND_CHARACTERS
+    with pymupdf.open(storage.blob_path(rendition.output.sha256), filetype="pdf") as pdf:
+        for index in range(min(pdf.page_count, FIND_PAGES)):
+            text = pdf[index].get_text("text").replace("\x00", "")[:budget]
+            texts.append(text)
+            budget -= len(text)
+            if budget <= 0:
+                break
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT i FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i) "
+            "WHERE to_tsvector(%s::regconfig, t) @@ websearch_to_tsquery(%s::regconfig, %s) "
+            "ORDER BY i LIMIT 1",
+            [texts, selectors.SEARCH_CONFIG, selectors.SEARCH_CONFIG, query],
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row else 1
 
 
 def _ranges(document: Document) -> list[BatesRange]:
@@ -227,14 +364,35 @@ def page_hit_boxes_for_user(
     """The boxes of the words of page `number` that the search `query` matches, as
     PostgreSQL's English configuration matches them (stemmed: "contracts" finds "contract";
     negated words are not drawn). Words come from the stored OCR words, or from the PDF's text
-    layer (PyMuPDF). A page without either has no boxes. Audited as a read of the page."""
-    page = selectors.page_get_for_user(
-        user=user, case_id=case_id, document_id=document_id, number=number
-    )
-    query = selectors.search_query_clean(query)
+    layer (PyMuPDF); for the rendered kinds (text, e-mail, Word, Excel, Outlook) with a ready
+    rendition, from the text layer of the rendition's page `number` (which may be past the
+    pages stored). A page without either has no boxes. Audited as a read of the page."""
+    # Membership first (NotFound outside the user's cases); each branch audits the page read.
+    case = selectors._case(user=user, case_id=case_id)
+    document = selectors._document(case=case, document_id=document_id)
+    rendition = _ready_rendition(document)
+    if rendition is not None and rendition.output is not None:
+        if not 1 <= number <= rendition.page_count:
+            raise NotFound(f"No page {number} in this document.")
+        read_audit.read_record(
+            user=user,
+            action="document.page",
+            case=case,
+            target=document,
+            detail={"page": number},
+        )
+        query = selectors.search_query_clean(query)
+        path = storage.blob_path(rendition.output.sha256)
+        words, truncated = _pdf_words(path, number)
+        source = "rendition"
+    else:
+        page = selectors.page_get_for_user(
+            user=user, case_id=case_id, document_id=document_id, number=number
+        )
+        query = selectors.search_query_clean(query)
+        words, truncated = _page_words(page, document)
+        source = page.source
     wanted = _lexemes([_terms(query)])[0]
-    document = page.document
-    words, truncated = _page_words(page, document)
     boxes: list[list[float]] = []
     if wanted and words:
         unique = sorted({text for text, _ in words})
@@ -247,7 +405,7 @@ def page_hit_boxes_for_user(
                     truncated = True
                     break
                 boxes.append(box)
-    return HitBoxes(page=page.number, source=page.source, boxes=boxes, truncated=truncated)
+    return HitBoxes(page=number, source=source, boxes=boxes, truncated=truncated)
 
 
 def _terms(query: str) -> str:
@@ -286,24 +444,26 @@ def _page_words(page: Page, document: Document) -> tuple[list[tuple[str, list[fl
         pixels = page.ocr_dpi / 72.0
         return _fractions(raw, width * pixels, height * pixels), len(page.words) > MAX_PAGE_WORDS
     if page.source == Page.Source.TEXT_LAYER and document.kind == Document.Kind.PDF:
-        path = storage.blob_path(document.blob.sha256)
-        with pymupdf.open(path, filetype="pdf") as pdf:
-            if not 1 <= page.number <= pdf.page_count:
-                raise NotFound(f"No page {page.number}.")
-            pdf_page = pdf[page.number - 1]
-            rect, turn = pdf_page.rect, pdf_page.rotation_matrix
-            words = pdf_page.get_text("words")
-        raw = []
-        for x0, y0, x1, y1, text, *_ in words[:MAX_PAGE_WORDS]:
-            box = pymupdf.Rect(x0, y0, x1, y1) * turn  # text space is the unrotated page
-            raw.append(
-                (
-                    str(text),
-                    [box.x0 - rect.x0, box.y0 - rect.y0, box.x1 - rect.x0, box.y1 - rect.y0],
-                )
-            )
-        return _fractions(raw, rect.width, rect.height), len(words) > MAX_PAGE_WORDS
+        return _pdf_words(storage.blob_path(document.blob.sha256), page.number)
     return [], False
+
+
+def _pdf_words(path: Path, number: int) -> tuple[list[tuple[str, list[float]]], bool]:
+    """(text, box as fractions) of the words of page `number` of the PDF at `path`, from its
+    text layer, at most MAX_PAGE_WORDS; and whether there were more."""
+    with pymupdf.open(path, filetype="pdf") as pdf:
+        if not 1 <= number <= pdf.page_count:
+            raise NotFound(f"No page {number}.")
+        pdf_page = pdf[number - 1]
+        rect, turn = pdf_page.rect, pdf_page.rotation_matrix
+        words = pdf_page.get_text("words")
+    raw = []
+    for x0, y0, x1, y1, text, *_ in words[:MAX_PAGE_WORDS]:
+        box = pymupdf.Rect(x0, y0, x1, y1) * turn  # text space is the unrotated page
+        raw.append(
+            (str(text), [box.x0 - rect.x0, box.y0 - rect.y0, box.x1 - rect.x0, box.y1 - rect.y0])
+        )
+    return _fractions(raw, rect.width, rect.height), len(words) > MAX_PAGE_WORDS
 
 
 def _fractions(

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_safe
 from apps.cases.shortcuts import request_user
 from apps.documents import provenance_selectors, selectors, viewer_selectors
 from apps.documents.list_forms import DocumentListForm, DocumentListQuery
-from apps.documents.models import Document, Rendition
+from apps.documents.models import Document
 from apps.evidence.selectors import provenance as lineage
 from lexweb.errors import NotFound
 
@@ -22,6 +22,7 @@ CHAIN_SHOWN = 50
 MAX_QUERY = selectors.MAX_QUERY_LENGTH
 MAX_LIST_CONTEXT = 2000  # characters of `?list=`; the list's filters need far fewer
 MAX_PAGE = 10**6  # no document has more pages; a longer number is not a page
+HIT_PAGE = "hit"  # `?page=hit&q=...`: the page holding the search's first match
 
 
 def viewer_url(
@@ -32,12 +33,15 @@ def viewer_url(
     query: str = "",
     stamped: int | None = None,
     listed: str = "",
+    hit: bool = False,
 ) -> str:
     """The viewer at page `page` (scrolled to it), carrying the search `query` or the review
     list's filters `listed` (its query string) the user came from, and the production whose
-    stamped page to show."""
+    stamped page to show. `hit`: the page is a search hit's; for a rendered document (whose
+    text is stored as one page) the viewer then opens the rendered page holding the first
+    match."""
     base = reverse("documents:detail", kwargs={"case_id": case_id, "document_id": document_id})
-    params: dict[str, str | int] = {"page": page}
+    params: dict[str, str | int] = {"page": HIT_PAGE if hit and query and page == 1 else page}
     if query:
         params["q"] = query
     elif listed:
@@ -66,7 +70,8 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
     whose stamped page to show. Audited once, as a view of the document."""
     user = request_user(request)
     query = request.GET.get("q", "")[:MAX_QUERY].replace("\x00", "")
-    number = _page_number(request.GET.get("page", ""))
+    raw_page = request.GET.get("page", "")
+    number = 1 if raw_page == HIT_PAGE else _page_number(raw_page)
     listed, list_query = _list_context(request, case_id) if not query else ("", None)
     try:
         view = viewer_selectors.viewer_page_for_user(
@@ -76,6 +81,7 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
             number=number,
             query=query,
             list_query=list_query,
+            at_first_hit=raw_page == HIT_PAGE,
         )
     except NotFound as exc:
         raise Http404(exc.message) from None
@@ -109,8 +115,7 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
             listed=listed,
         )
 
-    current = view.page.number if view.page else 1
-    rendition = selectors.rendition_for(document)
+    current = view.number
     keep = stamped.production_id if stamped else None
     context = {
         "case": document.case,
@@ -130,8 +135,8 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
         "list_context": bool(listed),
         "listed": listed,
         "attachments": attachments,
-        "has_images": _has_image(document, rendition, current),
-        "rendition": rendition,
+        "has_images": viewer_selectors.has_page_images(document, current),
+        "rendition": selectors.rendition_for(document),
         "provenance": provenance_selectors.provenance_of(document),
         "chain": [
             (link, origins.get(link.origin, link.origin), link.origin in untrusted)
@@ -158,6 +163,7 @@ def _neighbour_url(
         page=neighbour.page,
         query=query if view.search_context else "",
         listed="" if view.search_context else listed,
+        hit=view.search_context,
     )
 
 
@@ -178,15 +184,3 @@ def _list_context(request: HttpRequest, case_id: int) -> tuple[str, DocumentList
         return "", None
     query = form.query()
     return urlencode(query.filter_params()), query
-
-
-def _has_image(document: Document, rendition: Rendition | None, number: int) -> bool:
-    """Whether page `number` has an image at the page-image endpoint: PDFs and images always;
-    the kinds rendered to PDF once their rendering is ready (and has that page)."""
-    if document.kind in (Document.Kind.PDF, Document.Kind.IMAGE):
-        return True
-    return (
-        rendition is not None
-        and rendition.status == Rendition.Status.READY
-        and number <= rendition.page_count
-    )

@@ -137,6 +137,7 @@ def search(request: HttpRequest, case_id: int) -> HttpResponse:
                         document_id=hit.document_id,
                         page=hit.page,
                         query=form.cleaned_data["q"],
+                        hit=True,
                     ),
                     origins.get(hit.origin, hit.origin),
                     hit.origin in provenance_selectors.UNTRUSTED_ORIGINS,

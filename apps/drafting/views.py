@@ -29,7 +29,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case, Membership
 from apps.cases.shortcuts import case_or_404, request_user
-from apps.documents.models import Document
+from apps.documents import viewer_selectors
 from apps.drafting import diff_selectors, exports, runs, selectors, services, transactions
 from apps.drafting.forms import (
     DiffForm,
@@ -337,8 +337,10 @@ def _panel(request: HttpRequest, claim: Claim | None) -> dict[str, object]:
         return {"selected": None}
     page = claim.finding.page
     size = None
-    if page is not None and page.document.kind in (Document.Kind.PDF, Document.Kind.IMAGE):
-        size = verification_selectors.frozen_page_size(page)
+    if page is not None and viewer_selectors.has_page_images(page.document, page.page_number):
+        size = verification_selectors.frozen_page_size(page) or viewer_selectors.rendered_page_size(
+            page.document, page.page_number
+        )
     return {
         "selected": claim,
         "page_size": size,

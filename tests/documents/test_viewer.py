@@ -160,13 +160,9 @@ def test_text_file_shows_its_rendering_without_confidence_or_boxes(
     assert f"/documents/{document.pk}/pages/1/image?dpi=150" in body
     assert "rendered (1 page)" in body and 'data-zoom="width"' in body
     assert "OCR confidence" not in body and "Line one" in body
-    # Word boxes come from OCR words or a PDF's text layer; a text file has neither.
-    assert status == 200 and hits == {
-        "page": 1,
-        "source": "text_file",
-        "boxes": [],
-        "truncated": False,
-    }
+    # Word boxes of a rendered kind come from its rendition's text layer.
+    assert status == 200 and hits["page"] == 1 and hits["source"] == "rendition"
+    assert len(hits["boxes"]) == 1 and hits["truncated"] is False
 
 
 @pytest.mark.parametrize("name", ["a.eml", "b.txt"])
@@ -372,7 +368,7 @@ def test_previous_and_next_document_follow_the_search_then_the_case_order(
     assert "in the case's order" in in_case
     # The search's hits skip b.pdf and open each document at its hit.
     links = _hrefs(in_search, "previous-document") + _hrefs(in_search, "next-document")
-    assert links == [f"{base.format(case.pk, first.pk)}?page=1&q=indemnity#viewer"]
+    assert links == [f"{base.format(case.pk, first.pk)}?page=hit&q=indemnity#viewer"]
     assert "in the results for “indemnity”" in in_search
     _, from_first = _get(lawyer_client, first, q="indemnity")
     neighbours = _hrefs(from_first, "previous-document") + _hrefs(from_first, "next-document")
