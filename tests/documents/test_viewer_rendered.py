@@ -89,6 +89,7 @@ def test_a_rendered_text_file_pages_through_its_rendition_with_each_pages_own_te
     assert f"/documents/{document.pk}/pages/2/image?dpi=150" in second
     assert 'id="page-2"' in second and "Line 001 " not in second
     assert "the rendering to PDF, page 2" in second
+    assert "Page 2 of the original's rendering to PDF." in unescape(second)
     assert "Line 001 " in first and "Line 200 " not in first
     # Every page image the viewer links is served.
     image = f"/api/v1/cases/{case.pk}/documents/{document.pk}/pages/{last}/image?thumb=1"
