@@ -13,7 +13,6 @@ from django.db.models import Q
 from PIL import Image
 
 from apps.accounts.models import User
-from apps.cases import read_audit
 from apps.documents import list_forms, rendering, selectors, storage
 from apps.documents.extraction import _own_dpi
 from apps.documents.list_forms import DocumentListQuery
@@ -368,30 +367,23 @@ def page_hit_boxes_for_user(
     rendition, from the text layer of the rendition's page `number` (which may be past the
     pages stored). A page without either has no boxes. Audited as a read of the page."""
     # Membership first (NotFound outside the user's cases); each branch audits the page read.
-    case = selectors._case(user=user, case_id=case_id)
-    document = selectors._document(case=case, document_id=document_id)
-    rendition = _ready_rendition(document)
-    if rendition is not None and rendition.output is not None:
-        if not 1 <= number <= rendition.page_count:
-            raise NotFound(f"No page {number} in this document.")
-        read_audit.read_record(
-            user=user,
-            action="document.page",
-            case=case,
-            target=document,
-            detail={"page": number},
+    document = selectors._document(
+        case=selectors._case(user=user, case_id=case_id), document_id=document_id
+    )
+    if _ready_rendition(document) is not None:
+        # The rendition's page: checked (it exists) and audited as its image is.
+        image = selectors.page_image_source_for_user(
+            user=user, case_id=case_id, document_id=document_id, number=number
         )
-        query = selectors.search_query_clean(query)
-        path = storage.blob_path(rendition.output.sha256)
-        words, truncated = _pdf_words(path, number)
+        words, truncated = _pdf_words(image.path, image.number)
         source = "rendition"
     else:
         page = selectors.page_get_for_user(
             user=user, case_id=case_id, document_id=document_id, number=number
         )
-        query = selectors.search_query_clean(query)
         words, truncated = _page_words(page, document)
         source = page.source
+    query = selectors.search_query_clean(query)
     wanted = _lexemes([_terms(query)])[0]
     boxes: list[list[float]] = []
     if wanted and words:

@@ -2,7 +2,6 @@
 new production page and the drafting finding panel: their pages are the rendition's, which
 may be many more than the one page of text stored."""
 
-import io
 import re
 from collections.abc import Callable
 from html import unescape
@@ -14,8 +13,9 @@ from django.urls import reverse
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.documents import services, viewer_selectors
+from apps.documents import viewer_selectors
 from apps.documents.models import Document, Rendition
+from tests.documents.test_viewer import _add, _get, _hits, _hrefs
 from tests.drafting.makers import draft_of, packet_of, verified
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
@@ -27,14 +27,6 @@ LINES[199] = "Line 200 mentions the zeppelin contract once."
 LONG_TEXT = ("\n".join(LINES) + "\n").encode()
 
 
-def _add(user: User, case: Case, name: str, data: bytes) -> Document:
-    outcome = services.document_upload(
-        case=case, uploaded_by=user, filename=name, source=io.BytesIO(data), origin="client"
-    )
-    assert outcome.document is not None, outcome.error
-    return outcome.document
-
-
 def _rendered(user: User, case: Case, run_jobs: Jobs) -> tuple[Document, Rendition]:
     document = _add(user, case, "memo.txt", LONG_TEXT)
     run_jobs()
@@ -43,21 +35,6 @@ def _rendered(user: User, case: Case, run_jobs: Jobs) -> tuple[Document, Renditi
     assert rendition.page_count >= 3  # one stored page of text, several rendered
     assert document.pages.count() == 1
     return Document.objects.get(pk=document.pk), rendition
-
-
-def _get(client: Client, document: Document, **params: str | int) -> tuple[int, str]:
-    response = client.get(f"/cases/{document.case_id}/documents/{document.pk}/", params)
-    return response.status_code, response.content.decode()
-
-
-def _hits(client: Client, document: Document, number: int, q: str) -> tuple[int, dict]:
-    url = f"/api/v1/cases/{document.case_id}/documents/{document.pk}/pages/{number}/hits"
-    response = client.get(url, {"q": q})
-    return response.status_code, response.json()
-
-
-def _hrefs(body: str, key: str) -> list[str]:
-    return [unescape(h) for h in re.findall(rf'data-key="{key}" href="([^"]+)"', body)]
 
 
 # --- 1. Navigating by the rendition's pages ------------------------------------------------
