@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.documents import viewer_selectors
+from apps.documents import production_services, viewer_selectors
 from apps.documents.models import Document, Rendition
 from tests.documents.test_viewer import _add, _get, _hits, _hrefs
 from tests.drafting.makers import draft_of, packet_of, verified
@@ -205,6 +205,24 @@ def test_the_new_production_page_counts_a_rendered_documents_rendered_pages(
 
     assert f'data-pages="{rendition.page_count}"' in body
     assert f"<span data-picked-pages>{rendition.page_count}</span>" in body
+
+
+def test_a_productions_page_counts_each_rendered_documents_stamped_pages(
+    lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
+) -> None:
+    document, rendition = _rendered(lawyer, case, run_jobs)
+    production = production_services.production_create(
+        case=case, actor=lawyer, volume="RND001", prefix="RND", document_ids=[document.pk]
+    )
+    detail = reverse(
+        "documents:production_detail",
+        kwargs={"case_id": case.pk, "production_id": production.pk},
+    )
+
+    body = lawyer_client.get(detail).content.decode()
+
+    assert production.page_count == rendition.page_count
+    assert f'<td class="num">{rendition.page_count}</td>' in body
 
 
 # --- 4. One test of page images, the drafting panel included -------------------------------
