@@ -51,10 +51,14 @@ def note(text: str) -> bytes:
     return f"Memo to file: {text}\n".encode()
 
 
+# Ingest's jobs only: a text file's rendering to PDF follows as a job of its own.
+INGEST_TASK = "documents.extract_text"
+
+
 def jobs_of(document_id: int) -> list[ProcrastinateJob]:
     return list(
         ProcrastinateJob.objects.filter(
-            task_name="documents.extract_text", args={"document_id": document_id}
+            task_name=INGEST_TASK, args={"document_id": document_id}
         ).order_by("id")
     )
 
@@ -63,7 +67,9 @@ def started_order(*document_ids: int) -> list[int]:
     """The documents whose ingest jobs started, in the order they started (one per job)."""
     events = (
         ProcrastinateEvent.objects.filter(
-            type="started", job__args__document_id__in=list(document_ids)
+            type="started",
+            job__task_name=INGEST_TASK,
+            job__args__document_id__in=list(document_ids),
         )
         .order_by("id")
         .values_list("job__args", flat=True)
@@ -75,7 +81,9 @@ def finished_last(document_ids: list[int]) -> list[int]:
     """The documents in the order their last ingest job succeeded."""
     last: dict[int, int] = {}
     for event_id, args in (
-        ProcrastinateEvent.objects.filter(type="succeeded", job__args__document_id__in=document_ids)
+        ProcrastinateEvent.objects.filter(
+            type="succeeded", job__task_name=INGEST_TASK, job__args__document_id__in=document_ids
+        )
         .order_by("id")
         .values_list("id", "job__args")
     ):

@@ -38,6 +38,20 @@ async def _until_finished(socket: WebsocketCommunicator, document_id: int) -> li
             return events
 
 
+async def _rendition_until_done(socket: WebsocketCommunicator) -> list[Any]:
+    """Every event this socket receives up to a rendering's final one."""
+    events = []
+    while True:
+        event = await socket.receive_json_from(timeout=WORKER_TIMEOUT)
+        events.append(event)
+        if event.get("type") == "documents.rendition_progress" and event["status"] in (
+            "ready",
+            "failed",
+            "unavailable",
+        ):
+            return events
+
+
 async def test_member_sees_progress_pushed_by_a_real_worker_until_ready(
     lawyer: User,
     outsider: User,
@@ -129,6 +143,11 @@ async def test_every_member_socket_hears_the_upload_and_a_failed_file_sends_noth
         assert [s for s in steps if s[0] != "queued"][-1] == ("ready", 1, 1)
         # Nothing at all about the refused file: no row, so no event.
         assert {(e["document_id"], e["filename"]) for e in events} == {(document_id, "note.txt")}
+    # Then the note's rendering to PDF (a job of its own), and nothing more.
+    rendering = await _rendition_until_done(lawyer_socket)
+    assert {(e["document_id"], e["type"]) for e in rendering} == {
+        (document_id, "documents.rendition_progress")
+    }
     assert await lawyer_socket.receive_nothing(timeout=1)
 
     await lawyer_socket.disconnect()
