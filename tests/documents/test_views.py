@@ -337,7 +337,8 @@ def test_search_shows_marked_snippets_and_escapes_the_documents_html(
     assert "&lt;img src=x onerror=alert" in body
     assert "<img src=x" not in body and "<script>alert" not in body
     # A hit on page 1 opens the page holding the first match (a rendered file's own page).
-    assert f'href="{_viewer_url(document)}?page=hit&amp;q=needle#viewer">page.txt, page 1</a>' in body
+    hit = f"{_viewer_url(document)}?page=hit&amp;q=needle#viewer"
+    assert f'href="{hit}">page.txt, page 1</a>' in body
     assert "Bates —" in body
     assert "1 result" in body
     # The viewer shows the whole page text, escaped.
