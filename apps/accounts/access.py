@@ -21,6 +21,13 @@ How a socket got in (an API token, or a browser session) is put in its scope by
    its own, a new database connection each, queued on the one thread Django's sync calls
    share and held every socket's events back for seconds on a busy machine.
 
+Every message is handed to its handler directly. Channels' own `dispatch` first closes the
+process's stale database connections on the one thread Django's sync calls share, for every
+message: a round trip to that thread per token batch per socket, queued behind whatever that
+thread is doing (400 a second with 20 streaming runs, bench/bench_run_relay.py). Handlers here
+reach the database only through `database_sync_to_async`, which does the same before and after
+each call.
+
 Membership of a case stream is part of the check (an admin's live break-glass grant counts as
 one): a socket whose membership or grant ended closes with 4403, as on
 `cases.membership_revoked`.
@@ -33,6 +40,7 @@ import time
 import weakref
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
@@ -76,6 +84,14 @@ class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
     access_closed = False
     access_confirmed_at = 0.0  # time.monotonic() of the last check that found access live
     _expiry_timer: asyncio.TimerHandle | None = None
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """The message's handler, without Channels' per-message connection clean-up (see the
+        module docstring)."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message.get('type')!r}")
+        await handler(message)
 
     async def access_begin(self, *, case_id: int | None = None) -> bool:
         """Start watching; False (and the socket closed) if access already ended."""

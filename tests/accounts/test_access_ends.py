@@ -8,6 +8,7 @@ real PostgreSQL channel layer; every way in is changed through the edge a person
 """
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -120,6 +121,31 @@ def _now() -> float:
 
 async def _token(user: User, name: str = "agent", **kwargs: Any) -> services.IssuedToken:
     return await sync_to_async(services.token_create)(user=user, name=name, **kwargs)
+
+
+@pytest.mark.parametrize("stream", STREAMS)
+async def test_events_reach_a_socket_while_the_shared_sync_thread_is_busy(
+    lawyer: User, case: Case, stream: Stream, settings: Any
+) -> None:
+    # Channels' own dispatch makes a round trip to the one thread Django's sync calls share
+    # before every message (to close stale connections); ours hands messages on directly, so
+    # a slow sync call elsewhere in the process does not hold every socket's events back.
+    settings.LEXWEB_WS_RECHECK_SECONDS = 60  # the access check is not what is measured
+    issued = await _token(lawyer)
+    socket = await _open(stream.path(case), bearer=issued.secret)
+    await _assert_live(socket, stream, case)
+    release = threading.Event()
+    busy = asyncio.ensure_future(sync_to_async(release.wait)(20))
+    await asyncio.sleep(0.05)
+    try:
+        await _send(stream, case, "while busy")
+        received = await socket.receive_json_from(timeout=0.5)
+    finally:
+        release.set()
+        await busy
+
+    assert received["message"] == "while busy"
+    await socket.disconnect()
 
 
 # --- Tokens -------------------------------------------------------------------------------
