@@ -54,8 +54,9 @@ SocketAccessEnded = dict[SocketAccess, str]
 
 def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEnded:
     """Of `accesses`, those that no longer hold, each with the reason (the account first, then
-    the token or session, then the membership). At most five queries, whatever the number of
-    sockets: the websocket watch checks every socket of a process at once."""
+    the token or session, then the membership). Five queries whatever the number of sockets
+    (six when a member left a case): the websocket watch checks every socket of a process at
+    once."""
     from apps.cases import selectors as case_selectors
     from apps.cases.models import Membership
 
@@ -87,10 +88,6 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
         )
         # An admin's live break-glass grant counts as membership until it expires.
         members |= case_selectors.break_glass_live_pairs(user_ids=case_user_ids, case_ids=case_ids)
-    # Admins let in by break-glass count as members until their grant ends (apps/cases).
-    members |= case_selectors.break_glass_live_pairs(
-        user_ids={a.user_id for a in accesses if a.case_id is not None}, case_ids=case_ids
-    )
     ended: SocketAccessEnded = {}
     for access in accesses:
         reason = _ended_reason(access, active, tokens, live_sessions, members, now)
