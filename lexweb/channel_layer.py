@@ -16,8 +16,9 @@ This subclass keeps the library's storage, NOTIFY payloads, groups and serialisa
 sending side, `group_send` is one statement (the library spends three round trips: a look-up
 of the unprefixed group name that finds nothing, the group's channels, then the insert), and
 `group_send_in` writes a batch of group messages through a caller's cursor, in its
-transaction: the notices go out when that commits (the run events' writer publishes each
-batch of token events so, bench/bench_run_relay.py). On the listening side:
+transaction (`group_send_sql` gives the statement, for an async connection): the notices go
+out when that commits (the run events' writer publishes each batch of token events so,
+bench/bench_run_relay.py). On the listening side:
 
 - one listener per event loop, claimed synchronously by the first receiver;
 - LISTEN first, then catch up by *reading* (never deleting) the unexpired messages of the
@@ -126,14 +127,20 @@ class PostgresChannelLayer(_LibraryLayer):
         """Send each (group, message) through `cursor`, in its transaction and in the given
         order: nothing is delivered unless the transaction commits. The cursor must be on this
         layer's database (`same_database`)."""
-        if not messages:
-            return
+        if messages:
+            cursor.execute(*self.group_send_sql(messages))
+
+    def group_send_sql(
+        self, messages: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> tuple[str, list[Any]]:
+        """The one statement (and its parameters) that sends each (group, message) in the given
+        order, for a caller to run in its own transaction (sync or async)."""
         keys, bodies = [], []
         for group, message in messages:
             self.require_valid_group_name(group)
             keys.append(self._group_key(group))
             bodies.append(self.serialize(dict(message)))
-        cursor.execute(_SEND_MANY_SQL, [self._expire(), keys, bodies])
+        return _SEND_MANY_SQL, [self._expire(), keys, bodies]
 
     def same_database(self, settings_dict: Mapping[str, Any]) -> bool:
         """Whether a Django connection with these settings reaches this layer's database."""

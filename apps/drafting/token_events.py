@@ -2,47 +2,68 @@
 
 Each running stage's TokenBatcher hands its batch here every LEXWEB_RUN_TOKEN_FLUSH_MS and
 waits until it is stored and published. Whatever batches arrive while a write is under way go
-into the next write: one transaction, on a thread of the writer's own, for all the stages of
-the process, instead of one per stage on the single thread that Django's sync code shares with
-every stage's other calls (its watcher asks five times a second whether the run goes on). With
-20 stages at 120 tok/s in one worker, their writes queued there behind each other and the
-watchers, and tokens reached browsers seconds late (bench/bench_run_relay.py).
+into the next write: one transaction for all the stages of the process, instead of one per
+stage on the single thread that Django's sync code shares with every stage's other calls (its
+watcher asks five times a second whether the run goes on). With 20 stages at 120 tok/s in one
+worker, their writes queued there behind each other and the watchers, and tokens reached
+browsers seconds late (bench/bench_run_relay.py).
+
+The writer is a task on the stages' own event loop with a psycopg connection of its own, in
+pipeline mode: a write is two round trips (lock and number the runs; then insert the events and
+their notices and commit), with no thread between. On a thread, each of the six statements
+Django's transaction makes ended in a wait for the GIL that the loop's streams held (up to the
+interpreter's 5 ms switch interval each): the write's p99 was 23 ms against 1 ms for the bare
+commit. The connection is opened when the first stage starts (`writer_hold`), before its first
+token, and kept while any stage streams and LINGER_SECONDS after the last.
 
 Numbers stay what `runs.run_event_append` gives: taken under each run row's lock (rows locked in
 id order), consecutive, in the order the batches were handed in. The events are published to
 their run groups in the same transaction, when the channel layer is the PostgreSQL one on this
-database (lexweb.channel_layer `group_send_in`: one more statement, and the notices go out as
+database (lexweb.channel_layer `group_send_sql`: one more statement, and the notices go out as
 the rows commit, never before). Any other layer (Redis) gets them after the commit, each run's
 in order; a channel layer that fails is logged, not raised (the rows are the truth, and a
 socket that sees a gap reads the table).
 """
 
 import asyncio
+import contextlib
+import json
 import logging
 import weakref
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import psycopg
 from channels.layers import get_channel_layer
-from django.db import connection, transaction
+from django.db import connections
+from django.utils import timezone
 
 from apps.drafting import runs
 from apps.drafting.events import run_group
 from apps.drafting.models import RunEvent
 from lexweb.channel_layer import PostgresChannelLayer
+from lexweb.db import conninfo
 from lexweb.errors import NotFound
 
 logger = logging.getLogger(__name__)
 
 TOKENS_KIND = "stage.tokens"
-# How long the writer keeps its thread and connection after the last batch.
+# How long the writer keeps its connection after the last stage stopped streaming.
 LINGER_SECONDS = 2.0
+# How the writer's session shows in pg_stat_activity.
+WRITER_NAME = "lexweb token events"
 _LOCK_SQL = "SELECT id FROM drafting_run WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
 _NUMBER_SQL = (
     "UPDATE drafting_run AS r SET event_seq = r.event_seq + c.n "
     "FROM unnest(%s::bigint[], %s::bigint[]) AS c(id, n) WHERE r.id = c.id "
     "RETURNING r.id, r.event_seq"
+)
+_INSERT_SQL = (
+    "INSERT INTO drafting_runevent (run_id, seq, kind, payload, created_at) "
+    "SELECT e.run_id, e.seq, %s, e.payload::jsonb, %s "
+    "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) "
+    "WITH ORDINALITY AS e(run_id, seq, payload, n) "
+    "ORDER BY e.n RETURNING id"
 )
 
 
@@ -55,63 +76,110 @@ class _Pending:
 
 @dataclass
 class _Writer:
-    """The group commit of one event loop: one drain task at a time, while batches wait. The
-    writes run on a thread of their own (not the one Django's sync code shares with the stages'
-    other calls: they would queue behind the stages' watchers)."""
+    """The group commit of one event loop: one drain task at a time, while batches wait (see
+    the module docstring)."""
 
     pending: list[_Pending] = field(default_factory=list)
     task: "asyncio.Task[None] | None" = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    holders: int = 0  # stages streaming (between writer_hold and writer_release)
+    connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
 
     def submit(self, run_id: int, payload: dict[str, object]) -> "asyncio.Future[RunEvent]":
-        loop = asyncio.get_running_loop()
-        stored: asyncio.Future[RunEvent] = loop.create_future()
+        stored: asyncio.Future[RunEvent] = asyncio.get_running_loop().create_future()
         self.pending.append(_Pending(run_id, payload, stored))
-        self.wake.set()
-        if self.task is None or self.task.done():
-            self.task = loop.create_task(self._drain())
+        self._run()
         return stored
 
+    def hold(self) -> None:
+        self.holders += 1
+        self._run()
+
+    def release(self) -> None:
+        self.holders = max(self.holders - 1, 0)
+        self.wake.set()
+
+    def _run(self) -> None:
+        self.wake.set()
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._drain())
+
     async def _drain(self) -> None:
-        """Write what is pending, then what came meanwhile, until nothing has come for
-        LINGER_SECONDS; then the thread's database connection is closed and the thread ends."""
-        loop = asyncio.get_running_loop()
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="token-events")
+        """Connect, then write what is pending and what comes meanwhile, until no stage has
+        streamed for LINGER_SECONDS; then the connection is closed and the task ends."""
         try:
             while True:
-                if not self.pending:
-                    self.wake.clear()
-                    try:
-                        await asyncio.wait_for(self.wake.wait(), LINGER_SECONDS)
-                    except TimeoutError:
-                        return
+                if self.pending:
+                    batch, self.pending = self.pending, []
+                    await self._write(batch)
                     continue
-                batch, self.pending = self.pending, []
-                items = [(item.run_id, item.payload) for item in batch]
-                try:
-                    results, published = await loop.run_in_executor(
-                        executor, _store_in_thread, items
-                    )
-                except Exception as exc:  # every waiting stage gets the error, as alone
-                    for item in batch:
-                        if not item.stored.done():
-                            item.stored.set_exception(exc)
-                    continue
-                # Published before the stages hear back, as run_event_append does outside a
-                # transaction: a stage's next event (its status) never overtakes its tokens.
-                if not published:
-                    await _publish([result for result in results if isinstance(result, RunEvent)])
-                for item, result in zip(batch, results, strict=True):
-                    if item.stored.done():  # its stage stopped waiting; the event is stored
+                self.wake.clear()
+                if self.holders:
+                    if self.connection is None:  # ready before the stage's first token
+                        await self._connected_or_none()
                         continue
-                    if isinstance(result, RunEvent):
-                        item.stored.set_result(result)
-                    else:
-                        item.stored.set_exception(result)
+                    await self.wake.wait()
+                    continue
+                try:
+                    await asyncio.wait_for(self.wake.wait(), LINGER_SECONDS)
+                except TimeoutError:
+                    return
         finally:
-            # Not awaited: a cancelled drain (its loop closing) must not wait on the thread.
-            executor.submit(_close_in_thread)
-            executor.shutdown(wait=False)
+            await self._close()
+
+    async def _write(self, batch: list[_Pending]) -> None:
+        items = [(item.run_id, item.payload) for item in batch]
+        try:
+            try:
+                results, published = await _store(await self._connect(), items)
+            except _Unsent:
+                # The connection was lost before anything was sent that could commit (a server
+                # restart, an idle session ended): once more, on a new one. After the commit was
+                # sent a second try could store the tokens twice, so that error is the stages'.
+                await self._close()
+                results, published = await _store(await self._connect(), items)
+        except Exception as exc:  # every waiting stage gets the error, as alone
+            if not isinstance(exc, NotFound):
+                await self._close()  # a broken connection is opened again by the next write
+            error = exc.__cause__ if isinstance(exc, _Unsent) and exc.__cause__ else exc
+            for item in batch:
+                if not item.stored.done():
+                    item.stored.set_exception(error)
+            return
+        # Published before the stages hear back, as run_event_append does outside a
+        # transaction: a stage's next event (its status) never overtakes its tokens.
+        if not published:
+            await _publish([result for result in results if isinstance(result, RunEvent)])
+        for item, result in zip(batch, results, strict=True):
+            if item.stored.done():  # its stage stopped waiting; the event is stored
+                continue
+            if isinstance(result, RunEvent):
+                item.stored.set_result(result)
+            else:
+                item.stored.set_exception(result)
+
+    async def _connect(self) -> psycopg.AsyncConnection[tuple[object, ...]]:
+        if self.connection is None or self.connection.closed:
+            self.connection = await psycopg.AsyncConnection.connect(
+                conninfo(application_name=WRITER_NAME)
+            )
+        return self.connection
+
+    async def _connected_or_none(self) -> None:
+        """Open the connection ahead of the first batch; a failure is left to that write."""
+        try:
+            await self._connect()
+        except (psycopg.Error, OSError):
+            logger.warning("Token events: could not connect ahead of the first batch.")
+            self.wake.clear()
+            if not self.pending:
+                await self.wake.wait()  # until a batch comes (its write reports the error)
+
+    async def _close(self) -> None:
+        connection, self.connection = self.connection, None
+        if connection is not None and not connection.closed:
+            with contextlib.suppress(psycopg.Error, OSError):
+                await connection.close()
 
 
 _writers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Writer]" = (
@@ -119,66 +187,108 @@ _writers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Writer]" = (
 )
 
 
-async def token_event_append(*, run_id: int, payload: dict[str, object]) -> RunEvent:
-    """Store a batch of a stage's tokens as the run's next event, together with the batches of
-    the other stages of this process; returns once it is stored and published."""
+def _writer() -> _Writer:
     loop = asyncio.get_running_loop()
     writer = _writers.get(loop)
     if writer is None:
         writer = _writers[loop] = _Writer()
-    return await writer.submit(run_id, payload)
+    return writer
 
 
-def _store_in_thread(
+def writer_hold() -> None:
+    """A stage starts streaming on this loop: have the writer's connection ready."""
+    _writer().hold()
+
+
+def writer_release() -> None:
+    """That stage has stopped (its last batch handed in)."""
+    _writer().release()
+
+
+async def token_event_append(*, run_id: int, payload: dict[str, object]) -> RunEvent:
+    """Store a batch of a stage's tokens as the run's next event, together with the batches of
+    the other stages of this process; returns once it is stored and published."""
+    return await _writer().submit(run_id, payload)
+
+
+class _Unsent(Exception):
+    """The connection failed before the write's commit was sent (its cause says how)."""
+
+
+async def _store(
+    connection: psycopg.AsyncConnection[tuple[object, ...]],
     items: list[tuple[int, dict[str, object]]],
-) -> tuple[list[RunEvent | NotFound], bool]:
-    try:
-        return token_events_store(items, publish=True)
-    except Exception:
-        connection.close()  # a broken connection is opened again by the next write
-        raise
-
-
-def _close_in_thread() -> None:
-    connection.close()  # this thread's connection (Django's are per thread)
-
-
-def token_events_store(
-    items: list[tuple[int, dict[str, object]]], *, publish: bool = False
 ) -> tuple[list[RunEvent | NotFound], bool]:
     """Token events of several runs in one transaction, numbered per run in the given order (a
     NotFound in place of each event whose run does not exist), and whether they were also
-    published in it (only with `publish`, and only through a PostgreSQL layer on this
-    database)."""
-    layer = _layer_in_this_database() if publish else None
+    published in it (only through a PostgreSQL layer on this database). Two round trips: the
+    runs locked (in id order) and numbered; then the events and their notices, and the commit."""
+    layer = _layer_in_this_database()
     counts = Counter(run_id for run_id, _payload in items)
     ids = sorted(counts)
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_LOCK_SQL, [ids])
-        cursor.execute(_NUMBER_SQL, [ids, [counts[run_id] for run_id in ids]])
-        last = dict(cursor.fetchall())
-        seq = {run_id: number - counts[run_id] for run_id, number in last.items()}
-        results: list[RunEvent | NotFound] = []
-        for run_id, payload in items:
-            if run_id not in seq:
-                results.append(NotFound(f"No run {run_id}."))
-                continue
-            seq[run_id] += 1
-            results.append(
-                RunEvent(run_id=run_id, seq=seq[run_id], kind=TOKENS_KIND, payload=payload)
+    committing = False
+    try:
+        async with connection.pipeline(), connection.transaction():
+            await connection.execute(_LOCK_SQL, [ids])
+            numbered = await connection.execute(
+                _NUMBER_SQL, [ids, [counts[run_id] for run_id in ids]]
             )
-        events = [event for event in results if isinstance(event, RunEvent)]
-        RunEvent.objects.bulk_create(events)
-        if layer is not None:
-            layer.group_send_in(
-                cursor, [(run_group(event.run_id), runs.event_message(event)) for event in events]
-            )
+            rows = await numbered.fetchall()
+            committing = True
+            results = _numbered(items, counts, rows)
+            events = [event for event in results if isinstance(event, RunEvent)]
+            if events:
+                inserted = await connection.execute(_INSERT_SQL, _insert_params(events))
+                if layer is not None:
+                    messages = [(run_group(e.run_id), runs.event_message(e)) for e in events]
+                    await connection.execute(*layer.group_send_sql(messages))
+    except psycopg.OperationalError as exc:
+        if not committing:
+            raise _Unsent from exc
+        raise
+    # The pipeline has synced (the commit included): the ids are there to read.
+    if events:
+        for event, (event_id,) in zip(events, await inserted.fetchall(), strict=True):
+            event.pk = int(event_id)  # type: ignore[call-overload]
     return results, layer is not None
+
+
+def _numbered(
+    items: list[tuple[int, dict[str, object]]],
+    counts: Counter[int],
+    rows: list[tuple[object, ...]],
+) -> list[RunEvent | NotFound]:
+    """Each batch as its run's next event (numbers from the runs' new last numbers)."""
+    last = {int(run_id): int(number) for run_id, number in rows}  # type: ignore[call-overload]
+    seq = {run_id: number - counts[run_id] for run_id, number in last.items()}
+    now = timezone.now()
+    results: list[RunEvent | NotFound] = []
+    for run_id, payload in items:
+        if run_id not in seq:
+            results.append(NotFound(f"No run {run_id}."))
+            continue
+        seq[run_id] += 1
+        results.append(
+            RunEvent(
+                run_id=run_id, seq=seq[run_id], kind=TOKENS_KIND, payload=payload, created_at=now
+            )
+        )
+    return results
+
+
+def _insert_params(events: list[RunEvent]) -> list[object]:
+    return [
+        TOKENS_KIND, events[0].created_at,
+        [event.run_id for event in events], [event.seq for event in events],
+        [json.dumps(event.payload) for event in events],
+    ]  # fmt: skip
 
 
 def _layer_in_this_database() -> PostgresChannelLayer | None:
     layer = get_channel_layer()
-    if isinstance(layer, PostgresChannelLayer) and layer.same_database(connection.settings_dict):
+    if isinstance(layer, PostgresChannelLayer) and layer.same_database(
+        connections["default"].settings_dict
+    ):
         return layer
     return None
 

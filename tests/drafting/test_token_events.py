@@ -5,10 +5,13 @@ for seconds, bench/bench_run_relay.py), batches handed in together are numbered 
 order given, published to each run's group, and a missing run fails only its own batch."""
 
 import asyncio
+import socket
 import threading
+from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import cast
 
+import psycopg
 import pytest
 from asgiref.sync import sync_to_async
 
@@ -113,3 +116,96 @@ async def test_a_missing_run_fails_only_its_own_batch(lawyer: User, case: Case) 
     assert isinstance(results[0], RunEvent) and results[0].seq == 1
     assert isinstance(results[1], NotFound)
     assert await sync_to_async(_tokens)(run) == [(1, "kept")]
+
+
+def _writer_sessions() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+            [token_events.WRITER_NAME],
+        )
+        return int(cursor.fetchone()[0])
+
+
+async def _until(predicate: Callable[[], Awaitable[bool]], seconds: float = 10) -> bool:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while asyncio.get_running_loop().time() < deadline:
+        if await predicate():
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def test_the_writer_connects_when_a_stage_starts_and_lets_go_after_the_last_stops(
+    lawyer: User, case: Case
+) -> None:
+    (run,) = await sync_to_async(_runs)(case, lawyer, 1)
+    batcher = TokenBatcher(cast(Work, SimpleNamespace(run_id=run.pk, stage_id=1, attempt=1)))
+    sessions = sync_to_async(_writer_sessions)
+
+    batcher.start()  # before any token: the backend is still reading the prompt
+    assert await _until(lambda: _equals(sessions, 1))
+    batcher.add(" first")
+    await batcher.stop()
+
+    assert await sync_to_async(_tokens)(run) == [(1, " first")]
+    # LINGER_SECONDS (0.05 here) after the last stage stopped, the connection is closed.
+    assert await _until(lambda: _equals(sessions, 0))
+
+
+async def _equals(read: Callable[[], Awaitable[int]], expected: int) -> bool:
+    return await read() == expected
+
+
+async def test_a_connection_lost_between_writes_is_replaced_and_the_batch_stored_once(
+    lawyer: User, case: Case
+) -> None:
+    (run,) = await sync_to_async(_runs)(case, lawyer, 1)
+    token_events.writer_hold()
+    try:
+        first = await token_events.token_event_append(run_id=run.pk, payload={"text": "a"})
+        # The server ends the writer's idle session (a restart, an idle timeout, an admin).
+        assert await sync_to_async(_writer_terminate)() == 1
+        again = await token_events.token_event_append(run_id=run.pk, payload={"text": "b"})
+    finally:
+        token_events.writer_release()
+
+    assert (first.seq, again.seq) == (1, 2)
+    assert first.pk is not None and again.pk is not None and again.pk != first.pk
+    assert await sync_to_async(_tokens)(run) == [(1, "a"), (2, "b")]
+    stored = await sync_to_async(RunEvent.objects.get)(pk=again.pk)
+    assert stored.payload == {"text": "b"} and stored.created_at == again.created_at
+
+
+async def test_a_database_that_cannot_be_reached_fails_the_batch_with_its_error(
+    lawyer: User, case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (run,) = await sync_to_async(_runs)(case, lawyer, 1)
+    port = _closed_port()
+    monkeypatch.setattr(
+        token_events, "conninfo", lambda **_: f"host=127.0.0.1 port={port} connect_timeout=2"
+    )
+
+    with pytest.raises(psycopg.OperationalError):
+        await token_events.token_event_append(run_id=run.pk, payload={"text": "lost"})
+
+    assert await sync_to_async(_tokens)(run) == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _writer_terminate() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            [token_events.WRITER_NAME],
+        )
+        return len(cursor.fetchall())

@@ -475,18 +475,22 @@ class TokenBatcher:
         return round((self.tokens - 1) / elapsed, 1) if elapsed > 0 else None
 
     def start(self) -> None:
+        token_events.writer_hold()  # the writer connects while the backend reads the prompt
         self._task = asyncio.ensure_future(self._loop())
 
     async def _loop(self) -> None:
-        while not self._stopping.is_set():
+        try:
+            while not self._stopping.is_set():
+                await self.flush()
+                # Until the next multiple of the interval on the process's clock: the stages of
+                # a worker flush together, so their batches make one write (token_events) a tick
+                # rather than one each at its own moment (a write a few ms apart, all the time).
+                pause = self.every - time.monotonic() % self.every
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), timeout=pause)
             await self.flush()
-            # Until the next multiple of the interval on the process's clock: the stages of a
-            # worker flush together, so their batches make one write (token_events) a tick
-            # rather than one each at its own moment (a write a few ms apart, all the time).
-            pause = self.every - time.monotonic() % self.every
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), timeout=pause)
-        await self.flush()
+        finally:
+            token_events.writer_release()
 
     async def flush(self) -> None:
         if not self.pending:
