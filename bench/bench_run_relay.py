@@ -20,9 +20,10 @@ added latency of each token = the client's receive time - the time the fake wrot
 (wall clock of one machine: the fake records its writes by a tag each prompt carries, a hook of
 this bench's subclass, off in the product's fake), p50/p95/p99 (target p99 < 100 ms); the CPU
 seconds per 1,000 tokens of the stage worker (and of the web server), against the raw relay's.
-Every stream is held at the fake until all 20 clients are connected, so the latency measured
-is the live path's, not a catch-up's. The load average is printed with the figures: the
-development machine has 2 cores and is shared.
+Every stream is held at the fake until all 20 clients are connected and all 20 generations
+have reached it, so the latency measured is the live path's (not a catch-up's, nor a stage's
+set-up: choosing its evidence and counting its prompt come before its first token). The load
+average is printed with the figures: the development machine has 2 cores and is shared.
 
 Prints one JSON object. Run with `make bench` (or `python -m bench.bench_run_relay` with
 DATABASE_URL set to a migrated database of its own; it writes cluster rows, a case and runs).
@@ -157,6 +158,7 @@ class TimedFake(FakeBackend):
         super().__init__(fake_settings)
         self.sent: dict[str, list[list[float]]] = {}
         self.released = asyncio.Event()
+        self.waiting = 0  # tagged generations held now
 
     async def start(self) -> None:
         await super().start()
@@ -168,7 +170,11 @@ class TimedFake(FakeBackend):
         if not tag:
             await super().pace(count, send)
             return
-        await self.released.wait()
+        self.waiting += 1
+        try:
+            await self.released.wait()
+        finally:
+            self.waiting -= 1
         times: list[float] = []
         self.sent.setdefault(tag, []).append(times)
 
@@ -181,7 +187,8 @@ class TimedFake(FakeBackend):
 
 
 def _serve_fake(conn: Connection) -> None:
-    """In the child process: the fake; answers "hold", "release" and "times" until "stop"."""
+    """In the child process: the fake; answers "hold", "release", "waiting" (how many tagged
+    generations it holds) and "times" until "stop"."""
     fake_settings = FakeSettings(
         kind="llama_cpp",
         model=MODEL,
@@ -204,7 +211,9 @@ def _serve_fake(conn: Connection) -> None:
             elif command == "times":
                 conn.send(fake.sent)
                 fake.sent = {}
-            conn.send("ok") if command != "times" else None
+            elif command == "waiting":
+                conn.send(fake.waiting)
+            conn.send("ok") if command not in ("times", "waiting") else None
         await fake.stop()
 
     asyncio.run(main())
@@ -451,8 +460,9 @@ Client = Callable[[asyncio.Queue[None]], Awaitable[None]]
 async def _stream_all(
     clients: list[Client], fake: Connection, cpu: Callable[[], float]
 ) -> tuple[float, float]:
-    """Connect every client, then release the fake; (CPU seconds, wall seconds) of the
-    streaming."""
+    """Connect every client, wait until every stream has reached the fake (its stage set up:
+    evidence chosen, prompt counted and sent), then release the fake; (CPU seconds, wall
+    seconds) of the streaming."""
     ready: asyncio.Queue[None] = asyncio.Queue()
     tasks = [asyncio.ensure_future(client(ready)) for client in clients]
     for task in tasks:
@@ -462,6 +472,14 @@ async def _stream_all(
     failed = [t for t in tasks if t.done() and t.exception() is not None]
     if failed:
         raise SystemExit(f"a client could not connect: {failed[0].exception()!r}")
+    deadline = time.monotonic() + 60
+    while True:
+        fake.send("waiting")
+        if fake.recv() >= len(clients):
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit("the streams did not all reach the fake within 60 s")
+        await asyncio.sleep(0.05)
     cpu_before, started = cpu(), time.monotonic()
     fake.send("release")
     fake.recv()
@@ -537,6 +555,10 @@ def analyse(received: list[Received], sent: dict[str, list[list[float]]]) -> dic
         # A latency that grows second by second is a backlog: the path cannot keep up.
         "latency_p50_ms_by_second": [
             round(_percentile(values, 50)) for _second, values in sorted(by_second.items())
+        ],
+        # Where the tail is: a stall (one second's p99 far above the others) or everywhere.
+        "latency_p99_ms_by_second": [
+            round(_percentile(values, 99)) for _second, values in sorted(by_second.items())
         ],
         # Ours only: fake -> event stored (batching, the worker), stored -> client (the
         # channel layer, the web server, the socket).
