@@ -355,11 +355,13 @@ class Processes:
                 argvs["stage"] = launcher._worker_argv(queues, slots)
         if "stage" not in argvs:
             raise SystemExit(f"manage.py board_queues lists no worker for {board_queue}")
+        nice = {"cpu": launcher._cpu_nice()}  # as `make run` lowers the batch worker
         for name, argv in argvs.items():
             log = (self.log_dir / f"{name}.log").open("wb")
             self.started[name] = subprocess.Popen(
-                argv, cwd=settings.BASE_DIR, stdout=log, stderr=subprocess.STDOUT
-            )
+                argv, cwd=settings.BASE_DIR, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=functools.partial(os.nice, nice.get(name, 0)),
+            )  # fmt: skip
 
     def check(self) -> None:
         for name, process in self.started.items():

@@ -10,6 +10,7 @@ in one line that says what to do, and exit status 1.
 """
 
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -130,6 +131,13 @@ WORKER_STOP_MARGIN_SECONDS = 10  # on top of the workers' own grace, before they
 DEFAULT_JOB_GRACE_SECONDS = 30
 
 
+def _child_setup(nice: int) -> None:
+    """In the child, before exec: its session (`_own_session`), then its niceness."""
+    _own_session()
+    if nice:
+        os.nice(min(nice, 19))
+
+
 def _own_session() -> None:
     """In the child, before exec: a session of its own, so that the terminal's Ctrl-C reaches
     only the launcher (which then stops each child once); and SIGTERM when the launcher itself
@@ -165,6 +173,7 @@ class Child:
     label: str  # its name in what we print
     argv: list[str]
     is_worker: bool
+    nice: int = 0  # added to its niceness (and its children's) when it starts
     process: "subprocess.Popen[bytes] | None" = None
     started_at: float = 0.0
     restarts: int = 0
@@ -175,7 +184,7 @@ class Child:
         self.process = subprocess.Popen(  # noqa: S603  (our own interpreter and modules)
             self.argv,
             cwd=BASE_DIR,
-            preexec_fn=_own_session,  # the launcher starts no threads
+            preexec_fn=functools.partial(_child_setup, self.nice),  # the launcher has no threads
         )
         self.started_at = time.monotonic()
         self.restart_at = None
@@ -472,7 +481,7 @@ def run() -> int:
     ]
     children = [
         Child("web", "web server", web, is_worker=False),
-        Child("cpu-worker", "cpu worker", _worker_argv("cpu"), is_worker=True),
+        Child("cpu-worker", "cpu worker", _worker_argv("cpu"), is_worker=True, nice=_cpu_nice()),
         # Backend calls mostly wait on the network: their own worker, many at once, so that a
         # long call never holds up a health check and different boards work in parallel.
         Child(
@@ -521,6 +530,12 @@ def _board_queues() -> list[tuple[str, str, int]]:
         host, names, slots = line.split("\t", 2)
         queues.append((host, names, int(slots)))
     return queues
+
+
+def _cpu_nice() -> int:
+    from django.conf import settings
+
+    return int(settings.LEXWEB_CPU_WORKER_NICE)
 
 
 def _cluster_worker_concurrency() -> int:

@@ -259,6 +259,10 @@ if LEXWEB_CLUSTER_HEALTH_CRON and not croniter.croniter.is_valid(LEXWEB_CLUSTER_
 # Jobs that talk to backends (health checks now, drafting stages later) run on the `cluster`
 # queue in a worker of their own, this many at once: they mostly wait on the network.
 LEXWEB_CLUSTER_WORKER_CONCURRENCY = env_int("LEXWEB_CLUSTER_WORKER_CONCURRENCY", 16, minimum=1)
+# How much lower than the rest the `cpu` worker of `make run` runs (OCR, stamping, rendering and
+# their Tesseract and LibreOffice children: batch work), so that live drafting streams and pages
+# keep the CPU when both want it (bench/bench_run_relay.py). 0 to 19, as for `nice`.
+LEXWEB_CPU_WORKER_NICE = env_int("LEXWEB_CPU_WORKER_NICE", 10, minimum=0)
 # The GPU agents' sampling interval (`manage.py gpu_agent --interval`, default 5 s) as the
 # dashboard assumes it: a host whose last report is older than this many intervals is shown
 # "stale, last report ... ago" instead of its last state.

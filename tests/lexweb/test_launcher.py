@@ -185,10 +185,15 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
         assert record["database"]["pid"] == int(
             (var_dir / "pgdata" / "postmaster.pid").read_text().splitlines()[0]
         )
+        base = os.getpriority(os.PRIO_PROCESS, launcher.pid)
         for key, entry in children.items():
             # A session of its own: the terminal's Ctrl-C reaches only the launcher.
             assert os.getsid(entry["pid"]) == entry["pid"], key
             assert entry["restarts"] == 0
+            # Batch work (OCR, stamping, rendering) yields the CPU to streams and pages.
+            assert os.getpriority(os.PRIO_PROCESS, entry["pid"]) == (
+                min(base + 10, 19) if key == "cpu-worker" else base
+            ), key
 
         # Any end, exit status 0 included, is followed by a restart after a backoff.
         ends = {
@@ -221,6 +226,10 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
         said = _read_until(launcher, "cpu worker started again", timeout=120)
         assert f"cpu worker (pid {old}) was killed by SIGKILL" in said
         assert "restarting it in 2 s." in said
+        _poll("the cpu worker again", lambda: _pid(var_dir, "cpu-worker") not in (None, old))
+        restarted = _pid(var_dir, "cpu-worker")
+        assert restarted is not None
+        assert os.getpriority(os.PRIO_PROCESS, restarted) == min(base + 10, 19)
         ready = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
         assert ready.status_code == 200
 
