@@ -38,6 +38,9 @@ PERSON_ORIGIN_CHOICES = [(origin.value, origin.label) for origin in Document.PER
 
 
 class UploadForm(forms.Form):
+    """The upload form. Its ids are `id_upload_<field>`: the list's filter form on the same page
+    has origin and custodian fields too, and ids must be unique on a page."""
+
     origin = forms.ChoiceField(
         choices=PERSON_ORIGIN_CHOICES,
         help_text="Where these files came from. It applies to every file of this upload.",
@@ -48,8 +51,7 @@ class UploadForm(forms.Form):
         required=False,
         max_length=200,
         strip=True,
-        # Its own id: the list's filter form on the same page has a custodian field too.
-        widget=forms.TextInput(attrs={"id": "id_upload_custodian", "autocomplete": "off"}),
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
         help_text="Whose files these are (optional), e.g. “J. Smith (CFO)”. It applies to every "
         "file of this upload, and to what comes out of its e-mails and ZIP files.",
     )
@@ -63,6 +65,10 @@ class UploadForm(forms.Form):
         ),
         error_messages={"required": "Choose at least one file."},
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "id_upload_%s")
+        super().__init__(*args, **kwargs)
 
 
 class SearchForm(forms.Form):

@@ -218,7 +218,8 @@ MAX_FILTERS_CHARS = 2000
 
 class BulkForm(forms.Form):
     """A bulk action of the review list: on the ticked `ids`, or (scope "all") on every
-    document the list's `filters` (its query string) match."""
+    document the list's `filters` (its query string) match. Its ids are `id_bulk_<field>`: the
+    filters on the same page have a tag field too."""
 
     action = forms.ChoiceField(
         choices=[
@@ -264,6 +265,7 @@ class BulkForm(forms.Form):
         packets: list[tuple[int, str]] | None = None,
         **kwargs: Any,
     ) -> None:
+        kwargs.setdefault("auto_id", "id_bulk_%s")
         super().__init__(*args, **kwargs)
         self._tags = tags or []
         field = self.fields["tag"]

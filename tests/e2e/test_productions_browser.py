@@ -109,9 +109,9 @@ async def test_pick_order_preview_commit_watch_and_download_a_production(
             assert len(ids) == 2
             await page.evaluate(
                 "window.confirm = () => true;"
-                "document.querySelector('#id_action').value = 'produce';"
-                "document.querySelector('#id_volume').value = 'E2EPROD1';"
-                "document.querySelector('#id_bates_prefix').value = 'E2EP';"
+                "document.querySelector('#id_bulk_action').value = 'produce';"
+                "document.querySelector('#id_bulk_volume').value = 'E2EPROD1';"
+                "document.querySelector('#id_bulk_bates_prefix').value = 'E2EP';"
                 "document.querySelector('#bulk-form').requestSubmit();"
             )
             await page.wait_for("location.pathname.endsWith('/productions/new/')", 30)

@@ -73,8 +73,8 @@ async def test_case_feed_health_check_and_review_list_in_a_browser(
             assert rows >= 1 and counted == str(rows)
             await page.evaluate(
                 "window.confirm = () => true;"
-                "document.querySelector('#id_action').value = 'tag';"
-                "document.querySelector('#id_tag_name').value = 'e2e-hot';"
+                "document.querySelector('#id_bulk_action').value = 'tag';"
+                "document.querySelector('#id_bulk_tag_name').value = 'e2e-hot';"
                 "document.querySelector('#bulk-form').requestSubmit();"
             )
             await page.wait_for("document.readyState === 'complete' && location.search === ''", 30)
