@@ -330,6 +330,96 @@ def stage_defer(*, stage: Stage) -> None:
     stage.queue, stage.job_id = queue, job_id
 
 
+# Jobs of one stage that may end failed before the run is given up (each job is itself up to
+# three attempts when the database is lost, apps/drafting/tasks.py).
+STRANDED_MAX_JOBS = 3
+
+_STRANDED_SQL = """
+SELECT s.id
+  FROM drafting_stage AS s
+  JOIN drafting_run AS r ON r.id = s.run_id
+  JOIN procrastinate_jobs AS j ON j.id = s.job_id
+ WHERE s.status IN ('queued', 'running') AND r.status IN ('queued', 'running')
+   AND j.status = 'failed'
+   AND NOT EXISTS (
+       SELECT 1 FROM procrastinate_jobs AS o
+        WHERE o.task_name = %s AND o.args ->> 'stage_id' = s.id::text
+          AND o.status IN ('todo', 'doing'))
+ ORDER BY s.id
+"""
+_FAILED_JOBS_SQL = (
+    "SELECT count(*) FROM procrastinate_jobs "
+    "WHERE task_name = %s AND args ->> 'stage_id' = %s AND status = 'failed'"
+)
+
+
+@dataclass
+class StrandedOutcome:
+    requeued: list[int]  # stage ids queued again
+    failed: list[int]  # stage ids whose run failed (too many failed jobs)
+
+
+def stages_stranded_recover() -> StrandedOutcome:
+    """Stages of live runs whose job ended failed without recording it, queued again.
+
+    That happens when the database was away for every attempt of the job (the stage could not
+    even be claimed, so nothing says it failed): the run would stay queued or running with no
+    job. Each such stage gets a new job; after STRANDED_MAX_JOBS failed jobs its run fails with
+    the reason instead. Called by the stalled-job recovery (operations.recover_stalled);
+    idempotent, and safe beside a stage that starts meanwhile (each is re-checked under the
+    run's lock)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_STRANDED_SQL, [STAGE_TASK])
+        stage_ids = [row[0] for row in cursor.fetchall()]
+    outcome = StrandedOutcome(requeued=[], failed=[])
+    for stage_id in stage_ids:
+        _stranded_recover_one(stage_id, outcome)
+    return outcome
+
+
+@transaction.atomic
+def _stranded_recover_one(stage_id: int, outcome: StrandedOutcome) -> None:
+    stage = Stage.objects.filter(pk=stage_id).only("run_id").first()
+    if stage is None:
+        return
+    run = Run.objects.select_for_update().get(pk=stage.run_id)
+    stage = Stage.objects.select_for_update().get(pk=stage_id)
+    if run.status not in (Run.Status.QUEUED, Run.Status.RUNNING) or stage.status not in (
+        Stage.Status.QUEUED,
+        Stage.Status.RUNNING,
+    ):
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT status FROM procrastinate_jobs WHERE id = %s FOR UPDATE", [stage.job_id]
+        )
+        row = cursor.fetchone()
+        if row is None or row[0] != "failed":
+            return  # its job is back (retried by hand) or was never this one
+        cursor.execute(_FAILED_JOBS_SQL, [STAGE_TASK, str(stage.pk)])
+        failed_jobs = int(cursor.fetchone()[0])
+    if failed_jobs >= STRANDED_MAX_JOBS:
+        stage.status = Stage.Status.FAILED
+        stage.error = (
+            f"Its job failed {failed_jobs} times without recording why (the database was "
+            "unreachable); see the worker's log, then start the run again."
+        )
+        stage.finished_at = timezone.now()
+        stage.save(update_fields=["status", "error", "finished_at"])
+        run_event_append(run=run, kind="stage.status", payload=stage_payload(stage))
+        stages_close(run=run, status=Stage.Status.SKIPPED)
+        run_status_set(
+            run=run, status=Run.Status.FAILED, error=f"{stage.get_name_display()}: {stage.error}"
+        )
+        outcome.failed.append(stage.pk)
+        return
+    stage.error = f"Its job failed (the database was unreachable); queued again ({failed_jobs})."
+    stage.save(update_fields=["error"])
+    stage_defer(stage=stage)
+    run_event_append(run=run, kind="stage.retry", payload=stage_payload(stage))
+    outcome.requeued.append(stage.pk)
+
+
 # --- Events ----------------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from django.conf import settings
 from procrastinate.contrib.django import app
 
+from apps.drafting import runs
 from apps.operations.services import recovery, sweeper
 from lexweb.jobs import require_arg
 
@@ -19,9 +20,11 @@ RECOVER_STALLED_CRON: str = settings.LEXWEB_JOB_RECOVERY_CRON
     queueing_lock="operations.recover_stalled",
 )
 def jobs_recover_stalled_task(*, timestamp: int) -> None:
-    """Queue again the jobs whose worker died or went silent. Idempotent."""
+    """Queue again the jobs whose worker died or went silent, then the drafting stages whose job
+    failed while the database was away (apps/drafting/runs.py). Idempotent."""
     require_arg(timestamp, int, "timestamp")
     recovery.jobs_recover_stalled()
+    runs.stages_stranded_recover()
 
 
 if RECOVER_STALLED_CRON:
