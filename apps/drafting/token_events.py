@@ -123,9 +123,12 @@ class _Writer:
                 try:
                     await asyncio.wait_for(self.wake.wait(), LINGER_SECONDS)
                 except TimeoutError:
+                    # Let go at once: a batch or a stage that comes while the connection closes
+                    # below starts a new drain (and a new connection), never waits on this one.
+                    self.task = None
                     return
         finally:
-            await self._close()
+            await self._close()  # detaches the connection before its first await
 
     async def _write(self, batch: list[_Pending]) -> None:
         items = [(item.run_id, item.payload) for item in batch]

@@ -209,3 +209,34 @@ def _writer_terminate() -> int:
             [token_events.WRITER_NAME],
         )
         return len(cursor.fetchall())
+
+
+async def test_a_batch_that_comes_while_the_idle_connection_closes_is_stored(
+    lawyer: User, case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (run,) = await sync_to_async(_runs)(case, lawyer, 1)
+    await token_events.token_event_append(run_id=run.pk, payload={"text": "a"})
+    writer = token_events._writers[asyncio.get_running_loop()]
+    idle = writer.connection
+    assert idle is not None
+    closing, release = asyncio.Event(), asyncio.Event()
+    close = idle.close
+
+    async def slow_close() -> None:
+        closing.set()
+        await release.wait()
+        await close()
+
+    monkeypatch.setattr(idle, "close", slow_close)
+    # LINGER_SECONDS (0.05 here) pass: the writer lets the idle connection go, slowly.
+    await asyncio.wait_for(closing.wait(), 5)
+    try:
+        stored = await asyncio.wait_for(
+            token_events.token_event_append(run_id=run.pk, payload={"text": "b"}), 5
+        )
+    finally:
+        release.set()
+
+    assert stored.seq == 2
+    assert writer.connection is not idle
+    assert await sync_to_async(_tokens)(run) == [(1, "a"), (2, "b")]
