@@ -240,3 +240,21 @@ async def test_a_batch_that_comes_while_the_idle_connection_closes_is_stored(
     assert stored.seq == 2
     assert writer.connection is not idle
     assert await sync_to_async(_tokens)(run) == [(1, "a"), (2, "b")]
+
+
+async def test_a_nul_or_lone_surrogate_from_a_model_fails_no_ones_batch(
+    lawyer: User, case: Case
+) -> None:
+    # Every stage of a worker is in one write: one model's odd token must not fail the others.
+    hostile, other = await sync_to_async(_runs)(case, lawyer, 2)
+    batchers = [
+        TokenBatcher(cast(Work, SimpleNamespace(run_id=run.pk, stage_id=1, attempt=1)))
+        for run in (hostile, other)
+    ]
+    batchers[0].add("a\x00b\ud800c\n")
+    batchers[1].add(" fine")
+
+    await asyncio.gather(*(batcher.flush() for batcher in batchers))
+
+    assert await sync_to_async(_tokens)(hostile) == [(1, "abc\n")]
+    assert await sync_to_async(_tokens)(other) == [(1, " fine")]

@@ -51,6 +51,7 @@ from apps.verification import services as verification_services
 from apps.verification.models import Verification
 from lexweb.errors import DomainError
 from lexweb.jobs import database_lost
+from lexweb.text import storable
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -305,7 +306,7 @@ async def _model_stage(work: Work) -> Outcome:
         await batcher.stop()
     custody |= await sync_to_async(_call_custody)(result=result)
     custody["model_file_sha256"] = await _model_file_sha256(result.deployment_id)
-    return outputs.model_outcome(work, text=result.text, custody=custody)
+    return outputs.model_outcome(work, text=storable(result.text), custody=custody)
 
 
 async def _evidence(
@@ -462,7 +463,9 @@ class TokenBatcher:
         self._task: asyncio.Task[None] | None = None
 
     def add(self, text: str) -> None:
-        self.pending.append(text)
+        # A NUL or a lone surrogate from the model would make the group write fail for every
+        # stage of the worker (all their batches are one transaction): left out here.
+        self.pending.append(storable(text))
         self.tokens += 1
         if self.first_at is None:
             self.first_at = time.monotonic()
