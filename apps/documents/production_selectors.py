@@ -123,7 +123,13 @@ def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[B
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
     if len(reference) > 100:
         raise DomainError("A Bates reference is at most 100 characters.")
-    prefixes = list(BatesPage.objects.filter(case=case).values_list("prefix", flat=True).distinct())
+    # order_by: BatesPage's default ordering would put `number` in the DISTINCT (a prefix a page).
+    prefixes = list(
+        BatesPage.objects.filter(case=case)
+        .order_by("prefix")
+        .values_list("prefix", flat=True)
+        .distinct()
+    )
     prefix, first, last = _parse(reference, prefixes)
     if last < first:
         raise DomainError("A Bates range runs from the lower number to the higher one.")

@@ -239,3 +239,14 @@ def test_numbers_around_the_index_limit_are_not_found_not_a_server_error(
 
     assert response.status_code == 404
     assert "No page carries" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_unknown_prefix_message_names_each_prefix_in_use_once(lawyer: User, produced: Case) -> None:
+    # The index holds a row per page (three here); the message names the prefix, not the pages.
+    with pytest.raises(DomainError) as refused:
+        production_selectors.bates_lookup_for_user(
+            user=lawyer, case_id=produced.pk, reference="NOPE000001"
+        )
+
+    assert refused.value.message.endswith("(prefixes in use: PROP).")
