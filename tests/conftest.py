@@ -44,6 +44,25 @@ def _close_stray_connections(django_db_setup: None, django_db_blocker: object) -
         )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _test_database_may_truncate_the_audit_log(
+    django_db_setup: None, django_db_blocker: object
+) -> None:
+    """The runner resets every table between transactional tests with one TRUNCATE, which the
+    audit log refuses (apps/accounts/migrations/0005) unless the session says
+    `lexweb.audit_truncate = 'allowed'`: this test database says so for every session.
+    tests/accounts/test_audit.py turns it off again to show the refusal."""
+    from django.db import connections
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:  # type: ignore[attr-defined]
+        cursor.execute(
+            "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lexweb.audit_truncate = %L', "
+            "current_database(), 'allowed'); END $$"
+        )
+    # Sessions read a database's settings when they start: open new ones.
+    connections.close_all()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_channel_layer() -> Iterator[None]:
     """A channel layer made on each test's own event loop.

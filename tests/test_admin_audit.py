@@ -5,10 +5,12 @@ import json
 from typing import Any
 
 import pytest
-from django.test import Client
+from django.contrib import admin
+from django.contrib.auth.models import Group, Permission
+from django.test import Client, RequestFactory
 
 from apps.accounts import services as account_services
-from apps.accounts.admin_audit import shown_value
+from apps.accounts.admin_audit import AuditedAdmin, shown_value
 from apps.accounts.models import ApiToken, AuditEvent, User
 from apps.cases.models import Case
 from apps.cluster.models import Backend, Board, Gpu, GpuLink, Host, RoleRoute
@@ -372,3 +374,57 @@ def test_case_changed_in_the_admin_is_audited_on_the_case(
     )
     log = session_client(other_admin).get("/admin/accounts/auditevent/").content.decode()
     assert case.title not in log and "admin.change" not in log
+
+
+# --- Permission groups, and every admin that can write ------------------------------------
+
+
+def test_group_added_changed_and_deleted_in_the_admin_is_audited_with_its_permissions(
+    admin_client_: Client, admin_user: User
+) -> None:
+    add_case, view_case = (Permission.objects.get(codename=c) for c in ("add_case", "view_case"))
+
+    added = admin_client_.post(
+        "/admin/auth/group/add/", {"name": "Paralegals", "permissions": [view_case.pk]}
+    )
+    assert added.status_code == 302
+    group = Group.objects.get(name="Paralegals")
+    changed = admin_client_.post(
+        f"/admin/auth/group/{group.pk}/change/",
+        {"name": "Paralegals", "permissions": [view_case.pk, add_case.pk]},
+    )
+    assert changed.status_code == 302
+    deleted = admin_client_.post(f"/admin/auth/group/{group.pk}/delete/", {"post": "yes"})
+    assert deleted.status_code == 302
+
+    [add] = _events("admin.add", "auth.group")
+    [change] = _events("admin.change", "auth.group")
+    [delete] = _events("admin.delete", "auth.group")
+    assert add.actor == change.actor == delete.actor == admin_user
+    assert add.detail["after.name"] == "Paralegals"
+    assert json.loads(add.detail["after.permissions"]) == [str(view_case)]
+    assert change.detail["fields"] == "permissions"
+    assert json.loads(change.detail["before.permissions"]) == [str(view_case)]
+    assert json.loads(change.detail["after.permissions"]) == sorted([str(view_case), str(add_case)])
+    assert delete.detail["before.name"] == "Paralegals"
+    assert not Group.objects.exists()
+
+
+def test_every_admin_that_can_write_rows_is_audited(admin_user: User) -> None:
+    """A model registered in the admin later (or by a library) fails here unless its admin
+    is an AuditedAdmin, or lets nobody add, change or delete its rows."""
+    request = RequestFactory().get("/admin/")
+    request.user = admin_user
+    unaudited = [
+        model._meta.label
+        for model, model_admin in admin.site._registry.items()
+        if not isinstance(model_admin, AuditedAdmin)
+        and (
+            model_admin.has_add_permission(request)
+            or model_admin.has_change_permission(request)
+            or model_admin.has_delete_permission(request)
+        )
+    ]
+
+    assert unaudited == []
+    assert isinstance(admin.site._registry[Group], AuditedAdmin)

@@ -2,6 +2,8 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import GroupAdmin as DjangoGroupAdmin
+from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -147,6 +149,15 @@ class ApiTokenAdmin(AuditedAdmin):
         for token in queryset.select_related("user"):
             services.token_revoke(user=token.user, token_id=token.pk, actor=_admin(request))
         messages.success(request, "Tokens revoked.")
+
+
+# Django registers its own Group admin, which writes no audit row: ours is Django's, audited.
+admin.site.unregister(Group)
+
+
+@admin.register(Group)
+class GroupAdmin(AuditedAdmin, DjangoGroupAdmin):
+    """Permission groups: every add, change (name or permissions) and delete is audited."""
 
 
 @admin.register(AuditEvent)

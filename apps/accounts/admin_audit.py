@@ -83,7 +83,15 @@ def shown_value(field_name: str, value: object) -> Scalar:
 
 
 def _row(obj: models.Model) -> dict[str, object]:
-    return {field.name: getattr(obj, field.attname) for field in obj._meta.concrete_fields}
+    """The row's columns, and for each many-to-many field (a group's permissions) the sorted
+    names of what it links to, so a change of links is a change of the row."""
+    row: dict[str, object] = {
+        field.name: getattr(obj, field.attname) for field in obj._meta.concrete_fields
+    }
+    for field in obj._meta.many_to_many:
+        linked = getattr(obj, field.name).all().select_related()
+        row[field.name] = sorted(str(item) for item in linked)
+    return row
 
 
 def _key(obj: models.Model) -> Key:

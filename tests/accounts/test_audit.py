@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 from django.test import Client
 
@@ -206,6 +207,48 @@ def test_the_database_refuses_raw_sql_changes_and_deletes(
         cursor.execute(sql, [event.pk])
 
     assert _row(event) == before
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "TRUNCATE accounts_auditevent",
+        "TRUNCATE accounts_auditevent RESTART IDENTITY CASCADE",
+        "TRUNCATE accounts_throttlebucket, accounts_auditevent",
+    ],
+)
+def test_the_database_refuses_truncate_as_the_applications_role(
+    event: AuditEvent, sql: str
+) -> None:
+    before = _row(event)
+
+    with (
+        pytest.raises(DatabaseError, match=r"append-only \(TRUNCATE refused\)"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        # What every session of the application has: the test database's own allowance
+        # (tests/conftest.py, for the runner's flush) switched off.
+        cursor.execute("SET LOCAL lexweb.audit_truncate = ''")
+        # The event was written in this test's transaction: its deferred foreign-key checks
+        # run now, or PostgreSQL refuses the TRUNCATE for them rather than for the trigger.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(sql)
+
+    assert _row(event) == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_only_the_test_databases_flush_may_truncate_the_audit_log(lawyer: User) -> None:
+    services.audit_record(actor=lawyer, action="auth.login", actor_label=lawyer.email)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW lexweb.audit_truncate")
+        assert cursor.fetchone() == ("allowed",)
+
+    # Django's flush, as the runner does it after this test: one TRUNCATE of every table.
+    call_command("flush", verbosity=0, interactive=False)
+
+    assert not AuditEvent.objects.exists()
 
 
 def test_new_events_can_still_be_appended_after_a_refused_change(event: AuditEvent) -> None:
