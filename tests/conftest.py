@@ -262,7 +262,8 @@ async def ws_connect(
 
     from lexweb.asgi import application
 
-    headers: list[tuple[bytes, bytes]] = []
+    # A browser always names the host it connects to; the origin check compares with it.
+    headers: list[tuple[bytes, bytes]] = [(b"host", b"127.0.0.1")]
     if origin:
         headers.append((b"origin", origin.encode()))
     if cookie_user is not None:

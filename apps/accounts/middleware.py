@@ -1,12 +1,17 @@
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
-from channels.security.websocket import AllowedHostsOriginValidator
+from channels.security.websocket import WebsocketDenier
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
+from django.utils.http import is_same_domain
 
 from apps.accounts import services, throttle
 from apps.accounts.context import origin
@@ -18,7 +23,9 @@ from apps.accounts.services import token_authenticate_full
 class RequestOriginMiddleware:
     """Records the client address (as the ASGI server saw it) and the edge for the audit log.
 
-    Behind a reverse proxy, run uvicorn with --proxy-headers so REMOTE_ADDR is the client's.
+    REMOTE_ADDR is the peer's address; the web server replaces it with the X-Forwarded-For
+    address only for a peer named in LEXWEB_TRUSTED_PROXIES (lexweb/launcher.py), so a client
+    cannot choose the address that is throttled and audited.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -82,8 +89,11 @@ class WebsocketAuthMiddleware:
 
     `Authorization: Bearer <token>` (agents): the token's user; no Origin check, since a bearer
     token is not sent by browsers on their own. Otherwise (browsers): the session cookie, and
-    the Origin must be one of ALLOWED_HOSTS so another site cannot ride the cookie.
-    Unauthenticated connections reach the consumer as AnonymousUser and are refused there.
+    the Origin must be one Django's CSRF check would accept for the same request (see
+    socket_origin_allowed), so no other site, nor another port or scheme of this host, can ride
+    the cookie; refused handshakes are closed before they are accepted (channels'
+    WebsocketDenier, seen by the client as an HTTP 403). Unauthenticated connections reach the
+    consumer as AnonymousUser and are refused there.
     Authenticated ones carry `scope["access"]`, a SocketAccess naming the token (with its
     expiry) or the session, so the consumer can close the socket when that ends
     (apps/accounts/access.py).
@@ -91,7 +101,7 @@ class WebsocketAuthMiddleware:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.browser = AllowedHostsOriginValidator(AuthMiddlewareStack(_SessionAccess(inner)))
+        self.browser = _SameOriginOnly(AuthMiddlewareStack(_SessionAccess(inner)))
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         client = scope.get("client") or (None, None)
@@ -108,6 +118,76 @@ class WebsocketAuthMiddleware:
                 )
                 scope = dict(scope, user=token.user, access=access)
             return await self.inner(scope, receive, send)
+
+
+class _SameOriginOnly:
+    """Lets a browser socket through only from an origin socket_origin_allowed() accepts."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if socket_origin_allowed(scope):
+            return await self.inner(scope, receive, send)
+        return await WebsocketDenier()(scope, receive, send)
+
+
+def socket_origin_allowed(scope: dict[str, Any]) -> bool:
+    """Whether a websocket handshake's Origin is one Django's CSRF middleware would accept for
+    an unsafe request with the same headers (CsrfViewMiddleware._origin_verified): exactly the
+    socket's own origin (`https` for wss, else `http`, `://`, the Host header as
+    request.get_host() reads and validates it against ALLOWED_HOSTS), or one of
+    CSRF_TRUSTED_ORIGINS (exact, or its `*.` subdomain form). Scheme, host and port must all
+    match: a page on another port of the same host is another origin. A handshake without an
+    Origin, or with the opaque `null`, is refused.
+    """
+    handshake = _Handshake(scope)
+    request_origin = handshake.META.get("HTTP_ORIGIN")
+    if not request_origin or request_origin == "null":
+        return False
+    try:
+        good_host = handshake.get_host()
+    except (DisallowedHost, KeyError):  # KeyError: neither a Host header nor a server address
+        pass
+    else:
+        scheme = "https" if handshake.is_secure() else "http"
+        if request_origin == f"{scheme}://{good_host}":
+            return True
+    trusted: list[str] = list(settings.CSRF_TRUSTED_ORIGINS)
+    if request_origin in trusted:
+        return True
+    try:
+        parsed = urlsplit(request_origin)
+    except ValueError:
+        return False
+    subdomains: dict[str, list[str]] = defaultdict(list)
+    for pattern in (urlsplit(entry) for entry in trusted if "*" in entry):
+        subdomains[pattern.scheme].append(pattern.netloc.lstrip("*"))
+    return any(is_same_domain(parsed.netloc, host) for host in subdomains.get(parsed.scheme, ()))
+
+
+class _Handshake(HttpRequest):
+    """A websocket handshake as a Django request: META from its headers as ASGIRequest fills
+    it, the server address, and `https` for a wss socket, so get_host() and is_secure() (with
+    SECURE_PROXY_SSL_HEADER where set) answer as they would for a page request."""
+
+    def __init__(self, scope: dict[str, Any]) -> None:
+        super().__init__()
+        self._scheme = "https" if scope.get("scheme") in {"wss", "https"} else "http"
+        server = scope.get("server") or (None, None)
+        if server[0] is not None:
+            self.META["SERVER_NAME"] = str(server[0])
+            self.META["SERVER_PORT"] = str(server[1] or "")
+        headers: dict[str, list[str]] = defaultdict(list)
+        for raw_name, raw_value in scope.get("headers", []):
+            name = raw_name.decode("latin-1").lower()
+            if "_" in name:  # as Django: no ambiguity between underscores and hyphens
+                continue
+            headers["HTTP_" + name.upper().replace("-", "_")].append(raw_value.decode("latin-1"))
+        self.META.update({key: ",".join(values) for key, values in headers.items()})
+
+    def _get_scheme(self) -> str:
+        return self._scheme
 
 
 class _SessionAccess:

@@ -75,7 +75,7 @@ STREAMS = [pytest.param(CASE_STREAM, id="case"), pytest.param(CLUSTER_STREAM, id
 async def _open(
     path: str, *, bearer: str | None = None, browser: Client | None = None
 ) -> WebsocketCommunicator:
-    headers = [(b"origin", b"http://127.0.0.1")]
+    headers = [(b"host", b"127.0.0.1"), (b"origin", b"http://127.0.0.1")]
     if browser is not None:
         cookie = browser.cookies[settings.SESSION_COOKIE_NAME].value
         headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()))
