@@ -78,21 +78,19 @@ def test_removing_a_key_is_recorded_as_set_to_empty(admin_client_: Client, loade
     assert SECRET not in _everything_recorded()
 
 
-def test_a_url_is_recorded_without_its_user_password_or_query(
-    admin_client_: Client, loaded: None
-) -> None:
+def test_a_url_is_recorded_without_its_user_password(admin_client_: Client, loaded: None) -> None:
+    # (A query string, which may carry a key too, is refused by the form: tests/cluster.)
     backend = Backend.objects.get()
 
     response = admin_client_.post(
         f"/admin/cluster/backend/{backend.pk}/change/",
-        _backend_form(backend, base_url="http://ops:hunter2@10.0.0.5:8080/v1?key=abc"),
+        _backend_form(backend, base_url="http://ops:hunter2@10.0.0.5:8080/v1"),
     )
 
     assert response.status_code == 302
     [event] = _events("admin.change", "cluster.backend")
     assert event.detail["after.base_url"] == "http://10.0.0.5:8080/v1"
-    recorded = _everything_recorded()
-    assert "hunter2" not in recorded and "key=abc" not in recorded
+    assert "hunter2" not in _everything_recorded()
 
 
 def test_saving_without_changes_records_nothing(admin_client_: Client, loaded: None) -> None:

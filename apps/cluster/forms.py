@@ -3,20 +3,55 @@ boards) is done by services; the forms turn their errors into form errors."""
 
 import copy
 from typing import Any
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from django import forms
 from django.db import transaction
 from django.forms.models import construct_instance
 
 from apps.cluster import gguf
+from apps.cluster.backends.streams import base_url_problem
 from apps.cluster.models import Backend, Board, Deployment, Gpu
 from apps.cluster.sampling import sampling_check
 from apps.cluster.services import placement
 from lexweb.errors import DomainError
 
+# What the change form shows in place of a password in the base URL (user:password@host).
+PASSWORD_MASK = "********"  # noqa: S105  (a placeholder, not a password)
+
+
+def _userinfo_split(url: str) -> tuple[SplitResult, str, str]:
+    """(the parts of `url`, its user:password as typed or "", host:port as typed)."""
+    parts = urlsplit(url)
+    userinfo, _, host_port = parts.netloc.rpartition("@")
+    return parts, userinfo, host_port
+
+
+def _password_masked(url: str) -> str:
+    """`url` with the password of its user:password@ part, if any, as PASSWORD_MASK."""
+    parts, userinfo, host_port = _userinfo_split(url)
+    if ":" not in userinfo:
+        return url
+    user = userinfo.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:{PASSWORD_MASK}@{host_port}"))
+
+
+def _place(parts: SplitResult) -> tuple[str, str | None, str | None, int | None]:
+    """Where a URL's password is sent: scheme, user, host, port (the default one as None)."""
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    return (parts.scheme, parts.username, parts.hostname, port)
+
 
 class BackendForm(forms.ModelForm):
-    """The API key is write-only: never rendered back; left blank, the stored key is kept."""
+    """The API key is write-only: never rendered back; left blank, the stored key is kept.
+
+    A password in the base URL (user:password@host) is shown as PASSWORD_MASK; sent back
+    masked, the stored password is kept, but only for the same scheme, user, host and port (so
+    that a changed address cannot carry the stored password elsewhere).
+    """
 
     # Backends sit on the firm's LAN, usually without TLS: a bare host:port means http://.
     base_url = forms.URLField(max_length=300, assume_scheme="http", label="Base URL")
@@ -33,11 +68,35 @@ class BackendForm(forms.ModelForm):
         model = Backend
         fields = ["name", "kind", "base_url", "board", "slots", "api_key", "enabled"]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.initial.get("base_url"):
+            self.initial["base_url"] = _password_masked(str(self.initial["base_url"]))
+
     def clean_base_url(self) -> str:
         url: str = self.cleaned_data["base_url"]
         if not url.startswith(("http://", "https://")):
             raise forms.ValidationError("Use an http:// or https:// address.")
-        return url.rstrip("/")
+        problem = base_url_problem(url)
+        if problem:
+            raise forms.ValidationError(problem)
+        return self._password_kept(url.rstrip("/"))
+
+    def _password_kept(self, url: str) -> str:
+        """`url` with the stored password in place of PASSWORD_MASK."""
+        parts, _, host_port = _userinfo_split(url)
+        if parts.password != PASSWORD_MASK:
+            return url
+        stored = ""
+        if self.instance.pk:
+            stored = Backend.objects.values_list("base_url", flat=True).get(pk=self.instance.pk)
+        kept, userinfo, _ = _userinfo_split(stored)
+        if kept.password is None or _place(kept) != _place(parts):
+            raise forms.ValidationError(
+                "Type the password in the base URL again: the stored one is kept only for the "
+                "same user, host and port."
+            )
+        return urlunsplit(parts._replace(netloc=f"{userinfo}@{host_port}"))
 
     def clean_board(self) -> Board:
         board: Board = self.cleaned_data["board"]

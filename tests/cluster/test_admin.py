@@ -122,6 +122,109 @@ def test_bad_backend_form_shows_an_error_and_changes_nothing(
     assert Backend.objects.values().get() == before
 
 
+@pytest.mark.parametrize("url", ["http://10.0.0.5:8080/v1?token=abc", "http://10.0.0.5:8080#part"])
+def test_a_base_url_with_a_query_string_or_fragment_is_refused_with_a_clear_message(
+    admin_client_: Client, loaded: None, url: str
+) -> None:
+    backend = Backend.objects.get()
+    before = Backend.objects.values().get()
+
+    response = admin_client_.post(
+        f"/admin/cluster/backend/{backend.pk}/change/", _backend_form(backend, base_url=url)
+    )
+
+    assert response.status_code == 200
+    (message,) = response.context["adminform"].form.errors["base_url"]
+    assert "takes no query string or fragment" in message
+    assert Backend.objects.values().get() == before
+
+
+CREDENTIALS_URL = "http://agent:hunter2pass@10.9.8.7:8080/v1"
+MASKED_URL = "http://agent:********@10.9.8.7:8080/v1"
+
+
+@pytest.fixture
+def with_password(loaded: None) -> Backend:
+    Backend.objects.update(base_url=CREDENTIALS_URL)
+    return Backend.objects.get()
+
+
+def test_backend_change_page_masks_the_password_and_sent_back_unchanged_keeps_it(
+    admin_client_: Client, with_password: Backend
+) -> None:
+    url = f"/admin/cluster/backend/{with_password.pk}/change/"
+    page = admin_client_.get(url)
+    assert page.status_code == 200
+    assert b"hunter2pass" not in page.content
+    assert page.context["adminform"].form["base_url"].value() == MASKED_URL
+
+    response = admin_client_.post(url, _backend_form(with_password, base_url=MASKED_URL, slots=3))
+
+    assert response.status_code == 302
+    with_password.refresh_from_db()
+    assert (with_password.base_url, with_password.slots) == (CREDENTIALS_URL, 3)
+
+
+@pytest.mark.parametrize(
+    ("sent", "stored"),
+    [
+        ("http://agent:n3w-pass@10.9.8.7:8080/v1", "http://agent:n3w-pass@10.9.8.7:8080/v1"),
+        ("http://agent:********@10.9.8.7:8080/v2", "http://agent:hunter2pass@10.9.8.7:8080/v2"),
+        ("http://10.9.8.7:8080/v1", "http://10.9.8.7:8080/v1"),
+    ],
+    ids=["new-password", "new-path-same-place", "credentials-removed"],
+)
+def test_backend_base_url_credentials_can_be_changed(
+    admin_client_: Client, with_password: Backend, sent: str, stored: str
+) -> None:
+    response = admin_client_.post(
+        f"/admin/cluster/backend/{with_password.pk}/change/",
+        _backend_form(with_password, base_url=sent),
+    )
+
+    assert response.status_code == 302
+    with_password.refresh_from_db()
+    assert with_password.base_url == stored
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        "http://agent:********@10.66.6.6:8080/v1",
+        "http://agent:********@10.9.8.7:9999/v1",
+        "https://agent:********@10.9.8.7:8080/v1",
+        "http://other:********@10.9.8.7:8080/v1",
+    ],
+    ids=["other-host", "other-port", "other-scheme", "other-user"],
+)
+def test_the_masked_password_is_not_carried_to_another_place(
+    admin_client_: Client, with_password: Backend, sent: str
+) -> None:
+    response = admin_client_.post(
+        f"/admin/cluster/backend/{with_password.pk}/change/",
+        _backend_form(with_password, base_url=sent),
+    )
+
+    assert response.status_code == 200
+    (message,) = response.context["adminform"].form.errors["base_url"]
+    assert "Type the password in the base URL again" in message
+    assert b"hunter2pass" not in response.content
+    with_password.refresh_from_db()
+    assert with_password.base_url == CREDENTIALS_URL
+
+
+def test_a_masked_password_on_a_new_backend_is_refused(
+    admin_client_: Client, with_password: Backend
+) -> None:
+    data = _backend_form(with_password, name="new-one", base_url=MASKED_URL)
+
+    response = admin_client_.post("/admin/cluster/backend/add/", data)
+
+    assert response.status_code == 200
+    assert "base_url" in response.context["adminform"].form.errors
+    assert not Backend.objects.filter(name="new-one").exists()
+
+
 def test_gpu_inline_offers_only_the_hosts_own_boards(admin_client_: Client, loaded: None) -> None:
     other = Host.objects.create(name="elsewhere")
     Board.objects.create(host=other, name="foreign-board")

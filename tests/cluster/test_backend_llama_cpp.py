@@ -493,6 +493,28 @@ def test_messages_name_the_backend_without_credentials() -> None:
     assert client.name == "http://10.0.0.5:8080"
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize("tail", ["/?key=s3cr3t", "#part"])
+async def test_a_base_url_with_a_query_or_fragment_sends_nothing_and_says_why(
+    fake_llama: FakeBackend, tail: str
+) -> None:
+    # A row stored before the admin form and the site file refused such URLs: httpx would put
+    # the paths inside the query ("/?key=s3cr3t/health").
+    client = LlamaCppClient(fake_llama.base_url + tail, timeouts=GENEROUS)
+    try:
+        health = await client.health()
+        with pytest.raises(BackendUnavailable, match="takes no query string"):
+            await client.list_models()
+        with pytest.raises(BackendUnavailable, match="takes no query string"):
+            async with client.stream_chat(request()):
+                pass
+    finally:
+        await client.aclose()
+
+    assert health.state == "down" and "takes no query string" in health.message
+    assert "s3cr3t" not in health.message
+
+
 def test_every_backend_client_shares_one_tls_context() -> None:
     """The TLS context (certifi's bundle, hostnames checked) is made once per process, not by
     each new client: building one costs tens of milliseconds on the worker's shared thread."""

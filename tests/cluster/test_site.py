@@ -104,6 +104,14 @@ roles:
         (("drafter: [be/m]", "pilot: [be/m]"), "roles.pilot"),
         (("kind: llama_cpp", "kind: vllm"), "backends.0.kind"),
         (('url: "http://127.0.0.1:9"', 'url: "file:///etc/passwd"'), "backends.0.url"),
+        (
+            ('url: "http://127.0.0.1:9"', 'url: "http://127.0.0.1:9/v1?key=1"'),
+            r"backends\.0\.url: .*takes no query string or fragment",
+        ),
+        (
+            ('url: "http://127.0.0.1:9"', 'url: "http://127.0.0.1:9#top"'),
+            r"backends\.0\.url: .*takes no query string or fragment",
+        ),
         (("slots: 2}", "slots: 0}"), "backends.0.slots"),
         (
             (

@@ -50,6 +50,22 @@ STREAM_HEADERS = {"Connection": "close"}
 DRAIN_SECONDS = 1.0
 
 
+BASE_URL_QUERY_REFUSED = (
+    "A backend's base URL takes no query string or fragment (nothing after '?' or '#'): "
+    "lexweb adds its own paths (/health, /v1/chat/completions) to it."
+)
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be a backend's base URL, or None. The clients join their paths to it:
+    after a query string they would land inside the query (`/v1?k=1/health`), and a fragment is
+    never sent. Checked where a base URL is written (admin form, site file) and again before
+    each request (a row written before the rule)."""
+    if "?" in url or "#" in url:
+        return BASE_URL_QUERY_REFUSED
+    return None
+
+
 def describe(base_url: str) -> str:
     """The backend's name in messages: its base URL without any user:password part."""
     parts = urlsplit(base_url)
@@ -191,6 +207,7 @@ class HttpBackend:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.name = describe(base_url)
+        self.url_problem = base_url_problem(base_url)
         self.timeouts = timeouts
         self._api_key = api_key
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -213,6 +230,12 @@ class HttpBackend:
 
     async def aclose(self) -> None:
         await self.http.aclose()
+
+    def url_check(self) -> None:
+        """Refuse to send anything when the base URL cannot take paths (see base_url_problem);
+        the message names the backend without its query, which may hold a secret."""
+        if self.url_problem:
+            raise BackendUnavailable(f"{self.name}: {self.url_problem} Correct it in the admin.")
 
     def status_error(self, status: int, body: bytes) -> BackendError:
         """The error for a non-2xx reply; kinds refine it (context overflow, missing model)."""
@@ -244,6 +267,7 @@ class HttpBackend:
     ) -> httpx.Response:
         """One whole request and reply, within `timeout` (default: probe). Any status."""
         limit = self.timeouts.probe if timeout is None else timeout
+        self.url_check()
         try:
             async with asyncio.timeout(limit):
                 return await self.http.request(method, path, json=json)
@@ -293,6 +317,7 @@ class HttpChatStream:
     async def __aenter__(self) -> "HttpChatStream":
         loop = asyncio.get_running_loop()
         self._deadline = loop.time() + self._timeouts.first_token
+        self._backend.url_check()
         http = self._backend.http
         request = http.build_request("POST", self._path, json=self._payload, headers=STREAM_HEADERS)
         try:

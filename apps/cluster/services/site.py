@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 import yaml
 from django.db import transaction
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,6 +28,7 @@ from pydantic import (
 
 from apps.accounts.models import User
 from apps.accounts.services import audit_record
+from apps.cluster.backends.streams import base_url_problem
 from apps.cluster.models import (
     Backend,
     BackendHealth,
@@ -54,8 +56,17 @@ Name = Annotated[
 ShortName = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=50, pattern=r"^[\w.-]+$")
 ]
+def _base_url_checked(url: str) -> str:
+    problem = base_url_problem(url)
+    if problem:
+        raise ValueError(problem)
+    return url
+
+
 Url = Annotated[
-    str, StringConstraints(strip_whitespace=True, max_length=300, pattern=r"^https?://[^\s/?#]+")
+    str,
+    StringConstraints(strip_whitespace=True, max_length=300, pattern=r"^https?://[^\s/?#]+"),
+    AfterValidator(_base_url_checked),
 ]
 
 
