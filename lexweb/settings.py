@@ -268,7 +268,12 @@ LEXWEB_CPU_WORKER_NICE = env_int("LEXWEB_CPU_WORKER_NICE", 10, minimum=0)
 # "stale, last report ... ago" instead of its last state.
 LEXWEB_GPU_AGENT_INTERVAL_SECONDS = env_int("LEXWEB_GPU_AGENT_INTERVAL_SECONDS", 5, minimum=1)
 LEXWEB_GPU_AGENT_STALE_INTERVALS = env_int("LEXWEB_GPU_AGENT_STALE_INTERVALS", 3, minimum=1)
+# Every API token expires: at most this many days after it is made, and this many by default
+# when its maker names no expiry (the default is capped by the maximum).
 LEXWEB_TOKEN_MAX_DAYS = env_int("LEXWEB_TOKEN_MAX_DAYS", 365, minimum=1)
+LEXWEB_TOKEN_DEFAULT_DAYS = min(
+    env_int("LEXWEB_TOKEN_DEFAULT_DAYS", 90, minimum=1), LEXWEB_TOKEN_MAX_DAYS
+)
 # Creating an API token needs the password entered (sign-in or confirm page) this recently.
 LEXWEB_REAUTH_SECONDS = env_int("LEXWEB_REAUTH_SECONDS", 300, minimum=30)
 # Sign-in throttle (app and admin): failed attempts allowed per account and per client address

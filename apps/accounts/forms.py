@@ -1,5 +1,10 @@
+from typing import Any
+
 from django import forms
+from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
+
+from apps.accounts import services
 
 
 class SignInForm(AuthenticationForm):
@@ -25,8 +30,18 @@ class TokenForm(forms.Form):
         min_value=1,
         max_value=3650,
         label="Expires after (days)",
-        help_text="Leave empty for a token that lives until revoked.",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Every token expires; the page says when one does if nothing is typed here.
+        field = self.fields["expires_in_days"]
+        default = services.token_default_days()
+        field.help_text = (
+            f"Every token expires. Leave empty for the default, {default} days; "
+            f"at most {settings.LEXWEB_TOKEN_MAX_DAYS}."
+        )
+        field.widget.attrs["placeholder"] = str(default)
 
 
 class ReauthForm(forms.Form):

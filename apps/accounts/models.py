@@ -79,7 +79,8 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=16, unique=True)
     digest = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
-    expires_at = models.DateTimeField(null=True, blank=True)
+    # Every token expires (LEXWEB_TOKEN_DEFAULT_DAYS unless its maker chose earlier).
+    expires_at = models.DateTimeField()
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
@@ -99,7 +100,7 @@ class ApiToken(models.Model):
 
     def is_live(self, now: Any = None) -> bool:
         now = now or timezone.now()
-        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+        return self.revoked_at is None and self.expires_at > now
 
 
 class AuditLogImmutableError(RuntimeError):

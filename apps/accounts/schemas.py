@@ -1,5 +1,6 @@
 from datetime import datetime
 
+from django.conf import settings
 from ninja import ModelSchema
 from pydantic import Field
 
@@ -21,7 +22,15 @@ class TokenOut(ModelSchema):
 
 class TokenIn(StrictIn):
     name: str = Field(min_length=1, max_length=100)
-    expires_at: datetime | None = None
+    expires_at: datetime | None = Field(
+        None,
+        description=(
+            "When the token stops working, with a time zone. Every token expires: leave it out "
+            f"for the default, {settings.LEXWEB_TOKEN_DEFAULT_DAYS} days from now "
+            "(LEXWEB_TOKEN_DEFAULT_DAYS); at most LEXWEB_TOKEN_MAX_DAYS "
+            f"({settings.LEXWEB_TOKEN_MAX_DAYS}) days from now."
+        ),
+    )
 
 
 class TokenCreatedOut(TokenOut):

@@ -177,21 +177,34 @@ def _digest(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+def token_default_days() -> int:
+    """Days a token lives when its maker names no expiry: LEXWEB_TOKEN_DEFAULT_DAYS, never
+    more than LEXWEB_TOKEN_MAX_DAYS."""
+    return min(settings.LEXWEB_TOKEN_DEFAULT_DAYS, settings.LEXWEB_TOKEN_MAX_DAYS)
+
+
+def _token_expiry(expires_at: datetime | None, *, now: datetime) -> datetime:
+    if expires_at is None:
+        return now + timedelta(days=token_default_days())
+    if timezone.is_naive(expires_at):
+        raise DomainError("The expiry needs a time zone.")
+    if expires_at <= now:
+        raise DomainError("The expiry must be in the future.")
+    if expires_at > now + timedelta(days=settings.LEXWEB_TOKEN_MAX_DAYS):
+        raise DomainError(f"A token may live at most {settings.LEXWEB_TOKEN_MAX_DAYS} days.")
+    return expires_at
+
+
 @transaction.atomic
 def token_create(*, user: User, name: str, expires_at: datetime | None = None) -> IssuedToken:
+    """Make a token. Every token expires: at `expires_at` (within LEXWEB_TOKEN_MAX_DAYS), or
+    when none is given, after token_default_days()."""
     name = name.strip()
     if not name:
         raise DomainError("A token needs a name, e.g. the agent or machine that will use it.")
     if len(name) > 100:
         raise DomainError("A token name is at most 100 characters.")
-    now = timezone.now()
-    if expires_at is not None:
-        if timezone.is_naive(expires_at):
-            raise DomainError("The expiry needs a time zone.")
-        if expires_at <= now:
-            raise DomainError("The expiry must be in the future.")
-        if expires_at > now + timedelta(days=settings.LEXWEB_TOKEN_MAX_DAYS):
-            raise DomainError(f"A token may live at most {settings.LEXWEB_TOKEN_MAX_DAYS} days.")
+    expires_at = _token_expiry(expires_at, now=timezone.now())
     if ApiToken.objects.filter(user=user, name=name, revoked_at__isnull=True).exists():
         raise Conflict(f"You already have a live token named {name!r}.")
     prefix = secrets.token_hex(6)

@@ -1,7 +1,9 @@
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
+from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 from django.utils import timezone
 
@@ -167,3 +169,111 @@ def test_empty_token_form_is_a_400_naming_the_missing_field(lawyer_client: Clien
     assert response.status_code == 400
     assert "name" in response.context["form"].errors
     assert not ApiToken.objects.exists()
+
+
+# --- Every token expires --------------------------------------------------------------------
+
+
+def _days_from_now(moment: datetime) -> float:
+    return (moment - timezone.now()).total_seconds() / 86400
+
+
+def test_a_token_made_without_an_expiry_expires_after_the_default_days(lawyer: User) -> None:
+    issued = services.token_create(user=lawyer, name="agent")
+
+    stored = ApiToken.objects.get(pk=issued.token.pk)
+    assert stored.expires_at is not None
+    assert 89.99 < _days_from_now(stored.expires_at) <= 90
+
+
+def test_the_default_follows_its_setting_and_never_passes_the_maximum(
+    lawyer: User, settings: Any
+) -> None:
+    settings.LEXWEB_TOKEN_DEFAULT_DAYS = 7
+    week = services.token_create(user=lawyer, name="a week").token
+    settings.LEXWEB_TOKEN_MAX_DAYS = 3
+    capped = services.token_create(user=lawyer, name="capped").token
+
+    assert 6.99 < _days_from_now(week.expires_at) <= 7
+    assert 2.99 < _days_from_now(capped.expires_at) <= 3
+
+
+def test_the_database_refuses_a_token_without_an_expiry(lawyer: User) -> None:
+    issued = services.token_create(user=lawyer, name="agent")
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ApiToken.objects.filter(pk=issued.token.pk).update(expires_at=None)
+
+
+def test_the_api_gives_the_default_expiry_or_an_earlier_one_never_a_later_one(
+    lawyer_client: Client,
+) -> None:
+    def create(name: str, **extra: Any) -> Any:
+        return lawyer_client.post(
+            "/api/v1/tokens", {"name": name, **extra}, content_type="application/json"
+        )
+
+    default = create("default")
+    earlier = create("earlier", expires_at=(timezone.now() + timedelta(days=2)).isoformat())
+    later = create("later", expires_at=(timezone.now() + timedelta(days=366)).isoformat())
+    never = create("never", expires_at=None)
+
+    assert default.status_code == 201
+    assert 89.99 < _days_from_now(datetime.fromisoformat(default.json()["expires_at"])) <= 90
+    assert earlier.status_code == 201
+    assert 1.99 < _days_from_now(datetime.fromisoformat(earlier.json()["expires_at"])) <= 2
+    assert later.status_code == 400
+    assert later.json()["detail"] == "A token may live at most 365 days."
+    assert never.status_code == 201 and never.json()["expires_at"] is not None
+    assert ApiToken.objects.filter(expires_at__isnull=True).count() == 0
+
+
+def test_the_api_schema_states_the_default_expiry(lawyer_client: Client) -> None:
+    schema = lawyer_client.get("/api/v1/openapi.json").json()
+
+    field = schema["components"]["schemas"]["TokenIn"]["properties"]["expires_at"]
+    assert "Every token expires" in field["description"]
+    assert "90 days from now (LEXWEB_TOKEN_DEFAULT_DAYS)" in field["description"]
+
+
+def test_the_tokens_page_states_the_default_and_shows_when_the_new_token_expires(
+    lawyer_client: Client,
+) -> None:
+    page = lawyer_client.get("/accounts/tokens/").content.decode()
+    default = lawyer_client.post("/accounts/tokens/", {"name": "laptop agent"})
+    short = lawyer_client.post("/accounts/tokens/", {"name": "short", "expires_in_days": "5"})
+    too_long = lawyer_client.post("/accounts/tokens/", {"name": "long", "expires_in_days": "400"})
+
+    assert "Every token expires. Leave empty for the default, 90 days; at most 365." in page
+    made = default.context["issued"].token
+    assert 89.99 < _days_from_now(made.expires_at) <= 90
+    assert f'datetime="{timezone.localtime(made.expires_at).isoformat()}"' in (
+        default.content.decode()
+    )
+    assert 4.99 < _days_from_now(short.context["issued"].token.expires_at) <= 5
+    assert too_long.status_code == 400
+    assert "A token may live at most 365 days." in too_long.content.decode()
+    assert not ApiToken.objects.filter(name="long").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_tokens_without_an_expiry_the_maximum(lawyer: User) -> None:
+    """Run for real: back to 0005 (the column may be empty), a token without an expiry stored
+    there, forward again."""
+    executor = MigrationExecutor(connection)
+    target = [("accounts", "0005_auditevent_no_truncate")]
+    leaves = executor.loader.graph.leaf_nodes()
+    executor.migrate(target)
+    try:
+        old = MigrationExecutor(connection).loader.project_state(target).apps
+        old_token = old.get_model("accounts", "ApiToken").objects.create(
+            user_id=lawyer.pk, name="old", prefix="0123456789ab", digest="0" * 64, expires_at=None
+        )
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(leaves)
+
+    token = ApiToken.objects.get(pk=old_token.pk)
+    assert 364.99 < _days_from_now(token.expires_at) <= 365
+    assert not token.is_live(now=timezone.now() + timedelta(days=366))
