@@ -84,7 +84,7 @@ def sniff_zip(path: Path) -> Sniffed:
     with containers.zip_open(path) as archive:
         names = set(archive.namelist())
         if {"word/document.xml", "xl/workbook.xml"} & names:
-            _check_xml_size(archive)
+            check_xml_size(archive)
         if "word/document.xml" in names:
             word_text(path)
             return Sniffed("word", WORD_CONTENT_TYPE, 1)
@@ -194,7 +194,7 @@ def workbook_text(path: Path) -> SheetText:
     return SheetText("\n".join(lines).strip().replace("\x00", ""), truncated)
 
 
-def _check_xml_size(archive: zipfile.ZipFile) -> None:
+def check_xml_size(archive: zipfile.ZipFile) -> None:
     """python-docx holds a Word document's XML in memory, openpyxl a workbook's shared strings:
     their XML parts unpacked are bounded by LEXWEB_MAX_OFFICE_XML_BYTES."""
     limit = settings.LEXWEB_MAX_OFFICE_XML_BYTES

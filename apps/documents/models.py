@@ -424,7 +424,8 @@ class Rendition(models.Model):
     version = models.CharField(max_length=20, blank=True)  # e.g. "1"
     tool = models.CharField(max_length=200, blank=True)  # e.g. "LibreOffice 7.4.7.2 ..."
     input_sha256 = models.CharField(max_length=64)  # the original's bytes it was made from
-    parameters = models.JSONField(default=dict, blank=True)  # e.g. {"network_isolated": true}
+    # e.g. {"network_isolated": true, "filesystem_isolated": true, "links_removed": {...}}
+    parameters = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 

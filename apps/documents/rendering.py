@@ -1,11 +1,17 @@
 """Documents rendered to PDF for viewing and production: a deterministic transform (no database).
 
-1. Word and Excel files: LibreOffice headless (`soffice --convert-to pdf`) converts a copy of
-   the original in a folder of its own, with a private profile (-env:UserInstallation), in a
-   network namespace of its own where `unshare` can make one (no network then), with a time
-   budget (on timeout the whole process group is killed), each file it writes capped near
-   LEXWEB_RENDER_MAX_BYTES (RLIMIT_FSIZE), the PDF at it, and its pages at
-   LEXWEB_MAX_PDF_PAGES.
+1. Word and Excel files: LibreOffice headless (`soffice --convert-to pdf`, its import filter
+   fixed to the OOXML one of the kind) converts a copy of the original from which every link
+   to another file, program or address has been taken out (office_links.py), with a private
+   profile (-env:UserInstallation), with a time budget (on timeout the whole process group is
+   killed), each file it writes capped near LEXWEB_RENDER_MAX_BYTES (RLIMIT_FSIZE), the PDF
+   at it, and its pages at LEXWEB_MAX_PDF_PAGES. It runs in a sandbox (_SANDBOX): new mount,
+   network and process namespaces whose root holds the system's programs, libraries and fonts
+   read-only and one folder of the job's own (the copy, its profile and the output), as an
+   unprivileged user without capabilities; the store, the project and every other private
+   file are not there, so a link the sanitising missed has nothing to read and no network to
+   reach. Where this machine cannot make the namespaces (not root and no user namespaces),
+   LibreOffice runs without them (logged once); the Rendered result says which held.
 2. Text files, e-mails and Outlook messages (read as ingest reads them) are laid out
    by our own code, flowed over Letter pages by PyMuPDF's Story in a monospaced font (MuPDF's
    own fonts, with its fallbacks for other scripts): for an e-mail its headers (labels in
@@ -23,18 +29,21 @@ import html
 import io
 import logging
 import os
+import pwd
 import resource
 import shutil
 import signal
+import stat
 import subprocess
+import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymupdf
 from django.conf import settings
 
-from apps.documents import formats, intake
+from apps.documents import formats, intake, office_links
 from lexweb.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -44,6 +53,8 @@ TEXT_TRANSFORM = "render-text"  # our own layout of a text file
 EMAIL_TRANSFORM = "render-email"  # our own layout of an e-mail's headers and body
 OFFICE_TRANSFORM = "render-office"  # LibreOffice's conversion of a Word or Excel file
 OFFICE_SUFFIX = {"word": ".docx", "spreadsheet": ".xlsx"}
+# The import filter for each kind: LibreOffice never guesses another format from the bytes.
+OFFICE_FILTER = {"word": "MS Word 2007 XML", "spreadsheet": "Calc MS Excel 2007 XML"}
 TEXT_KINDS = ("text", "email", "outlook")
 RENDERED_KINDS = (*TEXT_KINDS, *OFFICE_SUFFIX)
 
@@ -72,6 +83,9 @@ class Rendered:
     version: str
     tool: str  # e.g. "LibreOffice 7.4.7.2 40(Build:2)" or "PyMuPDF 1.28.2, DejaVu Sans Mono"
     network_isolated: bool | None = None  # LibreOffice only: ran without a network
+    filesystem_isolated: bool | None = None  # LibreOffice only: ran in the sandbox
+    # LibreOffice only: the links taken out before it ran, counted by kind (office_links.py)
+    links_removed: dict[str, int] = field(default_factory=dict)
 
 
 def render(kind: str, source: Path, *, work: Path) -> Rendered:
@@ -209,23 +223,162 @@ def soffice_version(program: str) -> str:
     return line[0][:200]
 
 
+# The sandbox, run by `unshare` as `sh -c _SANDBOX ROOT JOB UID GID [FOLDER...] -- PROGRAM ARGS`
+# in new mount, network and PID namespaces: a small tmpfs at ROOT becomes the root, holding the
+# system's programs and libraries (/usr and its links), the font and LibreOffice configuration
+# (read-only), a passwd of two lines, five device nodes, its own /proc and /tmp, the folders of
+# a program installed elsewhere (read-only) and JOB at /job; then pivot_root, the old root
+# unmounted, and the program runs as UID:GID (none given: stays as it is, in a user namespace)
+# with no capabilities and no way to gain any.
+_SANDBOX = r"""
+set -eu
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+root=$1 job=$2 uid=$3 gid=$4
+shift 4
+mount -t tmpfs -o mode=0755,nosuid,size=8m lexweb-render "$root"
+for name in usr bin sbin lib lib32 lib64 libx32; do
+  if [ -L "/$name" ]; then ln -s "$(readlink "/$name")" "$root/$name"
+  elif [ -d "/$name" ]; then mkdir "$root/$name"; mount --rbind -o ro "/$name" "$root/$name"
+  fi
+done
+mkdir -p "$root/etc" "$root/var/cache" "$root/dev" "$root/proc" "$root/tmp" "$root/job"
+for name in etc/fonts etc/libreoffice var/cache/fontconfig; do
+  if [ -d "/$name" ]; then mkdir "$root/$name"; mount --bind -o ro "/$name" "$root/$name"; fi
+done
+if [ -f /etc/ld.so.cache ]; then
+  touch "$root/etc/ld.so.cache"; mount --bind -o ro /etc/ld.so.cache "$root/etc/ld.so.cache"
+fi
+printf 'root:x:0:0::/:/bin/false\n' > "$root/etc/passwd"
+printf 'root:x:0:\n' > "$root/etc/group"
+drop=""
+if [ -n "$uid" ]; then
+  printf 'render:x:%s:%s::/job/home:/bin/false\n' "$uid" "$gid" >> "$root/etc/passwd"
+  printf 'render:x:%s:\n' "$gid" >> "$root/etc/group"
+  drop="--reuid=$uid --regid=$gid --clear-groups"
+fi
+for name in null zero full random urandom; do
+  touch "$root/dev/$name"; mount --bind "/dev/$name" "$root/dev/$name"
+done
+ln -s /proc/self/fd "$root/dev/fd"
+mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
+mount -t tmpfs -o mode=1777,nosuid,nodev,size=64m tmp "$root/tmp"
+mount --bind -o nosuid,nodev "$job" "$root/job"
+while [ "$1" != "--" ]; do
+  mkdir -p "$root$1"; mount --rbind -o ro "$1" "$root$1"; shift
+done
+shift
+mkdir "$root/.old"
+mount -o remount,bind,ro "$root"
+cd "$root"
+pivot_root . .old
+umount -l /.old
+cd /job
+exec setpriv $drop --no-new-privs --bounding-set=-all --inh-caps=-all -- "$@"
+"""
+_SANDBOX_NAME = "lexweb-render"  # $0 of the script
+_SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+@dataclass(frozen=True)
+class _Isolation:
+    prefix: tuple[str, ...]  # the `unshare ...` that starts the program (or the sandbox)
+    sandbox: bool  # the program runs in the sandbox above (then without a network too)
+    network: bool  # the program runs without a network
+    user: tuple[int, int] | None = None  # the user it runs as in the sandbox, when we are root
+
+    def command(self, root: Path, job: Path, folders: list[str], program: list[str]) -> list[str]:
+        if not self.sandbox:
+            return [*self.prefix, *program]
+        uid, gid = (str(self.user[0]), str(self.user[1])) if self.user else ("", "")
+        return [
+            *self.prefix,
+            "/bin/sh",
+            "-c",
+            _SANDBOX,
+            _SANDBOX_NAME,
+            str(root),
+            str(job),
+            uid,
+            gid,
+            *folders,
+            "--",
+            *program,
+        ]
+
+
+def _unprivileged_user() -> tuple[int, int]:
+    """nobody's uid and gid (65534 where the system has no such account)."""
+    try:
+        entry = pwd.getpwnam("nobody")
+    except KeyError:
+        return 65534, 65534
+    return entry.pw_uid, entry.pw_gid
+
+
+def _prepare_job(job: Path, user: tuple[int, int] | None) -> None:
+    """Give the job's folder, and all in it, to the user the sandbox runs as."""
+    if user is None:
+        return
+    for path in [job, *job.rglob("*")]:
+        os.chown(path, *user, follow_symlinks=False)
+
+
 @functools.cache
-def _network_isolation() -> tuple[str, ...]:
-    """The command prefix that runs a program without a network (a new, empty network
-    namespace), or () where this machine does not allow one (logged once)."""
+def _isolation() -> _Isolation:
+    """How this machine runs LibreOffice: in the sandbox where `unshare` can make its
+    namespaces (as root: the unprivileged user; otherwise in a user namespace of its own);
+    failing that with no network but the files (logged once); failing that as it is (logged
+    once). Each way is tried once, on a throwaway folder, and the first that works is kept."""
     unshare = shutil.which("unshare")
-    if unshare is not None:
-        for prefix in ((unshare, "--net"), (unshare, "--map-root-user", "--net")):
-            try:
-                done = subprocess.run(  # noqa: S603  (fixed arguments, no shell)
-                    [*prefix, "true"], capture_output=True, timeout=10, check=False
-                )
-            except (OSError, subprocess.TimeoutExpired):
-                continue
-            if done.returncode == 0:
-                return prefix
-    logger.warning("LibreOffice runs with the network: unshare cannot make a network namespace")
-    return ()
+    if unshare is None:
+        logger.warning("LibreOffice runs unsandboxed, with the network: no unshare program")
+        return _Isolation((), sandbox=False, network=False)
+    namespaces = ("--mount", "--net", "--pid", "--fork", "--kill-child")
+    sandboxes = [_Isolation((unshare, "--map-root-user", *namespaces), True, True)]
+    if os.geteuid() == 0:
+        user = _unprivileged_user()
+        sandboxes.insert(0, _Isolation((unshare, *namespaces), True, True, user))
+    for candidate in sandboxes:
+        with tempfile.TemporaryDirectory(prefix="lexweb-render-probe-") as folder:
+            root, job = Path(folder, "root"), Path(folder, "job")
+            root.mkdir()
+            job.mkdir()
+            _prepare_job(job, candidate.user)
+            command = candidate.command(root, job, [], ["true"])
+            if _runs(command):
+                return candidate
+    for prefix in ((unshare, "--net"), (unshare, "--map-root-user", "--net")):
+        if _runs([*prefix, "true"]):
+            logger.warning(
+                "LibreOffice runs unsandboxed (no mount namespace): it can read this machine's "
+                "files; only the network is cut"
+            )
+            return _Isolation(prefix, sandbox=False, network=True)
+    logger.warning("LibreOffice runs unsandboxed, with the network: unshare makes no namespace")
+    return _Isolation((), sandbox=False, network=False)
+
+
+def _runs(command: list[str]) -> bool:
+    try:
+        done = subprocess.run(  # noqa: S603  (fixed arguments, no shell)
+            command, capture_output=True, timeout=30, check=False, env=_environment(Path("/"))
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _program_folders(program: str) -> list[str]:
+    """The folders a program installed outside the system's trees needs to be seen in the
+    sandbox: its own, or for a LibreOffice install (…/program/soffice) the install's."""
+    folders: list[str] = []
+    for path in (Path(program).absolute(), Path(program).resolve()):
+        if any(path.is_relative_to(tree) for tree in _SYSTEM_TREES):
+            continue
+        folder = path.parent.parent if path.parent.name == "program" else path.parent
+        if str(folder) not in folders and folder != Path("/"):
+            folders.append(str(folder))
+    return folders
 
 
 def _environment(home: Path) -> dict[str, str]:
@@ -262,7 +415,12 @@ def office_to_pdf(source: Path, *, kind: str, work: Path, out: Path) -> Rendered
             "on this worker (apt-get install libreoffice-writer-nogui libreoffice-calc-nogui)."
         )
     tool = soffice_version(program)
-    converted = _convert(program, source, kind=kind, work=work)
+    sanitised = work / f"sanitised{OFFICE_SUFFIX[kind]}"
+    try:
+        removed = office_links.strip_links(source, sanitised)
+    except DomainError as exc:  # never the file as it is: its links would go with it
+        raise RenderFailedError(f"The file was not given to LibreOffice: {exc.message}") from None
+    converted = _convert(program, sanitised, kind=kind, work=work)
     try:
         document = pymupdf.open(converted, filetype="pdf")
     except Exception:
@@ -277,41 +435,62 @@ def office_to_pdf(source: Path, *, kind: str, work: Path, out: Path) -> Rendered
                 f"{settings.LEXWEB_MAX_PDF_PAGES:,}."
             )
         _normalised_save(document, out, producer=f"lexweb {OFFICE_TRANSFORM}/{VERSION} ({tool})")
-    isolated = bool(_network_isolation())
-    return Rendered(out, pages, OFFICE_TRANSFORM, VERSION, tool, network_isolated=isolated)
+    isolation = _isolation()
+    return Rendered(
+        out,
+        pages,
+        OFFICE_TRANSFORM,
+        VERSION,
+        tool,
+        network_isolated=isolation.network,
+        filesystem_isolated=isolation.sandbox,
+        links_removed=dict(sorted(removed.items())),
+    )
 
 
 def _convert(program: str, source: Path, *, kind: str, work: Path) -> Path:
-    """Run the conversion; the PDF LibreOffice wrote, or RenderFailedError."""
+    """Run the conversion of `source` as it is (office_to_pdf strips its links first) in the
+    sandbox where this machine has one; the PDF LibreOffice wrote, or RenderFailedError."""
     seconds, max_bytes = settings.LEXWEB_RENDER_SECONDS, settings.LEXWEB_RENDER_MAX_BYTES
-    # LibreOffice picks its import filter by the name's extension: the copy gets a fixed one.
-    original = work / f"original{OFFICE_SUFFIX[kind]}"
+    isolation = _isolation()
+    # What the sandbox sees: the job's folder, at /job there. LibreOffice's import filter is
+    # fixed; the name's extension matches it all the same.
+    job, root = work / "job", work / "root"
+    job.mkdir()
+    root.mkdir()
+    original = job / f"original{OFFICE_SUFFIX[kind]}"
     shutil.copyfile(source, original)
-    outdir, home = work / "out", work / "home"
-    outdir.mkdir()
-    home.mkdir()
-    command = [
-        *_network_isolation(),
-        program,
-        f"-env:UserInstallation={(work / 'profile').as_uri()}",
-        "--headless",
-        "--invisible",
-        "--norestore",
-        "--nologo",
-        "--nolockcheck",
-        "--convert-to",
-        "pdf",
-        "--outdir",
-        str(outdir),
-        str(original),
-    ]
+    (job / "out").mkdir()
+    (job / "home").mkdir()
+    _prepare_job(job, isolation.user)
+    inside = Path("/job") if isolation.sandbox else job
+    command = isolation.command(
+        root,
+        job,
+        _program_folders(program) if isolation.sandbox else [],
+        [
+            program,
+            f"-env:UserInstallation={(inside / 'profile').as_uri()}",
+            "--headless",
+            "--invisible",
+            "--norestore",
+            "--nologo",
+            "--nolockcheck",
+            f"--infilter={OFFICE_FILTER[kind]}",
+            "--convert-to",
+            "pdf",
+            "--outdir",
+            str(inside / "out"),
+            str(inside / original.name),
+        ],
+    )
     process = subprocess.Popen(  # noqa: S603  (our configured program, no shell)
         command,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        env=_environment(home),
-        cwd=work,
+        env=_environment(inside / "home"),
+        cwd=job,
         start_new_session=True,
         # The cap on any one file it writes leaves room for its profile's own files; the PDF
         # itself is held to `max_bytes` below.
@@ -326,13 +505,18 @@ def _convert(program: str, source: Path, *, kind: str, work: Path) -> Path:
         ) from None
     finally:
         _kill_group(process)  # helpers it left behind go too
-    converted = outdir / "original.pdf"
+    converted = job / "out" / "original.pdf"
+    try:  # a plain file: never a link LibreOffice left to something outside its folder
+        written = converted.lstat()
+        plain = stat.S_ISREG(written.st_mode)
+    except FileNotFoundError:
+        written, plain = None, False
     too_large = process.returncode == -signal.SIGXFSZ  # a write past RLIMIT_FSIZE
-    if too_large or (converted.is_file() and converted.stat().st_size >= max_bytes):
+    if too_large or (plain and written is not None and written.st_size >= max_bytes):
         raise RenderFailedError(
             f"The rendered PDF is larger than {max_bytes:,} bytes (LEXWEB_RENDER_MAX_BYTES)."
         )
-    if process.returncode != 0 or not converted.is_file():
+    if process.returncode != 0 or not plain:
         said = output.decode("utf-8", "replace").strip().splitlines()
         reason = said[-1][:200] if said else f"exit status {process.returncode}"
         raise RenderFailedError(

@@ -121,12 +121,22 @@ def rendition_render(*, document_id: int) -> None:
         version=rendered.version,
         tool=rendered.tool,
         input_sha256=document.blob.sha256,
-        parameters=(
-            {"network_isolated": rendered.network_isolated}
-            if rendered.network_isolated is not None
-            else {}
-        ),
+        parameters=_parameters(rendered),
     )
+
+
+def _parameters(rendered: rendering.Rendered) -> dict[str, object]:
+    """How LibreOffice ran (its isolation) and the links taken out first; {} for our own
+    layout."""
+    if rendered.network_isolated is None:
+        return {}
+    parameters: dict[str, object] = {
+        "network_isolated": rendered.network_isolated,
+        "filesystem_isolated": rendered.filesystem_isolated,
+    }
+    if rendered.links_removed:
+        parameters["links_removed"] = rendered.links_removed
+    return parameters
 
 
 def _start(document_id: int) -> Rendition | None:

@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import time
+import zipfile
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -168,15 +169,41 @@ def test_word_and_excel_files_go_through_libreoffice_deterministically(
     assert "Memorandum on the lease" in memo_text and "Paragraph 79" in memo_text
     sheet_text = " ".join(_texts(sheet.path))
     assert "INV-0001" in sheet_text and "INV-0120" in sheet_text
-    assert memo.network_isolated is True  # this machine lets unshare make a network namespace
+    # This machine (root) lets unshare make the sandbox's namespaces; plain files lose nothing.
+    assert memo.network_isolated is True and memo.filesystem_isolated is True
+    assert memo.links_removed == {} and sheet.links_removed == {}
+
+
+def unreadable_word_file(path: Path) -> Path:
+    """A Word package that is a sound ZIP but whose document is not XML: LibreOffice cannot
+    load it."""
+    with zipfile.ZipFile(path, "w") as package:
+        package.writestr(
+            "[Content_Types].xml",
+            '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Override PartName="/word/document.xml" ContentType="application/'
+            'vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+        )
+        package.writestr(
+            "_rels/.rels",
+            '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/'
+            '2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+        )
+        package.writestr("word/document.xml", b"\x00garbage" * 500)
+    return path
 
 
 def test_a_damaged_word_file_fails_with_the_reason(soffice: str, tmp_path: Path, work: Any) -> None:
-    source = tmp_path / "broken.docx"
-    source.write_bytes(b"PK\x03\x04" + os.urandom(4000))
+    not_a_zip = tmp_path / "broken.docx"
+    not_a_zip.write_bytes(b"PK\x03\x04" + os.urandom(4000))
+    unreadable = unreadable_word_file(tmp_path / "unreadable.docx")
 
+    # A package that cannot be read cannot have its links taken out: LibreOffice never sees it.
+    with pytest.raises(rendering.RenderFailedError, match="not given to LibreOffice: The ZIP"):
+        rendering.render("word", not_a_zip, work=work())
     with pytest.raises(rendering.RenderFailedError, match="could not convert the file"):
-        rendering.render("word", source, work=work())
+        rendering.render("word", unreadable, work=work())
 
 
 def test_a_pdf_past_the_byte_budget_is_refused(
@@ -213,27 +240,43 @@ def test_a_conversion_over_its_time_is_killed_with_its_whole_process_group(
     tmp_path: Path, work: Any, settings: Any
 ) -> None:
     """A stand-in program that starts a child and hangs, as a stuck soffice.bin does: both
-    are gone when the budget runs out."""
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    program = tmp_path / "soffice"
+    are gone when the budget runs out. They run in the sandbox (their own PID namespace), so
+    they are found by a mark in the child's command line, not by the PIDs they see."""
+    mark = f"300.{os.getpid()}{time.monotonic_ns() % 10**6}"  # seconds, unique to this run
+    program_folder = tmp_path / "bin"
+    program_folder.mkdir()
+    program = program_folder / "soffice"
     program.write_text(
         "#!/bin/sh\n"
         'if [ "$1" = "--version" ]; then echo "LibreOffice 0.0 stand-in"; exit 0; fi\n'
-        f"sleep 300 & echo $! > {pids}/child\n"
-        f"echo $$ > {pids}/self\n"
+        f"sleep {mark} &\n"
+        "echo started > started\n"  # in its working folder, the job's
         "wait\n"
     )
     program.chmod(0o755)
     settings.LEXWEB_SOFFICE = str(program)
-    # Time enough for the stand-in to write its pids on a busy machine; it hangs regardless.
+    # Time enough for the stand-in to start its child on a busy machine; it hangs regardless.
     settings.LEXWEB_RENDER_SECONDS = 3
+    folder = work()
 
     with pytest.raises(rendering.RenderFailedError, match="longer than 3 s"):
-        rendering.render("word", word_file(tmp_path / "memo.docx"), work=work())
+        rendering.render("word", word_file(tmp_path / "memo.docx"), work=folder)
 
-    launched = [int((pids / name).read_text()) for name in ("self", "child")]
-    assert _all_gone(launched)
+    assert (folder / "job" / "started").read_text() == "started\n"
+    assert _all_gone(_processes_with(mark.encode()))
+
+
+def _processes_with(text: bytes) -> list[int]:
+    """The live processes whose command line holds `text`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except (FileNotFoundError, PermissionError, NotADirectoryError):
+            continue
+        if text in cmdline and _alive(int(proc.name)):
+            found.append(int(proc.name))
+    return found
 
 
 def test_real_libreoffice_over_its_time_leaves_no_process(
@@ -246,14 +289,7 @@ def test_real_libreoffice_over_its_time_leaves_no_process(
     with pytest.raises(rendering.RenderFailedError, match="longer than 1 s"):
         rendering.render("word", source, work=folder)
 
-    left = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes()
-        except (FileNotFoundError, PermissionError, NotADirectoryError):
-            continue
-        if str(folder).encode() in cmdline and _alive(int(proc.name)):
-            left.append(int(proc.name))
+    left = _processes_with(str(folder).encode())
     assert _all_gone(left), left
 
 

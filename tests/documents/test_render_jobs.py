@@ -23,7 +23,7 @@ from apps.documents import rendition_services, storage
 from apps.documents.models import BatesPage, Blob, Document, Production, Rendition
 from lexweb.errors import DomainError
 from tests.documents.files import upload
-from tests.documents.test_render import word_file
+from tests.documents.test_render import unreadable_word_file, word_file
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 
@@ -109,7 +109,7 @@ def test_a_word_upload_is_rendered_by_libreoffice_in_the_job(
     rendition = Rendition.objects.get(document=document)
     assert rendition.status == Rendition.Status.READY, rendition.error
     assert rendition.transform == "render-office" and rendition.tool.startswith("LibreOffice")
-    assert rendition.parameters == {"network_isolated": True}
+    assert rendition.parameters == {"network_isolated": True, "filesystem_isolated": True}
 
 
 def test_without_libreoffice_the_document_stays_searchable_and_says_unavailable(
@@ -146,8 +146,7 @@ def test_a_word_file_libreoffice_cannot_read_fails_rendering_with_the_reason(
     then found broken by the renderer) fails its rendering, not the document."""
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice is not installed (make system-deps installs it)")
-    broken = tmp_path / "broken.docx"
-    broken.write_bytes(b"PK\x03\x04" + b"\x00garbage" * 500)
+    broken = unreadable_word_file(tmp_path / "broken.docx")
     with storage.blob_receive(source=broken.open("rb"), max_bytes=10**8) as received:
         received.commit()
     blob, _ = Blob.objects.get_or_create(sha256=received.sha256, defaults={"size": received.size})
