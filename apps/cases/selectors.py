@@ -45,12 +45,39 @@ def membership_get(*, user: User, case: Case) -> Membership | None:
 
 
 def case_can_manage_members(*, user: User, case: Case) -> bool:
-    """Lawyers on the case manage its members; so do admins who are members of it."""
+    """Only a lawyer member of the case adds, removes and changes the role of its members: not
+    an admin (admins never hold the lawyer role), nor a break-glass grant (read access only).
+    See `case_can_rescue` for the one exception."""
+    if not user.is_active:
+        return False
     membership = membership_get(user=user, case=case)
-    if membership is None:
-        # An admin let in by break-glass may add a lawyer to a case whose lawyers have all left.
-        return break_glass_is_live(user=user, case_id=case.pk)
-    return membership.role == Membership.Role.LAWYER or user.role == User.Role.ADMIN
+    return membership is not None and membership.role == Membership.Role.LAWYER
+
+
+def case_has_active_lawyer(*, case: Case) -> bool:
+    return Membership.objects.filter(
+        case=case, role=Membership.Role.LAWYER, user__is_active=True
+    ).exists()
+
+
+def case_can_rescue(*, user: User, case: Case) -> bool:
+    """Whether `user` may add a lawyer to a case that has no active lawyer member (its lawyers
+    have all left, or an admin opened it): an active admin who is a member of it or holds a live
+    break-glass grant. Adding a lawyer is all the rescue allows; see services.member_add."""
+    if not user.is_active or user.role != User.Role.ADMIN:
+        return False
+    reaches = membership_get(user=user, case=case) is not None or break_glass_is_live(
+        user=user, case_id=case.pk
+    )
+    return reaches and not case_has_active_lawyer(case=case)
+
+
+def case_reached_by_break_glass_only(*, user: User, case: Case) -> bool:
+    """True when `user` sees the case only through a break-glass grant (not as a member): such
+    access reads, it does not write."""
+    return membership_get(user=user, case=case) is None and break_glass_is_live(
+        user=user, case_id=case.pk
+    )
 
 
 def membership_list_for_user(*, user: User, case_id: int) -> QuerySet[Membership]:

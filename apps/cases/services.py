@@ -69,7 +69,9 @@ def case_create(*, actor: User, title: str, number: str, client: str, court: str
 
 @transaction.atomic
 def case_update(*, actor: User, case: Case, changes: dict[str, str]) -> Case:
-    """Change a case's text fields or status. Any member may; lawyers and admins in practice."""
+    """Change a case's text fields or status. Any member may; lawyers and admins in practice.
+    Not an admin who reaches the case by break-glass (read access only)."""
+    _require_writer(actor=actor, case=case)
     allowed = set(_TEXT_LIMITS) | {"status"}
     unknown = set(changes) - allowed
     if unknown:
@@ -99,9 +101,31 @@ def case_update(*, actor: User, case: Case, changes: dict[str, str]) -> Case:
     return case
 
 
+BREAK_GLASS_READ_ONLY = (
+    "Break-glass access is read-only: ask a lawyer on this case to make the change."
+)
+
+
+def _require_writer(*, actor: User, case: Case) -> None:
+    """Refuse a change by an admin who reaches the case only through break-glass."""
+    if selectors.case_reached_by_break_glass_only(user=actor, case=case):
+        raise PermissionDenied(BREAK_GLASS_READ_ONLY)
+
+
 def _require_manager(*, actor: User, case: Case) -> None:
     if not selectors.case_can_manage_members(user=actor, case=case):
+        _require_writer(actor=actor, case=case)
         raise PermissionDenied("Only lawyers on this case manage its members.")
+
+
+def _check_rescue(*, actor: User, user: User, role: str) -> None:
+    """An admin rescuing a case with no active lawyer (selectors.case_can_rescue) adds a
+    lawyer, as lawyer: never themselves, and nothing else."""
+    if user.pk == actor.pk or role != Membership.Role.LAWYER:
+        raise PermissionDenied(
+            "This case has no active lawyer: an admin may only add a lawyer to it, as lawyer, "
+            "who then manages its members."
+        )
 
 
 def _check_role(*, user: User, role: str) -> None:
@@ -113,11 +137,18 @@ def _check_role(*, user: User, role: str) -> None:
 
 @transaction.atomic
 def member_add(*, actor: User, case: Case, email: str, role: str) -> Membership:
-    _require_manager(actor=actor, case=case)
+    """Add a member. A lawyer member of the case may; so may an admin rescuing a case with no
+    active lawyer, by adding a lawyer (recorded with `rescue`). Nobody else: not an admin
+    member, nor a break-glass grant (read access only)."""
+    rescue = not selectors.case_can_manage_members(user=actor, case=case)
+    if rescue and not selectors.case_can_rescue(user=actor, case=case):
+        _require_manager(actor=actor, case=case)
     user = User.objects.filter(email__iexact=email.strip(), is_active=True).first()
     if user is None:
         raise NotFound(f"No active user with e-mail {email.strip()[:254]!r}.")
     _check_role(user=user, role=role)
+    if rescue:
+        _check_rescue(actor=actor, user=user, role=role)
     if Membership.objects.filter(case=case, user=user).exists():
         raise Conflict(f"{user} is already a member of this case.")
     try:
@@ -126,8 +157,11 @@ def member_add(*, actor: User, case: Case, email: str, role: str) -> Membership:
     except IntegrityError:
         # Two managers adding the same person at the same moment: the second one loses.
         raise Conflict(f"{user} is already a member of this case.") from None
+    detail: dict[str, str | int | bool | None] = {"role": role}
+    if rescue:
+        detail["rescue"] = True
     account_services.audit_record(
-        actor=actor, action="case.member_add", case=case, target=membership, detail={"role": role}
+        actor=actor, action="case.member_add", case=case, target=membership, detail=detail
     )
     _notice(case=case, message=f"{user} joined the case as {role}.")
     return membership

@@ -66,6 +66,8 @@ def _render_case(
         "case": case,
         "memberships": selectors.membership_list_for_user(user=user, case_id=case.pk),
         "can_manage": selectors.case_can_manage_members(user=user, case=case),
+        # An admin may add a lawyer (only) to a case with no active lawyer.
+        "can_rescue": selectors.case_can_rescue(user=user, case=case),
         "add_form": add_form,
         "activity": activity.activity_feed_for_user(user=user, case_id=case.pk),
         "break_glass": selectors.break_glass_list_for_case(case=case)[:10],
@@ -119,7 +121,9 @@ def member_add(request: HttpRequest, case_id: int) -> HttpResponse:
     user = request_user(request)
     case = case_or_404(request, case_id)
     form = MemberAddForm(request.POST)
-    if not selectors.case_can_manage_members(user=user, case=case):
+    if not selectors.case_can_manage_members(
+        user=user, case=case
+    ) and not selectors.case_can_rescue(user=user, case=case):
         # No form is shown to them: the service's refusal, as a message on the case page.
         if not form.is_valid():
             messages.error(request, "Give a colleague's e-mail address and a role.")

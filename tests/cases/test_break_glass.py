@@ -289,6 +289,108 @@ def test_an_orphaned_case_is_listed_and_rescued_by_adding_a_new_lawyer(
     assert case.number not in client.get(PAGE).content.decode()  # no longer orphaned
 
 
+# --- Break-glass reads; it does not change who is on the case --------------------------------
+
+
+@pytest.mark.django_db
+def test_break_glass_cannot_add_the_admin_or_anyone_to_a_case_with_a_lawyer(
+    admin_user: User, lawyer: User, case: Case
+) -> None:
+    pages, api = session_client(admin_user), token_client(admin_user)
+    newcomer = UserFactory(email="lee@firm.test", role=User.Role.LAWYER)
+    grant = services.case_break_glass(actor=admin_user, case_id=case.pk, reason=REASON)
+
+    page = pages.post(f"/cases/{case.pk}/members/", {"email": admin_user.email, "role": "staff"})
+    answers = [
+        api.post(f"/api/v1/cases/{case.pk}/members", {"email": e, "role": r}, "application/json")
+        for e, r in [(admin_user.email, "staff"), (newcomer.email, "lawyer")]
+    ]
+
+    assert page.status_code == 302
+    assert "Break-glass access is read-only" in pages.get(page["Location"]).content.decode()
+    assert [a.status_code for a in answers] == [403, 403]
+    assert answers[0].json() == {
+        "detail": "Break-glass access is read-only: ask a lawyer on this case to make the change.",
+        "code": "forbidden",
+    }
+    assert set(Membership.objects.filter(case=case).values_list("user__email", flat=True)) == {
+        lawyer.email,
+        "staff@firm.test",
+    }
+    assert not AuditEvent.objects.filter(action="case.member_add").exists()
+    # The case page offers no member controls under a grant.
+    assert 'name="role"' not in pages.get(f"/cases/{case.pk}/").content.decode()
+    # When the grant ends, nothing is left: the admin is a stranger to the case again.
+    _expire(grant)
+    assert api.get(f"/api/v1/cases/{case.pk}").status_code == 404
+
+
+@pytest.mark.django_db
+def test_break_glass_cannot_remove_members_change_roles_or_edit_the_case(
+    admin_user: User, lawyer: User, staff: User, case: Case
+) -> None:
+    api = token_client(admin_user)
+    services.case_break_glass(actor=admin_user, case_id=case.pk, reason=REASON)
+
+    answers = [
+        api.delete(f"/api/v1/cases/{case.pk}/members/{staff.pk}"),
+        api.patch(
+            f"/api/v1/cases/{case.pk}/members/{staff.pk}", {"role": "lawyer"}, "application/json"
+        ),
+        api.patch(f"/api/v1/cases/{case.pk}", {"title": "Renamed"}, "application/json"),
+    ]
+    page = session_client(admin_user).post(f"/cases/{case.pk}/members/{staff.pk}/remove/")
+
+    assert [a.status_code for a in answers] == [403, 403, 403]
+    assert {a.json()["detail"] for a in answers} == {
+        "Break-glass access is read-only: ask a lawyer on this case to make the change."
+    }
+    assert page.status_code == 302
+    assert Membership.objects.filter(case=case, user=staff, role="staff").exists()
+    case.refresh_from_db()
+    assert case.title != "Renamed"
+
+
+@pytest.mark.django_db
+def test_an_orphaned_case_is_rescued_through_the_api_with_one_lawyer_and_nothing_else(
+    admin_user: User, lawyer: User, staff: User, case: Case
+) -> None:
+    account_services.user_update(actor=admin_user, user_id=lawyer.pk, changes={"is_active": False})
+    lee = UserFactory(email="lee@firm.test", role=User.Role.LAWYER)
+    kim = UserFactory(email="kim@firm.test", role=User.Role.LAWYER)
+    api = token_client(admin_user)
+    services.case_break_glass(actor=admin_user, case_id=case.pk, reason=REASON)
+
+    def add(email: str, role: str) -> Any:
+        return api.post(
+            f"/api/v1/cases/{case.pk}/members", {"email": email, "role": role}, "application/json"
+        )
+
+    themselves = add(admin_user.email, "staff")
+    as_staff = add(lee.email, "staff")
+    removal = api.delete(f"/api/v1/cases/{case.pk}/members/{staff.pk}")
+    rescued = add(lee.email, "lawyer")
+    second = add(kim.email, "lawyer")  # the case has an active lawyer again: they decide
+
+    assert [themselves.status_code, as_staff.status_code, removal.status_code] == [403] * 3
+    assert "may only add a lawyer to it, as lawyer" in themselves.json()["detail"]
+    assert rescued.status_code == 201
+    assert second.status_code == 403
+    assert (
+        second.json()["detail"]
+        == "Break-glass access is read-only: ask a lawyer on this case to make the change."
+    )
+    [event] = AuditEvent.objects.filter(action="case.member_add")
+    assert (event.actor, event.case_id, event.detail) == (
+        admin_user,
+        case.pk,
+        {"role": "lawyer", "rescue": True},
+    )
+    # The new lawyer manages the case's members from now on.
+    assert session_client(lee).get(f"/cases/{case.pk}/").context["can_manage"] is True
+    assert not Membership.objects.filter(case=case, user=admin_user).exists()
+
+
 @pytest.mark.django_db
 def test_cases_with_an_active_lawyer_are_not_listed(admin_user: User, case: Case) -> None:
     listing = session_client(admin_user).get(PAGE).content.decode()

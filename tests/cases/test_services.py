@@ -274,13 +274,37 @@ def test_lawyer_user_can_be_added_as_lawyer(lawyer: User, case: Case, second_law
     assert _roles(case)[second_lawyer.email] == Membership.Role.LAWYER
 
 
-def test_admin_member_may_manage_members(admin_user: User, case: Case) -> None:
+def test_an_admin_member_does_not_manage_a_case_that_has_a_lawyer(
+    admin_user: User, lawyer: User, staff: User, case: Case
+) -> None:
     MembershipFactory(case=case, user=admin_user, role=Membership.Role.STAFF)
-    newcomer = UserFactory(role=User.Role.STAFF)
+    newcomer = UserFactory(role=User.Role.LAWYER)
 
-    services.member_add(actor=admin_user, case=case, email=newcomer.email, role="staff")
+    with pytest.raises(PermissionDenied, match="Only lawyers on this case manage its members"):
+        services.member_add(actor=admin_user, case=case, email=newcomer.email, role="lawyer")
+    with pytest.raises(PermissionDenied):
+        services.member_remove(actor=admin_user, case=case, user_id=staff.pk)
 
-    assert Membership.objects.filter(case=case, user=newcomer).exists()
+    assert not Membership.objects.filter(case=case, user=newcomer).exists()
+
+
+def test_an_admin_who_opens_a_case_adds_its_first_lawyer_who_then_manages_it(
+    admin_user: User, lawyer: User, staff: User
+) -> None:
+    case = services.case_create(actor=admin_user, title="T", number="CV-9", client="C")
+
+    with pytest.raises(PermissionDenied, match="may only add a lawyer"):
+        services.member_add(actor=admin_user, case=case, email=staff.email, role="staff")
+    services.member_add(actor=admin_user, case=case, email=lawyer.email, role="lawyer")
+    with pytest.raises(PermissionDenied, match="Only lawyers on this case"):
+        services.member_add(actor=admin_user, case=case, email=staff.email, role="staff")
+    services.member_add(actor=lawyer, case=case, email=staff.email, role="staff")
+
+    assert _roles(case) == {
+        admin_user.email: Membership.Role.STAFF,
+        lawyer.email: Membership.Role.LAWYER,
+        staff.email: Membership.Role.STAFF,
+    }
 
 
 def test_admin_who_is_not_a_member_may_not_manage(admin_user: User, case: Case) -> None:
