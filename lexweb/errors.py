@@ -27,3 +27,14 @@ class PermissionDenied(DomainError):
     """The user may see the object but not do this to it (403). Never for existence checks."""
 
     code = "forbidden"
+
+
+class Unavailable(DomainError):
+    """The server is at its limit for this kind of work now; the same request may succeed after
+    `retry_after` seconds (503 with Retry-After)."""
+
+    code = "busy"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -307,6 +307,11 @@ LEXWEB_MAX_PDF_PAGES = env_int("LEXWEB_MAX_PDF_PAGES", 10_000, minimum=1)
 LEXWEB_MAX_IMAGE_PIXELS = env_int("LEXWEB_MAX_IMAGE_PIXELS", 200_000_000, minimum=1_000_000)
 # Largest rendered page (page images, and pages rendered for OCR): bigger ones are scaled down.
 LEXWEB_MAX_RENDER_PIXELS = env_int("LEXWEB_MAX_RENDER_PIXELS", 12_000_000, minimum=100_000)
+# Page images drawn at once per web process (each may take a few hundred MB of a large scan); a
+# request that finds none free waits up to LEXWEB_PAGE_IMAGE_WAIT_SECONDS, then gets 503 with
+# Retry-After (apps/documents/render_slots.py).
+LEXWEB_PAGE_IMAGE_CONCURRENCY = env_int("LEXWEB_PAGE_IMAGE_CONCURRENCY", 2, minimum=1)
+LEXWEB_PAGE_IMAGE_WAIT_SECONDS = env_int("LEXWEB_PAGE_IMAGE_WAIT_SECONDS", 10, minimum=0)
 # ZIP files (archives, and Word/Excel files, which are ZIPs): members, bytes unpacked and the
 # unpacked/compressed ratio (zip bombs), checked before anything is inflated; how deep
 # containers (ZIP, e-mail, Outlook) may nest; the cells of a workbook read for its text.

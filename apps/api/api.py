@@ -26,7 +26,7 @@ from apps.drafting.api import router as drafting_router
 from apps.evidence.api import router as evidence_router
 from apps.evidence.services.packets import ProvenanceRefused
 from apps.verification.api import router as verification_router
-from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied, Unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +78,13 @@ api = NinjaAPI(
     docs_url="/docs",
 )
 
-_STATUS_FOR = {NotFound: 404, Conflict: 409, PermissionDenied: 403, ProvenanceRefused: 422}
+_STATUS_FOR = {
+    NotFound: 404,
+    Conflict: 409,
+    PermissionDenied: 403,
+    ProvenanceRefused: 422,
+    Unavailable: 503,
+}
 
 
 def _error(
@@ -98,7 +104,10 @@ def _error(
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
     # A subclass (e.g. ReauthenticationRequired, a PermissionDenied) answers as its base.
     status = next((_STATUS_FOR[k] for k in type(exc).__mro__ if k in _STATUS_FOR), 400)
-    return _error(request, status, exc.message, exc.code)
+    response = _error(request, status, exc.message, exc.code)
+    if isinstance(exc, Unavailable):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(throttle.TooManyAttempts)

@@ -120,7 +120,7 @@ def list_pages(request: AuthedRequest, case_id: ObjectId, document_id: ObjectId)
 
 @router.get(
     "/cases/{case_id}/documents/{document_id}/pages/{number}/image",
-    response={404: ErrorOut},
+    response={404: ErrorOut, 503: ErrorOut},
 )
 def page_image(
     request: AuthedRequest,
@@ -132,7 +132,9 @@ def page_image(
 ) -> HttpResponse:
     """The page rendered as PNG. Text files, e-mails, Word, Excel and Outlook documents show
     the pages of their rendering to PDF (404 saying so while it is not ready). `thumb`:
-    a thumbnail, rendered at THUMB_DPI whatever `dpi` says."""
+    a thumbnail, rendered at THUMB_DPI whatever `dpi` says. 503 `page_images_busy` with
+    Retry-After when the server is already drawing LEXWEB_PAGE_IMAGE_CONCURRENCY page images
+    and none finished within LEXWEB_PAGE_IMAGE_WAIT_SECONDS."""
     source = selectors.page_image_source_for_user(
         user=request.auth, case_id=case_id, document_id=document_id, number=number
     )

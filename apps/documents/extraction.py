@@ -22,6 +22,7 @@ import pytesseract
 from django.conf import settings
 from PIL import Image
 
+from apps.documents import render_slots
 from lexweb.errors import DomainError, NotFound
 
 logger = logging.getLogger(__name__)
@@ -381,7 +382,13 @@ def _frame_job(image: Image.Image, number: int) -> PageText | Callable[[], PageT
 def page_png(path: Path, *, kind: str, number: int, dpi: int) -> bytes:
     """Page `number` (1-based) of a PDF or image original as PNG, at `dpi` or smaller: never
     more than LEXWEB_MAX_RENDER_PIXELS pixels, and never a full-size decoded copy of a huge
-    frame in a wider mode (see `frame_scaled`)."""
+    frame in a wider mode (see `frame_scaled`). At most LEXWEB_PAGE_IMAGE_CONCURRENCY at once
+    in a process (render_slots: PageImagesBusyError when none is free in time)."""
+    with render_slots.render_slot():
+        return _page_png(path, kind=kind, number=number, dpi=dpi)
+
+
+def _page_png(path: Path, *, kind: str, number: int, dpi: int) -> bytes:
     budget = settings.LEXWEB_MAX_RENDER_PIXELS
     if kind == "pdf":
         with pymupdf.open(path, filetype="pdf") as document:

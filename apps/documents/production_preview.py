@@ -19,7 +19,13 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.documents import extraction, production_services, selectors, stamping
+from apps.documents import (
+    extraction,
+    production_services,
+    render_slots,
+    selectors,
+    stamping,
+)
 from apps.documents.models import BatesPage, Document, Rendition
 from lexweb.errors import DomainError, NotFound
 
@@ -95,7 +101,8 @@ def production_preview_png_for_user(
     source = production_services.production_source(
         document=document, first_number=first, first_page_only=True
     )
-    with stamping.stamp_first_page(source, stamp.settings()) as one:
+    # A page image like any other: it takes one of the process's render slots.
+    with render_slots.render_slot(), stamping.stamp_first_page(source, stamp.settings()) as one:
         page = one[0]
         extraction.check_page_images(page)
         zoom = extraction.page_zoom(

@@ -29,7 +29,7 @@ from apps.documents.production_forms import (
     ids_from,
 )
 from apps.evidence.selectors import packets as packet_selectors
-from lexweb.errors import DomainError, NotFound
+from lexweb.errors import DomainError, NotFound, Unavailable
 
 PRODUCTIONS_PER_PAGE = 50
 ITEMS_PER_PAGE = 200
@@ -267,6 +267,10 @@ def production_preview_png(request: HttpRequest, case_id: int, document_id: int)
         )
     except NotFound:
         raise Http404("No such document.") from None
+    except Unavailable as exc:
+        busy = HttpResponse(exc.message, status=503, content_type="text/plain; charset=utf-8")
+        busy["Retry-After"] = str(exc.retry_after)
+        return busy
     except DomainError as exc:
         return HttpResponse(exc.message, status=400, content_type="text/plain; charset=utf-8")
     return HttpResponse(png, content_type="image/png")
