@@ -1,6 +1,6 @@
 """Reads for users, tokens, the audit log and what open websockets may still see."""
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -112,7 +112,7 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
 def _ended_reason(
     access: SocketAccess,
     active: dict[int, bool],
-    tokens: dict[int, tuple[datetime | None, datetime | None]],
+    tokens: Mapping[int, tuple[datetime | None, datetime | None]],
     live_sessions: set[str],
     members: set[tuple[int, int]],
     now: datetime,
