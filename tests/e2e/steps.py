@@ -1,0 +1,63 @@
+"""Steps the browser tests share: making the files they upload, choosing them in the upload
+form, finding a row of the documents list, calling the API as the signed-in page does."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+from playwright.async_api import Page
+
+from tests.harness.browser import wait_for
+
+ROWS = "document.querySelectorAll('#document-rows tr')"
+
+
+def row(filename: str) -> str:
+    """A JS expression: the documents list's row of `filename` (undefined while there is none)."""
+    return (
+        f"[...{ROWS}].find(r => r.querySelector('[data-field=filename]')?.textContent === "
+        f"{filename!r})"
+    )
+
+
+def write_pdf(path: Path, pages: list[str], *, fontsize: float = 11) -> Path:
+    """A PDF with a text layer: one page per item, or the lines of an item (a list) on one."""
+    with pymupdf.open() as pdf:
+        for text in pages:
+            page = pdf.new_page()
+            for n, line in enumerate(text.split("\n")):
+                page.insert_text((72, 72 + (fontsize + 5) * n), line, fontsize=fontsize)
+        pdf.save(path)
+    return path
+
+
+async def choose_files(page: Page, *paths: Path) -> None:
+    """Set the upload form's file input as a person choosing files would, then press Upload
+    (which sends nothing more if choosing the files already started their upload)."""
+    await page.set_input_files("input[name=files]", [str(path) for path in paths])
+    await page.evaluate("document.querySelector('form[data-upload-api]').requestSubmit()")
+
+
+async def wait_ready(page: Page, filename: str, *, timeout: float = 90) -> None:
+    """Wait for the documents list to show `filename` read (status Ready), live."""
+    await wait_for(
+        page,
+        f"{row(filename)}?.querySelector('[data-field=status]').textContent === 'Ready'",
+        timeout,
+    )
+
+
+async def api(page: Page, method: str, path: str, body: object | None = None) -> dict[str, Any]:
+    """Call the API as the signed-in browser does (its session and the page's CSRF token):
+    {status, body}."""
+    script = (
+        "(async () => { const token = document.querySelector('[name=csrfmiddlewaretoken]')"
+        "?.value || '';"
+        f"const r = await fetch({path!r}, {{method: {method!r}, credentials: 'same-origin',"
+        "headers: {'Content-Type': 'application/json', 'X-CSRFToken': token},"
+        f"body: {json.dumps(json.dumps(body)) if body is not None else 'undefined'}}});"
+        "return {status: r.status, body: await r.json()}; })()"
+    )
+    result: dict[str, Any] = await page.evaluate(script)
+    return result
