@@ -341,10 +341,7 @@ class Processes:
     started: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def start(self, board_queue: str, web_port: int) -> None:
-        web = [
-            launcher.PYTHON, "-m", "uvicorn", "lexweb.asgi:application", "--host", "127.0.0.1",
-            "--port", str(web_port), "--no-access-log", "--proxy-headers", "--lifespan", "off",
-        ]  # fmt: skip
+        web = launcher._web_argv("127.0.0.1", web_port, settings.LEXWEB_TRUSTED_PROXIES)
         argvs = {
             "web": web,
             "cpu": launcher._worker_argv("cpu"),

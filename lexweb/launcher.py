@@ -447,6 +447,18 @@ def _worker_argv(queue: str, concurrency: int | None = None) -> list[str]:
     return argv
 
 
+def _web_argv(host: str, port: int, trusted_proxies: list[str]) -> list[str]:
+    """uvicorn serving lexweb.asgi. X-Forwarded-For and X-Forwarded-Proto are believed only
+    from the proxies named in LEXWEB_TRUSTED_PROXIES; with none named, not at all (uvicorn's
+    own default would believe them from any local process), so the client address that
+    throttles and the audit log see is the connecting peer's."""
+    argv = [PYTHON, "-m", "uvicorn", "lexweb.asgi:application", "--host", host]
+    argv += ["--port", str(port), "--no-access-log", "--lifespan", "off"]
+    if trusted_proxies:
+        return [*argv, "--proxy-headers", "--forwarded-allow-ips", ",".join(trusted_proxies)]
+    return [*argv, "--no-proxy-headers"]
+
+
 def run() -> int:
     """Set up, then supervise web, workers and demo backends until Ctrl-C (or until the database
     cannot be brought back)."""
@@ -465,20 +477,9 @@ def run() -> int:
     if _demo_data_enabled():
         _manage("seed_demo")
         _manage("seed_demo_site")
-    web = [
-        PYTHON,
-        "-m",
-        "uvicorn",
-        "lexweb.asgi:application",
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--no-access-log",
-        "--proxy-headers",
-        "--lifespan",
-        "off",
-    ]
+    from django.conf import settings
+
+    web = _web_argv(host, port, settings.LEXWEB_TRUSTED_PROXIES)
     children = [
         Child("web", "web server", web, is_worker=False),
         Child("cpu-worker", "cpu worker", _worker_argv("cpu"), is_worker=True, nice=_cpu_nice()),

@@ -1,6 +1,7 @@
 """lexweb settings. The environment is read here and nowhere else (see README, "Configuration")."""
 
 import importlib.util
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -48,6 +49,19 @@ SECURE_SSL_REDIRECT = LEXWEB_HTTPS
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 if env_bool("LEXWEB_TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For and
+# X-Forwarded-Proto the web server believes (uvicorn's --forwarded-allow-ips, set by the
+# launcher). Empty (the default): none, so the client address that the sign-in and bad-token
+# throttles count and the audit log records is always the connecting peer's own.
+LEXWEB_TRUSTED_PROXIES = env_list("LEXWEB_TRUSTED_PROXIES", [])
+for _proxy in LEXWEB_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"LEXWEB_TRUSTED_PROXIES lists addresses or networks of the reverse proxies "
+            f"(e.g. 10.0.0.5,10.1.0.0/24), not {_proxy!r}."
+        ) from None
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = env_int("LEXWEB_SESSION_SECONDS", 8 * 3600, minimum=300)
