@@ -1,5 +1,6 @@
-"""The browser tests: every test here drives Chromium (`browser`) against a launched product
-(`product`); both marks are set here, for `-m "not browser and not product"` to leave them out."""
+"""The browser tests: every test here drives Chromium (marked `browser` here); those on the
+session's launched product are marked `product` here too, and those that launch one of their own
+mark themselves. `-m "not browser and not product"` leaves them all out."""
 
 from collections.abc import Generator
 from pathlib import Path
@@ -19,7 +20,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HERE in Path(item.path).parents:
             item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.product)
+            if "product" in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.product)
 
 
 @pytest.hookimpl(wrapper=True)
