@@ -24,9 +24,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from apps.accounts.models import AuditEvent, User
 from apps.api.api import api
 from apps.cases.models import Case
-from apps.documents import production_selectors, production_services, selectors
+from apps.documents import production_selectors, production_services, review_services, selectors
 from apps.documents import services as document_services
-from apps.documents.models import Production, ProductionExport
+from apps.documents.models import Production, ProductionExport, Tag
 from apps.drafting import transactions
 from apps.evidence.services import packets as packet_services
 from tests.conftest import session_client, token_client
@@ -78,7 +78,7 @@ API: dict[tuple[str, str], Entry] = {
     ("POST", "/api/v1/cases"): NotMaterial("opens a case (audited)"),
     ("GET", "/api/v1/cases/{case_id}"): Read("case.view"),
     ("PATCH", "/api/v1/cases/{case_id}"): NotMaterial("renames a case (audited)"),
-    ("GET", "/api/v1/cases/{case_id}/members"): NotMaterial("who works on the case"),
+    ("GET", "/api/v1/cases/{case_id}/members"): Read("member.list"),
     ("POST", "/api/v1/cases/{case_id}/members"): NotMaterial("adds a member (audited)"),
     ("PATCH", "/api/v1/cases/{case_id}/members/{user_id}"): NotMaterial("audited write"),
     ("DELETE", "/api/v1/cases/{case_id}/members/{user_id}"): NotMaterial("audited write"),
@@ -101,7 +101,7 @@ API: dict[tuple[str, str], Entry] = {
         "document.page", "document", {"q": "ledger"}
     ),
     ("GET", "/api/v1/cases/{case_id}/search"): Read("case.search", query={"q": "ledger"}),
-    ("GET", "/api/v1/cases/{case_id}/tags"): NotMaterial("the team's own tag names"),
+    ("GET", "/api/v1/cases/{case_id}/tags"): Read("tag.list"),
     ("POST", "/api/v1/cases/{case_id}/documents/tag"): NotMaterial("tags documents (audited)"),
     ("POST", "/api/v1/cases/{case_id}/documents/untag"): NotMaterial("untags (audited)"),
     ("POST", "/api/v1/cases/{case_id}/documents/withdraw"): NotMaterial(
@@ -348,6 +348,9 @@ def objects(lawyer: User, case: Case) -> dict[str, Any]:
     )
     assert outcome.document is not None, outcome.error
     document_services.document_extract_text(document_id=outcome.document.pk)
+    review_services.documents_tag(
+        actor=lawyer, case=case, document_ids=[outcome.document.pk], name="Hot ledger"
+    )
     production = production_services.production_create(
         case=case, actor=lawyer, volume="AUDIT1", prefix="AUD", document_ids=[outcome.document.pk]
     )
@@ -631,6 +634,65 @@ def test_a_refused_read_shows_nothing_and_leaves_no_read_row(
 
     assert response.status_code == status
     assert rows == []
+
+
+@pytest.mark.django_db
+def test_member_and_tag_lists_answer_names_and_leave_their_read_rows(
+    lawyer: User, objects: dict[str, Any]
+) -> None:
+    client = _from(token_client(lawyer))
+    case_id = objects["case"].pk
+
+    members, member_rows = _rows_written_by(lambda: client.get(f"/api/v1/cases/{case_id}/members"))
+    tags, tag_rows = _rows_written_by(lambda: client.get(f"/api/v1/cases/{case_id}/tags"))
+
+    assert lawyer.email in members.content.decode() and "Hot ledger" in tags.content.decode()
+    assert [row.action for row in member_rows + tag_rows] == ["member.list", "tag.list"]
+
+
+@pytest.mark.django_db
+def test_case_page_shows_its_members_under_one_case_view_row(
+    lawyer: User, objects: dict[str, Any]
+) -> None:
+    client = _from(session_client(lawyer))
+
+    response, rows = _rows_written_by(lambda: client.get(f"/cases/{objects['case'].pk}/"))
+
+    assert lawyer.email in response.content.decode()
+    assert [row.action for row in rows] == ["case.view"]
+
+
+@pytest.mark.django_db
+def test_document_list_with_a_refused_filter_records_the_tag_menu_it_shows(
+    lawyer: User, objects: dict[str, Any]
+) -> None:
+    client = _from(session_client(lawyer))
+    url = f"/cases/{objects['case'].pk}/documents/"
+
+    refused, rows = _rows_written_by(lambda: client.get(url, {"sort": "nonsense"}))
+
+    assert refused.status_code == 400 and "Hot ledger" in refused.content.decode()
+    assert [row.action for row in rows] == ["tag.list"]
+
+
+@pytest.mark.django_db
+def test_a_bulk_untag_checks_the_tag_without_a_read_row(
+    lawyer: User, objects: dict[str, Any]
+) -> None:
+    # The tag list is read to check the choice, not shown: the write's own row is the record.
+    client = _from(session_client(lawyer))
+    case, document = objects["case"], objects["document"]
+    tag_id = Tag.objects.get(case=case).pk
+
+    response, rows = _rows_written_by(
+        lambda: client.post(
+            f"/cases/{case.pk}/documents/bulk/",
+            {"action": "untag", "ids": [document.pk], "tag": tag_id},
+        )
+    )
+
+    assert response.status_code == 302
+    assert [row.action for row in rows] == ["document.untag"]
 
 
 @pytest.mark.django_db

@@ -22,6 +22,8 @@ _READS: dict[str, tuple[str, str | None]] = {
     "case.view": ("the case overview", None),
     "case.search": ("search", "searches"),
     "case.json": ("the case's details", None),
+    "member.list": ("the member list", None),
+    "tag.list": ("the tag list", None),
     "document.list": ("the document list", None),
     "document.view": ("document", "documents"),
     "document.pages": ("the pages of a document", "the pages of documents"),

@@ -2,7 +2,6 @@ from django.db.models import QuerySet
 from ninja import Router, Status
 from ninja.pagination import paginate
 
-from apps.accounts import services as account_services
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
 from apps.cases import selectors, services
@@ -36,7 +35,7 @@ def create_case(request: AuthedRequest, payload: CaseIn) -> Status[Case]:
 @router.get("/cases/{case_id}", response={200: CaseOut, 404: ErrorOut})
 def get_case(request: AuthedRequest, case_id: ObjectId) -> Case:
     case = selectors.case_get_for_user(user=request.auth, case_id=case_id)
-    account_services.audit_record(actor=request.auth, action="case.view", case=case, target=case)
+    selectors.case_view_for_user(user=request.auth, case=case)
     return case
 
 

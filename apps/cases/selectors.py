@@ -7,6 +7,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.cases import read_audit
 from apps.cases.models import BreakGlassGrant, Case, Membership
 from lexweb.errors import NotFound
 
@@ -80,8 +81,17 @@ def case_reached_by_break_glass_only(*, user: User, case: Case) -> bool:
     )
 
 
+def case_view_for_user(*, user: User, case: Case) -> None:
+    """Audit that `user` was shown `case` itself (its page, its API answer) as `case.view`.
+    `case` comes from case_get_for_user (or the web's case_or_404, which calls it)."""
+    read_audit.read_record(user=user, action="case.view", case=case)
+
+
 def membership_list_for_user(*, user: User, case_id: int) -> QuerySet[Membership]:
+    """Who works on the case, with their roles: audited as a read (`member.list`; on the case
+    page, the page's `case.view` row covers it)."""
     case = case_get_for_user(user=user, case_id=case_id)
+    read_audit.read_record(user=user, action="member.list", case=case)
     return (
         Membership.objects.filter(case=case)
         .select_related("user")

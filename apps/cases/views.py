@@ -8,7 +8,6 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import activity, selectors, services
 from apps.cases.forms import BreakGlassForm, CaseForm, MemberAddForm, MemberRoleForm
@@ -53,7 +52,7 @@ def case_create(request: HttpRequest) -> HttpResponse:
 def case_detail(request: HttpRequest, case_id: int) -> HttpResponse:
     user = request_user(request)
     case = case_or_404(request, case_id)
-    account_services.audit_record(actor=user, action="case.view", case=case, target=case)
+    selectors.case_view_for_user(user=user, case=case)
     return _render_case(request, case, MemberAddForm())
 
 

@@ -547,8 +547,20 @@ def document_review_page_for_user(
 
 
 def tag_list_for_user(*, user: User, case_id: int) -> list[Tag]:
-    """The case's tags, by name (the names are the team's own words: no audit row)."""
+    """The case's tags, by name, to be shown: audited as a read (`tag.list`), since the names
+    say what the team found in the material."""
     case = _case(user=user, case_id=case_id)
+    read_audit.read_record(user=user, action="tag.list", case=case)
+    return _tags(case)
+
+
+def tag_choices_for_user(*, user: User, case_id: int) -> list[Tag]:
+    """The case's tags, by name, to check a submitted filter or bulk action against. Nothing
+    is shown by this, so no audit row: a page that shows them records its own read."""
+    return _tags(_case(user=user, case_id=case_id))
+
+
+def _tags(case: Case) -> list[Tag]:
     return list(Tag.objects.filter(case=case).order_by("name", "pk")[:500])
 
 

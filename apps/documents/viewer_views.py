@@ -175,7 +175,7 @@ def _list_context(request: HttpRequest, case_id: int) -> tuple[str, DocumentList
     raw = request.GET.get("list", "")
     if not raw or len(raw) > MAX_LIST_CONTEXT:
         return "", None
-    tags = selectors.tag_list_for_user(user=request_user(request), case_id=case_id)
+    tags = selectors.tag_choices_for_user(user=request_user(request), case_id=case_id)
     params = QueryDict(raw.replace("\x00", ""), mutable=True)
     for cursor in ("after", "before"):
         params.pop(cursor, None)

@@ -66,11 +66,13 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, exc.message)
     refused = bool(form.errors) or (summary is not None and summary.errors == len(summary.results))
-    tags = selectors.tag_list_for_user(user=user, case_id=case.pk)
+    tags = selectors.tag_choices_for_user(user=user, case_id=case.pk)
     list_form = DocumentListForm(request.GET or None, tags=tags)
     query = list_form.query() if list_form.is_bound and list_form.is_valid() else None
     if list_form.errors:
         refused, page = True, None
+        # No list is read, but the page still shows the tag menu: that is the request's read.
+        tags = selectors.tag_list_for_user(user=user, case_id=case.pk)
     else:
         page = selectors.document_review_page_for_user(
             user=user, case_id=case.pk, query=query or DocumentListQuery()
@@ -232,8 +234,10 @@ def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
     case = case_or_404(request, case_id)
     form = BulkForm(
         request.POST,
-        tags=selectors.tag_list_for_user(user=user, case_id=case.pk),
-        packets=_editable_packets(user, case.pk),
+        tags=selectors.tag_choices_for_user(user=user, case_id=case.pk),
+        packets=packet_selectors.packet_choices_for_user(
+            user=user, case_id=case.pk, limit=MENU_PACKETS
+        ),
     )
     back = reverse("documents:list", kwargs={"case_id": case.pk})
     if not form.is_valid():

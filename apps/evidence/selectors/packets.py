@@ -280,6 +280,15 @@ def packet_list_for_user(*, user: User, case_id: int) -> QuerySet[Packet]:
     )
 
 
+def packet_choices_for_user(*, user: User, case_id: int, limit: int) -> list[tuple[int, str]]:
+    """(id, title) of the case's editable packets, newest first, to check a submitted choice
+    against. Nothing is shown by this, so no audit row: a page that shows them records its
+    own read."""
+    case = _case(user=user, case_id=case_id)
+    packets = Packet.objects.filter(case=case, status=Packet.Status.EDITABLE)
+    return [(p.pk, str(p)) for p in packets.order_by("-created_at", "-id")[:limit]]
+
+
 def packet_get_for_user(*, user: User, case_id: int, packet_id: int) -> Packet:
     """One packet with its items (in order, each with its document and who added it)
     prefetched, and `latest_version`, `is_latest`, `item_count`. Audited as a view."""
