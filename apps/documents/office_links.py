@@ -63,9 +63,18 @@ _LINKING_FIELDS = {
     "DDEAUTO",
     "DATABASE",
 }
-# Bytes that mark a part worth parsing: Word fields, VML, relationships (as UTF-8; a part in
-# UTF-16 is always parsed).
-_MARKERS = (b"fldSimple", b"instrText", b"urn:schemas-microsoft-com:vml", b"Relationship")
+# Bytes that mark a part worth parsing: Word fields, VML, relationships, and entity
+# declarations (which could spell any of them); as UTF-8, a part in UTF-16 is always parsed.
+_MARKERS = (
+    b"fldSimple",
+    b"instrText",
+    b"urn:schemas-microsoft-com:vml",
+    b"Relationship",
+    b"<!ENTITY",
+)
+# An entity whose text is another file or address (XML's own external link).
+_EXTERNAL_ENTITY = re.compile(r"<!ENTITY\s+(?:%\s+)?\S+\s+(?:SYSTEM|PUBLIC)\b")
+_SVG = "{http://www.w3.org/2000/svg}svg"
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True)
 # Excel writes VML drawings that are not well-formed XML (an unclosed <br>): read leniently.
 _LENIENT = etree.XMLParser(
@@ -122,6 +131,13 @@ def _cleaned(name: str, data: bytes, removed: Counter[str]) -> bytes:
     """The part with its links removed; the same bytes when it has none."""
     if not name.lower().endswith(".rels") and not _has_marker(data):
         return data
+    text = _as_text(data)
+    if _EXTERNAL_ENTITY.search(text):
+        raise DomainError(
+            "The Office file declares an XML entity that is another file or address; it is "
+            "not rendered."
+        )
+    entities = "<!ENTITY" in text
     try:
         root = etree.fromstring(data, _PARSER)
     except etree.XMLSyntaxError:
@@ -134,6 +150,16 @@ def _cleaned(name: str, data: bytes, removed: Counter[str]) -> bytes:
         if lenient is None:
             return data  # not XML after all: LibreOffice's to judge
         root = lenient
+    if entities:
+        # Word and Excel never declare entities; drawing programs do in SVG pictures (those
+        # are LibreOffice's to read, in the sandbox). Elsewhere they could spell a link that
+        # is not in the bytes: refused.
+        if root.tag == _SVG:
+            return data
+        raise DomainError(
+            "The Office file declares XML entities, which Word and Excel never write; it is "
+            "not rendered. Open and save it again in Word or Excel."
+        )
     before = sum(removed.values())
     if name.lower().endswith(".rels"):
         _strip_relationships(root, removed)
@@ -142,6 +168,12 @@ def _cleaned(name: str, data: bytes, removed: Counter[str]) -> bytes:
     if sum(removed.values()) == before:
         return data
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+def _as_text(data: bytes) -> str:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16", "replace")
+    return data.decode("utf-8", "replace").replace("\x00", "")  # UTF-16 without a mark, too
 
 
 def _has_marker(data: bytes) -> bool:
@@ -219,12 +251,17 @@ def _strip_vml_links(root: etree._Element, removed: Counter[str]) -> None:
     for element in root.iter():
         if not isinstance(element.tag, str):
             continue  # comments, processing instructions
-        namespace = etree.QName(element).namespace
+        namespace, _ = _split(element.tag)
         for attribute in list(element.attrib):
-            qname = etree.QName(attribute)
-            if qname.localname.lower() not in _VML_LINK_ATTRIBUTES:
-                continue
-            owner = qname.namespace or namespace
-            if owner in _VML_NAMESPACES:
+            owner, name = _split(attribute)
+            if name.lower() in _VML_LINK_ATTRIBUTES and (owner or namespace) in _VML_NAMESPACES:
                 removed["VML link attribute"] += 1
                 del element.attrib[attribute]
+
+
+def _split(tag: str) -> tuple[str | None, str]:
+    """A Clark name's namespace and local name ("{ns}name")."""
+    if tag.startswith("{"):
+        namespace, _, name = tag[1:].partition("}")
+        return namespace, name
+    return None, tag

@@ -323,30 +323,43 @@ def _prepare_job(job: Path, user: tuple[int, int] | None) -> None:
         os.chown(path, *user, follow_symlinks=False)
 
 
-@functools.cache
+_sandbox_found: list[_Isolation] = []  # the sandbox that worked in this process, once found
+
+
 def _isolation() -> _Isolation:
     """How this machine runs LibreOffice: in the sandbox where `unshare` can make its
-    namespaces (as root: the unprivileged user; otherwise in a user namespace of its own);
-    failing that with no network but the files (logged once); failing that as it is (logged
-    once). Each way is tried once, on a throwaway folder, and the first that works is kept."""
+    namespaces (as root: as the unprivileged user; otherwise in a user namespace of its own),
+    tried on a throwaway folder and kept once it works; failing that (tried again next time,
+    so a passing failure does not leave the process unsandboxed) with no network but with
+    the files, or as it is (each logged once)."""
+    if _sandbox_found:
+        return _sandbox_found[0]
+    unshare = shutil.which("unshare")
+    if unshare is not None:
+        namespaces = ("--mount", "--net", "--pid", "--fork", "--kill-child")
+        sandboxes = [_Isolation((unshare, "--map-root-user", *namespaces), True, True)]
+        if os.geteuid() == 0:
+            user = _unprivileged_user()
+            sandboxes.insert(0, _Isolation((unshare, *namespaces), True, True, user))
+        for candidate in sandboxes:
+            with tempfile.TemporaryDirectory(prefix="lexweb-render-probe-") as folder:
+                root, job = Path(folder, "root"), Path(folder, "job")
+                root.mkdir()
+                job.mkdir()
+                _prepare_job(job, candidate.user)
+                if _runs(candidate.command(root, job, [], ["true"])):
+                    _sandbox_found.append(candidate)
+                    return candidate
+    return _unsandboxed()
+
+
+@functools.cache
+def _unsandboxed() -> _Isolation:
+    """Without the sandbox: in a network namespace where one can be made (logged once)."""
     unshare = shutil.which("unshare")
     if unshare is None:
         logger.warning("LibreOffice runs unsandboxed, with the network: no unshare program")
         return _Isolation((), sandbox=False, network=False)
-    namespaces = ("--mount", "--net", "--pid", "--fork", "--kill-child")
-    sandboxes = [_Isolation((unshare, "--map-root-user", *namespaces), True, True)]
-    if os.geteuid() == 0:
-        user = _unprivileged_user()
-        sandboxes.insert(0, _Isolation((unshare, *namespaces), True, True, user))
-    for candidate in sandboxes:
-        with tempfile.TemporaryDirectory(prefix="lexweb-render-probe-") as folder:
-            root, job = Path(folder, "root"), Path(folder, "job")
-            root.mkdir()
-            job.mkdir()
-            _prepare_job(job, candidate.user)
-            command = candidate.command(root, job, [], ["true"])
-            if _runs(command):
-                return candidate
     for prefix in ((unshare, "--net"), (unshare, "--map-root-user", "--net")):
         if _runs([*prefix, "true"]):
             logger.warning(
@@ -420,7 +433,7 @@ def office_to_pdf(source: Path, *, kind: str, work: Path, out: Path) -> Rendered
         removed = office_links.strip_links(source, sanitised)
     except DomainError as exc:  # never the file as it is: its links would go with it
         raise RenderFailedError(f"The file was not given to LibreOffice: {exc.message}") from None
-    converted = _convert(program, sanitised, kind=kind, work=work)
+    converted, isolation = _convert(program, sanitised, kind=kind, work=work)
     try:
         document = pymupdf.open(converted, filetype="pdf")
     except Exception:
@@ -435,7 +448,6 @@ def office_to_pdf(source: Path, *, kind: str, work: Path, out: Path) -> Rendered
                 f"{settings.LEXWEB_MAX_PDF_PAGES:,}."
             )
         _normalised_save(document, out, producer=f"lexweb {OFFICE_TRANSFORM}/{VERSION} ({tool})")
-    isolation = _isolation()
     return Rendered(
         out,
         pages,
@@ -448,9 +460,10 @@ def office_to_pdf(source: Path, *, kind: str, work: Path, out: Path) -> Rendered
     )
 
 
-def _convert(program: str, source: Path, *, kind: str, work: Path) -> Path:
+def _convert(program: str, source: Path, *, kind: str, work: Path) -> tuple[Path, _Isolation]:
     """Run the conversion of `source` as it is (office_to_pdf strips its links first) in the
-    sandbox where this machine has one; the PDF LibreOffice wrote, or RenderFailedError."""
+    sandbox where this machine has one; the PDF LibreOffice wrote and how it ran, or
+    RenderFailedError."""
     seconds, max_bytes = settings.LEXWEB_RENDER_SECONDS, settings.LEXWEB_RENDER_MAX_BYTES
     isolation = _isolation()
     # What the sandbox sees: the job's folder, at /job there. LibreOffice's import filter is
@@ -506,9 +519,10 @@ def _convert(program: str, source: Path, *, kind: str, work: Path) -> Path:
     finally:
         _kill_group(process)  # helpers it left behind go too
     converted = job / "out" / "original.pdf"
-    try:  # a plain file: never a link LibreOffice left to something outside its folder
+    try:  # plain files: never a link LibreOffice left to something outside its folder
+        plain = stat.S_ISDIR((job / "out").lstat().st_mode)
         written = converted.lstat()
-        plain = stat.S_ISREG(written.st_mode)
+        plain = plain and stat.S_ISREG(written.st_mode)
     except FileNotFoundError:
         written, plain = None, False
     too_large = process.returncode == -signal.SIGXFSZ  # a write past RLIMIT_FSIZE
@@ -523,4 +537,4 @@ def _convert(program: str, source: Path, *, kind: str, work: Path) -> Path:
             f"LibreOffice could not convert the file ({reason}); it may be damaged or "
             "password-protected."
         )
-    return converted
+    return converted, isolation

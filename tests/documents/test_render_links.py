@@ -330,13 +330,14 @@ def test_each_layer_alone_keeps_the_other_cases_picture_out(
     for kind, source in (("word", word), ("spreadsheet", sheet)):
         work = tmp_path / f"sandboxed-{kind}"
         work.mkdir()
-        sandboxed[kind] = _pdf(rendering._convert(soffice, source, kind=kind, work=work))
+        converted, isolation = rendering._convert(soffice, source, kind=kind, work=work)
+        assert isolation.sandbox is True  # this machine (root) makes the namespaces
+        sandboxed[kind] = _pdf(converted)
 
     assert shown_before >= 1  # LibreOffice does follow the link when nothing stops it
     assert shown_stripped == 0
     for text, pictures in sandboxed.values():
         assert COVER in text and SECRET_TEXT not in text and pictures == 0
-    assert rendering._isolation().sandbox is True  # this machine (root) makes the namespaces
 
 
 def test_the_sandbox_shows_the_job_folder_and_the_system_only(
@@ -535,6 +536,37 @@ def test_strip_links_drops_external_relationships_and_linking_fields_only(
             assert out.read(name) == (
                 members[name] if isinstance(members[name], bytes) else members[name].encode()
             )
+
+    # Entities could spell a link the bytes never show (here "fldSimple"): a Word or Excel
+    # part that declares any is refused, as is an external entity (XML's own link to a
+    # file); an SVG picture's own entities (drawing programs write them) are left alone.
+    hidden = (
+        "<!DOCTYPE w:document [<!ENTITY f '<w:fld&#83;imple w:instr=\"INCLUDETEXT "
+        "&#34;file:///etc/passwd&#34;\"><w:r><w:t>hidden result</w:t></w:r></w:fld&#83;imple>'>]>"
+        f'<w:document xmlns:w="{W_NS}"><w:body><w:p>&f;</w:p></w:body></w:document>'
+    )
+    svg = (
+        '<!DOCTYPE svg [<!ENTITY ns_svg "http://www.w3.org/2000/svg">]>'
+        '<svg xmlns="&ns_svg;" width="10" height="10"/>'
+    )
+    spelled = tmp_path / "spelled.docx"
+    spelled.write_bytes(_package({"word/document.xml": hidden}))
+    with pytest.raises(DomainError, match="declares XML entities"):
+        office_links.strip_links(spelled, tmp_path / "spelled-out.docx")
+    drawing = tmp_path / "drawing.docx"
+    drawing.write_bytes(_package({"word/media/image1.svg": svg}))
+    assert office_links.strip_links(drawing, tmp_path / "drawing-out.docx") == {}
+    external = tmp_path / "external.docx"
+    external.write_bytes(
+        _package(
+            {
+                "word/document.xml": '<!DOCTYPE w:document [<!ENTITY e SYSTEM "file:///etc/'
+                f'passwd">]><w:document xmlns:w="{W_NS}"><w:body>&e;</w:body></w:document>'
+            }
+        )
+    )
+    with pytest.raises(DomainError, match="entity that is another file"):
+        office_links.strip_links(external, tmp_path / "external-out.docx")
 
     # A package whose part names repeat (as a reader may take them) is refused, as is a bomb.
     twice = tmp_path / "twice.docx"
