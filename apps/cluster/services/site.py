@@ -56,6 +56,8 @@ Name = Annotated[
 ShortName = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=50, pattern=r"^[\w.-]+$")
 ]
+
+
 def _base_url_checked(url: str) -> str:
     problem = base_url_problem(url)
     if problem:
