@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from lexweb_dev.fakebackend.config import FakeSettings
 from lexweb_dev.fakebackend.tokens import count_prompt_tokens
-from lexweb_dev.fakebackend.writer import demo_reply
+from lexweb_dev.fakebackend.writer import demo_reply, prompt_of, smallest
 
 
 def dumps(value: object) -> str:
@@ -33,7 +33,13 @@ def as_int(value: object, default: int) -> int:
 
 def reply_text(settings: FakeSettings, body: Mapping[str, object]) -> str | None:
     """What a generation request is answered: written from its prompt in demo-writer mode,
-    else the configured reply (None: gibberish)."""
+    else the configured reply; without one, the smallest value valid under the request's JSON
+    schema if it has one (a real server's grammar holds even a random model to the schema, and
+    the reply ends, "stop", once the value is complete), else None: gibberish to the limit."""
     if settings.demo_writer:
         return demo_reply(body, kind=settings.kind)
+    if settings.reply is None:
+        schema = prompt_of(body, kind=settings.kind).schema
+        if schema is not None:
+            return dumps(smallest(schema))
     return settings.reply

@@ -25,7 +25,8 @@ class FakeSettings:
     # llama-server only; /health stays public.
     api_key: str = ""
     # The reply's text, split into one token per word (with its leading space). None: as many
-    # deterministic gibberish words as max_tokens allows.
+    # deterministic gibberish words as max_tokens allows, or, for a request with a JSON schema,
+    # the smallest value valid under it (as a real server's grammar would end the reply).
     reply: str | None = None
     # The demo's models: each reply is written from the request's own prompt (the excerpts it
     # quotes, the stage its schema and sections name), with the demo's planted mistakes; see

@@ -4,7 +4,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 
-from lexweb_dev.fakebackend.common import as_int, dumps, prompt_tokens_of, random_id, reply_text
+from lexweb_dev.fakebackend.common import dumps, prompt_tokens_of, random_id, reply_text
 from lexweb_dev.fakebackend.http import BodyStream, head
 from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
 from lexweb_dev.fakebackend.tokens import apply_template, reply_pieces, token_ids
@@ -231,6 +231,13 @@ class LlamaApp:
             return self.error(400, "Expected 'messages' to be an array", "invalid_request_error")
         if self.settings.status_error is not None:
             return self.error(self.settings.status_error)
+        # The limit is checked before the prompt is counted: a bad limit on an over-long prompt
+        # is refused for its limit.
+        wanted = _reply_limit(body)
+        if isinstance(wanted, str):
+            return self.error(400, wanted, "invalid_request_error")
+        if wanted is None:
+            wanted = self.settings.max_tokens_default
         prompt_tokens = prompt_tokens_of(messages)
         n_ctx = self.settings.n_ctx_per_slot
         if prompt_tokens > n_ctx:
@@ -242,9 +249,10 @@ class LlamaApp:
                 n_prompt_tokens=prompt_tokens,
                 n_ctx=n_ctx,
             )
-        wanted = as_int(body.get("max_tokens", body.get("n_predict")), 0)
-        # A slot stops generating when its context is full, with no error (53_).
-        limit = min(wanted or self.settings.max_tokens_default, n_ctx - prompt_tokens)
+        # A slot stops generating when its context is full, with no error (53_); -1 is "until
+        # then".
+        room = n_ctx - prompt_tokens
+        limit = room if wanted == -1 else min(wanted, room)
         pieces, finish = reply_pieces(reply_text(self.settings, body), limit)
         chat = _ChatRun(self, exchange, pieces, finish, prompt_tokens)
         if body.get("stream") is True:
@@ -258,6 +266,29 @@ class LlamaApp:
         else:
             await self.fake.guarded(exchange, chat.whole())
         return None
+
+
+def _reply_limit(body: dict[str, object]) -> int | str | None:
+    """The reply's token limit as the real server reads it: `n_predict`, else
+    `max_completion_tokens`, else `max_tokens`; -1 means until the slot is full, 0 gives one
+    token, a fraction is cut. None when the request names none; an error message when the
+    value is no number or below -1 (the server's 400)."""
+    for field in ("n_predict", "max_completion_tokens", "max_tokens"):
+        value = body.get(field)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            kind = "string" if isinstance(value, str) else type(value).__name__
+            return (
+                f"Field '{field}': [json.exception.type_error.302] type must be number, "
+                f"but is {kind}"
+            )
+        if value < -1:
+            return (
+                f"Field '{field}': Value must be between -1 <= value <= 2147483647, but got {value}"
+            )
+        return max(int(value), 1) if value != -1 else -1
+    return None
 
 
 class _ChatRun:
