@@ -5,8 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
+# The suite runs on this many pytest-xdist workers (each with its own test database, and its own
+# launched product for the browser and process tests); files stay whole on one worker.
+TEST_WORKERS ?= auto
+TEST_OPTS := -n $(TEST_WORKERS) --dist loadfile --durations=25
 
-.PHONY: install system-deps system-test-deps run test lint format bench faults provenance-eval clean-venv
+.PHONY: install system-deps system-test-deps run test test-fast lint format bench faults provenance-eval clean-venv
 
 install: $(STAMP)
 
@@ -60,9 +64,21 @@ system-test-deps:
 	  else \
 	    echo "lexweb: note: Chromium is not installed (apt-get install chromium); browser tests will not run."; \
 	  fi; }
+	@ldconfig -p | grep -q 'libgomp\.so\.1' || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "lexweb: installing libgomp1 for the tests' real llama.cpp server (apt-get)…"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgomp1 >/dev/null; } || { \
+	      echo "lexweb: error: could not install libgomp1; run: apt-get install libgomp1"; exit 1; }; \
+	  else \
+	    echo "lexweb: note: libgomp1 is not installed (apt-get install libgomp1); the llamacpp tests will fail."; \
+	  fi; }
 
 test: install system-deps system-test-deps
-	@$(PY) -m lexweb.launcher test $(PYTEST_ARGS)
+	@$(PY) -m lexweb.launcher test $(TEST_OPTS) $(PYTEST_ARGS)
+
+# Without the slow tiers: no launched product, no browser (markers in pyproject.toml).
+test-fast: install system-deps system-test-deps
+	@$(PY) -m lexweb.launcher test $(TEST_OPTS) -m "not browser and not product" $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

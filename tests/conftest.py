@@ -64,6 +64,28 @@ def _test_database_may_truncate_the_audit_log(
 
 
 @pytest.fixture(autouse=True)
+def _empty_job_tables_after_committing_tests(
+    request: pytest.FixtureRequest, django_db_blocker: Any
+) -> Iterator[None]:
+    """Django's flush after a transactional test empties the tables of Django's own models,
+    and Procrastinate's are not among them (unmanaged): jobs, events and workers a test
+    committed would be found by whichever test runs next in this process (with xdist, any).
+    This fixture is set up first, so it runs after the flush."""
+    yield
+    marker = request.node.get_closest_marker("django_db")
+    committed = "transactional_db" in request.fixturenames or (
+        marker is not None
+        and bool(marker.kwargs.get("transaction", marker.args[0] if marker.args else False))
+    )
+    if committed:
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "TRUNCATE procrastinate_jobs, procrastinate_events, "
+                "procrastinate_periodic_defers, procrastinate_workers RESTART IDENTITY CASCADE"
+            )
+
+
+@pytest.fixture(autouse=True)
 def _fresh_channel_layer() -> Iterator[None]:
     """A channel layer made on each test's own event loop.
 

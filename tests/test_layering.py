@@ -215,6 +215,7 @@ def test_the_product_copied_without_the_dev_package_passes_check_and_imports_eve
     assert imports.stdout.strip() == f"imported {len(modules)}"
 
 
+@pytest.mark.product
 def test_make_run_without_the_dev_package_serves_the_product_and_skips_the_demo(
     tmp_path: Path, var_dir: Path
 ) -> None:

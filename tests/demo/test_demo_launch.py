@@ -7,7 +7,11 @@ import signal
 import socket
 from pathlib import Path
 
+import pytest
+
 from tests.running import free_port, launch, launcher_env, read_until
+
+pytestmark = pytest.mark.product  # launches the whole product (make run)
 
 START_TIMEOUT = 180
 

@@ -16,6 +16,8 @@ import pytest
 from tests.faults import product as faults
 from tests.faults.product import Outcome, Product
 
+pytestmark = pytest.mark.product  # launches the whole product (make run)
+
 
 @pytest.fixture(scope="module")
 def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:

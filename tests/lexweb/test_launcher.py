@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import pytest
 
 from tests.running import free_port as _free_port
 from tests.running import free_port_below_ephemeral
@@ -21,6 +22,8 @@ from tests.running import launch as _launch
 from tests.running import launcher_env as _launcher_env
 from tests.running import one_shot as _one_shot
 from tests.running import read_until as _read_until
+
+pytestmark = pytest.mark.product  # launches the whole product (make run)
 
 START_TIMEOUT = 120
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from uvicorn.main import main as uvicorn_cli
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -94,6 +95,7 @@ def _sign_in(client: httpx.Client, email: str, password: str, forwarded_for: str
     return response.status_code
 
 
+@pytest.mark.product
 def test_a_local_client_cannot_choose_its_throttled_and_audited_address(var_dir: Path) -> None:
     """`make run` with LEXWEB_TRUSTED_PROXIES unset, even with uvicorn's own FORWARDED_ALLOW_IPS
     set to trust everyone: a client on 127.0.0.1 that names another address in every request is
