@@ -3,32 +3,27 @@ NVML and the cluster page follows it live (figures and the last hour's sparkline
 agent stops reporting turns "stale" with its age without a reload; the admin opens the job
 queues and workers. No policy violation on either page.
 
-Screenshots are saved as test artifacts: under $LEXWEB_E2E_SCREENSHOTS when set (CI uploads
-that folder), else under the test's own temporary folder, and the test prints where they are.
+The product is this test's own (`running_product`): its GPU agent reports every second, and
+a host is stale after three missed reports. Screenshots are saved as test artifacts.
 """
 
-import base64
-import os
-import signal
-from pathlib import Path
-
 import pytest
+from playwright.async_api import Page
 
-from tests.cluster.test_demo import _free_port_run
-from tests.e2e.cdp import Page, browser_page, chromium_path
-from tests.e2e.test_csp_browser import LISTEN, _violations
-from tests.e2e.test_documents_browser import _sign_in
-from tests.running import free_port_below_ephemeral, launch, launcher_env, one_shot, read_until
+from tests.harness.browser import (
+    Pages,
+    arrive,
+    check,
+    csp_violations,
+    goto,
+    listen_for_csp,
+    shot,
+    sign_in,
+    wait_for,
+)
+from tests.harness.product import running_product
 
-pytestmark = pytest.mark.asyncio
-
-if chromium_path() is None:
-    if os.environ.get("CI") == "true":
-        raise RuntimeError("Chromium is required under CI=true: apt-get install chromium")
-    pytest.skip(
-        "Chromium is not installed (make test installs it as root on Debian)",
-        allow_module_level=True,
-    )
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.product]
 
 # A host whose agent reported once, just now, and never again (it exited).
 GONE = """
@@ -40,115 +35,91 @@ print("HOST", host.pk)
 """
 
 GPU_ROW = "document.querySelector('article[data-host-name=\"threadripper\"] tr[data-gpu-id]')"
+CHECKED = "[...document.querySelectorAll('[data-field=checked]')].map(t => t.textContent).join()"
 
 
-def _screenshots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("LEXWEB_E2E_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+async def _follows_the_demo_agent(page: Page) -> None:
+    """The demo agent's samples arrive: figures, and the sparklines drawn from them."""
+    await wait_for(
+        page, f"{GPU_ROW}.querySelector('[data-field=utilisation]').textContent.endsWith('%')", 60
+    )
+    first = await page.evaluate(f"{GPU_ROW}.querySelector('time').textContent")
+    await wait_for(page, f"{GPU_ROW}.querySelector('time').textContent !== {first!r}")
+    await wait_for(
+        page,
+        f"{GPU_ROW}.querySelector('svg[data-spark=memory] polyline')"
+        ".getAttribute('points').trim().length > 0",
+    )
+    agent = await page.evaluate(
+        'document.querySelector(\'article[data-host-name="threadripper"]'
+        " [data-field=agent-status]').textContent"
+    )
+    assert agent == "Reading NVML"
 
 
-async def _shot(page: Page, folder: Path, name: str) -> None:
-    shot = await page.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
-    (folder / f"cluster-{name}.png").write_bytes(base64.b64decode(shot["data"]))
+async def _says_stale(page: Page, host_id: int) -> None:
+    """The GPU agent of e2e-gone said no NVML once and exited: after three intervals the page
+    says it is stale, with the age, instead of "retrying"."""
+    article = f"document.querySelector('article[data-host-id=\"{host_id}\"]')"
+    await wait_for(
+        page, f"{article}.querySelector('[data-field=agent-status]').textContent === 'Stale'"
+    )
+    text = await page.evaluate(f"{article}.querySelector('[data-field=agent-text]').textContent")
+    assert text.startswith("Stale, last report ") and "retrying" not in text
+    assert "(was: No NVML: libnvidia-ml.so.1 not found)" in text
 
 
 async def test_the_demo_cluster_page_is_alive_and_the_admin_sees_the_job_queues(
-    var_dir: Path, tmp_path: Path
+    pages: Pages,
 ) -> None:
-    shots = _screenshots(tmp_path)
-    port = free_port_below_ephemeral()
-    env = launcher_env(
-        var_dir,
-        port,
-        LEXWEB_DEMO_BACKEND_PORT=str(_free_port_run(5)),
+    with running_product(
+        "cluster-alive",
         LEXWEB_GPU_AGENT_INTERVAL_SECONDS="1",
         LEXWEB_GPU_AGENT_STALE_INTERVALS="3",
-    )
-    server = launch(["run"], env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        read_until(server, "running at", "gpu_agent: reading 12 GPUs on threadripper")
-        async with browser_page() as page:
-            await page.call("Page.addScriptToEvaluateOnNewDocument", source=LISTEN)
-            await _sign_in(page, base)
-            gone = one_shot(["manage", "shell", "-c", GONE], env)
-            assert gone.returncode == 0, gone.stdout + gone.stderr
-            host_id = int(gone.stdout.split("HOST", 1)[1].split()[0])
+    ) as product:
+        product.wait_for_output("gpu_agent: reading 12 GPUs on threadripper")
+        page = await pages.open(product.base_url)
+        await listen_for_csp(page)
+        await sign_in(page, product.admin)
+        host_id = int(product.shell(GONE).split("HOST", 1)[1].split()[0])
 
-            await page.goto(f"{base}/cluster/")
-            await page.wait_for("document.readyState === 'complete'", timeout=30)
-            await page.wait_for("document.querySelector('#live-state').textContent === 'live'", 30)
-            await page.evaluate("window.__lexwebMark = 1")
-            # The demo agent's samples arrive: figures, and the sparklines drawn from them.
-            await page.wait_for(
-                f"{GPU_ROW}.querySelector('[data-field=utilisation]').textContent.endsWith('%')",
-                timeout=60,
-            )
-            first = await page.evaluate(f"{GPU_ROW}.querySelector('time').textContent")
-            await page.wait_for(
-                f"{GPU_ROW}.querySelector('time').textContent !== {first!r}", timeout=30
-            )
-            await page.wait_for(
-                f"{GPU_ROW}.querySelector('svg[data-spark=memory] polyline')"
-                ".getAttribute('points').trim().length > 0",
-                timeout=30,
-            )
-            agent = await page.evaluate(
-                'document.querySelector(\'article[data-host-name="threadripper"]'
-                " [data-field=agent-status]').textContent"
-            )
-            assert agent == "Reading NVML"
-            # The GPU agent of e2e-gone said no NVML once and exited: after three intervals the
-            # page says it is stale, with the age, instead of "retrying".
-            article = f"document.querySelector('article[data-host-id=\"{host_id}\"]')"
-            await page.wait_for(
-                f"{article}.querySelector('[data-field=agent-status]').textContent === 'Stale'",
-                timeout=30,
-            )
-            text = await page.evaluate(f"{article}.querySelector('[data-field=agent-text]')"
-                                       ".textContent")  # fmt: skip
-            assert text.startswith("Stale, last report ") and "retrying" not in text
-            assert "(was: No NVML: libnvidia-ml.so.1 not found)" in text
-            # Every health check's time arrives live too (the check runs every 30 s), even
-            # when nothing else about the backend changed.
-            checked = (
-                "[...document.querySelectorAll('[data-field=checked]')]"
-                ".map(t => t.textContent).join()"
-            )
-            before = await page.evaluate(checked)
-            await page.wait_for(f"{checked} !== {before!r}", timeout=75)
-            speed_lines = await page.evaluate(
-                "document.querySelectorAll('tr[data-deployment-id] svg[data-spark=speed]"
-                " line.spark__ref').length"
-            )
-            assert speed_lines == await page.evaluate(
-                "document.querySelectorAll('tr[data-deployment-id]').length"
-            )
-            # All of it without a reload.
-            assert await page.evaluate("window.__lexwebMark") == 1
-            assert await page.evaluate("performance.getEntriesByType('navigation').length") == 1
-            assert await _violations(page) == []
-            await _shot(page, shots, "dashboard")
+        await goto(page, "/cluster/")
+        await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
+        # A reload would drop this: its survival proves the page was never reloaded.
+        await page.evaluate("window.__lexwebMark = 1")
+        await _follows_the_demo_agent(page)
+        await _says_stale(page, host_id)
+        # Every health check's time arrives live too (the check runs every 30 s), even when
+        # nothing else about the backend changed.
+        before = await page.evaluate(CHECKED)
+        await wait_for(page, f"{CHECKED} !== {before!r}", 75)
+        speed_lines = await page.evaluate(
+            "document.querySelectorAll('tr[data-deployment-id] svg[data-spark=speed]"
+            " line.spark__ref').length"
+        )
+        assert speed_lines == await page.evaluate(
+            "document.querySelectorAll('tr[data-deployment-id]').length"
+        )
+        # All of it without a reload.
+        assert await page.evaluate("window.__lexwebMark") == 1
+        assert await page.evaluate("performance.getEntriesByType('navigation').length") == 1
+        assert await csp_violations(page) == []
+        # Checked again as it is now: the page swapped in fresh content when its socket opened,
+        # and its sparklines are drawn.
+        await check(page)
+        await shot(page, "dashboard")
 
-            await page.evaluate("document.querySelector('a[href=\"/cluster/jobs/\"]').click()")
-            await page.wait_for("location.pathname === '/cluster/jobs/'", timeout=30)
-            await page.wait_for("document.readyState === 'complete'", timeout=30)
-            queues = await page.evaluate(
-                "[...document.querySelectorAll('#job-queues tr[data-queue]')]"
-                ".map(r => r.dataset.queue)"
-            )
-            assert {"cpu", "cluster"} <= set(queues)
-            workers = await page.evaluate(
-                "[...document.querySelectorAll('#job-workers tr[data-worker-id]')]"
-                ".map(r => r.textContent)"
-            )
-            assert workers and any("alive" in row for row in workers)
-            assert await _violations(page) == []
-            await _shot(page, shots, "jobs")
-    finally:
-        if server.poll() is None:
-            server.send_signal(signal.SIGINT)
-            server.wait(timeout=90)
-    print(f"screenshots: {shots}")  # noqa: T201
-    assert server.returncode == 0
+        async with page.expect_navigation():
+            await page.click('a[href="/cluster/jobs/"]')
+        await arrive(page, "**/cluster/jobs/")
+        queues = await page.evaluate(
+            "[...document.querySelectorAll('#job-queues tr[data-queue]')].map(r => r.dataset.queue)"
+        )
+        assert {"cpu", "cluster"} <= set(queues)
+        workers = await page.evaluate(
+            "[...document.querySelectorAll('#job-workers tr[data-worker-id]')]"
+            ".map(r => r.textContent)"
+        )
+        assert workers and any("alive" in row for row in workers)
+        assert await csp_violations(page) == []
+        await shot(page, "jobs")
