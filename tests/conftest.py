@@ -18,16 +18,18 @@ import pytest
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from django.db import connection
-from django.test import Client
+from django.db import ProgrammingError, connection, connections
+from django.test import Client, TransactionTestCase
 from procrastinate.contrib.django import app as procrastinate_app
 from procrastinate.contrib.django import procrastinate_app as procrastinate_django
 from procrastinate.periodic import PeriodicRegistry
+from psycopg.errors import InsufficientPrivilege
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.models import Case, Membership
 from tests.factories import CaseFactory, MembershipFactory, UserFactory
+from tests.harness.database import flush_written_tables
 
 BASE_DIR = Path(settings.BASE_DIR)
 
@@ -59,30 +61,36 @@ def _test_database_may_truncate_the_audit_log(
             "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lexweb.audit_truncate = %L', "
             "current_database(), 'allowed'); END $$"
         )
+        # A test database need not survive a crash: commits (and the flush after every
+        # transactional test) do not wait for the disk.
+        cursor.execute(
+            "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET synchronous_commit = off', "
+            "current_database()); END $$"
+        )
     # Sessions read a database's settings when they start: open new ones.
     connections.close_all()
 
 
-@pytest.fixture(autouse=True)
-def _empty_job_tables_after_committing_tests(
-    request: pytest.FixtureRequest, django_db_blocker: Any
-) -> Iterator[None]:
-    """Django's flush after a transactional test empties the tables of Django's own models,
-    and Procrastinate's are not among them (unmanaged): jobs, events and workers a test
-    committed would be found by whichever test runs next in this process (with xdist, any).
-    This fixture is set up first, so it runs after the flush."""
-    yield
-    marker = request.node.get_closest_marker("django_db")
-    committed = "transactional_db" in request.fixturenames or (
-        marker is not None
-        and bool(marker.kwargs.get("transaction", marker.args[0] if marker.args else False))
-    )
-    if committed:
-        with django_db_blocker.unblock(), connection.cursor() as cursor:
-            cursor.execute(
-                "TRUNCATE procrastinate_jobs, procrastinate_events, "
-                "procrastinate_periodic_defers, procrastinate_workers RESTART IDENTITY CASCADE"
-            )
+@pytest.fixture(scope="session", autouse=True)
+def _flush_only_written_tables() -> Iterator[None]:
+    """After each transactional test, the test database is emptied by
+    tests/harness/database.py (the tables written, Procrastinate's included) instead of
+    Django's flush of every table."""
+
+    django_teardown = TransactionTestCase._fixture_teardown
+
+    def teardown(case: TransactionTestCase) -> None:
+        try:
+            for alias in case._databases_names(include_mirrors=False):  # type: ignore[attr-defined]
+                flush_written_tables(connections[alias])
+        except ProgrammingError as exc:
+            if not isinstance(exc.__cause__, InsufficientPrivilege):
+                raise
+            django_teardown(case)  # a DATABASE_URL role that is not a superuser
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TransactionTestCase, "_fixture_teardown", teardown)
+        yield
 
 
 @pytest.fixture(autouse=True)
