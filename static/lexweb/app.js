@@ -406,3 +406,51 @@ if (documentsRoot) setupDocuments(documentsRoot);
 
 const streamRoot = document.querySelector("[data-case-stream]");
 if (streamRoot) connectCaseStream(streamRoot);
+
+// (f) A table wider than its frame scrolls sideways: the keyboard must be able to reach and
+// scroll it too, so such a frame takes the focus, as a region named after its table. A frame
+// that fits again (a wider window, live rows that got shorter) leaves the tab order.
+function keyboardScrollable(wrap) {
+  const scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+  if (scrolls && !wrap.hasAttribute("tabindex")) {
+    wrap.tabIndex = 0;
+    wrap.dataset.scrollFocus = "";
+    if (!wrap.hasAttribute("role")) {
+      const caption = wrap.querySelector("caption")?.textContent.trim();
+      const heading = wrap.closest("section[aria-labelledby]")?.getAttribute("aria-labelledby");
+      wrap.setAttribute("role", "region");
+      if (caption) wrap.setAttribute("aria-label", caption);
+      else if (heading) wrap.setAttribute("aria-labelledby", heading);
+      else wrap.setAttribute("aria-label", "Table (scrolls sideways)");
+    }
+  } else if (!scrolls && "scrollFocus" in wrap.dataset) {
+    for (const name of ["tabindex", "role", "aria-label", "aria-labelledby", "data-scroll-focus"]) {
+      wrap.removeAttribute(name);
+    }
+  }
+}
+
+const tableFrames = new ResizeObserver((entries) => {
+  for (const entry of entries) {
+    const wrap = entry.target.closest(".table-wrap");
+    if (wrap) keyboardScrollable(wrap);
+  }
+});
+function watchTableFrame(wrap) {
+  keyboardScrollable(wrap);
+  tableFrames.observe(wrap);
+  const table = wrap.querySelector("table");
+  if (table) tableFrames.observe(table);
+}
+for (const wrap of document.querySelectorAll(".table-wrap")) watchTableFrame(wrap);
+// Frames added later too: a live page (the cluster dashboard) swaps in a fresh copy of its
+// content, whose frames were never measured.
+new MutationObserver((records) => {
+  for (const record of records) {
+    for (const node of record.addedNodes) {
+      if (!(node instanceof Element)) continue;
+      if (node.matches(".table-wrap")) watchTableFrame(node);
+      for (const wrap of node.querySelectorAll(".table-wrap")) watchTableFrame(wrap);
+    }
+  }
+}).observe(document.body, { childList: true, subtree: true });

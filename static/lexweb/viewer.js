@@ -63,7 +63,7 @@ function applyZoom(zoom) {
   } else {
     image.style.width = "";
   }
-  for (const button of viewer.querySelectorAll("[data-zoom]")) {
+  for (const button of viewer.querySelectorAll("button[data-zoom]")) {
     button.setAttribute("aria-pressed", String(button.dataset.zoom === zoom));
   }
 }

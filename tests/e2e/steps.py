@@ -8,7 +8,7 @@ from typing import Any
 import pymupdf
 from playwright.async_api import Page
 
-from tests.harness.browser import wait_for
+from tests.harness.browser import arrive, csp_violations, goto, wait_for
 
 ROWS = "document.querySelectorAll('#document-rows tr')"
 
@@ -61,3 +61,43 @@ async def api(page: Page, method: str, path: str, body: object | None = None) ->
     )
     result: dict[str, Any] = await page.evaluate(script)
     return result
+
+
+class Visits:
+    """Pages a test goes through, each opened or submitted to as a person would, checked (axe)
+    on arrival, with what the page's CSP listener heard there (`listen_for_csp` first)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[str]] = {}  # address: CSP violations there
+
+    async def note(self, page: Page) -> None:
+        self.seen[page.url] = await csp_violations(page)
+
+    async def go(self, page: Page, url: str) -> None:
+        await goto(page, url)
+        await self.note(page)
+
+    async def submit(
+        self, page: Page, form: str, fields: dict[str, str], *, button: str = ""
+    ) -> None:
+        """Fill the form's fields as typed text, submit it (with `button` when given) and wait
+        for the next page to have loaded."""
+        async with page.expect_navigation(timeout=60_000):
+            await page.evaluate(
+                f"""(() => {{
+                  const form = document.querySelector({json.dumps(form)});
+                  for (const [name, value] of Object.entries({json.dumps(fields)})) {{
+                    const field = form.querySelector(`[name="${{name}}"]`);
+                    field.value = value;
+                    field.dispatchEvent(new Event('input', {{bubbles: true}}));
+                  }}
+                  const button = {json.dumps(button)}
+                    ? form.querySelector({json.dumps(button or "x")}) : null;
+                  form.requestSubmit(button);
+                }})()"""
+            )
+        await arrive(page)
+        await self.note(page)
+
+    def violations(self) -> dict[str, list[str]]:
+        return {url: found for url, found in self.seen.items() if found}

@@ -412,6 +412,8 @@ def product() -> Iterator[Product]:
 if __name__ == "__main__":
     # `python -m tests.harness.product`: start the product as the session fixture does and keep
     # it until Ctrl-C; give its address to the tests in LEXWEB_TEST_PRODUCT_URL.
-    with contextlib.suppress(KeyboardInterrupt), running_product("dev") as started:
+    with running_product("dev") as started:
         print(f"LEXWEB_TEST_PRODUCT_URL={started.base_url}", flush=True)  # noqa: T201
-        threading.Event().wait()
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
