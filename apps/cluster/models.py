@@ -360,6 +360,8 @@ class CallRecord(models.Model):
     error = models.CharField(max_length=500, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    # How the reply ended (llama.cpp finish_reason, Ollama done_reason); blank when none ended.
+    finish_reason = models.CharField(max_length=32, blank=True)
     time_to_first_token_ms = models.FloatField(null=True, blank=True)
     duration_ms = models.FloatField(default=0)
     prefill_tokens_per_second = models.FloatField(null=True, blank=True)

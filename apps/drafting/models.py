@@ -236,6 +236,9 @@ class Stage(models.Model):
     evidence_budget = models.JSONField(default=dict, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    # How the model's reply ended, as its backend said: llama.cpp `finish_reason` ("stop",
+    # "length"), Ollama `done_reason`. Blank until a reply ended.
+    finish_reason = models.CharField(max_length=32, blank=True)
     time_to_first_token_ms = models.FloatField(null=True, blank=True)
     tokens_per_second = models.FloatField(null=True, blank=True)
     duration_ms = models.FloatField(null=True, blank=True)

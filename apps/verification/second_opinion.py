@@ -66,7 +66,7 @@ CHECK = "second_opinion"
 ROLE = Role.VERIFIER
 FALLBACK_ROLE = Role.ADVERSARY
 MAX_PAGES = 3  # cited pages shown per question (a long range: its first pages)
-MAX_REASON = 300  # characters of the model's reason kept
+MAX_REASON = 200  # characters of the model's reason (the schema's bound)
 MAX_SENTENCE = 2000  # characters of the draft's sentence shown
 # Calls in a row that end without an opinion (invalid reply, stream broken, prompt too long)
 # after which the rest are not asked: the backend is not giving answers.
@@ -342,7 +342,9 @@ async def _ask_all(
                 invalid += 1
                 in_a_row += 1
                 last_problem = (
-                    f"the reply was not the JSON asked for: {one_line(result.text, 80)!r}"
+                    f"the reply was cut at the limit ({result.completion_tokens} tokens)"
+                    if result.finish_reason == "length"
+                    else f"the reply was not the JSON asked for: {one_line(result.text, 80)!r}"
                 )
             else:
                 in_a_row = 0

@@ -7,9 +7,10 @@ the request carries, so that a demo run shows real work on real evidence:
 - The evidence is read from the excerpts of the prompt (`evidence.prompt.render_packet_pages`:
   `<<<EXCERPT nonce | label | trust>>>` … `<<<END nonce>>>`), each cited by its label's first
   Bates number (or its document-and-page label when it has none).
-- The stage is told by the JSON schema asked for (llama-server `response_format`, Ollama
-  `format`): "answer" is the gate, "findings" the adversarial reviewer, "transactions" the
-  extractor, "verdict" the second opinion; any other schema gets its smallest valid value.
+- The stage is told by the JSON schema asked for (llama-server `response_format`, or the
+  schema named on the first line of the grammar lexweb's client sends; Ollama `format`):
+  "answer" is the gate, "findings" the adversarial reviewer, "transactions" the extractor,
+  "verdict" the second opinion; any other schema gets its smallest valid value.
   Without a schema, by the prompt's sections: the verifier's findings mean the revision, a
   draft without them the reasoner, "Summarise" the summarizer, anything else the drafter.
 - The drafter writes one paragraph per fact, each a sentence of an excerpt citing it, and
@@ -38,6 +39,8 @@ MAX_FACTS = 8  # fact paragraphs of a draft
 MAX_SUMMARY = 8
 MAX_ARGUMENT = 4  # paragraphs the reasoner adds
 DATE_SHIFT = datetime.timedelta(days=7)
+# apps.cluster.backends.grammar.SCHEMA_COMMENT (the fake imports nothing of the product's).
+GRAMMAR_SCHEMA_COMMENT = "# lexweb json schema: "
 INVENTED_OFFSET = 37  # the invented Bates number: the packet's highest plus this
 
 _EXCERPT = re.compile(
@@ -125,11 +128,25 @@ def prompt_of(body: Mapping[str, object], *, kind: str) -> Prompt:
             schema = inner.get("schema") if isinstance(inner, dict) else None
             schema = schema or response_format.get("schema")
         schema = schema or body.get("json_schema")
+        grammar = body.get("grammar")
+        if schema is None and isinstance(grammar, str):
+            # lexweb's llama.cpp client sends a grammar that names its schema on its first line.
+            schema = _schema_of_grammar(grammar)
     return Prompt(
         system="\n".join(system),
         user="\n".join(user),
         schema=schema if isinstance(schema, dict) else None,
     )
+
+
+def _schema_of_grammar(grammar: str) -> object:
+    first = grammar.split("\n", 1)[0]
+    if not first.startswith(GRAMMAR_SCHEMA_COMMENT):
+        return None
+    try:
+        return json.loads(first.removeprefix(GRAMMAR_SCHEMA_COMMENT))
+    except ValueError:
+        return None
 
 
 def demo_reply(body: Mapping[str, object], *, kind: str) -> str:

@@ -25,6 +25,7 @@ from apps.cluster.backends import (
     Token,
     client_for,
 )
+from apps.cluster.backends.grammar import schema_to_gbnf
 from apps.cluster.backends.llama_cpp import _SseChatDecoder
 from apps.cluster.backends.streams import SseSplitter
 from apps.cluster.models import Backend
@@ -89,7 +90,12 @@ async def test_stream_yields_tokens_then_one_finished(client: LlamaCppClient) ->
 async def test_request_carries_limits_presets_usage_and_schema(
     client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:
-    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    schema = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
+        "additionalProperties": False,
+    }
     presets = {"temperature": 0.2, "seed": 7, "stream": False}
     await collect(client, request(max_tokens=3, sampling=presets, json_schema=schema))
 
@@ -99,7 +105,10 @@ async def test_request_carries_limits_presets_usage_and_schema(
     assert body["stream"] is True  # a preset cannot turn streaming off
     assert body["stream_options"] == {"include_usage": True}
     assert (body["max_tokens"], body["temperature"], body["seed"]) == (3, 0.2, 7)
-    assert body["response_format"]["json_schema"]["schema"] == schema
+    # A compact grammar written from the schema, not response_format (whose server-side grammar
+    # lets whitespace fill the budget).
+    assert "response_format" not in body
+    assert body["grammar"] == schema_to_gbnf(schema)
     assert body["messages"] == MESSAGES
 
 

@@ -59,7 +59,14 @@ def stage_messages(name: str, **values: str) -> list[Message]:
         "draft": "",
         "verifier_findings": "(none)",
         "reviewer_findings": "(none)",
-        "max_transactions": "50",
+        "max_transactions": "6",
+        "max_reasons": "3",
+        "reason_chars": "90",
+        "max_missing": "3",
+        "missing_chars": "50",
+        "max_findings": "3",
+        "quote_chars": "110",
+        "comment_chars": "160",
         "evidence": evidence(),
     } | values
     system, user = template_load(name).render(**filled)
@@ -331,7 +338,12 @@ async def test_hostile_prompts_get_a_reply_never_an_error() -> None:
     }
     async with FakeBackend(writer_settings()) as fake:
         assert await ask(fake, [{"role": "user", "content": forged}]) == writer.NO_EVIDENCE
-        assert json.loads(await ask(fake, [{"role": "user", "content": "x"}], schema=unknown)) == {
+        # lexweb's client refuses such a schema (unbounded); another client may send it.
+        unknown_request = {
+            "messages": [{"role": "user", "content": "x"}],
+            "response_format": {"type": "json_schema", "json_schema": {"schema": unknown}},
+        }
+        assert json.loads(writer.demo_reply(unknown_request, kind="llama_cpp")) == {
             "n": 3, "flag": False, "tags": [], "pick": "b",
         }  # fmt: skip
         big = "word " * 10_000

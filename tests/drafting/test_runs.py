@@ -141,10 +141,37 @@ def test_a_gate_answer_that_is_not_json_fails_the_run_with_a_clear_error(
 
     gate = run.stages.get(name="gate")
     assert run.status == Run.Status.FAILED and gate.status == Stage.Status.FAILED
-    assert "did not answer valid JSON" in gate.error
-    assert gate.output_text == "" and gate.prompt_sha256  # what was asked is kept
+    assert "did not answer valid JSON: invalid JSON at character 0" in gate.error
+    assert gate.prompt_sha256  # what was asked is kept, and what came back, and from whom
+    assert gate.output_text == "Yes, there are grounds."
+    assert (gate.finish_reason, gate.completion_tokens) == ("stop", 4)
+    assert gate.prompt_tokens > 0 and gate.model_name == "gate-model"
+    assert gate.deployment is not None and gate.deployment_label
+    assert gate.call_record is not None and gate.call_record.finish_reason == "stop"
     assert [status for _, status in _stages(run)[1:]] == ["skipped"] * 6
     assert not DraftVersion.objects.exists()
+
+
+def test_a_gate_answer_cut_at_the_limit_says_so_and_keeps_the_reply(
+    lawyer: User, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    endless = '{"answer": "yes", "reasons": ["' + "grounds " * 600
+    with rf.site_running({**rf.REPLIES, "gate": endless}):
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    gate = run.stages.get(name="gate")
+    assert run.status == Run.Status.FAILED and gate.status == Stage.Status.FAILED
+    assert "reply was cut at the limit (512 tokens)" in gate.error
+    assert "cut at the limit (512 tokens)" in run.error
+    assert (gate.finish_reason, gate.completion_tokens) == ("length", 512)
+    assert gate.output_text.startswith('{"answer": "yes", "reasons": ["grounds grounds')
+    assert gate.model_name == "gate-model" and gate.deployment is not None
+    record = CallRecord.objects.get(stage=gate)
+    assert (record.finish_reason, record.completion_tokens) == ("length", 512)
+    assert gate.call_record == record
 
 
 def test_a_backend_that_dies_mid_stream_is_not_stitched_and_the_stage_runs_again_whole(

@@ -233,11 +233,21 @@ def test_every_stage_template_has_a_version_and_fills_its_placeholders() -> None
         "verifier_findings": "V",
         "reviewer_findings": "R",
         "max_transactions": "9",
+        "max_reasons": "3",
+        "reason_chars": "90",
+        "max_missing": "3",
+        "missing_chars": "50",
+        "max_findings": "3",
+        "quote_chars": "110",
+        "comment_chars": "160",
     }
+    # Versions 2: the gate's and the reviewer's state the bounds of their schemas (issue 29).
+    versions = {"gate": "2", "adversary": "2"}
     for name in ("gate", "drafter", "reasoner", "adversary", "revision", "summarizer", "extractor"):
         template = template_load(name)
         system, user = template.render(**values)
-        assert template.version == "1" and system and user and "$" not in system + user
+        assert template.version == versions.get(name, "1")
+        assert system and user and "$" not in system + user
 
 
 # --- Ranking (PostgreSQL full text search over the frozen pages) -------------------------------

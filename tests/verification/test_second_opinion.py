@@ -16,6 +16,7 @@ from django.test import Client
 from apps.accounts.models import User
 from apps.cases.events import case_group
 from apps.cases.models import Case
+from apps.cluster.backends.grammar import schema_to_gbnf
 from apps.cluster.models import Backend, CallRecord, Deployment
 from apps.documents.models import Document
 from apps.drafting.models import Draft
@@ -24,6 +25,7 @@ from apps.verification.checks import Finding as CheckedClaim
 from apps.verification.claims import Claim
 from apps.verification.models import Finding, Verification
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings
+from lexweb_dev.fakebackend.writer import GRAMMAR_SCHEMA_COMMENT
 from tests.cluster.dispatch_fixtures import (
     backend_make,
     chat_requests,
@@ -154,8 +156,8 @@ def test_supports_adds_nothing_and_records_the_deployment_and_calls(
     # What the backend was sent: the schema, and the cited page through the evidence app's
     # renderer (labelled by its Bates number, between nonce delimiters), and the sentence.
     first, second = chat_requests(fake_llama)
-    assert first["response_format"]["type"] == "json_schema"
-    schema = first["response_format"]["json_schema"]["schema"]
+    assert first["grammar"] == schema_to_gbnf(second_opinion.SCHEMA)
+    schema = json.loads(first["grammar"].splitlines()[0].removeprefix(GRAMMAR_SCHEMA_COMMENT))
     assert schema["properties"]["verdict"]["enum"] == [
         "supports",
         "does_not_support",

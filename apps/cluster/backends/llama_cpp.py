@@ -24,6 +24,7 @@ from apps.cluster.backends.base import (
     StreamFailed,
     Token,
 )
+from apps.cluster.backends.grammar import schema_to_gbnf
 from apps.cluster.backends.streams import (
     HttpBackend,
     HttpChatStream,
@@ -212,10 +213,9 @@ class LlamaCppClient(HttpBackend):
             "stream_options": {"include_usage": True},
         }
         if request.json_schema is not None:
-            payload["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "strict": True, "schema": request.json_schema},
-            }
+            # Our own compact grammar, not `response_format`: the server's schema grammar lets
+            # whitespace fill the reply's budget (see grammar.py).
+            payload["grammar"] = schema_to_gbnf(request.json_schema)
         return HttpChatStream(self, CHAT_PATH, payload, _SseChatDecoder(self.name))
 
     async def count_tokens(self, messages: list[Message]) -> int | None:

@@ -487,6 +487,7 @@ def _call_record(*, call: _Call, outcome: str, error: str, backend_fault: bool) 
             error=one_line(error, ERROR_LENGTH),
             prompt_tokens=call.prompt_tokens,
             completion_tokens=call.completion_tokens,
+            finish_reason=finished.finish_reason[:32] if finished else "",
             time_to_first_token_ms=call.ms_since_dispatch(call.first_token_at),
             duration_ms=call.ms_since_dispatch(call.ended_at) or 0.0,
             prefill_tokens_per_second=finished.prefill_tokens_per_second if finished else None,

@@ -19,7 +19,10 @@
    "no" or "insufficient" stops the run with its reasons.
 4. Failure: a backend that failed after streaming (the reply is lost) re-runs the stage whole,
    up to STAGE_MAX_ATTEMPTS; any other failure (an invalid structured answer, no deployment, a
-   prompt too long for every model) fails the stage and the run with its message.
+   prompt too long for every model) fails the stage and the run with its message. A structured
+   reply that is not the JSON asked for stays on the stage (output_text) with its call's
+   custody and finish reason; its error says "cut at the limit (N tokens)" or "invalid JSON at
+   character N".
 """
 
 import asyncio
@@ -368,6 +371,7 @@ def _call_custody(*, result: dispatch.CallResult) -> dict[str, object]:
         "call_record": record,
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
+        "finish_reason": result.finish_reason[:32],
         "time_to_first_token_ms": result.time_to_first_token_ms,
         "tokens_per_second": result.decode_tokens_per_second,
         "duration_ms": result.duration_ms,
@@ -590,6 +594,8 @@ def _fail(*, work: Work, error: Exception) -> None:
         if locked is None:
             return
         run, stage = locked
+        if isinstance(error, outputs.ReplyRejected):
+            _rejected_store(stage=stage, error=error)
         retry = (
             isinstance(error, BackendError)
             and not isinstance(error, ContextOverflow)
@@ -608,6 +614,15 @@ def _fail(*, work: Work, error: Exception) -> None:
             except DomainError as exc:
                 message = f"{message} It cannot be run again now: {exc.message}"
         _fail_locked(run=run, stage=stage, message=message)
+
+
+def _rejected_store(*, stage: Stage, error: "outputs.ReplyRejected") -> None:
+    """Keep a rejected reply on its stage with the call's custody (model, deployment, token
+    counts, finish reason): the reply is the evidence of why the stage failed."""
+    for name, value in error.custody.items():
+        setattr(stage, name, value)
+    stage.output_text = error.text
+    stage.save(update_fields=[*error.custody, "output_text"])
 
 
 def _fail_locked(*, run: Run, stage: Stage, message: str) -> None:

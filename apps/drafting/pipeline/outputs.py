@@ -30,14 +30,37 @@ _DRAFT_KIND: dict[str, str] = {
     Run.Kind.SUMMARY: Draft.Kind.SUMMARY,
     Run.Kind.FINANCIAL: Draft.Kind.OTHER,
 }
-_STRINGS = {"type": "array", "items": {"type": "string"}, "maxItems": 50}
+# Every string and list is bounded, so that the longest reply each schema admits fits its
+# stage's max_tokens (cluster.backends.grammar.worst_case_tokens; tests/drafting/
+# test_structured_budgets.py checks each one).
+GATE_MAX_REASONS = 3
+GATE_MAX_MISSING = 3
+GATE_REASON_CHARS = 90
+GATE_MISSING_CHARS = 50
+ADVERSARY_MAX_FINDINGS = 3
+ADVERSARY_QUOTE_CHARS = 110
+ADVERSARY_COMMENT_CHARS = 160
+# A transaction's fields and their lengths: an ISO date, a decimal amount, a name, a line of
+# description, a Bates label.
+TRANSACTION_CHARS = {"date": 10, "amount": 20, "counterparty": 60, "description": 100, "bates": 40}
+TRANSACTION_FIELDS = list(TRANSACTION_CHARS)
+EXTRACTOR_MAX_TRANSACTIONS = 6
+
+
+def _text(chars: int) -> dict[str, object]:
+    return {"type": "string", "maxLength": chars}
+
+
+def _texts(items: int, chars: int) -> dict[str, object]:
+    return {"type": "array", "items": _text(chars), "maxItems": items}
+
 
 GATE_SCHEMA: dict[str, object] = {
     "type": "object",
     "properties": {
         "answer": {"type": "string", "enum": ["yes", "no", "insufficient"]},
-        "reasons": _STRINGS,
-        "missing_evidence": _STRINGS,
+        "reasons": _texts(GATE_MAX_REASONS, GATE_REASON_CHARS),
+        "missing_evidence": _texts(GATE_MAX_MISSING, GATE_MISSING_CHARS),
     },
     "required": ["answer", "reasons", "missing_evidence"],
     "additionalProperties": False,
@@ -48,21 +71,28 @@ ADVERSARY_SCHEMA: dict[str, object] = {
     "properties": {
         "findings": {
             "type": "array",
-            "maxItems": 100,
+            "maxItems": ADVERSARY_MAX_FINDINGS,
             "items": {
                 "type": "object",
                 "properties": {
                     "kind": {"type": "string", "enum": ADVERSARY_KINDS},
-                    "quote": {"type": "string"},
-                    "comment": {"type": "string"},
+                    "quote": _text(ADVERSARY_QUOTE_CHARS),
+                    "comment": _text(ADVERSARY_COMMENT_CHARS),
                 },
                 "required": ["kind", "quote", "comment"],
+                "additionalProperties": False,
             },
         }
     },
     "required": ["findings"],
+    "additionalProperties": False,
 }
-TRANSACTION_FIELDS = ["date", "amount", "counterparty", "description", "bates"]
+
+
+def transactions_limit() -> int:
+    """Transactions one extractor reply may list: LEXWEB_RUN_MAX_TRANSACTIONS, but no more than
+    the worst-case reply of EXTRACTOR_MAX_TRANSACTIONS fits the stage's max_tokens."""
+    return min(settings.LEXWEB_RUN_MAX_TRANSACTIONS, EXTRACTOR_MAX_TRANSACTIONS)
 
 
 def extractor_schema() -> dict[str, object]:
@@ -71,15 +101,17 @@ def extractor_schema() -> dict[str, object]:
         "properties": {
             "transactions": {
                 "type": "array",
-                "maxItems": settings.LEXWEB_RUN_MAX_TRANSACTIONS,
+                "maxItems": transactions_limit(),
                 "items": {
                     "type": "object",
-                    "properties": {name: {"type": "string"} for name in TRANSACTION_FIELDS},
+                    "properties": {name: _text(n) for name, n in TRANSACTION_CHARS.items()},
                     "required": TRANSACTION_FIELDS,
+                    "additionalProperties": False,
                 },
             }
         },
         "required": ["transactions"],
+        "additionalProperties": False,
     }
 
 
@@ -113,7 +145,14 @@ def template_values(work: "Work") -> dict[str, str]:
         "draft": work.draft_text,
         "verifier_findings": "\n".join(problems) or "(none)",
         "reviewer_findings": "\n".join(attacks) or "(none)",
-        "max_transactions": str(settings.LEXWEB_RUN_MAX_TRANSACTIONS),
+        "max_transactions": str(transactions_limit()),
+        "max_reasons": str(GATE_MAX_REASONS),
+        "reason_chars": str(GATE_REASON_CHARS),
+        "max_missing": str(GATE_MAX_MISSING),
+        "missing_chars": str(GATE_MISSING_CHARS),
+        "max_findings": str(ADVERSARY_MAX_FINDINGS),
+        "quote_chars": str(ADVERSARY_QUOTE_CHARS),
+        "comment_chars": str(ADVERSARY_COMMENT_CHARS),
     }
 
 
@@ -129,8 +168,9 @@ def _json_object(text: str, what: str) -> dict[str, object]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DomainError(
-            f"The {what} did not answer valid JSON ({exc.msg} at character {exc.pos}); the "
-            "stage failed. Start the run again, or ask an admin to check the model."
+            f"The {what} did not answer valid JSON: invalid JSON at character {exc.pos} "
+            f"({exc.msg}); the stage failed. Start the run again, or ask an admin to check the "
+            "model."
         ) from None
     except ValueError:  # e.g. a number of thousands of digits
         raise DomainError(
@@ -200,7 +240,7 @@ def adversary_parse(text: str, *, draft: str) -> dict[str, object]:
 def extractor_parse(text: str) -> dict[str, object]:
     data = _json_object(text, "extractor")
     raw = data.get("transactions")
-    limit = settings.LEXWEB_RUN_MAX_TRANSACTIONS
+    limit = transactions_limit()
     if not isinstance(raw, list):
         raise DomainError("The extractor's answer breaks its schema: no “transactions” list.")
     if len(raw) > limit:
@@ -220,17 +260,46 @@ def extractor_parse(text: str) -> dict[str, object]:
     return {"transactions": rows}
 
 
+class ReplyRejected(DomainError):
+    """A structured stage's reply that is not the JSON asked for. Carries the reply and the
+    call's custody (model, deployment, token counts, finish reason), which the failed stage
+    keeps."""
+
+    code = "reply_rejected"
+
+    def __init__(self, message: str, *, text: str, custody: dict[str, object]) -> None:
+        super().__init__(message)
+        self.text = text
+        self.custody = custody
+
+
+def _structured(work: "Work", text: str) -> dict[str, object]:
+    if work.name == N.GATE:
+        return gate_parse(text)
+    if work.name == N.ADVERSARY:
+        return adversary_parse(text, draft=work.draft_text)
+    return extractor_parse(text)
+
+
 def model_outcome(work: "Work", *, text: str, custody: dict[str, object]) -> "Outcome":
+    """The stage's outcome from its reply. A structured reply that does not parse raises
+    ReplyRejected, saying "cut at the limit (N tokens)" when the backend stopped it at
+    max_tokens, else why it is not the JSON asked for."""
     from apps.drafting.pipeline.execute import Outcome
 
-    if work.name == N.GATE:
-        return Outcome(text=text, data=gate_parse(text), custody=custody)
-    if work.name == N.ADVERSARY:
-        return Outcome(
-            text=text, data=adversary_parse(text, draft=work.draft_text), custody=custody
-        )
-    if work.name == N.EXTRACTOR:
-        return Outcome(text=text, data=extractor_parse(text), custody=custody)
+    if work.name in (N.GATE, N.ADVERSARY, N.EXTRACTOR):
+        try:
+            return Outcome(text=text, data=_structured(work, text), custody=custody)
+        except DomainError as error:
+            message = error.message
+            if custody.get("finish_reason") == "length":
+                what = Stage.Name(work.name).label.lower()
+                message = (
+                    f"The {what}'s reply was cut at the limit "
+                    f"({custody.get('completion_tokens')} tokens) before its JSON was complete; "
+                    "the stage failed. Start the run again, or ask an admin to check the model."
+                )
+            raise ReplyRejected(message, text=text, custody=custody) from None
     if not text.strip():
         raise DomainError(f"The {Stage.Name(work.name).label.lower()} wrote nothing.")
     return Outcome(text=text, custody=custody)
