@@ -34,6 +34,29 @@ from tests.harness.database import flush_written_tables
 BASE_DIR = Path(settings.BASE_DIR)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tiers first (files that launch the product, then the browser's), each file's
+    tests kept together and in order: pytest-xdist hands out whole files in this order, so
+    the long files start while the short ones fill the other workers, instead of one worker
+    finishing a long file alone at the end. (Runs after tests/e2e/conftest.py marks its
+    files.)"""
+
+    def tier(item: pytest.Item) -> int:
+        if item.get_closest_marker("product"):
+            return 0
+        return 1 if item.get_closest_marker("browser") else 2
+
+    def file(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
+    file_tier: dict[str, int] = {}
+    for item in items:
+        file_tier[file(item)] = min(file_tier.get(file(item), 2), tier(item))
+    position = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (file_tier[file(item)], position[id(item)]))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _close_stray_connections(django_db_setup: None, django_db_blocker: object) -> Iterator[None]:
     """The channel layer keeps a connection pool and a LISTEN connection open; end them before

@@ -19,6 +19,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.resolvers import LocalePrefixPattern
@@ -48,7 +49,7 @@ from tests.conftest import session_client, token_client, ws_connect
 from tests.drafting.makers import draft_of, verified
 from tests.drafting.run_fixtures import run_ids_for_tables, runs_for_tables
 from tests.drafting.table_fixtures import financial_run, financial_run_id
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import CaseFactory, MembershipFactory, UserFactory
 
 PAGE, API, WEBSOCKET = "page", "api", "websocket"
 EVERY_METHOD = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -659,6 +660,10 @@ def _assert_nothing_about(case: Case, text: str) -> None:
 
 @pytest.fixture
 def junior(case: Case) -> User:
+    return _make_junior(case)
+
+
+def _make_junior(case: Case) -> User:
     """A lawyer who is staff on `case`: the target of the member routes."""
     user = UserFactory(email="junior@firm.test", full_name="Jo Junior", role=User.Role.LAWYER)
     MembershipFactory(case=case, user=user, role=Membership.Role.STAFF)
@@ -672,6 +677,10 @@ def newcomer(db: None) -> User:
 
 @pytest.fixture
 def document(lawyer: User, case: Case) -> Document:
+    return _make_document(lawyer, case)
+
+
+def _make_document(lawyer: User, case: Case) -> Document:
     """A one-page PDF of `case` with its page read, the target of the document routes."""
     with pymupdf.open() as pdf:
         pdf.new_page().insert_text((72, 72), "The matrix page of Acme.", fontsize=11)
@@ -757,37 +766,6 @@ def test_matrix_lists_exactly_the_case_scoped_routes_that_exist() -> None:
     assert len({entry.route for entry in MATRIX}) == len(MATRIX)
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(("entry", "method", "via"), PROBES)
-def test_member_is_served_on_listed_methods_and_gets_405_on_the_others(
-    lawyer: User,
-    junior: User,
-    newcomer: User,
-    case: Case,
-    document: Document,
-    entry: Route,
-    method: str,
-    via: str,
-) -> None:
-    client = token_client(lawyer) if via == "token" else session_client(lawyer)
-    path = _path(entry.route, **_ids(case, junior, document, entry))
-
-    response = _send(client, entry, method, path)
-
-    if method not in entry.methods:
-        assert response.status_code == 405
-        return
-    assert response.status_code < 400, response.content
-    if response.status_code == 302:
-        if entry.redirect is None:
-            assert response["Location"] == reverse("cases:detail", kwargs={"case_id": case.pk})
-        else:
-            assert response["Location"].startswith(_path(entry.redirect, case_id=case.pk))
-
-
-# --- Non-members, anonymous, missing cases ------------------------------------------------
-
-
 def _assert_refused_like_a_missing_case(
     client: Client, entry: Route, method: str, case: Case, junior: User, document: Document
 ) -> Any:
@@ -806,66 +784,177 @@ def _assert_refused_like_a_missing_case(
     return response
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
-def test_non_member_session_gets_404_like_a_missing_case_and_nothing_changes(
-    outsider: User,
-    other_case: Case,
-    junior: User,
-    newcomer: User,
-    case: Case,
-    document: Document,
-    entry: Route,
-    method: str,
-) -> None:
-    _assert_refused_like_a_missing_case(
-        session_client(outsider), entry, method, case, junior, document
-    )
+# --- Non-members, anonymous, missing cases ------------------------------------------------
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(("entry", "method"), API_CALLS)
-def test_non_member_token_gets_404_like_a_missing_case_and_nothing_changes(
-    outsider: User,
-    other_case: Case,
-    junior: User,
-    newcomer: User,
-    case: Case,
-    document: Document,
-    entry: Route,
-    method: str,
-) -> None:
-    response = _assert_refused_like_a_missing_case(
-        token_client(outsider), entry, method, case, junior, document
-    )
-    assert response.json()["code"] == "not_found"
+@dataclass
+class _World:
+    lawyer: User
+    staff: User
+    outsider: User
+    other_case: Case
+    case: Case
+    junior: User
+    newcomer: User
+    document: Document
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
-def test_anonymous_is_sent_to_sign_in_or_gets_401_and_nothing_changes(
-    junior: User, newcomer: User, case: Case, document: Document, entry: Route, method: str
-) -> None:
-    client = Client()
-    ids = _ids(case, junior, document, entry)
-    path = _path(entry.route, **ids)
-    before = _snapshot(case)
+@pytest.fixture(scope="class")
+def world(django_db_setup: None, django_db_blocker: Any) -> Iterator[_World]:
+    """TestCaseRoutes' set of fixtures, made once per class in a transaction rolled back after
+    it (see the class)."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        lawyer = UserFactory(
+            email="lawyer@firm.test", full_name="Laura Lawyer", role=User.Role.LAWYER
+        )
+        staff = UserFactory(email="staff@firm.test", full_name="Sam Staff", role=User.Role.STAFF)
+        outsider = UserFactory(
+            email="outsider@firm.test", full_name="Otto Outsider", role=User.Role.LAWYER
+        )
+        other_case = CaseFactory(
+            created_by=outsider, number="CV-2026-0999", title="Other v. Matter"
+        )
+        MembershipFactory(case=other_case, user=outsider, role=Membership.Role.LAWYER)
+        case = CaseFactory(created_by=lawyer, number="CV-2026-0001", title="Acme v. Widget")
+        MembershipFactory(case=case, user=lawyer, role=Membership.Role.LAWYER)
+        MembershipFactory(case=case, user=staff, role=Membership.Role.STAFF)
+        junior = _make_junior(case)
+        newcomer = UserFactory(email=NEWCOMER_EMAIL, full_name="Nico Newcomer")
+        document = _make_document(lawyer, case)
+        yield _World(lawyer, staff, outsider, other_case, case, junior, newcomer, document)
+        transaction.set_rollback(True)
 
-    response = _send(client, entry, method, path)
-    missing = _send(
-        client, entry, method, _path(entry.route, **{**ids, "case_id": MISSING_CASE_ID})
-    )
 
-    if entry.kind == API:
-        assert response.status_code == missing.status_code == 401
-        assert response.json() == missing.json()
-        assert response.json()["code"] == "unauthenticated"
-    else:
-        assert response.status_code == missing.status_code == 302
-        query = entry.payloads.get(method) if method == "GET" else None
-        assert response["Location"] == _login_url(path, query)
-    _assert_nothing_about(case, response.content.decode())
-    assert _snapshot(case) == before
+class TestCaseRoutes:
+    """Every case route for members, non-members and the anonymous, over one set of fixtures
+    made once for the class (a case with a document, a production, packets, drafts and runs:
+    about a third of a second to make) instead of once for each of its 900-odd tests. The set
+    is made in a transaction that is rolled back after the class; each test runs in a
+    savepoint inside it and is rolled back to it, so every test starts from the same rows."""
+
+    # The suite's personas, from the class's set (each test's own transaction is `db`'s).
+    @pytest.fixture
+    def lawyer(self, db: None, world: _World) -> User:
+        return world.lawyer
+
+    @pytest.fixture
+    def outsider(self, db: None, world: _World) -> User:
+        return world.outsider
+
+    @pytest.fixture
+    def other_case(self, db: None, world: _World) -> Case:
+        return world.other_case
+
+    @pytest.fixture
+    def case(self, db: None, world: _World) -> Case:
+        return world.case
+
+    @pytest.fixture
+    def junior(self, db: None, world: _World) -> User:
+        return world.junior
+
+    @pytest.fixture
+    def newcomer(self, db: None, world: _World) -> User:
+        return world.newcomer
+
+    @pytest.fixture
+    def document(self, db: None, world: _World) -> Document:
+        return world.document
+
+    @pytest.mark.django_db
+    @pytest.mark.parametrize(("entry", "method", "via"), PROBES)
+    def test_member_is_served_on_listed_methods_and_gets_405_on_the_others(
+        self,
+        lawyer: User,
+        junior: User,
+        newcomer: User,
+        case: Case,
+        document: Document,
+        entry: Route,
+        method: str,
+        via: str,
+    ) -> None:
+        client = token_client(lawyer) if via == "token" else session_client(lawyer)
+        path = _path(entry.route, **_ids(case, junior, document, entry))
+
+        response = _send(client, entry, method, path)
+
+        if method not in entry.methods:
+            assert response.status_code == 405
+            return
+        assert response.status_code < 400, response.content
+        if response.status_code == 302:
+            if entry.redirect is None:
+                assert response["Location"] == reverse("cases:detail", kwargs={"case_id": case.pk})
+            else:
+                assert response["Location"].startswith(_path(entry.redirect, case_id=case.pk))
+
+    @pytest.mark.django_db
+    @pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
+    def test_non_member_session_gets_404_like_a_missing_case_and_nothing_changes(
+        self,
+        outsider: User,
+        other_case: Case,
+        junior: User,
+        newcomer: User,
+        case: Case,
+        document: Document,
+        entry: Route,
+        method: str,
+    ) -> None:
+        _assert_refused_like_a_missing_case(
+            session_client(outsider), entry, method, case, junior, document
+        )
+
+    @pytest.mark.django_db
+    @pytest.mark.parametrize(("entry", "method"), API_CALLS)
+    def test_non_member_token_gets_404_like_a_missing_case_and_nothing_changes(
+        self,
+        outsider: User,
+        other_case: Case,
+        junior: User,
+        newcomer: User,
+        case: Case,
+        document: Document,
+        entry: Route,
+        method: str,
+    ) -> None:
+        response = _assert_refused_like_a_missing_case(
+            token_client(outsider), entry, method, case, junior, document
+        )
+        assert response.json()["code"] == "not_found"
+
+    @pytest.mark.django_db
+    @pytest.mark.parametrize(("entry", "method"), HTTP_CALLS)
+    def test_anonymous_is_sent_to_sign_in_or_gets_401_and_nothing_changes(
+        self,
+        junior: User,
+        newcomer: User,
+        case: Case,
+        document: Document,
+        entry: Route,
+        method: str,
+    ) -> None:
+        client = Client()
+        ids = _ids(case, junior, document, entry)
+        path = _path(entry.route, **ids)
+        before = _snapshot(case)
+
+        response = _send(client, entry, method, path)
+        missing = _send(
+            client, entry, method, _path(entry.route, **{**ids, "case_id": MISSING_CASE_ID})
+        )
+
+        if entry.kind == API:
+            assert response.status_code == missing.status_code == 401
+            assert response.json() == missing.json()
+            assert response.json()["code"] == "unauthenticated"
+        else:
+            assert response.status_code == missing.status_code == 302
+            query = entry.payloads.get(method) if method == "GET" else None
+            assert response["Location"] == _login_url(path, query)
+        _assert_nothing_about(case, response.content.decode())
+        assert _snapshot(case) == before
 
 
 # --- Websockets ---------------------------------------------------------------------------
