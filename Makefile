@@ -6,9 +6,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 # The suite runs on this many pytest-xdist workers (each with its own test database, and its own
-# launched product for the browser and process tests); files stay whole on one worker.
+# launched product for the browser and process tests); files stay whole on one worker, handed
+# out in the order tests/conftest.py gives them (the slow tiers first), not largest first.
 TEST_WORKERS ?= auto
-TEST_OPTS := -n $(TEST_WORKERS) --dist loadfile --durations=25
+TEST_OPTS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 .PHONY: install system-deps system-test-deps run test test-fast lint format bench faults provenance-eval clean-venv
 
