@@ -101,3 +101,31 @@ class Visits:
 
     def violations(self) -> dict[str, list[str]]:
         return {url: found for url, found in self.seen.items() if found}
+
+
+async def frozen_packet_of(
+    page: Page, visits: Visits, case_path: str, pdf: Path, *, title: str, reason: str
+) -> None:
+    """The record as a person makes it: `pdf` uploaded on the documents page and read by the
+    worker (its row turns ready and its provenance clear, live), put in a new packet `title`
+    with `reason`, and the packet frozen."""
+    await visits.go(page, f"{case_path}documents/")
+    await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
+    await choose_files(page, pdf)
+    await wait_ready(page, pdf.name, timeout=120)
+    await wait_for(
+        page,
+        f"{row(pdf.name)}.querySelector('[data-field=provenance]').dataset.provenance === 'clear'",
+    )
+    await visits.go(page, f"{case_path}packets/")
+    await visits.submit(page, f'form[action="{case_path}packets/"]', {"title": title})
+    document = await page.evaluate(
+        "[...document.querySelectorAll('#id_document option')]"
+        f".find((o) => o.textContent.startsWith({pdf.name!r})).value"
+    )
+    await visits.submit(page, 'form[action$="/items/"]', {"document": document, "reason": reason})
+    freeze = await page.get_attribute('a[href$="/freeze/"]', "href")
+    assert freeze
+    await visits.go(page, freeze)
+    await visits.submit(page, 'form[action$="/freeze/"]', {})
+    assert "Frozen" in await page.evaluate("document.body.textContent")

@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page
 
-from tests.e2e.steps import Visits, choose_files, row, wait_ready, write_pdf
+from tests.e2e.steps import Visits, frozen_packet_of, write_pdf
 from tests.harness.browser import arrive, listen_for_csp, shot, sign_in, wait_for
 from tests.harness.product import Account, Product
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 FILENAME = "e2e-brief.pdf"
-ROW = row(FILENAME)
 RECORD = ["The tenant paid $12,450.00 on March 3, 2024.", "Signed at Springfield."]
 DRAFT = "The tenant paid USD 12,450 on 03/03/2024. The landlord then paid $99.00 on June 9, 2021."
 LAWYER_PASSWORD = "E2e-lawyer-password-1"
@@ -55,28 +54,9 @@ async def test_a_lawyer_verifies_a_draft_reads_its_findings_overrides_and_approv
         button="[name=_save]",
     )
     await visits.go(page, case.path)
-    # The record: uploaded and read by the worker, put in a packet, frozen.
-    await visits.go(page, f"{case.path}documents/")
-    await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
-    await choose_files(page, pdf)
-    await wait_ready(page, FILENAME, timeout=120)
-    await wait_for(
-        page, f"{ROW}.querySelector('[data-field=provenance]').dataset.provenance === 'clear'"
+    await frozen_packet_of(
+        page, visits, case.path, pdf, title="Lease record", reason="The payment record"
     )
-    await visits.go(page, f"{case.path}packets/")
-    await visits.submit(page, f'form[action="{case.path}packets/"]', {"title": "Lease record"})
-    document = await page.evaluate(
-        "[...document.querySelectorAll('#id_document option')]"
-        f".find((o) => o.textContent.startsWith({FILENAME!r})).value"
-    )
-    await visits.submit(
-        page, 'form[action$="/items/"]', {"document": document, "reason": "The payment record"}
-    )
-    freeze = await page.get_attribute('a[href$="/freeze/"]', "href")
-    assert freeze
-    await visits.go(page, freeze)
-    await visits.submit(page, 'form[action$="/freeze/"]', {})
-    assert "Frozen" in await page.evaluate("document.body.textContent")
     async with page.expect_navigation():
         await page.evaluate(
             "document.querySelector('form[action=\"/accounts/logout/\"]').requestSubmit()"

@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page
 
-from tests.e2e.steps import Visits, choose_files, row, wait_ready, write_pdf
+from tests.e2e.steps import Visits, frozen_packet_of, write_pdf
 from tests.harness.browser import arrive, listen_for_csp, shot, sign_in, wait_for
 from tests.harness.product import Product
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 FILENAME = "e2e-ledger.pdf"
-ROW = row(FILENAME)
 # Enough facts for a summary that streams for a few seconds at the demo's reference speeds.
 RECORD = [
     f"On March {day}, 2024 Acme Corp. paid ${1000 + day * 25:,}.00 to Widget Ltd. for rent."
@@ -65,31 +64,6 @@ STAGE = """(() => {
 })()"""
 
 
-async def _frozen_packet(page: Page, visits: Visits, case_path: str, pdf: Path) -> None:
-    """The record: uploaded and read by the worker, put in a packet "Run record", frozen."""
-    await visits.go(page, f"{case_path}documents/")
-    await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
-    await choose_files(page, pdf)
-    await wait_ready(page, FILENAME, timeout=120)
-    await wait_for(
-        page, f"{ROW}.querySelector('[data-field=provenance]').dataset.provenance === 'clear'"
-    )
-    await visits.go(page, f"{case_path}packets/")
-    await visits.submit(page, f'form[action="{case_path}packets/"]', {"title": "Run record"})
-    document = await page.evaluate(
-        "[...document.querySelectorAll('#id_document option')]"
-        f".find((o) => o.textContent.startsWith({FILENAME!r})).value"
-    )
-    await visits.submit(
-        page, 'form[action$="/items/"]', {"document": document, "reason": "The ledger"}
-    )
-    freeze = await page.get_attribute('a[href$="/freeze/"]', "href")
-    assert freeze
-    await visits.go(page, freeze)
-    await visits.submit(page, 'form[action$="/freeze/"]', {})
-    assert "Frozen" in await page.evaluate("document.body.textContent")
-
-
 async def _start_summary(page: Page, visits: Visits, runs: str) -> None:
     """Start a summary of the frozen packet from the New run form, as a person would: until the
     first health checks of the demo's backends have run, the form may say no deployment is
@@ -132,7 +106,7 @@ async def test_a_summary_run_streams_live_on_its_page_with_the_stage_timeline(
     await listen_for_csp(page)
     await page.add_init_script(SAMPLER)
     await sign_in(page, case.lawyer)
-    await _frozen_packet(page, visits, case.path, pdf)
+    await frozen_packet_of(page, visits, case.path, pdf, title="Run record", reason="The ledger")
 
     # The Runs tab, its New run form: a summary of the frozen packet.
     runs = await page.get_attribute('.case-nav a[href$="/runs/"]', "href")

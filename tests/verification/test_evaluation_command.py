@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,19 @@ from django.db import connection
 
 from apps.verification import evaluation
 from tests.factories import CaseFactory, UserFactory
+from tests.harness.serial import serial
 from tests.verification.test_evaluation import SCORER, write_tiny_set
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _one_evaluation_at_a_time() -> Iterator[None]:
+    """These tests check that the command leaves no temporary database or folder on the
+    server and machine the xdist workers share; tests/verification/test_heldout.py runs the
+    command too. Not at the same time as each other."""
+    with serial("verify-eval"):
+        yield
 
 
 def _row_counts() -> dict[str, int]:

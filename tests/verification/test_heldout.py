@@ -16,6 +16,7 @@ from django.core.management import call_command
 
 from apps.verification import evaluation
 from bench import verifier_eval
+from tests.harness.serial import serial
 from tests.verification.heldout import make_heldout
 from tests.verification.test_evaluation import SHARED_SET
 
@@ -106,7 +107,8 @@ def test_the_targets_hold_on_the_heldout_set_ingested_ocred_and_frozen_for_real(
     out = tmp_path / "findings.jsonl"
     printed = io.StringIO()
 
-    call_command("verify_eval", str(HELDOUT), out=str(out), quiet=True, stdout=printed)
+    with serial("verify-eval"):  # see tests/verification/test_evaluation_command.py
+        call_command("verify_eval", str(HELDOUT), out=str(out), quiet=True, stdout=printed)
 
     report = json.loads(printed.getvalue())
     cases = evaluation.load_set(HELDOUT)
