@@ -120,8 +120,14 @@ def _describe(violations: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-# What `evaluate` says when the document went away under it (a navigation).
-_NAVIGATING = ("Execution context was destroyed", "Cannot find context", "navigat")
+# What `evaluate` says when the document went away under it (a navigation; the last: a new
+# document came between axe-core's injection and its run).
+_NAVIGATING = (
+    "Execution context was destroyed",
+    "Cannot find context",
+    "navigat",
+    "axe is not defined",
+)
 
 
 async def axe_violations(page: Page) -> list[dict[str, Any]]:
