@@ -270,6 +270,11 @@ if LEXWEB_CLUSTER_HEALTH_CRON and not croniter.croniter.is_valid(LEXWEB_CLUSTER_
         f"LEXWEB_CLUSTER_HEALTH_CRON must be a cron line such as '* * * * * */30', "
         f"not {LEXWEB_CLUSTER_HEALTH_CRON!r}."
     )
+# Failed calls in a row (a refused or dropped connection, an error, a cut stream) after which a
+# backend leaves routing until a health check finds it answering and generating again. Fewer
+# leave it routable: one failed call never takes a backend out. A failed health check (its
+# liveness or its one-token probe) takes it out at once.
+LEXWEB_BACKEND_FAILURES_TO_LEAVE = env_int("LEXWEB_BACKEND_FAILURES_TO_LEAVE", 3, minimum=1)
 # Jobs that talk to backends (health checks now, drafting stages later) run on the `cluster`
 # queue in a worker of their own, this many at once: they mostly wait on the network.
 LEXWEB_CLUSTER_WORKER_CONCURRENCY = env_int("LEXWEB_CLUSTER_WORKER_CONCURRENCY", 16, minimum=1)

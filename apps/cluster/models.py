@@ -258,6 +258,34 @@ class Deployment(models.Model):
         return self.context_size // max(1, self.parallel_slots)
 
 
+class DeploymentHealth(models.Model):
+    """What the health check last saw of a deployment on its backend: the model the server
+    serves (compared with `model_name`) and the context one slot really has. Written only by
+    the health job; routing, the context guard and the evidence budget read it."""
+
+    class State(models.TextChoices):
+        UNKNOWN = "unknown", "Not checked yet"
+        OK = "ok", "Serves the configured model"
+        MISCONFIGURED = "misconfigured", "Serves another model"
+
+    deployment = models.OneToOneField(
+        Deployment, on_delete=models.CASCADE, primary_key=True, related_name="health"
+    )
+    state = models.CharField(max_length=16, choices=State.choices, default=State.UNKNOWN)
+    # The names the backend gave for what it serves (llama-server: its model id, alias and
+    # file path; Ollama: its pulled models), as it gave them, for the admin and the dashboard.
+    served_model = models.CharField(max_length=300, blank=True)
+    # Tokens one request gets, as the server reports it (None: it did not say); where it was
+    # read ("/props", "/slots", "/v1/models", "/api/show", "/api/ps", "num_ctx").
+    served_context = models.PositiveIntegerField(null=True, blank=True)
+    context_source = models.CharField(max_length=32, blank=True)
+    message = models.CharField(max_length=300, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.deployment_id}: {self.state}"
+
+
 class Role(models.TextChoices):
     GATE = "gate", "Gate (are there grounds?)"
     DRAFTER = "drafter", "Drafter"

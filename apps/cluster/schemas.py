@@ -88,6 +88,15 @@ class DeploymentOut(Schema):
     board_memory_used_bytes: int | None
     board_memory_total_bytes: int | None
     speed: DeploymentSpeedOut
+    # The health check's view: "ok", "misconfigured" (the server serves another model, named
+    # in served_model) or "unknown"; the context of one request configured, as the server
+    # reports it (None: not reported), and the smaller of the two, which is the one used.
+    served_state: str
+    served_model: str
+    served_message: str
+    configured_context: int
+    served_context: int | None
+    context_tokens: int
 
     @staticmethod
     def resolve_board_memory_used_bytes(obj: DeploymentView) -> int | None:

@@ -20,6 +20,7 @@ from apps.cluster.models import (
     Board,
     CallRecord,
     Deployment,
+    DeploymentHealth,
     Gpu,
     GpuSample,
     GpuStatus,
@@ -51,6 +52,27 @@ def deployment_speed_get(*, deployment_id: int) -> DeploymentSpeed:
     """Rolling decode speed: mean tokens/s of the latest SPEED_WINDOW_CALLS successful calls
     of the last SPEED_WINDOW that reported a decode speed (one rule: deployment_speeds_get)."""
     return deployment_speeds_get(deployment_ids=[deployment_id])[deployment_id]
+
+
+def deployment_served(deployment: Deployment) -> DeploymentHealth | None:
+    """The health check's row for the deployment (loaded with `select_related("health")` where
+    the caller cares about queries), or None before its first check."""
+    try:
+        return deployment.health
+    except DeploymentHealth.DoesNotExist:
+        return None
+
+
+def deployment_context_tokens(deployment: Deployment) -> int:
+    """Tokens one request to `deployment` may hold: the smaller of the configured context of a
+    slot and what the server reported at its last health check (llama-server n_ctx of a slot;
+    Ollama the num_ctx sent within the model's own context length). The context guard, the
+    evidence budget and routing read the context here and nowhere else."""
+    configured = deployment.context_per_slot
+    served = deployment_served(deployment)
+    if served is None or not served.served_context:
+        return configured
+    return min(configured, served.served_context)
 
 
 # --- Dashboard ----------------------------------------------------------------------------
@@ -190,6 +212,19 @@ class DeploymentView:
     memory_estimate_bytes: int
     board: BoardView | None
     speed: DeploymentSpeed
+    # What the health check saw (DeploymentHealth): whether the server serves this model, the
+    # names it gave, the context it reports beside the configured one, and the one used.
+    served_state: str
+    served_state_label: str
+    served_model: str
+    served_message: str
+    configured_context: int
+    served_context: int | None
+    context_tokens: int
+
+    @property
+    def context_differs(self) -> bool:
+        return self.served_context is not None and self.served_context != self.configured_context
 
     @property
     def memory_estimate_gib(self) -> float:
@@ -261,25 +296,13 @@ def dashboard_get() -> Dashboard:
     )
     backends = tuple(_backend_view(backend) for backend in backend_rows)
     deployment_rows = list(
-        Deployment.objects.select_related("backend__board__host")
+        Deployment.objects.select_related("backend__board__host", "health")
         .defer("backend__api_key")
         .order_by("backend__name", "model_name")
     )
     speeds = deployment_speeds_get(deployment_ids=[d.pk for d in deployment_rows])
     deployments = tuple(
-        DeploymentView(
-            id=d.pk,
-            model_name=d.model_name,
-            enabled=d.enabled,
-            backend_id=d.backend_id,
-            backend_name=d.backend.name,
-            board_id=d.backend.board_id,
-            board_label=str(d.backend.board),
-            memory_estimate_bytes=d.memory_estimate_bytes,
-            board=boards.get(d.backend.board_id),
-            speed=speeds[d.pk],
-        )
-        for d in deployment_rows
+        _deployment_view(d, boards.get(d.backend.board_id), speeds[d.pk]) for d in deployment_rows
     )
     return Dashboard(
         hosts=hosts,
@@ -354,6 +377,32 @@ def _gpu_view(gpu: Gpu) -> GpuView:
         memory_bytes=gpu.memory_bytes,
         board_id=gpu.board_id,
         reading=reading,
+    )
+
+
+def _deployment_view(
+    d: Deployment, board: BoardView | None, speed: DeploymentSpeed
+) -> DeploymentView:
+    served = deployment_served(d)
+    state = served.state if served else DeploymentHealth.State.UNKNOWN
+    return DeploymentView(
+        id=d.pk,
+        model_name=d.model_name,
+        enabled=d.enabled,
+        backend_id=d.backend_id,
+        backend_name=d.backend.name,
+        board_id=d.backend.board_id,
+        board_label=str(d.backend.board),
+        memory_estimate_bytes=d.memory_estimate_bytes,
+        board=board,
+        speed=speed,
+        served_state=state,
+        served_state_label=DeploymentHealth.State(state).label,
+        served_model=served.served_model if served else "",
+        served_message=served.message if served else "",
+        configured_context=d.context_per_slot,
+        served_context=served.served_context if served else None,
+        context_tokens=deployment_context_tokens(d),
     )
 
 

@@ -24,11 +24,12 @@ HEALTH_CHECK_PERIODIC_ID = "health"
 async def backends_health_check_task(*, timestamp: int) -> None:
     """Check every enabled backend and write the health registry.
 
-    Async, so the checks of different boards wait on their backends side by side; the service
-    reaches the ORM only through sync_to_async. Idempotent.
+    `timestamp` is the check's scheduled time: cooldowns are counted from it, not from when a
+    worker happened to start the job. Async, so the checks of different boards wait on their
+    backends side by side; the service reaches the ORM only through sync_to_async. Idempotent.
     """
     require_arg(timestamp, int, "timestamp")
-    await health.backends_health_check_all()
+    await health.backends_health_check_all(tick=health.tick_from_timestamp(timestamp))
 
 
 if HEALTH_CHECK_CRON:

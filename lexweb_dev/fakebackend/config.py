@@ -52,8 +52,25 @@ class FakeSettings:
     prompt_tokens_unreported: int = 0
     # Ollama: the models that `ollama pull` has fetched. None: just `model`.
     pulled_models: list[str] | None = None
+    # llama-server: the GGUF file it serves (/props `model_path`); "": /models/<model>.gguf.
+    model_path: str = ""
+    # llama-server started without --alias: it names its model by the file's path (/v1/models
+    # id and aliases, /props model_alias), as the real one does; `model` is then unused there.
+    no_alias: bool = False
+    # llama-server: an older build whose /props has no default_generation_settings.n_ctx.
+    props_without_n_ctx: bool = False
+    # Ollama: the model's own context length (/api/show model_info); a larger num_ctx is cut
+    # to it, as Ollama does.
+    context_length: int = 32768
     # Ollama: the version /api/version reports.
     version: str = "0.24.0"
 
     def pulled(self) -> list[str]:
         return list(self.pulled_models) if self.pulled_models is not None else [self.model]
+
+    def gguf_path(self) -> str:
+        return self.model_path or f"/models/{self.model}.gguf"
+
+    def served_name(self) -> str:
+        """The name llama-server gives its model: the alias, or without one the file's path."""
+        return self.gguf_path() if self.no_alias else self.model

@@ -133,7 +133,7 @@ class LlamaApp:
     # -- read-only endpoints -----------------------------------------------------------------
 
     async def models(self, exchange: Exchange) -> Reply:
-        name = self.settings.model
+        name = self.settings.served_name()
         details = {"parent_model": "", "format": "gguf", "family": "", "families": [""],
                    "parameter_size": "", "quantization_level": ""}  # fmt: skip
         meta = {"vocab_type": 2, "n_vocab": 151936, "n_ctx": self.settings.n_ctx_per_slot,
@@ -150,15 +150,19 @@ class LlamaApp:
 
     async def props(self, exchange: Exchange) -> Reply:
         n_ctx = self.settings.n_ctx_per_slot
+        generation: dict[str, object] = {"params": None, "n_ctx": n_ctx}
+        if self.settings.props_without_n_ctx:
+            del generation["n_ctx"]
         params = {"seed": 4294967295, "temperature": 0.8, "top_k": 40, "top_p": 0.95,
                   "min_p": 0.05, "repeat_penalty": 1.0, "max_tokens": -1, "n_predict": -1,
                   "stream": False, "timings_per_token": False}  # fmt: skip
+        generation["params"] = params
         return self.json_reply(200, {
-            "default_generation_settings": {"params": params, "n_ctx": n_ctx},
+            "default_generation_settings": generation,
             "total_slots": self.settings.slots,
-            "model_alias": self.settings.model,
+            "model_alias": self.settings.served_name(),
             "model_ftype": "all F32",
-            "model_path": f"/models/{self.settings.model}.gguf",
+            "model_path": self.settings.gguf_path(),
             "modalities": {"vision": False, "video": False, "audio": False},
             "endpoint_slots": True, "endpoint_props": False, "endpoint_metrics": True,
             "chat_template": CHAT_TEMPLATE,

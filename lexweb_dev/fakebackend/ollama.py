@@ -178,7 +178,8 @@ class OllamaApp:
             "parameters": 'stop                           "<|im_end|>"',
             "template": TEMPLATE,
             "details": self._details(),
-            "model_info": {"general.architecture": "llama", "llama.context_length": 32768},
+            "model_info": {"general.architecture": "llama",
+                           "llama.context_length": self.settings.context_length},
             "tensors": [],
             "capabilities": ["completion"],
             "modified_at": "2026-11-30T06:16:03.982363568Z",
@@ -222,6 +223,8 @@ class OllamaApp:
             status = self.settings.status_error
             return self.error(status, STATUS_ERRORS.get(status, "internal error (fake)"))
         num_ctx = as_int(options.get("num_ctx"), 0) or self.settings.n_ctx_per_slot
+        # A num_ctx beyond the model's own context length is cut to it.
+        num_ctx = min(num_ctx, self.settings.context_length)
         limit = as_int(options.get("num_predict"), 0) or self.settings.max_tokens_default
         pieces, finish = reply_pieces(reply_text(self.settings, body), limit)
         run = _OllamaRun(self, exchange, model, chat=chat, pieces=pieces, finish=finish)
@@ -268,7 +271,9 @@ class OllamaApp:
         if reason == "unload":
             self.loaded.pop(full_name(model), None)
         else:
-            await self.load(model, self.settings.n_ctx_per_slot, keep_alive)
+            await self.load(
+                model, min(self.settings.n_ctx_per_slot, self.settings.context_length), keep_alive
+            )
         field = {"message": {"role": "assistant", "content": ""}} if chat else {"response": ""}
         return self.json_reply(200, {
             "model": model, "created_at": rfc3339(datetime.now(UTC)), **field,

@@ -351,7 +351,9 @@ async def test_unreachable_backend_raises_a_clear_error_and_counts_a_failure() -
     assert record.outcome == Outcome.ERROR
     assert record.error == str(failed.value) and record.error
     row = await BackendHealth.objects.aget(pk=deployment.backend_id)
-    assert (row.state, row.consecutive_failures) == (BackendHealth.State.DOWN, 1)
+    # One failed call counts, and leaves the backend routable (issue 29: never after one call).
+    assert (row.state, row.consecutive_failures) == (BackendHealth.State.UNKNOWN, 1)
+    assert "1 failed call in a row of 3" in row.message
 
 
 async def test_a_backend_that_never_answers_times_out_and_counts_a_failure() -> None:
@@ -369,7 +371,7 @@ async def test_a_backend_that_never_answers_times_out_and_counts_a_failure() -> 
     record = await _record()
     assert (record.outcome, record.error) == (Outcome.ERROR, str(hung.value))
     row = await BackendHealth.objects.aget(pk=deployment.backend_id)
-    assert (row.state, row.consecutive_failures) == (BackendHealth.State.DOWN, 1)
+    assert (row.state, row.consecutive_failures) == (BackendHealth.State.UNKNOWN, 1)
 
 
 async def test_server_error_is_recorded_with_its_message() -> None:
@@ -389,7 +391,7 @@ async def test_backend_in_cooldown_is_refused_without_being_contacted(
     fake_llama: FakeBackend,
 ) -> None:
     deployment = await _deployment(fake_llama)
-    for _ in range(health.FAILURES_FOR_COOLDOWN):
+    for _ in range(health.failures_to_leave()):
         await sync_to_async(health.backend_call_failed)(
             backend_id=deployment.backend_id, message="Connection refused."
         )

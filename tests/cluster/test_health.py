@@ -127,32 +127,38 @@ async def test_server_error_on_generation_marks_the_backend_down_with_its_messag
 
 
 @pytest.mark.asyncio
-async def test_three_failures_mean_cooldown_during_which_the_backend_is_not_contacted() -> None:
+async def test_three_failed_checks_mean_a_cooldown_counted_from_the_schedule() -> None:
     settings = FakeSettings(kind="llama_cpp", status_error=503, tokens_per_second=5000)
     async with FakeBackend(settings) as fake:
         backend = await _backend(fake)
-        start = timezone.now()
+        start = health.next_check_at(timezone.now())
         states = []
         for step in range(3):
+            # Each job started 20 s after its scheduled time (a busy worker): the cooldown is
+            # counted from the schedule all the same.
+            tick = start + timedelta(seconds=30 * step)
             row = await health.backend_health_check(
-                backend_id=backend.pk, now=start + timedelta(seconds=30 * step)
+                backend_id=backend.pk, tick=tick, now=tick + timedelta(seconds=20)
             )
             states.append((row.state, row.consecutive_failures))
         assert states == [(State.DOWN, 1), (State.DOWN, 2), (State.COOLDOWN, 3)]
         assert row.cooldown_until == start + timedelta(seconds=60) + health.COOLDOWN
         assert "3 failures in a row" in row.message
-        contacted = len(fake.requests)
+        generations = len(chat_requests(fake))
 
+        # During the cooldown the check asks liveness only: nothing is generated.
         during = await health.backend_health_check(
             backend_id=backend.pk, now=start + timedelta(seconds=90)
         )
         assert during.state == State.COOLDOWN
-        assert len(fake.requests) == contacted
+        assert len(chat_requests(fake)) == generations
 
-        # The cooldown ends; the backend has recovered meanwhile: one check clears it.
+        # The check scheduled at the cooldown's end decides, however late its job starts; the
+        # backend has recovered meanwhile: one check clears it.
         fake.settings.status_error = None
+        end = start + timedelta(seconds=60) + health.COOLDOWN
         after = await health.backend_health_check(
-            backend_id=backend.pk, now=start + timedelta(seconds=60) + health.COOLDOWN
+            backend_id=backend.pk, tick=end, now=end + timedelta(seconds=25)
         )
         assert after.state == State.OK
         assert (after.consecutive_failures, after.cooldown_until, after.message) == (0, None, "")
@@ -160,19 +166,84 @@ async def test_three_failures_mean_cooldown_during_which_the_backend_is_not_cont
 
 @pytest.mark.asyncio
 async def test_a_failure_after_the_cooldown_starts_another_cooldown() -> None:
-    backend = await _backend(closed_port_url())
-    start = timezone.now()
-    for step in range(3):
-        await health.backend_health_check(
-            backend_id=backend.pk, now=start + timedelta(minutes=step)
-        )
-
-    later = start + timedelta(minutes=2) + health.COOLDOWN
-    row = await health.backend_health_check(backend_id=backend.pk, now=later)
+    settings = FakeSettings(kind="llama_cpp", status_error=500, tokens_per_second=5000)
+    async with FakeBackend(settings) as fake:
+        backend = await _backend(fake)
+        start = health.next_check_at(timezone.now())
+        for step in range(3):
+            await health.backend_health_check(
+                backend_id=backend.pk, now=start + timedelta(minutes=step)
+            )
+        later = start + timedelta(minutes=2) + health.COOLDOWN
+        row = await health.backend_health_check(backend_id=backend.pk, now=later)
 
     assert row.state == State.COOLDOWN
     assert row.consecutive_failures == 4
     assert row.cooldown_until == later + health.COOLDOWN
+
+
+@pytest.mark.asyncio
+async def test_a_server_that_does_not_answer_is_down_never_cooling_and_back_at_the_next_check() -> (
+    None
+):
+    """A server not started yet (or killed) is checked at every check, however many failed:
+    started, it is routable after the next one (issue 29: not two minutes later)."""
+    async with FakeBackend(FakeSettings(kind="llama_cpp", tokens_per_second=5000)) as probe:
+        port = probe.port
+    backend = await _backend(f"http://127.0.0.1:{port}")
+    start = health.next_check_at(timezone.now())
+    for step in range(5):
+        row = await health.backend_health_check(
+            backend_id=backend.pk, now=start + timedelta(seconds=30 * step)
+        )
+        assert (row.state, row.cooldown_until) == (State.DOWN, None)
+    assert row.consecutive_failures == 5
+
+    settings = FakeSettings(kind="llama_cpp", tokens_per_second=5000)
+    async with FakeBackend(settings, port=port) as started:
+        row = await health.backend_health_check(
+            backend_id=backend.pk, now=start + timedelta(seconds=150)
+        )
+        assert (row.state, row.consecutive_failures) == (State.OK, 0)
+        assert len(chat_requests(started)) == 1  # it generated before it was called healthy
+        routed = await sync_to_async(_routable)(backend)
+    assert routed
+
+
+@pytest.mark.asyncio
+async def test_a_restarted_server_ends_its_cooldown_at_the_next_check() -> None:
+    """In cooldown, a check that finds the server gone makes it down, and the server back
+    loading is `loading`: the cooldown of the process that failed does not outlive it."""
+    settings = FakeSettings(kind="llama_cpp", status_error=500, tokens_per_second=5000)
+    async with FakeBackend(settings) as sick:
+        port = sick.port
+        backend = await _backend(sick)
+        start = health.next_check_at(timezone.now())
+        for step in range(3):
+            row = await health.backend_health_check(
+                backend_id=backend.pk, now=start + timedelta(seconds=30 * step)
+            )
+        assert row.state == State.COOLDOWN
+    gone = await health.backend_health_check(
+        backend_id=backend.pk, now=start + timedelta(seconds=90)
+    )
+    assert (gone.state, gone.cooldown_until) == (State.DOWN, None)
+
+    restarted = FakeSettings(kind="llama_cpp", tokens_per_second=5000)
+    async with FakeBackend(restarted, port=port):
+        back = await health.backend_health_check(
+            backend_id=backend.pk, now=start + timedelta(seconds=120)
+        )
+    assert (back.state, back.consecutive_failures) == (State.OK, 0)
+
+
+def _routable(backend: Backend) -> bool:
+    from apps.cluster.models import RoleRoute
+    from apps.cluster.services import dispatch
+
+    deployment = backend.deployments.get()
+    RoleRoute.objects.get_or_create(role="drafter", position=1, deployment=deployment)
+    return [d.pk for d in dispatch.deployments_for_role("drafter")] == [deployment.pk]
 
 
 @pytest.mark.asyncio
@@ -236,14 +307,24 @@ async def test_a_changed_row_is_published_to_the_dashboard(fake_llama: FakeBacke
 
 
 @pytest.mark.asyncio
-async def test_real_calls_count_like_checks(fake_llama: FakeBackend) -> None:
+async def test_one_failed_call_leaves_the_backend_routable_three_take_it_out(
+    fake_llama: FakeBackend,
+) -> None:
     backend = await _backend(fake_llama)
-    for _ in range(3):
+    await health.backend_health_check(backend_id=backend.pk)
+    for failures in (1, 2):
         await sync_to_async(health.backend_call_failed)(
-            backend_id=backend.pk, message="Connection refused."
+            backend_id=backend.pk, message="The server answered 500."
         )
+        row = await BackendHealth.objects.aget(pk=backend.pk)
+        assert (row.state, row.consecutive_failures) == (State.OK, failures)
+        assert await sync_to_async(_routable)(backend)
+    await sync_to_async(health.backend_call_failed)(
+        backend_id=backend.pk, message="The server answered 500."
+    )
     row = await BackendHealth.objects.aget(pk=backend.pk)
     assert (row.state, row.consecutive_failures) == (State.COOLDOWN, 3)
+    assert not await sync_to_async(_routable)(backend)
 
     await sync_to_async(health.backend_call_succeeded)(backend_id=backend.pk)
     row = await BackendHealth.objects.aget(pk=backend.pk)

@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypedDict
 
+import httpx
+
 
 class Message(TypedDict):
     role: Literal["system", "user", "assistant"]
@@ -68,6 +70,8 @@ class ModelInfo:
     # Context per slot as the backend reports it (llama-server meta.n_ctx), if it does.
     context_per_slot: int | None = None
     size_bytes: int | None = None
+    # Other names the backend answers to for it (llama-server's `aliases`).
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,26 @@ class HealthReport:
     slots_total: int | None = None
     slots_busy: int | None = None
     models_loaded: tuple[str, ...] = ()
+    # False when no HTTP answer came at all (nothing listening, the connection refused or
+    # dropped, no reply in time): the server is gone, not failing.
+    answered: bool = True
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """What a backend says it serves, asked about one configured model."""
+
+    # Every name the server gives for what it serves: llama-server its model id, aliases and
+    # file path (a server started without --alias names its model by the path); Ollama its
+    # pulled models.
+    names: tuple[str, ...]
+    # Tokens one request gets (llama-server: n_ctx of a slot; Ollama: the num_ctx sent, within
+    # the model's own context length), or None when the server does not say.
+    context_per_slot: int | None = None
+    # Where context_per_slot was read: "/props", "/slots", "/v1/models", "/api/show", "/api/ps".
+    context_source: str = ""
+    # Ollama: whether the model is in memory now (/api/ps). llama-server: always.
+    loaded: bool = True
 
 
 class BackendError(Exception):
@@ -122,6 +146,28 @@ class StreamFailed(BackendError):
     """The backend reported an error after streaming had begun (under status 200)."""
 
 
+# Transport failures in which the server did say something (a read or write deadline of
+# httpx's own; ours are asyncio deadlines, which chain nothing).
+_ANSWERED_TRANSPORT = (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout)
+
+
+def backend_answered(error: BaseException) -> bool:
+    """False when the error is that no HTTP answer came at all: the connection was refused,
+    could not be made in time, or dropped (a server killed or restarting). True for every
+    answer that was an error (a status, an error event, a reply too slow or malformed).
+
+    The clients raise their errors `from None` inside the `except` for httpx's error, so the
+    transport error is the error's `__context__` (hidden from tracebacks, kept for this)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, httpx.TransportError) and not isinstance(cause, _ANSWERED_TRANSPORT):
+            return False
+        cause = cause.__cause__ or cause.__context__
+    return True
+
+
 class ChatStream(Protocol):
     """An open streaming call; use as `async with client.stream_chat(r) as stream:`."""
 
@@ -145,6 +191,11 @@ class BackendClient(Protocol):
     async def count_text_tokens(self, text: str) -> int | None:
         """Tokens `text` takes in the model's tokenizer (no chat template, no BOS), or None
         where the backend has no tokenizer endpoint (Ollama)."""
+        ...
+
+    async def served(self, model: str, *, num_ctx: int | None = None) -> ServedModel:
+        """What the server serves and the context one request of `model` gets there (`num_ctx`:
+        what calls send, Ollama only). Raises BackendError when the server cannot say."""
         ...
 
     async def model_file_sha256(self, model: str) -> str | None:

@@ -21,8 +21,10 @@ from apps.cluster.backends.base import (
     HealthReport,
     Message,
     ModelInfo,
+    ServedModel,
     StreamFailed,
     Token,
+    backend_answered,
 )
 from apps.cluster.backends.grammar import schema_to_gbnf
 from apps.cluster.backends.streams import (
@@ -165,7 +167,7 @@ class LlamaCppClient(HttpBackend):
         try:
             response = await self.request("GET", "/health")
         except BackendError as exc:
-            return HealthReport(state="down", message=str(exc))
+            return HealthReport(state="down", message=str(exc), answered=backend_answered(exc))
         if response.status_code != 200:
             error = self.status_error(response.status_code, response.content)
             loading = response.status_code == 503 and "loading" in str(error)
@@ -194,14 +196,59 @@ class LlamaCppClient(HttpBackend):
             if isinstance(entry, dict) and isinstance(entry.get("id"), str):
                 meta = entry.get("meta")
                 meta = meta if isinstance(meta, dict) else {}
+                aliases = entry.get("aliases")
                 models.append(
                     ModelInfo(
                         name=str(entry["id"]),
                         context_per_slot=_count(meta.get("n_ctx")),
                         size_bytes=_count(meta.get("size")),
+                        aliases=tuple(
+                            a
+                            for a in (aliases if isinstance(aliases, list) else [])
+                            if isinstance(a, str)
+                        ),
                     )
                 )
         return models
+
+    async def served(self, model: str, *, num_ctx: int | None = None) -> ServedModel:
+        """The one model this server serves (`model` and `num_ctx` do not change it: a
+        llama-server answers every request with its own model, whatever the request names).
+
+        Names: /v1/models' ids and aliases, /props' `model_alias` and `model_path` (without
+        --alias, the id and alias are the file's path). The context of one slot: /props
+        `default_generation_settings.n_ctx`, else (older builds leave it out of /props) the
+        first slot's `n_ctx` in /slots, else /v1/models' `meta.n_ctx`, else None."""
+        props = await self._props_if_any()
+        models = await self.list_models()
+        names = [name for m in models for name in (m.name, *m.aliases)]
+        names += [
+            v for v in (props.get("model_alias"), props.get("model_path")) if isinstance(v, str)
+        ]
+        settings = props.get("default_generation_settings")
+        context = _count(settings.get("n_ctx")) if isinstance(settings, dict) else None
+        source = "/props"
+        if not context:
+            slots = await self.slots()
+            context = next((_count(s.get("n_ctx")) for s in slots or [] if s.get("n_ctx")), None)
+            source = "/slots"
+        if not context:
+            context = next((m.context_per_slot for m in models if m.context_per_slot), None)
+            source = "/v1/models"
+        return ServedModel(
+            names=tuple(dict.fromkeys(n for n in names if n)),
+            context_per_slot=context if context and context > 0 else None,
+            context_source=source if context and context > 0 else "",
+        )
+
+    async def _props_if_any(self) -> dict[str, object]:
+        """/props, or {} from a server that has no such endpoint."""
+        response = await self.request("GET", "/props")
+        if response.status_code in ABSENT:
+            return {}
+        if response.status_code != 200:
+            raise self.status_error(response.status_code, response.content)
+        return json_object(response.content, self.name)
 
     def stream_chat(self, request: ChatRequest) -> HttpChatStream:
         payload: dict[str, object] = {

@@ -20,8 +20,10 @@ from apps.cluster.backends.base import (
     Message,
     ModelInfo,
     ModelNotFound,
+    ServedModel,
     StreamFailed,
     Token,
+    backend_answered,
 )
 from apps.cluster.backends.streams import (
     HttpBackend,
@@ -122,6 +124,24 @@ class _NdjsonChatDecoder:
         )
 
 
+def ollama_tag(name: str) -> str:
+    """A model name as Ollama lists it: `llama3` is `llama3:latest`."""
+    name = name.strip()
+    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
+
+
+def _trained_context(show: object) -> int | None:
+    """`<architecture>.context_length` of an /api/show reply's model_info, or None."""
+    info = show.get("model_info") if isinstance(show, dict) else None
+    if not isinstance(info, dict):
+        return None
+    architecture = info.get("general.architecture")
+    value = info.get(f"{architecture}.context_length") if isinstance(architecture, str) else None
+    if value is None:
+        value = next((v for k, v in info.items() if k.endswith(".context_length")), None)
+    return _count(value) or None
+
+
 def weights_sha256(show: dict[str, object]) -> str | None:
     """The weights blob's SHA-256 named by an /api/show reply (its Modelfile's FROM line, else
     `details.parent_model`), or None."""
@@ -160,7 +180,7 @@ class OllamaClient(HttpBackend):
             await self.get_json("GET", "/api/version")
             loaded = await self.get_json("GET", "/api/ps")
         except BackendError as exc:
-            return HealthReport(state="down", message=str(exc))
+            return HealthReport(state="down", message=str(exc), answered=backend_answered(exc))
         models = loaded.get("models") if isinstance(loaded, dict) else None
         names = tuple(str(m["name"]) for m in models or [] if isinstance(m, dict) and "name" in m)
         # Ollama has no slots to report and no loading state: it loads on the first request.
@@ -178,6 +198,39 @@ class OllamaClient(HttpBackend):
             for m in models
             if isinstance(m, dict) and isinstance(m.get("name"), str)
         ]
+
+    async def served(self, model: str, *, num_ctx: int | None = None) -> ServedModel:
+        """The pulled models (/api/tags), and the context a request for `model` with `num_ctx`
+        gets: the smallest of `num_ctx`, the model's own context length (/api/show
+        `model_info["<architecture>.context_length"]`: Ollama cuts a larger num_ctx to it), and
+        the context it is loaded with now (/api/ps `context_length`, when it is in memory).
+        A model that is not pulled gets no context (None)."""
+        names = tuple(m.name for m in await self.list_models())
+        wanted = ollama_tag(model)
+        if wanted not in {ollama_tag(name) for name in names}:
+            return ServedModel(names=names, loaded=False)
+        limits: list[tuple[int, str]] = []
+        if num_ctx:
+            limits.append((num_ctx, "num_ctx"))
+        trained = _trained_context(await self.get_json("POST", "/api/show", json={"model": model}))
+        if trained:
+            limits.append((trained, "/api/show"))
+        running = await self._loaded_context(wanted)
+        if running:
+            limits.append((running, "/api/ps"))
+        context, source = min(limits) if limits else (None, "")
+        return ServedModel(
+            names=names, context_per_slot=context, context_source=source, loaded=bool(running)
+        )
+
+    async def _loaded_context(self, tag: str) -> int | None:
+        """The context the model `tag` is loaded with (/api/ps), or None when not loaded."""
+        body = await self.get_json("GET", "/api/ps")
+        models = body.get("models") if isinstance(body, dict) else None
+        for entry in models if isinstance(models, list) else []:
+            if isinstance(entry, dict) and ollama_tag(str(entry.get("name", ""))) == tag:
+                return _count(entry.get("context_length")) or None
+        return None
 
     def stream_chat(self, request: ChatRequest) -> HttpChatStream:
         options: dict[str, object] = {**request.sampling, "num_predict": request.max_tokens}

@@ -3,16 +3,21 @@
 `chat()` sends one prompt to one deployment:
 
 1. Read the deployment and the backend's registry row (never the backend itself): a disabled
-   deployment or a backend in cooldown is refused at once.
-2. Context guard. llama-server: count the prompt with its /tokenize and refuse a prompt that
-   does not fit one slot with the requested output. Ollama cannot count before the call: it
-   always gets num_ctx = the deployment's context per slot (Ollama's context is per request, and
-   one request is what a slot is), and its counts are checked afterwards.
+   or misconfigured deployment (its server serves another model) or a backend in cooldown is
+   refused at once.
+2. Context guard, on the context the slot really has (`selectors.deployment_context_tokens`:
+   the smaller of the configured one and what the server reported at its last health check).
+   llama-server: count the prompt with its /tokenize and refuse a prompt that does not fit one
+   slot with the requested output. Ollama cannot count before the call: it always gets
+   num_ctx = the deployment's configured context per slot (Ollama's context is per request, and
+   one request is what a slot is), and its counts are checked afterwards against the context it
+   really gives.
 3. Admission: wait for one of the backend's slots, by priority.
 4. Stream the reply; the caller sees each token as it comes.
 5. Fail closed on silent truncation (see `_truncation`).
-6. Record a CallRecord, tell the health registry whether the backend worked, and publish the
-   deployment's rolling decode speed.
+6. Record a CallRecord, tell the health registry whether the backend worked (and whether it
+   answered at all: a refused or dropped connection is a server gone, not a sick one; see
+   services.health), and publish the deployment's rolling decode speed.
 
 `chat_for_role()` tries a role's route in order and falls back to the next deployment only
 while nothing has been streamed.
@@ -49,9 +54,18 @@ from apps.cluster.backends.base import (
     StreamFailed,
     Timeouts,
     Token,
+    backend_answered,
 )
 from apps.cluster.events import DeploymentSpeedEvent, publish_cluster
-from apps.cluster.models import Backend, BackendHealth, CallRecord, Deployment, Role, RoleRoute
+from apps.cluster.models import (
+    Backend,
+    BackendHealth,
+    CallRecord,
+    Deployment,
+    DeploymentHealth,
+    Role,
+    RoleRoute,
+)
 from apps.cluster.sampling import sampling_to_send
 from apps.cluster.services import health
 from apps.cluster.services.admission import Priority, admission
@@ -80,7 +94,8 @@ class PromptTruncatedError(ContextOverflow, DomainError):
 
 
 class DeploymentUnavailableError(BackendUnavailable, DomainError):
-    """Refused before dispatch: disabled, or the backend is cooling down. Routing may fall back."""
+    """Refused before dispatch: disabled, misconfigured, or the backend is cooling down. Routing
+    may fall back."""
 
     code = "unavailable"
 
@@ -130,7 +145,9 @@ class _Call:
 
 def deployments_for_role(role: str, *, now: datetime | None = None) -> list[Deployment]:
     """The role's enabled deployments in fallback order, without those whose backend the
-    registry marks down, loading or cooling down. Reads rows only; never asks a backend.
+    registry marks down, loading or cooling down, and without those whose server serves another
+    model (misconfigured); those whose backend counts recent failed calls last. Reads rows
+    only; never asks a backend.
 
     A backend not checked yet ("unknown") is kept: a fresh install must work before the first
     health job. A cooldown whose time is over is kept too: the next call or check decides.
@@ -142,14 +159,28 @@ def deployments_for_role(role: str, *, now: datetime | None = None) -> list[Depl
         RoleRoute.objects.filter(
             role=role, deployment__enabled=True, deployment__backend__enabled=True
         )
-        .select_related("deployment__backend__board__host", "deployment__backend__health")
+        .select_related(
+            "deployment__backend__board__host", "deployment__backend__health", "deployment__health"
+        )
         .order_by("position")
     )
-    return [route.deployment for route in routes if _routable(route.deployment.backend, now)]
+    routable = [route.deployment for route in routes if _routable(route.deployment, now)]
+    # A deployment whose backend counts failed calls (still routable: fewer than it takes to
+    # leave) comes after those whose backends do not, each group in route order: a stage run
+    # again after its stream dropped goes to a healthy fallback first, and back to its own
+    # deployment once a call or a check has found that backend working again.
+    return sorted(routable, key=_failing)
 
 
-def _routable(backend: Backend, now: datetime) -> bool:
-    row = _health_of(backend)
+def _failing(deployment: Deployment) -> bool:
+    row = _health_of(deployment.backend)
+    return row is not None and row.consecutive_failures > 0
+
+
+def _routable(deployment: Deployment, now: datetime) -> bool:
+    if _misconfigured(deployment):
+        return False
+    row = _health_of(deployment.backend)
     if row is None:
         return True
     if row.state in (BackendHealth.State.DOWN, BackendHealth.State.LOADING):
@@ -163,6 +194,11 @@ def _health_of(backend: Backend) -> BackendHealth | None:
         return backend.health
     except BackendHealth.DoesNotExist:
         return None
+
+
+def _misconfigured(deployment: Deployment) -> bool:
+    served = selectors.deployment_served(deployment)
+    return served is not None and served.state == DeploymentHealth.State.MISCONFIGURED
 
 
 # --- Calls ----------------------------------------------------------------------------------
@@ -266,7 +302,7 @@ async def chat_for_role(
 
 def _deployment_load(*, deployment_id: int) -> Deployment:
     deployment = (
-        Deployment.objects.select_related("backend__board__host", "backend__health")
+        Deployment.objects.select_related("backend__board__host", "backend__health", "health")
         .filter(pk=deployment_id)
         .first()
     )
@@ -291,7 +327,13 @@ async def _call_run(
         request = _request_build(call.deployment, messages, max_tokens, json_schema)
         async with admission.slot(call.backend.pk, slots=call.backend.slots, priority=priority):
             finished = await _stream(call, client, request, on_token)
-        _truncation(call, finished, counted=counted, num_ctx=request.num_ctx)
+        # Ollama's window is the num_ctx sent, within the model's own context length.
+        window = (
+            None
+            if request.num_ctx is None
+            else selectors.deployment_context_tokens(call.deployment)
+        )
+        _truncation(call, finished, counted=counted, num_ctx=window)
     except asyncio.CancelledError:
         # Shielded: the caller's cancellation must not also cancel writing down that it happened.
         await asyncio.shield(
@@ -300,7 +342,9 @@ async def _call_run(
         raise
     except BackendError as error:
         outcome, fault = _classify(error, call)
-        await _finish(call, outcome, str(error), backend_fault=fault)
+        await _finish(
+            call, outcome, str(error), backend_fault=fault, answered=backend_answered(error)
+        )
         raise
     except Exception as error:
         # A bug, not a backend's answer: recorded without its text, which may hold anything.
@@ -314,6 +358,11 @@ def _refuse_unavailable(deployment: Deployment) -> None:
     backend = deployment.backend
     if not deployment.enabled or not backend.enabled:
         raise DeploymentUnavailableError(f"{deployment} is disabled.")
+    if _misconfigured(deployment):
+        served = selectors.deployment_served(deployment)
+        raise DeploymentUnavailableError(
+            f"{deployment} is misconfigured: {served.message if served else ''}"[:ERROR_LENGTH]
+        )
     row = _health_of(backend)
     if row is not None and row.cooldown_until is not None and health.health_is_cooling_down(row):
         until = row.cooldown_until.astimezone(timezone.get_current_timezone())
@@ -328,7 +377,7 @@ async def _context_guard(
 ) -> int | None:
     """The prompt's token count where the backend can give one (None for Ollama); raises
     PromptTooLongError when prompt + max_tokens cannot fit one slot."""
-    context = call.deployment.context_per_slot
+    context = selectors.deployment_context_tokens(call.deployment)
     if max_tokens >= context:
         raise PromptTooLongError(
             f"The reply may take {max_tokens} tokens; the model's slot holds only {context}.",
@@ -408,7 +457,8 @@ def _truncation(
     """Fail closed when the backend may have read less of the prompt than was sent.
 
     - Either kind: it reports fewer prompt tokens than /tokenize counted before the call.
-    - Ollama (num_ctx sent): it reports no prompt count at all (nothing rules a cut out);
+    - Ollama (`num_ctx`: the window it gives, the num_ctx sent within the model's own context
+      length): it reports no prompt count at all (nothing rules a cut out);
       prompt_eval_count >= num_ctx (Ollama cuts an over-long prompt to exactly num_ctx, so a
       full window cannot be told from a cut one); or prompt + reply > num_ctx (Ollama shifts the
       window during generation, dropping prompt tokens).
@@ -437,7 +487,7 @@ def _truncation(
             f"The reply was discarded because the prompt may have been cut: {problem}. "
             "Shorten the prompt or ask for a shorter reply.",
             prompt_tokens=reported,
-            context=num_ctx or call.deployment.context_per_slot,
+            context=num_ctx or selectors.deployment_context_tokens(call.deployment),
         )
 
 
@@ -456,17 +506,21 @@ def _classify(error: BackendError, call: _Call) -> tuple[str, bool]:
 # --- Recording ------------------------------------------------------------------------------
 
 
-async def _finish(call: _Call, outcome: str, error: str, *, backend_fault: bool = False) -> int:
+async def _finish(
+    call: _Call, outcome: str, error: str, *, backend_fault: bool = False, answered: bool = True
+) -> int:
     if call.ended_at is None and call.dispatched_at is not None:
         call.ended_at = time.perf_counter()
     if not call.completion_tokens:
         call.completion_tokens = len(call.pieces)
     return await sync_to_async(_call_record)(
-        call=call, outcome=outcome, error=error, backend_fault=backend_fault
+        call=call, outcome=outcome, error=error, backend_fault=backend_fault, answered=answered
     )
 
 
-def _call_record(*, call: _Call, outcome: str, error: str, backend_fault: bool) -> int:
+def _call_record(
+    *, call: _Call, outcome: str, error: str, backend_fault: bool, answered: bool = True
+) -> int:
     """Write the call's row and its effect on the registry; publish the new rolling speed."""
     deployment, backend = call.deployment, call.backend
     finished = call.finished
@@ -500,7 +554,7 @@ def _call_record(*, call: _Call, outcome: str, error: str, backend_fault: bool) 
         if outcome in (CallRecord.Outcome.OK, CallRecord.Outcome.TRUNCATED):
             health.backend_call_succeeded(backend_id=backend.pk)
         elif backend_fault:
-            health.backend_call_failed(backend_id=backend.pk, message=error)
+            health.backend_call_failed(backend_id=backend.pk, message=error, answered=answered)
         speed = selectors.deployment_speed_get(deployment_id=deployment.pk)
         event: DeploymentSpeedEvent = {
             "type": "cluster.deployment_speed",
