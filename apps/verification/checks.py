@@ -65,6 +65,7 @@ NEAR_PASSAGE = 0.8  # a misquote this close to a passage of another page: the ci
 WRONG_PAGE_OTHER = 0.6
 WRONG_PAGE_GAIN = 0.4
 WRONG_PAGE_KEPT = 0.1
+WRONG_PAGE_KEPT_RATIO = 1 / 3  # or up to a third of what the other page adds
 REVIEW_GAIN = 0.3
 WRONG_PAGE_ALONE = 0.5  # the cited pages carry none of it and another page half of it
 RARE_CANDIDATES = 4  # the other pages considered hold one of the heaviest lacking terms...
@@ -120,7 +121,9 @@ _YEAR_MONTH = re.compile(
     r"(?![\d/-])"
 )
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]")
-_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
+# An abbreviation on a page standing for a run of the draft's words ("SLA"): three capitals or
+# more (two initials match too many pairs of words).
+_ACRONYM = re.compile(r"\b[A-Z]{3,5}\b")
 _MONTHS = [
     *("january", "february", "march", "april", "may", "june"),
     *("july", "august", "september", "october", "november", "december"),
@@ -324,30 +327,80 @@ class _Context:
                 page=self.index.pages[pages[0]],
             )
         span = self.segment(claim)
-        moved = self._quote_elsewhere(span, pages)
+        # Every page of the run of cites the words share vouches for them ("(A; B)"): the
+        # sentence is supported when any of them carries it.
+        group = self.group_pages(claim, pages)
+        moved = self._quote_elsewhere(span, group)
         if moved is not None:
             return moved_finding(claim, moved, self.index)
-        evidence = self._evidence_on(span, pages)
-        # A quotation or value of the segment that is not on the cited pages is flagged on its
-        # own (a wrong value under a right cite); the cite is judged by its words only when
-        # the segment has no such claim.
-        # A year-less date is read as words of the segment ("the November 8 outage").
-        values = [c for c in self.members(span, VALUES) if not is_month_day(c.value)]
-        if evidence is None and not values:
-            weighed = self._terms_elsewhere(span, pages)
+        evidence = self._evidence_on(span, group)
+        # A quotation of the segment decides for the cite (found elsewhere: moved, above; a
+        # misquote or an invented one is flagged on its own). Otherwise the segment's words,
+        # and its dates and amounts where some page carries them, must be carried by the
+        # cited pages better than by any other page, their neighbours included: a wrong value
+        # under a right cite leaves the cite supported (the value is flagged on its own),
+        # while a value that stands with the sentence's words on another page moves the cite.
+        quoted = any(len(quote_words(q)) >= SHORT_QUOTE for q in self.members(span, ("quote",)))
+        if evidence is None and not quoted and not self._invented_value(span):
+            weighed = self._terms_elsewhere(span, group)
             if weighed is not None:
-                return wrong_finding(claim, weighed, pages, self.index)
-        page, match, what = evidence or (self.index.pages[pages[0]], None, "is in the packet")
+                return wrong_finding(claim, weighed, group, self.index)
+        page, match, what = evidence or self._best_cited(span, group)
         excerpt = excerpt_of(page.text, *match) if match else excerpt_of(page.text, 0, 160)
+        label = pages_label(self.index, pages)
+        where = self.index.label(self.index.page_index(page))
+        if len(group) > len(pages) and page not in [self.index.pages[p] for p in pages]:
+            what = f"is cited with {where}, which {what.removeprefix('is ')}"
         return Finding(
             claim,
             "supported",
             "record_cite_page",
-            f"{pages_label(self.index, pages)} {what}",
+            f"{label} {what}",
             page=page,
             excerpt=excerpt,
             match=match,
         )
+
+    def _invented_value(self, span: tuple[int, int]) -> bool:
+        """A date or amount of the segment that no page of the packet carries: the error is
+        the value's (flagged on its own), not the cite's."""
+        for claim in self.members(span, ("date", "amount")):
+            if claim.value is None or is_month_day(claim.value):
+                continue
+            if not self.index.value_pages("date" if claim.kind == "date" else "amount", claim.value):
+                return True
+        return False
+
+    def group_pages(self, cite: Claim, pages: list[int]) -> list[int]:
+        """`pages` and those of the record cites run together with `cite` (no words between
+        them), in the sentence's order: the pages that vouch for one segment."""
+        cites = self.cites_by_sentence.get(cite.sentence, [cite])
+        if cite not in cites or len(cites) == 1:
+            return pages
+        at = cites.index(cite)
+        first = last = at
+        while first > 0 and not _has_words(self.text[cites[first - 1].end : cites[first].start]):
+            first -= 1
+        while last + 1 < len(cites) and not _has_words(
+            self.text[cites[last].end : cites[last + 1].start]
+        ):
+            last += 1
+        group = list(pages)
+        for other in cites[first : last + 1]:
+            if other is not cite and other.kind == "record_cite":
+                group.extend(p for p in self.cite_pages(other) if p not in group)
+        return group
+
+    def _best_cited(
+        self, span: tuple[int, int], pages: list[int]
+    ) -> tuple[PageRecord, tuple[int, int] | None, str]:
+        """The cited page that carries most of the segment's key terms (the first on a tie)."""
+        best = pages[0]
+        if len(pages) > 1:
+            terms = [t for t in self._weighed_terms(span).values() if t.count]
+            scores = [sum(t.weight for t in terms if self._carries(p, t)) for p in pages]
+            best = pages[max(range(len(pages)), key=lambda k: (scores[k], -k))]
+        return self.index.pages[best], None, "is in the packet"
 
     def _evidence_on(
         self, span: tuple[int, int], pages: list[int]
@@ -410,7 +463,7 @@ class _Context:
         ("Nothing after that") is read with the sentence before it, whose dates and amounts
         count as terms too. The best other page is compared with the cited pages on what one
         carries and the other lacks."""
-        terms = self._weighed_terms(span)
+        terms = self._weighed_terms(span, values=True)
         context = False
         if sum(1 for t in terms.values() if t.count) < 2:
             sentence = self._sentence_of(span)
@@ -470,7 +523,7 @@ class _Context:
             strong
             and len(gained) >= 2
             and share_gained >= WRONG_PAGE_GAIN
-            and share_kept <= WRONG_PAGE_KEPT
+            and share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO)
             and share_best >= WRONG_PAGE_OTHER
         ):
             return _Weighed("unsupported", best, words)
@@ -625,15 +678,45 @@ class _Context:
                 claim, "needs_review", f"{what}_unreadable", f"the {what} could not be read"
             )
         cite = self.closing_cite(claim)
-        pages = self.cite_pages(cite) if cite is not None and cite.kind == "record_cite" else []
+        pages: list[int] = []
+        if cite is not None and cite.kind == "record_cite":
+            pages = self.group_pages(cite, self.cite_pages(cite))
+        cited = self._sentence_record_pages(claim)
         if not pages:
-            pages = self._sentence_record_pages(claim)
-        if pages:
-            finding = self._value_on_pages(claim, claim.value, what, pages)
-            if finding.status != "supported" and is_month_day(claim.value) and cite is not None:
-                finding = self._under_wrong_cite(claim, cite) or finding
+            pages = cited
+        if not pages:
+            return self._value_anywhere(claim, claim.value, what)
+        finding = self._value_on_pages(claim, claim.value, what, pages)
+        if finding.status == "supported":
             return finding
-        return self._value_anywhere(claim, claim.value, what)
+        # Every cite of the sentence counts: another one's page may carry the value.
+        rest = [p for p in cited if p not in pages]
+        if rest:
+            other = self._value_on_pages(claim, claim.value, what, rest)
+            if other.status == "supported":
+                return replace(other, message=f"{other.message} (another cite of the sentence)")
+        if is_month_day(claim.value) and cite is not None:
+            moved = self._under_wrong_cite(claim, cite)
+            if moved is not None:
+                return moved
+        return self._named_elsewhere(finding, claim, what, [*pages, *rest])
+
+    def _named_elsewhere(
+        self, finding: Finding, claim: Claim, what: str, cited: list[int]
+    ) -> Finding:
+        """A value not on its cited pages: the finding names the pages of the packet that do
+        carry it, if any (the value is there, under another cite)."""
+        held = [p for p in self.index.value_pages(what, claim.value or "") if p not in cited]
+        if claim.years:
+            held = [
+                p for p in held if any(_same(claim, v.value) for v in self._page_values(what, p))
+            ]
+        if not held:
+            return finding
+        shown = ", ".join(self.index.label(p) for p in held[:3]) + (
+            f" and {len(held) - 3} more" if len(held) > 3 else ""
+        )
+        return replace(finding, message=f"{finding.message}; it stands on {shown}")
 
     def _under_wrong_cite(self, claim: Claim, cite: Claim) -> Finding | None:
         """A year-less date ("The November 8 outage (X)") not on its cite's page, where the cite
@@ -1001,6 +1084,11 @@ def pin_numbers(pin: str) -> list[int]:
             )
             numbers.extend(range(first + 1, min(last, first + 50) + 1))
     return numbers
+
+
+def quote_words(claim: Claim) -> list[str]:
+    """The words of a quotation claim (between its ellipses and bracketed changes)."""
+    return [w for s in quote_segments(claim.quote or claim.text) for w in s]
 
 
 def quote_segments(quote: str) -> list[list[str]]:
