@@ -250,7 +250,8 @@ class BulkForm(forms.Form):
         required=False, max_length=4000, label="Why they belong in the packet"
     )
     volume = forms.CharField(required=False, max_length=40, label="Production volume")
-    bates_prefix = forms.CharField(required=False, max_length=20, label="Bates prefix")
+    # strip=False: carried to the production page as typed ("ACME " ends with a space).
+    bates_prefix = forms.CharField(required=False, max_length=20, strip=False, label="Bates prefix")
     reason = forms.CharField(
         required=False,
         max_length=4000,

@@ -11,6 +11,7 @@ from typing import Any
 from django import forms
 from django.http import QueryDict
 
+from apps.documents import bates
 from apps.documents.models import Production, ProductionExport
 from apps.documents.production_preview import MAX_PICKED, Stamp
 
@@ -38,10 +39,29 @@ def ids_from(data: QueryDict, name: str) -> list[int]:
     return ids
 
 
+def clean_prefix(typed: str) -> str:
+    """The prefix as typed, in capitals, without leading spaces (a label never starts with
+    one); ValidationError with the production's own message when it cannot be one. Checked
+    for other alphabets before the capitals: "ﬀ".upper() is "FF"."""
+    prefix = typed.lstrip()
+    problem = bates.prefix_problem(prefix if not prefix.isascii() else prefix.upper())
+    if problem is not None:
+        raise forms.ValidationError(problem)
+    return prefix.upper()
+
+
 class StampForm(forms.Form):
     """The Bates stamp: prefix, numbers, where the stamps go, the legend, size and margin."""
 
-    bates_prefix = forms.CharField(max_length=20, label="Bates prefix", help_text="e.g. ACME")
+    # strip=False: a prefix may end with a space ("ACME " stamps "ACME 000123").
+    bates_prefix = forms.CharField(
+        max_length=bates.MAX_PREFIX,
+        strip=False,
+        label="Bates prefix",
+        help_text=(
+            "e.g. ACME. End it with a hyphen or a space to stamp ACME-000123 or ACME 000123."
+        ),
+    )
     start_number = forms.IntegerField(
         required=False,
         min_value=1,
@@ -70,7 +90,7 @@ class StampForm(forms.Form):
     margin = forms.FloatField(min_value=4, max_value=72, initial=18, label="Margin (pt)")
 
     def clean_bates_prefix(self) -> str:
-        return str(self.cleaned_data["bates_prefix"]).strip().upper()
+        return clean_prefix(str(self.cleaned_data["bates_prefix"]))
 
     def clean_legend(self) -> str:
         legend = str(self.cleaned_data.get("legend") or "")
@@ -164,7 +184,7 @@ class PickForm(forms.Form):
     )
     filters = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
     volume = forms.CharField(required=False, max_length=40)
-    bates_prefix = forms.CharField(required=False, max_length=20)
+    bates_prefix = forms.CharField(required=False, max_length=bates.MAX_PREFIX, strip=False)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -3,7 +3,7 @@
 1. The settings are checked by the production service's own check (same messages).
 2. The first document is checked as the production would check it (withdrawn, kind, read).
 3. Its first Bates number is the one the production would give it now: the start number
-   asked for, else the next free number of that prefix in the case.
+   asked for, else the next free number of that prefix's key in the case (apps.documents.bates).
 4. Page 1 is stamped in memory by `stamping.stamp_first_page` (the stamping's own code) and
    rendered to a PNG of at most LEXWEB_MAX_RENDER_PIXELS pixels. No row is written but the
    read's audit row.
@@ -20,6 +20,7 @@ from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
 from apps.documents import (
+    bates,
     extraction,
     production_services,
     render_slots,
@@ -60,8 +61,12 @@ class Stamp:
 
 
 def next_number(*, case: Case, prefix: str) -> int:
-    """The number a production of `prefix` starts at when no start number is given."""
-    used = BatesPage.objects.filter(case=case, prefix=prefix).aggregate(top=Max("number"))["top"]
+    """The number a production of `prefix` starts at when no start number is given: after the
+    highest used by any prefix of its key ("ABC " continues "ABC-")."""
+    spellings = bates.prefix_spellings(bates.prefix_key(prefix))
+    used = BatesPage.objects.filter(case=case, prefix__in=spellings).aggregate(top=Max("number"))[
+        "top"
+    ]
     return (used or 0) + 1
 
 

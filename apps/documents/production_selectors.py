@@ -9,6 +9,7 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
+from apps.documents import bates
 from apps.documents.models import BatesPage, Page, Production, ProductionExport
 from lexweb.errors import Conflict, DomainError, NotFound
 
@@ -100,22 +101,60 @@ class BatesHit:
 
 
 def _parse(reference: str, prefixes: list[str]) -> tuple[str, int, int]:
-    """`ACME000014` or `ACME000014-ACME000016` (or `...-16`) into (prefix, first, last)."""
+    """`ACME000014` or `ACME000014-ACME000016` (or `...-16`) into (prefix, first, last).
+
+    1. As printed: a prefix in use followed by the digits (longest prefix first).
+    2. Else with the separator at the prefix's end written otherwise or left out ("ACME 000014"
+       or "ACME000014" for the prefix "ACME-"): the prefix in use of that key (bates.prefix_key).
+    """
     cleaned = " ".join(reference.split()).replace("\u2013", "-")
     # Longest prefix first: "AB-2" must win over "AB" for "AB-2000001".
-    for prefix in sorted(prefixes, key=len, reverse=True):
-        pattern = rf"^{re.escape(prefix)}(\d+)(?:\s*-\s*(?:{re.escape(prefix)})?(\d+))?$"
-        # ASCII: "\d" would take other scripts' digits, and case folding would let the Kelvin
-        # sign stand for "K".
-        match = re.match(pattern, cleaned, flags=re.IGNORECASE | re.ASCII)
-        if match:
-            first = int(match.group(1))
-            last = int(match.group(2)) if match.group(2) else first
-            return prefix, first, last
+    ordered = sorted(prefixes, key=len, reverse=True)
+    for written in (lambda p: re.escape(p), _loose):
+        for prefix in ordered:
+            head = written(prefix)
+            pattern = rf"^{head}(\d+)(?:\s*-\s*(?:{head})?(\d+))?$"
+            # ASCII: "\d" would take other scripts' digits, and case folding would let the
+            # Kelvin sign stand for "K".
+            match = re.match(pattern, cleaned, flags=re.IGNORECASE | re.ASCII)
+            if match:
+                first = int(match.group(1))
+                last = int(match.group(2)) if match.group(2) else first
+                return prefix, first, last
     raise DomainError(
         f"{reference[:60]!r} is not a Bates number or range of this case "
-        f"(prefixes in use: {', '.join(prefixes) or 'none yet'})."
+        f"(prefixes in use: {_names(prefixes)})."
     )
+
+
+def _names(prefixes: list[str]) -> str:
+    # A prefix ending with a space is quoted, so the space shows.
+    return ", ".join(repr(p) if p != p.rstrip() else p for p in prefixes) or "none yet"
+
+
+def _loose(prefix: str) -> str:
+    """The prefix's core and any one separator or none ("ACME[-_. ]?" for "ACME ")."""
+    return re.escape(bates.prefix_core(prefix)) + "[-_. ]?"
+
+
+def _rows_of_key(case: Case, prefix: str, first: int, last: int) -> list[BatesPage]:
+    """The index rows of numbers `first`-`last` under every prefix of `prefix`'s key, one a
+    number: the one of `prefix` itself where two spellings carry a number (two productions
+    made before prefixes of one key shared one sequence)."""
+    rows = (
+        BatesPage.objects.filter(
+            case=case,
+            prefix__in=bates.prefix_spellings(bates.prefix_key(prefix)),
+            number__range=(first, last),
+        )
+        .select_related("production", "document")
+        .order_by("number", "id")
+    )
+    chosen: dict[int, BatesPage] = {}
+    for row in rows:
+        if row.number not in chosen or row.prefix == prefix:
+            chosen[row.number] = row
+    return list(chosen.values())
 
 
 def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[BatesHit]:
@@ -139,11 +178,7 @@ def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[B
         # Well-formed, but past what the index can hold: no page carries it.
         raise NotFound(f"No page carries {reference.strip()[:60]} in this case.")
     last = min(last, MAX_NUMBER)
-    rows = list(
-        BatesPage.objects.filter(case=case, prefix=prefix, number__range=(first, last))
-        .select_related("production", "document")
-        .order_by("number")
-    )
+    rows = _rows_of_key(case, prefix, first, last)
     if not rows:
         raise NotFound(f"No page carries {reference.strip()[:60]} in this case.")
     pages = {

@@ -15,7 +15,15 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
-from apps.documents import loadfiles, rendering, rendition_services, services, stamping, storage
+from apps.documents import (
+    bates,
+    loadfiles,
+    rendering,
+    rendition_services,
+    services,
+    stamping,
+    storage,
+)
 from apps.documents.events import ExportProgress, ProductionProgress
 from apps.documents.models import (
     BatesPage,
@@ -33,7 +41,6 @@ from lexweb.jobs import database_lost, job_defer
 
 logger = logging.getLogger(__name__)
 
-PREFIX_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9_\-.]{0,19}$")
 VOLUME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,39}$")
 # PDFs and images are stamped as they are; the rendered kinds through their rendition's PDF.
 RENDERED = set(rendering.RENDERED_KINDS)
@@ -53,8 +60,9 @@ def production_stamp_check(
 ) -> None:
     """Refuse stamp settings a production would refuse, with the same message (reads nothing;
     the stamp preview checks with it before rendering)."""
-    if not PREFIX_PATTERN.match(prefix):
-        raise DomainError("The Bates prefix is 1-20 capital letters, digits, '-', '_' or '.'.")
+    problem = bates.prefix_problem(prefix)
+    if problem is not None:
+        raise DomainError(problem)
     if not 3 <= digits <= 12:
         raise DomainError("Bates numbers have 3 to 12 digits.")
     if not 5 <= font_size <= 24:
@@ -89,10 +97,12 @@ def production_create(
     """Reserve Bates numbers for the documents, in the given order, and queue the stamping.
 
     1. Check settings and documents (members' case, ingested, PDF or image, each once).
-    2. Under a transaction-scoped lock on (case, prefix), continue after the highest number
-       used so far (or at `start_number`, which may not reuse a number).
+    2. Under a transaction-scoped lock on (case, prefix key), continue after the highest
+       number used so far by any prefix of that key (or at `start_number`, which may not reuse
+       one): "ABC 000123" and "ABC-000123" are one number (see apps.documents.bates).
     3. Write the production, its items and every Bates index row; the database's unique
-       constraint on (case, prefix, number) is the final word.
+       constraint on (case, prefix, number) is the final word for one spelling, the lock for
+       the key.
     """
     legend = legend.strip()
     if not VOLUME_PATTERN.match(volume):
@@ -109,9 +119,11 @@ def production_create(
     documents = _documents_in_order(case, document_ids)
     # A rendered document takes its rendition's pages (refused while it is not ready).
     pages = rendition_services.production_page_counts(documents)
+    key = bates.prefix_key(prefix)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [case.pk, prefix])
-    used = BatesPage.objects.filter(case=case, prefix=prefix).aggregate(top=Max("number"))["top"]
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [case.pk, key])
+    same_key = BatesPage.objects.filter(case=case, prefix__in=bates.prefix_spellings(key))
+    used = same_key.aggregate(top=Max("number"))["top"]
     first = start_number if start_number is not None else (used or 0) + 1
     if first < 1:
         raise DomainError("Bates numbers start at 1 or higher.")
@@ -119,11 +131,11 @@ def production_create(
     last = first + total - 1
     if len(str(last)) > digits:
         raise DomainError(f"{total} pages from {first} need more than {digits} digits.")
-    clash = BatesPage.objects.filter(case=case, prefix=prefix, number__range=(first, last)).first()
+    clash = same_key.filter(number__range=(first, last)).order_by("number").first()
     if clash is not None:
         raise Conflict(
-            f"{prefix}{clash.number:0{digits}d} is already used in this case; the next free number "
-            f"is {(used or 0) + 1}."
+            f"{bates.label(clash.prefix, clash.number, digits)} is already used in this case; "
+            f"the next free number is {(used or 0) + 1}."
         )
     if Production.objects.filter(case=case, volume=volume).exists():
         raise Conflict(f"There is already a volume {volume} in this case.")
