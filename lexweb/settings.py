@@ -356,6 +356,9 @@ LEXWEB_MAX_DRAFT_BYTES = env_int("LEXWEB_MAX_DRAFT_BYTES", 2 * 1024 * 1024, mini
 LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS = env_int("LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS", 20_000, minimum=1)
 LEXWEB_RUN_MAX_TRANSACTIONS = env_int("LEXWEB_RUN_MAX_TRANSACTIONS", 200, minimum=1)
 LEXWEB_RUN_TOKEN_FLUSH_MS = env_int("LEXWEB_RUN_TOKEN_FLUSH_MS", 50, minimum=10)
+# Continuation calls a drafter, heavy reasoner or revision stage may make after its reply was
+# cut at its limit (apps/drafting/pipeline/endings.py); 0: such a stage ends truncated at once.
+LEXWEB_STAGE_CONTINUATIONS = env_int("LEXWEB_STAGE_CONTINUATIONS", 1, minimum=0)
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 

@@ -5,7 +5,11 @@ newest verification is done and has no open unsupported or contradicted finding 
 approval, `apps.verification.services.version_approve`): before that it is refused with the
 same 409s (`not_verified`, `unsupported_findings`).
 
-1. The version's text is read as simple Markdown (`markdown_blocks`): `#` headings, bullet and
+1. The version's text and the draft's title are cleaned by the model-output rule
+   (lexweb.text.model_text): whoever wrote them (a model, a paste, a row written some other
+   way), a control character, a noncharacter or a lone surrogate would make python-docx refuse
+   the document and a bidi override would show the rest of a line reversed in the PDF.
+   The version's text is read as simple Markdown (`markdown_blocks`): `#` headings, bullet and
    numbered list items, and paragraphs (lines joined); `**`/`__` emphasis marks are dropped.
 2. DOCX is written with python-docx (headings, "List Bullet"/"List Number", paragraphs); PDF
    with PyMuPDF's Story (the same blocks as escaped HTML, laid out on A4 pages).
@@ -42,6 +46,7 @@ from apps.verification import selectors as verification_selectors
 from apps.verification.models import Verification
 from apps.verification.services import NotVerified, UnsupportedFindings
 from lexweb.errors import DomainError
+from lexweb.text import model_text
 
 FORMATS = {
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
@@ -193,8 +198,9 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
     version = draft_selectors.version_in_draft(draft=draft, number=number)
     runs.require_member(user=user, case=case, doing="export a draft")
     verification = _require_exportable(version)
-    title = f"{draft.title} v{version.number}"
-    blocks = markdown_blocks(version.text)
+    title = model_text(f"{draft.title} v{version.number}")
+    text = model_text(version.text)
+    blocks = markdown_blocks(text)
     if not blocks:
         raise DomainError(f"Version {number} has no text to export.")
     maker = docx_bytes if format == "docx" else pdf_bytes
@@ -209,7 +215,7 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
     with transaction.atomic():
         artifact = registry.artifact_register(
             data=data,
-            text=version.text,
+            text=text,
             kind=GeneratedArtifact.Kind.EXPORT,
             media_type=media_type,
             title=f"{title} ({format.upper()} export)",
@@ -225,7 +231,7 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
             actor=user,
             filename=filename,
             data=data,
-            text=version.text,
+            text=text,
             media_type=media_type,
             source=source,
         )

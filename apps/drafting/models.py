@@ -239,6 +239,9 @@ class Stage(models.Model):
     # How the model's reply ended, as its backend said: llama.cpp `finish_reason` ("stop",
     # "length"), Ollama `done_reason`. Blank until a reply ended.
     finish_reason = models.CharField(max_length=32, blank=True)
+    # Continuation calls made after the reply was cut at its limit (pipeline.endings); their
+    # tokens are in completion_tokens, the last one's ending in finish_reason.
+    continuations = models.PositiveSmallIntegerField(default=0)
     time_to_first_token_ms = models.FloatField(null=True, blank=True)
     tokens_per_second = models.FloatField(null=True, blank=True)
     duration_ms = models.FloatField(null=True, blank=True)
@@ -256,6 +259,23 @@ class Stage(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} stage {self.position} {self.name} ({self.status})"
+
+    @property
+    def ending(self) -> str:
+        """How the model's reply ended, in words: "stop", "cut at its limit (2,048 tokens)",
+        "stop after 1 continuation (2,300 tokens in all)"; "" before a reply ended."""
+        reason = self.finish_reason
+        cut = reason == "length"
+        if not reason:
+            return ""
+        if not self.continuations:
+            return f"cut at its limit ({self.completion_tokens:,} tokens)" if cut else reason
+        plural = "s" if self.continuations != 1 else ""
+        how = "cut at its limit again" if cut else reason
+        return (
+            f"{how} after {self.continuations} continuation{plural} "
+            f"({self.completion_tokens:,} tokens in all)"
+        )
 
 
 class RunEvent(models.Model):

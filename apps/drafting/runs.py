@@ -17,6 +17,7 @@ queue its stages. The stage bodies (model calls) are in apps/drafting/pipeline/.
    row (`run_event_append`), published to the group `run.<id>` once it commits.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -351,6 +352,14 @@ _FAILED_JOBS_SQL = (
     "SELECT count(*) FROM procrastinate_jobs "
     "WHERE task_name = %s AND args ->> 'stage_id' = %s AND status = 'failed'"
 )
+# Whether the database server started (was restarted) after the job first started and before
+# it failed: then the job lost its connection, and saying so is true.
+_DATABASE_RESTARTED_SQL = """
+SELECT min(at) FILTER (WHERE type = 'started') <= pg_postmaster_start_time()
+   AND pg_postmaster_start_time() <= max(at) FILTER (WHERE type = 'failed')
+  FROM procrastinate_events
+ WHERE job_id = %s
+"""
 
 
 @dataclass
@@ -359,26 +368,43 @@ class StrandedOutcome:
     failed: list[int]  # stage ids whose run failed (too many failed jobs)
 
 
-def stages_stranded_recover() -> StrandedOutcome:
+def stages_stranded_recover(*, causes: Mapping[int, str] | None = None) -> StrandedOutcome:
     """Stages of live runs whose job ended failed without recording it, queued again.
 
-    That happens when the database was away for every attempt of the job (the stage could not
-    even be claimed, so nothing says it failed): the run would stay queued or running with no
-    job. Each such stage gets a new job; after STRANDED_MAX_JOBS failed jobs its run fails with
-    the reason instead. Called by the stalled-job recovery (operations.recover_stalled);
-    idempotent, and safe beside a stage that starts meanwhile (each is re-checked under the
-    run's lock)."""
+    A stage records every failure it can (pipeline.execute); its job ends failed without a
+    record when the database was away for every attempt (nothing could be written), or when
+    the stalled-job recovery failed it for good after its worker died on each attempt. The run
+    would stay queued or running with no job. Each such stage gets a new job; after
+    STRANDED_MAX_JOBS failed jobs its run fails instead. The stage's error says what is known
+    to be true: `causes` (job id -> cause, from the stalled-job recovery that just failed the
+    job), else that the database restarted while the job ran (when it did), else that the job
+    recorded no reason and the worker's log has it. Called by the stalled-job recovery
+    (operations.recover_stalled); idempotent, and safe beside a stage that starts meanwhile
+    (each is re-checked under the run's lock)."""
     with connection.cursor() as cursor:
         cursor.execute(_STRANDED_SQL, [STAGE_TASK])
         stage_ids = [row[0] for row in cursor.fetchall()]
     outcome = StrandedOutcome(requeued=[], failed=[])
     for stage_id in stage_ids:
-        _stranded_recover_one(stage_id, outcome)
+        _stranded_recover_one(stage_id, outcome, causes or {})
     return outcome
 
 
+def _stranded_cause(job_id: int | None, causes: Mapping[int, str]) -> str:
+    if job_id is not None and job_id in causes:
+        return causes[job_id]
+    with connection.cursor() as cursor:
+        cursor.execute(_DATABASE_RESTARTED_SQL, [job_id])
+        row = cursor.fetchone()
+    if row is not None and row[0]:
+        return "the database restarted while it ran"
+    return "it recorded no reason (the worker's log has its error)"
+
+
 @transaction.atomic
-def _stranded_recover_one(stage_id: int, outcome: StrandedOutcome) -> None:
+def _stranded_recover_one(
+    stage_id: int, outcome: StrandedOutcome, causes: Mapping[int, str]
+) -> None:
     stage = Stage.objects.filter(pk=stage_id).only("run_id").first()
     if stage is None:
         return
@@ -398,11 +424,12 @@ def _stranded_recover_one(stage_id: int, outcome: StrandedOutcome) -> None:
             return  # its job is back (retried by hand) or was never this one
         cursor.execute(_FAILED_JOBS_SQL, [STAGE_TASK, str(stage.pk)])
         failed_jobs = int(cursor.fetchone()[0])
+    cause = _stranded_cause(stage.job_id, causes)
     if failed_jobs >= STRANDED_MAX_JOBS:
         stage.status = Stage.Status.FAILED
         stage.error = (
-            f"Its job failed {failed_jobs} times without recording why (the database was "
-            "unreachable); see the worker's log, then start the run again."
+            f"Its job failed {failed_jobs} times; the last time, {cause}. Start the run again "
+            "once the cause is dealt with."
         )
         stage.finished_at = timezone.now()
         stage.save(update_fields=["status", "error", "finished_at"])
@@ -413,7 +440,7 @@ def _stranded_recover_one(stage_id: int, outcome: StrandedOutcome) -> None:
         )
         outcome.failed.append(stage.pk)
         return
-    stage.error = f"Its job failed (the database was unreachable); queued again ({failed_jobs})."
+    stage.error = f"Its job failed: {cause}; queued again ({failed_jobs})."
     stage.save(update_fields=["error"])
     stage_defer(stage=stage)
     run_event_append(run=run, kind="stage.retry", payload=stage_payload(stage))
@@ -465,6 +492,8 @@ def stage_payload(stage: Stage) -> dict[str, object]:
         "deployment": stage.deployment_label,
         "board": stage.board_label,
         "error": stage.error,
+        "finish_reason": stage.finish_reason,
+        "ending": stage.ending,
     }
 
 

@@ -170,6 +170,13 @@ class StageOut(Schema):
     evidence_budget: dict[str, object]
     prompt_tokens: int
     completion_tokens: int
+    # How the model's reply ended, as its backend said: "stop", "length" (cut at max_tokens;
+    # a free-text stage so cut never succeeds, pipeline.endings), Ollama's other done_reasons;
+    # "" before a reply ended. `continuations`: calls that continued a cut reply (their tokens
+    # are in completion_tokens). `ending`: the same in words, as the run page shows it.
+    finish_reason: str
+    continuations: int
+    ending: str
     time_to_first_token_ms: float | None
     tokens_per_second: float | None
     duration_ms: float | None

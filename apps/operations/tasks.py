@@ -21,10 +21,11 @@ RECOVER_STALLED_CRON: str = settings.LEXWEB_JOB_RECOVERY_CRON
 )
 def jobs_recover_stalled_task(*, timestamp: int) -> None:
     """Queue again the jobs whose worker died or went silent, then the drafting stages whose job
-    failed while the database was away (apps/drafting/runs.py). Idempotent."""
+    failed without recording why (apps/drafting/runs.py), with the cause where the recovery
+    knows it. Idempotent."""
     require_arg(timestamp, int, "timestamp")
-    recovery.jobs_recover_stalled()
-    runs.stages_stranded_recover()
+    outcome = recovery.jobs_recover_stalled()
+    runs.stages_stranded_recover(causes=outcome.causes)
 
 
 if RECOVER_STALLED_CRON:

@@ -35,7 +35,20 @@ def reply_text(settings: FakeSettings, body: Mapping[str, object]) -> str | None
     """What a generation request is answered: written from its prompt in demo-writer mode,
     else the configured reply; without one, the smallest value valid under the request's JSON
     schema if it has one (a real server's grammar holds even a random model to the schema, and
-    the reply ends, "stop", once the value is complete), else None: gibberish to the limit."""
+    the reply ends, "stop", once the value is complete), else None: gibberish to the limit.
+
+    A request whose last message is the assistant's is a continuation (llama-server's and
+    Ollama's assistant prefill): where the reply starts with that message, only the rest is
+    answered, as a model continuing its own words would; the real servers stream only the new
+    tokens too."""
+    whole = _whole_reply(settings, body)
+    prefill = assistant_prefill(body)
+    if whole is not None and prefill and whole.startswith(prefill):
+        return whole[len(prefill) :]
+    return whole
+
+
+def _whole_reply(settings: FakeSettings, body: Mapping[str, object]) -> str | None:
     if settings.demo_writer:
         return demo_reply(body, kind=settings.kind)
     if settings.reply is None:
@@ -43,3 +56,13 @@ def reply_text(settings: FakeSettings, body: Mapping[str, object]) -> str | None
         if schema is not None:
             return dumps(smallest(schema))
     return settings.reply
+
+
+def assistant_prefill(body: Mapping[str, object]) -> str:
+    """The content of a chat request's last message where that message is the assistant's."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
+        return ""
+    last = messages[-1]
+    content = last.get("content")
+    return content if last.get("role") == "assistant" and isinstance(content, str) else ""

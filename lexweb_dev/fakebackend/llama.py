@@ -4,7 +4,13 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 
-from lexweb_dev.fakebackend.common import dumps, prompt_tokens_of, random_id, reply_text
+from lexweb_dev.fakebackend.common import (
+    assistant_prefill,
+    dumps,
+    prompt_tokens_of,
+    random_id,
+    reply_text,
+)
 from lexweb_dev.fakebackend.http import BodyStream, head
 from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
 from lexweb_dev.fakebackend.tokens import apply_template, reply_pieces, token_ids
@@ -259,6 +265,8 @@ class LlamaApp:
         limit = room if wanted == -1 else min(wanted, room)
         pieces, finish = reply_pieces(reply_text(self.settings, body), limit)
         chat = _ChatRun(self, exchange, pieces, finish, prompt_tokens)
+        # A continued assistant message: the whole reply repeats it, the stream does not.
+        chat.prefill = assistant_prefill(body)
         if body.get("stream") is True:
             options = body.get("stream_options")
             chat.include_usage = isinstance(options, dict) and options.get("include_usage") is True
@@ -309,6 +317,7 @@ class _ChatRun:
         # cut the prompt without saying so.
         self.prompt_tokens = max(0, prompt_tokens - app.settings.prompt_tokens_unreported)
         self.include_usage = False
+        self.prefill = ""
         self.id = f"chatcmpl-{random_id(32)}"
         self.created = int(time.time())
         self.started = 0.0
@@ -430,7 +439,8 @@ class _ChatRun:
         self._account(generated)
         reply = self.app.json_reply(200, {
             "choices": [{"finish_reason": self.finish, "index": 0,
-                         "message": {"role": "assistant", "content": "".join(self.pieces)}}],
+                         "message": {"role": "assistant",
+                                     "content": self.prefill + "".join(self.pieces)}}],
             "created": self.created, "model": self.app.settings.model,
             "system_fingerprint": "b0-unknown", "object": "chat.completion",
             "usage": self._usage(generated), "id": self.id, "timings": self._timings(generated),

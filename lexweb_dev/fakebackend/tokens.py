@@ -5,7 +5,9 @@ can compute what a fake will report: a chat-template marker (`<|im_start|>`, `<|
 token, a newline is one token, and every run of other non-space characters is one token. The
 ChatML template wraps each message as `<|im_start|>ROLE\\nCONTENT<|im_end|>\\n` (5 tokens plus the
 content's words) and ends with `<|im_start|>assistant\\n` (3 tokens), so
-`count_prompt_tokens(messages) == sum(words(content) + 5) + 3`.
+`count_prompt_tokens(messages) == sum(words(content) + 5) + 3`. A last assistant message is
+continued, not closed (llama-server's assistant prefill): `<|im_start|>assistant\nCONTENT`, 3
+tokens plus its words, and no new turn after it.
 """
 
 import re
@@ -37,11 +39,20 @@ def token_ids(text: str) -> list[int]:
 
 
 def apply_template(messages: Iterable[Mapping[str, object]]) -> str:
-    parts = [
+    listed = list(messages)
+    if listed and listed[-1].get("role") == "assistant":
+        # Continued, as llama-server's assistant prefill does (and Ollama's templates): the last
+        # assistant message is left open and no new turn starts.
+        *before, last = listed
+        return _turns(before) + f"<|im_start|>assistant\n{last.get('content', '')}"
+    return _turns(listed) + "<|im_start|>assistant\n"
+
+
+def _turns(messages: Iterable[Mapping[str, object]]) -> str:
+    return "".join(
         f"<|im_start|>{message.get('role', '')}\n{message.get('content', '')}<|im_end|>\n"
         for message in messages
-    ]
-    return "".join(parts) + "<|im_start|>assistant\n"
+    )
 
 
 def count_prompt_tokens(messages: Iterable[Mapping[str, object]]) -> int:

@@ -114,7 +114,8 @@ def prompt_of(body: Mapping[str, object], *, kind: str) -> Prompt:
     user: list[str] = []
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
+        # An assistant message is the reply being continued, not the request's text.
+        if isinstance(content, str) and message.get("role") != "assistant":
             (system if message.get("role") == "system" else user).append(content)
     if isinstance(body.get("system"), str):
         system.insert(0, str(body["system"]))

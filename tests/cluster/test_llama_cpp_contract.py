@@ -384,3 +384,29 @@ async def test_a_bad_limit_is_refused_before_the_prompt_is_counted(
     assert response.json() == {
         "error": {"code": 400, "message": message, "type": "invalid_request_error"}
     }
+
+
+# -- continuing a reply (assistant prefill) ---------------------------------------------------
+
+CONTINUED: list[Message] = [*MESSAGES, {"role": "assistant", "content": "The motion"}]
+
+
+@pytest.mark.asyncio
+async def test_a_last_assistant_message_is_continued_and_only_new_tokens_stream(
+    client: LlamaCppClient, http: httpx.AsyncClient
+) -> None:
+    """What drafting's continuation of a reply cut at its limit relies on
+    (apps/drafting/pipeline/endings.py): the template leaves the assistant message open, the
+    prompt counts it, the stream sends only the new tokens, the whole reply repeats it."""
+    template = await http.post("/apply-template", json={"messages": CONTINUED})
+    counted = await client.count_tokens(CONTINUED)
+    request = ChatRequest(model=MODEL, messages=CONTINUED, max_tokens=4, sampling=GREEDY)
+    streamed, finished = await collect(client, request)
+    body = {"model": MODEL, "messages": CONTINUED, "max_tokens": 4, **GREEDY}
+    whole = (await http.post("/v1/chat/completions", json=body)).json()
+
+    assert template.json() == {"prompt": apply_template(CONTINUED)}
+    assert template.json()["prompt"].endswith("<|im_start|>assistant\nThe motion")
+    assert counted is not None and finished.prompt_tokens == counted
+    assert (finished.finish_reason, finished.completion_tokens) == ("length", 4)
+    assert whole["choices"][0]["message"]["content"] == "The motion" + streamed

@@ -85,7 +85,10 @@ def test_a_stage_whose_claim_raises_fails_its_run_with_the_reason(lawyer: User, 
     run.refresh_from_db()
     stage.refresh_from_db()
     assert run.status == Run.Status.FAILED
-    assert "Internal error (ProgrammingError) before the stage started" in run.error
+    assert (
+        'Internal error (ProgrammingError: relation "evidence_frozenpage" does not exist) '
+        "before the stage started"
+    ) in run.error
     assert stage.status == Stage.Status.FAILED
     assert stage.attempt == 0  # the claim was rolled back: no attempt started
     kinds = list(

@@ -1,8 +1,11 @@
 """A stage whose job failed without recording why (the database was away for every attempt, so
-the stage could not even be claimed) is queued again by the stalled-job recovery; after
-runs.STRANDED_MAX_JOBS such jobs its run fails with the reason. Nothing else is touched."""
+the stage could not even be claimed; or its worker died on every attempt) is queued again by the
+stalled-job recovery; after runs.STRANDED_MAX_JOBS such jobs its run fails with the reason.
+The reason is what is known: the worker died, the database restarted while the job ran, or the
+job recorded none; never "the database was unreachable" as a guess. Nothing else is touched."""
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from apps.accounts.models import User
@@ -18,7 +21,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _fail_job(job_id: int | None) -> None:
     """What Procrastinate leaves after the job's last attempt raised OperationalError."""
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE procrastinate_jobs SET status = 'failed' WHERE id = %s", [job_id])
+        for status in ("doing", "failed"):  # Procrastinate's triggers record both as events
+            cursor.execute(
+                "UPDATE procrastinate_jobs SET status = %s WHERE id = %s", [status, job_id]
+            )
 
 
 def _job_status(job_id: int | None) -> str:
@@ -73,7 +79,8 @@ def test_after_too_many_failed_jobs_the_run_fails_with_the_reason(lawyer: User, 
     assert outcome.failed == [stage.pk] and outcome.requeued == []
     assert stage.status == Stage.Status.FAILED
     assert f"failed {runs.STRANDED_MAX_JOBS} times" in stage.error
-    assert run.status == Run.Status.FAILED and "database was unreachable" in run.error
+    assert run.status == Run.Status.FAILED and "recorded no reason" in run.error
+    assert "database" not in run.error  # nothing says it was
     assert runs.stages_stranded_recover() == runs.StrandedOutcome(requeued=[], failed=[])
 
 
@@ -98,3 +105,48 @@ def test_live_jobs_finished_runs_and_cancelled_runs_are_left_alone(
         stage.pk: (stage.status, stage.job_id)
         for stage in Stage.objects.filter(run__in=[waiting, cancelled])
     } == before
+
+
+def test_a_job_that_failed_while_the_database_restarted_says_so(lawyer: User, case: Case) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running():
+        run = rf.start(user=lawyer, case=case, packet=packet, kind="summary")
+        stage = _first(run)
+        # The job started before the database server's last start and failed after it.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO procrastinate_events (job_id, type, at) "
+                "VALUES (%s, 'started', pg_postmaster_start_time() - interval '1 minute')",
+                [stage.job_id],
+            )
+        _fail_job(stage.job_id)
+
+        runs.stages_stranded_recover()
+
+    stage.refresh_from_db()
+    assert stage.error == "Its job failed: the database restarted while it ran; queued again (1)."
+
+
+def test_a_stage_whose_worker_died_on_every_attempt_says_so(lawyer: User, case: Case) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    attempts = settings.LEXWEB_JOB_RECOVERY_MAX_ATTEMPTS
+    with rf.site_running():
+        run = rf.start(user=lawyer, case=case, packet=packet, kind="summary")
+        stage = _first(run)
+        old_job = stage.job_id
+        # What a worker killed during the job's last allowed attempt leaves: `doing`, no worker.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE procrastinate_jobs SET status = 'doing', worker_id = NULL, attempts = %s "
+                "WHERE id = %s",
+                [attempts - 1, old_job],
+            )
+
+        jobs_recover_stalled_task(timestamp=0)  # the periodic recovery job's body
+
+    stage.refresh_from_db()
+    assert _job_status(old_job) == "failed" and stage.job_id != old_job
+    assert stage.error == (
+        f"Its job failed: its worker stopped while running it on each of {attempts} attempts "
+        "(the process was killed, crashed or stopped answering); queued again (1)."
+    )

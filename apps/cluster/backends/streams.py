@@ -1,5 +1,7 @@
 """What both backend clients share: the httpx client, error mapping, framing of SSE and NDJSON
-bodies, and the streaming call with its timeouts and cancellation.
+bodies, and the streaming call with its timeouts and cancellation. Every token's text is
+yielded as `lexweb.text.model_text` leaves it (no controls, noncharacters, lone surrogates or
+bidi overrides), so nothing downstream stores or shows a character it cannot handle.
 
 Timeouts (`base.Timeouts`), enforced with asyncio deadlines around each read, not httpx's:
 - `connect`: the TCP (and TLS) connection.
@@ -32,8 +34,9 @@ from apps.cluster.backends.base import (
     ChatEvent,
     Finished,
     Timeouts,
+    Token,
 )
-from lexweb.text import printable
+from lexweb.text import model_text, printable
 
 DEFAULT_TIMEOUTS = Timeouts()
 # Longest server error message we repeat; the rest is cut.
@@ -369,6 +372,10 @@ class HttpChatStream:
                 if not pending:
                     return
             event = pending.popleft()
+            if isinstance(event, Token):
+                # The model-output boundary: what a model writes is data (lexweb.text's rule),
+                # whoever reads the stream (dispatch, the pipeline's run events, the relay).
+                event = Token(model_text(event.text))
             self._started = True
             self._finished = isinstance(event, Finished)
             yield event

@@ -10,13 +10,18 @@
    fits (pipeline.context), stores the prompt on the stage (chain of custody), and calls its
    role through dispatch (`chat_for_role`: falls back to the next deployment only while nothing
    was streamed). Tokens are stored and published as run events in batches every
-   LEXWEB_RUN_TOKEN_FLUSH_MS. The verifier stage asks the verification service and waits for
+   LEXWEB_RUN_TOKEN_FLUSH_MS, cleaned of what a model may write but nothing may store
+   (lexweb.text.model_text, applied by the backend client to every token). A free-text reply
+   cut at its limit is continued on the same deployment as its stage's policy allows
+   (pipeline.endings). The verifier stage asks the verification service and waits for
    its result. While the body runs, the run is watched: a cancelled run (or a newer attempt)
    cancels the body, which closes the backend stream.
 3. Success (one transaction, both rows locked again, and only if the stage is still this
    attempt's): the output is stored once (a draft version registered as a generated artifact
    where the stage writes text), the next stage is queued, or the run ends. A gate that answers
-   "no" or "insufficient" stops the run with its reasons.
+   "no" or "insufficient" stops the run with its reasons. A free-text reply still cut at its
+   limit is never stored as a version: the stage ends truncated (a failure that says so and
+   keeps the cut text). A version the draft check refuses fails the stage with its reason.
 4. Failure: a backend that failed after streaming (the reply is lost) re-runs the stage whole,
    up to STAGE_MAX_ATTEMPTS; any other failure (an invalid structured answer, no deployment, a
    prompt too long for every model) fails the stage and the run with its message. A structured
@@ -41,20 +46,21 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.cases import selectors as case_selectors
+from apps.cluster import selectors as cluster_selectors
 from apps.cluster.backends import client_for
 from apps.cluster.backends.base import BackendError, ContextOverflow, Message
 from apps.cluster.models import CallRecord, Deployment, Gpu
 from apps.cluster.services import dispatch
 from apps.drafting import runs, token_events
 from apps.drafting.models import Run, Stage
-from apps.drafting.pipeline import context, outputs, ranking, watch
+from apps.drafting.pipeline import context, endings, outputs, ranking, watch
 from apps.drafting.pipeline.prompts import template_load
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
 from apps.verification.models import Verification
 from lexweb.errors import DomainError
 from lexweb.jobs import database_lost
-from lexweb.text import storable
+from lexweb.text import model_text, one_line
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -152,9 +158,7 @@ def _claim(stage_id: int) -> Work | None:
 def _fail_unclaimed(*, stage_id: int, error: Exception) -> None:
     """The stage and its run failed with the reason, after its claim raised (rolled back, so
     the stage is still queued or running). Never raises: the claim's error is the job's."""
-    message = (
-        f"Internal error ({type(error).__name__}) before the stage started; see the worker's log."
-    )
+    message = f"Internal error ({_cause(error)}) before the stage started; see the worker's log."
     try:
         with transaction.atomic():
             stage = Stage.objects.filter(pk=stage_id).only("run_id").first()
@@ -224,16 +228,18 @@ async def stage_run(*, stage_id: int) -> None:
         return
     try:
         outcome = await _watched(work, _body(work))
+        # In the same try: a version the draft check refuses, or a bug while storing, fails
+        # the stage with its real cause instead of leaving it running for the recovery.
+        await sync_to_async(_succeed)(work=work, outcome=outcome)
     except StageCancelled:
         return
     except Exception as exc:
+        # A database that went away: nothing can be written; the job is retried.
         if database_lost(exc):
             raise
         await sync_to_async(_fail)(work=work, error=exc)
         if not isinstance(exc, DomainError | BackendError):
             raise
-        return
-    await sync_to_async(_succeed)(work=work, outcome=outcome)
 
 
 async def _watched(work: Work, body: Awaitable[T]) -> T:
@@ -272,7 +278,10 @@ async def _body(work: Work) -> Outcome:
 async def _model_stage(work: Work) -> Outcome:
     template = template_load(work.name)
     deployments = await sync_to_async(dispatch.deployments_for_role)(work.role)
-    window = min(d.context_per_slot for d in deployments) if deployments else 4096
+    # The context a slot really has (the smaller of the configured one and what the server
+    # reported at its last check); the deployments come with their health rows: no query.
+    contexts = {d.pk: cluster_selectors.deployment_context_tokens(d) for d in deployments}
+    window = min(contexts.values()) if contexts else 4096
     max_tokens = max(16, min(MAX_TOKENS[work.name], window // 2))
     values = outputs.template_values(work)
     evidence = await _evidence(
@@ -305,11 +314,56 @@ async def _model_stage(work: Work) -> Outcome:
             on_token=batcher.add,
             stage_id=work.stage_id,
         )
+        reply = endings.Reply(calls=[result], text=model_text(result.text))
+        if work.name in endings.FREE_TEXT:
+            await _continue(
+                work,
+                messages,
+                reply,
+                context=contexts.get(result.deployment_id, window),
+                max_tokens=max_tokens,
+                on_token=batcher.add,
+            )
     finally:
         await batcher.stop()
     custody |= await sync_to_async(_call_custody)(result=result)
+    if work.name in endings.FREE_TEXT:
+        custody |= endings.replied_custody(reply)
     custody["model_file_sha256"] = await _model_file_sha256(result.deployment_id)
-    return outputs.model_outcome(work, text=storable(result.text), custody=custody)
+    truncated = endings.truncated_message(work.name, reply) if reply.cut else ""
+    return outputs.model_outcome(work, text=reply.text, custody=custody, truncated=truncated)
+
+
+async def _continue(
+    work: Work,
+    messages: list[Message],
+    reply: endings.Reply,
+    *,
+    context: int,
+    max_tokens: int,
+    on_token: dispatch.TokenCallback,
+) -> None:
+    """Continue a free-text reply cut at its limit, as its policy allows (pipeline.endings):
+    each continuation on the same deployment, its text appended to `reply`."""
+    deployment_id = reply.calls[0].deployment_id
+    while room := endings.next_continuation(
+        work.name, reply, context=context, max_tokens=max_tokens
+    ):
+        try:
+            more = await dispatch.chat(
+                deployment=deployment_id,
+                messages=endings.continuation_messages(messages, reply.text),
+                max_tokens=room,
+                role=work.role,
+                on_token=on_token,
+                stage_id=work.stage_id,
+            )
+        except dispatch.PromptTooLongError as error:
+            # The slot's tokenizer counted the text so far longer than its reported tokens.
+            reply.not_continued = f"the continuation did not fit the model's slot: {error}"
+            return
+        reply.calls.append(more)
+        reply.text += model_text(more.text)
 
 
 async def _evidence(
@@ -467,9 +521,10 @@ class TokenBatcher:
         self._task: asyncio.Task[None] | None = None
 
     def add(self, text: str) -> None:
-        # A NUL or a lone surrogate from the model would make the group write fail for every
-        # stage of the worker (all their batches are one transaction): left out here.
-        self.pending.append(storable(text))
+        # Already clean from the backend client; again here because a NUL or a lone surrogate
+        # would make the group write fail for every stage of the worker (all their batches
+        # are one transaction).
+        self.pending.append(model_text(text))
         self.tokens += 1
         if self.first_at is None:
             self.first_at = time.monotonic()
@@ -585,10 +640,18 @@ def _gate_stop(*, run: Run, stage: Stage, answer: dict[str, object]) -> None:
     )
 
 
+def _cause(error: BaseException) -> str:
+    """An unexpected error as the stage records it: its type and the first line of its
+    message (at most 200 characters; a database error's next lines quote the SQL)."""
+    lines = str(error).strip().splitlines()
+    text = one_line(lines[0], 200) if lines else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 def _fail(*, work: Work, error: Exception) -> None:
     message = error.message if isinstance(error, DomainError) else str(error)
     if not isinstance(error, DomainError | BackendError):
-        message = f"Internal error ({type(error).__name__}); see the worker's log."
+        message = f"Internal error ({_cause(error)}); see the worker's log."
     with transaction.atomic():
         locked = _locked(work)
         if locked is None:
@@ -627,7 +690,7 @@ def _rejected_store(*, stage: Stage, error: "outputs.ReplyRejected") -> None:
 
 def _fail_locked(*, run: Run, stage: Stage, message: str) -> None:
     stage.status = Stage.Status.FAILED
-    stage.error = message.replace("\x00", "")[:4000]
+    stage.error = model_text(message)[:4000]
     stage.finished_at = timezone.now()
     stage.save(update_fields=["status", "error", "finished_at"])
     runs.run_event_append(run=run, kind="stage.status", payload=runs.stage_payload(stage))

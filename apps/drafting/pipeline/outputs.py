@@ -18,6 +18,7 @@ from apps.evidence.prompt import page_label
 from apps.evidence.services import registry
 from apps.verification.models import Finding, Verification
 from lexweb.errors import DomainError
+from lexweb.text import model_data
 
 if TYPE_CHECKING:
     from apps.drafting.pipeline.execute import Outcome, Work
@@ -164,8 +165,10 @@ def _items(value: object) -> list[dict[str, object]]:
 
 
 def _json_object(text: str, what: str) -> dict[str, object]:
+    """The reply's JSON object, every string in it (keys included) cleaned by the model-text
+    rule: "\\u0000" or "\\ud800" inside a string must not fail the database write."""
     try:
-        data = json.loads(text)
+        data = model_data(json.loads(text))
     except json.JSONDecodeError as exc:
         raise DomainError(
             f"The {what} did not answer valid JSON: invalid JSON at character {exc.pos} "
@@ -273,6 +276,14 @@ class ReplyRejected(DomainError):
         self.custody = custody
 
 
+class ReplyTruncated(ReplyRejected):
+    """A free-text stage's reply still cut at its limit after the continuations its policy
+    allows (pipeline.endings): never stored as a draft version; the stage keeps the cut text
+    and the calls' custody."""
+
+    code = "reply_truncated"
+
+
 def _structured(work: "Work", text: str) -> dict[str, object]:
     if work.name == N.GATE:
         return gate_parse(text)
@@ -281,10 +292,15 @@ def _structured(work: "Work", text: str) -> dict[str, object]:
     return extractor_parse(text)
 
 
-def model_outcome(work: "Work", *, text: str, custody: dict[str, object]) -> "Outcome":
-    """The stage's outcome from its reply. A structured reply that does not parse raises
-    ReplyRejected, saying "cut at the limit (N tokens)" when the backend stopped it at
-    max_tokens, else why it is not the JSON asked for."""
+def model_outcome(
+    work: "Work", *, text: str, custody: dict[str, object], truncated: str = ""
+) -> "Outcome":
+    """The stage's outcome from its reply (already cleaned by lexweb.text.model_text). A
+    structured reply that does not parse raises ReplyRejected, saying "cut at the limit (N
+    tokens)" when the backend stopped it at max_tokens, else why it is not the JSON asked for.
+    A free-text reply with no text raises ReplyRejected; one that ended cut at its limit
+    (after its continuations, pipeline.endings) raises ReplyTruncated with `truncated`, the
+    message endings.truncated_message wrote."""
     from apps.drafting.pipeline.execute import Outcome
 
     if work.name in (N.GATE, N.ADVERSARY, N.EXTRACTOR):
@@ -300,8 +316,21 @@ def model_outcome(work: "Work", *, text: str, custody: dict[str, object]) -> "Ou
                     "the stage failed. Start the run again, or ask an admin to check the model."
                 )
             raise ReplyRejected(message, text=text, custody=custody) from None
+    what = Stage.Name(work.name).label.lower()
     if not text.strip():
-        raise DomainError(f"The {Stage.Name(work.name).label.lower()} wrote nothing.")
+        raise ReplyRejected(
+            f"The {what} wrote no text ({custody.get('completion_tokens', 0)} tokens of nothing "
+            "but white space or control characters, which are not kept); the stage failed. "
+            "Start the run again, or ask an admin to check the model.",
+            text=text,
+            custody=custody,
+        )
+    if custody.get("finish_reason") == "length":
+        message = truncated or (
+            f"The {what}'s reply was cut at its limit ({custody.get('completion_tokens')} "
+            "tokens); no draft version was saved from it."
+        )
+        raise ReplyTruncated(message, text=text, custody=custody)
     return Outcome(text=text, custody=custody)
 
 

@@ -8,7 +8,9 @@ is safe to run again from the start). Its `lock` is released with it (only `doin
 lock). A stalled job whose `queueing_lock` a newer queued job already holds cannot go back to
 `todo` (PostgreSQL's unique index says so): it is ended as `aborted` instead and the newer one
 runs. A job whose worker died `LEXWEB_JOB_RECOVERY_MAX_ATTEMPTS` times is failed for good, so a
-file that kills its worker cannot do so forever; an admin retries it from the admin.
+file that kills its worker cannot do so forever; an admin retries it from the admin. Such a
+job's cause is in the outcome (`causes`), so that the owner of its work can record the true one
+(drafting's stranded stages), never a guess.
 
 It runs at each worker start (apps/operations/worker.py) and as the periodic job
 `operations.recover_stalled`. Two runs at once are safe: each job is taken with
@@ -66,6 +68,8 @@ class RecoveryOutcome:
     superseded: list[int] = field(default_factory=list)  # ended: a newer queued job holds its lock
     aborted: list[int] = field(default_factory=list)  # an abort was asked for before it died
     failed: list[int] = field(default_factory=list)  # its worker died too often
+    # Why each failed job failed, in words a job's owner may show (drafting's stranded stages).
+    causes: dict[int, str] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -119,6 +123,10 @@ def _recover_one(*, job_id: int, seconds: int, outcome: RecoveryOutcome) -> None
         elif attempts + 1 >= settings.LEXWEB_JOB_RECOVERY_MAX_ATTEMPTS:
             cursor.execute("SELECT procrastinate_finish_job_v1(%s, 'failed', false)", [job_id])
             outcome.failed.append(job_id)
+            outcome.causes[job_id] = (
+                f"its worker stopped while running it on each of {attempts + 1} attempts (the "
+                "process was killed, crashed or stopped answering)"
+            )
             logger.error(
                 "Stalled %s (%s) failed for good: attempt %s of %s ended with its worker dying. "
                 "Retry it from the admin (Procrastinate jobs) once the cause is fixed.",

@@ -1,0 +1,159 @@
+"""How a stage's reply ended, and what is done with a free-text reply cut at its limit.
+
+Every backend says how a reply ended (llama.cpp `finish_reason`, Ollama `done_reason`):
+"stop" when the model ended it, "length" when it reached the call's `max_tokens`. The ending is
+stored on each call record and on the stage (`Stage.finish_reason`, shown as `Stage.ending`:
+"stop", "cut at its limit (2,048 tokens)").
+
+A structured stage (gate, adversary, extractor) cut at its limit fails with its incomplete JSON
+kept (outputs.model_outcome). A free-text stage cut at its limit is never a silent success;
+what happens is its entry in ENDING_POLICY:
+
+| stage                     | policy   | cut at its limit                                        |
+|---------------------------|----------|---------------------------------------------------------|
+| drafter, reasoner, revision | continue | continued, up to LEXWEB_STAGE_CONTINUATIONS more calls |
+| summarizer                | truncate | the stage ends truncated at once                        |
+
+Why: the drafter, the heavy reasoner and the revision each write the whole draft, whose end
+(the relief sought, the signature block) matters as much as its start, so a reply that ran out
+is worth one more call. A summary that outgrows its limit is not a summary any more; another
+call would spend GPU time on more of the same, so the lawyer is told to narrow it.
+
+A continuation:
+1. goes to the deployment that wrote the text so far (a reply is never stitched from two
+   models), with the stage's messages and that text as a last, unfinished assistant message:
+   llama-server and Ollama continue that message (assistant prefill) and stream only the new
+   tokens, which are appended to the text;
+2. may take what the slot has left after the prompt and the text so far (less
+   CONTINUATION_MARGIN_TOKENS), at most the stage's max_tokens; with less than
+   MIN_CONTINUATION_TOKENS left it is not made. The stage's prompt was planned to leave
+   max_tokens for the reply, so a continuation gets only the room the evidence left unused:
+   a stage whose evidence filled the slot ends truncated without one;
+3. is recorded like any call (a call record linked to the stage); its tokens add to the stage's
+   completion_tokens, its ending becomes the stage's, `Stage.continuations` counts it.
+A reply still cut at the end (or one that could not be continued) ends the stage truncated:
+it fails with "cut at its limit (N tokens)" and why it was not continued, keeps the cut text
+as its output (the evidence; never a draft version) and the run fails with that reason.
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from apps.cluster.backends.base import Message
+from apps.cluster.services.dispatch import CallResult
+from apps.drafting.models import Stage
+
+N = Stage.Name
+CUT = "length"  # llama.cpp's finish_reason and Ollama's done_reason for a reply at max_tokens
+CONTINUE = "continue"
+TRUNCATE = "truncate"
+ENDING_POLICY: dict[str, str] = {
+    N.DRAFTER: CONTINUE,
+    N.REASONER: CONTINUE,
+    N.REVISION: CONTINUE,
+    N.SUMMARIZER: TRUNCATE,
+}
+FREE_TEXT = set(ENDING_POLICY)
+MIN_CONTINUATION_TOKENS = 64
+# Room left for the chat template's markers around the continued message, and for a tokenizer
+# that splits the text so far a little differently when it is sent back.
+CONTINUATION_MARGIN_TOKENS = 32
+
+
+@dataclass
+class Reply:
+    """A free-text stage's reply so far: its calls in order and their text joined."""
+
+    calls: list[CallResult]
+    text: str
+    # Why the reply, if it ends cut, was not continued further ("" while it may be).
+    not_continued: str = ""
+
+    @property
+    def cut(self) -> bool:
+        return self.calls[-1].finish_reason == CUT
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(call.completion_tokens for call in self.calls)
+
+
+def continuations_allowed(name: str) -> int:
+    return settings.LEXWEB_STAGE_CONTINUATIONS if ENDING_POLICY.get(name) == CONTINUE else 0
+
+
+def continuation_room(reply: Reply, *, context: int, max_tokens: int) -> int:
+    """Tokens the next continuation may take: what the slot has left after the prompt and the
+    text so far, at most `max_tokens`."""
+    used = reply.calls[0].prompt_tokens + reply.completion_tokens + CONTINUATION_MARGIN_TOKENS
+    return min(max_tokens, context - used)
+
+
+def next_continuation(name: str, reply: Reply, *, context: int, max_tokens: int) -> int:
+    """The max_tokens of the next continuation of `reply`, or 0 when there is none to make
+    (it ended, the policy or the cap says no, or the slot has no room; `reply.not_continued`
+    then says why)."""
+    if not reply.cut:
+        return 0
+    allowed = continuations_allowed(name)
+    made = len(reply.calls) - 1
+    if ENDING_POLICY.get(name) != CONTINUE:
+        reply.not_continued = f"the {_what(name)}'s replies are not continued"
+    elif allowed == 0:
+        reply.not_continued = "continuations are off (LEXWEB_STAGE_CONTINUATIONS is 0)"
+    elif made >= allowed:
+        reply.not_continued = f"LEXWEB_STAGE_CONTINUATIONS allows {allowed}"
+    else:
+        room = continuation_room(reply, context=context, max_tokens=max_tokens)
+        if room >= MIN_CONTINUATION_TOKENS:
+            return room
+        reply.not_continued = (
+            f"the model's {context:,}-token slot had no room left to continue it "
+            f"({max(room, 0):,} tokens free, at least {MIN_CONTINUATION_TOKENS} needed)"
+        )
+    return 0
+
+
+def continuation_messages(messages: list[Message], text: str) -> list[Message]:
+    """The stage's messages and the text so far as the unfinished last assistant message."""
+    return [*messages, {"role": "assistant", "content": text}]
+
+
+def replied_custody(reply: Reply) -> dict[str, object]:
+    """The stage's custody fields that sum up all the reply's calls (the first call's record,
+    prompt and timing to the first token stay as the first call set them)."""
+    last = reply.calls[-1]
+    decoded = [c for c in reply.calls if c.decode_tokens_per_second and c.completion_tokens > 1]
+    seconds = sum(c.completion_tokens / (c.decode_tokens_per_second or 1) for c in decoded)
+    speed = sum(c.completion_tokens for c in decoded) / seconds if seconds else None
+    return {
+        "completion_tokens": reply.completion_tokens,
+        "finish_reason": last.finish_reason[:32],
+        "continuations": len(reply.calls) - 1,
+        "duration_ms": sum(call.duration_ms for call in reply.calls),
+        "tokens_per_second": speed if len(reply.calls) > 1 else last.decode_tokens_per_second,
+    }
+
+
+def truncated_message(name: str, reply: Reply) -> str:
+    """What a truncated stage says (its error, and the run's)."""
+    what = _what(name)
+    made = len(reply.calls) - 1
+    limit = reply.calls[-1].completion_tokens
+    after = (
+        f" again after {made} continuation{'s' if made != 1 else ''} "
+        f"({reply.completion_tokens:,} tokens in all)"
+        if made
+        else ""
+    )
+    why = f"; {reply.not_continued}" if reply.not_continued else ""
+    return (
+        f"The {what}'s reply was cut at its limit ({limit:,} tokens){after}{why}. No draft "
+        "version was saved from it: the cut text is kept on this stage. Start the run again "
+        "with narrower instructions or a smaller packet."
+    )
+
+
+def _what(name: str) -> str:
+    return Stage.Name(name).label.lower()

@@ -1,0 +1,213 @@
+"""How a reply ended is a stored fact, and a free-text stage cut at its limit is never a silent
+success (issue 29, requirement 2; apps/drafting/pipeline/endings.py): the drafter and the
+revision continue a cut reply on the same deployment, up to LEXWEB_STAGE_CONTINUATIONS calls;
+a reply still cut, or a summary cut, ends its stage truncated with the count, stores no version,
+and the run fails saying so. Fake llama-servers over HTTP: a fake given a reply longer than the
+request's max_tokens ends "length", and continues its reply from an assistant prefill."""
+
+import pytest
+from django.test import Client
+
+from apps.accounts.models import User
+from apps.cases.models import Case
+from apps.cluster.models import CallRecord, Deployment
+from apps.cluster.services.dispatch import CallResult
+from apps.drafting.models import DraftVersion, Run, Stage
+from apps.drafting.pipeline import endings
+from tests.drafting import run_fixtures as rf
+
+# The drafter's deployment: 2 slots of 2,048 tokens, so its replies may take 1,024 tokens.
+DRAFTER_CONTEXT = 4096
+DRAFTER_LIMIT = 1024
+
+
+def _words(count: int) -> str:
+    return " ".join(f"w{n}" for n in range(count))
+
+
+def _small_drafter(site: rf.Site) -> None:
+    Deployment.objects.filter(pk=site.deployments["drafter"].pk).update(
+        context_size=DRAFTER_CONTEXT
+    )
+    site.fakes["drafter"].settings.n_ctx_per_slot = DRAFTER_CONTEXT // 2
+
+
+def _calls(stage: Stage) -> list[tuple[str, int]]:
+    records = CallRecord.objects.filter(stage=stage).order_by("started_at", "pk")
+    return [(r.finish_reason, r.completion_tokens) for r in records]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_draft_cut_at_its_limit_is_continued_and_stored_whole(
+    lawyer: User, case: Case, lawyer_api: Client
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    draft = _words(DRAFTER_LIMIT + 100)
+    with rf.site_running({**rf.REPLIES, "drafter": draft}) as site:
+        _small_drafter(site)
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
+    drafter = run.stages.get(name="drafter")
+    assert drafter.version is not None and drafter.version.text == drafter.output_text == draft
+    assert (drafter.finish_reason, drafter.continuations) == ("stop", 1)
+    assert drafter.completion_tokens == DRAFTER_LIMIT + 100
+    # Two calls of the same deployment, each recorded and linked to the stage.
+    assert _calls(drafter) == [("length", DRAFTER_LIMIT), ("stop", 100)]
+    assert {r.deployment_id for r in CallRecord.objects.filter(stage=drafter)} == {
+        site.deployments["drafter"].pk
+    }
+    assert drafter.call_record is not None and drafter.call_record.finish_reason == "length"
+    assert drafter.ending == "stop after 1 continuation (1,124 tokens in all)"
+    # The revision (the drafter's role again) was continued the same way.
+    assert run.stages.get(name="revision").continuations == 1
+
+    body = lawyer_api.get(f"/api/v1/cases/{case.pk}/runs/{run.pk}").json()
+    shown = {stage["name"]: stage for stage in body["stages"]}
+    assert shown["drafter"]["finish_reason"] == "stop"
+    assert shown["drafter"]["continuations"] == 1
+    assert shown["drafter"]["ending"] == drafter.ending
+    assert (shown["gate"]["finish_reason"], shown["gate"]["ending"]) == ("stop", "stop")
+    assert shown["verifier"]["finish_reason"] == ""  # no model reply
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_draft_still_cut_after_its_continuation_ends_truncated_with_no_version(
+    lawyer: User, case: Case, lawyer_client: Client
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running({**rf.REPLIES, "drafter": _words(5000)}) as site:
+        _small_drafter(site)
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    drafter = run.stages.get(name="drafter")
+    assert run.status == Run.Status.FAILED and drafter.status == Stage.Status.FAILED
+    (first, second) = _calls(drafter)
+    assert first == ("length", DRAFTER_LIMIT) and second[0] == "length"
+    total = DRAFTER_LIMIT + second[1]
+    assert drafter.error == (
+        f"The drafter's reply was cut at its limit ({second[1]:,} tokens) again after 1 "
+        f"continuation ({total:,} tokens in all); LEXWEB_STAGE_CONTINUATIONS allows 1. No draft "
+        "version was saved from it: the cut text is kept on this stage. Start the run again "
+        "with narrower instructions or a smaller packet."
+    )
+    assert run.error == f"Drafter: {drafter.error}"
+    assert (drafter.finish_reason, drafter.continuations, drafter.completion_tokens) == (
+        "length",
+        1,
+        total,
+    )
+    assert drafter.output_text == _words(total)  # the cut text, kept as the evidence
+    assert drafter.version is None and not DraftVersion.objects.exists()
+    assert [s for s in run.stages.values_list("status", flat=True)].count("skipped") == 5
+
+    page = lawyer_client.get(f"/cases/{case.pk}/runs/{run.pk}/").content.decode()
+    assert "<dt>Ended</dt>" in page
+    assert f"cut at its limit again after 1 continuation ({total:,} tokens in all)" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_summary_cut_at_its_limit_is_not_continued_and_ends_truncated(
+    lawyer: User, case: Case, lawyer_client: Client
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running({"summarizer": _words(1500)}):
+        run = rf.start(user=lawyer, case=case, packet=packet, kind="summary")
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    stage = run.stages.get()
+    assert run.status == Run.Status.FAILED and stage.status == Stage.Status.FAILED
+    assert _calls(stage) == [("length", 1024)]
+    assert stage.error.startswith(
+        "The summarizer's reply was cut at its limit (1,024 tokens); the summarizer's replies "
+        "are not continued. No draft version was saved from it"
+    )
+    assert (stage.finish_reason, stage.continuations) == ("length", 0)
+    assert stage.ending == "cut at its limit (1,024 tokens)"
+    assert not DraftVersion.objects.exists()
+    page = lawyer_client.get(f"/cases/{case.pk}/runs/{run.pk}/").content.decode()
+    assert "cut at its limit (1,024 tokens)" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_continuations_off_a_cut_draft_ends_truncated_at_once(
+    lawyer: User, case: Case, settings: object
+) -> None:
+    settings.LEXWEB_STAGE_CONTINUATIONS = 0  # type: ignore[attr-defined]
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running({**rf.REPLIES, "drafter": _words(DRAFTER_LIMIT + 100)}) as site:
+        _small_drafter(site)
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    drafter = run.stages.get(name="drafter")
+    assert run.status == Run.Status.FAILED
+    assert _calls(drafter) == [("length", DRAFTER_LIMIT)]
+    assert "continuations are off (LEXWEB_STAGE_CONTINUATIONS is 0)" in drafter.error
+    assert not DraftVersion.objects.exists()
+
+
+# --- The policy's arithmetic -----------------------------------------------------------------
+
+
+def _call(*, finish: str, prompt: int = 300, completion: int = 1024) -> CallResult:
+    return CallResult(
+        text="",
+        finish_reason=finish,
+        deployment_id=1,
+        call_record_id=1,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        time_to_first_token_ms=None,
+        duration_ms=0.0,
+        prefill_tokens_per_second=None,
+        decode_tokens_per_second=None,
+    )
+
+
+def _next(name: str, *calls: CallResult, context: int = 4096) -> tuple[int, str]:
+    reply = endings.Reply(calls=list(calls), text="")
+    room = endings.next_continuation(name, reply, context=context, max_tokens=1024)
+    return room, reply.not_continued
+
+
+def test_a_continuation_gets_the_room_the_slot_has_left_at_most_max_tokens() -> None:
+    assert _next("drafter", _call(finish="length")) == (1024, "")
+    # 2,048 - 300 - 1,024 - 32 (the margin) = 692.
+    assert _next("drafter", _call(finish="length"), context=2048) == (692, "")
+    assert _next("revision", _call(finish="length"), context=1420) == (64, "")
+
+
+def test_no_continuation_for_a_reply_that_ended_or_one_the_policy_or_the_slot_refuses(
+    settings: object,
+) -> None:
+    assert _next("drafter", _call(finish="stop")) == (0, "")
+    assert _next("summarizer", _call(finish="length")) == (
+        0,
+        "the summarizer's replies are not continued",
+    )
+    assert _next("reasoner", _call(finish="length"), _call(finish="length")) == (
+        0,
+        "LEXWEB_STAGE_CONTINUATIONS allows 1",
+    )
+    assert _next("drafter", _call(finish="length"), context=1419) == (
+        0,
+        "the model's 1,419-token slot had no room left to continue it (63 tokens free, at "
+        "least 64 needed)",
+    )
+    settings.LEXWEB_STAGE_CONTINUATIONS = 0  # type: ignore[attr-defined]
+    assert _next("drafter", _call(finish="length"))[1] == (
+        "continuations are off (LEXWEB_STAGE_CONTINUATIONS is 0)"
+    )
+
+
+def test_every_free_text_stage_has_a_policy_and_no_structured_one_does() -> None:
+    writes_text = {Stage.Name.DRAFTER, Stage.Name.REASONER, Stage.Name.REVISION}
+    assert endings.FREE_TEXT == writes_text | {Stage.Name.SUMMARIZER}
+    assert not endings.FREE_TEXT & {Stage.Name.GATE, Stage.Name.ADVERSARY, Stage.Name.EXTRACTOR}
