@@ -45,7 +45,15 @@ from apps.verification import authorities, paragraphs
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim, is_generated_reference, sentences
 from apps.verification.dates import is_month_day, same_day
-from apps.verification.index import OCR, PacketIndex, PageRecord, QuoteHit, Value, pages_label
+from apps.verification.index import (
+    OCR,
+    PacketIndex,
+    PageRecord,
+    QuoteHit,
+    Value,
+    bates_key,
+    pages_label,
+)
 from apps.verification.spans import excerpt_of
 
 Status = Literal["supported", "unsupported", "contradicted", "needs_review"]
@@ -128,6 +136,7 @@ _MONTHS = [
     *("january", "february", "march", "april", "may", "june"),
     *("july", "august", "september", "october", "november", "december"),
 ]
+_FILE_NAME = re.compile(r"[\w][\w.\-]*\.[A-Za-z][A-Za-z0-9]{1,4}\b")
 _GENERATED = re.compile(r"\b(draft|summary|memo|outline|v\d+|version|earlier|prior)\b", re.I)
 _GAP = re.compile(r"\s*(?:\.\s?\.\s?\.|\u2026)\s*|\[[^\]]*\]")
 _GLUED_BRACKET = re.compile(r"(?<=\w)\[([^\]\s]*)\]|\[([^\]\s]*)\](?=\w)")
@@ -208,6 +217,7 @@ class _Context:
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
         self.held: dict[tuple[str, ...], frozenset[int]] = {}  # a common word's pages, as a set
+        self.spans_label: str | None = None  # the production's labels, for messages
 
     def check(self, claim: Claim) -> Finding:
         if claim.kind == "record_cite":
@@ -317,6 +327,10 @@ class _Context:
             if missing:
                 return self._out_of_range(claim, ref.prefix, missing, bool(found))
             pages.extend(p for p in found if p not in pages)
+        return self.judge_pages(claim, pages)
+
+    def judge_pages(self, claim: Claim, pages: list[int]) -> Finding:
+        """Whether the cited `pages` carry what the cite's segment attributes to them."""
         if not any(self.index.pages[p].text.strip() for p in pages):
             return Finding(
                 claim,
@@ -427,6 +441,18 @@ class _Context:
         else:
             what = "runs past the packet's pages" if partly else "is not in the packet"
             message = f"{claim.text} {what} ({span[0]}-{span[1]})"
+            tail = _TOKEN_TAIL.match(self.text, claim.end)
+            written = claim.bates[0].digits if claim.bates else 0
+            produced = len(_TRAILING_DIGITS.search(span[0]).group())  # type: ignore[union-attr]  # a label
+            if tail is not None or (written and written != produced and not partly):
+                if tail is not None:
+                    claim = replace(
+                        claim, end=tail.end(), text=self.text[claim.start : tail.end()]
+                    )
+                message = (
+                    f"{claim.text} starts with this production's prefix but is not one of its "
+                    f"numbers ({span[0]}-{span[1]}, {produced} digits)"
+                )
         if partly:
             # The range's first pages are in the packet: the finding marks its end, the part
             # of the cite that names no page of the packet.
@@ -666,8 +692,84 @@ class _Context:
                 "summary), which is not evidence and not in the packet"
             )
             return Finding(claim, "unsupported", "system_generated_reference", message)
-        message = f"{claim.text!r} is used as a record cite but is not a Bates number of the packet"
-        return Finding(claim, "unsupported", "not_a_record_cite", message)
+        document = self._named_document(claim.text)
+        if document is not None:
+            return self._document_cite(claim, document)
+        what, printed = self._what_it_is(claim.text)
+        page = self.index.pages[printed[0]] if printed else None
+        return Finding(
+            claim,
+            "unsupported",
+            "not_a_record_cite",
+            f"{claim.text!r} stands where a record cite belongs but is not one of this case: "
+            f"{what}",
+            page=page,
+            excerpt=excerpt_of(page.text, *printed[1]) if page and printed else "",
+            match=printed[1] if printed else None,
+        )
+
+    def _what_it_is(self, text: str) -> tuple[str, tuple[int, tuple[int, int]] | None]:
+        """Why a token used as a cite is none of this case's (from the packet, not a list of
+        words): where the packet prints it, else what its shape says it is."""
+        printed = self.index.printed_on(text)
+        spans = self._production_spans()
+        if printed is not None:
+            page, _ = printed
+            return (
+                f"it is printed on {self.index.label(page)} "
+                f"({self.index.pages[page].filename}), a number of the document or of another "
+                f"production, not a Bates number of this production ({spans})",
+                printed,
+            )
+        if _FILE_NAME.search(text):
+            return f"a file name, not a document of the packet; this production is {spans}", None
+        return f"not a Bates number of this production ({spans}), an exhibit or a document", None
+
+    def _production_spans(self) -> str:
+        """The packet's Bates labels by prefix, for messages ("ABC000001-ABC000240")."""
+        if self.spans_label is None:
+            prefixes: dict[str, str] = {}
+            for page in self.index.pages:
+                for label in page.bates:
+                    key = bates_key(label)
+                    if key is not None:
+                        prefixes.setdefault(key[0], _TRAILING_DIGITS.sub("", label))
+            spans = [self.index.bates_span(prefix) for prefix in list(prefixes.values())[:4]]
+            self.spans_label = ", ".join(f"{a}-{b}" for a, b in filter(None, spans)) or "none"
+        return self.spans_label
+
+    def _named_document(self, text: str) -> int | None:
+        """The packet document whose file name `text` names (with or without its extension,
+        any case, a pin after it), or None."""
+        name = _FILE_NAME.search(text)
+        wanted = (name.group() if name else text).strip().lower()
+        if not wanted:
+            return None
+        for document, filename in self.index.document_names().items():
+            lower = filename.lower()
+            if wanted in (lower, lower.rsplit(".", 1)[0]):
+                return document
+        return None
+
+    def _document_cite(self, claim: Claim, document: int) -> Finding:
+        """A packet document cited by its file name, with a page pin ("report.pdf at 3") or
+        without one (the whole document): its pages carry the segment as a Bates cite's do."""
+        pages = self.index.document_pages(document)
+        pin = re.search(r"(?:\bat|\bpp?\.)\s*(\d{1,4})\s*$", claim.text)
+        if pin is not None:
+            number = int(pin.group(1))
+            chosen = [p for p in pages if self.index.pages[p].page_number == number]
+            if not chosen:
+                return Finding(
+                    claim,
+                    "unsupported",
+                    "record_cite_page",
+                    f"{self.index.pages[pages[0]].filename} has no page {number} (it has "
+                    f"{len(pages)})",
+                    page=self.index.pages[pages[0]],
+                )
+            pages = chosen
+        return self.judge_pages(claim, pages)
 
     # -- dates and amounts --------------------------------------------------------------
 
@@ -1036,6 +1138,8 @@ class _Weighed:
     words: tuple[str, ...]
 
 
+_TOKEN_TAIL = re.compile(r"(?:[-_/.]?[A-Za-z0-9])+")  # "-07" of "KVN-2021-07", "A" of "...09A"
+_TRAILING_DIGITS = re.compile(r"\d+$")
 _RANGE_END = re.compile(r"(?:[A-Za-z]+[ \-_.]?)?\d+\s*$")
 
 

@@ -75,6 +75,8 @@ _MONTH_NAMES = (
 )
 NEIGHBOURS = 2  # pages on each side whose heads and footers a page's are compared with
 HEAD_LINES = 3  # lines at each end of a page that may be a running head or footer
+_LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
+PRINTED_CANDIDATES = 200  # a token printed on more pages than this is no one document's
 MAX_RANGE = 5000  # a Bates range longer than this is resolved label by label up to it
 
 
@@ -391,6 +393,39 @@ class PacketIndex:
             for pages in self._documents.values():
                 pages.sort(key=lambda i: self.pages[i].page_number)
         return self._documents.get(document_id, [])
+
+    def document_names(self) -> dict[int, str]:
+        """Each document's file name, by document id."""
+        if not self._documents:
+            self.document_pages(-1)
+        return {d: self.pages[pages[0]].filename for d, pages in self._documents.items()}
+
+    def printed_on(self, text: str) -> tuple[int, tuple[int, int]] | None:
+        """The first page whose text prints `text` (its words in order, any separators
+        between them: "DEF 004411", "DEF-004411") and the span there; None when no page does.
+        Only the pages holding its rarest word are read."""
+        # Letters and digits apart ("DEF004411" as "def", "004411"): a page may print them
+        # joined or apart, and its words are indexed as printed.
+        words = [w for token in nz.token_list(text) for w in _LETTERS_OR_DIGITS.findall(token)]
+        if not words or len(words) > 8:
+            return None
+        rarest = min(words, key=lambda w: self.document_frequency(nz.stem(w)))
+        holders = sorted(
+            {*self.pages_with_term(nz.stem(rarest)), *self.pages_with_term("".join(words))}
+        )
+        if not holders or len(holders) > PRINTED_CANDIDATES:
+            return None
+        pattern = re.compile(
+            r"(?<![A-Za-z0-9])"
+            + r"[\s\-_./#:]*".join(re.escape(w) for w in words)
+            + r"(?![A-Za-z0-9])",
+            re.IGNORECASE,
+        )
+        for page in holders:
+            found = pattern.search(nz.fold(self.pages[page].text))
+            if found is not None:
+                return page, found.span()
+        return None
 
     # -- quotations -----------------------------------------------------------------------
 

@@ -13,9 +13,12 @@ from apps.verification.claims.quotations import Quote
 from apps.verification.claims.references import (
     FISCAL_YEAR,
     JUNK,
+    PIN_TAIL,
     PROSE_REFERENCE,
+    SIGNAL,
     YEAR_END,
     is_generated,
+    names_a_thing,
 )
 from apps.verification.claims.sentences import trim
 
@@ -178,6 +181,16 @@ def _bates_cites(
     return cites
 
 
+_CLAUSE_END = re.compile(r"\)?[\"'\u201d\u2019\]]*\s*(?:[.;,:!?]|\(|$|\n)")
+
+
+def _closes_clause(text: str, end: int) -> bool:
+    """Whether a cite position ending at `end` (a parenthetical's content, or what follows a
+    signal) closes its clause: punctuation, another parenthetical or the line's end follows,
+    not more words of the sentence (a descriptive "the unit (model XR-200) failed")."""
+    return _CLAUSE_END.match(text, end) is not None
+
+
 def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) -> list[RecordCite]:
     blocked = Spans([(q.start, q.end) for q in quotes])
     known = _bates_pattern(prefixes)
@@ -247,6 +260,13 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
                 continue  # "(D. Colo. 2021)", "(2019)": a case citation's parenthetical
             if JUNK.fullmatch(piece) or is_generated(piece):
                 add(RecordCite("not_a_record_cite", a, b))
+                continue
+            # A name of a thing (a file, a setting, a ticket, a model or docket number) where a
+            # cite closes a clause: the words before it are attributed to it.
+            signal = SIGNAL.match(piece)
+            bare = PIN_TAIL.sub("", piece[signal.end() :] if signal else piece)
+            if _closes_clause(text, p_end) and (JUNK.fullmatch(bare) or names_a_thing(bare)):
+                add(RecordCite("not_a_record_cite", a + (signal.end() if signal else 0), b))
 
     # In running prose: a reference to the system's own work ("according to the lexweb
     # timeline summary v1") is used as a source, as a cite would be, and is none.

@@ -22,6 +22,34 @@ JUNK = re.compile(
     rf"(?:{_CODE}|{_SHORT_CODE})(?:[\s_-]+(?:{_CODE}|{_SHORT_CODE}|{_SPEC})){{0,2}}(?![\w-])"
 )
 
+# What stands where a record cite belongs and names a thing rather than a page of the record,
+# by its shape (not by its words): a file name (a name with a file type's extension), an
+# identifier joined by underscores (an environment variable, a setting, a file's stem), a
+# number sign with digits (a ticket), or a code mixing letters and digits joined by hyphens,
+# dots, colons or slashes (a model, a machine, a docket, account or report number). Public
+# standards and time offsets written so ("COVID-19", "UTC-7") and codes of four characters
+# or fewer ("10-K", "W-2") are none of these.
+_FILE_TYPES = (
+    "pdf|docx?|xlsx?|xlsm|csv|tsv|txt|json|jsonl|ya?ml|md|log|pptx?|msg|eml|zip|png|jpe?g|gif"
+    "|tiff?|html?|xml|py|ipynb|rtf|odt|ods|sql|db|parquet|bak|tmp|cfg|ini|toml|env"
+)
+_SHAPES = (
+    rf"[\w][\w.\-]*\.(?:{_FILE_TYPES})"
+    r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?:=\S+)?"
+    r"|#\s?\d{2,}"
+    rf"|(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d)(?=[\w.:/-]*\d)(?=[\w.:/-]*[A-Za-z])"
+    r"(?=[\w.:/-]{5})[A-Za-z0-9]+(?:[-.:/][A-Za-z0-9]+)+"
+)
+NOT_A_CITE_SHAPE = re.compile(rf"(?<![\w.-])(?:{_SHAPES})(?![\w-])", re.IGNORECASE)
+# A signal before a cite, and a pin after one ("see X at 4", "X, p. 3").
+SIGNAL = re.compile(
+    r"^(?:see(?:,?\s+also)?|cf\.|e\.g\.,?|accord|compare|contra|but\s+see|citing|per|also)"
+    r"[,:]?\s+",
+    re.IGNORECASE,
+)
+PIN_TAIL = re.compile(r"(?:,?\s+at\s+\d+(?:[-:]\d+)*|,?\s+pp?\.\s*\d+(?:-\d+)?)$")
+MAX_NAME_WORDS = 4  # a cite's words: "Ticket #8812", "Case No. 2:23-cv-04567"
+
 _GENERATED = [
     re.compile(
         r"\b(?:lexweb|ChatGPT|GPT-?\d\w*|LLMs?|chatbot|assistant|(?:auto|machine|system|AI)"
@@ -63,7 +91,18 @@ YEAR_END = re.compile(r"\b(?:1[6-9]|20)\d\d\s*$")
 
 
 def is_generated(part: str) -> bool:
-    return any(p.search(part) for p in _GENERATED)
+    # A file name's words are read apart ("timeline_v3_final.docx": "timeline v3 final").
+    spaced = re.sub(r"[_]+", " ", part)
+    return any(p.search(part) or p.search(spaced) for p in _GENERATED)
+
+
+def names_a_thing(piece: str) -> bool:
+    """Whether a cite position's piece (its signal and pin taken off) is a name of a thing of
+    one of the shapes above, in a few words ("Ticket #8812", "see H100-NODE-3")."""
+    words = piece.split()
+    if not words or len(words) > MAX_NAME_WORDS:
+        return False
+    return any(NOT_A_CITE_SHAPE.fullmatch(w.rstrip(",.")) for w in words)
 
 
 def is_generated_reference(text: str) -> bool:
