@@ -499,13 +499,7 @@ def run() -> int:
         for host, queues, slots in _board_queues()
     ]
     if _demo_data_enabled():
-        # The demo cluster's backends, played by local fakes.
-        demo = [PYTHON, str(BASE_DIR / "manage.py"), "demo_backends"]
-        children.append(Child("demo-backends", "demo backends", demo, is_worker=False))
-        # Their GPUs: the GPU agent on a fake NVML that follows their load (never on a real
-        # site: only with the demo backends, and only for hosts whose backends are the demo's).
-        agent = [PYTHON, str(BASE_DIR / "manage.py"), "demo_gpu_agent"]
-        children.append(Child("demo-gpu-agent", "demo GPU agent", agent, is_worker=False))
+        children += _demo_children()
     supervisor = Supervisor(children, host, port)
     try:
         supervisor.run()
@@ -531,6 +525,41 @@ def _board_queues() -> list[tuple[str, str, int]]:
         host, names, slots = line.split("\t", 2)
         queues.append((host, names, int(slots)))
     return queues
+
+
+def _demo_children() -> list[Child]:
+    """The demo's processes. Its backends, played by local fakes: only those still configured
+    as the demo made them; with none, the command would end at once and be started again for
+    ever, so it is not started at all. Their GPUs: the GPU agent on a fake NVML that follows
+    their load (never on a real site: only with the demo backends, and only for hosts whose
+    backends are the demo's; with none it waits, and is not restarted)."""
+    manage = [PYTHON, str(BASE_DIR / "manage.py")]
+    children = []
+    if _demo_backends_planned():
+        children.append(
+            Child("demo-backends", "demo backends", [*manage, "demo_backends"], is_worker=False)
+        )
+    else:
+        _say("no backend is as the demo configured it: the demo backends are not started.")
+    agent = [*manage, "demo_gpu_agent"]
+    children.append(Child("demo-gpu-agent", "demo GPU agent", agent, is_worker=False))
+    return children
+
+
+def _demo_backends_planned() -> list[str]:
+    """The names of the backends `manage.py demo_backends` would serve now (its --plan)."""
+    result = subprocess.run(  # noqa: S603  (our own interpreter and manage.py)
+        [PYTHON, str(BASE_DIR / "manage.py"), "demo_backends", "--plan"],
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise LaunchError(
+            f"'manage.py demo_backends --plan' failed: {result.stderr.strip()[-500:]}"
+        )
+    return [line.split("\t", 1)[0] for line in result.stdout.splitlines() if line.strip()]
 
 
 def _cpu_nice() -> int:

@@ -10,13 +10,14 @@ from django.http import HttpRequest
 
 from apps.accounts.admin_audit import AuditedAdmin
 from apps.accounts.models import User
-from apps.cluster import forms
+from apps.cluster import forms, selectors
 from apps.cluster.models import (
     Backend,
     BackendHealth,
     Board,
     CallRecord,
     Deployment,
+    DeploymentHealth,
     Gpu,
     GpuLink,
     GpuSample,
@@ -139,15 +140,53 @@ class RoleRouteInline(admin.TabularInline):
 @admin.register(Deployment)
 class DeploymentAdmin(AuditedAdmin):
     form = forms.DeploymentForm
-    list_display = ["model_name", "backend", "quantization", "context_size", "enabled"]
+    list_display = [
+        "model_name",
+        "backend",
+        "quantization",
+        "context_size",
+        "enabled",
+        "served",
+        "context_used",
+    ]
     list_filter = ["enabled", "backend"]
-    list_select_related = ["backend"]
-    readonly_fields = ["memory_estimate_bytes", "placement"]
+    list_select_related = ["backend", "health"]
+    readonly_fields = ["memory_estimate_bytes", "placement", "served", "context_used"]
     inlines = [RoleRouteInline]
 
     @admin.display(description="placement (estimate beside NVML)")
     def placement(self, deployment: Deployment) -> str:
         return placement.placement_summary(deployment)
+
+    @admin.display(description="served (last health check)")
+    def served(self, deployment: Deployment) -> str:
+        """Whether the server serves this model; when not, both names."""
+        row = selectors.deployment_served(deployment) if deployment.pk else None
+        if row is None:
+            return "not checked yet"
+        if row.state == DeploymentHealth.State.MISCONFIGURED:
+            return (
+                f"MISCONFIGURED: configured {deployment.model_name}, the server serves "
+                f"{row.served_model}. Not routed until they agree."
+            )
+        return row.get_state_display()
+
+    @admin.display(description="context of a request (tokens)")
+    def context_used(self, deployment: Deployment) -> str:
+        """The context used (the smaller of configured and served), and both when they differ."""
+        if deployment.pk is None:
+            return "Shown once the deployment is saved."
+        used = selectors.deployment_context_tokens(deployment)
+        row = selectors.deployment_served(deployment)
+        configured = deployment.context_per_slot
+        if row is None or row.served_context is None:
+            return f"{used} (configured; the server has not reported its own)"
+        if row.served_context == configured:
+            return f"{used} (configured and served)"
+        return (
+            f"{used}: MISMATCH, the server gives {row.served_context} ({row.context_source}), "
+            f"{configured} configured; the smaller is used"
+        )
 
     def save_model(self, request: HttpRequest, obj: Deployment, form: Any, change: bool) -> None:
         # The form has checked placement already; the service re-checks under the board's lock,
@@ -169,6 +208,21 @@ class BackendHealthAdmin(ReadOnlyAdmin):
     list_display = ["backend", "state", "message", "checked_at", "slots_busy", "slots_total"]
     list_filter = ["state"]
     list_select_related = ["backend"]
+
+
+@admin.register(DeploymentHealth)
+class DeploymentHealthAdmin(ReadOnlyAdmin):
+    list_display = [
+        "deployment",
+        "state",
+        "served_model",
+        "served_context",
+        "context_source",
+        "message",
+        "checked_at",
+    ]
+    list_filter = ["state"]
+    list_select_related = ["deployment__backend"]
 
 
 @admin.register(GpuStatus)

@@ -198,6 +198,8 @@ class BackendView:
     checked_at: datetime | None
     slots_total: int
     slots_busy: int
+    # Failed calls or checks in a row (LEXWEB_BACKEND_FAILURES_TO_LEAVE take it out).
+    consecutive_failures: int = 0
 
 
 @dataclass(frozen=True)
@@ -425,6 +427,7 @@ def _backend_view(backend: Backend) -> BackendView:
         checked_at=health.checked_at if health else None,
         slots_total=health.slots_total if health else 0,
         slots_busy=health.slots_busy if health else 0,
+        consecutive_failures=health.consecutive_failures if health else 0,
     )
 
 

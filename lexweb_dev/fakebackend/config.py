@@ -43,6 +43,9 @@ class FakeSettings:
     disconnect_after_tokens: int | None = None
     # After this many tokens: nothing more (except pings), but the connection stays open.
     hang_after_tokens: int | None = None
+    # The faults above end only this many streams; later ones go through (a server that
+    # dropped one stream and is back). None: every stream.
+    fault_streams: int | None = None
     # Every generation request answers this 5xx status with the recorded error body.
     status_error: int | None = None
     # After the first token, one event whose JSON is cut short, then the stream goes on.

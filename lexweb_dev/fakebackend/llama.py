@@ -12,7 +12,7 @@ from lexweb_dev.fakebackend.common import (
     reply_text,
 )
 from lexweb_dev.fakebackend.http import BodyStream, head
-from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
+from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply
 from lexweb_dev.fakebackend.tokens import apply_template, reply_pieces, token_ids
 
 JSON_TYPE = "application/json; charset=utf-8"
@@ -387,7 +387,7 @@ class _ChatRun:
         pinging = ping if settings.ping_interval else None
         async with self.fake.slot(pinging):
             self.started = time.monotonic()
-            plan = fault_plan(settings, len(self.pieces))
+            plan = self.fake.plan_faults(len(self.pieces))
             pending = [self._event(None, '{"role":"assistant","content":null}')]
 
             async def send(first: int, stop: int) -> None:

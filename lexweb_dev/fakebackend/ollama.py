@@ -11,7 +11,7 @@ from email.utils import formatdate
 
 from lexweb_dev.fakebackend.common import as_int, dumps, prompt_tokens_of, reply_text
 from lexweb_dev.fakebackend.http import BodyStream, head
-from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply, fault_plan
+from lexweb_dev.fakebackend.server import Exchange, FakeBackend, Reply
 from lexweb_dev.fakebackend.tokens import apply_template, reply_pieces, token_ids
 
 JSON_TYPE = "application/json; charset=utf-8"
@@ -362,10 +362,9 @@ class _OllamaRun:
             ("Content-Type", "application/x-ndjson"), ("Date", formatdate(usegmt=True)),
             ("Transfer-Encoding", "chunked"),
         ])  # fmt: skip
-        settings = self.app.settings
         async with self.fake.slot():
             await self._begin()
-            plan = fault_plan(settings, len(self.pieces))
+            plan = self.fake.plan_faults(len(self.pieces))
 
             async def send(first: int, stop: int) -> None:
                 lines = []

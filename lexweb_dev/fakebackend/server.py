@@ -134,6 +134,7 @@ class FakeBackend:
         self.cancelled = 0
         self.connections_accepted = 0
         self.stats = Stats()
+        self.faulted_streams = 0
         self.slots = SlotPool(lambda: max(self.settings.slots, 1))
         self.started_at = 0.0  # loop time
         self._server: asyncio.base_events.Server | None = None
@@ -377,6 +378,18 @@ class FakeBackend:
                 delay = start + sent / rate - loop.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
+
+    def plan_faults(self, count: int) -> "FaultPlan":
+        """`fault_plan` for the next stream of `count` tokens; once `fault_streams` streams have
+        been ended by a fault, the rest go through."""
+        plan = fault_plan(self.settings, count)
+        limit = self.settings.fault_streams
+        if plan.fault is None:
+            return plan
+        if limit is not None and self.faulted_streams >= limit:
+            return FaultPlan(count, None, plan.garble_at)
+        self.faulted_streams += 1
+        return plan
 
     async def hang(self, ping: Callable[[], Awaitable[None]] | None) -> None:
         """Produce nothing more, keep the connection open (pinging if asked) until cancelled."""

@@ -600,10 +600,9 @@ def _call_failure(health: BackendHealth, *, message: str, answered: bool, now: d
     message = message or "The backend failed."
     failures, limit = health.consecutive_failures, failures_to_leave()
     if failures < limit:
-        # Still routable, in whatever state it was; the message says why calls fail.
-        suffix = f" ({failures} failed call{'s' if failures > 1 else ''} in a row of {limit} "
-        suffix += "that take it out of routing.)"
-        health.message = message[: MESSAGE_LENGTH - len(suffix)] + suffix
+        # Still routable, in whatever state it was; the message says why calls fail (the
+        # dashboard shows the count beside it).
+        health.message = message[:MESSAGE_LENGTH]
     elif answered:
         _cooldown_start(health, message=message, start=now)
     else:

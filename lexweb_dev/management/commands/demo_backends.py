@@ -3,7 +3,7 @@ import signal
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from lexweb_dev import demo
 from lexweb_dev.fakebackend.config import FakeSettings
@@ -17,11 +17,24 @@ class Command(BaseCommand):
         "alone."
     )
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--plan",
+            action="store_true",
+            help="Print what would be served, one backend a line (name, kind, address, "
+            "tab-separated; nothing when no backend is configured as the demo made it), and "
+            "exit. The launcher starts this command only when there is something to serve.",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         plan = demo.demo_backend_plan(
             text=demo.REFERENCE_SITE.read_text(encoding="utf-8"),
             port_base=settings.LEXWEB_DEMO_BACKEND_PORT,
         )
+        if options["plan"]:
+            for name, port, fake_settings in plan:
+                self.stdout.write(f"{name}\t{fake_settings.kind}\thttp://127.0.0.1:{port}")
+            return
         if not plan:
             self.stdout.write("demo_backends: no demo backend is configured; nothing to do.")
             return
