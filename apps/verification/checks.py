@@ -381,7 +381,8 @@ class _Context:
         for claim in self.members(span, ("date", "amount")):
             if claim.value is None or is_month_day(claim.value):
                 continue
-            if not self.index.value_pages("date" if claim.kind == "date" else "amount", claim.value):
+            what = "date" if claim.kind == "date" else "amount"
+            if not self.index.value_pages(what, claim.value):
                 return True
         return False
 
@@ -446,9 +447,7 @@ class _Context:
             produced = len(_TRAILING_DIGITS.search(span[0]).group())  # type: ignore[union-attr]  # a label
             if tail is not None or (written and written != produced and not partly):
                 if tail is not None:
-                    claim = replace(
-                        claim, end=tail.end(), text=self.text[claim.start : tail.end()]
-                    )
+                    claim = replace(claim, end=tail.end(), text=self.text[claim.start : tail.end()])
                 message = (
                     f"{claim.text} starts with this production's prefix but is not one of its "
                     f"numbers ({span[0]}-{span[1]}, {produced} digits)"

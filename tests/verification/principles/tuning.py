@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (drafts are text, one paragraph per line)
 """Hand-written cases the checks were tuned on (see build.py for the notation). Invented
 people, companies, documents and opinions; the opinions are not real authority."""
 
