@@ -5,7 +5,12 @@ Pure Python (no Django, no database), so `bench/verifier_eval.py --fast` can use
 either; `manage.py verify_eval` adds the real ingest, stamping and freezing around it.
 
 1. `load_set(path)`: a set folder (every subfolder holding a case.json, in name order) or one
-   case folder. Each case's case.json, drafts and labels are read and checked.
+   case folder. Each case's case.json, drafts and labels are read and checked. With
+   `failures=[]`, a case folder of a set that cannot be read is listed there (its name and
+   why) and the others load: `manage.py verify_eval` runs every case it can.
+   A case's productions: case.json's `productions` (several, each with its volume, prefix,
+   start, digits, optional page suffix and legend, and documents), or one production of every
+   document from `bates_prefix`, `bates_start` and `bates_digits` (the first format).
 2. Pages: `fast_pages(case)` builds the verifier's PageRecords from page_text.jsonl and the
    case.json Bates map (no ingest; image-only pages are marked as OCR text). The command builds
    them from a frozen packet instead.
@@ -20,6 +25,7 @@ either; `manage.py verify_eval` adds the real ingest, stamping and freezing arou
 """
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +64,7 @@ README_KINDS = {
 }
 # The most a set may hold before loading refuses it (a typo'd path to a huge tree).
 MAX_DRAFT_BYTES = 20_000_000
+MAX_PRODUCTIONS = 50  # a case's productions in case.json
 
 
 class EvalSetError(ValueError):
@@ -66,10 +73,34 @@ class EvalSetError(ValueError):
 
 @dataclass(frozen=True)
 class BatesEntry:
-    bates: str
+    bates: str  # the number as stamped, never the legend beside it
     document: str
     page: int
     image_only: bool
+    production: str = ""  # the volume of the production that stamped it ("" in the first format)
+    legend: str = ""  # the confidentiality legend stamped beside the number, if any
+
+
+@dataclass(frozen=True)
+class ProductionSpec:
+    """One production of a case: its documents in order, stamped from `start`. With
+    `page_suffix_digits` N > 0 a document takes one number and its pages carry it with a
+    suffix (ABC000101.0001, .0002, ...); with 0, every page takes the next number."""
+
+    volume: str
+    prefix: str
+    start: int
+    digits: int
+    documents: tuple[str, ...]
+    page_suffix_digits: int = 0
+    legend: str = ""
+    party: str = ""  # whose production: "ours", "opposing", "third_party" (descriptive)
+
+    def label(self, number: int, page: int | None = None) -> str:
+        text = f"{self.prefix}{number:0{self.digits}d}"
+        if self.page_suffix_digits and page is not None:
+            text += f".{page:0{self.page_suffix_digits}d}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -102,6 +133,14 @@ class Case:
     bates_map: tuple[BatesEntry, ...]
     drafts: tuple[str, ...]  # "drafts/a.md", relative to the case folder
     labels: tuple[Label, ...] = field(default=())
+    # Every production of the case, in the order they are made; the first format's one
+    # production (`bates_prefix`...) is `productions[0]`, as are the three fields above.
+    productions: tuple[ProductionSpec, ...] = field(default=())
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """The prefixes of the case's productions, each once, in production order."""
+        return tuple(dict.fromkeys(p.prefix for p in self.productions)) or (self.bates_prefix,)
 
     def draft_key(self, draft: str) -> str:
         return f"{self.name}/{draft}" if self.prefixed else draft
@@ -127,9 +166,22 @@ class FindingRow(TypedDict):
 # --- 1. Loading ------------------------------------------------------------------------------
 
 
-def load_set(path: Path) -> list[Case]:
+@dataclass(frozen=True)
+class CaseFailure:
+    """A case that could not run: its folder's name, the step that stopped it, and why."""
+
+    case: str
+    stage: str  # "load", or the step of the run ("ingest", "stamp", "freeze", "verify")
+    reason: str
+    labels: int = 0  # its labels (0 when they could not be read): not scored
+    unsupported_labels: int = 0
+
+
+def load_set(path: Path, *, failures: list[CaseFailure] | None = None) -> list[Case]:
     """The cases of a set folder (subfolders with a case.json, by name), or the one case of a
-    case folder. EvalSetError, naming the file, when something is missing or malformed."""
+    case folder. EvalSetError, naming the file, when something is missing or malformed; with
+    `failures` given, a set's case folder that cannot be read is added to it instead (stage
+    "load"), and EvalSetError only when no case can be read."""
     path = Path(path)
     if not path.is_dir():
         raise EvalSetError(f"{path} is not a folder.")
@@ -138,7 +190,17 @@ def load_set(path: Path) -> list[Case]:
     folders = sorted(p for p in path.iterdir() if p.is_dir() and (p / "case.json").is_file())
     if not folders:
         raise EvalSetError(f"{path} holds no case folder (a subfolder with a case.json).")
-    return [load_case(folder, prefixed=True) for folder in folders]
+    if failures is None:
+        return [load_case(folder, prefixed=True) for folder in folders]
+    cases = []
+    for folder in folders:
+        try:
+            cases.append(load_case(folder, prefixed=True))
+        except EvalSetError as exc:
+            failures.append(CaseFailure(case=folder.name, stage="load", reason=str(exc)))
+    if not cases:
+        raise EvalSetError(f"no case of {path} can be read; the first: {failures[0].reason}")
+    return cases
 
 
 def _read_json(path: Path) -> Any:
@@ -148,7 +210,9 @@ def _read_json(path: Path) -> Any:
         raise EvalSetError(f"{path}: {exc}") from None
 
 
-def _need(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: Path) -> Any:
+def _need(
+    data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: Path | str
+) -> Any:
     value = data.get(key)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
         raise EvalSetError(f"{where}: {key!r} is missing or not {getattr(kind, '__name__', kind)}.")
@@ -160,7 +224,11 @@ def load_case(folder: Path, *, prefixed: bool) -> Case:
     meta = _read_json(meta_path)
     if not isinstance(meta, dict):
         raise EvalSetError(f"{meta_path}: not a JSON object.")
-    documents = tuple(_need(meta, "documents", list, meta_path))
+    productions = _read_productions(meta, meta_path)
+    if productions and "documents" not in meta:
+        documents = tuple(dict.fromkeys(d for p in productions for d in p.documents))
+    else:
+        documents = tuple(_need(meta, "documents", list, meta_path))
     origins_raw = meta.get("origin") or {}
     origins: dict[str, str] = {}
     for name in documents:
@@ -170,18 +238,22 @@ def load_case(folder: Path, *, prefixed: bool) -> Case:
         if given not in ORIGINS:
             raise EvalSetError(f"{meta_path}: unknown origin {given!r} of {name}.")
         origins[name] = ORIGINS[given]
-    rows = _need(meta, "bates_map", list, meta_path)
-    if not all(isinstance(row, dict) for row in rows):
-        raise EvalSetError(f"{meta_path}: bates_map holds something that is not an object.")
-    bates_map = tuple(
-        BatesEntry(
-            bates=str(_need(row, "bates", str, meta_path)),
-            document=str(_need(row, "document", str, meta_path)),
-            page=int(_need(row, "page", int, meta_path)),
-            image_only=bool(row.get("image_only", False)),
+    if productions is None:
+        productions = (
+            ProductionSpec(
+                volume="EVAL001",
+                prefix=_need(meta, "bates_prefix", str, meta_path),
+                start=_need(meta, "bates_start", int, meta_path),
+                digits=_need(meta, "bates_digits", int, meta_path),
+                documents=documents,
+            ),
         )
-        for row in rows
-    )
+    else:
+        _check_productions(meta, productions, documents, meta_path)
+    bates_map = _read_bates_map(meta, meta_path)
+    if "productions" in meta:
+        _check_labels(bates_map, productions, meta_path)
+    first = productions[0]
     case = Case(
         name=folder.name,
         path=folder,
@@ -189,9 +261,9 @@ def load_case(folder: Path, *, prefixed: bool) -> Case:
         title=str(meta.get("title") or folder.name),
         case_number=str(meta.get("case_number") or ""),
         court=str(meta.get("court") or ""),
-        bates_prefix=_need(meta, "bates_prefix", str, meta_path),
-        bates_start=_need(meta, "bates_start", int, meta_path),
-        bates_digits=_need(meta, "bates_digits", int, meta_path),
+        bates_prefix=first.prefix,
+        bates_start=first.start,
+        bates_digits=first.digits,
         documents=documents,
         origins=origins,
         image_only=frozenset(meta.get("image_only") or ()),
@@ -201,6 +273,7 @@ def load_case(folder: Path, *, prefixed: bool) -> Case:
             for p in sorted((folder / "drafts").glob("*"))
             if p.is_file() and not p.name.startswith(".")
         ),
+        productions=productions,
     )
     if not (folder / "labels.jsonl").is_file():
         return case
@@ -209,6 +282,124 @@ def load_case(folder: Path, *, prefixed: bool) -> Case:
     # A draft the labels name outside drafts/ is verified too.
     drafts = case.drafts + tuple(sorted(named - set(case.drafts)))
     return Case(**{**case.__dict__, "labels": labels, "drafts": drafts})
+
+
+def _read_bates_map(meta: Mapping[str, Any], meta_path: Path) -> tuple[BatesEntry, ...]:
+    rows = _need(meta, "bates_map", list, meta_path)
+    if not all(isinstance(row, dict) for row in rows):
+        raise EvalSetError(f"{meta_path}: bates_map holds something that is not an object.")
+    return tuple(
+        BatesEntry(
+            bates=str(_need(row, "bates", str, meta_path)),
+            document=str(_need(row, "document", str, meta_path)),
+            page=int(_need(row, "page", int, meta_path)),
+            image_only=bool(row.get("image_only", False)),
+            production=_optional_text(row, "production", meta_path),
+            legend=_optional_text(row, "legend", meta_path),
+        )
+        for row in rows
+    )
+
+
+def _optional_text(data: Mapping[str, Any], key: str, where: Path | str, limit: int = 500) -> str:
+    """An optional one-line string of at most `limit` characters ("" when left out)."""
+    value = data.get(key, "")
+    if not isinstance(value, str) or len(value) > limit or any(ord(c) < 32 for c in value):
+        raise EvalSetError(f"{where}: {key!r} is not one line of at most {limit} characters.")
+    return value
+
+
+def _read_productions(meta: Mapping[str, Any], where: Path) -> tuple[ProductionSpec, ...] | None:
+    """case.json's `productions`, read and checked one by one; None when it has none."""
+    raw = meta.get("productions")
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_PRODUCTIONS:
+        raise EvalSetError(f"{where}: 'productions' is a list of 1-{MAX_PRODUCTIONS} objects.")
+    specs = []
+    for number, item in enumerate(raw, 1):
+        at = f"{where}: productions[{number}]"
+        if not isinstance(item, dict):
+            raise EvalSetError(f"{at} is not an object.")
+        suffix = item.get("page_suffix_digits", 0)
+        if not isinstance(suffix, int) or isinstance(suffix, bool) or not 0 <= suffix <= 6:
+            raise EvalSetError(f"{at}: 'page_suffix_digits' is 0 (none) or 1-6.")
+        documents = _need(item, "documents", list, at)
+        if not documents or not all(isinstance(d, str) for d in documents):
+            raise EvalSetError(f"{at}: 'documents' names at least one source file.")
+        if len(set(documents)) != len(documents):
+            raise EvalSetError(f"{at}: a document appears twice in one production.")
+        specs.append(
+            ProductionSpec(
+                volume=_optional_text(item, "volume", at, 40) or f"EVAL{number:03d}",
+                prefix=_need(item, "bates_prefix", str, at),
+                start=_need(item, "bates_start", int, at),
+                digits=_need(item, "bates_digits", int, at),
+                documents=tuple(documents),
+                page_suffix_digits=suffix,
+                legend=_optional_text(item, "legend", at),
+                party=_optional_text(item, "party", at, 40),
+            )
+        )
+    if len({spec.volume for spec in specs}) != len(specs):
+        raise EvalSetError(f"{where}: two productions have one volume name.")
+    return tuple(specs)
+
+
+def _check_productions(
+    meta: Mapping[str, Any],
+    productions: Sequence[ProductionSpec],
+    documents: Sequence[str],
+    where: Path,
+) -> None:
+    """Every production's documents are the case's; the first format's fields, where given
+    beside `productions`, are the first production's."""
+    known = set(documents)
+    for spec in productions:
+        for name in spec.documents:
+            if name not in known:
+                raise EvalSetError(f"{where}: {spec.volume} produces {name!r}, not in documents.")
+    first = productions[0]
+    for key, value in (
+        ("bates_prefix", first.prefix),
+        ("bates_start", first.start),
+        ("bates_digits", first.digits),
+    ):
+        if key in meta and meta[key] != value:
+            raise EvalSetError(f"{where}: {key!r} differs from the first production's.")
+
+
+def _check_labels(
+    bates_map: Sequence[BatesEntry], productions: Sequence[ProductionSpec], where: Path
+) -> None:
+    """Each bates_map label is a number of one production (its prefix, digits and page
+    suffix) of one of its documents: never a legend or anything else beside the number."""
+    by_volume = {spec.volume: spec for spec in productions}
+    # Longest prefix first: "AB-2" before "AB".
+    ordered = sorted(productions, key=lambda spec: len(spec.prefix), reverse=True)
+    for entry in bates_map:
+        if entry.production and entry.production not in by_volume:
+            raise EvalSetError(f"{where}: {entry.bates} names no production {entry.production}.")
+        candidates = [by_volume[entry.production]] if entry.production else ordered
+        spec = next((p for p in candidates if _label_of(p, entry.bates)), None)
+        if spec is None:
+            raise EvalSetError(
+                f"{where}: bates_map {entry.bates[:80]!r} is not a number of "
+                f"{entry.production or 'any production'} (its prefix, digits and page suffix; "
+                "a legend goes in 'legend', never in 'bates')."
+            )
+        if entry.document not in spec.documents:
+            raise EvalSetError(
+                f"{where}: {entry.bates} is of {entry.document}, not in {spec.volume}."
+            )
+
+
+def _label_of(spec: ProductionSpec, label: str) -> bool:
+    suffix = rf"\.\d{{{spec.page_suffix_digits}}}" if spec.page_suffix_digits else ""
+    return (
+        re.fullmatch(rf"{re.escape(spec.prefix)}\d{{{spec.digits}}}{suffix}", label, re.ASCII)
+        is not None
+    )
 
 
 def find_nth(text: str, sub: str, n: int) -> int:
@@ -270,7 +461,8 @@ def all_labels(cases: Sequence[Case]) -> list[Label]:
 def fast_pages(case: Case) -> "list[PageRecord]":
     """PageRecords from page_text.jsonl and the Bates map, in Bates order: what a perfect ingest
     and OCR would freeze. Documents are numbered 1.. in production order; image-only pages are
-    "ocr" (with no confidence: the ground-truth text has none), the rest "text_layer"."""
+    "ocr" (with no confidence: the ground-truth text has none), the rest "text_layer". A page
+    that several productions stamped is one record with all its labels, in map order."""
     from apps.verification.index import PageRecord
 
     path = case.path / "page_text.jsonl"
@@ -283,24 +475,29 @@ def fast_pages(case: Case) -> "list[PageRecord]":
             except (ValueError, KeyError, TypeError) as exc:
                 raise EvalSetError(f"{path}:{number}: not a page ({exc}).") from None
     ids = {name: number for number, name in enumerate(case.documents, 1)}
-    records = []
-    for position, entry in enumerate(case.bates_map, 1):
+    pages: dict[tuple[str, int], list[BatesEntry]] = {}
+    for entry in case.bates_map:
         if entry.document not in ids:
             raise EvalSetError(f"{case.path}/case.json: {entry.bates} names {entry.document}.")
-        if entry.bates not in texts:
-            raise EvalSetError(f"{path}: no text for {entry.bates}.")
-        ocr = entry.image_only or entry.document in case.image_only
+        pages.setdefault((entry.document, entry.page), []).append(entry)
+    records = []
+    for position, entries in enumerate(pages.values(), 1):
+        first = entries[0]
+        text = next((texts[e.bates] for e in entries if e.bates in texts), None)
+        if text is None:
+            raise EvalSetError(f"{path}: no text for {first.bates}.")
+        ocr = any(e.image_only for e in entries) or first.document in case.image_only
         records.append(
             PageRecord(
                 position=position,
-                document_id=ids[entry.document],
-                filename=entry.document,
-                page_number=entry.page,
-                bates=(entry.bates,),
-                text=texts[entry.bates],
+                document_id=ids[first.document],
+                filename=first.document,
+                page_number=first.page,
+                bates=tuple(e.bates for e in entries),
+                text=text,
                 source="ocr" if ocr else "text_layer",
                 ocr_confidence=None,
-                origin=case.origins[entry.document],
+                origin=case.origins[first.document],
             )
         )
     return records
@@ -325,7 +522,7 @@ def verify_case(
     rows: list[FindingRow] = []
     for draft in case.drafts:
         text = case.draft_text(draft)
-        claims = extract(text, bates_prefixes=(case.bates_prefix,))
+        claims = extract(text, bates_prefixes=case.prefixes)
         for finding in verify(text, claims, index):
             rows.append(finding_row(case.draft_key(draft), finding))
     return rows
