@@ -47,6 +47,7 @@ from apps.verification.claims import Claim, is_generated_reference, sentences
 from apps.verification.dates import is_month_day, same_day
 from apps.verification.index import (
     OCR,
+    Opinion,
     PacketIndex,
     PageRecord,
     QuoteHit,
@@ -136,6 +137,10 @@ _MONTHS = [
     *("january", "february", "march", "april", "may", "june"),
     *("july", "august", "september", "october", "november", "december"),
 ]
+# The name a short form gives its case: "Halloran, 341 P.3d at 883", "See Halloran, supra".
+_SHORT_NAME = re.compile(
+    r"(?:(?:see|see also|cf\.|accord|but see)\s+)?(?P<name>[A-Z][^,]{0,80}?),", re.IGNORECASE
+)
 _FILE_NAME = re.compile(r"[\w][\w.\-]*\.[A-Za-z][A-Za-z0-9]{1,4}\b")
 _GENERATED = re.compile(r"\b(draft|summary|memo|outline|v\d+|version|earlier|prior)\b", re.I)
 _GAP = re.compile(r"\s*(?:\.\s?\.\s?\.|\u2026)\s*|\[[^\]]*\]")
@@ -218,6 +223,7 @@ class _Context:
         self.starts = [c.start for c in self.ordered]
         self.held: dict[tuple[str, ...], frozenset[int]] = {}  # a common word's pages, as a set
         self.spans_label: str | None = None  # the production's labels, for messages
+        self.bound: dict[int, Opinion | None] = {}  # short forms bound to a packet opinion
 
     def check(self, claim: Claim) -> Finding:
         if claim.kind == "record_cite":
@@ -479,7 +485,9 @@ class _Context:
                 return near
         return None
 
-    def _terms_elsewhere(self, span: tuple[int, int], pages: list[int]) -> "_Weighed | None":
+    def _terms_elsewhere(
+        self, span: tuple[int, int], pages: list[int], *, within: set[int] | None = None
+    ) -> "_Weighed | None":
         """Whether the cited pages carry what the segment attributes to them (see `_Weighed`).
 
         The segment's key terms are weighed by how distinctive they are in the packet (IDF
@@ -522,6 +530,8 @@ class _Context:
             if terms[k].count <= common:
                 candidates.update(self._holders(terms[k]))
         candidates.difference_update(pages)
+        if within is not None:
+            candidates &= within
         best: int | None = None
         best_key: tuple[float, int] = (0.0, 0)
         for page, score in self._scores(candidates, terms).items():
@@ -985,12 +995,26 @@ class _Context:
         if cite is None:
             return Finding(claim, "unsupported", "case_in_packet", "the citation could not be read")
         if cite.short and not cite.resolved:
-            return Finding(
-                claim,
-                "unsupported",
-                "case_short_form",
-                "this short form (Id., supra) could not be bound to a full citation of the draft",
-            )
+            opinion = self.bind_short(claim)
+            if opinion is None:
+                return Finding(
+                    claim,
+                    "unsupported",
+                    "case_short_form",
+                    "this short form (Id., supra) names no full citation of the draft and no "
+                    "opinion of the packet by its name, volume and reporter",
+                )
+            first = opinion.pages[opinion.first_page]
+            if cite.pin is None:
+                return Finding(
+                    claim,
+                    "supported",
+                    "case_in_packet",
+                    "the short form names an opinion of the packet",
+                    page=first,
+                    excerpt=excerpt_of(first.text, 0, 200),
+                )
+            return self._pin(claim, cite.pin, opinion.pages, opinion.first_page, opinion.last_page)
         years = _edition_years(cite.reporter)
         if cite.year is not None and years is not None and not (years[0] <= cite.year <= years[1]):
             return Finding(
@@ -1030,6 +1054,55 @@ class _Context:
             )
         return self._pin(claim, cite.pin, opinion.pages, opinion.first_page, opinion.last_page)
 
+    def bind_short(self, claim: Claim) -> Opinion | None:
+        """The packet opinion a short form the draft could not bind names (cached):
+
+        1. "Id."/"Ibid.": the opinion of the citation just before it in the draft, when that is
+           a case citation (after a record cite, "Id." is that record);
+        2. a name with a volume and reporter ("Halloran, 341 P.3d at 883"): an opinion of the
+           packet reported in that volume whose caption holds the name and whose pages hold
+           the pin;
+        3. a name with "supra": the opinion of the packet whose caption holds the name."""
+        if claim.start in self.bound:
+            return self.bound[claim.start]
+        self.bound[claim.start] = None  # a chain never loops
+        cite = claim.citation
+        opinion: Opinion | None = None
+        words = claim.text.strip()
+        if cite is not None and re.match(r"(?i)(?:see\s+)?(?:id\.|ibid)", words):
+            before = bisect.bisect_left(self.starts, claim.start) - 1
+            while before >= 0 and self.ordered[before].kind not in CITES:
+                before -= 1
+            if before >= 0 and self.ordered[before].kind == "case_citation":
+                opinion = self._opinion_of(self.ordered[before])
+        elif cite is not None:
+            name = _SHORT_NAME.match(words)
+            named = name.group("name") if name else ""
+            if cite.volume and cite.reporter:
+                pins = pin_numbers(cite.pin or "")
+                fitting = [
+                    found
+                    for found in self.index.opinions_citing(cite.volume, cite.reporter)
+                    if not named or self._name_fits(named, found.pages[found.first_page])
+                ]
+                # The one whose pages hold the pin; else the pin is checked against the first.
+                opinion = next(
+                    (o for o in fitting if all(n in o.pages for n in pins)),
+                    next(iter(fitting), None),
+                )
+            elif named:
+                opinion = next(iter(self.index.opinions_named(named)), None)
+        self.bound[claim.start] = opinion
+        return opinion
+
+    def _opinion_of(self, claim: Claim) -> Opinion | None:
+        cite = claim.citation
+        if cite is None:
+            return None
+        if cite.short and not cite.resolved:
+            return self.bind_short(claim)
+        return self.index.opinion(cite.volume, cite.reporter, cite.page)
+
     def _name_fits(self, name: str, first: PageRecord) -> bool:
         index = self.index.page_index(first)
         words = [w for w in nz.token_list(name) if w not in nz.STOPWORDS and len(w) >= 3]
@@ -1066,12 +1139,29 @@ class _Context:
                         page=elsewhere.page,
                         match=elsewhere.span,
                     )
+        quoted = any(len(quote_words(q)) >= SHORT_QUOTE for q in self.members(span, ("quote",)))
+        if not quoted:
+            # The pin must carry the proposition: its words, weighed as a record cite's are,
+            # against the opinion's other pages.
+            weighed = self._terms_elsewhere(span, pin_pages, within=set(opinion_pages))
+            if weighed is not None and weighed.status == "unsupported":
+                other = self.index.pages[weighed.page]
+                shown = ", ".join(repr(w) for w in weighed.words[:4])
+                return Finding(
+                    claim,
+                    "unsupported",
+                    "case_pin",
+                    f"page {pin} of the opinion does not carry {shown}; page "
+                    f"{self._reporter_page(pages, other)} does",
+                    page=other,
+                    excerpt=excerpt_of(other.text, 0, 200),
+                )
         page = pages[numbers[0]]
         return Finding(
             claim,
             "supported",
             "case_pin",
-            f"the opinion is in the packet and page {numbers[0]} is one of its pages",
+            f"the opinion is in the packet and page {numbers[0]} carries the proposition",
             page=page,
             excerpt=excerpt_of(page.text, 0, 200),
         )

@@ -76,7 +76,12 @@ _MONTH_NAMES = (
 NEIGHBOURS = 2  # pages on each side whose heads and footers a page's are compared with
 HEAD_LINES = 3  # lines at each end of a page that may be a running head or footer
 _LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
-PRINTED_CANDIDATES = 200  # a token printed on more pages than this is no one document's
+PRINTED_CANDIDATES = 200
+MAX_OPINION_CANDIDATES = 200  # pages read to find the opinions a short form may name
+# A reporter citation in an opinion's head: volume, reporter (a few abbreviated words), page.
+_REPORTER_CITE = re.compile(
+    r"(?<![\w.])(\d{1,4})\s+((?:[A-Z][A-Za-z0-9.']*\s?){1,5}?)\s*(\d{1,5})(?![\w-])"
+)  # a token printed on more pages than this is no one document's
 MAX_RANGE = 5000  # a Bates range longer than this is resolved label by label up to it
 
 
@@ -560,6 +565,45 @@ class PacketIndex:
             if _contains_run(_head_words(self.pages[index].text), wanted):
                 return self._opinion_from(index, first)
         return None
+
+    def opinions_citing(self, volume: str, reporter: str) -> list[Opinion]:
+        """The opinions of the packet reported in `volume` of `reporter` (a short form names
+        no first page: "Halloran, 341 P.3d at 883"), in packet order."""
+        wanted = nz.token_list(f"{volume} {reporter}")
+        if len(wanted) < 2:
+            return []
+        candidates = set(self.pages_with_term(wanted[0])) & set(self.pages_with_term(wanted[-1]))
+        found: list[Opinion] = []
+        for index in sorted(candidates)[:MAX_OPINION_CANDIDATES]:
+            words = _head_words(self.pages[index].text)
+            n = len(wanted)
+            for i in range(len(words) - n):
+                if words[i : i + n] == wanted and words[i + n].isdigit():
+                    opinion = self.opinion(volume, reporter, words[i + n])
+                    if opinion is not None and all(
+                        o.document_id != opinion.document_id for o in found
+                    ):
+                        found.append(opinion)
+                    break
+        return found
+
+    def opinions_named(self, name: str) -> list[Opinion]:
+        """The opinions of the packet whose first page's head names a party `name` and prints
+        their reporter citation ("Halloran, supra": the Halloran opinion), in packet order."""
+        words = [w for w in nz.token_list(name) if w not in nz.STOPWORDS and len(w) >= 3]
+        if not words:
+            return []
+        found: list[Opinion] = []
+        for index in list(self.pages_with_term(nz.stem(words[0])))[:MAX_OPINION_CANDIDATES]:
+            text = self.pages[index].text
+            if words[0] not in _head_words(text):
+                continue
+            for match in _REPORTER_CITE.finditer("\n".join(text.splitlines()[:HEAD_LINES])):
+                opinion = self.opinion(match.group(1), match.group(2), match.group(3))
+                if opinion is not None and all(o.document_id != opinion.document_id for o in found):
+                    found.append(opinion)
+                    break
+        return found
 
     def _opinion_from(self, start: int, first: int) -> Opinion | None:
         document_id = self.pages[start].document_id
