@@ -276,6 +276,7 @@ def test_the_command_refuses_without_the_demo_and_bad_intervals(settings: Settin
             call_command("demo_gpu_agent", interval=bad)
 
 
+@pytest.mark.product  # the command as a process, signalled
 @pytest.mark.django_db(transaction=True)
 def test_the_command_runs_an_agent_per_demo_host_until_sigint(settings: Settings) -> None:
     base = _seed(settings)

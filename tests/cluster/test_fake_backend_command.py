@@ -10,6 +10,7 @@ import sys
 import httpx
 import pytest
 
+from tests.harness.commands import command_as_process
 from tests.running import BASE_DIR, read_until
 
 
@@ -45,12 +46,11 @@ def test_bad_or_busy_port_is_one_clear_line_and_exit_1(port: str) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         number = str(taken.getsockname()[1]) if port == "busy" else port
-        process = fake_backend("--kind", "ollama", "--port", number)
-        _, stderr = process.communicate(timeout=60)
+        ran = command_as_process("fake_backend", "--kind", "ollama", "--port", number)
 
-    assert process.returncode == 1
-    assert "Traceback" not in stderr
-    message = stderr.strip().splitlines()[-1]
+    assert ran.returncode == 1
+    assert "Traceback" not in ran.stderr
+    message = ran.stderr.strip().splitlines()[-1]
     expected = "it is in use" if port == "busy" else "must be a number from 0 to 65535"
     assert message.startswith("CommandError:") and expected in message
 
@@ -73,13 +73,14 @@ def test_bad_or_busy_port_is_one_clear_line_and_exit_1(port: str) -> None:
 )
 def test_bad_numbers_are_one_clear_line_and_exit_1(option: str, value: str, expected: str) -> None:
     # `--opt=value`, so that argparse reads "-1" as the value and not as another option.
-    process = fake_backend("--kind", "llama_cpp", "--port", "0", f"{option}={value}")
-    stdout, stderr = process.communicate(timeout=60)
+    ran = command_as_process(
+        "fake_backend", "--kind", "llama_cpp", "--port", "0", f"{option}={value}"
+    )
 
-    assert process.returncode == 1
-    assert "Traceback" not in stderr
-    [line] = stderr.strip().splitlines()
+    assert ran.returncode == 1
+    assert "Traceback" not in ran.stderr
+    [line] = ran.stderr.strip().splitlines()
     assert line.startswith("CommandError: ")
     assert expected in line and repr(value) in line
     # Refused before listening: no server was announced.
-    assert "backend at" not in stdout
+    assert "backend at" not in ran.stdout

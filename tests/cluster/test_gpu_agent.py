@@ -742,6 +742,7 @@ def test_real_command_once_says_one_line_and_exits_by_what_this_machine_has(
         assert host.agent_message.startswith("No NVML: ")
 
 
+@pytest.mark.product  # the command as a process, signalled
 def test_real_command_keeps_retrying_quietly_and_stops_cleanly_on_sigterm(
     agent_process: subprocess.Popen[str],
 ) -> None:

@@ -264,6 +264,7 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = DEADLINE
         time.sleep(0.05)
 
 
+@pytest.mark.product  # a real worker process, killed
 def test_worker_killed_mid_batch_leaves_a_document_that_a_rerun_finishes_without_duplicates(
     lawyer_api: Client, case: Case, blob_root: Any
 ) -> None:

@@ -279,6 +279,7 @@ def test_a_run_whose_creator_left_the_case_stops_with_that_reason(
     assert run.stages.get(name="gate").call_record is None  # no model was asked
 
 
+@pytest.mark.product  # a real worker process, killed
 def test_a_worker_killed_mid_stage_is_recovered_and_the_stage_runs_again_without_duplicates(
     lawyer: User, case: Case
 ) -> None:

@@ -38,6 +38,7 @@ from tests.operations.processes import (
 )
 
 pytestmark = [
+    pytest.mark.product,  # starts worker processes to kill, signal or outwait them
     pytest.mark.django_db(transaction=True, databases="__all__"),
     pytest.mark.usefixtures("clean_jobs"),
 ]

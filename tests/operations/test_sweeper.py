@@ -164,6 +164,7 @@ def holders(roots: dict[str, Path]) -> Iterator[Callable[[], subprocess.Popen[by
 # --- Temporaries of dead processes -----------------------------------------------------------
 
 
+@pytest.mark.product  # real processes, killed
 def test_sigkilled_uploader_leaves_temporaries_that_the_sweep_removes_keeping_a_live_ones(
     roots: dict[str, Path],
     lawyer: User,
@@ -195,6 +196,7 @@ def test_sigkilled_uploader_leaves_temporaries_that_the_sweep_removes_keeping_a_
     assert report.orphan_files == report.orphan_rows == 0
 
 
+@pytest.mark.product  # a real worker process, killed
 def test_worker_sigkilled_while_stamping_leaves_a_temporary_volume_that_the_sweep_removes(
     roots: dict[str, Path], lawyer: User, case: Case, run_jobs: Callable[[], None]
 ) -> None:

@@ -22,7 +22,8 @@ from tests.factories import CaseFactory, UserFactory
 from tests.harness.serial import serial
 from tests.verification.test_evaluation import SCORER, write_tiny_set
 
-pytestmark = pytest.mark.django_db
+# It starts the command as a process, and a private embedded PostgreSQL.
+pytestmark = [pytest.mark.django_db, pytest.mark.product]
 
 
 @pytest.fixture(autouse=True)
