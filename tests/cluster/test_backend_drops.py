@@ -2,18 +2,30 @@
 routing (it leaves only after LEXWEB_BACKEND_FAILURES_TO_LEAVE failures in a row), so the stage
 runs again on the same deployment once the server is back, or on a fallback."""
 
+import os
+import signal
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
+from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cluster.backends.base import BackendUnavailable, Message
 from apps.cluster.models import BackendHealth, CallRecord, Role
-from apps.cluster.services import dispatch
+from apps.cluster.services import dispatch, health
 from apps.drafting.models import Run
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 from tests.cluster.dispatch_fixtures import backend_make, deployment_make, route_make
+from tests.conftest import BASE_DIR
 from tests.drafting import run_fixtures as rf
+from tests.harness.ports import free_port_below_ephemeral
+from tests.harness.waiting import wait_until
 
 HELLO: list[Message] = [{"role": "user", "content": "Hello there."}]
 
@@ -71,8 +83,6 @@ async def test_a_server_away_for_a_moment_is_called_again_when_it_is_back() -> N
 @pytest.mark.django_db(transaction=True, databases="__all__")
 @pytest.mark.asyncio
 async def test_three_refused_connections_take_it_out_until_a_check_finds_it_back() -> None:
-    from apps.cluster.services import health
-
     settings = FakeSettings(kind="llama_cpp", tokens_per_second=5000.0)
     async with FakeBackend(settings) as first:
         port = first.port
@@ -92,3 +102,67 @@ async def test_three_refused_connections_take_it_out_until_a_check_finds_it_back
         await health.backend_health_check(backend_id=backend.pk)
         routed = await sync_to_async(dispatch.deployments_for_role)(Role.GATE)
     assert [d.pk for d in routed] == [deployment.pk]
+
+
+# --- A real llama.cpp server, stopped and started again on its port -----------------------------
+
+
+def _serve(model: Path, port: int, log: Path) -> "subprocess.Popen[bytes]":
+    """The real server (tests/harness/llamacpp_server.py) on `port`, once /health answers 200."""
+    command = [
+        sys.executable, "-m", "tests.harness.llamacpp_server", "--model", str(model),
+        "--port", str(port), "--ctx", "512", "--parallel", "2", "--alias", "tiny",
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    with log.open("ab") as output:
+        process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=output, stderr=output)
+
+    def ready() -> bool:
+        assert process.poll() is None, log.read_text(errors="replace")[-3000:]
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_until(ready, 60, "the llama.cpp server's /health")
+    return process
+
+
+@pytest.mark.llamacpp
+@pytest.mark.django_db(transaction=True, databases="__all__")
+def test_a_real_server_killed_and_started_again_is_routed_again_at_the_next_check(
+    tiny_gguf: Path,
+) -> None:
+    port = free_port_below_ephemeral()
+    log = tiny_gguf.with_name(f"restart-{port}.log")
+    backend = backend_make(base_url=f"http://127.0.0.1:{port}")
+    deployment = deployment_make(backend, model="tiny")
+    route_make(Role.GATE, deployment)
+    check = async_to_sync(health.backend_health_check)
+    call = async_to_sync(dispatch.chat_for_role)
+    start = health.next_check_at(timezone.now())
+
+    first = _serve(tiny_gguf, port, log)
+    try:
+        assert check(backend_id=backend.pk, now=start).state == BackendHealth.State.OK
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(10)
+    # Killed: the call that finds it gone leaves it routable; the next check takes it out,
+    # as down (not cooling: nothing answered).
+    with pytest.raises(BackendUnavailable):
+        call(role=Role.GATE, messages=HELLO, max_tokens=2)
+    assert dispatch.deployments_for_role(Role.GATE) == [deployment]
+    gone = check(backend_id=backend.pk, now=start + timedelta(seconds=30))
+    assert (gone.state, gone.cooldown_until) == (BackendHealth.State.DOWN, None)
+    assert dispatch.deployments_for_role(Role.GATE) == []
+
+    again = _serve(tiny_gguf, port, log)
+    try:
+        back = check(backend_id=backend.pk, now=start + timedelta(seconds=60))
+        assert (back.state, back.consecutive_failures) == (BackendHealth.State.OK, 0)
+        result = call(role=Role.GATE, messages=HELLO, max_tokens=2)
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(10)
+    assert (result.deployment_id, result.completion_tokens) == (deployment.pk, 2)
