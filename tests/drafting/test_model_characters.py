@@ -5,6 +5,7 @@ streams or exports them; the draft check and the verifier see the stored text.""
 
 import io
 import json
+from typing import Any
 
 import docx
 import pymupdf
@@ -71,7 +72,7 @@ def test_bidi_overrides_and_noncharacters_never_reach_the_draft_its_checks_or_it
 
     assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
     stage = run.stages.get(name="drafter")
-    version = run.draft.versions.get(number=1)
+    version = DraftVersion.objects.get(draft=run.draft, number=1)
     assert version.text == stage.output_text == _streamed(run, stage) == clean
     # The verifier checked the stored text: each claim is found at its place in that text.
     verification = Verification.objects.get(version=version)
@@ -109,6 +110,25 @@ def test_nul_and_lone_surrogate_escapes_in_a_structured_reply_are_stored_cleaned
     assert event.payload["output"]["json"] == stage.output_json
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_reply_the_draft_check_refuses_fails_its_stage_with_that_reason_not_its_job(
+    lawyer: User, case: Case, settings: Any
+) -> None:
+    settings.LEXWEB_MAX_DRAFT_BYTES = 1024
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    reply = " ".join(f"paragraph{n}" for n in range(200))  # 2,489 bytes, 200 tokens
+    with rf.site_running({"summarizer": reply}):
+        run = rf.start(user=lawyer, case=case, packet=packet, kind="summary")
+        with rf.ThreadWorker():
+            run = rf.finished(run, timeout=30)
+
+    stage = run.stages.get()
+    assert run.status == Run.Status.FAILED and stage.status == Stage.Status.FAILED
+    assert stage.error.startswith("The draft is 2,489 bytes; the limit is 1,024 bytes.")
+    assert run.error == f"Summarizer: {stage.error}"
+    assert not DraftVersion.objects.exists() and _jobs_failed() == 0
+
+
 # --- Exports of any stored text ----------------------------------------------------------------
 
 HOSTILE = (
@@ -128,7 +148,7 @@ def hostile_draft(lawyer: User, case: Case) -> Draft:
     return draft
 
 
-def _export(client: Client, draft: Draft, fmt: str) -> "object":
+def _export(client: Client, draft: Draft, fmt: str) -> Any:
     return client.post(
         f"/api/v1/cases/{draft.case_id}/drafts/{draft.pk}/versions/1/export",
         {"format": fmt},
@@ -145,7 +165,9 @@ def test_a_docx_export_of_a_version_holding_controls_and_overrides_succeeds_clea
     assert response.status_code == 200, response.content[:300]
     document = docx.Document(io.BytesIO(response.content))
     text = "\n".join(paragraph.text for paragraph in document.paragraphs)
-    assert text == "Motion to dismiss\nThe lease began on 3 March 2024. The rent was paid.\nItem one"
+    assert (
+        text == "Motion to dismiss\nThe lease began on 3 March 2024. The rent was paid.\nItem one"
+    )
     assert document.core_properties.title == "Brief one v1"
 
 

@@ -103,7 +103,7 @@ def test_a_draft_still_cut_after_its_continuation_ends_truncated_with_no_version
     )
     assert drafter.output_text == _words(total)  # the cut text, kept as the evidence
     assert drafter.version is None and not DraftVersion.objects.exists()
-    assert [s for s in run.stages.values_list("status", flat=True)].count("skipped") == 5
+    assert list(run.stages.values_list("status", flat=True)).count("skipped") == 5
 
     page = lawyer_client.get(f"/cases/{case.pk}/runs/{run.pk}/").content.decode()
     assert "<dt>Ended</dt>" in page
@@ -209,5 +209,5 @@ def test_no_continuation_for_a_reply_that_ended_or_one_the_policy_or_the_slot_re
 
 def test_every_free_text_stage_has_a_policy_and_no_structured_one_does() -> None:
     writes_text = {Stage.Name.DRAFTER, Stage.Name.REASONER, Stage.Name.REVISION}
-    assert endings.FREE_TEXT == writes_text | {Stage.Name.SUMMARIZER}
+    assert writes_text | {Stage.Name.SUMMARIZER} == endings.FREE_TEXT
     assert not endings.FREE_TEXT & {Stage.Name.GATE, Stage.Name.ADVERSARY, Stage.Name.EXTRACTOR}
