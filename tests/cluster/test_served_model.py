@@ -209,6 +209,19 @@ async def test_props_without_n_ctx_falls_back_to_the_slots() -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("n_ctx", [-5, 0, 10**12])
+async def test_a_context_no_slot_can_have_is_not_believed(n_ctx: int) -> None:
+    async with FakeBackend(_fake(n_ctx_per_slot=n_ctx)) as fake:
+        deployment = await _deployment(fake)
+        await health.backend_health_check(backend_id=deployment.backend_id)
+
+    served = await _served(deployment)
+    assert (served.state, served.served_context, served.context_source) == (State.OK, None, "")
+    loaded = await sync_to_async(dispatch._deployment_load)(deployment_id=deployment.pk)
+    assert selectors.deployment_context_tokens(loaded) == CONFIGURED
+
+
+@pytest.mark.asyncio
 async def test_a_server_that_reports_no_context_leaves_the_configured_one() -> None:
     # A deployment checked never (no row) and one whose server said nothing: both configured.
     async with FakeBackend(_fake()) as fake:

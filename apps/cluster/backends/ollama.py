@@ -218,6 +218,7 @@ class OllamaClient(HttpBackend):
         running = await self._loaded_context(wanted)
         if running:
             limits.append((running, "/api/ps"))
+        limits = [(tokens, where) for tokens, where in limits if tokens > 0]
         context, source = min(limits) if limits else (None, "")
         return ServedModel(
             names=names, context_per_slot=context, context_source=source, loaded=bool(running)

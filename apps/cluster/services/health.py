@@ -96,6 +96,8 @@ PROBE_MESSAGE = "Reply with one word."
 # BackendHealth.message's max_length.
 MESSAGE_LENGTH = BackendHealth._meta.get_field("message").max_length or 300
 SERVED_LENGTH = DeploymentHealth._meta.get_field("served_model").max_length or 300
+# The largest context a server may report and be believed (the site file's own bound).
+MAX_CONTEXT = 100_000_000
 # Loaded model names kept in the registry (a backend may list hundreds).
 MODELS_KEPT = 50
 # A split GGUF's part suffix ("-00001-of-00003").
@@ -391,6 +393,9 @@ def _served_judge(deployment: Deployment, backend: Backend, answer: ServedModel 
     served_model = one_line(", ".join(names), SERVED_LENGTH)
     configured = deployment.model_name
     context, source = answer.context_per_slot, answer.context_source
+    if context is None or not 0 < context <= MAX_CONTEXT:
+        # Not a context a slot can have (a broken or hostile server): as if it said nothing.
+        context, source = None, ""
     if not names:
         state: Literal["ok", "misconfigured", "unknown"] = "unknown"
         message = f"{backend.name} did not name the model it serves."
