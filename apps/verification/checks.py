@@ -361,7 +361,7 @@ class _Context:
         # under a right cite leaves the cite supported (the value is flagged on its own),
         # while a value that stands with the sentence's words on another page moves the cite.
         quoted = any(len(quote_words(q)) >= SHORT_QUOTE for q in self.members(span, ("quote",)))
-        if evidence is None and not quoted and not self._invented_value(span):
+        if evidence is None and not quoted and not self._altered_here(span, group):
             weighed = self._terms_elsewhere(span, group)
             if weighed is not None:
                 return wrong_finding(claim, weighed, group, self.index)
@@ -381,16 +381,22 @@ class _Context:
             match=match,
         )
 
-    def _invented_value(self, span: tuple[int, int]) -> bool:
-        """A date or amount of the segment that no page of the packet carries: the error is
-        the value's (flagged on its own), not the cite's."""
+    def _altered_here(self, span: tuple[int, int], pages: list[int]) -> bool:
+        """A date or amount of the segment that no page of the packet carries, while the cited
+        pages carry values of its kind (what it may have been altered from) and no other value
+        of the segment stands elsewhere: the error is the value's (flagged on its own, naming
+        the nearest value on the page), not the cite's."""
+        altered = False
         for claim in self.members(span, ("date", "amount")):
             if claim.value is None or is_month_day(claim.value):
                 continue
             what = "date" if claim.kind == "date" else "amount"
-            if not self.index.value_pages(what, claim.value):
-                return True
-        return False
+            if self.index.value_pages(what, claim.value):
+                # Another value of the sentence stands elsewhere in the packet: that page
+                # may be the one the sentence is about (the word check decides).
+                return False
+            altered = altered or any(self._page_values(what, page) for page in pages)
+        return altered
 
     def group_pages(self, cite: Claim, pages: list[int]) -> list[int]:
         """`pages` and those of the record cites run together with `cite` (no words between
@@ -554,6 +560,16 @@ class _Context:
             # The cited pages carry none of it, while the packet does.
             status: Status = "unsupported" if strong else "needs_review"
             return _Weighed(status, best, words)
+        share_cited = sum(terms[k].weight for k in on_cited) / total
+        if (
+            not context
+            and any(":" in k for k in gained)
+            and share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO)
+            and share_best > share_cited
+        ):
+            # A date or amount of the sentence stands on the other page, which carries its
+            # words as well as the cited one does: the cite is that page's neighbour.
+            return _Weighed("unsupported", best, words)
         if (
             strong
             and len(gained) >= 2
