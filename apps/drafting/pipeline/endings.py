@@ -30,7 +30,9 @@ A continuation:
    max_tokens for the reply, so a continuation gets only the room the evidence left unused:
    a stage whose evidence filled the slot ends truncated without one;
 3. is recorded like any call (a call record linked to the stage); its tokens add to the stage's
-   completion_tokens, its ending becomes the stage's, `Stage.continuations` counts it.
+   completion_tokens, its ending becomes the stage's, `Stage.continuations` counts it. One
+   that fails (the backend drops) fails the stage as any call that had streamed: the stage
+   runs again whole, up to its attempts (pipeline.execute).
 A reply still cut at the end (or one that could not be continued) ends the stage truncated:
 it fails with "cut at its limit (N tokens)" and why it was not continued, keeps the cut text
 as its output (the evidence; never a draft version) and the run fails with that reason.
