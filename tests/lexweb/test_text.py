@@ -49,7 +49,9 @@ def test_plain_text_is_returned_as_it_is() -> None:
 
 
 def test_structured_values_are_cleaned_keys_included() -> None:
-    parsed = json.loads('{"reasons": ["a\\u0000b", "\\ud800c"], "k\\u0000": {"\\u202e": [1, null]}}')
+    parsed = json.loads(
+        '{"reasons": ["a\\u0000b", "\\ud800c"], "k\\u0000": {"\\u202e": [1, null]}}'
+    )
 
     assert model_data(parsed) == {"reasons": ["ab", "c"], "k": {"": [1, None]}}
 
