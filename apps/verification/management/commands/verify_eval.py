@@ -1,7 +1,8 @@
 """`manage.py verify_eval DIR --out findings.jsonl`: the verifier on a folder in the format of
 ../shared/eval/verifier/ (its README describes it), end to end, on a database of its own.
 
-1. The folder is read and checked (`evaluation.load_set`) before anything else happens.
+1. The folder is read and checked (`evaluation.load_set`) before anything else happens. A
+   case folder of a set that cannot be read is reported as failed; the others run.
 2. A temporary database `lexweb_eval_<hex>` is created on the configured PostgreSQL server (the
    embedded one, or DATABASE_URL's; with DATABASE_URL unset and the embedded one not running, a
    private embedded server in the temporary folder), and a temporary folder for the blobs and
@@ -14,15 +15,21 @@
    a. a lawyer and a case; every source uploaded with the real upload service (origin from
       case.json, "public" as a public record) and read by the real ingest service, in process
       (text layer, else Tesseract OCR), batch after batch until the document is ready;
-   b. one production of all of them in case.json's order, with its prefix, first number and
-      digits, stamped by the real stamping service; every page's Bates label is compared with
-      case.json's bates_map;
+   b. case.json's productions in order (or the one production of every document in
+      case.json's order, with its prefix, first number and digits), each with its documents,
+      prefix, start, digits and legend, stamped by the real stamping service; every page's
+      Bates labels are compared with case.json's bates_map;
    c. a packet of every source document, frozen;
    d. every draft: the claims (apps.verification.claims.extract_claims, with the case's prefix)
       checked by apps.verification.checks.verify_text over PageRecords of the frozen pages.
+   A case that cannot run (a source refused, a production refused, a crash) stops there and
+   is reported with its step and reason; the other cases run and are scored (the failed
+   cases' labels are left out of the figures).
    It writes one JSON line per finding to --out and prints the figures as JSON (the README's
    rules: apps/verification/evaluation.py).
-4. The temporary database is dropped and the folder removed, however the child ended.
+4. The temporary database is dropped and the folder removed, however the child ended. The
+   report is printed; when a case failed, the command then ends with an error naming it (exit
+   status 1), after the other cases' figures.
 """
 
 import functools
@@ -36,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from argparse import SUPPRESS, ArgumentParser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -84,20 +92,43 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         set_dir = Path(options["dir"]).resolve()
         out = Path(options["out"]).resolve()
+        unreadable: list[evaluation.CaseFailure] = []
         try:
-            cases = evaluation.load_set(set_dir)
+            cases = evaluation.load_set(set_dir, failures=unreadable)
         except evaluation.EvalSetError as exc:
             raise CommandError(f"Not an evaluation set: {exc}") from None
         if not out.parent.is_dir():
             raise CommandError(f"{out.parent} does not exist; choose where to write --out.")
         if options["inside_temporary_database"]:
+            # The child reports failed cases in its JSON and ends well; the parent says so.
             report = _inside(
-                options["inside_temporary_database"], cases, out, quiet=options["quiet"]
+                options["inside_temporary_database"],
+                cases,
+                out,
+                quiet=options["quiet"],
+                failed=unreadable,
             )
             report["result"] = evaluation.summary(report["result"], details=options["details"])
             self.stdout.write(json.dumps(report, indent=1, ensure_ascii=False))
             return
-        self.stdout.write(_outside(set_dir, out, options))
+        printed = _outside(set_dir, out, options)
+        self.stdout.write(printed)
+        _fail_if_a_case_failed(printed)
+
+
+def _fail_if_a_case_failed(printed: str) -> None:
+    """CommandError (exit status 1) naming the cases that could not run, if any did not."""
+    try:
+        report = json.loads(printed)
+    except ValueError:
+        raise CommandError("The evaluation's report is not JSON; see above.") from None
+    failed = report.get("failed_cases") or []
+    if failed:
+        total = len(failed) + len(report.get("cases") or [])
+        named = "; ".join(f"{f['case']} ({f['stage']}: {f['reason'][:300]})" for f in failed)
+        raise CommandError(
+            f"{len(failed)} of {total} cases could not run, the others are scored above: {named}"
+        )
 
 
 # --- 2 and 4: the temporary database and folder, around the child -----------------------------
@@ -232,18 +263,36 @@ def _database_url(name: str) -> str:
 # --- 3: inside the child, on the temporary database ------------------------------------------
 
 
-def _inside(name: str, cases: list[evaluation.Case], out: Path, *, quiet: bool) -> dict[str, Any]:
+def _inside(
+    name: str,
+    cases: list[evaluation.Case],
+    out: Path,
+    *,
+    quiet: bool,
+    failed: list[evaluation.CaseFailure],
+) -> dict[str, Any]:
+    """Step 3: every case that can run, run and scored; the others in `failed_cases`."""
     _check_temporary(name)
     call_command("migrate", verbosity=0, interactive=False)
     # One "Deferred 1 job" line per document would bury the progress lines.
     logging.getLogger("procrastinate").setLevel(logging.WARNING)
+    say = _say_to_stderr if not quiet else None
     started = time.perf_counter()
     rows: list[evaluation.FindingRow] = []
-    reports = []
+    reports, ran = [], []
+    failed = list(failed)
+    for failure in failed:
+        _say_to_stderr(f"{failure.case}: could not be read: {failure.reason}")
     for case in cases:
-        case_rows, report = _run_case(case, say=_say_to_stderr if not quiet else None)
+        try:
+            case_rows, report = _run_case(case, say=say)
+        except _CaseStopped as stop:
+            failed.append(_failure(case, stop))
+            _say_to_stderr(f"{case.name}: could not run ({stop.stage}): {stop.reason}")
+            continue
         rows += case_rows
         reports.append(report)
+        ran.append(case)
     evaluation.write_findings(rows, out)
     return {
         "mode": "real",
@@ -251,8 +300,43 @@ def _inside(name: str, cases: list[evaluation.Case], out: Path, *, quiet: bool) 
         "seconds": round(time.perf_counter() - started, 1),
         "findings_file": str(out),
         "cases": reports,
-        "result": evaluation.score(evaluation.all_labels(cases), rows),
+        "failed_cases": [f.__dict__ for f in sorted(failed, key=lambda f: f.case)],
+        "result": evaluation.score(evaluation.all_labels(ran), rows),
     }
+
+
+class _CaseStopped(Exception):
+    """One case could not go on: the step it stopped at and why (a message to show)."""
+
+    def __init__(self, stage: str, reason: str) -> None:
+        super().__init__(f"{stage}: {reason}")
+        self.stage, self.reason = stage, reason
+
+
+@contextmanager
+def _stage(name: str) -> Iterator[None]:
+    """Whatever stops this step of a case stops only that case, as _CaseStopped(name, why)."""
+    try:
+        yield
+    except CommandError as exc:
+        raise _CaseStopped(name, str(exc)) from exc
+    except DomainError as exc:
+        raise _CaseStopped(name, exc.message) from exc
+    # A crash in one case (a bug, a file the reader chokes on) must not take the other cases'
+    # figures with it; its traceback goes to stderr for whoever debugs it.
+    except Exception as exc:
+        traceback.print_exc(file=sys.stderr)
+        raise _CaseStopped(name, f"{type(exc).__name__}: {exc}"[:2000]) from exc
+
+
+def _failure(case: evaluation.Case, stop: _CaseStopped) -> evaluation.CaseFailure:
+    return evaluation.CaseFailure(
+        case=case.name,
+        stage=stop.stage,
+        reason=stop.reason,
+        labels=len(case.labels),
+        unsupported_labels=sum(1 for label in case.labels if not label.supported),
+    )
 
 
 def _check_temporary(name: str) -> None:
@@ -282,25 +366,29 @@ _SPARE_BATCHES = 3
 
 
 def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.FindingRow], dict]:
-    """Steps 3a-3d for one case folder: its findings, and what happened on the way."""
+    """Steps 3a-3d for one case folder: its findings, and what happened on the way.
+    _CaseStopped, naming the step, when the case cannot go on."""
     timings: dict[str, float] = {}
     clock = time.perf_counter()
-    user = _user(case)
-    lexweb_case = case_services.case_create(
-        actor=user,
-        title=case.title[:300],
-        number=(case.case_number or case.name)[:100],
-        client="Evaluation",
-        court=case.court[:200],
-    )
-    documents = [_ingest(case, lexweb_case, user, name, say=say) for name in case.documents]
+    with _stage("ingest"):
+        user = _user(case)
+        lexweb_case = case_services.case_create(
+            actor=user,
+            title=case.title[:300],
+            number=(case.case_number or case.name)[:100],
+            client="Evaluation",
+            court=case.court[:200],
+        )
+        documents = [_ingest(case, lexweb_case, user, name, say=say) for name in case.documents]
     timings["ingest_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    _stamp(case, lexweb_case, user, documents, say=say)
+    with _stage("stamp"):
+        _stamp(case, lexweb_case, user, dict(zip(case.documents, documents, strict=True)), say=say)
     timings["stamp_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    frozen = _freeze(case, lexweb_case, user, documents)
-    pages = [verification_services.page_record(page) for page in frozen]
+    with _stage("freeze"):
+        frozen = _freeze(case, lexweb_case, user, documents)
+        pages = [verification_services.page_record(page) for page in frozen]
     # case.json's names of the documents (upload may tidy a filename).
     names = {d.pk: name for d, name in zip(documents, case.documents, strict=True)}
     mismatches = _bates_mismatches(case, pages, names)
@@ -308,16 +396,17 @@ def _run_case(case: evaluation.Case, *, say: Say) -> tuple[list[evaluation.Findi
         say(f"{case.name}: {len(mismatches)} pages carry other Bates labels than case.json says")
     timings["freeze_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    rows = evaluation.verify_case(
-        case,
-        pages,
-        extract=claims.extract_claims,
-        # As the product's runs: OCR'd support below the review confidence needs review.
-        verify=functools.partial(
-            checks.verify_text, ocr_review_confidence=settings.LEXWEB_OCR_REVIEW_CONFIDENCE
-        ),
-        build_index=index.PacketIndex.build,
-    )
+    with _stage("verify"):
+        rows = evaluation.verify_case(
+            case,
+            pages,
+            extract=claims.extract_claims,
+            # As the product's runs: OCR'd support below the review confidence needs review.
+            verify=functools.partial(
+                checks.verify_text, ocr_review_confidence=settings.LEXWEB_OCR_REVIEW_CONFIDENCE
+            ),
+            build_index=index.PacketIndex.build,
+        )
     timings["verify_s"] = time.perf_counter() - clock
     if say:
         say(f"{case.name}: {len(pages)} pages frozen, {len(rows)} findings")
@@ -367,27 +456,45 @@ def _ingest(
 
 
 def _stamp(
-    case: evaluation.Case, lexweb_case: CaseRow, user: User, documents: list[Document], *, say: Say
+    case: evaluation.Case,
+    lexweb_case: CaseRow,
+    user: User,
+    documents: dict[str, Document],
+    *,
+    say: Say,
 ) -> None:
-    """Step 3b: one production of every source, as case.json says, stamped."""
-    try:
-        production = production_services.production_create(
-            case=lexweb_case,
-            actor=user,
-            volume="EVAL001",
-            prefix=case.bates_prefix,
-            document_ids=[d.pk for d in documents],
-            start_number=case.bates_start,
-            digits=case.bates_digits,
-        )
-    except DomainError as exc:
-        raise CommandError(f"{case.name}: stamping as case.json says is refused: {exc}") from None
-    production_services.production_stamp(production_id=production.pk)
-    production.refresh_from_db()
-    if production.status != Production.Status.READY:
-        raise CommandError(f"{case.name}: stamping failed: {production.error}")
-    if say:
-        say(f"{case.name}: stamped {production.bates(production.first_number)}..")
+    """Step 3b: case.json's productions, in order, each with its documents and settings,
+    stamped. CommandError saying which and why when one cannot be made as case.json says."""
+    for spec in case.productions:
+        if spec.page_suffix_digits:
+            # Productions number pages, one number a page; a document-level number with page
+            # suffixes is a format case.json can hold and lexweb cannot stamp yet.
+            raise CommandError(
+                f"{spec.volume} numbers pages with a page suffix "
+                f"({spec.label(spec.start, 1)}), which lexweb's productions do not stamp yet."
+            )
+        try:
+            production = production_services.production_create(
+                case=lexweb_case,
+                actor=user,
+                volume=spec.volume,
+                prefix=spec.prefix,
+                document_ids=[documents[name].pk for name in spec.documents],
+                start_number=spec.start,
+                digits=spec.digits,
+                legend=spec.legend,
+            )
+        except DomainError as exc:
+            raise CommandError(
+                f"stamping {spec.volume} as case.json says is refused: {exc.message}"
+            ) from None
+        production_services.production_stamp(production_id=production.pk)
+        production.refresh_from_db()
+        if production.status != Production.Status.READY:
+            raise CommandError(f"stamping {spec.volume} failed: {production.error}")
+        if say:
+            first, last = production.first_number, production.last_number
+            say(f"{case.name}: stamped {production.bates(first)}-{production.bates(last)}")
 
 
 def _freeze(
@@ -418,15 +525,21 @@ def _freeze(
 
 
 def _bates_mismatches(case: evaluation.Case, pages: list[Any], names: dict[int, str]) -> list[str]:
-    """Pages whose Bates labels are not what case.json's bates_map gives them."""
-    expected = {(e.document, e.page): e.bates for e in case.bates_map}
+    """Pages whose Bates labels are not what case.json's bates_map gives them (every label of a
+    page that several productions stamped, in any order)."""
+    expected: dict[tuple[str, int], list[str]] = {}
+    for entry in case.bates_map:
+        expected.setdefault((entry.document, entry.page), []).append(entry.bates)
     wrong = []
     for page in pages:
         name = names[page.document_id]
         want = expected.pop((name, page.page_number), None)
-        if want is None or tuple(page.bates) != (want,):
-            wrong.append(f"{name} p.{page.page_number}: {list(page.bates)}, not {want}")
-    wrong += [f"{doc} p.{n}: not frozen (case.json: {b})" for (doc, n), b in expected.items()]
+        if want is None or sorted(page.bates) != sorted(want):
+            shown = None if want is None else ", ".join(want)
+            wrong.append(f"{name} p.{page.page_number}: {list(page.bates)}, not {shown}")
+    wrong += [
+        f"{doc} p.{n}: not frozen (case.json: {', '.join(b)})" for (doc, n), b in expected.items()
+    ]
     return wrong
 
 
@@ -443,6 +556,7 @@ def _case_report(
     return {
         "case": case.name,
         "documents": len(case.documents),
+        "productions": len(case.productions),
         "pages": len(pages),
         "ocr_pages": len(ocr),
         "image_only_pages_without_ocr": sorted(
