@@ -213,6 +213,9 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
         if m.group(g) is not None
     ]
     in_positions = Spans(positions)
+    # Where a cite closes its clause; a descriptive parenthetical ("the unit (model XR-200)
+    # failed") holds a label that names a thing, not a source.
+    closing = Spans([p for p in positions if _closes_clause(text, p[1])])
 
     # Labels of no known prefix: with known prefixes, such a label where a record cite belongs is
     # not one of this case's record cites; without any, a long zero-padded label is taken as one.
@@ -223,7 +226,7 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
         in_position = in_positions.covers(cite.start, cite.end)
         if known is None and (in_position or ref.digits >= 6):
             add(cite)
-        elif known is not None and in_position:
+        elif known is not None and closing.covers(cite.start, cite.end):
             add(RecordCite("not_a_record_cite", cite.start, cite.end, (), cite.pins))
 
     # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4".
@@ -258,14 +261,19 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
                 continue
             if YEAR_END.search(piece) and not is_generated(piece):
                 continue  # "(D. Colo. 2021)", "(2019)": a case citation's parenthetical
-            if JUNK.fullmatch(piece) or is_generated(piece):
+            if is_generated(piece):
+                add(RecordCite("not_a_record_cite", a, b))
+                continue
+            if not _closes_clause(text, p_end):
+                continue
+            if JUNK.fullmatch(piece):
                 add(RecordCite("not_a_record_cite", a, b))
                 continue
             # A name of a thing (a file, a setting, a ticket, a model or docket number) where a
             # cite closes a clause: the words before it are attributed to it.
             signal = SIGNAL.match(piece)
             bare = PIN_TAIL.sub("", piece[signal.end() :] if signal else piece)
-            if _closes_clause(text, p_end) and (JUNK.fullmatch(bare) or names_a_thing(bare)):
+            if JUNK.fullmatch(bare) or names_a_thing(bare):
                 add(RecordCite("not_a_record_cite", a + (signal.end() if signal else 0), b))
 
     # In running prose: a reference to the system's own work ("according to the lexweb
