@@ -76,6 +76,20 @@ def production_stamp_check(
             raise DomainError(f"Unknown stamp position {value!r}.")
     if legend and position == legend_position:
         raise DomainError("The Bates number and the legend need different positions.")
+    # A legend past the page's edge would be cut off, one over the number would hide it.
+    problem = stamping.stamp_fit_problem(
+        stamping.StampSettings(
+            prefix=prefix,
+            digits=digits,
+            position=position,
+            legend=legend,
+            legend_position=legend_position,
+            font_size=font_size,
+            margin=margin,
+        )
+    )
+    if problem is not None:
+        raise DomainError(problem)
 
 
 @transaction.atomic

@@ -155,6 +155,35 @@ def _stamps(
     return stamps
 
 
+# The page the stamps must fit: A4 portrait, the narrowest of the common office sizes.
+FIT_WIDTH, FIT_HEIGHT = 595.0, 842.0
+
+
+def stamp_fit_problem(settings: StampSettings) -> str | None:
+    """Why the Bates number and the legend would not both be readable on an A4 page (one past
+    the page's edge, or the two over each other), as a message to show; None when they fit.
+    Measured in the stamp font; a legend in other scripts is measured in it too (close)."""
+    widths = _Widths(pymupdf.Font("helv"))
+    stamps = _stamps(FIT_WIDTH, FIT_HEIGHT, settings, widths, 0)
+    off_page = any(s.rect[0] < 0 or s.rect[2] > FIT_WIDTH for s in stamps)
+    padded = [(s.rect[0] - _PAD, s.rect[1], s.rect[2] + _PAD, s.rect[3]) for s in stamps]
+    if not off_page and not (len(padded) == 2 and _overlap(padded[0], padded[1])):
+        return None
+    size = settings.font_size
+    label_width = widths(settings.label(0), size)
+    if len(stamps) == 1:
+        return (
+            f"At {size:g} pt the Bates number is {label_width:.0f} pt wide, wider than an A4 "
+            f"page ({FIT_WIDTH:.0f} pt) within its margins; choose a smaller font size."
+        )
+    return (
+        f"At {size:g} pt the legend ({widths(settings.legend, size):.0f} pt) and the Bates "
+        f"number ({label_width:.0f} pt) do not both fit within the margins of an A4 page "
+        f"({FIT_WIDTH:.0f} pt wide); shorten the legend, choose a smaller font size, or put "
+        "the legend at the top."
+    )
+
+
 def _overlap(a: Box, b: Sequence[float]) -> bool:
     """Whether two boxes share an area (as `pymupdf.Rect.intersects`: empty boxes never do)."""
     return (

@@ -330,3 +330,19 @@ def test_the_api_takes_a_prefix_ending_with_a_space(lawyer: User, case: Case) ->
         "ABC 000001",
         "ABC 000002",
     )
+
+
+def test_the_list_s_produce_action_carries_a_trailing_space_to_the_production_page(
+    lawyer: User, case: Case
+) -> None:
+    a = _doc(case, lawyer, "a.pdf")
+    client = session_client(lawyer)
+
+    ticked = client.post(
+        reverse("documents:bulk", kwargs={"case_id": case.pk}),
+        {"action": "produce", "ids": [a.pk], "volume": "V1", "bates_prefix": "ABC "},
+    )
+    page = client.get(ticked["Location"])
+
+    assert ticked.status_code == 302 and "bates_prefix=ABC+" in ticked["Location"]
+    assert 'value="ABC "' in page.content.decode()
