@@ -471,12 +471,8 @@ def run() -> int:
     _start_database()
     _check_database()
     _say("applying database migrations…")
-    _manage("migrate", "--noinput", quiet=True)
-    _manage("collectstatic", "--noinput", quiet=True)
-    _manage("ensure_admin")
-    if _demo_data_enabled():
-        _manage("seed_demo")
-        _manage("seed_demo_site")
+    # Migrations, static files, the first admin and the demo's seeding: one process.
+    _manage("prepare", *(["--demo"] if _demo_data_enabled() else []))
     from django.conf import settings
 
     web = _web_argv(host, port, settings.LEXWEB_TRUSTED_PROXIES)
