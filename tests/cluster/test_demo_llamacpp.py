@@ -1,0 +1,131 @@
+"""Issue 29, requirement 10: with LEXWEB_DEMO_BACKENDS=llamacpp, `manage.py demo_backends` (and so
+`make run`) serves the demo's llama.cpp backends with real llama.cpp servers on the CPU
+(lexweb_dev/llamacpp.py), each as its deployment's model with the site's slots and a context a
+slot within LEXWEB_DEMO_LLAMACPP_CONTEXT; the Ollama backend stays a fake."""
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from django.core.management import call_command
+from pytest_django.fixtures import Settings
+
+from apps.cluster.models import Backend
+from lexweb_dev import llamacpp
+from tests.cluster.test_demo import _free_port_run, answering
+from tests.conftest import BASE_DIR, database_url_for_tests
+from tests.harness.commands import command_as_process
+from tests.harness.tiny_gguf import CONTEXT_TRAIN
+
+
+def test_a_slot_gets_the_sites_context_within_the_cap_and_the_models_own(
+    tiny_gguf: Path,
+) -> None:
+    trained = llamacpp.trained_context(tiny_gguf)
+
+    assert trained == CONTEXT_TRAIN
+    assert llamacpp.slot_context(configured=65_536, cap=4096, trained=trained) == 4096
+    assert llamacpp.slot_context(configured=2048, cap=4096, trained=trained) == 2048
+    assert llamacpp.slot_context(configured=65_536, cap=65_536, trained=trained) == CONTEXT_TRAIN
+    assert llamacpp.slot_context(configured=8192, cap=65_536, trained=None) == 8192
+
+
+def test_a_model_path_that_names_no_file_is_refused_with_the_setting_named(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(llamacpp.ModelUnavailable, match="LEXWEB_DEMO_LLAMACPP_MODEL names no"):
+        llamacpp.demo_model(configured=str(tmp_path / "absent.gguf"), var_dir=tmp_path)
+
+
+@pytest.mark.django_db
+def test_demo_backends_with_no_model_to_serve_ends_with_one_line_saying_what_to_set(
+    settings: Settings, tmp_path: Path
+) -> None:
+    settings.LEXWEB_DEMO_BACKEND_PORT = _free_port_run(5)
+    settings.LEXWEB_DEMO_BACKENDS = "llamacpp"
+    settings.LEXWEB_DEMO_LLAMACPP_MODEL = str(tmp_path / "absent.gguf")
+    call_command("seed_demo_site")
+
+    ran = command_as_process("demo_backends")
+
+    assert ran.returncode == 1
+    assert "LEXWEB_DEMO_LLAMACPP_MODEL names no file" in ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
+@pytest.mark.llamacpp
+@pytest.mark.product
+@pytest.mark.django_db(transaction=True)
+def test_demo_backends_serve_the_llama_cpp_backends_with_real_servers_and_ollama_with_a_fake(
+    settings: Settings, tiny_gguf: Path, tmp_path: Path
+) -> None:
+    base = _free_port_run(5)
+    settings.LEXWEB_DEMO_BACKEND_PORT = base
+    call_command("seed_demo_site")
+    ports = {
+        name: int(url.rsplit(":", 1)[1])
+        for name, url in Backend.objects.values_list("name", "base_url")
+    }
+    process = subprocess.Popen(
+        [sys.executable, str(BASE_DIR / "manage.py"), "demo_backends"],
+        cwd=BASE_DIR,
+        env={
+            "DATABASE_URL": database_url_for_tests(),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONUNBUFFERED": "1",
+            "LEXWEB_VAR_DIR": str(tmp_path),
+            "LEXWEB_DEMO_BACKEND_PORT": str(base),
+            "LEXWEB_DEMO_BACKENDS": "llamacpp",
+            "LEXWEB_DEMO_LLAMACPP_MODEL": str(tiny_gguf),
+            "LEXWEB_DEMO_LLAMACPP_CONTEXT": "1024",
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    board_b = f"http://127.0.0.1:{ports['llama-board-b']}"
+    try:
+        for port in ports.values():
+            answering(process, f"http://127.0.0.1:{port}/", deadline=time.monotonic() + 90)
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{board_b}/health", timeout=10).status_code != 200:
+            assert time.monotonic() < deadline, "llama-board-b never became ready"
+            time.sleep(0.2)
+
+        props = httpx.get(f"{board_b}/props", timeout=10).json()
+        models = httpx.get(f"{board_b}/v1/models", timeout=10).json()
+        chat = httpx.post(
+            f"{board_b}/v1/chat/completions",
+            json={
+                "messages": [{"role": "user", "content": "Draft a motion."}],
+                "max_tokens": 8,
+                "temperature": 0,
+            },
+            timeout=60,
+        ).json()
+        ollama = httpx.get(f"http://127.0.0.1:{ports['ollama-epyc']}/api/tags", timeout=10)
+    finally:
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+
+    # The real server (a fake says nothing of its model's file or build), as the site's model,
+    # its two slots of the capped context.
+    assert props["model_path"] == str(tiny_gguf)
+    assert props["default_generation_settings"]["n_ctx"] == 1024
+    assert props["total_slots"] == 2
+    assert [m["id"] for m in models["data"]] == ["qwen3.5-122b-a10b"]
+    assert chat["choices"][0]["finish_reason"] == "length"
+    assert chat["usage"]["completion_tokens"] == 8
+    assert chat["choices"][0]["message"]["content"]
+    assert [m["name"] for m in ollama.json()["models"]] == ["gemma4:26b"]
+    assert process.returncode == 0, output
+    for name in ("llama-board-a", "llama-board-b", "llama-gate", "llama-adversary"):
+        assert f"demo_backends: {name} (llama.cpp, tiny.gguf as " in output
+    assert "demo_backends: ollama-epyc (ollama) at" in output
+    # The servers ended with the command.
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{board_b}/health", timeout=5)
