@@ -76,6 +76,10 @@ _MONTH_NAMES = (
 NEIGHBOURS = 2  # pages on each side whose heads and footers a page's are compared with
 HEAD_LINES = 3  # lines at each end of a page that may be a running head or footer
 _LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
+_IN_TEXT_MARKER = re.compile(
+    r"(?<![\w*])\[?\*{1,2}\d{1,5}\]?(?![\w*])|(?<=[\w.,;:\"'\u201d)])\[\d{1,3}\](?!\w)"
+)
+QUOTE_ACROSS = 6  # words: a quotation this long may run from one page onto the next
 PRINTED_CANDIDATES = 200
 MAX_OPINION_CANDIDATES = 200  # pages read to find the opinions a short form may name
 # A reporter citation in an opinion's head: volume, reporter (a few abbreviated words), page.
@@ -364,6 +368,9 @@ class PacketIndex:
             line_shape = nz.shape(line)
             if line_shape in repeated or _LONE_NUMBER.match(line) or _is_page_footer(line_shape):
                 skip.append((start, end))
+        # Star-page markers ("*457", "[*457]") and bracketed footnote calls ("costs.[4]") sit
+        # inside the opinion's sentences and are no part of a quotation.
+        skip.extend(m.span() for m in _IN_TEXT_MARKER.finditer(page.text))
         # A deposition page: most lines start with their line number.
         if len(_NUMBERED_LINE.findall(page.text)) >= 5:
             content = [ln for ln in _lines(page.text) if ln[2].strip()]
@@ -450,6 +457,37 @@ class PacketIndex:
             if span is not None:
                 exact = self._match_segments(index, segments, fuzzy=False) is not None
                 return QuoteHit(self.pages[index], span, exact, 1.0)
+        if len(words) >= QUOTE_ACROSS:
+            return self._across_pages(words, within)
+        return None
+
+    def _across_pages(self, words: list[str], within: Iterable[int] | None) -> QuoteHit | None:
+        """A quotation that runs from the end of one page's body onto the start of the next
+        page of its document (verbatim, read through an ellipsis as one run); the hit is on
+        the page where it starts. Only pages holding its rarest words are read."""
+        if within is not None:
+            pool = set(within)
+        else:
+            rare = self.rarest({nz.stem(w) for w in words}, RARE_TERMS)
+            pool = set(self.pages_with_terms(rare, minimum=1)) if rare else set()
+            if len(pool) > MAX_OPINION_CANDIDATES:
+                return None
+        for index in sorted(pool):
+            document = self.document_pages(self.pages[index].document_id)
+            at = document.index(index)
+            for first, second in ((at, at + 1), (at - 1, at)):
+                if first < 0 or second >= len(document):
+                    continue
+                head = self.detail(document[first]).body_words
+                tail = self.detail(document[second]).body_words
+                for cut in range(1, len(words)):
+                    if head[len(head) - cut :] == words[:cut] and (
+                        tail[: len(words) - cut] == words[cut:]
+                    ):
+                        detail = self.detail(document[first])
+                        begin = detail.spans[detail.body[len(head) - cut]][0]
+                        end = detail.spans[detail.body[-1]][1]
+                        return QuoteHit(self.pages[document[first]], (begin, end), True, 1.0)
         return None
 
     def _quote_candidates(self, terms: set[str], within: Iterable[int] | None) -> list[int]:

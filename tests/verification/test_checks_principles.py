@@ -325,6 +325,47 @@ def test_quotations_are_word_for_word_with_marked_alterations_allowed() -> None:
     assert quote(invented).status == "unsupported"
 
 
+def test_a_quotation_running_onto_the_next_page_or_over_a_star_marker_is_verbatim() -> None:
+    pages = [
+        "Orrin v. Tell, 9 F.4th 20 (1st Cir. 2021)\n20\nA lessor that accepts late rent without\n"
+        "objection may not later declare a default for that lateness alone, because the",
+        "Orrin v. Tell, 9 F.4th 20 (1st Cir. 2021)\n21\nacceptance *21 waived the strict time "
+        "for payment. A written reservation of rights avoids that result.",
+    ]
+    records = [
+        PageRecord(
+            k + 1,
+            1,
+            "orrin.pdf",
+            k + 1,
+            (f"OT{k + 1:04d}",),
+            text,
+            "text_layer",
+            None,
+            "public_record",
+        )
+        for k, text in enumerate(pages)
+    ]
+    index = PacketIndex.build(records)
+    text = (
+        'A lessor "may not later declare a default for that lateness alone, because the '
+        'acceptance waived the strict time for payment." Orrin v. Tell, 9 F.4th 20, 20 (1st Cir. '
+        "2021)."
+    )
+    claims = extract_claims(text, bates_prefixes=["OT"])
+
+    quote = next(f for f in verify_text(text, claims, index) if f.claim.kind == "quote")
+
+    assert quote.status == "supported"
+    assert quote.page is not None and quote.page.bates == ("OT0001",)
+
+
+def test_trial_exhibit_cites_are_record_cites_left_for_review_not_flagged() -> None:
+    for cite in ("PX-12", "DTX 7", "JX3 at 4"):
+        finding = _one(f"The roof drain leaked for weeks ({cite}).", cite)
+        assert finding.status == "needs_review", cite
+
+
 # -- the hand-annotated cases the checks were tuned on ---------------------------------------
 
 

@@ -55,7 +55,10 @@ _APPENDIX_ANYWHERE = re.compile(
     re.MULTILINE,
 )
 _EXHIBIT = re.compile(
-    r"^(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,3})(?:-\d+)?(?![\w])"
+    r"^(?:(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,3})(?:-\d+)?"
+    # Trial exhibits by party: plaintiff's, defendant's, joint, government's ("PX-12",
+    # "DTX 7", "JX3").
+    r"|(?:[PDJGC]|[PDJ]T)X[-\s]?\d{1,4})(?![\w])"
 )
 _CITE_POSITION = re.compile(
     # A parenthetical, or what follows a signal, within a paragraph (soft line breaks allowed).
