@@ -9,6 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
+from apps.cluster import labels
 from apps.cluster.backends.base import (
     BackendError,
     BackendTimeout,
@@ -66,6 +67,19 @@ def _waiting(backend_id: int, count: int) -> Callable[[], bool]:
 
 def _words(count: int) -> list[Message]:
     return [{"role": "user", "content": " ".join(["exhibit"] * count)}]
+
+
+async def _label(deployment: Deployment) -> str:
+    """The deployment as messages name it (no role: these calls give none), capitalised."""
+    row = await Deployment.objects.select_related("backend__board__host").aget(pk=deployment.pk)
+    label = labels.deployment_label(row)
+    return label[:1].upper() + label[1:]
+
+
+async def _named(deployment: Deployment, raw: str) -> str:
+    """What the caller is told of a failure whose call record says `raw`."""
+    row = await Deployment.objects.select_related("backend__board__host").aget(pk=deployment.pk)
+    return labels.deployment_message(raw, deployment=row)
 
 
 async def _record(pk: int | None = None) -> CallRecord:
@@ -178,10 +192,11 @@ async def test_prompt_too_long_for_a_slot_is_refused_before_it_reaches_the_backe
     with pytest.raises(dispatch.PromptTooLongError) as refused:
         await dispatch.chat(deployment=deployment, messages=messages, max_tokens=100)
 
-    assert str(refused.value) == (
+    refusal = (
         f"The prompt is {counted} tokens and the reply may take 100; "
         "the model's slot holds 256 tokens."
     )
+    assert str(refused.value) == f"{await _label(deployment)}: {refusal}"
     assert chat_requests(fake_llama) == []
     record = await _record()
     assert (record.outcome, record.prompt_tokens, record.completion_tokens) == (
@@ -189,7 +204,7 @@ async def test_prompt_too_long_for_a_slot_is_refused_before_it_reaches_the_backe
         counted,
         0,
     )
-    assert record.error == str(refused.value)
+    assert record.error == refusal
 
 
 async def test_prompt_that_fits_with_its_reply_goes_through(fake_llama: FakeBackend) -> None:
@@ -244,7 +259,7 @@ async def test_ollama_silent_truncation_fails_closed(fake_ollama: FakeBackend) -
     assert chat_requests(fake_ollama)[0]["options"]["num_ctx"] == 128
     record = await _record()
     assert (record.outcome, record.prompt_tokens) == (Outcome.TRUNCATED, 128)
-    assert record.error == str(truncated.value)
+    assert str(truncated.value) == await _named(deployment, record.error)
 
 
 async def test_llama_server_reporting_fewer_prompt_tokens_than_counted_fails_closed() -> None:
@@ -256,7 +271,7 @@ async def test_llama_server_reporting_fewer_prompt_tokens_than_counted_fails_clo
 
     record = await _record()
     assert record.outcome == Outcome.TRUNCATED
-    assert record.error == str(truncated.value)
+    assert str(truncated.value) == await _named(deployment, record.error)
 
 
 async def test_server_refusing_a_prompt_our_guard_let_through_is_an_error_not_a_failure() -> None:
@@ -349,7 +364,11 @@ async def test_unreachable_backend_raises_a_clear_error_and_counts_a_failure() -
 
     record = await _record()
     assert record.outcome == Outcome.ERROR
-    assert record.error == str(failed.value) and record.error
+    # The record keeps the client's message, address and all (for admins); the caller's
+    # names the deployment instead (cluster.labels).
+    assert deployment.backend.base_url in record.error
+    assert str(failed.value) == await _named(deployment, record.error)
+    assert deployment.backend.base_url not in str(failed.value)
     row = await BackendHealth.objects.aget(pk=deployment.backend_id)
     # One failed call counts, and leaves the backend routable (issue 29: never after one call).
     assert (row.state, row.consecutive_failures) == (BackendHealth.State.UNKNOWN, 1)
@@ -369,7 +388,8 @@ async def test_a_backend_that_never_answers_times_out_and_counts_a_failure() -> 
 
     assert "within 1 s" in str(hung.value)
     record = await _record()
-    assert (record.outcome, record.error) == (Outcome.ERROR, str(hung.value))
+    assert record.outcome == Outcome.ERROR and url in record.error
+    assert str(hung.value) == await _named(deployment, record.error)
     row = await BackendHealth.objects.aget(pk=deployment.backend_id)
     assert (row.state, row.consecutive_failures) == (BackendHealth.State.UNKNOWN, 1)
 
@@ -382,7 +402,8 @@ async def test_server_error_is_recorded_with_its_message() -> None:
             await dispatch.chat(deployment=deployment, messages=HELLO, max_tokens=3)
 
     record = await _record()
-    assert (record.outcome, record.error) == (Outcome.ERROR, str(failed.value))
+    assert record.outcome == Outcome.ERROR and fake.base_url in record.error
+    assert str(failed.value) == await _named(deployment, record.error)
     row = await BackendHealth.objects.aget(pk=deployment.backend_id)
     assert row.consecutive_failures == 1 and row.message
 

@@ -38,7 +38,7 @@ from django.apps import apps as django_apps
 from django.db import transaction
 from django.utils import timezone
 
-from apps.cluster import selectors
+from apps.cluster import labels, selectors
 from apps.cluster.backends import client_for
 from apps.cluster.backends.base import (
     BackendAuthError,
@@ -290,12 +290,15 @@ async def chat_for_role(
             failures.append((candidate, error))
         except NotFound:
             # Deleted by an admin since the route was read: as good as unavailable.
-            failures.append((candidate, DeploymentUnavailableError(f"{candidate} was removed.")))
+            removed = f"{candidate} was removed."
+            named = labels.deployment_message(removed, deployment=candidate, role=role)
+            failures.append((candidate, DeploymentUnavailableError(named)))
     errors = [error for _candidate, error in failures]
     if all(isinstance(error, PromptTooLongError) for error in errors):
         # Too long for every model of the role: the caller must shorten it, not retry later.
         raise errors[-1]
-    reasons = " ".join(f"{candidate}: {error}" for candidate, error in failures)
+    # Each error names its deployment and role already (chat()).
+    reasons = " ".join(str(error) for error in errors)
     message = f"Every deployment for the {label} role failed. {reasons}"
     raise DeploymentUnavailableError(message[:ERROR_LENGTH])
 
@@ -342,9 +345,12 @@ async def _call_run(
         raise
     except BackendError as error:
         outcome, fault = _classify(error, call)
+        # The raw message (the backend's address in it) is the call record's, for admins; the
+        # caller's, shown to lawyers, names the deployment and role instead (cluster.labels).
         await _finish(
             call, outcome, str(error), backend_fault=fault, answered=backend_answered(error)
         )
+        labels.error_relabel(error, deployment=call.deployment, role=call.role)
         raise
     except Exception as error:
         # A bug, not a backend's answer: recorded without its text, which may hold anything.

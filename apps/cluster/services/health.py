@@ -52,7 +52,6 @@ import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Literal
-from urllib.parse import urlsplit
 
 import croniter
 from asgiref.sync import sync_to_async
@@ -60,6 +59,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.cluster import labels
 from apps.cluster.backends import client_for
 from apps.cluster.backends.base import (
     BackendClient,
@@ -627,31 +627,11 @@ def _cooldown_start(health: BackendHealth, *, message: str, start: datetime) -> 
     health.message = message[: MESSAGE_LENGTH - len(suffix)] + suffix
 
 
-# Any URL at all ("scheme://..."): a proxy's error page may name other addresses too.
-_ANY_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>()\[\]]*")
-
-
 def _safe_message(message: str, backend: Backend) -> str:
     """The message as the registry stores it (dashboard, API, events): on one line, and
-    without the backend's URL, host or API key. The clients name the backend by its URL, and
-    httpx errors often quote it; the message names the backend instead."""
-    # The clients never put the key in a message; this keeps it so if one ever echoes a
-    # request back (a proxy's error page, say).
-    if backend.api_key:
-        message = message.replace(backend.api_key, "[API key]")
-    label = f"backend {backend.name}"
-    urls = {backend.base_url, backend.base_url.rstrip("/"), backend.address}
-    for url in sorted(urls, key=len, reverse=True):
-        if url:
-            message = message.replace(url, label)
-    message = _ANY_URL.sub("[URL]", message)
-    host = urlsplit(backend.base_url).hostname or ""
-    if len(host) >= 2:
-        # The host (with its port) on its own, as in "Connect call failed ('10.0.0.5', 8080)".
-        message = re.sub(
-            rf"(?<![\w.-]){re.escape(host)}(?::\d+)?(?![\w-])", "[host]", message, flags=re.I
-        )
-    return one_line(message, MESSAGE_LENGTH)
+    without the backend's URL, host or API key (cluster.labels, the one rule for every
+    message about a backend); the backend is named by its `name`."""
+    return labels.public_backend_message(message, backend, limit=MESSAGE_LENGTH)
 
 
 def _visible(health: BackendHealth) -> tuple[object, ...]:
