@@ -433,13 +433,21 @@ def test_a_backend_that_is_down_leaves_the_checks_alone(
 ) -> None:
     draft = _draft(lawyer, case, record, SUPPORTED)
     baseline = _off_baseline(lawyer, draft, settings)
-    _route(closed_port_url())
+    url = closed_port_url()
+    deployment = _route(url)
 
     verification = _verify(lawyer, draft)
 
     assert verification.second_opinion == Verification.SecondOpinion.NOT_OBTAINED
     reason = verification.second_opinion_reason
     assert "stopped after 0 of 2" in reason and "Every deployment for the Verifier" in reason
+    # Named by its deployment and role, never by its address (issue 29); the record has that.
+    assert (
+        f"Cannot connect to the verifier on board board-a of gpu-host-1 (deployment {deployment})"
+        in reason
+    )
+    assert url.removeprefix("http://") not in reason and "127.0.0.1" not in reason
+    assert url in CallRecord.objects.filter(role="verifier").values_list("error", flat=True)[0]
     assert verification.second_opinion_calls == []
     assert _deterministic(verification) == baseline
     assert CallRecord.objects.filter(role="verifier", outcome=CallRecord.Outcome.ERROR).exists()

@@ -35,6 +35,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from apps.cluster import labels
 from apps.cluster.backends import BackendClient, BackendError, Message, Timeouts, client_for
 from apps.cluster.models import Backend, Deployment
 from apps.drafting.models import Stage
@@ -102,8 +103,11 @@ class TokenCounter:
     docstring, 2). After the first failure every count is an estimate; `fallback_reason` says
     why. Close it with `aclose()`."""
 
-    def __init__(self, deployment: Deployment | None, *, scale: float = 1.0) -> None:
+    def __init__(
+        self, deployment: Deployment | None, *, scale: float = 1.0, role: str = ""
+    ) -> None:
         self.deployment = deployment
+        self.role = role
         self.scale = scale
         self.counted = 0  # counts the tokenizer answered
         self.estimated = 0
@@ -130,6 +134,13 @@ class TokenCounter:
     def _estimate(self, tokens: int) -> int:
         self.estimated += 1
         return math.ceil(tokens * self.scale)
+
+    def _public(self, error: BackendError) -> str:
+        """The client's message names the backend by its URL; the stage's budget, shown to
+        lawyers, names the deployment (cluster.labels)."""
+        if self.deployment is None:
+            return labels.scrub_addresses(str(error))
+        return labels.deployment_message(str(error), deployment=self.deployment, role=self.role)
 
     def _failed(self, reason: str) -> None:
         if not self._broken:
@@ -170,7 +181,7 @@ class TokenCounter:
             except TimeoutError:
                 self._failed(f"The tokenizer did not answer within {seconds:.0f} s.")
             except BackendError as exc:
-                self._failed(f"The tokenizer failed: {exc}")
+                self._failed(f"The tokenizer failed: {self._public(exc)}")
             else:
                 if counted is not None:
                     self.counted += 1

@@ -42,14 +42,15 @@ from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from apps.cases import selectors as case_selectors
+from apps.cluster import labels
 from apps.cluster import selectors as cluster_selectors
 from apps.cluster.backends import client_for
-from apps.cluster.backends.base import BackendError, ContextOverflow, Message
-from apps.cluster.models import CallRecord, Deployment, Gpu
+from apps.cluster.backends.base import BackendError, ContextOverflow, Message, Timeouts
+from apps.cluster.models import Backend, CallRecord, Deployment, Gpu
 from apps.cluster.services import dispatch
 from apps.drafting import runs, token_events
 from apps.drafting.models import Run, Stage
@@ -60,7 +61,7 @@ from apps.verification import services as verification_services
 from apps.verification.models import Verification
 from lexweb.errors import DomainError
 from lexweb.jobs import database_lost
-from lexweb.text import model_text, one_line
+from lexweb.text import model_text
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -83,6 +84,8 @@ QUERY_DRAFT_CHARS = 200_000
 MODEL_HASH_SECONDS = 5.0
 MODEL_STAGES = set(MAX_TOKENS)
 CHECK_STAGES = {N.VERIFIER, N.VERIFIER_AGAIN}
+# How long a stage's calls wait for their backend (connection, first token, between tokens).
+STAGE_TIMEOUTS = Timeouts()
 
 
 class StageCancelled(Exception):
@@ -312,6 +315,7 @@ async def _model_stage(work: Work) -> Outcome:
             max_tokens=max_tokens,
             json_schema=outputs.schema_for(work.name),
             on_token=batcher.add,
+            timeouts=STAGE_TIMEOUTS,
             stage_id=work.stage_id,
         )
         reply = endings.Reply(calls=[result], text=model_text(result.text))
@@ -356,6 +360,7 @@ async def _continue(
                 max_tokens=room,
                 role=work.role,
                 on_token=on_token,
+                timeouts=STAGE_TIMEOUTS,
                 stage_id=work.stage_id,
             )
         except dispatch.PromptTooLongError as error:
@@ -375,7 +380,7 @@ async def _evidence(
     scale = 1.0
     if first is not None and first.backend.kind == first.backend.Kind.OLLAMA:
         scale = await sync_to_async(context.estimate_scale)(deployment_id=first.pk)
-    counter = context.TokenCounter(first, scale=scale)
+    counter = context.TokenCounter(first, scale=scale, role=work.role)
     try:
         skeleton = await counter.messages(
             [{"role": "system", "content": bare[0]}, {"role": "user", "content": bare[1]}]
@@ -642,10 +647,20 @@ def _gate_stop(*, run: Run, stage: Stage, answer: dict[str, object]) -> None:
 
 def _cause(error: BaseException) -> str:
     """An unexpected error as the stage records it: its type and the first line of its
-    message (at most 200 characters; a database error's next lines quote the SQL)."""
+    message (at most 200 characters; a database error's next lines quote the SQL), without
+    any address (an OSError may quote a backend's host and port; cluster.labels)."""
     lines = str(error).strip().splitlines()
-    text = one_line(lines[0], 200) if lines else ""
+    text = labels.scrub_addresses(lines[0], _backends(), limit=200) if lines else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _backends() -> list[Backend]:
+    """Every backend, for their hosts; none when the database cannot say (the error being
+    told may be the database's)."""
+    try:
+        return list(Backend.objects.only("base_url"))
+    except DatabaseError:
+        return []
 
 
 def _fail(*, work: Work, error: Exception) -> None:
