@@ -1030,7 +1030,7 @@ class _Context:
                     page=first,
                     excerpt=excerpt_of(first.text, 0, 200),
                 )
-            return self._pin(claim, cite.pin, opinion.pages, opinion.first_page, opinion.last_page)
+            return self._pin(claim, cite.pin, opinion)
         years = _edition_years(cite.reporter)
         if cite.year is not None and years is not None and not (years[0] <= cite.year <= years[1]):
             return Finding(
@@ -1068,7 +1068,7 @@ class _Context:
                 page=first,
                 excerpt=excerpt_of(first.text, 0, 200),
             )
-        return self._pin(claim, cite.pin, opinion.pages, opinion.first_page, opinion.last_page)
+        return self._pin(claim, cite.pin, opinion)
 
     def bind_short(self, claim: Claim) -> Opinion | None:
         """The packet opinion a short form the draft could not bind names (cached):
@@ -1126,9 +1126,8 @@ class _Context:
             return True
         return self.index.has_term(index, nz.stem(words[0]))
 
-    def _pin(
-        self, claim: Claim, pin: str, pages: dict[int, PageRecord], first: int, last: int
-    ) -> Finding:
+    def _pin(self, claim: Claim, pin: str, opinion: Opinion) -> Finding:
+        pages, first, last = opinion.pages, opinion.first_page, opinion.last_page
         numbers = pin_numbers(pin)
         if not numbers or any(n not in pages for n in numbers):
             return Finding(
@@ -1138,6 +1137,8 @@ class _Context:
                 f"pin cite {pin} is outside the opinion's pages {first}-{last}",
                 page=pages[first],
             )
+        if opinion.spans:
+            return self._star_pin(claim, pin, numbers, opinion)
         pin_pages = [self.index.page_index(pages[n]) for n in numbers]
         opinion_pages = [self.index.page_index(p) for p in pages.values()]
         span = self.segment(claim)
@@ -1181,6 +1182,106 @@ class _Context:
             page=page,
             excerpt=excerpt_of(page.text, 0, 200),
         )
+
+    def _star_pin(self, claim: Claim, pin: str, numbers: list[int], opinion: Opinion) -> Finding:
+        """A pin into an opinion whose reporter pages are marked in its text: the quotation
+        must stand in (or run over into) the pin's pages, and its words be carried there
+        better than on the opinion's other reporter pages."""
+        parts = opinion.spans
+        span = self.segment(claim)
+        files = sorted({i for number in parts for i, _, _ in parts[number]})
+        for quote in self.members(span, ("quote",)):
+            hit = self.index.find_quote(quote_segments(quote.quote or quote.text), within=files)
+            if hit is None:
+                continue
+            where = self.index.page_index(hit.page)
+            holding = [
+                number
+                for number, pieces in parts.items()
+                if any(i == where and a < hit.span[1] and hit.span[0] < b for i, a, b in pieces)
+            ]
+            if holding and not set(holding) & set(numbers):
+                return Finding(
+                    claim,
+                    "unsupported",
+                    "case_pin",
+                    f"the quotation is at {holding[0]}, not at the pin cite {pin}",
+                    page=hit.page,
+                    excerpt=excerpt_of(hit.page.text, *hit.span),
+                    match=hit.span,
+                )
+        quoted = any(len(quote_words(q)) >= SHORT_QUOTE for q in self.members(span, ("quote",)))
+        first = parts[numbers[0]][0]
+        record = self.index.pages[first[0]]
+        if not quoted:
+            better = self._better_reporter_page(span, numbers, opinion)
+            if better is not None:
+                number, words = better
+                where_part = parts[number][0]
+                other = self.index.pages[where_part[0]]
+                shown = ", ".join(repr(w) for w in words[:4])
+                return Finding(
+                    claim,
+                    "unsupported",
+                    "case_pin",
+                    f"page {pin} of the opinion does not carry {shown}; page {number} does",
+                    page=other,
+                    excerpt=excerpt_of(other.text, where_part[1], where_part[2]),
+                    match=(where_part[1], where_part[2]),
+                )
+        return Finding(
+            claim,
+            "supported",
+            "case_pin",
+            f"the opinion is in the packet and page {numbers[0]} carries the proposition",
+            page=record,
+            excerpt=excerpt_of(record.text, first[1], first[2]),
+            match=(first[1], first[2]),
+        )
+
+    def _better_reporter_page(
+        self, span: tuple[int, int], numbers: list[int], opinion: Opinion
+    ) -> tuple[int, tuple[str, ...]] | None:
+        """Another reporter page of a star-paged opinion that carries the segment's key
+        terms clearly better than the pin's pages (the thresholds of a wrong record page),
+        with the words it adds; None when the pin holds its own."""
+        terms = {k: t for k, t in self._weighed_terms(span).items() if t.count}
+        if len(terms) < 2:
+            return None
+        stems = {
+            number: frozenset(
+                nz.stem(w)
+                for i, a, b in pieces
+                for w in nz.token_list(self.index.pages[i].text[a:b])
+            )
+            for number, pieces in opinion.spans.items()
+        }
+
+        def carried(pages: Iterable[int]) -> set[str]:
+            held = frozenset().union(*(stems[n] for n in pages))
+            return {k for k, t in terms.items() if any(s in held for s in t.stems)}
+
+        total = sum(t.weight for t in terms.values())
+        on_pin = carried(numbers)
+        best, on_best = max(
+            ((n, carried([n])) for n in stems if n not in numbers),
+            key=lambda item: (sum(terms[k].weight for k in item[1]), -item[0]),
+            default=(0, set()),
+        )
+        gained, kept = on_best - on_pin, on_pin - on_best
+        share_gained = sum(terms[k].weight for k in gained) / total
+        share_kept = sum(terms[k].weight for k in kept) / total
+        share_best = sum(terms[k].weight for k in on_best) / total
+        wrong = (not on_pin and share_best >= WRONG_PAGE_ALONE) or (
+            len(gained) >= 2
+            and share_gained >= WRONG_PAGE_GAIN
+            and share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO)
+            and share_best >= WRONG_PAGE_OTHER
+        )
+        if not wrong:
+            return None
+        words = tuple(terms[k].word for k in sorted(gained, key=lambda k: -terms[k].weight))
+        return best, words
 
     @staticmethod
     def _reporter_page(pages: dict[int, PageRecord], page: PageRecord) -> str:

@@ -79,6 +79,8 @@ _LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
 _IN_TEXT_MARKER = re.compile(
     r"(?<![\w*])\[?\*{1,2}\d{1,5}\]?(?![\w*])|(?<=[\w.,;:\"'\u201d)])\[\d{1,3}\](?!\w)"
 )
+_STAR = re.compile(r"(?<![\w*])\[?\*{1,2}(\d{1,5})\]?(?![\w*])")
+STAR_STEP = 3  # a star marker names one of the next few reporter pages, or it is no marker
 QUOTE_ACROSS = 6  # words: a quotation this long may run from one page onto the next
 PRINTED_CANDIDATES = 200
 MAX_OPINION_CANDIDATES = 200  # pages read to find the opinions a short form may name
@@ -133,7 +135,10 @@ class QuoteHit:
 class Opinion:
     document_id: int
     first_page: int
-    pages: dict[int, PageRecord]  # reporter page -> packet page
+    pages: dict[int, PageRecord]  # reporter page -> packet page (where it starts)
+    # Star-paged: reporter page -> its parts, (packet page index, start, end) in the text;
+    # empty when each packet page is one reporter page.
+    spans: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
 
     @property
     def last_page(self) -> int:
@@ -646,9 +651,13 @@ class PacketIndex:
     def _opinion_from(self, start: int, first: int) -> Opinion | None:
         document_id = self.pages[start].document_id
         doc = self.document_pages(document_id)
+        following = doc[doc.index(start) :]
+        starred = self._star_paged(following, first)
+        if starred is not None:
+            return starred
         numbers: dict[int, PageRecord] = {}
         expected = first
-        for i in doc[doc.index(start) :]:
+        for i in following:
             printed = _printed_number(self.pages[i].text)
             number = printed if printed is not None and printed >= expected else expected
             numbers.setdefault(number, self.pages[i])
@@ -656,6 +665,32 @@ class PacketIndex:
         if first not in numbers:
             return None
         return Opinion(document_id, first, numbers)
+
+    def _star_paged(self, following: list[int], first: int) -> Opinion | None:
+        """An opinion whose reporter pages are marked in its text ("*457", "[*457]"): each
+        marker starts the next reporter page wherever it stands, a file page without one goes
+        on with the page before, and a page number printed alone in a page's head starts that
+        page. None when its text marks no page after the first."""
+        spans: dict[int, list[tuple[int, int, int]]] = {}
+        current = first
+        marked = False
+        for i in following:
+            text = self.pages[i].text
+            printed = _printed_number(text)
+            if printed is not None and current < printed <= current + STAR_STEP:
+                current = printed
+            position = 0
+            for match in _STAR.finditer(text):
+                number = int(match.group(1))
+                if not current < number <= current + STAR_STEP:
+                    continue  # a marker inside a number, or one out of order: not a page
+                spans.setdefault(current, []).append((i, position, match.start()))
+                current, position, marked = number, match.end(), True
+            spans.setdefault(current, []).append((i, position, len(text)))
+        if not marked:
+            return None
+        pages = {number: self.pages[parts[0][0]] for number, parts in spans.items()}
+        return Opinion(self.pages[following[0]].document_id, first, pages, spans)
 
     def page_index(self, page: PageRecord) -> int:
         return page.position - 1 if self._is_position_index(page) else self.pages.index(page)

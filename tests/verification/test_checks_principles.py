@@ -305,6 +305,53 @@ def test_a_pin_outside_the_opinion_and_an_unbound_id_are_unsupported() -> None:
     assert elsewhere.status == "unsupported"
 
 
+def test_a_star_paged_opinion_is_read_by_its_reporter_pages() -> None:
+    # Only the first reporter page is in the head; the others are marked in the text.
+    pages = [
+        "Pike v. Arno Mills, 61 N.W.2d 300 (Iowa 2020)\nPIKE v. ARNO MILLS\nA buyer who keeps "
+        "using goods after discovering a defect accepts them. *301 Acceptance does not bar a "
+        "claim for damages if the buyer notified the seller within a reasonable time.",
+        "Pike v. Arno Mills, 61 N.W.2d 300 (Iowa 2020)\nreasonable time is measured from "
+        "discovery. [*302] A seller's cure offered after rejection must be made before the "
+        "contract time for performance expires.",
+    ]
+    records = [
+        PageRecord(
+            k + 1,
+            1,
+            "pike.pdf",
+            k + 1,
+            (f"PK{k + 1:04d}",),
+            text,
+            "text_layer",
+            None,
+            "public_record",
+        )
+        for k, text in enumerate(pages)
+    ]
+    index = PacketIndex.build(records)
+
+    def pin(text: str) -> Finding:
+        claims = extract_claims(text, bates_prefixes=["PK"])
+        return next(f for f in verify_text(text, claims, index) if f.claim.kind == "case_citation")
+
+    full = "Pike v. Arno Mills, 61 N.W.2d 300, {} (Iowa 2020)."
+    cure = "A seller must cure before the contract time for performance expires. "
+    notice = "Notice within a reasonable time keeps the damages claim. "
+    assert pin(cure + full.format(302)).status == "supported"
+    assert pin(notice + full.format(301)).status == "supported"
+    wrong = pin(cure + full.format(301))
+    assert wrong.status == "unsupported" and "page 302 does" in wrong.message
+    assert pin(cure + full.format(303)).status == "unsupported"
+    # A quotation running over a star marker holds on either page, and on no other.
+    over = "The court said that \"reasonable time is measured from discovery. A seller's cure "
+    over += 'offered after rejection" must be prompt. '
+    assert pin(over + full.format(301)).status == "supported"
+    assert pin(over + full.format(302)).status == "supported"
+    elsewhere = pin(over + full.format(300))
+    assert elsewhere.status == "unsupported" and "the quotation is at 301" in elsewhere.message
+
+
 # -- quotations ----------------------------------------------------------------------------
 
 
