@@ -217,6 +217,18 @@ def test_things_used_as_cites_are_unsupported_with_the_reason() -> None:
         assert "WHX-0000500-WHX-0000508" in finding.message, cite
 
 
+def test_after_at_or_ex_a_name_of_a_thing_closing_the_clause_is_used_as_a_cite() -> None:
+    flagged = _one(
+        "The leak reports are collected at roof_leaks_2024.xlsx.", "roof_leaks_2024.xlsx"
+    )
+    exhibit = _one("The drain photos are at Ex. RTX3060.", "RTX3060")
+    times = _findings("The crew arrived at 10:15 and left at I-95. They met at Gate B-12.")
+
+    assert flagged.status == "unsupported" and "a file name" in flagged.message
+    assert exhibit.status == "unsupported"
+    assert [f for f in times if f.status in ("unsupported", "contradicted")] == []
+
+
 def test_another_productions_stamp_printed_on_a_page_is_no_cite_and_the_page_is_named() -> None:
     for written in ("CRV-000318", "CRV 000318", "CRV000318"):
         finding = _one(f"Ashdown gave written notice of the leak ({written}).", written)

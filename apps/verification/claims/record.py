@@ -13,6 +13,7 @@ from apps.verification.claims.quotations import Quote
 from apps.verification.claims.references import (
     FISCAL_YEAR,
     JUNK,
+    NOT_A_CITE_SHAPE,
     PIN_TAIL,
     PROSE_REFERENCE,
     SIGNAL,
@@ -184,6 +185,7 @@ def _bates_cites(
     return cites
 
 
+_AT_POSITION = re.compile(r"(?:(?<=\s)|^)(?:at|Ex\.)[ \t]+(?=(?P<token>[^\s()\[\]]{2,80}))")
 _CLAUSE_END = re.compile(r"\)?[\"'\u201d\u2019\]]*\s*(?:[.;,:!?]|\(|$|\n)")
 
 
@@ -278,6 +280,20 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
             bare = PIN_TAIL.sub("", piece[signal.end() :] if signal else piece)
             if JUNK.fullmatch(bare) or names_a_thing(bare):
                 add(RecordCite("not_a_record_cite", a + (signal.end() if signal else 0), b))
+
+    # After "at" or "Ex." in running prose, where a pin or an exhibit belongs ("the logs are
+    # at gpu_node_7.log."): a name of a thing closing its clause is used as a cite.
+    for match in _AT_POSITION.finditer(text):
+        a, b = match.span("token")
+        token = text[a:b].rstrip(".,;:")
+        b = a + len(token)
+        if (
+            token
+            and free(a, b)
+            and _closes_clause(text, b)
+            and (JUNK.fullmatch(token) or NOT_A_CITE_SHAPE.fullmatch(token))
+        ):
+            add(RecordCite("not_a_record_cite", a, b))
 
     # In running prose: a reference to the system's own work ("according to the lexweb
     # timeline summary v1") is used as a source, as a cite would be, and is none.
