@@ -33,9 +33,10 @@ DEMO_SPEEDS = {
 DEMO_DEFAULT_SPEED = 60.0
 
 
-def demo_case_create() -> Case | None:
+def demo_case_create(*, lawyer_password: str | None = None) -> Case | None:
     """The demo case with the first active admin and a demo lawyer as members, once. None when
-    there is no admin yet or the case exists already."""
+    there is no admin yet or the case exists already. A demo lawyer made here gets
+    `lawyer_password` (None: no password, cannot sign in until an admin sets one)."""
     admin = User.objects.filter(role=User.Role.ADMIN, is_active=True).order_by("pk").first()
     if admin is None or Case.objects.filter(number=DEMO_NUMBER).exists():
         return None
@@ -43,7 +44,7 @@ def demo_case_create() -> Case | None:
         email=DEMO_LAWYER,
         full_name="Dana Lawyer (demo)",
         role=User.Role.LAWYER,
-        password=None,
+        password=lawyer_password,
         actor=admin,
     )
     case = case_services.case_create(

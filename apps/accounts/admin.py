@@ -1,16 +1,24 @@
+from datetime import timedelta
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth.admin import GroupAdmin as DjangoGroupAdmin
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
 
 from apps.accounts import services
 from apps.accounts.admin_audit import AuditedAdmin
+from apps.accounts.forms import TokenForm
 from apps.accounts.models import ApiToken, AuditEvent, User
+from apps.accounts.reauth import reauthenticated_at
 from apps.cases.models import Membership
 from lexweb.errors import DomainError
 
@@ -39,6 +47,27 @@ class UserCreateForm(forms.ModelForm):
         return password
 
 
+class PasswordSetForm(forms.Form):
+    password = forms.CharField(
+        label="New password",
+        strip=False,
+        max_length=4096,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+    again = forms.CharField(
+        label="The same again",
+        strip=False,
+        max_length=4096,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("password") != cleaned.get("again"):
+            raise forms.ValidationError("The two passwords differ.")
+        return cleaned
+
+
 class UserChangeForm(forms.ModelForm):
     class Meta:
         model = User
@@ -62,17 +91,114 @@ class UserAdmin(AuditedAdmin):
     list_filter = ["role", "is_active"]
     search_fields = ["email", "full_name"]
     ordering = ["full_name"]
-    readonly_fields = ["last_login", "date_joined", "is_staff", "is_superuser"]
+    readonly_fields = ["sign_in", "last_login", "date_joined", "is_staff", "is_superuser"]
     fields = [
         "email",
         "full_name",
         "role",
         "is_active",
+        "sign_in",
         "is_staff",
         "is_superuser",
         "last_login",
         "date_joined",
     ]
+
+    @admin.display(description="Sign-in and API tokens")
+    def sign_in(self, obj: User) -> str:
+        state = "has a password" if obj.has_usable_password() else "no password yet"
+        return format_html(
+            '{} · <a href="{}">Set a password</a> · <a href="{}">Issue an API token</a>',
+            state,
+            reverse("admin:accounts_user_password", args=[obj.pk]),
+            reverse("admin:accounts_user_issue_token", args=[obj.pk]),
+        )
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<int:user_id>/password/", view(self.password_view), name="accounts_user_password"
+            ),
+            path(
+                "<int:user_id>/issue-token/",
+                view(self.issue_token_view),
+                name="accounts_user_issue_token",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _person(self, user_id: int) -> User:
+        person = User.objects.filter(pk=user_id).first()
+        if person is None:
+            raise Http404("No such user.")
+        return person
+
+    def _page(
+        self, request: HttpRequest, person: User, title: str, extra: dict[str, Any], status: int
+    ) -> TemplateResponse:
+        context: dict[str, Any] = {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "opts": self.model._meta,
+            "person": person,
+            **extra,
+        }
+        return TemplateResponse(request, "admin/accounts/user_tool.html", context, status=status)
+
+    def password_view(self, request: HttpRequest, user_id: int) -> HttpResponse:
+        """Set a person's password: a first one (the demo lawyer, an account made without one)
+        or a new one; the rules of AUTH_PASSWORD_VALIDATORS apply."""
+        person = self._person(user_id)
+        form = PasswordSetForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                services.user_password_set(
+                    actor=_admin(request), user_id=person.pk, password=form.cleaned_data["password"]
+                )
+            except DomainError as exc:
+                form.add_error("password", exc.message)
+            else:
+                messages.success(request, f"{person.email} can now sign in with the new password.")
+                return HttpResponseRedirect(reverse("admin:accounts_user_change", args=[person.pk]))
+        status = 400 if form.errors else 200
+        title = f"Set the password of {person.email}"
+        return self._page(request, person, title, {"form": form, "tool": "password"}, status)
+
+    def issue_token_view(self, request: HttpRequest, user_id: int) -> HttpResponse:
+        """Issue an API token for a person (the account an agent works as); the secret is
+        shown once. Needs the admin's own password within LEXWEB_REAUTH_SECONDS."""
+        person = self._person(user_id)
+        form = TokenForm(request.POST if request.method == "POST" else None)
+        issued, status = None, 200
+        confirmed_at = reauthenticated_at(request.session)
+        if request.method == "POST" and form.is_valid():
+            days = form.cleaned_data["expires_in_days"]
+            try:
+                issued = services.token_issue_for(
+                    admin=_admin(request),
+                    user_id=person.pk,
+                    name=form.cleaned_data["name"],
+                    expires_at=timezone.now() + timedelta(days=days) if days else None,
+                    reauthenticated_at=confirmed_at,
+                )
+            except services.ReauthenticationRequired as exc:
+                form.add_error(None, exc.message)
+                status = 403
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+        if form.errors and status == 200:
+            status = 400
+        here = reverse("admin:accounts_user_issue_token", args=[person.pk])
+        extra = {
+            "form": TokenForm() if issued else form,
+            "issued": issued,
+            "tool": "token",
+            "confirmed": services.reauthentication_fresh(reauthenticated_at=confirmed_at),
+            "reauth_url": reverse("accounts:reauth") + "?next=" + here,
+            "reauth_seconds": settings.LEXWEB_REAUTH_SECONDS,
+        }
+        return self._page(request, person, f"Issue an API token for {person.email}", extra, status)
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any

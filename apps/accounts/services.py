@@ -122,6 +122,30 @@ def user_create(
     return user
 
 
+@transaction.atomic
+def user_password_set(*, actor: User, user_id: int, password: str) -> User:
+    """An admin sets a person's password (a first one, or a new one they forgot). The
+    password rules apply; the person's browser sessions end (Django's session hash changes,
+    and their open sockets close at the next check); their API tokens stay. Audited, without
+    the password."""
+    if actor.role != User.Role.ADMIN or not actor.is_active:
+        raise PermissionDenied("Only an admin may set another person's password.")
+    user = User.objects.select_for_update().filter(pk=user_id).first()
+    if user is None:
+        raise NotFound("No such user.")
+    if len(password) > 4096:
+        raise DomainError("A password is at most 4,096 characters.")
+    try:
+        validate_password(password, user)
+    except ValidationError as exc:
+        raise DomainError(" ".join(exc.messages)) from None
+    had_one = user.has_usable_password()
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    audit_record(actor=actor, action="user.password_set", target=user, detail={"replaced": had_one})
+    return user
+
+
 USER_EDITABLE_FIELDS = ("email", "full_name", "role", "is_active")
 
 
@@ -196,9 +220,20 @@ def _token_expiry(expires_at: datetime | None, *, now: datetime) -> datetime:
 
 
 @transaction.atomic
-def token_create(*, user: User, name: str, expires_at: datetime | None = None) -> IssuedToken:
+def token_create(
+    *,
+    user: User,
+    name: str,
+    expires_at: datetime | None = None,
+    issuer: User | None = None,
+    issuer_label: str = "",
+) -> IssuedToken:
     """Make a token. Every token expires: at `expires_at` (within LEXWEB_TOKEN_MAX_DAYS), or
-    when none is given, after token_default_days()."""
+    when none is given, after token_default_days(). Made by its owner unless `issuer` (an
+    admin in the admin site) or `issuer_label` (the command line) says who made it for them:
+    the audit row names that maker as the actor and the owner in its detail."""
+    if not user.is_active:
+        raise DomainError(f"{user.email} is deactivated; a token for them would not work.")
     name = name.strip()
     if not name:
         raise DomainError("A token needs a name, e.g. the agent or machine that will use it.")
@@ -216,8 +251,40 @@ def token_create(*, user: User, name: str, expires_at: datetime | None = None) -
             )
     except IntegrityError:
         raise Conflict(f"You already have a live token named {name!r}.") from None
-    audit_record(actor=user, action="token.create", target=token)
+    if issuer is None and not issuer_label:
+        audit_record(actor=user, action="token.create", target=token)
+    else:
+        audit_record(
+            actor=issuer,
+            actor_label=issuer_label,
+            action="token.create",
+            target=token,
+            detail={"owner": user.email, "issued_for_another": True},
+        )
     return IssuedToken(token=token, secret=raw)
+
+
+def token_issue_for(
+    *,
+    admin: User,
+    user_id: int,
+    name: str,
+    expires_at: datetime | None,
+    reauthenticated_at: datetime | None,
+) -> IssuedToken:
+    """An admin makes a token for a person (e.g. the account an agent works as), in the admin
+    site, within LEXWEB_REAUTH_SECONDS of entering their own password."""
+    if admin.role != User.Role.ADMIN or not admin.is_active:
+        raise PermissionDenied("Only an admin may issue a token for someone else.")
+    if not reauthentication_fresh(reauthenticated_at=reauthenticated_at):
+        raise ReauthenticationRequired(
+            f"Issuing a token needs your password, entered within the last {reauth_minutes()} "
+            f"minutes: confirm it at /accounts/reauth/, then try again."
+        )
+    user = User.objects.filter(pk=user_id).first()
+    if user is None:
+        raise NotFound("No such user.")
+    return token_create(user=user, name=name, expires_at=expires_at, issuer=admin)
 
 
 class ReauthenticationRequired(PermissionDenied):

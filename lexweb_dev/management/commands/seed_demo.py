@@ -1,8 +1,11 @@
+import secrets
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from apps.accounts.models import User
+from lexweb.errors import DomainError
 from lexweb_dev import demo, demo_evidence
 
 
@@ -16,9 +19,26 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.LEXWEB_DEMO_DATA:
             return
-        case = demo.demo_case_create()
+        # The demo lawyer signs in with LEXWEB_DEMO_LAWYER_PASSWORD, or with a password made
+        # here and printed this once (like the first admin's).
+        new_lawyer = not User.objects.filter(email=demo.DEMO_LAWYER).exists()
+        password = settings.LEXWEB_DEMO_LAWYER_PASSWORD or secrets.token_urlsafe(15)
+        try:
+            case = demo.demo_case_create(lawyer_password=password)
+        except DomainError as exc:
+            raise CommandError(f"Cannot create the demo lawyer: {exc.message}") from None
         if case is not None:
             self.stdout.write(f"Demo case {case.number} created; the first admin is a member.")
+            if new_lawyer and not settings.LEXWEB_DEMO_LAWYER_PASSWORD:
+                self.stdout.write(
+                    f"\nDemo lawyer created. Sign in as {demo.DEMO_LAWYER} with password:\n\n"
+                    f"    {password}\n\nIt is shown this once; an admin can set another in the "
+                    "admin (Users, Set a password).\n"
+                )
+            elif new_lawyer:
+                self.stdout.write(
+                    f"Demo lawyer created: {demo.DEMO_LAWYER} (password from the environment)."
+                )
         try:
             uploaded = demo.demo_evidence_seed()
         except demo_evidence.DemoSeedError as exc:
