@@ -978,6 +978,19 @@ class _Context:
                 match=hit.span,
             )
         if len(words) < SHORT_QUOTE:
+            variant = self._short_variant(words, cited)
+            if variant is not None:
+                passage = variant.page.text[variant.span[0] : variant.span[1]]
+                label = self.index.label(self.index.page_index(variant.page))
+                return Finding(
+                    claim,
+                    "unsupported",
+                    "quote_verbatim",
+                    f"misquote: the cited page {label} reads {' '.join(passage.split())!r}",
+                    page=variant.page,
+                    excerpt=excerpt_of(variant.page.text, *variant.span),
+                    match=variant.span,
+                )
             return Finding(
                 claim,
                 "needs_review",
@@ -1003,6 +1016,27 @@ class _Context:
         return Finding(
             claim, "unsupported", "quote_verbatim", "no such passage anywhere in the packet"
         )
+
+    def _short_variant(self, words: list[str], cited: list[int]) -> QuoteHit | None:
+        """A short quoted term (two or three words) that a cited page prints with one word
+        changed into a form of itself ("mortar covered" for "mortar uncovered"), or with one
+        word added or dropped around two that stand: a misquote. A term that changes a word
+        for an unrelated one, or shares less, may be the drafter's own: left for review."""
+        n = len(words)
+        if n < 2:
+            return None
+        for page in cited:
+            detail = self.index.detail(page)
+            body = detail.body_words
+            for start in range(len(body)):
+                for size in (n, n - 1, n + 1):
+                    window = body[start : start + size]
+                    if len(window) != size or not _one_word_off(words, window):
+                        continue
+                    first, last = detail.body[start], detail.body[start + size - 1]
+                    span = (detail.spans[first][0], detail.spans[last][1])
+                    return QuoteHit(self.index.pages[page], span, False, (n - 1) / n)
+        return None
 
     # -- case citations -----------------------------------------------------------------
 
@@ -1415,6 +1449,38 @@ def _same(claim: Claim, found: str) -> bool:
     if claim.kind == "date":
         return same_day(claim.value or "", found, claim.years)
     return found == claim.value
+
+
+def _one_word_off(quoted: list[str], printed: list[str]) -> bool:
+    """The quoted words are the printed ones with one word changed into a form of itself, or
+    with one word added or dropped while at least two words stand."""
+    if len(quoted) == len(printed):
+        changed = [(a, b) for a, b in zip(quoted, printed, strict=True) if a != b]
+        return len(changed) == 1 and _forms_of_one_word(*changed[0])
+    longer, shorter = (quoted, printed) if len(quoted) > len(printed) else (printed, quoted)
+    if len(longer) != len(shorter) + 1 or len(shorter) < 2:
+        return False
+    return any(longer[:k] + longer[k + 1 :] == shorter for k in range(len(longer)))
+
+
+def _forms_of_one_word(a: str, b: str) -> bool:
+    """Two words that are forms of one ("covered"/"uncovered", "exceeds"/"exceeded")."""
+    return a in b or b in a or nz.stem(a) == nz.stem(b) or _edits_apart(a, b) <= 2
+
+
+def _edits_apart(a: str, b: str) -> int:
+    """Levenshtein distance, stopping early at 3."""
+    if abs(len(a) - len(b)) > 2:
+        return 3
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        row = [i]
+        for j, y in enumerate(b, 1):
+            row.append(min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (x != y)))
+        if min(row) > 2:
+            return 3
+        previous = row
+    return previous[-1]
 
 
 def _has_words(text: str) -> bool:

@@ -11,7 +11,7 @@ from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import extract_claims
 from apps.verification.index import PacketIndex, PageRecord
 from bench import verifier_eval
-from tests.verification.principles import build, tuning
+from tests.verification.principles import build, sealed, tuning
 
 PREFIX = "WHX-"
 
@@ -425,6 +425,24 @@ def test_trial_exhibit_cites_are_record_cites_left_for_review_not_flagged() -> N
         assert finding.status == "needs_review", cite
 
 
+def test_a_short_quoted_term_with_one_word_altered_is_a_misquote_a_scare_quote_is_not() -> None:
+    def quote(text: str) -> Finding:
+        return next(f for f in _findings(text) if f.claim.kind == "quote")
+
+    altered = quote(
+        'The reader found the compressor room "wet" and the alarms "loud" (WHX-0000503).'
+    )
+    changed = quote('The reader noted "freezer alarms unsilent" (WHX-0000503).')
+    dropped = quote('The reader noted "freezer alarms" (WHX-0000503).')
+    own = quote('The reader called it a "routine visit" (WHX-0000503).')
+
+    assert quote('The reader noted "freezer alarms silent" (WHX-0000503).').status == "supported"
+    assert changed.status == "unsupported" and "silent" in changed.message
+    assert dropped.status == "supported"  # two words that stand as printed
+    assert own.status == "needs_review"
+    assert altered.status == "needs_review"  # one word: a term, not a quotation to compare
+
+
 # -- the hand-annotated cases the checks were tuned on ---------------------------------------
 
 
@@ -434,3 +452,16 @@ def test_the_tuning_cases_meet_the_targets() -> None:
         result = verifier_eval.run_fast(root, root / "findings.jsonl")["result"]
 
     assert result["targets_met"], (result["missed"], result["wrong_flags"])
+
+
+def test_the_sealed_cases_hold_their_measured_figures() -> None:
+    # Written before the checks were changed and never tuned on (see sealed.py): the figures
+    # are what they measured (the one miss is a file name in running prose after "as", where
+    # no cite belongs); before these changes: recall 0.90, precision 0.90, false flags 3.7%.
+    with tempfile.TemporaryDirectory() as folder:
+        root = build.write_set(sealed.CASES, Path(folder))
+        result = verifier_eval.run_fast(root, root / "findings.jsonl")["result"]
+
+    assert result["recall"] >= 0.95
+    assert result["precision"] >= 0.95
+    assert result["false_flag_rate"] <= 0.03
