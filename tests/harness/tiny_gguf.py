@@ -11,6 +11,11 @@ Two choices make the server's behaviour predictable for tests:
    schema) that is complete leaves only those tokens allowed, so a constrained reply does end.
 2. The output rows of byte tokens that are not printable ASCII are zero too, so a reply at
    temperature 0 is printable text (no UTF-8 fragments held back by the server).
+
+`write_tiny_gguf(path, ending=True)` writes a variant whose free replies do end, for the whole
+runs of tests/drafting/test_real_runs.py: the rows of its two end-of-generation tokens copy,
+slightly larger, the rows of two pieces its greedy replies keep coming back to (ENDING_PIECES),
+so a reply at temperature 0 ends where it would first have written one of them.
 """
 
 import itertools
@@ -35,6 +40,10 @@ HEADS = 4
 KV_HEADS = 2
 LAYERS = 2
 SEED = 29
+# The pieces whose rows the ending variant's end-of-generation tokens copy (<|im_end|> first,
+# then <|endoftext|>), and by how much larger.
+ENDING_PIECES = ("id", ";")
+ENDING_SCALE = 1.05
 # What the BPE merges are learnt from: words a motion uses, so that they become a few tokens
 # each, as they would with a real vocabulary; numbers stay one token a digit.
 CORPUS = """
@@ -111,8 +120,9 @@ def vocabulary() -> tuple[list[str], list[tuple[str, str]]]:
     return [*tokens, *SPECIAL_TOKENS], merges
 
 
-def write_tiny_gguf(path: Path) -> Path:
-    """Write the model to `path` (about 0.5 MB of F32 weights) and return it."""
+def write_tiny_gguf(path: Path, *, ending: bool = False) -> Path:
+    """Write the model to `path` (about 0.5 MB of F32 weights) and return it; `ending`: the
+    variant whose free replies end (see the module's docstring)."""
     tokens, merges = vocabulary()
     writer = GGUFWriter(path, "llama")
     writer.add_name("lexweb tiny test model")
@@ -126,7 +136,7 @@ def write_tiny_gguf(path: Path) -> Path:
     writer.add_layer_norm_rms_eps(1e-6)
     writer.add_file_type(0)  # all F32
     _add_tokenizer(writer, tokens, merges)
-    _add_weights(writer, tokens)
+    _add_weights(writer, tokens, ending=ending)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -150,7 +160,7 @@ def _add_tokenizer(writer: GGUFWriter, tokens: list[str], merges: list[tuple[str
     writer.add_chat_template(CHAT_TEMPLATE)
 
 
-def _add_weights(writer: GGUFWriter, tokens: list[str]) -> None:
+def _add_weights(writer: GGUFWriter, tokens: list[str], *, ending: bool) -> None:
     rng = np.random.default_rng(SEED)
 
     def matrix(rows: int, columns: int, scale: float = 0.1) -> np.ndarray:
@@ -172,6 +182,11 @@ def _add_weights(writer: GGUFWriter, tokens: list[str]) -> None:
     writer.add_tensor("output_norm.weight", ones)
     output = matrix(len(tokens), EMBEDDING, 1.0)
     output[[n for n, token in enumerate(tokens) if not _printable(token)]] = 0.0
+    if ending:
+        table = byte_symbols()
+        for special, piece in zip(("<|im_end|>", "<|endoftext|>"), ENDING_PIECES, strict=True):
+            row = tokens.index("".join(table[b] for b in piece.encode()))
+            output[tokens.index(special)] = output[row] * ENDING_SCALE
     writer.add_tensor("output.weight", output)
 
 

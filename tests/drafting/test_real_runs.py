@@ -1,0 +1,296 @@
+"""Issue 29, requirement 1 (the tier) and its targets: whole runs on a real llama.cpp server,
+driven through the REST API as an agent drives them. Evidence is uploaded and read, a packet is
+built and frozen, and motions, affidavits, summaries and financial extractions are started; a gate
+that says no is overridden with a reason. Every model role is routed to one real server
+(tests/harness/llamacpp.py: the tiny random-weight model in its variant whose free replies end,
+two slots of 4,096 tokens), and a real Procrastinate worker runs every stage.
+
+The model writes gibberish: its structured replies are held to their schemas by the server's
+grammar, and its free text ends after a hundred tokens or so, wherever its end-of-text token
+first wins. So every run here ends because of what lexweb does with a real server's
+answers, and each must end in a state whose reason is true and shown to the lawyer: on the run
+page and in the run's API body, with no job lost and no backend address in any of it.
+"""
+
+import html
+import io
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pymupdf
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import Client
+from procrastinate.contrib.django.models import ProcrastinateJob
+
+from apps.cases.models import Case
+from apps.cluster.services import health
+from apps.drafting.models import Run
+from tests.cluster.dispatch_fixtures import backend_make, deployment_make, route_make
+from tests.drafting import run_fixtures as rf
+from tests.harness.llamacpp import LlamaCppServer, running_llamacpp
+from tests.harness.tiny_gguf import write_tiny_gguf
+
+pytestmark = [
+    pytest.mark.llamacpp,
+    # Its server and its runs take a minute or more on a small CPU: in `make test`, not in
+    # `make test-fast`.
+    pytest.mark.product,
+    pytest.mark.django_db(transaction=True),
+]
+
+SLOT_TOKENS = 4096
+SLOTS = 2
+ROLES = ("gate", "drafter", "reasoner", "adversary", "summarizer", "extractor")
+RUN_SECONDS = 300.0
+# What the record says: a lease, its rent, and payments a financial extraction can list.
+RECORD = [
+    "Lease agreement between Acme Ltd and Widget LLC, signed on 3 March 2024.",
+    "The monthly rent is $1,250.00, due on the first day of each month.",
+    "Payments received: 1 April 2024 $1,250.00 from Widget LLC by wire transfer.",
+    "1 May 2024 $1,250.00 from Widget LLC by wire transfer.",
+    "No payment was received for June 2024; notice of default was sent on 10 June 2024.",
+]
+OVERRIDE = "The record has the lease and the notice; go on and let the verifier check it."
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaCppServer]:
+    model = write_tiny_gguf(tmp_path_factory.mktemp("real-runs") / "tiny-ending.gguf", ending=True)
+    log = model.with_name("server.log")
+    with running_llamacpp(
+        model, log, context=SLOT_TOKENS * SLOTS, slots=SLOTS, alias="tiny"
+    ) as served:
+        yield served
+
+
+@pytest.fixture
+def routed(server: LlamaCppServer, db: None) -> None:
+    """Every model role on the real server, its slots as it serves them; one health check, so
+    the registry holds what the server says of itself (its context a slot)."""
+    backend = backend_make(base_url=server.base_url, board="board-real", slots=SLOTS)
+    deployment = deployment_make(
+        backend, model="tiny", context_size=SLOT_TOKENS * SLOTS, parallel_slots=SLOTS
+    )
+    for role in ROLES:
+        route_make(role, deployment)
+    (row,) = async_to_sync(health.backends_health_check_all)()
+    assert row.state == "ok", row.message
+
+
+@pytest.fixture
+def worker(routed: None) -> Iterator[rf.ThreadWorker]:
+    with rf.ThreadWorker(concurrency=2) as running:
+        yield running
+
+
+def _record_pdf() -> bytes:
+    with pymupdf.open() as pdf:
+        page = pdf.new_page()
+        for n, line in enumerate(RECORD):
+            page.insert_text((72, 72 + 16 * n), line, fontsize=11)
+        return pdf.tobytes()
+
+
+def _ok(response: Any, status: int = 200) -> Any:
+    assert response.status_code == status, response.content[:2000]
+    return response.json()
+
+
+@pytest.fixture
+def packet_id(lawyer_api: Client, case: Case, worker: rf.ThreadWorker) -> int:
+    """A frozen packet of the uploaded record, all through the API (the worker reads it)."""
+    base = f"/api/v1/cases/{case.pk}"
+    upload = io.BytesIO(_record_pdf())
+    upload.name = "lease-record.pdf"
+    body = _ok(lawyer_api.post(f"{base}/documents", {"files": upload, "origin": "client"}), 201)
+    document_id = body["results"][0]["document"]["id"]
+    rf.eventually(
+        lambda: _ok(lawyer_api.get(f"{base}/documents/{document_id}"))["status"] == "ready", 120
+    )
+    packet = _ok(
+        lawyer_api.post(
+            f"{base}/packets", {"title": "Lease record"}, content_type="application/json"
+        ),
+        201,
+    )
+    items = {"items": [{"document_id": document_id, "reason": "The lease and its payments"}]}
+    _ok(
+        lawyer_api.post(
+            f"{base}/packets/{packet['id']}/items", items, content_type="application/json"
+        ),
+        201,
+    )
+    _ok(lawyer_api.post(f"{base}/packets/{packet['id']}/freeze"))
+    return int(packet["id"])
+
+
+def _start(api: Client, case: Case, packet_id: int, kind: str, instructions: str) -> int:
+    body = {"kind": kind, "packet_id": packet_id, "instructions": instructions}
+    started = _ok(
+        api.post(f"/api/v1/cases/{case.pk}/runs", body, content_type="application/json"), 201
+    )
+    return int(started["id"])
+
+
+def _settled(api: Client, case: Case, run_id: int) -> dict[str, Any]:
+    """The run's API body once it is in a state it stays in (or stopped by its gate)."""
+    settled = {*Run.FINISHED, Run.Status.STOPPED_BY_GATE}
+    deadline = time.monotonic() + RUN_SECONDS
+    while True:
+        body: dict[str, Any] = _ok(api.get(f"/api/v1/cases/{case.pk}/runs/{run_id}"))
+        if body["status"] in settled:
+            return body
+        assert time.monotonic() < deadline, f"the run did not settle: {_summary(body)}"
+        time.sleep(0.5)
+
+
+def _driven(
+    api: Client, case: Case, packet_id: int, kind: str, instructions: str, *, client: Client
+) -> tuple[dict[str, Any], list[str]]:
+    """Start a run and drive it to its end as a lawyer would: a gate that says no is overridden
+    with a reason. The run's last body and the states it was seen settled in."""
+    run_id = _start(api, case, packet_id, kind, instructions)
+    body = _settled(api, case, run_id)
+    seen = [body["status"]]
+    if body["status"] == Run.Status.STOPPED_BY_GATE:
+        gate = next(s for s in body["stages"] if s["name"] == "gate")
+        assert gate["status"] == "succeeded" and gate["output_json"]["answer"] != "yes"
+        assert Run.Status.STOPPED_BY_GATE.label in _page(client, case, run_id)
+        _ok(
+            api.post(
+                f"/api/v1/cases/{case.pk}/runs/{run_id}/gate-override",
+                {"reason": OVERRIDE},
+                content_type="application/json",
+            )
+        )
+        body = _settled(api, case, run_id)
+        seen.append(body["status"])
+        assert body["gate_override_reason"] == OVERRIDE
+    return body, seen
+
+
+def _summary(body: dict[str, Any]) -> str:
+    stages = [
+        f"{s['name']}={s['status']}" + (f" ({s['error']})" if s["error"] else "")
+        for s in body["stages"]
+    ]
+    return f"{body['status']} {body['error']!r}; " + ", ".join(stages)
+
+
+def _page(client: Client, case: Case, run_id: int) -> str:
+    response = client.get(f"/cases/{case.pk}/runs/{run_id}/")
+    assert response.status_code == 200
+    return html.unescape(response.content.decode())
+
+
+def _events(api: Client, case: Case, run_id: int) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    while True:
+        after = events[-1]["seq"] if events else 0
+        page = _ok(api.get(f"/api/v1/cases/{case.pk}/runs/{run_id}/events?after={after}"))
+        if not page:
+            return events
+        events += page
+
+
+def _addresses(server: LlamaCppServer) -> list[str]:
+    host_port = server.base_url.removeprefix("http://")
+    return [server.base_url, host_port, f"localhost:{host_port.rsplit(':', 1)[1]}"]
+
+
+def _assert_reason_true_and_shown(
+    body: dict[str, Any], *, api: Client, client: Client, case: Case, server: LlamaCppServer
+) -> None:
+    """The run ended, says why where the lawyer looks, lost no job, names no address."""
+    run_id = body["id"]
+    assert body["status"] in Run.FINISHED, _summary(body)
+    page = _page(client, case, run_id)
+    label = Run.Status(body["status"]).label
+    assert label in page, f"the run page does not say {label!r}"
+    if body["status"] == Run.Status.FAILED:
+        # The reason is the failed stage's, and the page shows it.
+        failed = [s for s in body["stages"] if s["status"] == "failed"]
+        assert failed and body["error"], _summary(body)
+        assert body["error"] in page
+        assert "database was unreachable" not in json.dumps(body)
+    if body["status"] == Run.Status.WAITING_FOR_APPROVAL:
+        assert body["draft_id"] is not None, _summary(body)
+        checks = [s for s in body["stages"] if s["name"].startswith("verifier")]
+        assert checks and all(s["status"] == "succeeded" for s in checks), _summary(body)
+        assert all(s["verification_id"] for s in checks)
+    # Every job of the run ended as its stage says: none failed or was lost to an exception.
+    job_ids = [s["job_id"] for s in body["stages"] if s["job_id"]]
+    assert not ProcrastinateJob.objects.filter(id__in=job_ids, status="failed").exists()
+    # No backend address in what the lawyer or an agent sees: the run's body, its events,
+    # its page.
+    events = json.dumps(_events(api, case, run_id))
+    for shown, where in ((json.dumps(body), "API body"), (events, "events"), (page, "page")):
+        for address in _addresses(server):
+            assert address not in shown, f"{address} in the run's {where}"
+
+
+MOTIONS = [
+    "Draft a motion for summary judgment on the unpaid rent.",
+    "Move to compel the defendant to produce its payment records.",
+    "Draft a motion for default judgment: no rent was paid for June 2024.",
+]
+AFFIDAVITS = [
+    "An affidavit of the landlord on the payments received.",
+    "An affidavit of the bookkeeper on the wire transfers.",
+    "An affidavit on the notice of default sent on 10 June 2024.",
+]
+SUMMARIES = ["Summarize the lease record.", "Summarize what was paid and what was not."]
+EXTRACTIONS = [
+    "List every payment received under the lease.",
+    "Extract the wire transfers from Widget LLC.",
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "instructions"),
+    [
+        *[("motion", text) for text in MOTIONS],
+        *[("affidavit", text) for text in AFFIDAVITS],
+    ],
+)
+def test_a_draft_reaches_waiting_for_approval_on_a_4096_token_slot(
+    kind: str,
+    instructions: str,
+    lawyer_api: Client,
+    lawyer_client: Client,
+    case: Case,
+    packet_id: int,
+    server: LlamaCppServer,
+) -> None:
+    body, seen = _driven(lawyer_api, case, packet_id, kind, instructions, client=lawyer_client)
+
+    _assert_reason_true_and_shown(
+        body, api=lawyer_api, client=lawyer_client, case=case, server=server
+    )
+    assert body["status"] == Run.Status.WAITING_FOR_APPROVAL, _summary(body)
+    # The tiny model's gate says no to every one of them: the override is what goes on.
+    assert seen == [Run.Status.STOPPED_BY_GATE, Run.Status.WAITING_FOR_APPROVAL]
+
+
+@pytest.mark.parametrize(
+    ("kind", "instructions"),
+    [*[("summary", text) for text in SUMMARIES], *[("financial", text) for text in EXTRACTIONS]],
+)
+def test_a_summary_or_an_extraction_ends_in_a_state_whose_reason_is_shown(
+    kind: str,
+    instructions: str,
+    lawyer_api: Client,
+    lawyer_client: Client,
+    case: Case,
+    packet_id: int,
+    server: LlamaCppServer,
+) -> None:
+    body, seen = _driven(lawyer_api, case, packet_id, kind, instructions, client=lawyer_client)
+
+    _assert_reason_true_and_shown(
+        body, api=lawyer_api, client=lawyer_client, case=case, server=server
+    )
+    assert seen == [body["status"]]
