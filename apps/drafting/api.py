@@ -259,9 +259,20 @@ def start_run(request: AuthedRequest, case_id: ObjectId, body: RunIn) -> Status[
 
 @router.get(_RUNS, response=list[RunOut])
 @paginate
-def list_runs(request: AuthedRequest, case_id: ObjectId) -> QuerySet[Run]:
-    """The case's runs, newest first."""
-    return selectors.run_list_for_user(user=request.auth, case_id=case_id)
+def list_runs(
+    request: AuthedRequest,
+    case_id: ObjectId,
+    status: Query[Run.Status | None] = None,
+    kind: Query[Run.Kind | None] = None,
+) -> QuerySet[Run]:
+    """The case's runs, newest first; `status` and `kind` keep only runs in that state or of
+    that kind (an unknown value is a 422 naming the allowed ones)."""
+    return selectors.run_list_for_user(
+        user=request.auth,
+        case_id=case_id,
+        status=status.value if status is not None else None,
+        kind=kind.value if kind is not None else None,
+    )
 
 
 @router.get(_RUNS + "/{run_id}", response={200: RunDetailOut, 404: ErrorOut})

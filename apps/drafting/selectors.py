@@ -102,11 +102,19 @@ def run_in_case(*, case: Case, run_id: int) -> Run:
     return run
 
 
-def run_list_for_user(*, user: User, case_id: int) -> QuerySet[Run]:
-    """The case's runs, newest first. Audited as one read of the list."""
+def run_list_for_user(
+    *, user: User, case_id: int, status: str | None = None, kind: str | None = None
+) -> QuerySet[Run]:
+    """The case's runs, newest first, of one status and/or kind when given. Audited as one
+    read of the list."""
     case = case_for_user(user=user, case_id=case_id)
     read_audit.read_record(user=user, action="run.list", case=case)
-    return Run.objects.filter(case=case).select_related("created_by").order_by("-created_at", "-id")
+    runs = Run.objects.filter(case=case)
+    if status is not None:
+        runs = runs.filter(status=status)
+    if kind is not None:
+        runs = runs.filter(kind=kind)
+    return runs.select_related("created_by").order_by("-created_at", "-id")
 
 
 def run_get_for_user(*, user: User, case_id: int, run_id: int) -> Run:
