@@ -10,8 +10,12 @@ PYTEST_ARGS ?=
 # out in the order tests/conftest.py gives them (the slow tiers first), not largest first.
 TEST_WORKERS ?= auto
 TEST_OPTS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+# The documentation site (mkdocs.yml, docs/) into var/site/. --strict: a broken link or anchor
+# fails, so `make test` and `make test-fast` build it first. Material's banner about MkDocs 2.0
+# is not ours to act on.
+DOCS_BUILD := NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
-.PHONY: install system-deps system-test-deps run test test-fast lint format bench faults provenance-eval clean-venv
+.PHONY: install system-deps system-test-deps run test test-fast docs lint format bench faults provenance-eval clean-venv
 
 install: $(STAMP)
 
@@ -75,11 +79,17 @@ system-test-deps:
 	  fi; }
 
 test: install system-deps system-test-deps
+	@$(DOCS_BUILD)
 	@$(PY) -m lexweb.launcher test $(TEST_OPTS) $(PYTEST_ARGS)
 
 # Without the slow tiers: no launched product, no browser (markers in pyproject.toml).
 test-fast: install system-deps system-test-deps
+	@$(DOCS_BUILD)
 	@$(PY) -m lexweb.launcher test $(TEST_OPTS) -m "not browser and not product" $(PYTEST_ARGS)
+
+docs: install
+	@$(DOCS_BUILD)
+	@echo "lexweb: documentation built in var/site/ (open var/site/index.html)."
 
 lint: install
 	$(VENV)/bin/ruff check .
