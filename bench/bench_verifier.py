@@ -34,7 +34,7 @@ quarter each of sentences citing a page for words of that page, dates written in
 with their page, amounts without a cite, and quotations of 8-14 words of a page (a tenth of
 each kind altered: wrong page, shifted date, changed amount, changed word).
 
-Figures: README.md, section Verifier.
+Figures: docs/reference/performance.md, section "The verifier".
 
 Run: .venv/bin/python -m bench.bench_verifier [--pages N] [--claims N] [--sample N]
 """
