@@ -456,7 +456,8 @@ class _Context:
             message = f"{claim.text} {what} ({span[0]}-{span[1]})"
             tail = _TOKEN_TAIL.match(self.text, claim.end)
             written = claim.bates[0].digits if claim.bates else 0
-            produced = len(_TRAILING_DIGITS.search(span[0]).group())  # type: ignore[union-attr]  # a label
+            digits = _TRAILING_DIGITS.search(span[0])
+            produced = len(digits.group()) if digits else 0
             if tail is not None or (written and written != produced and not partly):
                 if tail is not None:
                     claim = replace(claim, end=tail.end(), text=self.text[claim.start : tail.end()])
