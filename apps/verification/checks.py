@@ -7,26 +7,41 @@
    citation vouches for; a citation that stands alone (a run of cites, a citation sentence)
    vouches for the words before it. A date, amount or quotation belongs to the citation that
    closes its segment (or, with none after it, the last one before it).
-2. Record cite: its pages must be in the packet (else unsupported: out of range, or not a
-   Bates number of the packet; a range whose first pages are in the packet marks its end). A
-   quotation of its segment found verbatim on another page but not on the cited ones makes it
-   unsupported (wrong page). Without a quotation, date or amount of its own, the cited pages
-   must carry what the segment attributes to them: its key terms weighed by how distinctive
-   they are in the packet (IDF over the pages; numbers double; a paraphrase of common legal
-   English counts, `PARAPHRASES`), compared with the best other page. When that page carries
-   the distinctive terms and the cited pages only common ones: unsupported, naming the terms
-   and the page; a smaller lead: needs review. A segment with too few words of its own is
-   read with the sentence before it (see `_Context._terms_elsewhere`). Otherwise supported.
-3. Date / amount: with a record cite, on the cited pages (another value of the same kind
-   there: contradicted, naming it); without one, anywhere in the packet, in any form.
-4. Quotation: verbatim in the packet (words in order on one page's body, between ellipses and
-   bracketed changes); else unsupported, naming the closest passage when there is one (a
-   misquote). A quoted term under four words not found is left for review (it may be a scare
+2. Record cite: its pages must be in the packet (else unsupported: out of range, not a Bates
+   number of the packet, or a token that starts with the production's prefix but is none of
+   its numbers; a range whose first pages are in the packet marks its end). The pages of a run
+   of cites with no words between them vouch together: the segment is supported when any of
+   them carries it, and the finding names that page. A quotation of its segment found
+   verbatim on another page but not on the cited ones makes it unsupported (wrong page).
+   Otherwise the cited pages must carry what the segment attributes to them better than any
+   other page, their neighbours included: its key terms weighed by how distinctive they are
+   in the packet (IDF over the pages; numbers double; a paraphrase of common legal English
+   counts, `PARAPHRASES`), and its dates and amounts where another page carries them. When
+   another page carries the distinctive terms (or the sentence's value and its words as well
+   as the cited page does) and the cited pages only common ones: unsupported, naming the
+   terms and the page; a smaller lead: needs review. A date or amount that no page carries is
+   the value's error, not the cite's, when the cited page holds values of its kind. A segment
+   with too few words of its own is read with the sentence before it (see
+   `_Context._terms_elsewhere`). Otherwise supported.
+3. Date / amount: with a record cite, on the pages of its cite's run, else of any cite of its
+   sentence (another value of the same kind there: contradicted, naming it; the finding names
+   where in the packet the value does stand); without one, anywhere in the packet, in any
+   form.
+4. Quotation: verbatim in the packet (words in order on one page's body, or running onto the
+   next page of its document, between ellipses and bracketed changes); else unsupported,
+   naming the closest passage when there is one (a misquote). A quoted term under four words
+   is a misquote when the cited page prints it with one word changed into a form of itself or
+   one word added or dropped; otherwise, not found, it is left for review (it may be a scare
    quote rather than a quotation).
 5. Case citation: the opinion must be in the packet (else "not in the evidence", which does not
-   mean fabricated), its name and year must fit, a pin must be one of its pages and carry the
-   sentence's quotation or key terms.
-6. Not a record cite (a model name, an earlier draft, a summary): unsupported.
+   mean fabricated), its name and year must fit, a pin must be one of its reporter pages (a
+   star-paged opinion's too) and carry the sentence's quotation or, better than the opinion's
+   other pages, its key terms. A short form, Id. or supra the draft could not bind is bound to
+   a packet opinion by name, volume and reporter (`_Context.bind_short`).
+6. Not a record cite: unsupported, with the reason taken from the packet (printed on a page
+   of it: a number of that document or another production; a file name that is no packet
+   document; no number of this production); a reference to the system's own work says so. A
+   packet document named by its file name (with a page pin) is checked as a record cite.
 7. A supported finding whose words are OCR text below the review confidence: needs review.
 """
 
