@@ -428,6 +428,13 @@ MATRIX: tuple[Route, ...] = (
         {"POST": {"reason": "Checked by hand: the grounds exist."}},
         ids={"run_id": "stopped_run"},
     ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/runs/<run_id>/reject",
+        ("POST",),
+        {"POST": {"reason": "Checked by hand: it will not do."}},
+        ids={"run_id": "waiting_run"},
+    ),
     Route(PAGE, "cases/<int:case_id>/runs/", ("GET",)),
     Route(
         PAGE,
@@ -449,6 +456,14 @@ MATRIX: tuple[Route, ...] = (
         ("POST",),
         {"POST": {"reason": "Checked by hand: the grounds exist."}},
         ids={"run_id": "stopped_run"},
+        redirect="cases/<int:case_id>/runs/",
+    ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/runs/<int:run_id>/reject/",
+        ("POST",),
+        {"POST": {"reason": "Checked by hand: it will not do."}},
+        ids={"run_id": "waiting_run"},
         redirect="cases/<int:case_id>/runs/",
     ),
     Route(WEBSOCKET, "ws/cases/<int:case_id>/events/", ("CONNECT",)),

@@ -199,6 +199,11 @@ API: dict[tuple[str, str], Entry] = {
         {"reason": "Checked the lease by hand: grounds exist."},
         ids={"run_id": "stopped_run"},
     ),
+    ("POST", "/api/v1/cases/{case_id}/runs/{run_id}/reject"): Write(
+        "run.rejected",
+        {"reason": "Checked the draft by hand: it will not do."},
+        ids={"run_id": "waiting_run"},
+    ),
     ("GET", "/api/v1/cluster/status"): NotMaterial("GPUs and backends, no case"),
 }
 
@@ -284,6 +289,7 @@ PAGES: dict[str, Entry] = {
     "cases/<int:case_id>/runs/<int:run_id>/gate-override/": NotMaterial(
         "overrides the gate (POST, audited)"
     ),
+    "cases/<int:case_id>/runs/<int:run_id>/reject/": NotMaterial("rejects a run (POST, audited)"),
     "cluster/": NotMaterial("GPUs and backends, no case"),
     "cluster/jobs/": NotMaterial(
         "admins only: job counts and workers, no case (audited cluster.jobs_view)"

@@ -36,6 +36,7 @@ from apps.drafting.schemas import (
     RunEventOut,
     RunIn,
     RunOut,
+    RunRejectIn,
     VersionDetailOut,
     VersionDiffOut,
     VersionIn,
@@ -315,6 +316,17 @@ def override_gate(
     """A lawyer of the case goes on past a gate that said "no" or "insufficient", with a
     written reason (10 to 5000 characters, kept on the run and audited)."""
     runs.run_gate_override(user=request.auth, case_id=case_id, run_id=run_id, reason=body.reason)
+    return selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run_id)
+
+
+@router.post(_RUNS + "/{run_id}/reject", response={200: RunDetailOut, **_ERRORS, 403: ErrorOut})
+def reject_run(
+    request: AuthedRequest, case_id: ObjectId, run_id: ObjectId, body: RunRejectIn
+) -> Run:
+    """A lawyer of the case rejects a run waiting for approval, with a written reason (10 to
+    5000 characters): the run ends `rejected`; the versions it wrote stay, marked rejected,
+    and can no longer be approved (409 `version_rejected`). Any other state is a 409."""
+    runs.run_reject(user=request.auth, case_id=case_id, run_id=run_id, reason=body.reason)
     return selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run_id)
 
 

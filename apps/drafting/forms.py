@@ -172,6 +172,16 @@ class RunForm(forms.Form):
         )
 
 
+class RunRejectForm(forms.Form):
+    reason = forms.CharField(
+        label="Why the run's draft will not do",
+        max_length=MAX_OVERRIDE_REASON,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={"required": "Write why the run is rejected."},
+        help_text="At least 10 characters; kept on the run and its versions for good, audited.",
+    )
+
+
 class GateOverrideForm(forms.Form):
     reason = forms.CharField(
         label="Why the run may go on against the gate",

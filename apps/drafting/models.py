@@ -74,6 +74,12 @@ class DraftVersion(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     approved_at = models.DateTimeField(null=True, blank=True)
+    # Set when a lawyer rejected the run that wrote it: never approved afterwards.
+    rejected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    rejected_at = models.DateTimeField(null=True, blank=True)
+    rejection_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["draft", "number"]
@@ -114,13 +120,16 @@ class Run(models.Model):
         STOPPED_BY_GATE = "stopped_by_gate", "Stopped by the gate"
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
+        REJECTED = "rejected", "Rejected by a lawyer"
 
-    # A run in one of these states never changes again (except an override of the gate).
+    # A run in one of these states never changes again (except an override of the gate, and a
+    # lawyer's approval or rejection of a run waiting for approval).
     FINISHED = (
         Status.WAITING_FOR_APPROVAL,
         Status.SUCCEEDED,
         Status.FAILED,
         Status.CANCELLED,
+        Status.REJECTED,
     )
 
     case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="runs")
@@ -151,6 +160,12 @@ class Run(models.Model):
     )
     gate_override_reason = models.TextField(blank=True)
     gate_override_at = models.DateTimeField(null=True, blank=True)
+    # A lawyer's decision that the run's final version will not do (its versions stay, marked).
+    rejected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    rejection_reason = models.TextField(blank=True)
+    rejected_at = models.DateTimeField(null=True, blank=True)
     # The last event's sequence number (events are numbered 1, 2, ... under this row's lock).
     event_seq = models.PositiveBigIntegerField(default=0)
 

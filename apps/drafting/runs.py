@@ -646,3 +646,44 @@ def runs_close_on_approval(*, version: DraftVersion, user: User) -> list[Run]:
         )
         closed.append(run)
     return closed
+
+
+@transaction.atomic
+def run_reject(*, user: User, case_id: int, run_id: int, reason: str) -> Run:
+    """A lawyer of the case decides that a run waiting for approval will not do, with a
+    written reason: the run ends `rejected` (an event, audited), and the versions it wrote stay
+    in the draft, marked rejected with the same reason, so none of them is approved later.
+    A run in any other state: Conflict (409)."""
+    case = selectors.case_for_user(user=user, case_id=case_id)
+    require_member(user=user, case=case, doing="reject a run", lawyer=True)
+    run = _locked_run(case=case, run_id=run_id)
+    if run.status != Run.Status.WAITING_FOR_APPROVAL:
+        raise Conflict(
+            f"Run {run.pk} is {run.get_status_display().lower()}, not waiting for approval: "
+            "there is nothing to reject."
+        )
+    text = " ".join(str(reason or "").split())
+    if not MIN_OVERRIDE_REASON <= len(text) <= MAX_OVERRIDE_REASON:
+        raise DomainError(
+            f"Give a reason of {MIN_OVERRIDE_REASON} to {MAX_OVERRIDE_REASON} characters for "
+            "rejecting the run."
+        )
+    now = timezone.now()
+    run.rejected_by, run.rejection_reason, run.rejected_at = user, text, now
+    run.save(update_fields=["rejected_by", "rejection_reason", "rejected_at"])
+    written = Stage.objects.filter(run=run, version__isnull=False).values_list("version_id")
+    versions = DraftVersion.objects.filter(pk__in=written, approved_at__isnull=True)
+    numbers = sorted(versions.values_list("number", flat=True))
+    versions.update(rejected_by=user, rejected_at=now, rejection_reason=text)
+    account_services.audit_record(
+        actor=user,
+        action="run.rejected",
+        case=case,
+        target=run,
+        detail={"reason": text, "versions": ",".join(map(str, numbers))},
+    )
+    run_event_append(
+        run=run, kind="run.rejected", payload={"by": str(user), "reason": text, "versions": numbers}
+    )
+    run_status_set(run=run, status=Run.Status.REJECTED, error=f"Rejected by {user}: {text}")
+    return run

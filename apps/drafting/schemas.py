@@ -64,6 +64,9 @@ class VersionOut(Schema):
     approved: bool
     approved_by: UserOut | None
     approved_at: datetime | None
+    rejected_by: UserOut | None
+    rejected_at: datetime | None
+    rejection_reason: str
 
     @staticmethod
     def resolve_approved(obj: DraftVersion) -> bool:
@@ -132,6 +135,10 @@ class RunIn(StrictIn):
 
 
 class GateOverrideIn(StrictIn):
+    reason: str = Field(max_length=5000)
+
+
+class RunRejectIn(StrictIn):
     reason: str = Field(max_length=5000)
 
 
@@ -205,6 +212,9 @@ class RunOut(Schema):
     finished_at: datetime | None
     gate_override_reason: str
     gate_override_at: datetime | None
+    rejected_by: UserOut | None
+    rejected_at: datetime | None
+    rejection_reason: str
     last_event: int = Field(alias="event_seq")
 
 

@@ -67,7 +67,7 @@ def draft_get_for_user(*, user: User, case_id: int, draft_id: int) -> Draft:
     versions = (
         DraftVersion.objects.defer("text")
         .annotate(characters=Length("text"))
-        .select_related("created_by", "approved_by")
+        .select_related("created_by", "approved_by", "rejected_by")
     )
     draft = (
         Draft.objects.filter(pk=draft_id)
@@ -114,7 +114,7 @@ def run_list_for_user(
         runs = runs.filter(status=status)
     if kind is not None:
         runs = runs.filter(kind=kind)
-    return runs.select_related("created_by").order_by("-created_at", "-id")
+    return runs.select_related("created_by", "rejected_by").order_by("-created_at", "-id")
 
 
 def run_get_for_user(*, user: User, case_id: int, run_id: int) -> Run:
@@ -123,7 +123,7 @@ def run_get_for_user(*, user: User, case_id: int, run_id: int) -> Run:
     run_in_case(case=case, run_id=run_id)
     run = (
         Run.objects.filter(pk=run_id)
-        .select_related("created_by", "draft")
+        .select_related("created_by", "rejected_by", "draft")
         .prefetch_related(
             Prefetch(
                 "stages", queryset=Stage.objects.select_related("version").order_by("position")

@@ -28,4 +28,5 @@ urlpatterns = [
     path(_RUN, views.run_detail, name="run"),
     path(_RUN + "cancel/", views.run_cancel, name="run_cancel"),
     path(_RUN + "gate-override/", views.run_gate_override, name="run_gate_override"),
+    path(_RUN + "reject/", views.run_reject, name="run_reject"),
 ]

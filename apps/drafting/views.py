@@ -38,6 +38,7 @@ from apps.drafting.forms import (
     GateOverrideForm,
     OverrideForm,
     RunForm,
+    RunRejectForm,
     VersionForm,
 )
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
@@ -763,6 +764,7 @@ def _render_run(
     *,
     error: str = "",
     override_form: GateOverrideForm | None = None,
+    reject_form: RunRejectForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
     user = request_user(request)
@@ -784,6 +786,8 @@ def _render_run(
         "lawyer": lawyer,
         "error": error,
         "override_form": override_form or GateOverrideForm(),
+        "reject_form": reject_form or RunRejectForm(),
+        "waiting": run.status == Run.Status.WAITING_FOR_APPROVAL,
         "table": table,
         "table_rows": [(row, ROW_ICONS.get(row.status, "?")) for row in table.rows]
         if table
@@ -846,3 +850,30 @@ def run_gate_override(request: HttpRequest, case_id: int, run_id: int) -> HttpRe
             messages.success(request, "Gate overridden: the run goes on. The reason is kept.")
             return redirect(_run_url(case.pk, run_id))
     return _render_run(request, case, run_id, override_form=form, status=status)
+
+
+@login_required
+@require_POST
+def run_reject(request: HttpRequest, case_id: int, run_id: int) -> HttpResponse:
+    """A lawyer of the case rejects a run waiting for approval, with a written reason; staff
+    are refused (403), and every refusal comes back beside the form."""
+    case = case_or_404(request, case_id)
+    form = RunRejectForm(request.POST)
+    status = 400
+    if form.is_valid():
+        try:
+            runs.run_reject(
+                user=request_user(request),
+                case_id=case.pk,
+                run_id=run_id,
+                reason=form.cleaned_data["reason"],
+            )
+        except NotFound:
+            raise Http404("No such run.") from None
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+            status = _status_for(exc)
+        else:
+            messages.success(request, f"Run {run_id} rejected; its versions are marked rejected.")
+            return redirect(_run_url(case.pk, run_id))
+    return _render_run(request, case, run_id, reject_form=form, status=status)

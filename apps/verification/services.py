@@ -96,6 +96,10 @@ class AlreadyApproved(Conflict):
     code = "already_approved"
 
 
+class VersionRejected(Conflict):
+    code = "version_rejected"
+
+
 class LawyerRequired(PermissionDenied):
     """Only a lawyer of the case may do this (403); the caller is a member, so this reveals
     nothing about the case."""
@@ -656,13 +660,19 @@ def finding_override(
 def version_approve(*, user: User, case_id: int, draft_id: int, number: int) -> DraftVersion:
     """A lawyer of the case approves the version. Refused (409) while its newest verification
     is not done (`not_verified`), while any finding of it is unsupported or contradicted and
-    not overridden (`unsupported_findings`), and once approved (`already_approved`). Audited
+    not overridden (`unsupported_findings`), once approved (`already_approved`), and once
+    rejected with the run that wrote it (`version_rejected`). Audited
     ("draft.approve")."""
     case, version = _version(user=user, case_id=case_id, draft_id=draft_id, number=number)
     version = DraftVersion.objects.select_for_update().select_related("draft").get(pk=version.pk)
     _require_lawyer(user=user, case=case, doing="approve a draft")
     if version.approved_at is not None:
         raise AlreadyApproved(f"Version {number} was approved already.")
+    if version.rejected_at is not None:
+        raise VersionRejected(
+            f"Version {number} was rejected with its run ({version.rejection_reason}): write or "
+            "run a new version, and approve that one."
+        )
     latest = selectors.latest_verification(version)
     if latest is None or latest.status != Verification.Status.DONE:
         state = "has not been verified" if latest is None else f"verification is {latest.status}"

@@ -181,8 +181,9 @@ def finished(run: Run, timeout: float = 60.0) -> Run:
 
 def runs_for_tables(*, case: Case, user: User, packet: Packet, label: str) -> dict[str, Run]:
     """For the route-table tests: every model role routed to one deployment (on a port where
-    nothing listens: these tests run no job), a queued motion run (`run`) and one the gate
-    stopped (`stopped_run`), their instructions starting with `label`."""
+    nothing listens: these tests run no job), a queued motion run (`run`), one the gate
+    stopped (`stopped_run`) and one waiting for approval (`waiting_run`), their instructions
+    starting with `label`."""
     from apps.cluster.models import Role, RoleRoute
     from tests.cluster.dispatch_fixtures import closed_port_url
 
@@ -196,11 +197,22 @@ def runs_for_tables(*, case: Case, user: User, packet: Packet, label: str) -> di
     stopped.stages.filter(name="gate").update(status="succeeded", output_json={"answer": "no"})
     stopped.stages.exclude(name="gate").update(status="skipped")
     Run.objects.filter(pk=stopped.pk).update(status=Run.Status.STOPPED_BY_GATE)
-    return {"run": run, "stopped_run": Run.objects.get(pk=stopped.pk)}
+    waiting = start(user=user, case=case, packet=packet, instructions=f"{label} waiting")
+    waiting.stages.update(status="succeeded")
+    Run.objects.filter(pk=waiting.pk).update(status=Run.Status.WAITING_FOR_APPROVAL)
+    return {
+        "run": run,
+        "stopped_run": Run.objects.get(pk=stopped.pk),
+        "waiting_run": Run.objects.get(pk=waiting.pk),
+    }
 
 
 def run_ids_for_tables(case: Case, label: str) -> dict[str, int]:
     made = {
         r.instructions: r.pk for r in Run.objects.filter(case=case, instructions__startswith=label)
     }
-    return {"run": made[f"{label} run"], "stopped_run": made[f"{label} stopped"]}
+    return {
+        "run": made[f"{label} run"],
+        "stopped_run": made[f"{label} stopped"],
+        "waiting_run": made[f"{label} waiting"],
+    }
