@@ -82,6 +82,7 @@ _IN_TEXT_MARKER = re.compile(
 _STAR = re.compile(r"(?<![\w*])\[?\*{1,2}(\d{1,5})\]?(?![\w*])")
 STAR_STEP = 3  # a star marker names one of the next few reporter pages, or it is no marker
 QUOTE_ACROSS = 6  # words: a quotation this long may run from one page onto the next
+QUOTE_ACROSS_CANDIDATES = 50  # pages holding its rarest word, around which it is looked for
 PRINTED_CANDIDATES = 200
 MAX_OPINION_CANDIDATES = 200  # pages read to find the opinions a short form may name
 # A reporter citation in an opinion's head: volume, reporter (a few abbreviated words), page.
@@ -469,30 +470,45 @@ class PacketIndex:
     def _across_pages(self, words: list[str], within: Iterable[int] | None) -> QuoteHit | None:
         """A quotation that runs from the end of one page's body onto the start of the next
         page of its document (verbatim, read through an ellipsis as one run); the hit is on
-        the page where it starts. Only pages holding its rarest words are read."""
+        the page where it starts. Only the two pages around each page holding its rarest word
+        are considered, and only a pair holding all of its words between them is read."""
+        terms = {nz.stem(w) for w in words}
+        rare = self.rarest(terms, 1)
+        if not rare:
+            return None
+        holders = self.pages_with_term(rare[0])
         if within is not None:
-            pool = set(within)
-        else:
-            rare = self.rarest({nz.stem(w) for w in words}, RARE_TERMS)
-            pool = set(self.pages_with_terms(rare, minimum=1)) if rare else set()
-            if len(pool) > MAX_OPINION_CANDIDATES:
-                return None
-        for index in sorted(pool):
+            allowed = set(within)
+            holders = [p for p in holders if p in allowed]
+        if len(holders) > QUOTE_ACROSS_CANDIDATES:
+            return None
+        tried: set[tuple[int, int]] = set()
+        for index in holders:
             document = self.document_pages(self.pages[index].document_id)
             at = document.index(index)
             for first, second in ((at, at + 1), (at - 1, at)):
                 if first < 0 or second >= len(document):
                     continue
-                head = self.detail(document[first]).body_words
-                tail = self.detail(document[second]).body_words
-                for cut in range(1, len(words)):
-                    if head[len(head) - cut :] == words[:cut] and (
-                        tail[: len(words) - cut] == words[cut:]
-                    ):
-                        detail = self.detail(document[first])
-                        begin = detail.spans[detail.body[len(head) - cut]][0]
-                        end = detail.spans[detail.body[-1]][1]
-                        return QuoteHit(self.pages[document[first]], (begin, end), True, 1.0)
+                pair = (document[first], document[second])
+                if pair in tried:
+                    continue
+                tried.add(pair)
+                if not all(t in self.stems[pair[0]] or t in self.stems[pair[1]] for t in terms):
+                    continue
+                hit = self._split_run(pair, words)
+                if hit is not None:
+                    return hit
+        return None
+
+    def _split_run(self, pair: tuple[int, int], words: list[str]) -> QuoteHit | None:
+        head = self.detail(pair[0]).body_words
+        tail = self.detail(pair[1]).body_words
+        for cut in range(1, len(words)):
+            if head[len(head) - cut :] == words[:cut] and tail[: len(words) - cut] == words[cut:]:
+                detail = self.detail(pair[0])
+                begin = detail.spans[detail.body[len(head) - cut]][0]
+                end = detail.spans[detail.body[-1]][1]
+                return QuoteHit(self.pages[pair[0]], (begin, end), True, 1.0)
         return None
 
     def _quote_candidates(self, terms: set[str], within: Iterable[int] | None) -> list[int]:
