@@ -79,6 +79,7 @@ CITES = ("record_cite", "not_a_record_cite", "case_citation")
 VALUES = ("quote", "date", "amount")
 NOT_IN_EVIDENCE = "not in the evidence (this does not mean it is fabricated)"
 SHORT_QUOTE = 4  # words; a shorter quoted term not found is left for review
+SHORT_VARIANT_PAGES = 10  # cited pages read word by word for a short term's altered form
 MISQUOTE_RATIO = 0.5  # share of a quotation's words in order in the closest passage
 NEAR_PASSAGE = 0.8  # a misquote this close to a passage of another page: the cite is wrong too
 # Wrong page (checks._Context._terms_elsewhere), in shares of the key terms' weight: another
@@ -1039,7 +1040,7 @@ class _Context:
         word added or dropped around two that stand: a misquote. A term that changes a word
         for an unrelated one, or shares less, may be the drafter's own: left for review."""
         n = len(words)
-        if n < 2:
+        if n < 2 or len(cited) > SHORT_VARIANT_PAGES:
             return None
         for page in cited:
             detail = self.index.detail(page)

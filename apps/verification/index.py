@@ -185,6 +185,7 @@ class PacketIndex:
     _documents: dict[int, list[int]] = field(default_factory=dict)  # document -> page indexes
     _prefix_numbers: dict[str, list[int]] = field(default_factory=dict)  # prefix -> numbers
     _month_day_pages: dict[str, list[int]] | None = None  # "--MM-DD" -> pages (value_pages)
+    _opinions: dict[tuple[str, ...], object] = field(default_factory=dict)  # look-ups, cached
 
     # -- building -------------------------------------------------------------------------
 
@@ -610,6 +611,13 @@ class PacketIndex:
     # -- opinions -------------------------------------------------------------------------
 
     def opinion(self, volume: str, reporter: str, page: str) -> Opinion | None:
+        """The opinion reported at `volume reporter page` (see `_opinion`), cached."""
+        key = ("at", volume, reporter, page)
+        if key not in self._opinions:
+            self._opinions[key] = self._opinion(volume, reporter, page)
+        return self._opinions[key]  # type: ignore[return-value]  # stored by this method
+
+    def _opinion(self, volume: str, reporter: str, page: str) -> Opinion | None:
         """The opinion in the packet reported at `volume reporter page`, or None.
 
         It is the document whose page carries that citation among its first lines; from that
@@ -627,7 +635,13 @@ class PacketIndex:
 
     def opinions_citing(self, volume: str, reporter: str) -> list[Opinion]:
         """The opinions of the packet reported in `volume` of `reporter` (a short form names
-        no first page: "Halloran, 341 P.3d at 883"), in packet order."""
+        no first page: "Halloran, 341 P.3d at 883"), in packet order (cached)."""
+        key = ("citing", volume, reporter)
+        if key not in self._opinions:
+            self._opinions[key] = self._opinions_citing(volume, reporter)
+        return self._opinions[key]  # type: ignore[return-value]  # stored by this method
+
+    def _opinions_citing(self, volume: str, reporter: str) -> list[Opinion]:
         wanted = nz.token_list(f"{volume} {reporter}")
         if len(wanted) < 2:
             return []
@@ -648,7 +662,14 @@ class PacketIndex:
 
     def opinions_named(self, name: str) -> list[Opinion]:
         """The opinions of the packet whose first page's head names a party `name` and prints
-        their reporter citation ("Halloran, supra": the Halloran opinion), in packet order."""
+        their reporter citation ("Halloran, supra": the Halloran opinion), in packet order
+        (cached)."""
+        key = ("named", name)
+        if key not in self._opinions:
+            self._opinions[key] = self._opinions_named(name)
+        return self._opinions[key]  # type: ignore[return-value]  # stored by this method
+
+    def _opinions_named(self, name: str) -> list[Opinion]:
         words = [w for w in nz.token_list(name) if w not in nz.STOPWORDS and len(w) >= 3]
         if not words:
             return []

@@ -5,6 +5,7 @@ packet; short forms bind to a packet opinion by name, volume and reporter; pins 
 proposition; quotations are word for word. Claims come from the real extractor."""
 
 import tempfile
+import time
 from pathlib import Path
 
 from apps.verification.checks import Finding, verify_text
@@ -441,6 +442,21 @@ def test_a_short_quoted_term_with_one_word_altered_is_a_misquote_a_scare_quote_i
     assert dropped.status == "supported"  # two words that stand as printed
     assert own.status == "needs_review"
     assert altered.status == "needs_review"  # one word: a term, not a quotation to compare
+
+
+def test_a_long_draft_of_short_forms_and_tokens_used_as_cites_is_checked_quickly() -> None:
+    sentence = (
+        "Salvage is deducted. Dunmore, 214 A.3d at 656. Id. at 655. The drain leaked "
+        '(leak_{n}.pdf). Ashdown wrote "freezer alarms silent" (WHX-0000503; CRV 000318).\n'
+    )
+    text = "".join(sentence.format(n=n) for n in range(300))
+
+    started = time.perf_counter()
+    findings = _findings(text)
+    elapsed = time.perf_counter() - started
+
+    assert len(findings) >= 1500
+    assert elapsed < 10, elapsed
 
 
 # -- the hand-annotated cases the checks were tuned on ---------------------------------------
