@@ -12,7 +12,9 @@ same 409s (`not_verified`, `unsupported_findings`).
    The version's text is read as simple Markdown (`markdown_blocks`): `#` headings, bullet and
    numbered list items, and paragraphs (lines joined); `**`/`__` emphasis marks are dropped.
 2. DOCX is written with python-docx (headings, "List Bullet"/"List Number", paragraphs); PDF
-   with PyMuPDF's Story (the same blocks as escaped HTML, laid out on A4 pages).
+   with PyMuPDF's Story (the same blocks as escaped HTML, laid out on A4 pages). Both are
+   deterministic: no time or random id in the file, so exporting one version again gives the
+   same bytes (and the registry the same artifact, never another copy).
 3. The file is registered in the generated-artifact registry (kind `export`, linked to the
    version's own registered model output when it has one) before anything else, so the file
    can never come back in as evidence unflagged; then stored: a PDF as a system-generated
@@ -26,6 +28,7 @@ import hashlib
 import html
 import io
 import re
+import zipfile
 from dataclasses import dataclass
 
 import docx
@@ -122,6 +125,24 @@ def docx_bytes(*, title: str, blocks: list[Block]) -> bytes:
             document.add_paragraph(block.text)
     out = io.BytesIO()
     document.save(out)
+    return _zip_without_times(out.getvalue())
+
+
+# Every member of an exported DOCX carries this time: the same version exported twice is the
+# same bytes (one registry entry, never a flood of copies that differ only in a timestamp).
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def _zip_without_times(data: bytes) -> bytes:
+    """The zip (python-docx's output) again, members in the same order and compression, each
+    dated _ZIP_TIME instead of the moment of writing."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        for member in source.infolist():
+            fixed = zipfile.ZipInfo(member.filename, date_time=_ZIP_TIME)
+            fixed.compress_type = member.compress_type
+            fixed.external_attr = member.external_attr
+            target.writestr(fixed, source.read(member))
     return out.getvalue()
 
 
@@ -166,7 +187,9 @@ def pdf_bytes(*, title: str, blocks: list[Block]) -> bytes:
     writer.close()
     with pymupdf.open(stream=out.getvalue(), filetype="pdf") as pdf:
         pdf.set_metadata({"title": title, "creator": "lexweb", "producer": "lexweb"})
-        return pdf.tobytes(garbage=3, deflate=True)
+        # No new /ID (MuPDF makes one from the time by default): the same version exported
+        # twice is the same bytes.
+        return pdf.tobytes(garbage=3, deflate=True, no_new_id=True)
 
 
 def _require_exportable(version: DraftVersion) -> Verification:

@@ -45,9 +45,26 @@ class GeneratedArtifact(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     created_at = models.DateTimeField(default=timezone.now)
+    # SHA-256 of the text's fingerprint (its hashes and which are quoted): the same text, in
+    # any bytes, has the same key. Blank on rows registered before the key existed.
+    text_key = models.CharField(max_length=64, blank=True, db_index=True)  # blank: no text
+    # The artifact with the same text whose fingerprint postings stand for this one: a copy
+    # adds no postings, so copies can neither flood the index nor push a text's hashes past
+    # the boilerplate cap. Null for the first artifact of a text.
+    postings_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="copies"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            # One first artifact (the one holding the postings) per text.
+            models.UniqueConstraint(
+                "text_key",
+                condition=models.Q(postings_of__isnull=True) & ~models.Q(text_key=""),
+                name="evidence_artifact_text_once",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -9,6 +9,11 @@
 
 Registering is idempotent on the bytes: the same bytes registered twice are one artifact (the
 first registration's title and case stay), so a retried job or a re-export stores nothing twice.
+And on the text: other bytes of a text already registered (a copy saved again, an export with
+other metadata) get an artifact row of their own, pointing at the first one's postings
+(`postings_of`), and add no fingerprint rows. A text registered a thousand times is one text in
+the index, so copies can neither flood it nor push its hashes past the boilerplate cap
+(`selectors.registry.STOP_POSTINGS`, which thereby counts distinct texts).
 """
 
 import hashlib
@@ -38,6 +43,7 @@ def artifact_register(
     source: str = "",
     exported_from: GeneratedArtifact | None = None,
     created_by: User | None = None,
+    _retried: bool = False,
 ) -> GeneratedArtifact:
     """Register what lexweb just produced: `data` (its bytes) and `text` (its words, as a model
     wrote them or as extracted from the export). Returns the artifact; the existing one when the
@@ -51,9 +57,19 @@ def artifact_register(
     if existing is not None:
         return existing
     hashes, quoted = fp.fingerprint_with_quotes(text)
+    text_key = _text_key(hashes, quoted) if hashes else ""
+    same_text = (
+        GeneratedArtifact.objects.filter(text_key=text_key, postings_of__isnull=True)
+        .order_by("pk")
+        .first()
+        if hashes
+        else None
+    )
     try:
         with transaction.atomic():
             artifact = GeneratedArtifact.objects.create(
+                text_key=text_key,
+                postings_of=same_text,
                 sha256=sha256,
                 kind=kind,
                 media_type=media_type.strip()[:_MEDIA_TYPE_MAX],
@@ -66,19 +82,47 @@ def artifact_register(
                 unquoted_fingerprint_count=len(hashes - quoted),
                 created_by=created_by,
             )
-            _fingerprints_insert(artifact_id=artifact.pk, hashes=hashes, quoted=quoted)
+            if same_text is None:
+                _fingerprints_insert(artifact_id=artifact.pk, hashes=hashes, quoted=quoted)
             audit_record(
                 actor=created_by,
                 actor_label="" if created_by is not None else "lexweb",
                 action="artifact.registered",
                 case=case,
                 target=artifact,
-                detail={"kind": kind, "sha256": sha256, "fingerprints": len(hashes)},
+                detail={
+                    "kind": kind,
+                    "sha256": sha256,
+                    "fingerprints": len(hashes),
+                    "same_text_as": same_text.pk if same_text is not None else None,
+                },
             )
     except IntegrityError:
-        # Registered meanwhile by another transaction with the same bytes.
-        return GeneratedArtifact.objects.get(sha256=sha256)
+        # Registered meanwhile by another transaction: the same bytes (that artifact is this
+        # one), or the same text in other bytes (register again, as a copy of it).
+        registered = GeneratedArtifact.objects.filter(sha256=sha256).first()
+        if registered is not None or _retried:
+            return registered or GeneratedArtifact.objects.get(sha256=sha256)
+        return artifact_register(
+            data=data,
+            text=text,
+            kind=kind,
+            media_type=media_type,
+            title=title,
+            case=case,
+            source=source,
+            exported_from=exported_from,
+            created_by=created_by,
+            _retried=True,
+        )
     return artifact
+
+
+def _text_key(hashes: set[int], quoted: set[int]) -> str:
+    """The key of a text in the registry: what its fingerprint is made of, hashed."""
+    ordered = sorted(hashes)
+    marks = "".join("q" if h in quoted else "." for h in ordered)
+    return hashlib.sha256(f"{','.join(map(str, ordered))}|{marks}".encode()).hexdigest()
 
 
 def _validate(*, data: bytes, kind: str, media_type: str, title: str) -> None:
