@@ -375,6 +375,19 @@ LEXWEB_RUN_TOKEN_FLUSH_MS = env_int("LEXWEB_RUN_TOKEN_FLUSH_MS", 50, minimum=10)
 # Continuation calls a drafter, heavy reasoner or revision stage may make after its reply was
 # cut at its limit (apps/drafting/pipeline/endings.py); 0: such a stage ends truncated at once.
 LEXWEB_STAGE_CONTINUATIONS = env_int("LEXWEB_STAGE_CONTINUATIONS", 1, minimum=0)
+# Seconds before each new attempt of a stage whose backend failed (refused the connection,
+# dropped the stream, answered 5xx, or none of the role's deployments was available then): one
+# wait per retry, so a stage runs at most len(...) + 1 times before its run fails
+# (apps/drafting/pipeline/execute.py). The default waits (50 s in all) outlast one health-check
+# interval, so a restarted server is found back before the last attempt. Empty: no retry.
+LEXWEB_STAGE_RETRY_SECONDS: list[int] = []
+for _wait in env_list("LEXWEB_STAGE_RETRY_SECONDS", ["5", "15", "30"]):
+    if not _wait.isdigit() or int(_wait) > 3600:
+        raise ImproperlyConfigured(
+            "LEXWEB_STAGE_RETRY_SECONDS must be whole seconds from 0 to 3600 separated by "
+            f"commas, such as '5,15,30', not {_wait!r} in it."
+        )
+    LEXWEB_STAGE_RETRY_SECONDS.append(int(_wait))
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 

@@ -3,10 +3,12 @@ queue its stages. The stage bodies (model calls) are in apps/drafting/pipeline/.
 
 1. `run_start` checks the request (a lawyer or staff member of the case, a frozen packet of the
    case, instructions neither empty nor over LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS, every model role
-   of the stage graph routed), then writes the run and *all* its stages (queued) and defers the
-   first stage's job, in one transaction. An `Idempotency-Key` already used by the same person
-   answers the run it started (409 if the request differs). Each refusal names the request
-   field it is about and a code (`RunRequestError`, `PacketNotFound`; `error_field`).
+   of the stage graph routed, every model stage fitting its routed window with a draft written
+   to the run's limit: pipeline.budget, RunDoesNotFit with the arithmetic), then writes the
+   run and *all* its stages (queued) and defers the first stage's job, in one transaction. An
+   `Idempotency-Key` already used by the same person answers the run it started (409 if the
+   request differs). Each refusal names the request field it is about and a code
+   (`RunRequestError`, `PacketNotFound`, `RunDoesNotFit`; `error_field`).
 2. A stage's job runs on its board's queue, `board.<board id>` (the board of the role's first
    routable deployment when it is queued); the checks (verifier, validation) run on `cluster`.
    Jobs are deferred by task name ("drafting.run_stage"); this module never imports tasks.
@@ -30,11 +32,12 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case, Membership
-from apps.cluster.models import Role
+from apps.cluster.models import Role, RoleRoute
 from apps.cluster.services import dispatch
 from apps.drafting import selectors
 from apps.drafting.events import RunEventMessage, run_group
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
+from apps.drafting.pipeline import budget
 from apps.evidence.models import Packet
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 from lexweb.jobs import job_defer
@@ -279,6 +282,13 @@ def _run_create(*, user: User, case_id: int, request: RunRequest, key: str) -> R
     instructions = _instructions(request.instructions)
     packet = _frozen_packet(case=case, packet_id=request.packet_id)
     _require_routes(names)
+    # Refused before anything is written or any GPU time spent: a stage that cannot fit.
+    budget.run_plan_check(
+        names,
+        roles=STAGE_ROLES,
+        kind=Run.Kind(request.kind).label.lower(),
+        instructions=instructions,
+    )
     run = Run.objects.create(
         case=case,
         kind=request.kind,
@@ -305,30 +315,54 @@ def _run_create(*, user: User, case_id: int, request: RunRequest, key: str) -> R
 
 
 def stage_queue(stage: Stage) -> str:
-    """`board.<id>` of the role's first routable deployment; `cluster` for the checks."""
+    """`board.<id>` of the role's first routable deployment; `cluster` for the checks.
+
+    When none is routable at this moment (a server restarting, a backend out of routing until
+    its next health check), the board the stage last ran on, else the board of the role's first
+    enabled route: the stage waits there, and its attempt fails with the true reason if nothing
+    is back by then (pipeline.execute retries it). Raises only for a role with no enabled route.
+    """
     if not stage.role:
         return CHECKS_QUEUE
     deployments = dispatch.deployments_for_role(stage.role)
-    if not deployments:
-        raise DomainError(
-            f"No deployment for the {Role(stage.role).label} role is available now; the "
-            f"{stage.get_name_display()} stage cannot be queued."
+    if deployments:
+        return board_queue(deployments[0].backend.board_id)
+    if stage.queue.startswith("board."):
+        return stage.queue
+    route = (
+        RoleRoute.objects.filter(
+            role=stage.role, deployment__enabled=True, deployment__backend__enabled=True
         )
-    return board_queue(deployments[0].backend.board_id)
+        .select_related("deployment__backend")
+        .order_by("position")
+        .first()
+    )
+    if route is None:
+        raise DomainError(
+            f"No deployment is routed for the {Role(stage.role).label} role; the "
+            f"{stage.get_name_display()} stage cannot be queued. Ask an admin to route one."
+        )
+    return board_queue(route.deployment.backend.board_id)
 
 
 def board_queue(board_id: int) -> str:
     return f"board.{board_id}"
 
 
-def stage_defer(*, stage: Stage) -> None:
+def stage_defer(*, stage: Stage, schedule_in: int = 0) -> None:
     """Queue the stage's job by task name (inside the caller's transaction: the job row commits
-    with the stage's). Call with the run row locked or freshly created."""
+    with the stage's), to start `schedule_in` seconds from now (a retry's wait) or at once.
+    Call with the run row locked or freshly created."""
     queue = stage_queue(stage)
     # Through Django's connection (lexweb.jobs.job_defer): the job commits with the stage's rows.
-    job_id = job_defer(STAGE_TASK, queue=queue, stage_id=stage.pk)
+    job_id = job_defer(
+        STAGE_TASK,
+        queue=queue,
+        schedule_in={"seconds": schedule_in} if schedule_in > 0 else None,
+        stage_id=stage.pk,
+    )
     Stage.objects.filter(pk=stage.pk).update(queue=queue, job_id=job_id, status=Stage.Status.QUEUED)
-    stage.queue, stage.job_id = queue, job_id
+    stage.queue, stage.job_id, stage.status = queue, job_id, Stage.Status.QUEUED
 
 
 # Jobs of one stage that may end failed before the run is given up (each job is itself up to

@@ -46,6 +46,11 @@ class FakeSettings:
     # The faults above end only this many streams; later ones go through (a server that
     # dropped one stream and is back). None: every stream.
     fault_streams: int | None = None
+    # As a server killed by the fault and started again: from the moment a fault is planned for
+    # a stream (the stream itself goes on to its fault), the fake stops listening, so that new
+    # connections are refused, for this many seconds; then it listens again on its port.
+    # 0: it keeps listening.
+    away_after_fault_seconds: float = 0.0
     # Every generation request answers this 5xx status with the recorded error body.
     status_error: int | None = None
     # After the first token, one event whose JSON is cut short, then the stream goes on.

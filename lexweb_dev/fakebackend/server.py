@@ -142,6 +142,7 @@ class FakeBackend:
         self._changed = asyncio.Event()
         self._sync_changed = threading.Condition()
         self._app: App | None = None
+        self._away: asyncio.Task[None] | None = None
 
     # -- what tests read -------------------------------------------------------------------
 
@@ -201,6 +202,10 @@ class FakeBackend:
         self.started_at = asyncio.get_running_loop().time()
 
     async def stop(self) -> None:
+        if self._away is not None:
+            self._away.cancel()
+            await asyncio.gather(self._away, return_exceptions=True)
+            self._away = None
         if self._server is not None:
             self._server.close()
         for task in list(self._connections):
@@ -389,7 +394,23 @@ class FakeBackend:
         if limit is not None and self.faulted_streams >= limit:
             return FaultPlan(count, None, plan.garble_at)
         self.faulted_streams += 1
+        away = self.settings.away_after_fault_seconds
+        if away > 0 and self._server is not None and self._away is None:
+            self._away = asyncio.get_running_loop().create_task(self._go_away(away))
         return plan
+
+    async def _go_away(self, seconds: float) -> None:
+        """Refuse connections for `seconds` (no listening socket), then listen again on the same
+        port; connections already open go on (a stream on its way to its fault)."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        try:
+            await asyncio.sleep(seconds)
+            self._server = await asyncio.start_server(self._serve, self.host, self.port)
+            self.changed()
+        finally:
+            self._away = None
 
     async def hang(self, ping: Callable[[], Awaitable[None]] | None) -> None:
         """Produce nothing more, keep the connection open (pinging if asked) until cancelled."""

@@ -16,9 +16,11 @@ from apps.drafting.models import DraftVersion, Run, Stage
 from apps.drafting.pipeline import endings
 from tests.drafting import run_fixtures as rf
 
-# The drafter's deployment: 2 slots of 2,048 tokens, so its replies may take 1,024 tokens.
-DRAFTER_CONTEXT = 4096
-DRAFTER_LIMIT = 1024
+# The drafter's deployment: 2 slots of 8,192 tokens, so its replies take their 2,048 tokens and
+# the run's draft limit (pipeline.budget: the revision, on this deployment too, reads the draft
+# and writes it again) leaves room for a continuation.
+DRAFTER_CONTEXT = 16384
+DRAFTER_LIMIT = 2048
 
 
 def _words(count: int) -> str:
@@ -26,10 +28,10 @@ def _words(count: int) -> str:
 
 
 def _small_drafter(site: rf.Site) -> None:
-    Deployment.objects.filter(pk=site.deployments["drafter"].pk).update(
-        context_size=DRAFTER_CONTEXT
-    )
-    site.fakes["drafter"].settings.n_ctx_per_slot = DRAFTER_CONTEXT // 2
+    # The stages that read the draft get the same slots (else the run's draft limit is theirs).
+    for role in ("drafter", "reasoner", "adversary"):
+        Deployment.objects.filter(pk=site.deployments[role].pk).update(context_size=DRAFTER_CONTEXT)
+        site.fakes[role].settings.n_ctx_per_slot = DRAFTER_CONTEXT // 2
 
 
 def _calls(stage: Stage) -> list[tuple[str, int]]:
@@ -60,7 +62,7 @@ def test_a_draft_cut_at_its_limit_is_continued_and_stored_whole(
         site.deployments["drafter"].pk
     }
     assert drafter.call_record is not None and drafter.call_record.finish_reason == "length"
-    assert drafter.ending == "stop after 1 continuation (1,124 tokens in all)"
+    assert drafter.ending == f"stop after 1 continuation ({DRAFTER_LIMIT + 100:,} tokens in all)"
     # The revision (the drafter's role again) was continued the same way.
     assert run.stages.get(name="revision").continuations == 1
 

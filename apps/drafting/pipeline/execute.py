@@ -6,11 +6,12 @@
    with the next attempt number (a job re-run after its worker died starts the stage again from
    the start), and its inputs are read: the frozen pages, the latest draft version, earlier
    stages' findings.
-2. Body, outside any transaction: a model stage renders its template with the evidence that
-   fits (pipeline.context), stores the prompt on the stage (chain of custody), and calls its
-   role through dispatch (`chat_for_role`: falls back to the next deployment only while nothing
-   was streamed). Tokens are stored and published as run events in batches every
-   LEXWEB_RUN_TOKEN_FLUSH_MS, cleaned of what a model may write but nothing may store
+2. Body, outside any transaction: a model stage asks for the reply the run's token plan allows
+   (pipeline.budget) and renders its template with the evidence that fits (pipeline.context),
+   stores the prompt on the stage (chain of custody), and calls its role through dispatch
+   (`chat_for_role`: falls back to the next deployment only while nothing was streamed).
+   Tokens are stored and published as run events in batches every LEXWEB_RUN_TOKEN_FLUSH_MS,
+   cleaned of what a model may write but nothing may store
    (lexweb.text.model_text, applied by the backend client to every token). A free-text reply
    cut at its limit is continued on the same deployment as its stage's policy allows
    (pipeline.endings). The verifier stage asks the verification service and waits for
@@ -22,9 +23,18 @@
    "no" or "insufficient" stops the run with its reasons. A free-text reply still cut at its
    limit is never stored as a version: the stage ends truncated (a failure that says so and
    keeps the cut text). A version the draft check refuses fails the stage with its reason.
-4. Failure: a backend that failed after streaming (the reply is lost) re-runs the stage whole,
-   up to STAGE_MAX_ATTEMPTS; any other failure (an invalid structured answer, no deployment, a
-   prompt too long for every model) fails the stage and the run with its message. A structured
+4. Failure: a backend that went away (the connection refused or dropped, the stream cut, a
+   5xx, a timeout; the reply so far is lost) or a role with no deployment available at that
+   moment re-runs the stage whole, after a wait: LEXWEB_STAGE_RETRY_SECONDS (default 5, 15,
+   30) holds one wait per retry, so a stage makes at most len + 1 attempts (4; 50 s of waits,
+   more than one health-check interval, so a restarted server is found back in time). Each
+   attempt goes to the role's first routable deployment then (the same one once it is back, or
+   a fallback), on its board's queue, or on the board it last ran on while none is routable.
+   The stage says "Attempt N failed: ... Retrying (attempt N+1 of M) in S s." and a
+   `stage.retry` event carries `retry_in_seconds` and `attempts`; after the last attempt the
+   stage and run fail with the last reason ("attempt M of M; none is left"). Any other failure
+   (an invalid structured answer, a prompt too long for every model, a request the backend
+   refused, a wrong API key) fails the stage and the run with its message at once. A structured
    reply that is not the JSON asked for stays on the stage (output_text) with its call's
    custody and finish reason; its error says "cut at the limit (N tokens)" or "invalid JSON at
    character N".
@@ -49,12 +59,18 @@ from apps.cases import selectors as case_selectors
 from apps.cluster import labels
 from apps.cluster import selectors as cluster_selectors
 from apps.cluster.backends import client_for
-from apps.cluster.backends.base import BackendError, ContextOverflow, Message, Timeouts
-from apps.cluster.models import Backend, CallRecord, Deployment, Gpu
+from apps.cluster.backends.base import (
+    BackendAuthError,
+    BackendError,
+    BackendRequestError,
+    Message,
+    Timeouts,
+)
+from apps.cluster.models import Backend, CallRecord, Deployment, Gpu, Role
 from apps.cluster.services import dispatch
 from apps.drafting import runs, token_events
 from apps.drafting.models import Run, Stage
-from apps.drafting.pipeline import context, endings, outputs, ranking, watch
+from apps.drafting.pipeline import budget, context, endings, outputs, ranking, watch
 from apps.drafting.pipeline.prompts import template_load
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
@@ -66,19 +82,10 @@ from lexweb.text import model_text
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 N = Stage.Name
-STAGE_MAX_ATTEMPTS = 2
 WATCH_SECONDS = watch.WATCH_SECONDS
-# Reply limits per stage (capped at half a slot's context).
-MAX_TOKENS: dict[str, int] = {
-    N.GATE: 512,
-    N.DRAFTER: 2048,
-    N.REASONER: 2048,
-    N.ADVERSARY: 1024,
-    N.REVISION: 2048,
-    N.SUMMARIZER: 1024,
-    N.EXTRACTOR: 2048,
-}
-PROMPT_MARGIN_TOKENS = 64
+# Reply limits per stage (capped at half a slot's context, and by the run's plan).
+MAX_TOKENS = budget.MAX_TOKENS
+PROMPT_MARGIN_TOKENS = budget.PROMPT_MARGIN_TOKENS
 # Characters of the draft the evidence is ranked against ("the section being written").
 QUERY_DRAFT_CHARS = 200_000
 MODEL_HASH_SECONDS = 5.0
@@ -112,6 +119,8 @@ class Work:
     draft_text: str
     draft_number: int
     earlier: dict[str, dict[str, object]] = field(default_factory=dict)
+    # The run's stage names in order, for its token plan (pipeline.budget).
+    names: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -210,6 +219,7 @@ def _work(*, run: Run, stage: Stage) -> Work:
         draft_text=latest.text if latest else "",
         draft_number=latest.number if latest else 0,
         earlier=earlier,
+        names=list(run.stages.order_by("position").values_list("name", flat=True)),
     )
 
 
@@ -281,14 +291,24 @@ async def _body(work: Work) -> Outcome:
 async def _model_stage(work: Work) -> Outcome:
     template = template_load(work.name)
     deployments = await sync_to_async(dispatch.deployments_for_role)(work.role)
+    if not deployments:
+        # Every backend of the role out of routing at this moment: a retry may find one back.
+        raise dispatch.DeploymentUnavailableError(
+            f"No deployment for the {Role(work.role).label} role is available now."
+        )
     # The context a slot really has (the smaller of the configured one and what the server
     # reported at its last check); the deployments come with their health rows: no query.
     contexts = {d.pk: cluster_selectors.deployment_context_tokens(d) for d in deployments}
-    window = min(contexts.values()) if contexts else 4096
-    max_tokens = max(16, min(MAX_TOKENS[work.name], window // 2))
+    window = min(contexts.values())
+    plan = await sync_to_async(budget.run_plan)(
+        work.names,
+        roles=runs.STAGE_ROLES,
+        kind=Run.Kind(work.kind).label.lower(),
+        instructions=work.instructions,
+    )
     values = outputs.template_values(work)
-    evidence = await _evidence(
-        work, deployments, window - max_tokens, template.render(**values, evidence="")
+    evidence, max_tokens = await _evidence(
+        work, deployments, window, template.render(**values, evidence=""), plan.draft_limit
     )
     system, user = template.render(**values, evidence=evidence.text)
     messages: list[Message] = [
@@ -303,7 +323,7 @@ async def _model_stage(work: Work) -> Outcome:
         "template_version": template.version,
         "packet_content_hash": work.packet_hash,
         "pages_sent": evidence.labels,
-        "evidence_budget": evidence.budget,
+        "evidence_budget": evidence.budget | {"reply_tokens": max_tokens, "window": window},
     }
     await sync_to_async(_custody_store)(work=work, custody=custody)
     batcher = TokenBatcher(work)
@@ -326,6 +346,7 @@ async def _model_stage(work: Work) -> Outcome:
                 reply,
                 context=contexts.get(result.deployment_id, window),
                 max_tokens=max_tokens,
+                draft_limit=plan.draft_limit,
                 on_token=batcher.add,
             )
     finally:
@@ -345,14 +366,24 @@ async def _continue(
     *,
     context: int,
     max_tokens: int,
+    draft_limit: int,
     on_token: dispatch.TokenCallback,
 ) -> None:
     """Continue a free-text reply cut at its limit, as its policy allows (pipeline.endings):
-    each continuation on the same deployment, its text appended to `reply`."""
+    each continuation on the same deployment, its text appended to `reply`. A writing stage's
+    reply stops at the run's draft limit (pipeline.budget), so the stages after it fit."""
     deployment_id = reply.calls[0].deployment_id
     while room := endings.next_continuation(
         work.name, reply, context=context, max_tokens=max_tokens
     ):
+        if work.name in budget.WRITES_DRAFT:
+            room = min(room, draft_limit - reply.completion_tokens)
+            if room < endings.MIN_CONTINUATION_TOKENS:
+                reply.not_continued = (
+                    f"the run's draft limit ({draft_limit:,} tokens, planned so that the stages "
+                    "after it fit their models) was reached"
+                )
+                return
         try:
             more = await dispatch.chat(
                 deployment=deployment_id,
@@ -372,10 +403,11 @@ async def _continue(
 
 
 async def _evidence(
-    work: Work, deployments: list[Deployment], room: int, bare: tuple[str, str]
-) -> context.Evidence:
-    """The excerpts that fit `room` tokens (the slot's context less the reply) beside the
-    prompt `bare` (rendered without evidence), counted by the first deployment's tokenizer."""
+    work: Work, deployments: list[Deployment], window: int, bare: tuple[str, str], draft_limit: int
+) -> tuple[context.Evidence, int]:
+    """The reply's max_tokens (pipeline.budget.reply_tokens, from the prompt `bare`, rendered
+    without evidence) and the excerpts that fit what `window` leaves beside both, counted by
+    the first deployment's tokenizer."""
     first = deployments[0] if deployments else None
     scale = 1.0
     if first is not None and first.backend.kind == first.backend.Kind.OLLAMA:
@@ -385,14 +417,18 @@ async def _evidence(
         skeleton = await counter.messages(
             [{"role": "system", "content": bare[0]}, {"role": "user", "content": bare[1]}]
         )
-        budget = max(room - skeleton - PROMPT_MARGIN_TOKENS, 0)
+        max_tokens = budget.reply_tokens(
+            work.name, window=window, prompt=skeleton, draft_left=draft_limit
+        )
+        room = max(window - max_tokens - skeleton - PROMPT_MARGIN_TOKENS, 0)
         query = ranking.query_text(work.instructions, work.draft_text[:QUERY_DRAFT_CHARS])
         ranked = await sync_to_async(ranking.frozen_pages_ranked)(
             packet_id=work.packet_id, query=query
         )
-        return await context.evidence_select(
-            work.pages, ranked=[r.page_id for r in ranked], budget_tokens=budget, counter=counter
+        evidence = await context.evidence_select(
+            work.pages, ranked=[r.page_id for r in ranked], budget_tokens=room, counter=counter
         )
+        return evidence, max_tokens
     finally:
         await counter.aclose()
 
@@ -674,24 +710,53 @@ def _fail(*, work: Work, error: Exception) -> None:
         run, stage = locked
         if isinstance(error, outputs.ReplyRejected):
             _rejected_store(stage=stage, error=error)
-        retry = (
-            isinstance(error, BackendError)
-            and not isinstance(error, ContextOverflow)
-            and stage.attempt < STAGE_MAX_ATTEMPTS
-        )
-        if retry:
-            stage.error = f"Attempt {stage.attempt} failed: {message}"[:4000]
-            stage.save(update_fields=["error"])
-            try:
-                with transaction.atomic():
-                    runs.stage_defer(stage=stage)
-                    runs.run_event_append(
-                        run=run, kind="stage.retry", payload=runs.stage_payload(stage)
-                    )
+        wait = retry_wait(stage.attempt) if retryable(error) else None
+        if wait is not None:
+            if _retry(run=run, stage=stage, message=message, wait=wait):
                 return
-            except DomainError as exc:
-                message = f"{message} It cannot be run again now: {exc.message}"
+            message = f"{message} It cannot be run again: {stage.error}"
+        elif retryable(error) and stage.attempt > 1:
+            message = f"{message} (attempt {stage.attempt} of {stage_max_attempts()}; none is left)"
         _fail_locked(run=run, stage=stage, message=message)
+
+
+def retryable(error: Exception) -> bool:
+    """A failure another attempt may not meet: the backend went away (refused the connection,
+    dropped or cut the stream, answered 5xx, timed out) or none of the role's deployments was
+    available. Not a prompt too long (ContextOverflow), a refused request or a wrong API key."""
+    return isinstance(error, BackendError) and not isinstance(
+        error, BackendRequestError | BackendAuthError
+    )
+
+
+def stage_max_attempts() -> int:
+    return len(settings.LEXWEB_STAGE_RETRY_SECONDS) + 1
+
+
+def retry_wait(attempt: int) -> int | None:
+    """Seconds to wait before the attempt after `attempt`; None when `attempt` was the last."""
+    waits = settings.LEXWEB_STAGE_RETRY_SECONDS
+    return waits[attempt - 1] if 1 <= attempt <= len(waits) else None
+
+
+def _retry(*, run: Run, stage: Stage, message: str, wait: int) -> bool:
+    """Queue the stage's next attempt `wait` seconds from now, saying so on the stage and in a
+    `stage.retry` event; False (the reason in `stage.error`) when it cannot be queued."""
+    total = stage_max_attempts()
+    stage.error = (
+        f"Attempt {stage.attempt} failed: {message} Retrying (attempt {stage.attempt + 1} of "
+        f"{total}) in {wait} s."
+    )[:4000]
+    try:
+        with transaction.atomic():
+            stage.save(update_fields=["error"])
+            runs.stage_defer(stage=stage, schedule_in=wait)
+            payload = runs.stage_payload(stage) | {"retry_in_seconds": wait, "attempts": total}
+            runs.run_event_append(run=run, kind="stage.retry", payload=payload)
+    except DomainError as exc:
+        stage.error = exc.message
+        return False
+    return True
 
 
 def _rejected_store(*, stage: Stage, error: "outputs.ReplyRejected") -> None:

@@ -1,0 +1,202 @@
+"""A run's token plan: each model stage's window is shared between its prompt's fixed part
+(template and instructions), the draft under review, evidence and the reply, so that a draft
+written to its limit still fits every stage after it.
+
+1. Windows: a stage's window is the smallest context a slot has among its role's routable
+   deployments (cluster selectors.deployment_context_tokens: the smaller of the configured one
+   and what the server reported), as the stage itself will see it.
+2. The draft limit D is the most a writing stage (drafter, heavy reasoner, revision) may write
+   in all, continuations included. It starts at the drafter's MAX_TOKENS times
+   (1 + LEXWEB_STAGE_CONTINUATIONS) and is lowered until every model stage of the run fits its
+   window with at least MIN_EVIDENCE_TOKENS of evidence and PROMPT_MARGIN_TOKENS to spare:
+   - the drafter: fixed + evidence + D (its reply);
+   - the heavy reasoner and the revision read the draft and write it again:
+     fixed + D (the draft) + evidence + D (the reply); the revision's fixed part also holds
+     FINDINGS_TOKENS for the verifier's and the reviewer's findings it is given;
+   - the adversarial reviewer: fixed + D + evidence + its reply (MAX_TOKENS, a bounded schema);
+   - the gate, the summarizer, the extractor: fixed + evidence + reply (MAX_TOKENS; the
+     summarizer's may shrink to MIN_DRAFT_TOKENS).
+   Fixed parts are counted with context.estimate_tokens (conservative: more than a real
+   tokenizer counts), as no backend is asked at start.
+3. At start (`run_plan_check`, called by runs.run_start before anything is written or any job
+   queued) a run whose D would fall under MIN_DRAFT_TOKENS, or one of whose stages cannot fit
+   even then, is refused (RunDoesNotFit) with the arithmetic of the stage that does not fit.
+4. In each stage (`reply_tokens`, pipeline.execute): the reply asked for is the stage's
+   MAX_TOKENS (half its window at most), for a writing stage at most what D leaves, and at most
+   what the window leaves after the prompt as counted then (the draft under review in it) and
+   the evidence minimum; continuations stop at D (`draft_room`). So a window that shrank, or a
+   tokenizer that counts more than the plan's estimate, shortens the reply and the evidence
+   instead of failing the stage late.
+
+Long drafts are not reviewed in sections: a draft is kept within D instead.
+"""
+
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from apps.cluster import selectors as cluster_selectors
+from apps.cluster.models import Role
+from apps.cluster.services import dispatch
+from apps.drafting.models import Stage
+from apps.drafting.pipeline.context import estimate_message_tokens
+from apps.drafting.pipeline.prompts import template_load
+from lexweb.errors import DomainError
+
+N = Stage.Name
+# Reply limits per stage (capped at half a slot's context, and by the plan).
+MAX_TOKENS: dict[str, int] = {
+    N.GATE: 512,
+    N.DRAFTER: 2048,
+    N.REASONER: 2048,
+    N.ADVERSARY: 1024,
+    N.REVISION: 2048,
+    N.SUMMARIZER: 1024,
+    N.EXTRACTOR: 2048,
+}
+MODEL_STAGES = set(MAX_TOKENS)
+PROMPT_MARGIN_TOKENS = 64
+MIN_EVIDENCE_TOKENS = 512
+MIN_DRAFT_TOKENS = 256
+# What the findings given to the revision may take (the reviewer's are bounded by its schema;
+# the verifier's are one line each).
+FINDINGS_TOKENS = 512
+# The smallest reply a stage is ever asked for.
+MIN_REPLY_TOKENS = 16
+WRITES_DRAFT = {N.DRAFTER, N.REASONER, N.REVISION}
+READS_DRAFT = {N.REASONER, N.ADVERSARY, N.REVISION}
+
+
+class RunDoesNotFit(DomainError):
+    """A stage of the run cannot fit the routed deployments' windows (400)."""
+
+    code = "run_does_not_fit"
+    field = ""
+
+
+@dataclass(frozen=True)
+class Plan:
+    draft_limit: int  # D: tokens a writing stage may write in all
+    windows: dict[str, int]  # stage name -> its window
+    fixed: dict[str, int]  # stage name -> its prompt's estimated fixed part
+
+
+def fixed_tokens(name: str, *, kind: str, instructions: str) -> int:
+    """The estimated tokens of the stage's prompt without draft and evidence (other
+    placeholders empty), plus FINDINGS_TOKENS for the revision."""
+    template = template_load(name)
+    names = {
+        *string.Template(template.system).get_identifiers(),
+        *string.Template(template.user).get_identifiers(),
+    }
+    values = dict.fromkeys(names, "") | {"kind": kind, "instructions": instructions}
+    system, user = template.render(**{key: values[key] for key in names})
+    extra = FINDINGS_TOKENS if name == N.REVISION else 0
+    return extra + estimate_message_tokens(
+        [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    )
+
+
+def stage_window(role: str) -> int | None:
+    """The smallest context a slot has among the role's routable deployments now; None for none."""
+    deployments = dispatch.deployments_for_role(role)
+    contexts = [cluster_selectors.deployment_context_tokens(d) for d in deployments]
+    return min(contexts) if contexts else None
+
+
+def _reply(name: str, window: int, limit: int) -> int:
+    """A stage's reply before the plan's fit: its MAX_TOKENS, half its window at most, D for a
+    writing stage."""
+    reply = min(MAX_TOKENS[name], max(window // 2, MIN_REPLY_TOKENS))
+    return min(reply, limit) if name in WRITES_DRAFT else reply
+
+
+def _needs(name: str, fixed: int, limit: int, window: int) -> list[tuple[int, str]]:
+    """The parts of the stage's window, with D = `limit`: (tokens, what)."""
+    parts = [(fixed, "template and instructions")]
+    if name in READS_DRAFT:
+        parts.append((limit, "the draft under review"))
+    parts.append((MIN_EVIDENCE_TOKENS, "evidence at least"))
+    reply = limit if name in WRITES_DRAFT and name in READS_DRAFT else _reply(name, window, limit)
+    if name == N.SUMMARIZER:
+        reply = min(reply, MIN_DRAFT_TOKENS)
+    parts.append((reply, "the reply"))
+    parts.append((PROMPT_MARGIN_TOKENS, "margin"))
+    return parts
+
+
+def draft_limit(names: list[str], *, windows: dict[str, int], fixed: dict[str, int]) -> int:
+    """The largest D (at most the drafter's MAX_TOKENS times 1 + continuations) with which
+    every stage of `names` that has a window fits it; below MIN_DRAFT_TOKENS when none does."""
+    limit = MAX_TOKENS[N.DRAFTER] * (1 + settings.LEXWEB_STAGE_CONTINUATIONS)
+    for name in names:
+        if name not in windows:
+            continue
+        window, base = windows[name], fixed[name]
+        # Room for the evidence minimum and the margin; the rest is the draft's (read, written).
+        room = window - base - MIN_EVIDENCE_TOKENS - PROMPT_MARGIN_TOKENS
+        if name in READS_DRAFT and name in WRITES_DRAFT:
+            limit = min(limit, room // 2)
+        elif name in READS_DRAFT:
+            limit = min(limit, room - _reply(name, window, limit))
+        elif name in WRITES_DRAFT:
+            limit = min(limit, room)
+        elif sum(tokens for tokens, _what in _needs(name, base, limit, window)) > window:
+            return 0  # a stage that reads no draft does not fit at all
+    return limit
+
+
+def run_plan(names: list[str], *, roles: Mapping[str, str], kind: str, instructions: str) -> Plan:
+    """The run's plan with the windows routed now; `roles`: stage name -> role. Model stages
+    whose role has no routable deployment now are left out (runs refuses those first)."""
+    windows: dict[str, int] = {}
+    for name in names:
+        window = stage_window(roles[name]) if name in MODEL_STAGES else None
+        if window is not None:
+            windows[name] = window
+    fixed = {name: fixed_tokens(name, kind=kind, instructions=instructions) for name in windows}
+    return Plan(
+        draft_limit=draft_limit(names, windows=windows, fixed=fixed), windows=windows, fixed=fixed
+    )
+
+
+def run_plan_check(
+    names: list[str], *, roles: Mapping[str, str], kind: str, instructions: str
+) -> Plan:
+    """The run's plan; RunDoesNotFit, with the arithmetic of the first stage that does not fit
+    its window even with a draft of MIN_DRAFT_TOKENS, when D falls under MIN_DRAFT_TOKENS."""
+    plan = run_plan(names, roles=roles, kind=kind, instructions=instructions)
+    if plan.draft_limit >= MIN_DRAFT_TOKENS:
+        return plan
+    for name in names:
+        if name not in plan.windows:
+            continue
+        window = plan.windows[name]
+        parts = _needs(name, plan.fixed[name], MIN_DRAFT_TOKENS, window)
+        total = sum(tokens for tokens, _what in parts)
+        if total > window:
+            sums = " + ".join(f"{tokens:,} ({what})" for tokens, what in parts)
+            label = Stage.Name(name).label
+            raise RunDoesNotFit(
+                f"This run does not fit the models routed now: the {label.lower()} needs "
+                f"{sums} = {total:,} tokens; the smallest routed slot for the "
+                f"{Role(roles[name]).label} role holds {window:,}. Shorten the instructions, "
+                "or ask an admin to route a deployment with a larger context per slot."
+            )
+    return plan
+
+
+def reply_tokens(name: str, *, window: int, prompt: int, draft_left: int) -> int:
+    """The reply a stage asks for (module docstring, 4): `prompt` is its prompt without
+    evidence as counted now, `draft_left` what D leaves a writing stage."""
+    reply = min(MAX_TOKENS[name], window // 2)
+    if name in WRITES_DRAFT:
+        reply = min(reply, draft_left)
+    room = window - prompt - MIN_EVIDENCE_TOKENS - PROMPT_MARGIN_TOKENS
+    if name in WRITES_DRAFT or name == N.SUMMARIZER:
+        # A free-text reply shrinks to fit; a structured one keeps its schema's room (the
+        # evidence shrinks instead).
+        reply = min(reply, max(room, MIN_REPLY_TOKENS))
+    return max(reply, MIN_REPLY_TOKENS)

@@ -1,0 +1,99 @@
+"""Issue 29, requirement 7: a stage whose backend dropped mid-stream is tried again after a wait
+(LEXWEB_STAGE_RETRY_SECONDS, one wait per retry) on the same deployment once it is back, and
+fails its run after the last attempt with the true reason."""
+
+import pytest
+from pytest_django.fixtures import Settings as SettingsWrapper
+
+from apps.accounts.models import User
+from apps.cases.models import Case
+from apps.cluster.models import BackendHealth, CallRecord
+from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
+from apps.drafting.pipeline import execute
+from tests.drafting import run_fixtures as rf
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_stage_whose_only_server_died_mid_stream_runs_again_once_it_is_back(
+    lawyer: User, case: Case, settings: SettingsWrapper
+) -> None:
+    # An attempt at once would find the server still away (as would one after 1 s); the third
+    # comes 5 s after the drop, when the server has been back for 2 s.
+    settings.LEXWEB_STAGE_RETRY_SECONDS = [1, 4]
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running() as site:
+        fake = site.fakes["drafter"]
+        fake.settings.disconnect_after_tokens = 3
+        fake.settings.fault_streams = 1
+        fake.settings.away_after_fault_seconds = 3.0
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    drafter = run.stages.get(name="drafter")
+    assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
+    assert drafter.attempt == 3 and drafter.deployment == site.deployments["drafter"]
+    assert drafter.version is not None and drafter.version.text == rf.DRAFT
+    outcomes = list(
+        CallRecord.objects.filter(stage=drafter).order_by("pk").values_list("outcome", flat=True)
+    )
+    assert outcomes == [CallRecord.Outcome.ERROR, CallRecord.Outcome.ERROR, CallRecord.Outcome.OK]
+    retries = RunEvent.objects.filter(run=run, kind="stage.retry").order_by("seq")
+    assert [(e.payload["retry_in_seconds"], e.payload["attempts"]) for e in retries] == [
+        (1, 3),
+        (4, 3),
+    ]
+    assert retries[0].payload["error"].endswith("Retrying (attempt 2 of 3) in 1 s.")
+    # The last attempt's wait is what the stage said before it succeeded.
+    assert drafter.error.startswith("Attempt 2 failed:")
+    assert drafter.error.endswith("Retrying (attempt 3 of 3) in 4 s.")
+    assert "127.0.0.1" not in drafter.error
+    row = BackendHealth.objects.get(pk=site.deployments["drafter"].backend_id)
+    assert (row.state, row.consecutive_failures) == (BackendHealth.State.OK, 0)
+
+
+def test_a_server_that_never_comes_back_fails_the_run_after_the_last_attempt(
+    lawyer: User, case: Case, settings: SettingsWrapper
+) -> None:
+    settings.LEXWEB_STAGE_RETRY_SECONDS = [0, 0, 0]
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running() as site:
+        fake = site.fakes["drafter"]
+        fake.settings.disconnect_after_tokens = 3
+        fake.settings.away_after_fault_seconds = 3600.0
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    drafter = run.stages.get(name="drafter")
+    assert run.status == Run.Status.FAILED and drafter.status == Stage.Status.FAILED
+    assert drafter.attempt == execute.stage_max_attempts() == 4
+    # Three failed calls in a row took the backend out of routing: the fourth attempt was
+    # still queued (on the board it ran on) and found no deployment.
+    row = BackendHealth.objects.get(pk=site.deployments["drafter"].backend_id)
+    assert row.state == BackendHealth.State.DOWN
+    assert CallRecord.objects.filter(stage=drafter).count() == 3
+    assert drafter.queue == f"board.{site.deployments['drafter'].backend.board_id}"
+    assert drafter.error == (
+        "No deployment for the Drafter role is available now. (attempt 4 of 4; none is left)"
+    )
+    assert run.error == f"Drafter: {drafter.error}"
+    assert RunEvent.objects.filter(run=run, kind="stage.retry").count() == 3
+    assert not DraftVersion.objects.exists()
+
+
+def test_a_prompt_too_long_is_not_tried_again(
+    lawyer: User, case: Case, settings: SettingsWrapper
+) -> None:
+    settings.LEXWEB_STAGE_RETRY_SECONDS = [0, 0, 0]
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running() as site:
+        site.fakes["gate"].settings.n_ctx_per_slot = 64
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    gate = run.stages.get(name="gate")
+    assert run.status == Run.Status.FAILED and gate.attempt == 1, gate.error
+    assert not RunEvent.objects.filter(run=run, kind="stage.retry").exists()
