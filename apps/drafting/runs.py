@@ -601,24 +601,47 @@ def run_cancel(*, user: User, case_id: int, run_id: int) -> Run:
     return run
 
 
+def _lawyers_decision(
+    *,
+    user: User,
+    case_id: int,
+    run_id: int,
+    reason: str,
+    status: str,
+    doing: str,
+    refusal: str,
+    why: str,
+) -> tuple[Case, Run, str]:
+    """What a lawyer's written decision on a run needs (inside the caller's transaction): the
+    case, its run locked and in `status` (else Conflict: the state it is in, then `refusal`), the
+    reason on one line, MIN_OVERRIDE_REASON to MAX_OVERRIDE_REASON characters long."""
+    case = selectors.case_for_user(user=user, case_id=case_id)
+    require_member(user=user, case=case, doing=doing, lawyer=True)
+    run = _locked_run(case=case, run_id=run_id)
+    if run.status != status:
+        raise Conflict(f"Run {run.pk} is {run.get_status_display().lower()}, {refusal}.")
+    text = " ".join(str(reason or "").split())
+    if not MIN_OVERRIDE_REASON <= len(text) <= MAX_OVERRIDE_REASON:
+        raise DomainError(
+            f"Give a reason of {MIN_OVERRIDE_REASON} to {MAX_OVERRIDE_REASON} characters for {why}."
+        )
+    return case, run, text
+
+
 @transaction.atomic
 def run_gate_override(*, user: User, case_id: int, run_id: int, reason: str) -> Run:
     """A lawyer of the case goes on past a gate that said "no" or "insufficient", with a written
     reason (kept on the run, audited); the next stage is queued."""
-    case = selectors.case_for_user(user=user, case_id=case_id)
-    require_member(user=user, case=case, doing="override the gate", lawyer=True)
-    run = _locked_run(case=case, run_id=run_id)
-    if run.status != Run.Status.STOPPED_BY_GATE:
-        raise Conflict(
-            f"Run {run.pk} is {run.get_status_display().lower()}, not stopped by the gate: "
-            "there is nothing to override."
-        )
-    text = " ".join(str(reason or "").split())
-    if not MIN_OVERRIDE_REASON <= len(text) <= MAX_OVERRIDE_REASON:
-        raise DomainError(
-            f"Give a reason of {MIN_OVERRIDE_REASON} to {MAX_OVERRIDE_REASON} characters for "
-            "going on against the gate."
-        )
+    case, run, text = _lawyers_decision(
+        user=user,
+        case_id=case_id,
+        run_id=run_id,
+        reason=reason,
+        status=Run.Status.STOPPED_BY_GATE,
+        doing="override the gate",
+        refusal="not stopped by the gate: there is nothing to override",
+        why="going on against the gate",
+    )
     run.gate_override_by, run.gate_override_reason = user, text
     run.gate_override_at = timezone.now()
     run.finished_at = None
@@ -688,20 +711,16 @@ def run_reject(*, user: User, case_id: int, run_id: int, reason: str) -> Run:
     written reason: the run ends `rejected` (an event, audited), and the versions it wrote stay
     in the draft, marked rejected with the same reason, so none of them is approved later.
     A run in any other state: Conflict (409)."""
-    case = selectors.case_for_user(user=user, case_id=case_id)
-    require_member(user=user, case=case, doing="reject a run", lawyer=True)
-    run = _locked_run(case=case, run_id=run_id)
-    if run.status != Run.Status.WAITING_FOR_APPROVAL:
-        raise Conflict(
-            f"Run {run.pk} is {run.get_status_display().lower()}, not waiting for approval: "
-            "there is nothing to reject."
-        )
-    text = " ".join(str(reason or "").split())
-    if not MIN_OVERRIDE_REASON <= len(text) <= MAX_OVERRIDE_REASON:
-        raise DomainError(
-            f"Give a reason of {MIN_OVERRIDE_REASON} to {MAX_OVERRIDE_REASON} characters for "
-            "rejecting the run."
-        )
+    case, run, text = _lawyers_decision(
+        user=user,
+        case_id=case_id,
+        run_id=run_id,
+        reason=reason,
+        status=Run.Status.WAITING_FOR_APPROVAL,
+        doing="reject a run",
+        refusal="not waiting for approval: there is nothing to reject",
+        why="rejecting the run",
+    )
     now = timezone.now()
     run.rejected_by, run.rejection_reason, run.rejected_at = user, text, now
     run.save(update_fields=["rejected_by", "rejection_reason", "rejected_at"])

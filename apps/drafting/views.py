@@ -13,7 +13,7 @@ place, follows verification progress live and applies filters as they are ticked
 
 import itertools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -830,26 +830,14 @@ def run_cancel(request: HttpRequest, case_id: int, run_id: int) -> HttpResponse:
 def run_gate_override(request: HttpRequest, case_id: int, run_id: int) -> HttpResponse:
     """A lawyer of the case lets a run the gate stopped go on, with a written reason; staff
     are refused (403), and every refusal comes back beside the form."""
-    case = case_or_404(request, case_id)
-    form = GateOverrideForm(request.POST)
-    status = 400
-    if form.is_valid():
-        try:
-            runs.run_gate_override(
-                user=request_user(request),
-                case_id=case.pk,
-                run_id=run_id,
-                reason=form.cleaned_data["reason"],
-            )
-        except NotFound:
-            raise Http404("No such run.") from None
-        except DomainError as exc:
-            form.add_error(None, exc.message)
-            status = _status_for(exc)
-        else:
-            messages.success(request, "Gate overridden: the run goes on. The reason is kept.")
-            return redirect(_run_url(case.pk, run_id))
-    return _render_run(request, case, run_id, override_form=form, status=status)
+    return _lawyers_decision(
+        request,
+        case_id,
+        run_id,
+        GateOverrideForm(request.POST),
+        act=runs.run_gate_override,
+        done="Gate overridden: the run goes on. The reason is kept.",
+    )
 
 
 @login_required
@@ -857,12 +845,32 @@ def run_gate_override(request: HttpRequest, case_id: int, run_id: int) -> HttpRe
 def run_reject(request: HttpRequest, case_id: int, run_id: int) -> HttpResponse:
     """A lawyer of the case rejects a run waiting for approval, with a written reason; staff
     are refused (403), and every refusal comes back beside the form."""
+    return _lawyers_decision(
+        request,
+        case_id,
+        run_id,
+        RunRejectForm(request.POST),
+        act=runs.run_reject,
+        done=f"Run {run_id} rejected; its versions are marked rejected.",
+    )
+
+
+def _lawyers_decision(
+    request: HttpRequest,
+    case_id: int,
+    run_id: int,
+    form: GateOverrideForm | RunRejectForm,
+    *,
+    act: Callable[..., Run],
+    done: str,
+) -> HttpResponse:
+    """A written decision on a run (`act(user=, case_id=, run_id=, reason=)`): on success a
+    message and back to the run; a refusal comes back beside its form with its status."""
     case = case_or_404(request, case_id)
-    form = RunRejectForm(request.POST)
     status = 400
     if form.is_valid():
         try:
-            runs.run_reject(
+            act(
                 user=request_user(request),
                 case_id=case.pk,
                 run_id=run_id,
@@ -874,6 +882,8 @@ def run_reject(request: HttpRequest, case_id: int, run_id: int) -> HttpResponse:
             form.add_error(None, exc.message)
             status = _status_for(exc)
         else:
-            messages.success(request, f"Run {run_id} rejected; its versions are marked rejected.")
+            messages.success(request, done)
             return redirect(_run_url(case.pk, run_id))
+    if isinstance(form, GateOverrideForm):
+        return _render_run(request, case, run_id, override_form=form, status=status)
     return _render_run(request, case, run_id, reject_form=form, status=status)
