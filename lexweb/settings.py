@@ -1,4 +1,5 @@
-"""lexweb settings. The environment is read here and nowhere else (see README, "Configuration")."""
+"""lexweb settings. The environment is read here and nowhere else; each setting is documented
+in docs/reference/configuration.md."""
 
 import importlib.util
 import ipaddress
