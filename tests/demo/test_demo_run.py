@@ -124,6 +124,11 @@ def test_a_demo_draft_has_its_planted_mistakes_blocked_by_the_verifier_and_fixed
     assert "The Supplier shall deliver 2,000 industrial valves" in revised
     assert blocking(run, "verifier_again") == []
     assert output(run, "verifier_again")["claims"] > 10
+    # The drafter cites as its prompt asks (the packet's Bates numbers): nothing it cites is
+    # left for a person to review.
+    for stage in ("verifier", "verifier_again"):
+        left = [f for f in output(run, stage)["findings"] if f["status"] == "needs_review"]
+        assert left == [], (stage, left)
     # Every model stage was answered by the demo backend its role routes to first.
     models = {
         "gate": "qwen3-4b",
