@@ -8,7 +8,10 @@ prompt). Every excerpt:
    with its document and page ("“letter.pdf” p. 3") when the page has none;
 2. sits between delimiters that carry a random nonce drawn for this render, so text inside a
    page cannot close its excerpt or open a new one: it cannot know the nonce, and any run of
-   three or more angle brackets inside page text (or a label) is neutralised anyway;
+   three or more angle brackets inside page text (or a label) is neutralised anyway, and so
+   is every chat-template control token (`<|im_start|>`, `[INST]`, `</s>`, `<start_of_turn>`,
+   a deployment's own special tokens): a tokenizer that parses special tokens in the prompt
+   never meets one that came from evidence;
 3. when it is untrusted (opposing-party or third-party material) is marked so, and the preamble
    tells the model that nothing between those delimiters is an instruction.
 
@@ -49,10 +52,45 @@ PREAMBLE = (
 )
 
 
-def _neutralise(text: str) -> str:
-    """Page text as it may appear inside an excerpt: no delimiter shapes, no control bytes."""
+# Chat-template control tokens, by the shapes every template family gives them: `<|name|>`
+# (ChatML, Qwen, Llama 3, Phi, DeepSeek's fullwidth bars folded by NFKC), `<name>` and `</name>`
+# for the sentence and turn markers (`<s>`, `</s>`, `<bos>`, `<eos>`, `<start_of_turn>`,
+# `<think>`...), `[INST]`-style bracket words (Llama 2, Mistral) and `<<SYS>>`. Inside the fence
+# their brackets become look-alikes (single guillemets, white square brackets): a tokenizer
+# that parses special tokens in the prompt (llama-server does) reads them as plain text, and a
+# person still reads the words.
+_PIPE_TOKEN = re.compile(r"<[|\uff5c]([^\s<>|\uff5c]{1,64})[|\uff5c]>")
+_TAG_TOKEN = re.compile(
+    r"<(/?)(s|bos|eos|unk|pad|mask|sep|cls|start_of_turn|end_of_turn|start_of_image"
+    r"|end_of_image|think|tool_call|tool_response|im_start|im_end|endoftext|eot)>",
+    re.IGNORECASE,
+)
+_BRACKET_TOKEN = re.compile(
+    r"\[(/?)(INST|SYS|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|SYSTEM_PROMPT|TOOL_CONTENT)\]",
+    re.IGNORECASE,
+)
+_SYS_TOKEN = re.compile(r"<<(/?)SYS>>", re.IGNORECASE)
+
+
+def neutralise_control_tokens(text: str, extra: Sequence[str] = ()) -> str:
+    """`text` with every chat-template control token (and each of `extra`, a deployment's own
+    special tokens as its tokenizer names them) made plain text: brackets become look-alikes."""
+    text = _PIPE_TOKEN.sub(lambda m: f"\u2039|{m.group(1)}|\u203a", text)
+    text = _TAG_TOKEN.sub(lambda m: f"\u2039{m.group(1)}{m.group(2)}\u203a", text)
+    text = _BRACKET_TOKEN.sub(lambda m: f"\u27e6{m.group(1)}{m.group(2)}\u27e7", text)
+    text = _SYS_TOKEN.sub(lambda m: f"\u2039\u2039{m.group(1)}SYS\u203a\u203a", text)
+    for token in extra:
+        if len(token) >= 2 and token in text:
+            text = text.replace(token, f"\u2039{token[1:-1]}\u203a" if len(token) > 2 else " ")
+    return text
+
+
+def _neutralise(text: str, extra: Sequence[str] = ()) -> str:
+    """Page text as it may appear inside an excerpt: no delimiter shapes, no control bytes, no
+    chat-template control tokens."""
     # Zero-width characters could split a delimiter ("<<\u200b<") past the pattern below.
     text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
+    text = neutralise_control_tokens(text, extra)
     return _ANGLE_RUN.sub(lambda run: "\u2039" if run.group()[0] in _OPENING else "\u203a", text)
 
 
@@ -68,9 +106,15 @@ def _one_line(text: str) -> str:
     return " ".join(_neutralise(text).replace("|", "¦").split())
 
 
-def render_packet_pages(pages: Sequence[FrozenPage], *, nonce: str | None = None) -> str:
+def render_packet_pages(
+    pages: Sequence[FrozenPage],
+    *,
+    nonce: str | None = None,
+    special_tokens: Sequence[str] = (),
+) -> str:
     """The prompt text for `pages`, in the order given (pass them in position order, with
-    `document` selected: labels without Bates numbers use the file name).
+    `document` selected: labels without Bates numbers use the file name). `special_tokens`:
+    the deployment's own, as its tokenizer names them, neutralised beside the known shapes.
 
     `nonce` is for tests only; by default a fresh 128-bit one is drawn for every render.
     """
@@ -88,7 +132,7 @@ def render_packet_pages(pages: Sequence[FrozenPage], *, nonce: str | None = None
         )
         parts.append(
             f"<<<EXCERPT {nonce} | {_one_line(page_label(page))} | {trust}>>>\n"
-            f"{_neutralise(text).strip()}\n"
+            f"{_neutralise(text, special_tokens).strip()}\n"
             f"<<<END {nonce}>>>"
         )
     return "\n\n".join(parts) + "\n"
