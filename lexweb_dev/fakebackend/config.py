@@ -24,7 +24,7 @@ class FakeSettings:
     loading_seconds: float = 0.0
     # llama-server only; /health stays public.
     api_key: str = ""
-    # The reply's text, split into one token per word (with its leading space). None: as many
+    # The reply's text, streamed in the tokenizer's pieces (`tokens.text_pieces`). None: as many
     # deterministic gibberish words as max_tokens allows, or, for a request with a JSON schema,
     # the smallest value valid under it (as a real server's grammar would end the reply).
     reply: str | None = None

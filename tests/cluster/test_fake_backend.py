@@ -141,7 +141,8 @@ def test_token_rule_counts_markers_newlines_and_words() -> None:
     assert count_text_tokens("Hello world") == 2
     assert count_prompt_tokens(HELLO) == 1 + 5 + 3
     two = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "a b c"}]
-    assert count_prompt_tokens(two) == (2 + 5) + (3 + 5) + 3
+    # "Be", " brief", "." (punctuation is a token of its own, as in the real vocabulary).
+    assert count_prompt_tokens(two) == (3 + 5) + (3 + 5) + 3
 
 
 @pytest.mark.asyncio
@@ -556,7 +557,9 @@ async def test_ollama_truncates_silently_at_num_ctx_and_ps_shows_it(
     expected = recorded(f"{OLLAMA}/10_chat_numctx64_long.txt")
     assert (reply.status, shape(reply.json())) == (200, shape(expected.json()))
     assert reply.json()["prompt_eval_count"] == 64  # type: ignore[index]
-    assert count_prompt_tokens(messages) == 708
+    # 8 for the template; the real tokenizer splits the digits: 2 tokens for word0-word9, 3 for
+    # word10-word99, 4 for the rest (Ollama reported 698 for the first 200 words, 10e_).
+    assert count_prompt_tokens(messages) == 8 + 10 * 2 + 90 * 3 + 600 * 4
     models = (await raw(fake_ollama, "GET", "/api/ps")).json()["models"]  # type: ignore[index]
     assert shape(models) == shape(recorded(f"{OLLAMA}/07_ps_after.txt").json()["models"])  # type: ignore[index]
     assert models[0]["context_length"] == 64

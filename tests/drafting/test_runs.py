@@ -144,7 +144,7 @@ def test_a_gate_answer_that_is_not_json_fails_the_run_with_a_clear_error(
     assert "did not answer valid JSON: invalid JSON at character 0" in gate.error
     assert gate.prompt_sha256  # what was asked is kept, and what came back, and from whom
     assert gate.output_text == "Yes, there are grounds."
-    assert (gate.finish_reason, gate.completion_tokens) == ("stop", 4)
+    assert (gate.finish_reason, gate.completion_tokens) == ("stop", 6)  # Yes , there are grounds .
     assert gate.prompt_tokens > 0 and gate.model_name == "gate-model"
     assert gate.deployment is not None and gate.deployment_label
     assert gate.call_record is not None and gate.call_record.finish_reason == "stop"

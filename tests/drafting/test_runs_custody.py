@@ -20,7 +20,7 @@ from apps.drafting.models import Run, RunEvent, Stage
 from apps.evidence.models import Packet
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 from lexweb_dev.fakebackend.ollama import blob_digest
-from lexweb_dev.fakebackend.tokens import count_prompt_tokens
+from lexweb_dev.fakebackend.tokens import count_prompt_tokens, count_text_tokens
 from tests.cluster.dispatch_fixtures import (
     backend_make,
     closed_port_url,
@@ -115,7 +115,7 @@ def test_a_packet_bigger_than_the_context_sends_the_matching_pages_counted_by_th
         .order_by("seq")
         .values_list("payload", flat=True)
     )
-    assert batches and batches[-1]["tokens"] == len(SUMMARY.split())
+    assert batches and batches[-1]["tokens"] == count_text_tokens(SUMMARY)
     assert [b["tokens"] for b in batches] == sorted(b["tokens"] for b in batches)
     assert any(isinstance(b["tokens_per_second"], float) for b in batches)
     # llama-server reports no hash of its model file (only its path).

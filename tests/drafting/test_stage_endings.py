@@ -24,7 +24,18 @@ DRAFTER_LIMIT = 2048
 
 
 def _words(count: int) -> str:
-    return " ".join(f"w{n}" for n in range(count))
+    """`count` distinct words of one token each: letters only ("w0" would be two tokens, as
+    the tokenizer splits digits), "a" to "zzz"."""
+    return " ".join(_letters(n) for n in range(count))
+
+
+def _letters(n: int) -> str:
+    name = ""
+    while True:
+        n, digit = divmod(n, 26)
+        name = chr(ord("a") + digit) + name
+        if not n:
+            return name
 
 
 def _small_drafter(site: rf.Site) -> None:
