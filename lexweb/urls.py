@@ -2,7 +2,9 @@ from django.contrib import admin
 from django.urls import include, path
 
 from apps.api.api import api
-from lexweb import health
+from lexweb import failures, health
+
+handler500 = failures.server_error
 
 admin.site.site_header = "lexweb administration"
 admin.site.site_title = "lexweb admin"
