@@ -387,6 +387,10 @@ class CallRecord(models.Model):
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     error = models.CharField(max_length=500, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
+    # The local estimate of the prompt (cluster.tokens.estimate_message_tokens), recorded where
+    # the backend cannot count before the call (Ollama); with prompt_tokens, what Ollama
+    # reported, it calibrates later estimates for the deployment (cluster.tokens, 2).
+    prompt_estimate_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(default=0)
     # How the reply ended (llama.cpp finish_reason, Ollama done_reason); blank when none ended.
     finish_reason = models.CharField(max_length=32, blank=True)

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.accounts.services import audit_record
+from apps.cluster import tokens
 from apps.cluster.models import (
     Backend,
     BackendHealth,
@@ -73,6 +74,23 @@ def deployment_context_tokens(deployment: Deployment) -> int:
     if served is None or not served.served_context:
         return configured
     return min(configured, served.served_context)
+
+
+def deployment_token_calibration(*, deployment_id: int) -> tokens.Calibration:
+    """How much to scale local token estimates for the deployment (Ollama, which cannot count
+    before a call): learnt from its latest completed calls that recorded an estimate beside the
+    prompt tokens the backend reported (cluster.tokens, 2). One indexed query."""
+    reports = (
+        CallRecord.objects.filter(
+            deployment_id=deployment_id,
+            outcome=CallRecord.Outcome.OK,
+            prompt_tokens__gt=0,
+            prompt_estimate_tokens__gt=0,
+        )
+        .order_by("-started_at")
+        .values_list("prompt_tokens", "prompt_estimate_tokens")[: tokens.CALIBRATION_CALLS]
+    )
+    return tokens.calibration_from((reported, estimate or 0) for reported, estimate in reports)
 
 
 # --- Dashboard ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ labels; a conservative estimate, with its reason, when the tokenizer cannot coun
 
 import asyncio
 import io
+import re
 
 import pymupdf
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cluster.models import Backend, Deployment
+from apps.cluster.tokens import Calibration
 from apps.documents import services as document_services
 from apps.documents.models import Document, Page
 from apps.drafting.pipeline import context, ranking
@@ -43,6 +45,12 @@ def _deployment(base_url: str, kind: str = "llama_cpp") -> Deployment:
 
 def _used(evidence: context.Evidence) -> int:
     return int(evidence.budget["used_tokens"])  # type: ignore[call-overload]
+
+
+def _as_counted(text: str) -> str:
+    """Rendered evidence as the counter counted it: with the counting nonce in place of the
+    render's own (context.COUNTING_NONCE, an upper bound for any nonce)."""
+    return re.sub(r"\b[0-9a-f]{32}\b", context.COUNTING_NONCE, text)
 
 
 def _usable(evidence: context.Evidence) -> int:
@@ -90,7 +98,8 @@ async def test_a_packet_that_fits_is_sent_whole_in_order_counted_by_the_tokenize
     assert evidence.text.index("ACME000001") < evidence.text.index("ACME000003")
     assert evidence.budget["selection"] == "whole packet"
     assert evidence.budget["counted_by"] == "tokenizer"
-    assert evidence.budget["used_tokens"] == count_text_tokens(evidence.text)
+    assert evidence.budget["used_tokens"] == count_text_tokens(_as_counted(evidence.text))
+    assert count_text_tokens(evidence.text) <= _used(evidence)
     assert evidence.budget["fallback_reason"] == ""
 
 
@@ -120,7 +129,8 @@ async def test_a_packet_bigger_than_the_context_gets_the_best_ranked_pages_that_
     assert evidence.budget["counted_by"] == "tokenizer"
     assert (evidence.budget["pages_total"], evidence.budget["pages_sent"]) == (12, 2)
     # What the fake's tokenizer says of the rendered evidence is within the budget.
-    assert count_text_tokens(evidence.text) == _used(evidence) <= _usable(evidence)
+    assert count_text_tokens(evidence.text) <= _used(evidence) <= _usable(evidence)
+    assert count_text_tokens(_as_counted(evidence.text)) == _used(evidence)
 
 
 @pytest.mark.asyncio
@@ -199,13 +209,17 @@ async def test_ollama_has_no_tokenizer_so_its_budget_is_an_estimate_scaled_up() 
         )
         scaled = await _select(
             pages,
-            TokenCounter(_deployment(fake.base_url, "ollama"), scale=2.0),
+            TokenCounter(
+                _deployment(fake.base_url, "ollama"), calibration=Calibration(scale=2.0, calls=3)
+            ),
             ranked=[],
             budget=700,
         )
 
     assert plain.budget["counted_by"] == "estimate"
     assert "Ollama has no tokenizer endpoint" in str(plain.budget["fallback_reason"])
+    assert scaled.budget["counted_by"] == "calibrated estimate"
+    assert scaled.budget["calibration"] == {"scale": 2.0, "calls": 3, "margin": 0.1}
     assert len(scaled.labels) < len(plain.labels)
     assert count_text_tokens(plain.text) <= _usable(plain)
 

@@ -7,11 +7,14 @@
    refused at once.
 2. Context guard, on the context the slot really has (`selectors.deployment_context_tokens`:
    the smaller of the configured one and what the server reported at its last health check).
-   llama-server: count the prompt with its /tokenize and refuse a prompt that does not fit one
-   slot with the requested output. Ollama cannot count before the call: it always gets
-   num_ctx = the deployment's configured context per slot (Ollama's context is per request, and
-   one request is what a slot is), and its counts are checked afterwards against the context it
-   really gives.
+   llama-server: count the prompt with its /apply-template and /tokenize (each prompt once:
+   cluster.tokens caches counts by text hash) and refuse a prompt that does not fit one slot
+   with the requested output. Ollama cannot count before the call: the prompt's local estimate
+   is recorded on the call, scaled by what the deployment's earlier calls reported
+   (cluster.tokens, 2), and a prompt whose calibrated estimate does not fit is refused (not
+   before a first call has calibrated it). Ollama always gets num_ctx = the deployment's
+   configured context per slot (Ollama's context is per request, and one request is what a slot
+   is), and its counts are checked afterwards against the context it really gives.
 3. Admission: wait for one of the backend's slots, by priority.
 4. Stream the reply; the caller sees each token as it comes.
 5. Fail closed on silent truncation (see `_truncation`).
@@ -38,7 +41,7 @@ from django.apps import apps as django_apps
 from django.db import transaction
 from django.utils import timezone
 
-from apps.cluster import labels, selectors
+from apps.cluster import labels, selectors, tokens
 from apps.cluster.backends import client_for
 from apps.cluster.backends.base import (
     BackendAuthError,
@@ -123,6 +126,8 @@ class _Call:
     started_at: datetime
     stage_id: int | None = None
     prompt_tokens: int = 0
+    # The prompt's local estimate, where the backend cannot count before the call (Ollama).
+    prompt_estimate: int | None = None
     completion_tokens: int = 0
     pieces: list[str] = field(default_factory=list)
     dispatched_at: float | None = None  # time.perf_counter()
@@ -382,7 +387,9 @@ async def _context_guard(
     call: _Call, client: BackendClient, messages: list[Message], max_tokens: int
 ) -> int | None:
     """The prompt's token count where the backend can give one (None for Ollama); raises
-    PromptTooLongError when prompt + max_tokens cannot fit one slot."""
+    PromptTooLongError when prompt + max_tokens cannot fit one slot. llama-server counts with
+    its tokenizer (cached by text: cluster.tokens); Ollama's prompt is estimated, and refused
+    here only once the deployment's estimates are calibrated from earlier calls."""
     context = selectors.deployment_context_tokens(call.deployment)
     if max_tokens >= context:
         raise PromptTooLongError(
@@ -390,15 +397,19 @@ async def _context_guard(
             prompt_tokens=None,
             context=context,
         )
+    tokenizer = tokens.tokenizer_of(
+        call.backend.pk, call.backend.base_url, call.deployment.model_name
+    )
     try:
         async with asyncio.timeout(COUNT_DEADLINE_SECONDS):
-            counted = await client.count_tokens(messages)
+            counted = await tokens.count_messages(client, tokenizer, messages)
     except TimeoutError:
         raise BackendTimeout(
             f"{call.backend.name} did not count the prompt's tokens within "
             f"{COUNT_DEADLINE_SECONDS:.0f} s."
         ) from None
     if counted is None:
+        await _estimate_guard(call, messages, max_tokens, context)
         return None
     call.prompt_tokens = counted
     if counted + max_tokens > context:
@@ -409,6 +420,27 @@ async def _context_guard(
             context=context,
         )
     return counted
+
+
+async def _estimate_guard(
+    call: _Call, messages: list[Message], max_tokens: int, context: int
+) -> None:
+    """A backend without a tokenizer (Ollama): the prompt's estimate is recorded (it calibrates
+    later estimates), and a prompt whose calibrated estimate cannot fit is refused. Before the
+    deployment has a call to calibrate from, nothing is refused: the estimate alone is a guess,
+    and Ollama's own count is checked after the call (`_truncation`)."""
+    call.prompt_estimate = tokens.estimate_message_tokens(messages)
+    calibration = await sync_to_async(selectors.deployment_token_calibration)(
+        deployment_id=call.deployment.pk
+    )
+    expected = calibration.tokens(call.prompt_estimate)
+    if calibration.calibrated and expected + max_tokens > context:
+        raise PromptTooLongError(
+            f"The prompt is about {expected} tokens ({calibration.describe()}) and the reply "
+            f"may take {max_tokens}; the model's slot holds {context} tokens.",
+            prompt_tokens=None,
+            context=context,
+        )
 
 
 def _request_build(
@@ -546,6 +578,7 @@ def _call_record(
             outcome=outcome,
             error=one_line(error, ERROR_LENGTH),
             prompt_tokens=call.prompt_tokens,
+            prompt_estimate_tokens=call.prompt_estimate,
             completion_tokens=call.completion_tokens,
             finish_reason=finished.finish_reason[:32] if finished else "",
             time_to_first_token_ms=call.ms_since_dispatch(call.first_token_at),

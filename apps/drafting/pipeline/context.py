@@ -5,21 +5,27 @@ evidence app's one prompt-rendering function (Bates labels, untrusted material w
    (max_tokens), the prompt without evidence, and a margin (PROMPT_MARGIN_TOKENS in execute).
    `evidence_select` keeps a further safety margin of MARGIN_FRACTION (at least
    MARGIN_MIN_TOKENS) for the differences between counting excerpts one by one and counting them
-   together (each render draws a new nonce) and between the tokenizers of fallback models.
+   together and between the tokenizers of fallback models.
 2. Tokens are counted by the tokenizer of the role's first routable deployment (`TokenCounter`),
-   on the rendered excerpts, never on raw page text:
+   on the rendered excerpts, never on raw page text, through cluster.tokens:
    - llama-server: POST /tokenize of the text (and /apply-template + /tokenize for the prompt
-     without evidence);
+     without evidence), each text once: counts are cached by text hash for the tokenizer, so
+     the excerpts counted for one stage cost nothing to the next stages and runs on the packet.
+     Excerpts are counted as rendered with COUNTING_NONCE instead of the render's random nonce
+     (a fresh one for every render would make every text new): 32 characters alternating digit
+     and letter, which a byte-level tokenizer splits into 32 tokens, the most a 32-character
+     hexadecimal nonce can take, so the count is an upper bound for any nonce;
    - Ollama has no tokenizer endpoint (its /api/show leaves the vocabulary out, and a generation
      just to read prompt_eval_count would take a slot and could reload the model with another
-     num_ctx), so its counts are `estimate_tokens`, scaled up (never down) by what earlier stages
-     on the same deployment showed (`estimate_scale`: the largest ratio of the tokens Ollama
-     reported to the estimate, plus 10%). Dispatch still checks Ollama's own count afterwards
-     (a prompt that filled num_ctx is refused, never used cut).
+     num_ctx), so its counts are `estimate_tokens` times the deployment's calibration, learnt
+     from the prompt tokens it reported for its earlier calls against their estimates, plus
+     10% (cluster.tokens, 2; `token_counter`). Dispatch still checks Ollama's own count
+     afterwards (a prompt that filled num_ctx is refused, never used cut).
    - When counting fails (the tokenizer times out, errs, or is absent) every later count is the
      estimate and the reason is kept (`Evidence.budget["fallback_reason"]`, stored on the stage).
-   `estimate_tokens` is conservative for the tokenizers in use: a run of ASCII letters is a token
-   per three letters, and every digit, symbol, newline and non-ASCII character a token.
+   `estimate_tokens` (cluster.tokens, 3) is conservative for the tokenizers in use: a run of
+   ASCII letters is a token per three letters (capitals per two), and every digit, symbol,
+   newline, run of blank space and non-ASCII character a token.
 3. If the whole packet, rendered, fits, it is sent whole. Otherwise the pages are taken in the
    order of `ranking.frozen_pages_ranked` (PostgreSQL full text search against the instructions
    and the section being worked on), then the pages that match nothing in packet order,
@@ -29,18 +35,33 @@ evidence app's one prompt-rendering function (Bates labels, untrusted material w
 """
 
 import asyncio
-import json
 import math
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from apps.cluster import labels
+from asgiref.sync import sync_to_async
+
+from apps.cluster import labels, selectors, tokens
 from apps.cluster.backends import BackendClient, BackendError, Message, Timeouts, client_for
 from apps.cluster.models import Backend, Deployment
-from apps.drafting.models import Stage
+from apps.cluster.tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    Calibration,
+    estimate_message_tokens,
+    estimate_tokens,
+)
 from apps.evidence.models import FrozenPage
 from apps.evidence.prompt import page_label, render_packet_pages
+
+__all__ = [
+    "MESSAGE_OVERHEAD_TOKENS",
+    "Evidence",
+    "TokenCounter",
+    "estimate_message_tokens",
+    "estimate_tokens",
+    "evidence_select",
+    "token_counter",
+]
 
 MARGIN_FRACTION = 0.05
 MARGIN_MIN_TOKENS = 32
@@ -53,77 +74,64 @@ MAX_COUNTED_PAGES = 1000
 # this many characters per token left cannot fit, and is not counted.
 MAX_CHARS_PER_TOKEN = 12
 MIN_EXCERPT_TOKENS = 16
-# Per message of the chat template, for estimates (role markers, newlines).
-MESSAGE_OVERHEAD_TOKENS = 8
-CALIBRATION_STAGES = 20
-CALIBRATION_MARGIN = 1.1
 NOTHING_FITS = "(No evidence fits this model's context.)"
-
-_ESTIMATE = re.compile(r"[A-Za-z]+|\S|\n")
-
-
-def estimate_tokens(text: str) -> int:
-    """A conservative token count of `text` (see the module docstring, 2)."""
-    total = 1
-    for piece in _ESTIMATE.findall(text):
-        total += (len(piece) + 2) // 3 if piece[0].isascii() and piece[0].isalpha() else 1
-    return total
+# What excerpts are counted with in place of the render's nonce (module docstring, 2).
+COUNTING_NONCE = "0a" * 16
 
 
-def estimate_message_tokens(messages: Sequence[Message]) -> int:
-    return sum(estimate_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages) + 4
-
-
-def estimate_scale(*, deployment_id: int) -> float:
-    """How much to scale estimates up for this deployment: the largest ratio, over its latest
-    stages, of the prompt tokens the backend reported to the estimate of that prompt, plus a
-    margin; never below 1 (a backend's report is only ever allowed to make estimates larger:
-    Ollama may report only the tokens it did not have cached)."""
-    rows = (
-        Stage.objects.filter(deployment_id=deployment_id, prompt_tokens__gt=0)
-        .exclude(prompt_text="")
-        .order_by("-finished_at", "-pk")
-        .values_list("prompt_text", "prompt_tokens")[:CALIBRATION_STAGES]
-    )
-    scale = 1.0
-    for prompt_text, reported in rows:
-        try:
-            messages = json.loads(prompt_text)
-            estimate = estimate_message_tokens(
-                [{"role": m["role"], "content": str(m["content"])} for m in messages]
-            )
-        except (ValueError, TypeError, KeyError):
-            continue
-        scale = max(scale, reported / estimate * CALIBRATION_MARGIN)
-    return min(scale, 8.0)
+async def token_counter(deployment: Deployment | None, *, role: str = "") -> "TokenCounter":
+    """The counter for `deployment` (None: nothing routable, every count estimated), with the
+    deployment's calibration where its backend has no tokenizer (Ollama)."""
+    calibration = None
+    if deployment is not None and deployment.backend.kind == Backend.Kind.OLLAMA:
+        calibration = await sync_to_async(selectors.deployment_token_calibration)(
+            deployment_id=deployment.pk
+        )
+    return TokenCounter(deployment, role=role, calibration=calibration)
 
 
 class TokenCounter:
-    """Counts tokens with a deployment's backend tokenizer, or estimates them (see the module
-    docstring, 2). After the first failure every count is an estimate; `fallback_reason` says
-    why. Close it with `aclose()`."""
+    """Counts tokens with a deployment's backend tokenizer (cached: cluster.tokens), or
+    estimates them (see the module docstring, 2). After the first failure every count is an
+    estimate; `fallback_reason` says why. Close it with `aclose()`. `calibration` scales the
+    estimates (Ollama's: `token_counter` reads it)."""
 
     def __init__(
-        self, deployment: Deployment | None, *, scale: float = 1.0, role: str = ""
+        self,
+        deployment: Deployment | None,
+        *,
+        role: str = "",
+        calibration: Calibration | None = None,
     ) -> None:
         self.deployment = deployment
         self.role = role
-        self.scale = scale
+        self.calibration = calibration or Calibration()
         self.counted = 0  # counts the tokenizer answered
+        self.cached = 0  # of which the cache had
         self.estimated = 0
         self.fallback_reason = ""
         self._client: BackendClient | None = None
         self._broken = False
+        # Counts differ between tokenizers: the cache keeps them by backend and model.
+        self._tokenizer: tokens.Tokenizer = None
+        if deployment is not None:
+            backend = deployment.backend
+            self._tokenizer = tokens.tokenizer_of(
+                backend.pk, backend.base_url, deployment.model_name
+            )
         if deployment is None:
             self.fallback_reason = "No deployment of the role is routable: estimated."
         elif deployment.backend.kind == Backend.Kind.OLLAMA:
             self.fallback_reason = (
-                "Ollama has no tokenizer endpoint: estimated, scaled by what it reported for "
-                f"earlier prompts (x{scale:.2f})."
+                f"Ollama has no tokenizer endpoint: counted by {self.calibration.describe()}."
             )
         else:
             limit = Timeouts(connect=5.0, between_tokens=COUNT_SECONDS, probe=COUNT_SECONDS)
             self._client = client_for(deployment.backend, timeouts=limit)
+
+    @property
+    def scale(self) -> float:
+        return self.calibration.scale
 
     @property
     def tokenizer(self) -> str:
@@ -133,7 +141,7 @@ class TokenCounter:
 
     def _estimate(self, tokens: int) -> int:
         self.estimated += 1
-        return math.ceil(tokens * self.scale)
+        return self.calibration.tokens(tokens)
 
     def _public(self, error: BackendError) -> str:
         """The client's message names the backend by its URL; the stage's budget, shown to
@@ -149,19 +157,21 @@ class TokenCounter:
 
     async def text(self, text: str) -> int:
         return await self._count(
-            lambda client: client.count_text_tokens(text),
+            lambda client: tokens.count_text(client, self._tokenizer, text),
             seconds=COUNT_SECONDS,
             missing="The backend has no /tokenize endpoint.",
             estimate=lambda: estimate_tokens(text),
+            cached=lambda: tokens.cached_text_count(self._tokenizer, text),
         )
 
     async def messages(self, messages: list[Message]) -> int:
         """The chat prompt's tokens, its template included."""
         return await self._count(
-            lambda client: client.count_tokens(messages),
+            lambda client: tokens.count_messages(client, self._tokenizer, messages),
             seconds=COUNT_SECONDS * 2,
             missing="The backend has no /apply-template or /tokenize endpoint.",
             estimate=lambda: estimate_message_tokens(messages),
+            cached=lambda: tokens.cached_messages_count(self._tokenizer, messages),
         )
 
     async def _count(
@@ -171,10 +181,16 @@ class TokenCounter:
         seconds: float,
         missing: str,
         estimate: Callable[[], int],
+        cached: Callable[[], int | None],
     ) -> int:
-        """The backend tokenizer's count, or (once it failed, timed out or has no endpoint,
-        which is recorded) the estimate."""
+        """The backend tokenizer's count (the cache's when it counted the text before), or
+        (once it failed, timed out or has no endpoint, which is recorded) the estimate."""
         if self._client is not None and not self._broken:
+            remembered = cached()
+            if remembered is not None:
+                self.counted += 1
+                self.cached += 1
+                return remembered
             try:
                 async with asyncio.timeout(seconds):
                     counted = await ask(self._client)
@@ -204,9 +220,21 @@ class Evidence:
     budget: dict[str, object] = field(default_factory=dict)
 
 
+def _counted_by(counter: TokenCounter) -> str:
+    if counter.counted:
+        return "tokenizer, then estimate" if counter.estimated else "tokenizer"
+    return "calibrated estimate" if counter.calibration.calibrated else "estimate"
+
+
+def _counted(pages: Sequence[FrozenPage]) -> str:
+    """`pages` rendered as counted: with COUNTING_NONCE (module docstring, 2)."""
+    return render_packet_pages(pages, nonce=COUNTING_NONCE)
+
+
 def _excerpt(page: FrozenPage) -> str:
-    """The page's excerpt as render_packet_pages writes it (without the preamble)."""
-    rendered = render_packet_pages([page])
+    """The page's excerpt as render_packet_pages writes it (without the preamble), as
+    counted."""
+    rendered = _counted([page])
     # Page text cannot hold "<<<" (neutralised), so the last one opens this page's excerpt.
     return rendered[rendered.rfind("\n\n<<<EXCERPT ") + 2 :]
 
@@ -233,14 +261,19 @@ async def evidence_select(
         "selection": selection,
         "used_tokens": used,
         "pages_sent": len(chosen),
-        "counted_by": "tokenizer" if counter.counted and not counter.estimated else "estimate",
+        "counted_by": _counted_by(counter),
         "tokenizer": counter.tokenizer,
         "tokenizer_counts": counter.counted,
+        "cached_counts": counter.cached,
         "estimates": counter.estimated,
         "fallback_reason": counter.fallback_reason,
     }
-    if counter.counted and counter.estimated:
-        facts["counted_by"] = "tokenizer, then estimate"
+    if counter.calibration.calibrated:
+        facts["calibration"] = {
+            "scale": counter.calibration.scale,
+            "calls": counter.calibration.calls,
+            "margin": tokens.CALIBRATION_MARGIN,
+        }
     if not chosen:
         return Evidence(text=NOTHING_FITS, labels=[], pages_total=len(pages), budget=facts)
     return Evidence(
@@ -258,14 +291,14 @@ async def _choose(
     if usable <= MIN_EXCERPT_TOKENS or not pages:
         return [], 0, "nothing fits" if pages else "empty packet"
     if sum(len(page.text) for page in pages) <= usable * MAX_CHARS_PER_TOKEN:
-        whole = await counter.text(render_packet_pages(pages))
+        whole = await counter.text(_counted(pages))
         if whole <= usable:
             return list(pages), whole, "whole packet"
     by_id = {page.pk: page for page in pages}
     order = [by_id[pk] for pk in dict.fromkeys(ranked) if pk in by_id]
     matched = {page.pk for page in order}
     order += [page for page in pages if page.pk not in matched]
-    used = await counter.text(render_packet_pages([]))
+    used = await counter.text(_counted([]))
     chosen: list[tuple[FrozenPage, int]] = []
     counted = 0
     queue = iter(order)
@@ -287,7 +320,7 @@ async def _choose(
                 used += cost + 2
     while chosen:
         in_order = sorted((page for page, _ in chosen), key=lambda page: page.position)
-        total = await counter.text(render_packet_pages(in_order))
+        total = await counter.text(_counted(in_order))
         if total <= usable:
             return in_order, total, "ranked by full text search"
         # Over by some tokens: drop the lowest-ranked pages worth at least that many.
