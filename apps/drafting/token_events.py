@@ -41,6 +41,7 @@ from django.utils import timezone
 from apps.drafting import runs
 from apps.drafting.events import run_group
 from apps.drafting.models import RunEvent
+from apps.evidence.services import streaming
 from lexweb.channel_layer import PostgresChannelLayer
 from lexweb.db import conninfo
 from lexweb.errors import NotFound
@@ -72,6 +73,9 @@ class _Pending:
     run_id: int
     payload: dict[str, object]
     stored: "asyncio.Future[RunEvent]"
+    # The stage's streaming artifact and the hashes this batch adds to it (registered in the
+    # same transaction as the event: apps.evidence.services.streaming).
+    growth: "tuple[streaming.StreamPostings, list[int]] | None" = None
 
 
 @dataclass
@@ -85,9 +89,14 @@ class _Writer:
     holders: int = 0  # stages streaming (between writer_hold and writer_release)
     connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
 
-    def submit(self, run_id: int, payload: dict[str, object]) -> "asyncio.Future[RunEvent]":
+    def submit(
+        self,
+        run_id: int,
+        payload: dict[str, object],
+        growth: "tuple[streaming.StreamPostings, list[int]] | None" = None,
+    ) -> "asyncio.Future[RunEvent]":
         stored: asyncio.Future[RunEvent] = asyncio.get_running_loop().create_future()
-        self.pending.append(_Pending(run_id, payload, stored))
+        self.pending.append(_Pending(run_id, payload, stored, growth))
         self._run()
         return stored
 
@@ -132,15 +141,16 @@ class _Writer:
 
     async def _write(self, batch: list[_Pending]) -> None:
         items = [(item.run_id, item.payload) for item in batch]
+        growths = [item.growth for item in batch if item.growth is not None]
         try:
             try:
-                results, published = await _store(await self._connect(), items)
+                results, published = await _store(await self._connect(), items, growths)
             except _Unsent:
                 # The connection was lost before anything was sent that could commit (a server
                 # restart, an idle session ended): once more, on a new one. After the commit was
                 # sent a second try could store the tokens twice, so that error is the stages'.
                 await self._close()
-                results, published = await _store(await self._connect(), items)
+                results, published = await _store(await self._connect(), items, growths)
         except Exception as exc:  # every waiting stage gets the error, as alone
             if not isinstance(exc, NotFound):
                 await self._close()  # a broken connection is opened again by the next write
@@ -208,10 +218,16 @@ def writer_release() -> None:
     _writer().release()
 
 
-async def token_event_append(*, run_id: int, payload: dict[str, object]) -> RunEvent:
+async def token_event_append(
+    *,
+    run_id: int,
+    payload: dict[str, object],
+    growth: "tuple[streaming.StreamPostings, list[int]] | None" = None,
+) -> RunEvent:
     """Store a batch of a stage's tokens as the run's next event, together with the batches of
-    the other stages of this process; returns once it is stored and published."""
-    return await _writer().submit(run_id, payload)
+    the other stages of this process; returns once it is stored and published. `growth`: the
+    stage's streaming artifact and the batch's new hashes, registered in the same transaction."""
+    return await _writer().submit(run_id, payload, growth)
 
 
 class _Unsent(Exception):
@@ -221,11 +237,14 @@ class _Unsent(Exception):
 async def _store(
     connection: psycopg.AsyncConnection[tuple[object, ...]],
     items: list[tuple[int, dict[str, object]]],
+    growths: "list[tuple[streaming.StreamPostings, list[int]]] | None" = None,
 ) -> tuple[list[RunEvent | NotFound], bool]:
     """Token events of several runs in one transaction, numbered per run in the given order (a
     NotFound in place of each event whose run does not exist), and whether they were also
     published in it (only through a PostgreSQL layer on this database). Two round trips: the
-    runs locked (in id order) and numbered; then the events and their notices, and the commit."""
+    runs locked (in id order) and numbered; then the events and their notices, the streaming
+    artifacts' new hashes (one statement for all; the text is registered as it becomes
+    visible), and the commit."""
     layer = _layer_in_this_database()
     counts = Counter(run_id for run_id, _payload in items)
     ids = sorted(counts)
@@ -245,6 +264,8 @@ async def _store(
                 if layer is not None:
                     messages = [(run_group(e.run_id), runs.event_message(e)) for e in events]
                     await connection.execute(*layer.group_send_sql(messages))
+            if growths:
+                await connection.execute(streaming.GROW_SQL, streaming.grow_params(growths))
     except psycopg.OperationalError as exc:
         if not committing:
             raise _Unsent from exc

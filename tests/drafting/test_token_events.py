@@ -55,7 +55,10 @@ async def test_a_batch_is_stored_while_the_shared_sync_thread_is_busy(
     lawyer: User, case: Case
 ) -> None:
     (run,) = await sync_to_async(_runs)(case, lawyer, 1)
-    work = cast(Work, SimpleNamespace(run_id=run.pk, stage_id=1, attempt=1))
+    work = cast(
+        Work,
+        SimpleNamespace(run_id=run.pk, stage_id=1, attempt=1, name="summarizer", case_id=case.pk),
+    )
     batcher = TokenBatcher(work)
     release = threading.Event()
     # Another stage's slow sync call holds the thread that sync_to_async shares.
@@ -142,7 +145,14 @@ async def test_the_writer_connects_when_a_stage_starts_and_lets_go_after_the_las
     lawyer: User, case: Case
 ) -> None:
     (run,) = await sync_to_async(_runs)(case, lawyer, 1)
-    batcher = TokenBatcher(cast(Work, SimpleNamespace(run_id=run.pk, stage_id=1, attempt=1)))
+    batcher = TokenBatcher(
+        cast(
+            Work,
+            SimpleNamespace(
+                run_id=run.pk, stage_id=1, attempt=1, name="summarizer", case_id=case.pk
+            ),
+        )
+    )
     sessions = sync_to_async(_writer_sessions)
 
     batcher.start()  # before any token: the backend is still reading the prompt
@@ -248,7 +258,14 @@ async def test_a_nul_or_lone_surrogate_from_a_model_fails_no_ones_batch(
     # Every stage of a worker is in one write: one model's odd token must not fail the others.
     hostile, other = await sync_to_async(_runs)(case, lawyer, 2)
     batchers = [
-        TokenBatcher(cast(Work, SimpleNamespace(run_id=run.pk, stage_id=1, attempt=1)))
+        TokenBatcher(
+            cast(
+                Work,
+                SimpleNamespace(
+                    run_id=run.pk, stage_id=1, attempt=1, name="summarizer", case_id=case.pk
+                ),
+            )
+        )
         for run in (hostile, other)
     ]
     batchers[0].add("a\x00b\ud800c\n")

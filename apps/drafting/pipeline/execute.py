@@ -70,7 +70,7 @@ from apps.cluster.models import Backend, CallRecord, Deployment, Gpu, Role
 from apps.cluster.services import dispatch
 from apps.drafting import runs, token_events
 from apps.drafting.models import Run, Stage
-from apps.drafting.pipeline import budget, context, endings, outputs, ranking, watch
+from apps.drafting.pipeline import budget, context, endings, outputs, ranking, streamed, watch
 from apps.drafting.pipeline.prompts import template_load
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
@@ -409,7 +409,10 @@ async def _evidence(
     without evidence) and the excerpts that fit what `window` leaves beside both, counted by
     the first deployment's tokenizer."""
     first = deployments[0] if deployments else None
-    counter = await context.token_counter(first, role=work.role)
+    scale = 1.0
+    if first is not None and first.backend.kind == first.backend.Kind.OLLAMA:
+        scale = await sync_to_async(context.estimate_scale)(deployment_id=first.pk)
+    counter = context.TokenCounter(first, scale=scale, role=work.role)
     try:
         skeleton = await counter.messages(
             [{"role": "system", "content": bare[0]}, {"role": "user", "content": bare[1]}]
@@ -557,6 +560,11 @@ class TokenBatcher:
         self.every = settings.LEXWEB_RUN_TOKEN_FLUSH_MS / 1000
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # The streamed text, registered with each batch (pipeline.streamed).
+        self.registration = streamed.StreamRegistration(
+            run_id=work.run_id, stage_id=work.stage_id, attempt=work.attempt, name=work.name,
+            case_id=work.case_id,
+        )  # fmt: skip
 
     def add(self, text: str) -> None:
         # Already clean from the backend client; again here because a NUL or a lone surrogate
@@ -576,6 +584,7 @@ class TokenBatcher:
 
     def start(self) -> None:
         token_events.writer_hold()  # the writer connects while the backend reads the prompt
+        self.registration.start()
         self._task = asyncio.ensure_future(self._loop())
 
     async def _loop(self) -> None:
@@ -591,6 +600,7 @@ class TokenBatcher:
             await self.flush()
         finally:
             token_events.writer_release()
+            await self.registration.close()  # on success, failure and cancel alike
 
     async def flush(self) -> None:
         if not self.pending:
@@ -606,7 +616,9 @@ class TokenBatcher:
         }
         self.offset += len(text)
         # Stored with the other stages' batches of this process (one transaction for all).
-        await token_events.token_event_append(run_id=self.work.run_id, payload=payload)
+        await token_events.token_event_append(
+            run_id=self.work.run_id, payload=payload, growth=await self.registration.grow(text)
+        )
 
     async def stop(self) -> None:
         self._stopping.set()
