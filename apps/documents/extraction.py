@@ -1,4 +1,5 @@
-"""Page text from originals: the PDF text layer where it is usable, Tesseract where it is not.
+"""Page text from originals: the PDF text layer where it is usable, Tesseract where it is not,
+and both on a page whose images cover most of it (see "A text layer over an image").
 
 OCR runs one Tesseract process per core with OMP_THREAD_LIMIT=1 (unbounded OpenMP threads make
 Tesseract several times slower on small machines), and reads text, word boxes and confidences
@@ -9,6 +10,7 @@ import io
 import logging
 import math
 import os
+import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,6 +45,8 @@ class PageText:
     dpi: int | None = None
     damaged: bool = False
     margin_boxes: list[list[float]] | None = None
+    # Why the page needs review, when a rule above says so (shown beside the flag).
+    review_reason: str = ""
 
 
 class OcrUnavailableError(DomainError):
@@ -295,18 +299,133 @@ def _pdf_page_job(page: pymupdf.Page, number: int) -> PageText | Callable[[], Pa
     # One text extraction serves text and boxes (flags as get_text("text") uses).
     textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT)
     text = textpage.extractText()
-    if text_layer_usable(page, text):
+    layer: PageText | None = None
+    usable = text_layer_usable(page, text)
+    if text.strip() and not _garbled(text):
         margins = _margin_boxes(page.rect, textpage.extractWORDS())
-        return PageText(number, text.strip(), "text_layer", margin_boxes=margins)
+        layer = PageText(number, text.strip(), "text_layer", margin_boxes=margins)
+        if usable and image_cover(page) < IMAGE_COVER_OCR:
+            return layer
     try:
         check_page_images(page)
         dpi = ocr_render_dpi(page.rect, ocr_dpi(page))
     except PageTooLargeError as exc:
+        if layer is not None:  # its image cannot be read: the layer, and a person looks
+            logger.warning("Page %s is not rendered for OCR (%s); text layer only", number, exc)
+            layer.damaged = True
+            layer.review_reason = IMAGE_UNREAD
+            return layer
         logger.warning("Page %s is not rendered for OCR (%s); stored without text", number, exc)
         return PageText(number, "", "none", damaged=True)
     # Rendering is PyMuPDF (not thread-safe): done here; Tesseract on the pool.
     image = _render(page, dpi)
+    if layer is not None:
+        # A usable layer over an image is judged against it; a few words over a scan (a
+        # stamped header) are kept beside its OCR but expected to differ.
+        return partial(_ocr_beside_layer, image, page.rect, layer=layer, dpi=dpi, judge=usable)
     return partial(_ocr_pdf_page, image, page.rect, number=number, dpi=dpi)
+
+
+# --- A text layer over an image ----------------------------------------------------------------
+#
+# A page can show one thing in its image and carry another in its (invisible) text layer: a
+# searchable scan carries what its image shows; a forged one does not. A page whose images cover
+# IMAGE_COVER_OCR of it or more is therefore OCR'd even when its text layer is usable, and:
+#
+# - its stored text is the text layer, followed by the OCR lines the layer lacks (a line is
+#   lacking when at least half of its words are not in the layer), so search, the registry's
+#   check and the verifier read both what the file says and what a person sees;
+# - the page is flagged for review, with the reason, when the image and the layer disagree: at
+#   least DISAGREE_MIN_WORDS of the OCR's confident words, and DISAGREE_SHARE of them, are not in
+#   the layer (OCR misreads of a faithful searchable scan stay far below that).
+
+IMAGE_COVER_OCR = 0.5
+DISAGREE_SHARE = 0.2
+DISAGREE_MIN_WORDS = 10
+# OCR words under this confidence are not counted either way (specks, smudges, logos).
+COUNTED_CONFIDENCE = 60.0
+IMAGE_UNREAD = (
+    "The page shows an image that could not be read for OCR; only its text layer was read."
+)
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def image_cover(page: pymupdf.Page) -> float:
+    """The share of the page's area that images cover: each image shown, clipped to the page,
+    its areas added up (overlaps count twice, so this errs towards OCR), at most 1."""
+    rect = page.rect
+    area = abs(rect.width * rect.height)
+    if area <= 0:
+        return 0.0
+    covered = 0.0
+    for info in page.get_image_info():
+        box = pymupdf.Rect(info["bbox"]) & rect
+        if not box.is_empty:
+            covered += abs(box.width * box.height)
+    return min(1.0, covered / area)
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(text.casefold()) if len(t) > 1 or t.isdigit()]
+
+
+def _ocr_beside_layer(
+    image: Image.Image, rect: pymupdf.Rect, *, layer: PageText, dpi: float, judge: bool
+) -> PageText:
+    result = _ocr_pdf_page(image, rect, number=layer.number, dpi=dpi)
+    return combine_layer_and_ocr(layer, result, judge=judge)
+
+
+def _disagree(missing: int, of: int) -> bool:
+    return missing >= DISAGREE_MIN_WORDS and missing >= DISAGREE_SHARE * max(of, 1)
+
+
+def combine_layer_and_ocr(layer: PageText, ocr: PageText, *, judge: bool = True) -> PageText:
+    """The page's text from its text layer and its OCR (the rule above); with `judge`, flagged
+    for review when they disagree either way (the image shows words the layer lacks, or the
+    layer holds words the image does not show)."""
+    known = set(_tokens(layer.text))
+    counted = [
+        t for w in ocr.words if float(w[5]) >= COUNTED_CONFIDENCE for t in _tokens(str(w[0]))
+    ]
+    seen = set(counted)
+    layer_tokens = _tokens(layer.text)
+    unseen = sum(1 for t in layer_tokens if t not in seen)
+    missing = sum(1 for t in counted if t not in known)
+    added = []
+    for line in ocr.text.splitlines():
+        tokens = _tokens(line)
+        if tokens and 2 * sum(1 for t in tokens if t not in known) >= len(tokens):
+            added.append(line)
+    reasons = []
+    if judge and _disagree(missing, len(counted)):
+        reasons.append(
+            f"OCR read {missing} of {len(counted)} words on the page's image that its text "
+            "layer does not have"
+        )
+    if judge and _disagree(unseen, len(layer_tokens)):
+        reasons.append(
+            f"{unseen} of the text layer's {len(layer_tokens)} words are not seen on its image"
+        )
+    reason = ""
+    if reasons:
+        reason = (
+            "The page's image and its text layer disagree: "
+            + "; ".join(reasons)
+            + ". Both are kept as its text."
+        )
+    text = layer.text + ("\n\n" + "\n".join(added) if added else "")
+    return PageText(
+        layer.number,
+        text,
+        "ocr" if added else "text_layer",
+        ocr.confidence if added else None,
+        ocr.words if added else [],
+        ocr.dpi if added else None,
+        damaged=bool(reasons),
+        margin_boxes=(layer.margin_boxes or []) + (ocr.margin_boxes or []),
+        review_reason=reason,
+    )
 
 
 MARGIN_BAND = 120.0  # points: stamps sit within this distance of the top or bottom edge

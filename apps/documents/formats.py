@@ -1,4 +1,4 @@
-"""Native office files, read with the library made for each: Word (.docx, python-docx), Excel
+"""Native office files: Word (.docx, its XML parts read as a stream by docx_text), Excel
 (.xlsx, openpyxl read-only) and Outlook (.msg, extract-msg). What a file is comes from its bytes:
 a ZIP holding word/document.xml or xl/workbook.xml, an OLE2 compound file holding an Outlook
 message's streams. Every refusal is a DomainError that names the problem for the person who
@@ -13,14 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.parsers import expat
 
-import docx
 import extract_msg
 import olefile
 import openpyxl
 from django.conf import settings
-from docx.table import Table
 
-from apps.documents import containers
+from apps.documents import containers, docx_text
 from lexweb.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -79,7 +77,7 @@ def sniff_zip(path: Path) -> Sniffed:
     """A Word document, an Excel workbook or any other ZIP (an archive whose members become
     documents). Its size when unpacked is checked first (containers.zip_open), so no bomb is
     ever inflated. A damaged Word or Excel file is refused now rather than failing in the
-    worker: a Word document is read through once (python-docx parses it whole anyway); a
+    worker: a Word document is read through once (a stream, so it costs little); a
     workbook's XML parts are checked (_check_workbook), its cells read only by the worker."""
     with containers.zip_open(path) as archive:
         names = set(archive.namelist())
@@ -115,34 +113,11 @@ def sniff_ole(path: Path) -> Sniffed:
 # --- Word ------------------------------------------------------------------------------------
 
 
-def word_text(path: Path) -> str:
-    """The text of a Word document: headers first (each distinct one once), then the body's
-    paragraphs and tables in document order (a row's cells separated by tabs), then the
-    footers."""
-    try:
-        document = docx.Document(str(path))
-        headers: list[str] = []
-        footers: list[str] = []
-        for section in document.sections:
-            for part, into in ((section.header, headers), (section.footer, footers)):
-                if part.is_linked_to_previous:
-                    continue
-                text = "\n".join(_blocks(part.iter_inner_content())).strip()
-                if text and text not in into:
-                    into.append(text)
-        body = list(_blocks(document.iter_inner_content()))
-    except Exception:  # python-docx and lxml raise many kinds for a broken file
-        raise DomainError(_DAMAGED["word"]) from None
-    return "\n\n".join([*headers, "\n".join(body), *footers]).replace("\x00", "")
-
-
-def _blocks(blocks: Iterator[object]) -> Iterator[str]:
-    for block in blocks:
-        if isinstance(block, Table):
-            for row in block.rows:
-                yield "\t".join(cell.text for cell in row.cells)
-        else:
-            yield str(getattr(block, "text", ""))
+def word_text(path: Path) -> docx_text.WordText:
+    """The text of a Word document as a person can see it: headers, the body with its tables,
+    content controls, text boxes and tracked insertions, notes, comments and footers (see
+    docx_text)."""
+    return docx_text.word_text(path)
 
 
 # --- Excel -----------------------------------------------------------------------------------
@@ -195,7 +170,7 @@ def workbook_text(path: Path) -> SheetText:
 
 
 def check_xml_size(archive: zipfile.ZipFile) -> None:
-    """python-docx holds a Word document's XML in memory, openpyxl a workbook's shared strings:
+    """LibreOffice holds a Word document's XML in memory, openpyxl a workbook's shared strings:
     their XML parts unpacked are bounded by LEXWEB_MAX_OFFICE_XML_BYTES."""
     limit = settings.LEXWEB_MAX_OFFICE_XML_BYTES
     size = sum(i.file_size for i in archive.infolist() if i.filename.endswith((".xml", ".rels")))

@@ -228,6 +228,9 @@ class Page(models.Model):
     source = models.CharField(max_length=16, choices=Source.choices)
     ocr_confidence = models.FloatField(null=True, blank=True)  # mean word confidence, 0-100
     needs_review = models.BooleanField(default=False)
+    # Why, when a rule of reading said so (e.g. the image and the text layer disagree); shown
+    # beside the flag. Empty for the plain cases (low OCR confidence, no text, damaged).
+    review_reason = models.CharField(max_length=500, blank=True, default="", db_default="")
     # OCR words: [[text, left, top, width, height, confidence], ...] in pixels at `ocr_dpi`.
     words = models.JSONField(default=list, blank=True)
     ocr_dpi = models.PositiveIntegerField(null=True, blank=True)

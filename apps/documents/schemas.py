@@ -156,7 +156,7 @@ class PageOut(ModelSchema):
 
     class Meta:
         model = Page
-        fields = ["number", "text", "source", "ocr_confidence", "needs_review"]
+        fields = ["number", "text", "source", "ocr_confidence", "needs_review", "review_reason"]
 
 
 class SearchHitOut(Schema):

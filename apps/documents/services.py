@@ -702,7 +702,8 @@ def _pages(document: Document, *, first: int, last: int) -> Iterator[extraction.
     elif document.kind == Document.Kind.OUTLOOK:
         yield extraction.PageText(1, formats.parse_outlook(path).text.strip(), "text_file")
     elif document.kind == Document.Kind.WORD:
-        yield extraction.PageText(1, formats.word_text(path).strip(), "text_file")
+        word = formats.word_text(path)
+        yield extraction.PageText(1, word.text.strip(), "text_file", damaged=word.truncated)
     elif document.kind == Document.Kind.SPREADSHEET:
         sheets = formats.workbook_text(path)
         yield extraction.PageText(1, sheets.text, "text_file", damaged=sheets.truncated)
@@ -738,6 +739,7 @@ def _store_page(document: Document, page: extraction.PageText, *, report: bool) 
             source=source,
             ocr_confidence=page.confidence,
             needs_review=low_confidence or page.damaged or not page.text,
+            review_reason=page.review_reason[:500],
             words=page.words,
             ocr_dpi=page.dpi,
             margin_boxes=page.margin_boxes,
