@@ -51,6 +51,8 @@ class MatchView:
     title: str | None
     by: str  # ArtifactMatch.By: "bytes" | "text"
     share: float  # of the artifact found in the document, 0..1
+    # ArtifactMatch.Found: "intake", or a late flag ("packet_add", "freeze")
+    found: str = "intake"
 
     @property
     def percent(self) -> int:
@@ -64,7 +66,10 @@ class MatchView:
         which = ", which lexweb generated" if self.title is not None else ""
         if self.by == ArtifactMatch.By.BYTES:
             return f"Same bytes as {what}{which}."
-        return f"Its text matches {self.percent}% of {what}{which}."
+        late = ""
+        if self.found != ArtifactMatch.Found.INTAKE:
+            late = f" Found late, {ArtifactMatch.Found(self.found).label.lower()}."
+        return f"Its text matches {self.percent}% of {what}{which}.{late}"
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,7 @@ def provenance_of(document: Document) -> ProvenanceView:
                 title=match.artifact.title if getattr(match, "title_visible", False) else None,
                 by=match.by,
                 share=match.share,
+                found=match.found,
             )
             for match in matches
         ],

@@ -16,6 +16,8 @@ class ArtifactMatchOut(Schema):
     title: str | None
     by: str  # bytes | text
     share: float
+    # intake, or a late flag found when the document was re-checked: packet_add | freeze
+    found: str
 
 
 class DerivedFromOut(Schema):
@@ -97,7 +99,11 @@ class DocumentOut(ModelSchema):
     def resolve_matches(obj: Document) -> list[ArtifactMatchOut]:
         return [
             ArtifactMatchOut(
-                artifact_id=m.artifact_id, title=m.title, by=m.by, share=round(m.share, 4)
+                artifact_id=m.artifact_id,
+                title=m.title,
+                by=m.by,
+                share=round(m.share, 4),
+                found=m.found,
             )
             for m in provenance_selectors.provenance_of(obj).matches
         ]

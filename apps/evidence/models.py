@@ -99,6 +99,11 @@ class ArtifactMatch(models.Model):
         BYTES = "bytes", "Same bytes"
         TEXT = "text", "Same text"
 
+    class Found(models.TextChoices):
+        INTAKE = "intake", "At intake"
+        PACKET_ADD = "packet_add", "When it was added to a packet"
+        FREEZE = "freeze", "When its packet was frozen"
+
     document = models.ForeignKey(
         "documents.Document", on_delete=models.PROTECT, related_name="artifact_matches"
     )
@@ -108,6 +113,9 @@ class ArtifactMatch(models.Model):
     share = models.FloatField()
     # Share of the document's fingerprints found in the artifact, 0..1.
     document_share = models.FloatField(null=True, blank=True)
+    # When the match was found: at intake, or late, when the document was re-checked against
+    # the registry as it then was (added to a packet, or its packet frozen).
+    found = models.CharField(max_length=16, choices=Found.choices, default=Found.INTAKE)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

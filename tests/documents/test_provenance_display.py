@@ -386,6 +386,7 @@ def test_api_document_carries_provenance_matches_and_lineage(
             "title": "Affidavit draft v2",
             "by": "bytes",
             "share": 1.0,
+            "found": "intake",
         }
     ]
     assert flagged["derived_from"] == [] and flagged["parent_id"] is None
@@ -420,7 +421,13 @@ def test_api_title_is_null_outside_the_artifacts_case_and_parent_id_reads_the_e_
 
     assert "Secret strategy memo" not in one.content.decode()
     assert one.json()["matches"] == [
-        {"artifact_id": artifact.pk, "title": None, "by": "text", "share": 0.8765}
+        {
+            "artifact_id": artifact.pk,
+            "title": None,
+            "by": "text",
+            "share": 0.8765,
+            "found": "intake",
+        }
     ]
     assert one.json()["parent_id"] == message.pk
     assert {d["filename"]: d["parent_id"] for d in listed} == {

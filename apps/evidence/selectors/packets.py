@@ -129,12 +129,18 @@ def _flag_reason(document: Document, user: User | None) -> str:
         named = f"“{artifact.title}”, which lexweb generated"
     else:
         named = "something lexweb generated in a case you are not on"
+    late = ""
+    if match.found != ArtifactMatch.Found.INTAKE:
+        late = (
+            f" (found {ArtifactMatch.Found(match.found).label.lower()}: it was clear when it was "
+            "read, and lexweb has generated that text since)"
+        )
     if match.by == ArtifactMatch.By.BYTES:
         return f"its bytes are those of {named}"
     if match.share < settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD and match.document_share:
         # A piece of the artifact (one page of a longer draft): most of the document is its words.
-        return f"{match.document_share:.0%} of its text is the words of {named}"
-    return f"its text matches {match.share:.0%} of {named}"
+        return f"{match.document_share:.0%} of its text is the words of {named}{late}"
+    return f"its text matches {match.share:.0%} of {named}{late}"
 
 
 # --- Snapshots -------------------------------------------------------------------------------

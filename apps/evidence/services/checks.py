@@ -8,11 +8,20 @@
    (ArtifactMatch by text) and the document is FLAGGED; with none (and no byte match) it is
    CLEAR. A flagged document stays FLAGGED (a byte match, or a text match of an earlier read).
 
-Both are idempotent: a re-run (a retried ingest job, a re-read document) records each match
+3. When documents are added to a packet and when a packet is frozen, `documents_recheck`: each
+   CLEAR document's text is looked up again, in the registry as it is then (a draft may have
+   been streamed, cancelled or stored since the document was read). A match found now is
+   recorded as a late flag (`ArtifactMatch.found`: packet_add or freeze), the document becomes
+   FLAGGED, and it is audited ("document.flagged", late: true); the packet then refuses it as
+   it refuses any flagged document. The late flag stays after the request is refused.
+
+All are idempotent: a re-run (a retried ingest job, a re-read document) records each match
 once (the unique constraint document/artifact/by) and audits only matches it newly records.
 Flagging is lexweb's act, not the uploader's: the audit rows have no actor and the label
 "lexweb registry"; the uploader is in the detail.
 """
+
+from collections.abc import Iterable
 
 from django.db import transaction
 
@@ -73,6 +82,54 @@ def document_check_text(document: Document) -> list[ArtifactMatch]:
     return matches
 
 
+def documents_recheck(*, document_ids: Iterable[int], found: str) -> list[int]:
+    """Look the text of each CLEAR, READY document among `document_ids` up in the registry as it
+    is now; record what matches as late flags (`found`: ArtifactMatch.Found.PACKET_ADD or
+    FREEZE), flag and audit. Returns the ids of the documents flagged now. Each document in a
+    transaction of its own, so its flag stays whatever the caller then does."""
+    documents = Document.objects.filter(
+        pk__in=list(document_ids),
+        provenance=Document.Provenance.CLEAR,
+        status=Document.Status.READY,
+    ).select_related("case")
+    texts: dict[int, list[str]] = {}
+    for document_id, text in (
+        Page.objects.filter(document__in=documents)
+        .order_by("document_id", "number")
+        .values_list("document_id", "text")
+    ):
+        texts.setdefault(document_id, []).append(text)
+    flagged = []
+    for document in documents:
+        hits = registry_selectors.artifact_matches_for_text(
+            text="\n\n".join(texts.get(document.pk, [])), limit=MAX_TEXT_MATCHES
+        )
+        if hits and _flag_late(document, hits, found=found):
+            flagged.append(document.pk)
+    return flagged
+
+
+@transaction.atomic
+def _flag_late(
+    document: Document, hits: list["registry_selectors.TextMatch"], *, found: str
+) -> bool:
+    locked = Document.objects.select_for_update().get(pk=document.pk)
+    if locked.provenance != Document.Provenance.CLEAR:
+        return False
+    for hit in hits:
+        _match, created = ArtifactMatch.objects.get_or_create(
+            document=locked,
+            artifact=hit.artifact,
+            by=ArtifactMatch.By.TEXT,
+            defaults={"share": hit.share, "document_share": hit.document_share, "found": found},
+        )
+        if created:
+            _audit_flag(locked, hit.artifact, by=ArtifactMatch.By.TEXT, share=hit.share, late=found)
+    _set_provenance(locked, Document.Provenance.FLAGGED)
+    document.provenance = locked.provenance
+    return True
+
+
 def _set_provenance(document: Document, provenance: str) -> None:
     if document.provenance == provenance:
         return
@@ -80,7 +137,10 @@ def _set_provenance(document: Document, provenance: str) -> None:
     Document.objects.filter(pk=document.pk).update(provenance=provenance)
 
 
-def _audit_flag(document: Document, artifact: GeneratedArtifact, *, by: str, share: float) -> None:
+def _audit_flag(
+    document: Document, artifact: GeneratedArtifact, *, by: str, share: float, late: str = ""
+) -> None:
+    late_detail: dict[str, str | int | bool | None] = {"late": True, "found": late} if late else {}
     audit_record(
         actor=None,
         actor_label=ACTOR_LABEL,
@@ -93,5 +153,6 @@ def _audit_flag(document: Document, artifact: GeneratedArtifact, *, by: str, sha
             # Text, not a float: audit details are str/int/bool (apps.accounts.services).
             "share": f"{share:.3f}",
             "uploaded_by": document.uploaded_by_id,
+            **late_detail,
         },
     )

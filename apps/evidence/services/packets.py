@@ -41,9 +41,10 @@ from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
 from apps.documents.models import Document, Page
 from apps.evidence import prompt
-from apps.evidence.models import FrozenPage, Packet, PacketItem
+from apps.evidence.models import ArtifactMatch, FrozenPage, Packet, PacketItem
 from apps.evidence.selectors import packets as packet_selectors
 from apps.evidence.selectors.packets import item_label, packet_item_label, provenance_problem
+from apps.evidence.services import checks
 from lexweb.errors import Conflict, DomainError, NotFound
 from lexweb.jobs import job_defer
 
@@ -343,6 +344,14 @@ def packet_items_add(
     packet: Packet | None = None
     try:
         _check_requests(selections)
+        # Against the registry as it is now, not the verdict of intake (issue 20 req 5): a late
+        # flag is stored (and audited) before the packet is touched, so it stays when refused.
+        checks.documents_recheck(
+            document_ids=Document.objects.filter(
+                case=case, pk__in=[s.document_id for s in selections if _is_id(s.document_id)]
+            ).values_list("pk", flat=True),
+            found=ArtifactMatch.Found.PACKET_ADD,
+        )
         with transaction.atomic():
             packet = _locked_packet(case=case, packet_id=packet_id)
             return _add_locked(user=user, case=case, packet=packet, selections=selections)
@@ -532,6 +541,13 @@ def packet_freeze(*, user: User, case_id: int, packet_id: int) -> Packet:
     case = _case(user=user, case_id=case_id)
     packet: Packet | None = None
     try:
+        # Every item's document against the registry as it is now (see packet_items_add).
+        checks.documents_recheck(
+            document_ids=PacketItem.objects.filter(
+                packet__case=case, packet_id=packet_id, packet__status=Packet.Status.EDITABLE
+            ).values_list("document_id", flat=True),
+            found=ArtifactMatch.Found.FREEZE,
+        )
         with transaction.atomic():
             packet = _locked_packet(case=case, packet_id=packet_id)
             return _freeze_locked(user=user, case=case, packet=packet)
