@@ -409,10 +409,7 @@ async def _evidence(
     without evidence) and the excerpts that fit what `window` leaves beside both, counted by
     the first deployment's tokenizer."""
     first = deployments[0] if deployments else None
-    scale = 1.0
-    if first is not None and first.backend.kind == first.backend.Kind.OLLAMA:
-        scale = await sync_to_async(context.estimate_scale)(deployment_id=first.pk)
-    counter = context.TokenCounter(first, scale=scale, role=work.role)
+    counter = await context.token_counter(first, role=work.role)
     try:
         skeleton = await counter.messages(
             [{"role": "system", "content": bare[0]}, {"role": "user", "content": bare[1]}]
