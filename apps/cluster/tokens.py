@@ -7,8 +7,10 @@ remembered by text hash; a calibrated local estimate where it has none.
    `COUNTS`, a bounded LRU (COUNT_CACHE_ENTRIES) keyed by the tokenizer (the backend, its
    address and the model: counts differ between tokenizers) and a BLAKE2b hash of the text, so
    the same excerpt counted for every stage of a run, and for later runs on the same packet,
-   costs one request. Nothing is cached for a backend that had no tokenizer (None), nor for
-   one that is no registry row (an unsaved backend has no identity to keep counts under).
+   costs one request. A caller may also keep a count under what its text was made of
+   (`remember`/`cached`: an evidence excerpt under its page's label, trust and text, so that a
+   cached excerpt is not even rendered). Nothing is cached for a backend that had no tokenizer
+   (None), nor for one that is no registry row (an unsaved backend has no identity).
 2. Ollama cannot count before a call (no tokenizer endpoint, and a generation to read
    prompt_eval_count would take a slot). Its counts are `estimate_tokens` times the
    deployment's `Calibration`: every Ollama call records the estimate of its prompt beside the
@@ -123,6 +125,17 @@ def _messages_key(tokenizer: Tokenizer, messages: Sequence[Message]) -> _Key | N
         [[m["role"], m["content"]] for m in messages], ensure_ascii=False, separators=(",", ":")
     )
     return (tokenizer, "chat", _digest(canonical))
+
+
+def cached(tokenizer: Tokenizer, kind: str, made_of: str) -> int | None:
+    """A count the caller kept with `remember` under `kind` and what the counted text was made
+    of (an evidence excerpt: its page's label, trust and text, without rendering it)."""
+    return COUNTS.get(None if tokenizer is None else (tokenizer, kind, _digest(made_of)))
+
+
+def remember(tokenizer: Tokenizer, kind: str, made_of: str, count: int) -> None:
+    """Keep the tokenizer's `count` of a text under `kind` and what the text was made of."""
+    COUNTS.put(None if tokenizer is None else (tokenizer, kind, _digest(made_of)), count)
 
 
 def cached_text_count(tokenizer: Tokenizer, text: str) -> int | None:

@@ -116,7 +116,8 @@ def render_packet_pages(
     `document` selected: labels without Bates numbers use the file name). `special_tokens`:
     the deployment's own, as its tokenizer names them, neutralised beside the known shapes.
 
-    `nonce` is for tests only; by default a fresh 128-bit one is drawn for every render.
+    `nonce` is for tests, and for counting (drafting.pipeline.context counts excerpts rendered
+    with a fixed one, never sent); by default a fresh 128-bit one is drawn for every render.
     """
     texts = [page.text for page in pages]
     nonce = nonce or secrets.token_hex(16)

@@ -156,6 +156,9 @@ class TokenCounter:
         self._broken = True
 
     async def text(self, text: str) -> int:
+        return (await self._text(text))[0]
+
+    async def _text(self, text: str) -> tuple[int, bool]:
         return await self._count(
             lambda client: tokens.count_text(client, self._tokenizer, text),
             seconds=COUNT_SECONDS,
@@ -166,13 +169,36 @@ class TokenCounter:
 
     async def messages(self, messages: list[Message]) -> int:
         """The chat prompt's tokens, its template included."""
-        return await self._count(
+        counted, _by_tokenizer = await self._count(
             lambda client: tokens.count_messages(client, self._tokenizer, messages),
             seconds=COUNT_SECONDS * 2,
             missing="The backend has no /apply-template or /tokenize endpoint.",
             estimate=lambda: estimate_message_tokens(messages),
             cached=lambda: tokens.cached_messages_count(self._tokenizer, messages),
         )
+        return counted
+
+    async def excerpts(self, pages: Sequence[FrozenPage]) -> list[int]:
+        """Each page's excerpt as counted (`_excerpt`), in tokens. The tokenizer's counts are
+        kept under what an excerpt is made of (its label, trust and text) too, so a page
+        counted before is not even rendered again (rendering is most of a cached count)."""
+        known = [self._remembered(page) for page in pages]
+        missing = [n for n, count in enumerate(known) if count is None]
+        answers = await asyncio.gather(*(self._text(_excerpt(pages[n])) for n in missing))
+        for n, (count, by_tokenizer) in zip(missing, answers, strict=True):
+            known[n] = count
+            if by_tokenizer:
+                tokens.remember(self._tokenizer, "excerpt", _made_of(pages[n]), count)
+        return [count or 0 for count in known]
+
+    def _remembered(self, page: FrozenPage) -> int | None:
+        if self._client is None or self._broken:
+            return None
+        count = tokens.cached(self._tokenizer, "excerpt", _made_of(page))
+        if count is not None:
+            self.counted += 1
+            self.cached += 1
+        return count
 
     async def _count(
         self,
@@ -182,15 +208,16 @@ class TokenCounter:
         missing: str,
         estimate: Callable[[], int],
         cached: Callable[[], int | None],
-    ) -> int:
-        """The backend tokenizer's count (the cache's when it counted the text before), or
-        (once it failed, timed out or has no endpoint, which is recorded) the estimate."""
+    ) -> tuple[int, bool]:
+        """(the backend tokenizer's count, True) (the cache's when it counted the text
+        before), or (once it failed, timed out or has no endpoint, which is recorded) (the
+        estimate, False)."""
         if self._client is not None and not self._broken:
             remembered = cached()
             if remembered is not None:
                 self.counted += 1
                 self.cached += 1
-                return remembered
+                return remembered, True
             try:
                 async with asyncio.timeout(seconds):
                     counted = await ask(self._client)
@@ -201,9 +228,9 @@ class TokenCounter:
             else:
                 if counted is not None:
                     self.counted += 1
-                    return counted
+                    return counted, True
                 self._failed(missing)
-        return self._estimate(estimate())
+        return self._estimate(estimate()), False
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -229,6 +256,12 @@ def _counted_by(counter: TokenCounter) -> str:
 def _counted(pages: Sequence[FrozenPage]) -> str:
     """`pages` rendered as counted: with COUNTING_NONCE (module docstring, 2)."""
     return render_packet_pages(pages, nonce=COUNTING_NONCE)
+
+
+def _made_of(page: FrozenPage) -> str:
+    """What a page's excerpt is rendered from (with COUNTING_NONCE): its label, its trust and
+    its text."""
+    return "\x1f".join((page_label(page), str(page.untrusted), page.origin, page.text))
 
 
 def _excerpt(page: FrozenPage) -> str:
@@ -311,7 +344,7 @@ async def _choose(
                 break
         if not batch:
             break
-        costs = await asyncio.gather(*(counter.text(_excerpt(page)) for page in batch))
+        costs = await counter.excerpts(batch)
         counted += len(batch)
         for page, cost in zip(batch, costs, strict=True):
             # Joined to the others by a blank line (two newlines, one token or two).
