@@ -193,9 +193,12 @@ class Child:
         return self.process is not None and self.process.poll() is None
 
     def schedule_restart(self) -> None:
-        """It ended on its own: say which, how and when it comes back."""
+        """It ended on its own: say which, how and when it comes back. A worker's jobs are
+        queued again at once (its host sees it gone; no need to wait for its heartbeat)."""
         if self.process is None:
             return
+        if self.is_worker:
+            _worker_gone(self.process.pid)
         lived = time.monotonic() - self.started_at
         self.quick_deaths = self.quick_deaths + 1 if lived < RESET_AFTER_SECONDS else 1
         delay = min(MAX_BACKOFF_SECONDS, 2 ** (self.quick_deaths - 1))
@@ -221,6 +224,24 @@ class Child:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+
+
+def _worker_gone(pid: int) -> None:
+    """Its worker rows deleted and its running jobs queued again (apps.operations); with the
+    database away this waits for the periodic recovery instead."""
+    from django.db import connection
+
+    from apps.operations.services import worker_pids
+
+    try:
+        outcome = worker_pids.worker_process_gone(pid=pid)
+    except Exception as exc:  # the database may be what killed it; recovery comes later
+        _say(f"could not queue again the jobs of worker pid {pid} now ({type(exc).__name__}).")
+        return
+    finally:
+        connection.close()
+    if outcome is not None and outcome.total:
+        _say(f"queued again {outcome.total} job(s) of the worker that ended (pid {pid}).")
 
 
 class _Signals:

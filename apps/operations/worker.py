@@ -36,7 +36,7 @@ from procrastinate import worker as procrastinate_worker
 from procrastinate.contrib.django import app
 from procrastinate.contrib.django import utils as django_utils
 
-from apps.operations.services import recovery, sweeper
+from apps.operations.services import recovery, sweeper, worker_pids
 
 BACKOFF_FIRST_SECONDS = 1.0
 BACKOFF_MAX_SECONDS = 30.0
@@ -112,11 +112,19 @@ def _worker_connector() -> psycopg_connector.PsycopgConnector:
 
 class _Worker(procrastinate_worker.Worker):
     """Procrastinate's worker, telling us when it stops (it stops by itself when a side task,
-    its listener or heartbeat, fails)."""
+    its listener or heartbeat, fails) and which id it registered as."""
 
     def __init__(self, *, on_stop: Callable[[], None], **options: Any) -> None:
         super().__init__(**options)
         self._on_stop = on_stop
+
+    async def _run_loop(self) -> None:
+        # Procrastinate (pinned) registers the worker just before its run loop starts.
+        if self.worker_id is not None:
+            await sync_to_async(worker_pids.worker_registered, thread_sensitive=True)(
+                self.worker_id
+            )
+        await super()._run_loop()
 
     def stop(self) -> None:
         self._on_stop()
@@ -163,9 +171,12 @@ class WorkerRunner:
         handlers = logging.getLogger().handlers
         for handler in handlers:
             handler.addFilter(short)
+        worker_pids.worker_process_started()
         try:
             with app.replace_connector(_worker_connector()):
-                return asyncio.run(self._main())
+                code = asyncio.run(self._main())
+            worker_pids.worker_process_stopped()
+            return code
         finally:
             for handler in handlers:
                 handler.removeFilter(short)

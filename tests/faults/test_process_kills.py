@@ -49,6 +49,12 @@ def test_worker_killed_during_ingest_is_restarted_and_the_document_has_pages_1_t
         said,
     ), said
     assert re.search(r"lexweb: cpu worker started again \(pid \d+, restart \d+\)\.", said)
+    # Its host saw it gone: its job was queued again at once, not after the stalled timeout.
+    killed = re.search(r"lexweb: cpu worker \(pid (\d+)\) was killed", said)
+    assert killed is not None
+    assert (
+        f"lexweb: queued again 1 job(s) of the worker that ended (pid {killed.group(1)})." in said
+    ), said
 
 
 def test_worker_killed_during_ocr_document_finishes_with_pages_1_to_n_once(
