@@ -46,7 +46,7 @@ from apps.evidence.services.registry import _text_key
 # window (SHINGLE_WORDS + WINDOW - 1 words), counted as whitespace-separated runs (each holds
 # at least one word).
 OVERLAP_WORDS = fp.SHINGLE_WORDS + fp.WINDOW + 4
-_RUNS_BEFORE = re.compile(r"\S+\s*$")
+_RUN = re.compile(r"\S+")
 
 _FINGERPRINTS = ArtifactFingerprint._meta.db_table
 _ARTIFACTS = GeneratedArtifact._meta.db_table
@@ -114,16 +114,15 @@ class StreamPostings:
 
 
 def _overlap_start(text: str, done: int) -> int:
-    """Where to fingerprint from: OVERLAP_WORDS whitespace-separated runs before `done`."""
-    start = done
-    for _ in range(OVERLAP_WORDS):
-        if start <= 0:
-            return 0
-        match = _RUNS_BEFORE.search(text, max(0, start - 400), start)
-        if match is None:
-            break
-        start = match.start()
-    return start
+    """Where to fingerprint from: OVERLAP_WORDS whitespace-separated runs before `done` (one
+    scan of the few hundred characters before it)."""
+    window = max(0, done - 40 * OVERLAP_WORDS)
+    starts = [m.start() for m in _RUN.finditer(text, window, done)]
+    if window > 0:
+        starts = starts[1:]  # the first run may begin before the window
+    if len(starts) >= OVERLAP_WORDS:
+        return starts[-OVERLAP_WORDS]
+    return starts[0] if window > 0 and starts else 0
 
 
 def grow_params(growths: list[tuple[StreamPostings, list[int]]]) -> list[object]:
