@@ -87,8 +87,22 @@ CASE_NUMBER = "BENCH-RUN-RELAY"
 HOST = "relay-bench"
 BACKEND = "relay-bench-llama"
 MODEL = "qwen3-4b"
-REPLY = " ".join(f"w{n}" for n in range(TOKENS))
+
+
+def _word(n: int) -> str:
+    """A distinct lower-case word for each n, one token in the fake's tokenizer (digits would be
+    a token each)."""
+    letters = ""
+    while True:
+        n, digit = divmod(n, 26)
+        letters = chr(ord("a") + digit) + letters
+        if n == 0:
+            return "w" + letters
+
+
+REPLY = " ".join(_word(n) for n in range(TOKENS))
 PIECES = reply_pieces(REPLY, TOKENS)[0]
+assert len(PIECES) == TOKENS and "".join(PIECES) == REPLY, "one token a word"
 _TAG = re.compile(r"relay-[0-9a-f]{8}-[a-z]+-\d+")
 
 # One host, one board, one llama-server with 20 slots serving the summarizer.
