@@ -9,21 +9,38 @@ in a separate process, so the CPU time (time.process_time of this process) is th
 alone. The peer in the same run reads the same streams with raw httpx line iteration and a
 substring count, no parsing: the floor of what any client must spend.
 
+Then the same on a real llama.cpp server (issue 29, Performance): llama.cpp's own server code
+from the xllamacpp wheel serving the tests' tiny GGUF on 127.0.0.1, one thread, started as
+tests/harness/llamacpp.py starts it (bench_token_counts does the same), REAL_STREAMS slots and
+as many concurrent streams of REAL_TOKENS tokens each, at temperature 0 (the tiny model never
+ends a reply by itself, so each runs to max_tokens). The backend's rate is the server's own:
+each reply's final chunk carries `timings` (predicted_n tokens over predicted_ms), summed over
+the concurrent streams; the client's rate is the tokens it handed to its caller over its own
+first-to-last-token span, per stream, summed the same way. relay_ratio = client / server
+(target >= 0.99); tokens lost = the server's predicted_n minus the tokens the client handed on
+(must be 0). The peer reads the same server with raw httpx lines (json only for the final
+timings chunk). The server runs as fast as its one thread allows (no pacing): a few thousand
+tokens/s for one stream, about 1,500 in all for four on this machine.
+
 Prints one JSON object. Run with `make bench` (or `python -m bench.bench_stream_relay`).
 """
 
 import asyncio
 import json
 import multiprocessing
+import os
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 
 import httpx
 
 from apps.cluster.backends import (
     ChatRequest,
+    Finished,
     LlamaCppClient,
     Message,
     OllamaClient,
@@ -41,6 +58,12 @@ MESSAGES: list[Message] = [{"role": "user", "content": "Write the whole brief."}
 KINDS: tuple[Kind, ...] = ("llama_cpp", "ollama")
 # Substrings that mark a token event, for the peer that does not parse.
 TOKEN_MARK = {"llama_cpp": b'"delta":{"content":"', "ollama": b'"done":false'}
+# The real server: fewer streams than the fake's, as many slots as streams; long enough replies
+# that one token more or less in a span (the first token's own decode) moves a rate by 0.1%.
+REAL_STREAMS = 4
+REAL_TOKENS = 1024
+REAL_SLOT_CONTEXT = REAL_TOKENS + 128  # the prompt is 29 tokens in the tiny vocabulary
+REAL_SAMPLING = {"temperature": 0}
 
 
 def _serve_fake(kind: Kind, conn: Connection) -> None:
@@ -160,6 +183,141 @@ async def _one(kind: Kind, base_url: str, name: str) -> Run:
         return await _measure(lambda marks: _naive(http, kind, marks))
 
 
+@dataclass
+class RealStream:
+    """One stream from the real server: what the client handed on, over which span of its own
+    clock, and what the server says it generated (its final chunk's `timings`)."""
+
+    tokens: int
+    first_at: float
+    last_at: float
+    server_tokens: int
+    server_ms: float
+
+    @property
+    def client_rate(self) -> float:
+        return self.tokens / (self.last_at - self.first_at)
+
+    @property
+    def server_rate(self) -> float:
+        return self.server_tokens / self.server_ms * 1000
+
+
+async def _real_ours(client: LlamaCppClient) -> RealStream:
+    request = ChatRequest(
+        model="tiny", messages=MESSAGES, max_tokens=REAL_TOKENS, sampling=REAL_SAMPLING
+    )
+    count, first_at, finished = 0, 0.0, None
+    async with client.stream_chat(request) as stream:
+        async for event in stream:
+            if isinstance(event, Token):
+                count += 1
+                if count == 1:
+                    first_at = time.monotonic()
+                last_at = time.monotonic()
+            elif isinstance(event, Finished):
+                finished = event
+    assert finished is not None and finished.completion_tokens and finished.decode_ms
+    return RealStream(count, first_at, last_at, finished.completion_tokens, finished.decode_ms)
+
+
+async def _real_naive(http: httpx.AsyncClient) -> RealStream:
+    payload = {
+        **REAL_SAMPLING,
+        "model": "tiny",
+        "messages": MESSAGES,
+        "max_tokens": REAL_TOKENS,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    count, first_at, timings = 0, 0.0, None
+    mark = TOKEN_MARK["llama_cpp"].decode()
+    async with http.stream("POST", "/v1/chat/completions", json=payload) as response:
+        async for line in response.aiter_lines():
+            if mark in line:
+                count += 1
+                if count == 1:
+                    first_at = time.monotonic()
+                last_at = time.monotonic()
+            elif '"timings"' in line:
+                timings = json.loads(line.removeprefix("data: "))["timings"]
+    assert timings is not None
+    return RealStream(
+        count, first_at, last_at, int(timings["predicted_n"]), float(timings["predicted_ms"])
+    )
+
+
+async def _real_measure(base_url: str, name: str) -> tuple[list[RealStream], float]:
+    """REAL_STREAMS concurrent streams; the streams and this process's CPU seconds."""
+    if name == "ours":
+        client = LlamaCppClient(base_url, timeouts=TIMEOUTS)
+        try:
+            cpu = time.process_time()
+            streams = await asyncio.gather(*(_real_ours(client) for _ in range(REAL_STREAMS)))
+            return list(streams), time.process_time() - cpu
+        finally:
+            await client.aclose()
+    async with httpx.AsyncClient(
+        base_url=base_url, timeout=60.0, limits=httpx.Limits(max_connections=None)
+    ) as http:
+        cpu = time.process_time()
+        streams = await asyncio.gather(*(_real_naive(http) for _ in range(REAL_STREAMS)))
+        return list(streams), time.process_time() - cpu
+
+
+def _real_report(streams: list[RealStream], cpu_seconds: float) -> dict[str, float | int]:
+    backend = sum(s.server_rate for s in streams)
+    client = sum(s.client_rate for s in streams)
+    received = sum(s.tokens for s in streams)
+    span = max(s.last_at for s in streams) - min(s.first_at for s in streams)
+    return {
+        "backend_tokens_per_second": round(backend, 1),
+        "client_tokens_per_second": round(client, 1),
+        "relay_ratio": round(client / backend, 4),
+        "min_stream_ratio": round(min(s.client_rate / s.server_rate for s in streams), 4),
+        "tokens_generated": sum(s.server_tokens for s in streams),
+        "tokens_received": received,
+        "tokens_lost": sum(s.server_tokens for s in streams) - received,
+        "client_tokens_per_second_over_all_streams_span": round(received / span, 1),
+        "cpu_seconds_per_1000_tokens": round(cpu_seconds / received * 1000, 5),
+    }
+
+
+def _bench_real() -> dict[str, object]:
+    """Ours, then the peer, against one real llama.cpp server, after a short warm-up call."""
+    # The tests' harness reads Django's settings (the repository root); nothing else needs them.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexweb.settings")
+    import django
+
+    django.setup()
+    from tests.harness.llamacpp import running_llamacpp
+    from tests.harness.tiny_gguf import write_tiny_gguf
+
+    with tempfile.TemporaryDirectory() as folder:
+        model = write_tiny_gguf(Path(folder) / "tiny.gguf")
+        log = Path(folder) / "server.log"
+        context = REAL_SLOT_CONTEXT * REAL_STREAMS
+        with running_llamacpp(model, log, context=context, slots=REAL_STREAMS) as server:
+            httpx.post(
+                f"{server.base_url}/v1/chat/completions",
+                json={"model": "tiny", "messages": MESSAGES, "max_tokens": 16},
+                timeout=60,
+            ).raise_for_status()
+            ours, ours_cpu = asyncio.run(_real_measure(server.base_url, "ours"))
+            peer, peer_cpu = asyncio.run(_real_measure(server.base_url, "peer"))
+    peer_report = _real_report(peer, peer_cpu)
+    return {
+        "server": "llama.cpp (xllamacpp), tiny GGUF, CPU, 1 thread, unpaced",
+        "streams": REAL_STREAMS,
+        "slots": REAL_STREAMS,
+        "tokens_per_stream": REAL_TOKENS,
+        **_real_report(ours, ours_cpu),
+        "peer": "httpx aiter_lines + substring count (json only for the timings chunk)",
+        **{f"peer_{key}": value for key, value in peer_report.items()},
+        "cpu_ratio_to_peer": round(ours_cpu / peer_cpu, 3),
+    }
+
+
 def main() -> None:
     result: dict[str, object] = {
         "benchmark": "stream_relay_through_backend_client",
@@ -170,6 +328,8 @@ def main() -> None:
     }
     for kind in KINDS:
         result[kind] = _bench_kind(kind)
+    result["llama_cpp_real"] = _bench_real()
+    result["load_average"] = os.getloadavg()[0]
     print(json.dumps(result))
 
 
