@@ -69,6 +69,7 @@ from apps.verification.index import (
     Value,
     bates_key,
     pages_label,
+    split_label,
 )
 from apps.verification.spans import excerpt_of
 
@@ -346,6 +347,15 @@ class _Context:
         pages: list[int] = []
         for ref in claim.bates:
             found, missing = self.index.bates_indexes(ref)
+            gap = self.index.page_suffix_gap(ref) if missing and ref.paged else None
+            if gap is not None:
+                # The document is in the packet; the page its suffix names is not.
+                return Finding(
+                    claim,
+                    "unsupported",
+                    "bates_in_packet",
+                    f"{claim.text} is not in the packet: {gap}",
+                )
             if missing:
                 return self._out_of_range(claim, ref.prefix, missing, bool(found))
             pages.extend(p for p in found if p not in pages)
@@ -472,8 +482,8 @@ class _Context:
             message = f"{claim.text} {what} ({span[0]}-{span[1]})"
             tail = _TOKEN_TAIL.match(self.text, claim.end)
             written = claim.bates[0].digits if claim.bates else 0
-            digits = _TRAILING_DIGITS.search(span[0])
-            produced = len(digits.group()) if digits else 0
+            parts = split_label(span[0])
+            produced = len(parts[1]) if parts else 0
             if tail is not None or (written and written != produced and not partly):
                 if tail is not None:
                     claim = replace(claim, end=tail.end(), text=self.text[claim.start : tail.end()])
@@ -773,9 +783,9 @@ class _Context:
             prefixes: dict[str, str] = {}
             for page in self.index.pages:
                 for label in page.bates:
-                    key = bates_key(label)
-                    if key is not None:
-                        prefixes.setdefault(key[0], _TRAILING_DIGITS.sub("", label))
+                    key, parts = bates_key(label), split_label(label)
+                    if key is not None and parts is not None:
+                        prefixes.setdefault(key[0], parts[0])
             spans = [self.index.bates_span(prefix) for prefix in list(prefixes.values())[:4]]
             self.spans_label = ", ".join(f"{a}-{b}" for a, b in filter(None, spans)) or "none"
         return self.spans_label
@@ -1396,7 +1406,6 @@ class _Weighed:
 
 
 _TOKEN_TAIL = re.compile(r"(?:[-_/.]?[A-Za-z0-9])+")  # "-07" of "KVN-2021-07", "A" of "...09A"
-_TRAILING_DIGITS = re.compile(r"\d+$")
 _RANGE_END = re.compile(r"(?:[A-Za-z]+[ \-_.]?)?\d+\s*$")
 
 

@@ -1,9 +1,10 @@
 """Dates in the forms lawyers and OCR write them, normalised to ISO 8601.
 
 "March 3, 2024", "Mar. 3, 2024", "3 March 2024", "3rd day of March, 2024", "03/03/2024",
-"3/3/24", "2024-03-03" are all "2024-03-03". Numeric dates are read month first (US practice);
-a numeric date that is no valid month-first date but is a valid day-first one is read day
-first. Pure functions, no Django.
+"3/3/24", "2024-03-03", and with the day in words "the third of March, 2024", "the third day
+of March 2024", "March third, 2024", are all "2024-03-03". Numeric dates are read month first
+(US practice); a numeric date that is no valid month-first date but is a valid day-first one
+is read day first. Pure functions, no Django.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ _ORD = r"(?:st|nd|rd|th)?"
 # around the comma, read the comma as a full stop, or drop the space after "Mar.".
 _S = r"\s+"
 _COMMA = r"\s*[,.]?\s*"
+# The same, where a transcript's line ends inside the date and the next line's number stands
+# before the year ("April 22,\n 5  2021"; the comma marks the year to come).
+_COMMA_OR_LINE = r"(?:\s*,[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s*[,.]?\s*)"
 
 _PATTERNS = [
     # March 3, 2024 / Mar. 3 2024 / March 3rd, 2024
@@ -39,7 +43,7 @@ _PATTERNS = [
         + r"(?P<d>\d{1,2})"
         + _ORD
         + r"(?!\d)"
-        + _COMMA
+        + _COMMA_OR_LINE
         + r"(?P<y>\d{4})(?!\d)",
         re.IGNORECASE,
     ),
@@ -83,6 +87,70 @@ _PATTERNS = [
 ]
 
 
+# Days as ordinal words ("the second of April, 2007", "April second, 2007", "the nineteenth
+# day of October, 2023"): a tens word and a unit joined by a hyphen or a space.
+_ORDINAL_UNITS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9,
+}  # fmt: skip
+_ORDINAL_DAYS = {
+    **_ORDINAL_UNITS,
+    "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+    "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+    "twentieth": 20, "thirtieth": 30,
+}  # fmt: skip
+_ORDINAL_WORD = (
+    r"(?P<dw>(?:twenty|thirty)[-\s](?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)"
+    r"|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
+    r"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth"
+    r"|thirtieth)"
+)
+# Between the words of a date: spaces, or a line break and the next line's number where a
+# transcript numbers its lines ("on the\n 5  nineteenth of June, 2021").
+_GAP = r"(?:[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s+)"
+_WORD_PATTERNS = [
+    # the second of April, 2007 / second day of April 2007 / the nineteenth day of October, 2023
+    re.compile(
+        r"(?<![\w-])"
+        + _ORDINAL_WORD
+        + rf"{_GAP}(?:day{_GAP})?of{_GAP}"
+        + _MONTH.format(g="m")
+        + r"(?:\s*,\s*|"
+        + _GAP
+        + r")"
+        + r"(?P<y>\d{4})(?!\d)",
+        re.IGNORECASE,
+    ),
+    # April second, 2007 / April the second, 2007
+    re.compile(
+        r"(?<![\w])"
+        + _MONTH.format(g="m")
+        + rf"{_GAP}(?:the{_GAP})?"
+        + _ORDINAL_WORD
+        + r"(?:\s*,\s*|"
+        + _GAP
+        + r")"
+        + r"(?P<y>\d{4})(?!\d)",
+        re.IGNORECASE,
+    ),
+]
+
+
+# A day in words first: in a transcript a line's number may stand before the month ("the
+# second of\n 7  April, 2007" is April 2, not April 7).
+_ALL_PATTERNS = _WORD_PATTERNS + _PATTERNS
+
+
+def _ordinal_day(words: str) -> int | None:
+    """The day an ordinal written in words names ("twenty-first" 21), or None."""
+    parts = re.split(r"[-\s]+", words.casefold())
+    if len(parts) == 1:
+        return _ORDINAL_DAYS.get(parts[0])
+    tens = {"twenty": 20, "thirty": 30}.get(parts[0])
+    unit = _ORDINAL_UNITS.get(parts[-1])
+    return None if tens is None or unit is None else tens + unit
+
+
 def _year(text: str) -> int:
     year = int(text)
     if len(text) == 2:
@@ -102,7 +170,9 @@ def _value(match: re.Match[str]) -> str | None:
     year = _year(groups["y"])
     if not 1000 <= year <= 2999:
         return None
-    day = int(groups["d"])
+    day = int(groups["d"]) if groups.get("d") is not None else _ordinal_day(groups["dw"])
+    if day is None:
+        return None
     raw_month = groups["m"]
     if raw_month.isdigit():
         value = _iso(year, int(raw_month), day)
@@ -118,7 +188,7 @@ def _value(match: re.Match[str]) -> str | None:
 
 def date_values(text: str) -> list[tuple[int, int, str]]:
     """Every date in `text` as (start, end, ISO date), in order, spans never overlapping."""
-    return disjoint_values(_PATTERNS, text, _value)
+    return disjoint_values(_ALL_PATTERNS, text, _value)
 
 
 def parse_date(text: str) -> str | None:

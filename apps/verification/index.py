@@ -6,7 +6,8 @@
    stem -> pages (key terms, and the candidates of a quotation);
 2. its dates and money amounts (apps.verification.dates / amounts, the extractor's own parsers)
    into value -> pages, and per page, with their spans;
-3. its Bates labels into (prefix, number) -> page.
+3. its Bates labels into (prefix, number) -> page (a page-suffixed label, "ABC000101.0002",
+   by its document's number; its pages by suffix are found on demand).
 
 The rest is done on demand for the few pages a check looks at, and cached: token spans, the
 body of a page (its running heads and footers, repeated on the pages of its document, and
@@ -35,7 +36,10 @@ from apps.verification import normalise as nz
 from apps.verification.claims import BatesRef
 
 OCR = "ocr"
-_LABEL = re.compile(r"^(.*?)[\s\-_.]*(\d+)$")
+# A label: its prefix, the separator after it, its number and, where the production numbers
+# documents rather than pages, a page suffix (a dot and 1-6 digits after a number of at least
+# three: "ABC000101.0002" is page 2 of ABC000101; "ABC-01-000123" has none).
+_LABEL = re.compile(r"^(.*?)[\s\-_.]*(?:(\d{3,})\.(\d{1,6})|(\d+))$")
 _LINE_NUMBER = re.compile(r"^[ \t]*(\d{1,2})(?=[ \t]+\S)")
 _NUMBERED_LINE = re.compile(r"(?m)^[ \t]*\d{1,2}[ \t]+\S")
 _LONE_NUMBER = re.compile(r"^\s*\d{1,5}\s*$")
@@ -153,12 +157,29 @@ def pages_label(index: "PacketIndex", pages: list[int]) -> str:
     return f"{index.label(pages[0])}-{index.label(pages[-1])}"
 
 
-def bates_key(label: str) -> tuple[str, int] | None:
-    """("ACME", 14) for "ACME000014" / "ACME-000014"; None for a label without a number."""
+def split_label(label: str) -> tuple[str, str, str | None] | None:
+    """A label's prefix as printed (without the separator after it), its number's digits and
+    its page suffix's digits (None without one): ("ABC", "000101", "0002") for
+    "ABC000101.0002"; None for a label without a number."""
     match = _LABEL.match(label.strip())
     if not match:
         return None
-    return _prefix_key(match.group(1)), int(match.group(2))
+    if match.group(2) is not None:
+        return match.group(1), match.group(2), match.group(3)
+    return match.group(1), match.group(4), None
+
+
+def bates_key(label: str) -> tuple[str, int] | None:
+    """("ACME", 14) for "ACME000014" / "ACME-000014" and for every page of a document numbered
+    ACME000014 ("ACME000014.0002"); None for a label without a number."""
+    parts = split_label(label)
+    if parts is None:
+        return None
+    return _prefix_key(parts[0]), int(parts[1])
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def _prefix_key(prefix: str) -> str:
@@ -184,6 +205,9 @@ class PacketIndex:
     _repeats: dict[int, set[str]] = field(default_factory=dict)  # page -> edge line shapes
     _documents: dict[int, list[int]] = field(default_factory=dict)  # document -> page indexes
     _prefix_numbers: dict[str, list[int]] = field(default_factory=dict)  # prefix -> numbers
+    # (prefix key, number) -> the document's pages by suffix, [(suffix, page index)], sorted:
+    # made when a suffixed label is first looked up.
+    _suffixed: dict[tuple[str, int], list[tuple[int, int]]] | None = None
     _month_day_pages: dict[str, list[int]] | None = None  # "--MM-DD" -> pages (value_pages)
     _opinions: dict[tuple[str, ...], object] = field(default_factory=dict)  # look-ups, cached
 
@@ -274,7 +298,12 @@ class PacketIndex:
     # -- Bates ----------------------------------------------------------------------------
 
     def bates_indexes(self, ref: BatesRef) -> tuple[list[int], list[int]]:
-        """(indexes of the pages the ref names that are in the packet, numbers not found)."""
+        """(indexes of the pages the ref names that are in the packet, numbers not found).
+
+        A number of a production that numbers documents names all its document's pages; a
+        page suffix on the ref's first (last) number names the pages from (up to) that one. A
+        suffix naming no page of its document counts its number as not found
+        (`page_suffix_gap` says why); on a number stamped without suffixes, ".1" is its page."""
         prefix = _prefix_key(ref.prefix)
         found: list[int] = []
         missing: list[int] = []
@@ -283,11 +312,78 @@ class PacketIndex:
             index = self.bates_lookup(prefix, number)
             if index is None:
                 missing.append(number)
-            else:
-                found.append(index)
+                continue
+            low = ref.first_page if number == ref.first else None
+            high = ref.last_page if number == ref.last else None
+            document = self.suffixed_pages(prefix, number, index)
+            if not document:
+                if {low, high} <= {None, 1}:
+                    found.append(index)
+                else:
+                    missing.append(number)
+                continue
+            suffixes = {suffix for suffix, _ in document}
+            if (low is not None and low not in suffixes) or (
+                high is not None and high not in suffixes
+            ):
+                missing.append(number)
+            found.extend(
+                i
+                for suffix, i in document
+                if (low is None or suffix >= low) and (high is None or suffix <= high)
+            )
         if ref.last > last:
             missing.append(ref.last)
         return found, missing
+
+    def suffixed_pages(self, prefix_key: str, number: int, index: int) -> list[tuple[int, int]]:
+        """The pages of the document numbered `prefix_key` + `number` whose labels carry a
+        page suffix, as (suffix, page index) in suffix order; [] when the label of `index` (the
+        page the number was looked up to) has none."""
+        page = self.pages[index]
+        if not any("." in label for label in page.bates):
+            return []
+        if self._suffixed is None:
+            table: dict[tuple[str, int], list[tuple[int, int]]] = {}
+            for i, record in enumerate(self.pages):
+                for label in record.bates:
+                    if "." not in label:
+                        continue
+                    parts = split_label(label)
+                    if parts is not None and parts[2] is not None:
+                        key = (_prefix_key(parts[0]), int(parts[1]))
+                        table.setdefault(key, []).append((int(parts[2]), i))
+            for pages in table.values():
+                pages.sort()
+            self._suffixed = table
+        return self._suffixed.get((prefix_key, number), [])
+
+    def page_suffix_gap(self, ref: BatesRef) -> str | None:
+        """Why a page suffix of `ref` names no page: "page .0009 of ABC000101, which has 4
+        pages"; None when each suffix it names is a page of its document (or its number is not
+        in the packet at all: that is another finding)."""
+        prefix = _prefix_key(ref.prefix)
+        for number, page in ((ref.first, ref.first_page), (ref.last, ref.last_page)):
+            if page is None:
+                continue
+            index = self.bates_lookup(prefix, number)
+            if index is None:
+                continue
+            document = self.suffixed_pages(prefix, number, index)
+            suffixes = [suffix for suffix, _ in document] or [1]
+            if page in suffixes:
+                continue
+            label = next(
+                (lb for lb in self.pages[index].bates if bates_key(lb) == (prefix, number)),
+                self.label(index),
+            )
+            parts = split_label(label)
+            name = label if parts is None or parts[2] is None else label.rsplit(".", 1)[0]
+            written = f".{page:0{ref.page_digits}d}" if ref.page_digits else f".{page}"
+            if not document:
+                return f"page {written} of {name}, a page stamped without page suffixes"
+            return f"page {written} of {name}, which has {_plural(len(document), 'page')}"
+        return None
 
     def pages_for_bates(self, ref: BatesRef) -> list[PageRecord] | None:
         """The pages `ref` names, in order; None when any of them is not in the packet."""
@@ -305,9 +401,12 @@ class PacketIndex:
         numbers = self._prefix_numbers.get(key)
         if not numbers:
             return None
-        return self.pages[self.bates[(key, min(numbers))]].bates[0], self.pages[
-            self.bates[(key, max(numbers))]
-        ].bates[-1]
+        high = max(numbers)
+        last = self.bates[(key, high)]
+        document = self.suffixed_pages(key, high, last)
+        if document:
+            last = document[-1][1]  # the last page of a document numbered with page suffixes
+        return self.pages[self.bates[(key, min(numbers))]].bates[0], self.pages[last].bates[-1]
 
     def label(self, index: int) -> str:
         page = self.pages[index]
@@ -783,7 +882,8 @@ def bates_table(pages: Sequence[PageRecord]) -> dict[tuple[str, int], int]:
             key = prefixes.get(prefix)
             if key is None:
                 key = prefixes[prefix] = _prefix_key(prefix)
-            table.setdefault((key, int(match.group(2))), i)
+            # A page-suffixed label ("ABC000101.0002") is looked up by its document's number.
+            table.setdefault((key, int(match.group(2) or match.group(4))), i)
     return table
 
 

@@ -74,6 +74,7 @@ _JOB_ENDED = ("succeeded", "failed", "cancelled", "aborted")
 MIN_REASON = 10
 _MAX_ID = 2**63 - 1
 _LABEL = re.compile(r"^(.*?)(\d+)$")
+_PAGE_SUFFIX = re.compile(r"(?<=\d{3})\.\d{1,6}$")  # "ABC000101.0002": page 2 of ABC000101
 
 
 class UnsupportedFindings(Conflict):
@@ -227,7 +228,7 @@ def bates_prefixes(*, case_id: int, pages: Sequence["FrozenPage | index.PageReco
     found = set(Production.objects.filter(case_id=case_id).values_list("prefix", flat=True))
     for page in pages:
         for label in page.bates:
-            match = _LABEL.match(label)
+            match = _LABEL.match(_PAGE_SUFFIX.sub("", label))
             if match and match.group(1):
                 found.add(match.group(1))
     return sorted(found, key=lambda prefix: (-len(prefix), prefix))

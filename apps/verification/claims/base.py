@@ -15,15 +15,40 @@ Kind = Literal[
 
 @dataclass(frozen=True)
 class BatesRef:
-    """One Bates label or a range of them: `prefix` + `first`..`last`, written with `digits`."""
+    """One Bates label or a range of them: `prefix` + `first`..`last`, written with `digits`.
+
+    A production that numbers documents, not pages, stamps each page with its document's
+    number and a page suffix ("ABC000101.0002": page 2 of document ABC000101). `first_page`
+    is the suffix written on `first` and `last_page` the one on `last` (None: no suffix, the
+    whole document); `page_digits` is how many digits the suffix was written with."""
 
     prefix: str
     first: int
     last: int
     digits: int
+    first_page: int | None = None
+    last_page: int | None = None
+    page_digits: int = 0
+
+    @property
+    def paged(self) -> bool:
+        """Whether a page suffix was written on either end."""
+        return self.first_page is not None or self.last_page is not None
 
     def labels(self) -> list[str]:
-        return [f"{self.prefix}{n:0{self.digits}d}" for n in range(self.first, self.last + 1)]
+        """The labels named, as written (a suffixed one stands for its page only)."""
+        out = [f"{self.prefix}{n:0{self.digits}d}" for n in range(self.first, self.last + 1)]
+        if not self.paged or not out:
+            return out
+        width = self.page_digits
+        if self.first == self.last and self.first_page is not None:
+            low, high = self.first_page, self.last_page or self.first_page
+            return [f"{out[0]}.{p:0{width}d}" for p in range(low, high + 1)]
+        if self.first_page is not None:
+            out[0] += f".{self.first_page:0{width}d}"
+        if self.last_page is not None:
+            out[-1] += f".{self.last_page:0{width}d}"
+        return out
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,13 @@ _PIN = re.compile(
 _EXHIBIT_BEFORE = re.compile(
     r"(?:\bEx(?:h(?:ibit)?)?s?\.?|\bExhibit|\bTab)\s+[A-Z0-9]{1,4}(?:-\d+)?,?\s+(?:at\s+)?$"
 )
+# A page suffix after a Bates number: a dot and 1-6 digits ("ABC000101.0002", page 2 of the
+# document numbered ABC000101).
+_PAGE_SUFFIX = r"(?:\.(?P<page>\d{1,6})(?!\d))?"
 _GENERIC = re.compile(
-    r"(?<![\w.-])(?P<prefix>[A-Z]{2,10}(?:[-_.][A-Z]{1,10})?[-_.]?)(?P<num>\d{3,12})(?![\w])"
+    r"(?<![\w.-])(?P<prefix>[A-Z]{2,10}(?:[-_.][A-Z]{1,10})?[-_.]?)(?P<num>\d{3,12})"
+    + _PAGE_SUFFIX
+    + r"(?![\w])"
 )
 _DOCKET = re.compile(
     r"(?<![\w])(?:Dkt|ECF|D\.E)\.?\s*(?:No\.?\s*)?\d+(?:\s*[-\u2013]\s*\d+)?(?![\w])"
@@ -129,28 +134,66 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
     alternation = "|".join(re.escape(p) for p in cores)
     pattern = re.compile(
         rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})(?:{_LABEL_BREAK}|[-_. \u00a0])?)"
-        rf"(?P<num>\d{{3,12}})(?!\d)"
+        rf"(?P<num>\d{{3,12}})(?!\d){_PAGE_SUFFIX}"
     )
     return pattern, canonical
 
 
-def _range_end(text: str, end: int, prefix: str, num: str) -> tuple[int, int] | None:
-    """`(end, last)` when a range continues at `end`: "-16", " - ACME000016", " through ..."."""
+@dataclass(frozen=True)
+class _RangeEnd:
+    end: int
+    last: int
+    last_page: int | None
+    page_digits: int
+
+
+def _range_end(text: str, end: int, prefix: str, num: str, page: str | None) -> _RangeEnd | None:
+    """Where a range continues at `end` ("-16", " - ACME000016", " through ..."), and its last
+    number and page. After a suffixed number ("ABC000101.0002") the range may run over its
+    document's pages: "-.0004", "-0004" (no longer than the suffix) or "-ABC000101.0004"."""
     core = re.escape(prefix.rstrip(_SEPARATORS) or prefix)
     match = re.compile(
         r"\s*(?:[-\u2013\u2014]|\s(?:through|thru|to)\s)\s*"
-        rf"(?:(?P<p>{core})[-_. \u00a0]?)?(?P<n>\d{{1,12}})(?!\d)"
+        r"(?:\.(?P<dot>\d{1,6})"
+        rf"|(?:(?P<p>{core})[-_. \u00a0]?)?(?P<n>\d{{1,12}})(?:\.(?P<s>\d{{1,6}}))?)(?!\d)"
     ).match(text, end)
     if match is None:
         return None
-    tail = match.group("n")
-    worded = re.match(r"\s*\s(?:through|thru|to)\s", match.group())
-    if match.group("p") is None and worded and len(tail) != len(num):
-        return None  # "ACME000014 to 16 pages" is no range
-    last = int(tail) if len(tail) >= len(num) else int(num[: len(num) - len(tail)] + tail)
-    if last < int(num):
+    first = int(num)
+    first_page = int(page) if page is not None else None
+    width = len(page or "")
+    last_page: int | None
+    if match.group("dot") is not None:
+        if page is None:
+            return None  # "ACME000014-.5" is no range of pages
+        last, last_page, width = first, int(match.group("dot")), len(match.group("dot"))
+    else:
+        tail = match.group("n")
+        worded = re.match(r"\s*\s(?:through|thru|to)\s", match.group())
+        if (
+            match.group("p") is None
+            and worded
+            and len(tail) != len(num)
+            and (page is None or len(tail) > len(page))
+        ):
+            return None  # "ACME000014 to 16 pages" is no range
+        suffix = match.group("s")
+        if (
+            match.group("p") is None
+            and page is not None
+            and suffix is None
+            and len(tail) <= len(page)
+        ):
+            last, last_page, width = first, int(tail), len(tail)  # "ABC000101.0002-0004"
+        else:
+            last = int(tail) if len(tail) >= len(num) else int(num[: len(num) - len(tail)] + tail)
+            last_page = int(suffix) if suffix is not None else None
+            width = len(suffix) if suffix is not None else width
+    if (last, last_page or 0) < (first, first_page or 0) or (
+        last == first and last_page is not None and first_page is None
+    ):
         return None
-    return match.end(), last
+    return _RangeEnd(match.end(), last, last_page, width)
 
 
 def _bates_cites(
@@ -171,17 +214,24 @@ def _bates_cites(
         if canonical is not None:
             written = _LINE_BREAK.sub("", prefix).replace("\u00a0", " ")
             prefix = canonical.get(written) or canonical[written.rstrip(_SEPARATORS) or written]
+        page = match.group("page")
         first = last = int(num)
-        ranged = _range_end(text, end, prefix, num)
+        first_page = last_page = int(page) if page is not None else None
+        width = len(page or "")
+        ranged = _range_end(text, end, prefix, num, page)
         if ranged is not None:
-            end, last = ranged
+            end, last, last_page, width = (
+                ranged.end,
+                ranged.last,
+                ranged.last_page,
+                ranged.page_digits,
+            )
         end, pins = _pins_after(text, end)
         exhibit = _EXHIBIT_BEFORE.search(text, max(0, start - 40), start)
         if exhibit is not None:
             start = exhibit.start()
-        cites.append(
-            RecordCite(kind, start, end, (BatesRef(prefix, first, last, len(num)),), tuple(pins))
-        )
+        ref = BatesRef(prefix, first, last, len(num), first_page, last_page, width)
+        cites.append(RecordCite(kind, start, end, (ref,), tuple(pins)))
     return cites
 
 
