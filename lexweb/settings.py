@@ -323,6 +323,11 @@ LEXWEB_API_BAD_TOKEN_REFILL_SECONDS = env_int("LEXWEB_API_BAD_TOKEN_REFILL_SECON
 # Open websockets re-check their token/session/account/membership this often (0: also before
 # every event); revocations through the app close them at once regardless.
 LEXWEB_WS_RECHECK_SECONDS = env_int("LEXWEB_WS_RECHECK_SECONDS", 1, minimum=0)
+# Server-Sent Events streams of run events (apps/drafting/run_stream.py): a `: keep-alive`
+# comment after this many quiet seconds, and at most this many open streams per person in each
+# web process (429 beyond). Their access is re-checked like the websockets' (above).
+LEXWEB_SSE_KEEPALIVE_SECONDS = 15.0
+LEXWEB_SSE_STREAMS_PER_USER = 10
 # How long an admin's break-glass access to a case they are not on lasts (apps/cases).
 LEXWEB_BREAK_GLASS_SECONDS = env_int("LEXWEB_BREAK_GLASS_SECONDS", 3600, minimum=60)
 if LEXWEB_BREAK_GLASS_SECONDS > 86_400:

@@ -414,6 +414,7 @@ MATRIX: tuple[Route, ...] = (
     ),
     Route(API, "api/v1/cases/<case_id>/runs/<run_id>", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/runs/<run_id>/events", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/runs/<run_id>/events/stream", ("GET",)),
     Route(
         API,
         "api/v1/cases/<case_id>/runs/<run_id>/transactions.csv",

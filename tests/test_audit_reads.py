@@ -190,6 +190,7 @@ API: dict[tuple[str, str], Entry] = {
     ("GET", "/api/v1/cases/{case_id}/runs"): Read("run.list"),
     ("GET", "/api/v1/cases/{case_id}/runs/{run_id}"): Read("run.view", "run"),
     ("GET", "/api/v1/cases/{case_id}/runs/{run_id}/events"): Read("run.events", "run"),
+    ("GET", "/api/v1/cases/{case_id}/runs/{run_id}/events/stream"): Read("run.stream", "run"),
     ("GET", "/api/v1/cases/{case_id}/runs/{run_id}/transactions.csv"): Read(
         "run.transactions_csv", "financial_run", ids={"run_id": "financial_run"}
     ),

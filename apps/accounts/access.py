@@ -38,7 +38,7 @@ import dataclasses
 import logging
 import time
 import weakref
-from typing import Any
+from typing import Any, Protocol
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
@@ -71,6 +71,31 @@ CLOSE_REASONS = {
 
 def recheck_seconds() -> float:
     return float(settings.LEXWEB_WS_RECHECK_SECONDS)
+
+
+class Watched(Protocol):
+    """What the watch needs of an open stream: a websocket consumer below, or a Server-Sent
+    Events stream (apps/drafting/run_stream.py)."""
+
+    access: SocketAccess | None
+    access_closed: bool
+    access_confirmed_at: float
+
+    async def access_lost(self, reason: str) -> None: ...
+
+
+def watch_add(stream: Watched) -> None:
+    """Re-check `stream`'s access with every open socket of this event loop."""
+    _watch().add(stream)
+
+
+def watch_remove(stream: Watched) -> None:
+    _watch().remove(stream)
+
+
+async def watch_confirm(stream: Watched) -> bool:
+    """Whether `stream`'s access holds, by the watch's next batched round (see `confirm`)."""
+    return await _watch().confirm(stream)
 
 
 class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
@@ -147,18 +172,7 @@ class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
         task.add_done_callback(_background.discard)
 
     async def accounts_access_ended(self, event: AccessEnded) -> None:
-        access = self.access
-        if access is None or event["user_id"] != access.user_id:
-            return
-        if event["token_ids"]:
-            matches = access.token_id in event["token_ids"]
-        elif event["session_hash"]:
-            matches = bool(access.session_key) and (
-                session_hash(access.session_key) == event["session_hash"]
-            )
-        else:
-            matches = True
-        if matches:
+        if self.access is not None and access_ended_matches(self.access, event):
             await self.access_lost(event["reason"])
 
     async def send_json(self, content: Any, close: bool = False) -> None:
@@ -173,6 +187,19 @@ class AccessWatchedConsumer(AsyncJsonWebsocketConsumer):
         if stale and not await self.access_confirm():
             return
         await super().send_json(content, close)
+
+
+def access_ended_matches(access: SocketAccess, event: AccessEnded) -> bool:
+    """Whether `event` ends `access` (the person's every way in, or its token or session)."""
+    if event["user_id"] != access.user_id:
+        return False
+    if event["token_ids"]:
+        return access.token_id in event["token_ids"]
+    if event["session_hash"]:
+        return bool(access.session_key) and (
+            session_hash(access.session_key) == event["session_hash"]
+        )
+    return True
 
 
 _background: set["asyncio.Future[None]"] = set()
@@ -193,18 +220,18 @@ class _Watch:
     sockets ask while a round's queries run, the next round answers them all."""
 
     def __init__(self) -> None:
-        self.sockets: set[AccessWatchedConsumer] = set()
+        self.sockets: set[Watched] = set()
         self.task: asyncio.Task[None] | None = None
         self._next: _Round | None = None  # not started yet: who asks now joins it
         self._last: asyncio.Future[bool] | None = None
         self.rounds = 0  # rounds started (read by the tests)
 
-    def add(self, consumer: AccessWatchedConsumer) -> None:
+    def add(self, consumer: Watched) -> None:
         self.sockets.add(consumer)
         if self.task is None or self.task.done():
             self.task = asyncio.get_running_loop().create_task(self._run())
 
-    def remove(self, consumer: AccessWatchedConsumer) -> None:
+    def remove(self, consumer: Watched) -> None:
         self.sockets.discard(consumer)
         # The last socket gone: stop the timer (unless this is the watch itself closing sockets;
         # its loop then ends on its own).
@@ -212,7 +239,7 @@ class _Watch:
             self.task.cancel()
             self.task = None
 
-    async def confirm(self, consumer: AccessWatchedConsumer) -> bool:
+    async def confirm(self, consumer: Watched) -> bool:
         """Whether `consumer`'s access holds, by a round that starts after this call."""
         asked = time.monotonic()
         if not await asyncio.shield(self._round().done):
@@ -251,7 +278,7 @@ class _Watch:
             raise
         round_.done.set_result(ok)
 
-    async def _check(self, consumers: list[AccessWatchedConsumer], started: float) -> bool:
+    async def _check(self, consumers: list[Watched], started: float) -> bool:
         accesses = {c.access for c in consumers if c.access is not None}
         if not accesses:
             return True

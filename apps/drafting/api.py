@@ -12,18 +12,28 @@ import json
 from typing import Any
 from urllib.parse import quote
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from ninja import Query, Router, Status
 from ninja.errors import HttpError, ValidationError
 from ninja.pagination import paginate
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
+from apps.accounts.selectors import SocketAccess
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
-from apps.drafting import diff_selectors, exports, runs, selectors, services, transactions
+from apps.drafting import (
+    diff_selectors,
+    exports,
+    run_stream,
+    runs,
+    selectors,
+    services,
+    transactions,
+)
 from apps.drafting.models import Draft, DraftVersion, Run, RunEvent
 from apps.drafting.schemas import (
     DraftDetailOut,
@@ -282,20 +292,94 @@ def get_run(request: AuthedRequest, case_id: ObjectId, run_id: ObjectId) -> Run:
     return selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run_id)
 
 
-@router.get(_RUNS + "/{run_id}/events", response={200: list[RunEventOut], 404: ErrorOut})
-def list_run_events(
+@router.get(
+    _RUNS + "/{run_id}/events", response={200: list[RunEventOut], 404: ErrorOut, 422: ErrorOut}
+)
+async def list_run_events(
     request: AuthedRequest,
     case_id: ObjectId,
     run_id: ObjectId,
     after: Query[int] = 0,
     limit: Query[int] = selectors.MAX_EVENTS_PAGE,
+    wait: int = Query(
+        0,
+        ge=0,
+        le=run_stream.MAX_WAIT_SECONDS,
+        description="Seconds (0 to 60) to wait for the first event after `after` when there "
+        "is none yet; the answer comes as soon as one is stored (an empty list when none came, "
+        "at once when the run is finished).",
+    ),
 ) -> list[RunEvent]:
     """The run's events numbered above `after` (the last number a client saw), in order, at
-    most `limit` (1 to 1000) at a time: ask again with the last number until none come."""
+    most `limit` (1 to 1000) at a time: ask again with the last number until none come. With
+    `wait`, a long poll: no need to ask again before something happened."""
     if after < 0 or after > 2**63 - 1 or not 1 <= limit <= selectors.MAX_EVENTS_PAGE:
         raise HttpError(422, "after must be 0 or more and limit from 1 to 1000.")
-    return selectors.run_events_for_user(
-        user=request.auth, case_id=case_id, run_id=run_id, after=after, limit=limit
+    return await run_stream.run_events_wait(
+        user=request.auth,
+        access=await sync_to_async(_stream_access)(request, case_id),
+        case_id=case_id,
+        run_id=run_id,
+        after=after,
+        limit=limit,
+        wait=wait,
+    )
+
+
+@router.get(
+    _RUNS + "/{run_id}/events/stream",
+    response={404: ErrorOut, 422: ErrorOut, 429: ErrorOut},
+    openapi_extra=run_stream.OPENAPI,
+)
+def stream_run_events(
+    request: AuthedRequest,
+    case_id: ObjectId,
+    run_id: ObjectId,
+    after: Query[int] = 0,
+) -> StreamingHttpResponse:
+    """The run's events as Server-Sent Events: the stored ones numbered above the
+    `Last-Event-ID` header (or `after` without it), then live ones, each with `id:` its number;
+    a `: keep-alive` comment every 15 s while quiet. It ends (`event: end`) once the run is
+    finished (succeeded, failed, cancelled, rejected) and its last event was sent, and when
+    access ends (token revoked or expired, account deactivated, membership ended). At most 10
+    open streams per person (429). A `Last-Event-ID` or `after` that is not a number from 0 is
+    a 422."""
+    start = _last_event_id(request.headers.get("Last-Event-ID"), after)
+    stream = run_stream.stream_open(
+        user=request.auth,
+        access=_stream_access(request, case_id),
+        case_id=case_id,
+        run_id=run_id,
+        after=start,
+    )
+    return run_stream.response(stream)
+
+
+def _last_event_id(header: str | None, after: int) -> int:
+    """Where a stream starts: the Last-Event-ID header when sent (and not empty), else `after`."""
+    value: object = after
+    if header is not None and header.strip():
+        value = header.strip()
+        if not value.isascii() or not value.isdigit():
+            raise HttpError(422, "Last-Event-ID must be the number of an event (0 or more).")
+        value = int(value)
+    if not isinstance(value, int) or not 0 <= value <= 2**63 - 1:
+        raise HttpError(422, "after must be 0 or more.")
+    return value
+
+
+def _stream_access(request: AuthedRequest, case_id: int) -> SocketAccess:
+    """How this request got in (its token, or its browser session), for the access watch."""
+    token = getattr(request, "api_token", None)
+    if token is not None:
+        return SocketAccess(
+            user_id=token.user_id,
+            token_id=token.pk,
+            token_expires_at=token.expires_at,
+            case_id=case_id,
+        )
+    return SocketAccess(
+        user_id=request.auth.pk, session_key=request.session.session_key or "", case_id=case_id
     )
 
 
