@@ -213,11 +213,20 @@ async def shot(page: Page, name: str) -> Path:
 
 
 async def csp_violations(page: Page) -> list[str]:
-    """What the page's CSP listener heard (install it with `listen_for_csp`)."""
-    # Reported asynchronously: give the browser its turn before reading.
-    await page.wait_for_timeout(300)
-    found: list[str] = await page.evaluate("window.__csp || []")
-    return found
+    """What the page's CSP listener heard (install it with `listen_for_csp`). A page that goes
+    on to the next one meanwhile (a live page reloading itself) has the next one read."""
+    for _attempt in range(5):
+        # Reported asynchronously: give the browser its turn before reading.
+        await page.wait_for_timeout(300)
+        try:
+            found: list[str] = await page.evaluate("window.__csp || []")
+        except PlaywrightError as exc:
+            if not any(sign in exc.message for sign in _NAVIGATING):
+                raise
+            await page.wait_for_load_state("load")
+            continue
+        return found
+    raise AssertionError(f"{page.url} kept navigating: its CSP reports could not be read")
 
 
 async def listen_for_csp(page: Page) -> None:
