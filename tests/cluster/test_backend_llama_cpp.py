@@ -255,6 +255,58 @@ async def test_hang_after_first_token_times_out_within_between_tokens(
 
 
 @pytest.mark.asyncio
+async def test_a_stream_longer_than_the_limit_between_tokens_is_not_cut(
+    quick_client: LlamaCppClient, fake_llama: FakeBackend
+) -> None:
+    """The stream's one timer follows the deadline as tokens come; it never fires at the first
+    deadline of a stream that kept on sending (10 tokens/s for 0.8 s against 0.3 s)."""
+    fake_llama.settings.tokens_per_second = 10
+
+    events = await collect(quick_client, request(max_tokens=8))
+
+    assert len(events) == 9 and isinstance(events[-1], Finished)
+
+
+@pytest.mark.asyncio
+async def test_the_callers_own_time_between_tokens_does_not_count(
+    quick_client: LlamaCppClient, fake_llama: FakeBackend
+) -> None:
+    """The limit is the backend's silence, not the caller's work: a caller that spends longer
+    than the limit on each token (0.5 s against 0.3 s) still reads the whole reply."""
+    received: list[object] = []
+    async with quick_client.stream_chat(request(max_tokens=3)) as stream:
+        async for event in stream:
+            received.append(event)
+            await asyncio.sleep(0.5)
+
+    assert len(received) == 4 and isinstance(received[-1], Finished)
+
+
+@pytest.mark.asyncio
+async def test_cancelling_the_reader_is_a_cancel_not_a_timeout(
+    quick_client: LlamaCppClient, fake_llama: FakeBackend
+) -> None:
+    """A task cancelled while it waits for the next token ends cancelled (the caller's cancel
+    wins), and a later deadline does not fire into anything."""
+    fake_llama.settings.hang_after_tokens = 1
+    reading = asyncio.Event()
+
+    async def read() -> None:
+        async with quick_client.stream_chat(request(max_tokens=20)) as stream:
+            async for _event in stream:
+                reading.set()
+
+    task = asyncio.create_task(read())
+    await reading.wait()
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.4)  # past the 0.3 s deadline: nothing left to fire
+    assert task.cancelled()
+
+
+@pytest.mark.asyncio
 async def test_pings_do_not_keep_a_silent_stream_alive(
     quick_client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:

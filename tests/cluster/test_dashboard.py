@@ -158,10 +158,15 @@ def _element(page: str, attribute: str, value: int) -> str:
     return _text(match.group(2))
 
 
+_SPARK_END = re.compile(r'data-end="\d+"')
+
+
 def _page(client: Client, path: str = URL) -> str:
     response = client.get(path)
     assert response.status_code == 200
-    return _CSRF_VALUE.sub(r'\1<csrf>"', response.content.decode())
+    # A sparkline's right edge is "now" to the second; two renders may straddle a second.
+    page = _CSRF_VALUE.sub(r'\1<csrf>"', response.content.decode())
+    return _SPARK_END.sub('data-end="now"', page)
 
 
 # --- The page -----------------------------------------------------------------------------
