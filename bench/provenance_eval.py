@@ -4,7 +4,10 @@ in disguise, from a real document that merely shares words with a draft.
 Artifacts (what the registry holds): every draft of ../shared/eval/verifier/*/drafts/ (its
 Markdown, and its PDF export's text), and for every file of ../shared/fixtures/real/ a
 legitimate brief that quotes 2-4 of its passages plus its caption and a signature block
-(tests/evidence/attacks.quoting_draft).
+(tests/evidence/attacks.quoting_draft). Each is registered as lexweb registers a draft written
+from a frozen packet (issue 20 req 8): an eval draft's packet is its case's sources, a quoting
+brief's the file it quotes, and the hashes that are shingles of the packet's text are left out
+(fingerprint.without_evidence). `PROVENANCE_EVAL_NO_PACKET=1` measures without that rule.
 
 Attacks, made from every eval draft by tests/evidence/attacks.py and read back exactly as
 ingest reads an upload (apps.documents.extraction: text layer, else real Tesseract OCR; e-mail
@@ -77,8 +80,12 @@ class Artifact:
     draft: str = ""  # the eval draft it belongs to ("" for fixture briefs)
 
 
-def artifact(label: str, text: str, draft: str = "") -> Artifact:
+def artifact(
+    label: str, text: str, draft: str = "", evidence: frozenset[int] = frozenset()
+) -> Artifact:
     hashes, quoted = fp.fingerprint_with_quotes(text)
+    if os.environ.get("PROVENANCE_EVAL_NO_PACKET") != "1":
+        hashes, quoted, _left_out = fp.without_evidence(hashes, quoted, evidence)
     return Artifact(label, hashes, hashes - quoted, draft)
 
 
@@ -209,21 +216,27 @@ def _rate(part: int, whole: int) -> float:
 def measure() -> dict[str, object]:
     started = time.perf_counter()
     drafts = attacks.eval_drafts()
-    artifacts: list[Artifact] = []
-    for draft in drafts:
-        artifacts.append(artifact(draft.label, draft.text, draft.label))
-        export_text = read_back(attacks.export_pdf(draft.text, title=draft.name), "x.pdf")
-        artifacts.append(artifact(draft.label + " (PDF export)", export_text, draft.label))
-
     legitimate: list[tuple[str, str]] = []  # (label, text)
+    packets: dict[str, list[str]] = {}  # an eval case's frozen packet: its sources' text
     for source in attacks.eval_sources():
         label = f"{source.parent.parent.name}/sources/{source.name}"
-        legitimate.append((label, read_back(source.read_bytes(), source.name)))
+        text = read_back(source.read_bytes(), source.name)
+        legitimate.append((label, text))
+        packets.setdefault(source.parent.parent.name, []).append(text)
+    evidence = {case: frozenset(fp.evidence_shingles(texts)) for case, texts in packets.items()}
+
+    artifacts: list[Artifact] = []
+    for draft in drafts:
+        of_case = evidence.get(draft.case, frozenset())
+        artifacts.append(artifact(draft.label, draft.text, draft.label, of_case))
+        export_text = read_back(attacks.export_pdf(draft.text, title=draft.name), "x.pdf")
+        artifacts.append(artifact(draft.label + " (PDF export)", export_text, draft.label, of_case))
     for fixture in attacks.real_fixtures():
         text = read_back(fixture.read_bytes(), fixture.name)
         legitimate.append((f"fixtures/real/{fixture.name}", text))
         brief = attacks.quoting_draft(fixture.name, text)
-        artifacts.append(artifact(f"brief quoting {fixture.name}", brief))
+        quoted_from = frozenset(fp.evidence_shingles([text]))
+        artifacts.append(artifact(f"brief quoting {fixture.name}", brief, "", quoted_from))
     for folder in attacks.eval_cases():
         letter = attacks.text_pdf(attacks.production_cover_letter(folder))
         legitimate.append((f"{folder.name} production cover letter", read_back(letter, "l.pdf")))
@@ -289,6 +302,7 @@ def measure() -> dict[str, object]:
     return {
         "command": ".venv/bin/python -m bench.provenance_eval",
         "fingerprint": {"shingle_words": fp.SHINGLE_WORDS, "window": fp.WINDOW},
+        "packet_evidence_left_out": os.environ.get("PROVENANCE_EVAL_NO_PACKET") != "1",
         "artifacts": len(artifacts),
         "attack_uploads": len(scored_attacks),
         "legitimate_documents": len(scored_legit),

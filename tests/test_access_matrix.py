@@ -41,8 +41,9 @@ from apps.documents.models import (
     Tag,
 )
 from apps.drafting.models import Draft, DraftVersion, Run
-from apps.evidence.models import FrozenPage, Packet, PacketItem
+from apps.evidence.models import FlagClearance, FrozenPage, Packet, PacketItem
 from apps.evidence.services import packets as packet_services
+from apps.evidence.services import registry
 from apps.verification.models import Finding, Override, Verification
 from lexweb.routing import websocket_urlpatterns
 from tests.conftest import session_client, token_client, ws_connect
@@ -151,6 +152,14 @@ MATRIX: tuple[Route, ...] = (
         ("POST",),
         redirect="cases/<int:case_id>/documents/",
     ),
+    Route(
+        PAGE,
+        "cases/<int:case_id>/documents/<int:document_id>/flag-clearance/",
+        ("POST",),
+        {"POST": {"reason": "Matrix: the words are the exhibit's own."}},
+        ids={"document_id": "flagged_document"},
+        redirect="cases/<int:case_id>/documents/",
+    ),
     Route(PAGE, "cases/<int:case_id>/search/", ("GET",), {"GET": {"q": "matrix"}}),
     Route(PAGE, "cases/<int:case_id>/bates/", ("GET",), {"GET": {"ref": "MTX000001"}}),
     Route(PAGE, "cases/<int:case_id>/productions/", ("GET",)),
@@ -229,6 +238,13 @@ MATRIX: tuple[Route, ...] = (
         "api/v1/cases/<case_id>/documents/<document_id>/restore",
         ("POST",),
         ids={"document_id": "withdrawn_document"},
+    ),
+    Route(
+        API,
+        "api/v1/cases/<case_id>/documents/<document_id>/flag-clearance",
+        ("POST",),
+        {"POST": {"reason": "Matrix: the words are the exhibit's own."}},
+        ids={"document_id": "flagged_document"},
     ),
     Route(
         API,
@@ -547,6 +563,7 @@ def _ids(
     packets["withdrawn_document"] = Document.objects.get(
         case=case, filename="matrix-withdrawn.txt"
     ).pk
+    packets["flagged_document"] = Document.objects.get(case=case, filename="matrix-flagged.txt").pk
     overrides = {k: packets[v] for k, v in entry.ids.items()} if entry else {}
     return {
         "draft_id": packets["draft"],
@@ -650,6 +667,8 @@ def _snapshot(case: Case) -> dict[str, object]:
         "verifications": list(Verification.objects.order_by("pk").values_list("pk", "status")),
         "findings": Finding.objects.count(),
         "overrides": Override.objects.count(),
+        "flag_clearances": FlagClearance.objects.count(),
+        "provenance": list(Document.objects.order_by("pk").values_list("pk", "provenance")),
     }
 
 
@@ -738,7 +757,29 @@ def _make_document(lawyer: User, case: Case) -> Document:
     review_services.documents_withdraw(
         actor=lawyer, case=case, document_ids=[other.pk], reason="Matrix"
     )
+    _flagged_document(lawyer, case)
     return outcome.document
+
+
+def _flagged_document(lawyer: User, case: Case) -> None:
+    """A document the registry flagged (a draft copied it): the target of the flag-clearance
+    routes."""
+    text = " ".join(f"The matrix draft copied clause {n} of the tenancy." for n in range(12))
+    registry.artifact_register(
+        data=text.encode(), text=text, kind="model_output", media_type="text/markdown",
+        title="MATRIX copying draft", case=case,
+    )  # fmt: skip
+    flagged = document_services.document_upload(
+        case=case,
+        uploaded_by=lawyer,
+        filename="matrix-flagged.txt",
+        source=io.BytesIO(f"{text}\n".encode()),
+        origin="opposing",
+    ).document
+    assert flagged is not None
+    document_services.document_extract_text(document_id=flagged.pk)
+    flagged.refresh_from_db()
+    assert flagged.provenance == Document.Provenance.FLAGGED
 
 
 def _packets(lawyer: User, case: Case, document: Document) -> None:

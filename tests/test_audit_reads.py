@@ -29,6 +29,7 @@ from apps.documents import services as document_services
 from apps.documents.models import Production, ProductionExport, Tag
 from apps.drafting import transactions
 from apps.evidence.services import packets as packet_services
+from apps.evidence.services import registry
 from tests.conftest import session_client, token_client
 from tests.drafting.makers import draft_of, verified
 from tests.drafting.run_fixtures import runs_for_tables
@@ -109,6 +110,11 @@ API: dict[tuple[str, str], Entry] = {
     ),
     ("POST", "/api/v1/cases/{case_id}/documents/{document_id}/restore"): NotMaterial(
         "restores a withdrawn document (audited)"
+    ),
+    ("POST", "/api/v1/cases/{case_id}/documents/{document_id}/flag-clearance"): Write(
+        "document.flag_cleared",
+        {"reason": "The words are the exhibit's own."},
+        ids={"document_id": "flagged_document"},
     ),
     ("GET", "/api/v1/cases/{case_id}/productions"): Read("production.list"),
     ("POST", "/api/v1/cases/{case_id}/productions"): Write(
@@ -233,6 +239,9 @@ PAGES: dict[str, Entry] = {
     "cases/<int:case_id>/documents/bulk/": NotMaterial("tags or withdraws (POST, audited)"),
     "cases/<int:case_id>/documents/<int:document_id>/restore/": NotMaterial(
         "restores a withdrawn document (POST, audited)"
+    ),
+    "cases/<int:case_id>/documents/<int:document_id>/flag-clearance/": NotMaterial(
+        "clears a flag (POST, audited); redirects to the document"
     ),
     "cases/<int:case_id>/search/": Read("case.search", query={"q": "ledger"}),
     "cases/<int:case_id>/bates/": Read("bates.lookup", query={"ref": "AUD000001"}),
@@ -376,7 +385,27 @@ def objects(lawyer: User, case: Case) -> dict[str, Any]:
         **_drafts(lawyer, case, packets["packet"]),
         **runs_for_tables(case=case, user=lawyer, packet=packets["packet"], label="Audit"),
         "financial_run": _financial_run(lawyer, case, packets["packet"]),
+        "flagged_document": _flagged_document(lawyer, case),
     }
+
+
+def _flagged_document(lawyer: User, case: Case) -> Any:
+    """A document the registry flagged (a draft copied it): what a lawyer clears."""
+    text = " ".join(f"The audit draft copied clause {n} of the tenancy." for n in range(12))
+    registry.artifact_register(
+        data=text.encode(), text=text, kind="model_output", media_type="text/markdown",
+        title="Audit copying draft", case=case,
+    )  # fmt: skip
+    flagged = document_services.document_upload(
+        case=case,
+        uploaded_by=lawyer,
+        filename="flagged.txt",
+        source=io.BytesIO(f"{text}\n".encode()),
+        origin="opposing",
+    ).document
+    assert flagged is not None
+    document_services.document_extract_text(document_id=flagged.pk)
+    return flagged
 
 
 def _financial_run(lawyer: User, case: Case, packet: Any) -> Any:

@@ -24,6 +24,7 @@ from apps.documents.schemas import (
     DocumentOut,
     ExportIn,
     ExportOut,
+    FlagClearIn,
     HitBoxesOut,
     PageOut,
     ProductionDetailOut,
@@ -34,6 +35,7 @@ from apps.documents.schemas import (
     SearchOut,
     UploadOut,
 )
+from apps.evidence.services import clearance as clearance_services
 
 router = Router(tags=["documents"])
 
@@ -94,6 +96,29 @@ def get_document(request: AuthedRequest, case_id: ObjectId, document_id: ObjectI
     )
     provenance_selectors.documents_load_provenance([document], user=request.auth)
     return document
+
+
+@router.post(
+    "/cases/{case_id}/documents/{document_id}/flag-clearance",
+    response={201: DocumentOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+)
+def clear_flag(
+    request: AuthedRequest, case_id: ObjectId, document_id: ObjectId, payload: FlagClearIn
+) -> Status[Document]:
+    """A lawyer of the case clears the registry's flag on a document with a written `reason`
+    (issue 20 req 8): audited, and shown for good in `flag_clearances`; the document is clear
+    and packets take it again. 403 `lawyer_required` for staff (and their tokens); 404 for
+    non-members; 409 `generated_lineage` (system generated, or derived from something
+    generated), `generated_bytes` (its bytes are a generated file's), `not_flagged`,
+    `flag_already_cleared`; 400 `reason_invalid`. Answers the document."""
+    clearance_services.document_flag_clear(
+        user=request.auth, case_id=case_id, document_id=document_id, reason=payload.reason
+    )
+    document = selectors.document_get_for_user(
+        user=request.auth, case_id=case_id, document_id=document_id
+    )
+    provenance_selectors.documents_load_provenance([document], user=request.auth)
+    return Status(201, document)
 
 
 @router.get("/cases/{case_id}/documents/{document_id}/original", response={404: ErrorOut})

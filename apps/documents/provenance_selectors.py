@@ -8,13 +8,17 @@ a match names the generated artifact only to someone who may see the artifact's 
 member, or an admin with a live break-glass grant); anyone else reads "a document lexweb
 generated". The registry is site-wide, so a match may point at another case's artifact.
 
-Lists stay at a fixed number of queries: `documents_with_provenance` adds two prefetches and
+A lawyer's clearing of a flag (issue 20 req 8) is shown for good: "Flag cleared by X on D:
+reason", with the matches it covers marked cleared.
+
+Lists stay at a fixed number of queries: `documents_with_provenance` adds three prefetches and
 one annotation, whatever the page size.
 """
 
 import math
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.db.models import (
     BooleanField,
@@ -33,7 +37,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.cases.models import BreakGlassGrant, Case, Membership
 from apps.documents.models import Derivation, Document, Production
-from apps.evidence.models import ArtifactMatch
+from apps.evidence.models import ArtifactMatch, FlagClearance
 
 EMAIL_ATTACHMENT = Derivation.EMAIL_ATTACHMENT
 UNTRUSTED_ORIGINS = frozenset(str(origin) for origin in Document.UNTRUSTED_ORIGINS)
@@ -53,6 +57,8 @@ class MatchView:
     share: float  # of the artifact found in the document, 0..1
     # ArtifactMatch.Found: "intake", or a late flag ("packet_add", "freeze")
     found: str = "intake"
+    # A lawyer cleared it (FlagClearance): it no longer flags the document.
+    cleared: bool = False
 
     @property
     def percent(self) -> int:
@@ -70,6 +76,21 @@ class MatchView:
         if self.found != ArtifactMatch.Found.INTAKE:
             late = f" Found late, {ArtifactMatch.Found(self.found).label.lower()}."
         return f"Its text matches {self.percent}% of {what}{which}.{late}"
+
+
+@dataclass(frozen=True)
+class ClearanceView:
+    """A lawyer's clearing of the document's flag, with the reason: shown for good."""
+
+    id: int
+    cleared_by: str  # the lawyer's name (or e-mail)
+    cleared_by_id: int
+    cleared_at: datetime
+    reason: str
+
+    @property
+    def sentence(self) -> str:
+        return f"Flag cleared by {self.cleared_by} on {self.cleared_at:%Y-%m-%d}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -93,6 +114,8 @@ class ProvenanceView:
     derived_from: list[ParentView]
     # The stamped production volume this document is (its volume name), if it is one.
     volume: str | None
+    # Lawyers' clearings of its flag, oldest first (issue 20 req 8).
+    clearances: list[ClearanceView] = field(default_factory=list)
 
     @property
     def origin_label(self) -> str:
@@ -112,10 +135,13 @@ class ProvenanceView:
         if self.verdict == Document.Provenance.PENDING:
             return "Checking for generated text…"
         if self.verdict == Document.Provenance.CLEAR:
+            if self.clearances:
+                return "Clear: " + " ".join(c.sentence + "." for c in self.clearances)
             return "Clear: no match with anything lexweb generated."
-        if not self.matches:
+        standing = [match for match in self.matches if not match.cleared]
+        if not standing:
             return "Flagged: matches something lexweb generated."
-        return "Flagged: " + " ".join(match.sentence for match in self.matches)
+        return "Flagged: " + " ".join(match.sentence for match in standing)
 
 
 def _visible_case(user: User) -> Combinable | Q:
@@ -153,9 +179,11 @@ def _lookups(user: User | None) -> "list[Prefetch[str]]":
         )
         .order_by("order", "id")
     )
+    clearances = FlagClearance.objects.select_related("cleared_by").order_by("cleared_at", "id")
     return [
         Prefetch("artifact_matches", queryset=matches, to_attr="provenance_matches"),
         Prefetch("derived_from", queryset=parents, to_attr="provenance_parents"),
+        Prefetch("flag_clearances", queryset=clearances, to_attr="provenance_clearances"),
     ]
 
 
@@ -192,6 +220,7 @@ def provenance_of(document: Document) -> ProvenanceView:
     parents rather than run queries (or name an artifact) behind the caller's back."""
     matches: Iterable[ArtifactMatch] = getattr(document, "provenance_matches", ())
     parents: Iterable[Derivation] = getattr(document, "provenance_parents", ())
+    clearances: Iterable[FlagClearance] = getattr(document, "provenance_clearances", ())
     return ProvenanceView(
         origin=document.origin,
         untrusted=document.origin in UNTRUSTED_ORIGINS,
@@ -203,6 +232,7 @@ def provenance_of(document: Document) -> ProvenanceView:
                 by=match.by,
                 share=match.share,
                 found=match.found,
+                cleared=match.clearance_id is not None,
             )
             for match in matches
         ],
@@ -218,6 +248,16 @@ def provenance_of(document: Document) -> ProvenanceView:
             for row in parents
         ],
         volume=getattr(document, "production_volume", None),
+        clearances=[
+            ClearanceView(
+                id=row.pk,
+                cleared_by=str(row.cleared_by),
+                cleared_by_id=row.cleared_by_id,
+                cleared_at=row.cleared_at,
+                reason=row.reason,
+            )
+            for row in clearances
+        ],
     )
 
 

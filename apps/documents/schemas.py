@@ -18,6 +18,28 @@ class ArtifactMatchOut(Schema):
     share: float
     # intake, or a late flag found when the document was re-checked: packet_add | freeze
     found: str
+    # A lawyer cleared this match (see `flag_clearances`): it no longer flags the document.
+    cleared: bool = False
+
+
+class FlagClearanceOut(Schema):
+    """A lawyer's clearing of the document's registry flag (issue 20 req 8), kept for good:
+    who (`cleared_by`, their name; `cleared_by_id`), when, the reason, and `text`, the line
+    the document page shows ("Flag cleared by X on D: reason")."""
+
+    id: int
+    cleared_by: str
+    cleared_by_id: int
+    cleared_at: datetime
+    reason: str
+    text: str
+
+
+class FlagClearIn(StrictIn):
+    """The written reason: 10 to 2,000 characters once trimmed, no control or invisible
+    characters but line breaks and tabs (checked by the service: 400 `reason_invalid`)."""
+
+    reason: str
 
 
 class DerivedFromOut(Schema):
@@ -55,6 +77,8 @@ class DocumentOut(ModelSchema):
     parent_id: int | None
     untrusted: bool
     matches: list[ArtifactMatchOut]
+    # Lawyers' clearings of its flag, oldest first; empty for most documents.
+    flag_clearances: list[FlagClearanceOut]
     derived_from: list[DerivedFromOut]
     # The production volume's name when this document is a stamped volume, else null.
     production_volume: str | None
@@ -104,8 +128,23 @@ class DocumentOut(ModelSchema):
                 by=m.by,
                 share=round(m.share, 4),
                 found=m.found,
+                cleared=m.cleared,
             )
             for m in provenance_selectors.provenance_of(obj).matches
+        ]
+
+    @staticmethod
+    def resolve_flag_clearances(obj: Document) -> list[FlagClearanceOut]:
+        return [
+            FlagClearanceOut(
+                id=c.id,
+                cleared_by=c.cleared_by,
+                cleared_by_id=c.cleared_by_id,
+                cleared_at=c.cleared_at,
+                reason=c.reason,
+                text=c.sentence,
+            )
+            for c in provenance_selectors.provenance_of(obj).clearances
         ]
 
     @staticmethod

@@ -17,6 +17,11 @@ urlpatterns = [
         views.document_restore,
         name="restore",
     ),
+    path(
+        "cases/<int:case_id>/documents/<int:document_id>/flag-clearance/",
+        views.document_flag_clear,
+        name="flag_clear",
+    ),
     path("cases/<int:case_id>/search/", views.search, name="search"),
     path("cases/<int:case_id>/bates/", views.bates_lookup, name="bates"),
     path(

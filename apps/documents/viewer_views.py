@@ -14,6 +14,7 @@ from apps.cases.shortcuts import request_user
 from apps.documents import provenance_selectors, selectors, viewer_selectors
 from apps.documents.list_forms import DocumentListForm, DocumentListQuery
 from apps.documents.models import Document
+from apps.evidence.selectors import clearance as clearance_selectors
 from apps.evidence.selectors import provenance as lineage
 from lexweb.errors import NotFound
 
@@ -117,6 +118,7 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
 
     current = view.number
     keep = stamped.production_id if stamped else None
+    generated_ancestor = lineage.generated_ancestor(document)
     context = {
         "case": document.case,
         "document": document,
@@ -143,7 +145,11 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
             for link in chain[:CHAIN_SHOWN]
         ],
         "chain_more": max(len(chain) - CHAIN_SHOWN, 0),
-        "generated_ancestor": lineage.generated_ancestor(document),
+        "generated_ancestor": generated_ancestor,
+        # The form to clear a flag, for lawyers of the case (issue 20 req 8).
+        "can_clear_flag": clearance_selectors.flag_can_clear(
+            user=user, document=document, generated_ancestor=generated_ancestor
+        ),
     }
     return render(request, "documents/document_detail.html", context)
 

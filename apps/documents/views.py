@@ -5,7 +5,8 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
@@ -25,6 +26,7 @@ from apps.documents.models import Document
 from apps.documents.viewer_views import viewer_url
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as packet_selectors
+from apps.evidence.services import clearance as clearance_services
 from apps.evidence.services import packets as packet_services
 from lexweb.errors import DomainError, NotFound
 
@@ -312,3 +314,28 @@ def document_restore(request: HttpRequest, case_id: int, document_id: int) -> Ht
     else:
         messages.success(request, f"{document.filename} is back in the case.")
     return redirect(reverse("documents:list", kwargs={"case_id": case.pk}) + "?withdrawn=yes")
+
+
+@login_required
+@require_POST
+def document_flag_clear(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
+    """A lawyer clears the registry's flag on the document with a written reason (POST, issue 20
+    req 8; the rules are apps.evidence.services.clearance's). Back to the document with a
+    message; 404 for non-members, 403 for members who are not lawyers of the case."""
+    case = case_or_404(request, case_id)
+    try:
+        clearance = clearance_services.document_flag_clear(
+            user=request_user(request),
+            case_id=case.pk,
+            document_id=document_id,
+            reason=request.POST.get("reason", ""),
+        )
+    except NotFound:
+        raise Http404("No such document.") from None
+    except clearance_services.LawyerRequired as exc:
+        raise PermissionDenied(exc.message) from None
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"The flag is cleared: {clearance.document.filename} is clear.")
+    return redirect("documents:detail", case_id=case.pk, document_id=document_id)

@@ -246,6 +246,7 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
             source=source,
             exported_from=exported_from,
             created_by=user,
+            packet=draft.packet,
         )
     document = None
     if format == "pdf":

@@ -241,6 +241,7 @@ def transactions_csv_for_user(*, user: User, case_id: int, run_id: int) -> CsvEx
             source=f"run {run.pk} table v{table.version.number} export (csv)",
             exported_from=exported_from,
             created_by=user,
+            packet=run.packet,
         )
     read_audit.read_record(
         user=user,

@@ -31,6 +31,7 @@ normalisation or the hash makes every registered fingerprint stale, so the tests
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable, Set
 
 SHINGLE_WORDS = 5  # k: words per shingle
 WINDOW = 4  # w: consecutive shingle hashes per winnowing window
@@ -156,3 +157,26 @@ def containment(part: set[int], whole: set[int]) -> float:
     if not part:
         return 0.0
     return len(part & whole) / len(part)
+
+
+def evidence_shingles(texts: Iterable[str]) -> set[int]:
+    """Every k-word shingle hash (not winnowed) of each of `texts`: the words of the evidence a
+    draft was written from. An artifact's hash found here is a passage of that evidence (the
+    evidence's words, wherever the artifact has them), so the artifact leaves it out of its
+    fingerprint; a winnowed set would miss most of them. Each text on its own: no shingle
+    spans two texts."""
+    found: set[int] = set()
+    for text in texts:
+        found.update(shingle_hashes(normalise(text)))
+    return found
+
+
+def without_evidence(
+    hashes: set[int], quoted: set[int], evidence: Set[int]
+) -> tuple[set[int], set[int], int]:
+    """An artifact's fingerprint and quoted part (`fingerprint_with_quotes`) less the hashes
+    that are `evidence`'s words, and how many were left out."""
+    left_out = hashes & evidence
+    if not left_out:
+        return hashes, quoted, 0
+    return hashes - left_out, quoted - left_out, len(left_out)

@@ -54,6 +54,14 @@ class GeneratedArtifact(models.Model):
     postings_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="copies"
     )
+    # The frozen packet it was drafted from, if any (issue 20 req 8). The hashes of the
+    # artifact's text that are also in that packet's evidence are the evidence's words: they
+    # are left out of its fingerprint (neither found in an upload nor counted in
+    # `fingerprint_count`), and `evidence_fingerprint_count` says how many were.
+    packet = models.ForeignKey(
+        "evidence.Packet", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    evidence_fingerprint_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -92,6 +100,33 @@ class ArtifactFingerprint(models.Model):
         return f"{self.artifact_id}:{self.hash}"
 
 
+class FlagClearance(models.Model):
+    """A lawyer of the document's case cleared the registry's flag on it, with a written reason
+    (issue 20 req 8): the matches it covers (`ArtifactMatch.clearance`) no longer flag the
+    document. Never changed or deleted: shown on the document for good. A later match with
+    another artifact flags the document again (apps.evidence.services.clearance)."""
+
+    document = models.ForeignKey(
+        "documents.Document", on_delete=models.PROTECT, related_name="flag_clearances"
+    )
+    cleared_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    cleared_at = models.DateTimeField(default=timezone.now)
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["document", "cleared_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(reason=""), name="evidence_clearance_has_reason"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"flag on document {self.document_id} cleared {self.cleared_at:%Y-%m-%d}"
+
+
 class ArtifactMatch(models.Model):
     """A document that matches a registered artifact: by its bytes, or by its text."""
 
@@ -117,6 +152,10 @@ class ArtifactMatch(models.Model):
     # the registry as it then was (added to a packet, or its packet frozen).
     found = models.CharField(max_length=16, choices=Found.choices, default=Found.INTAKE)
     created_at = models.DateTimeField(default=timezone.now)
+    # The lawyer's clearing that covers this match, if any: a cleared match flags nothing.
+    clearance = models.ForeignKey(
+        FlagClearance, null=True, blank=True, on_delete=models.PROTECT, related_name="matches"
+    )
 
     class Meta:
         ordering = ["document", "-share", "id"]

@@ -387,6 +387,7 @@ def test_api_document_carries_provenance_matches_and_lineage(
             "by": "bytes",
             "share": 1.0,
             "found": "intake",
+            "cleared": False,
         }
     ]
     assert flagged["derived_from"] == [] and flagged["parent_id"] is None
@@ -427,6 +428,7 @@ def test_api_title_is_null_outside_the_artifacts_case_and_parent_id_reads_the_e_
             "by": "text",
             "share": 0.8765,
             "found": "intake",
+            "cleared": False,
         }
     ]
     assert one.json()["parent_id"] == message.pk

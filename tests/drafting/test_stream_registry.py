@@ -232,7 +232,12 @@ async def test_500_flushes_of_one_stage_make_one_artifact_and_bounded_postings(
     work = cast(
         Work,
         SimpleNamespace(
-            run_id=run.pk, stage_id=4242, attempt=1, name="summarizer", case_id=case.pk
+            run_id=run.pk,
+            stage_id=4242,
+            attempt=1,
+            name="summarizer",
+            case_id=case.pk,
+            packet_id=run.packet_id,
         ),
     )
     text = prose(8, 2500)

@@ -57,7 +57,14 @@ async def test_a_batch_is_stored_while_the_shared_sync_thread_is_busy(
     (run,) = await sync_to_async(_runs)(case, lawyer, 1)
     work = cast(
         Work,
-        SimpleNamespace(run_id=run.pk, stage_id=1, attempt=1, name="summarizer", case_id=case.pk),
+        SimpleNamespace(
+            run_id=run.pk,
+            stage_id=1,
+            attempt=1,
+            name="summarizer",
+            case_id=case.pk,
+            packet_id=run.packet_id,
+        ),
     )
     batcher = TokenBatcher(work)
     release = threading.Event()
@@ -149,7 +156,12 @@ async def test_the_writer_connects_when_a_stage_starts_and_lets_go_after_the_las
         cast(
             Work,
             SimpleNamespace(
-                run_id=run.pk, stage_id=1, attempt=1, name="summarizer", case_id=case.pk
+                run_id=run.pk,
+                stage_id=1,
+                attempt=1,
+                name="summarizer",
+                case_id=case.pk,
+                packet_id=run.packet_id,
             ),
         )
     )
@@ -262,7 +274,12 @@ async def test_a_nul_or_lone_surrogate_from_a_model_fails_no_ones_batch(
             cast(
                 Work,
                 SimpleNamespace(
-                    run_id=run.pk, stage_id=1, attempt=1, name="summarizer", case_id=case.pk
+                    run_id=run.pk,
+                    stage_id=1,
+                    attempt=1,
+                    name="summarizer",
+                    case_id=case.pk,
+                    packet_id=run.packet_id,
                 ),
             )
         )

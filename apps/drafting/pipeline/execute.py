@@ -560,7 +560,7 @@ class TokenBatcher:
         # The streamed text, registered with each batch (pipeline.streamed).
         self.registration = streamed.StreamRegistration(
             run_id=work.run_id, stage_id=work.stage_id, attempt=work.attempt, name=work.name,
-            case_id=work.case_id,
+            case_id=work.case_id, packet_id=work.packet_id,
         )  # fmt: skip
 
     def add(self, text: str) -> None:

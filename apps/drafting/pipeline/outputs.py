@@ -436,6 +436,7 @@ def version_store(*, run: Run, stage: Stage, text: str) -> DraftVersion:
         case=run.case,
         source=f"run {run.pk} stage {stage.position} {stage.name}",
         created_by=user,
+        packet=run.packet,
     )
     return version
 

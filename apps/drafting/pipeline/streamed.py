@@ -6,7 +6,8 @@ opened when the stage starts (while the backend reads the prompt), each stored b
 carries the hashes it adds (registered in the same transaction as the batch's run event,
 apps.drafting.token_events), and when the stage stops, whatever the reason (success, failure,
 cancel), the artifact is closed on the whole streamed text
-(apps.evidence.services.streaming).
+(apps.evidence.services.streaming). The stage drafts from its run's frozen packet: the words of
+that packet's evidence are left out of what it posts, from the first batch (issue 20 req 8).
 """
 
 import asyncio
@@ -20,10 +21,19 @@ Growth = tuple[streaming.StreamPostings, list[int]]
 
 
 class StreamRegistration:
-    def __init__(self, *, run_id: int, stage_id: int, attempt: int, name: str, case_id: int):
+    def __init__(
+        self,
+        *,
+        run_id: int,
+        stage_id: int,
+        attempt: int,
+        name: str,
+        case_id: int,
+        packet_id: int | None = None,
+    ):
         self.run_id, self.stage_id, self.attempt = run_id, stage_id, attempt
-        self.name, self.case_id = name, case_id
-        self._opening: asyncio.Future[int] | None = None
+        self.name, self.case_id, self.packet_id = name, case_id, packet_id
+        self._opening: asyncio.Future[tuple[int, frozenset[int]]] | None = None
         self.postings: streaming.StreamPostings | None = None
 
     def start(self) -> None:
@@ -35,6 +45,7 @@ class StreamRegistration:
                 case_id=self.case_id,
                 title=f"Run {self.run_id}, {self.name} (streaming)",
                 source=f"run {self.run_id} stage {self.name} attempt {self.attempt}, as streamed",
+                packet_id=self.packet_id,
             )
         )
 
@@ -46,7 +57,8 @@ class StreamRegistration:
             opening = self._opening
             if opening is None:  # pragma: no cover  (start() set it)
                 raise RuntimeError("The streaming artifact was not opened.")
-            self.postings = streaming.StreamPostings(await asyncio.shield(opening))
+            artifact_id, evidence = await asyncio.shield(opening)
+            self.postings = streaming.StreamPostings(artifact_id, evidence)
         return self.postings, self.postings.grow(text)
 
     async def close(self) -> None:
@@ -54,16 +66,22 @@ class StreamRegistration:
         nothing was)."""
         if self._opening is None:
             return
-        artifact_id = await asyncio.shield(self._opening)
+        artifact_id, _evidence = await asyncio.shield(self._opening)
         text = self.postings.text if self.postings is not None else ""
         await sync_to_async(streaming.stream_artifact_close)(artifact_id=artifact_id, text=text)
 
 
-def _open(**arguments: object) -> int:
-    """`stream_artifact_open` on a thread of its own, never Django's shared sync thread (a
-    stage's slow call there must not hold back another stage's first batch), its connection
-    closed after (a pool thread would otherwise keep one open for good)."""
+def _open(**arguments: object) -> tuple[int, frozenset[int]]:
+    """`stream_artifact_open` and the packet's evidence (`stream_evidence`) on a thread of its
+    own, never Django's shared sync thread (a stage's slow call there must not hold back
+    another stage's first batch), its connection closed after (a pool thread would otherwise
+    keep one open for good)."""
     try:
-        return streaming.stream_artifact_open(**arguments)  # type: ignore[arg-type]
+        artifact_id = streaming.stream_artifact_open(**arguments)  # type: ignore[arg-type]
+        packet_id = arguments.get("packet_id")
+        evidence = streaming.stream_evidence(
+            packet_id=packet_id if isinstance(packet_id, int) else None
+        )
+        return artifact_id, evidence
     finally:
         connections.close_all()

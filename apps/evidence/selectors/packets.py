@@ -112,7 +112,8 @@ def provenance_problem(
 
 def _flag_reason(document: Document, user: User | None) -> str:
     match = (
-        ArtifactMatch.objects.filter(document=document)
+        # The matches that flag it now: a lawyer's clearing covers the others.
+        ArtifactMatch.objects.filter(document=document, clearance__isnull=True)
         .select_related("artifact")
         .order_by("-share", "id")
         .first()

@@ -21,12 +21,14 @@ planner told to probe the hash index directly, see `_exact_counts`):
 """
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.conf import settings
 from django.db import connection, transaction
 
+from apps.documents.models import Document
 from apps.evidence import fingerprint as fp
-from apps.evidence.models import ArtifactFingerprint, GeneratedArtifact
+from apps.evidence.models import ArtifactFingerprint, FrozenPage, GeneratedArtifact, Packet
 
 # A hash in more artifacts than this is boilerplate; it nominates no candidate (see step 1).
 STOP_POSTINGS = 200
@@ -191,3 +193,40 @@ def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, tuple[int
             [bitmap, jit],
         )
     return counts
+
+
+def packet_evidence_hashes(*, packet_id: int | None) -> frozenset[int]:
+    """Every shingle hash of the non-generated evidence of a frozen packet (issue 20 req 8):
+    the words a draft written from that packet may quote, which are the evidence's words and
+    not the draft's. `fingerprint.evidence_shingles` over each document's frozen pages (in
+    page order, one text per document); pages frozen as system generated are left out (a
+    packet refuses them, so there are none unless that rule is broken). Empty for no packet,
+    an unknown one or one not frozen (no frozen pages).
+
+    A frozen packet never changes, so the set is kept per process for the few packets last
+    asked about (every stage of a run asks for its run's packet), keyed by the content hash
+    too."""
+    if packet_id is None:
+        return frozenset()
+    content_hash = (
+        Packet.objects.filter(pk=packet_id, status=Packet.Status.FROZEN)
+        .values_list("content_hash", flat=True)
+        .first()
+    )
+    if not content_hash:
+        return frozenset()
+    return _evidence_hashes(packet_id, content_hash)
+
+
+@lru_cache(maxsize=4)
+def _evidence_hashes(packet_id: int, content_hash: str) -> frozenset[int]:
+    texts: dict[int, list[str]] = {}
+    rows = (
+        FrozenPage.objects.filter(packet_id=packet_id)
+        .exclude(origin=Document.Origin.SYSTEM_GENERATED)
+        .order_by("document_id", "page_number")
+        .values_list("document_id", "text")
+    )
+    for document_id, text in rows.iterator(chunk_size=500):
+        texts.setdefault(document_id, []).append(text)
+    return frozenset(fp.evidence_shingles("\n\n".join(pages) for pages in texts.values()))

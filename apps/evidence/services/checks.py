@@ -15,6 +15,10 @@
    FLAGGED, and it is audited ("document.flagged", late: true); the packet then refuses it as
    it refuses any flagged document. The late flag stays after the request is refused.
 
+A lawyer's clearing (apps.evidence.services.clearance) covers the matches it was given: steps
+2 and 3 leave a cleared document CLEAR while they find only those artifacts again, and flag it
+again (audited as any flag) when they find another one.
+
 All are idempotent: a re-run (a retried ingest job, a re-read document) records each match
 once (the unique constraint document/artifact/by) and audits only matches it newly records.
 Flagging is lexweb's act, not the uploader's: the audit rows have no actor and the label
@@ -76,8 +80,9 @@ def document_check_text(document: Document) -> list[ArtifactMatch]:
         if created:
             _audit_flag(document, hit.artifact, by=ArtifactMatch.By.TEXT, share=hit.share)
     # Once flagged, always flagged: a match recorded before (bytes, or text of an earlier read)
-    # is not forgotten because a re-read text no longer reaches the threshold.
-    flagged = bool(matches) or document.artifact_matches.exists()
+    # is not forgotten because a re-read text no longer reaches the threshold; unless a lawyer
+    # cleared it (a clearing covers the matches it was given, not new ones).
+    flagged = document.artifact_matches.filter(clearance__isnull=True).exists()
     _set_provenance(document, Document.Provenance.FLAGGED if flagged else Document.Provenance.CLEAR)
     return matches
 
@@ -116,8 +121,9 @@ def _flag_late(
     locked = Document.objects.select_for_update().get(pk=document.pk)
     if locked.provenance != Document.Provenance.CLEAR:
         return False
+    standing = False
     for hit in hits:
-        _match, created = ArtifactMatch.objects.get_or_create(
+        match, created = ArtifactMatch.objects.get_or_create(
             document=locked,
             artifact=hit.artifact,
             by=ArtifactMatch.By.TEXT,
@@ -125,6 +131,10 @@ def _flag_late(
         )
         if created:
             _audit_flag(locked, hit.artifact, by=ArtifactMatch.By.TEXT, share=hit.share, late=found)
+        # A match a lawyer cleared stays cleared; any other flags the document.
+        standing = standing or match.clearance_id is None
+    if not standing:
+        return False
     _set_provenance(locked, Document.Provenance.FLAGGED)
     document.provenance = locked.provenance
     return True

@@ -3,7 +3,12 @@
 1. `artifact_register` stores the artifact's SHA-256 and the fingerprint of its normalised text
    (`apps.evidence.fingerprint`), one row per distinct hash, written in one statement, each
    marked `quoted` when it lies inside quotation marks (the evidence's words, not the
-   artifact's own).
+   artifact's own). An artifact drafted from a frozen packet (`packet`) leaves out every hash
+   that is also a shingle of that packet's non-generated evidence
+   (`selectors.registry.packet_evidence_hashes`, issue 20 req 8): those words are the
+   evidence's, so an upload of the evidence (or of another copy of it) finds nothing of the
+   artifact in them, and they count in neither side of a share. The packet is frozen and can
+   never change, so this is decided once, here.
 2. Uploads are checked against it by `apps.evidence.services.checks` (bytes at upload, text once
    read), through the indexed lookups of `apps.evidence.selectors.registry`.
 
@@ -24,7 +29,8 @@ from apps.accounts.models import User
 from apps.accounts.services import audit_record
 from apps.cases.models import Case
 from apps.evidence import fingerprint as fp
-from apps.evidence.models import ArtifactFingerprint, GeneratedArtifact
+from apps.evidence.models import ArtifactFingerprint, GeneratedArtifact, Packet
+from apps.evidence.selectors import registry as registry_selectors
 from lexweb.errors import DomainError
 
 _TITLE_MAX = GeneratedArtifact._meta.get_field("title").max_length or 200
@@ -43,11 +49,13 @@ def artifact_register(
     source: str = "",
     exported_from: GeneratedArtifact | None = None,
     created_by: User | None = None,
+    packet: Packet | None = None,
     _retried: bool = False,
 ) -> GeneratedArtifact:
     """Register what lexweb just produced: `data` (its bytes) and `text` (its words, as a model
     wrote them or as extracted from the export). Returns the artifact; the existing one when the
-    same bytes were registered before (nothing is changed or written then).
+    same bytes were registered before (nothing is changed or written then). `packet`: the
+    frozen packet it was drafted from, whose evidence's words are left out (module, step 1).
 
     Refuses (DomainError) an unknown kind, empty bytes or a title with no words.
     """
@@ -57,6 +65,13 @@ def artifact_register(
     if existing is not None:
         return existing
     hashes, quoted = fp.fingerprint_with_quotes(text)
+    # The key is of the fingerprint kept: the same text drafted from another packet keeps
+    # other hashes, so it holds postings of its own.
+    hashes, quoted, left_out = fp.without_evidence(
+        hashes,
+        quoted,
+        registry_selectors.packet_evidence_hashes(packet_id=packet.pk if packet else None),
+    )
     text_key = _text_key(hashes, quoted) if hashes else ""
     same_text = (
         GeneratedArtifact.objects.filter(text_key=text_key, postings_of__isnull=True)
@@ -80,6 +95,8 @@ def artifact_register(
                 size=len(data),
                 fingerprint_count=len(hashes),
                 unquoted_fingerprint_count=len(hashes - quoted),
+                evidence_fingerprint_count=left_out,
+                packet=packet,
                 created_by=created_by,
             )
             if same_text is None:
@@ -95,6 +112,8 @@ def artifact_register(
                     "sha256": sha256,
                     "fingerprints": len(hashes),
                     "same_text_as": same_text.pk if same_text is not None else None,
+                    "packet": packet.pk if packet is not None else None,
+                    "evidence_fingerprints": left_out,
                 },
             )
     except IntegrityError:
@@ -113,6 +132,7 @@ def artifact_register(
             source=source,
             exported_from=exported_from,
             created_by=created_by,
+            packet=packet,
             _retried=True,
         )
     return artifact

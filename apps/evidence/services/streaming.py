@@ -20,10 +20,14 @@ clear evidence, and what a cancelled or failed stage streamed stays registered.
    (apps.drafting.token_events) runs it in the same transaction as the batch's run event: the
    text is registered exactly when it becomes visible. While streaming, every hash counts as
    the artifact's own words (unquoted): a quotation may not be closed yet, and erring that way
-   can only flag more.
+   can only flag more. A stage of a run drafts from the run's frozen packet: the hashes that
+   are that packet's evidence's words (`StreamPostings.evidence`, read once when the artifact
+   is opened) are never posted, from the first batch on, as `registry.artifact_register`
+   leaves them out (issue 20 req 8).
 3. `stream_artifact_close`, when the stage stops (success, failure or cancel): the postings
-   become exactly the fingerprint of the whole streamed text, its quoted hashes marked, and the
-   artifact gets its text key; when that text is already registered (another attempt streamed
+   become exactly the fingerprint of the whole streamed text (the packet's evidence left out
+   again), its quoted hashes marked, and the artifact gets its text key; when that text is
+   already registered (another attempt streamed
    the same words), it becomes a copy (`postings_of`) and drops its postings, as
    `registry.artifact_register` does with copies. A stage that streamed nothing leaves no
    artifact. Audited ("artifact.registered", streamed: true) here, once per attempt.
@@ -40,6 +44,7 @@ from django.db import IntegrityError, connection, transaction
 from apps.accounts.services import audit_record
 from apps.evidence import fingerprint as fp
 from apps.evidence.models import ArtifactFingerprint, GeneratedArtifact
+from apps.evidence.selectors import registry as registry_selectors
 from apps.evidence.services.registry import _text_key
 
 # Words before the new text that are fingerprinted again: more than the span of one winnowing
@@ -67,9 +72,17 @@ def stream_key(*, stage_id: int, attempt: int) -> str:
 
 
 def stream_artifact_open(
-    *, stage_id: int, attempt: int, case_id: int, title: str, source: str
+    *,
+    stage_id: int,
+    attempt: int,
+    case_id: int,
+    title: str,
+    source: str,
+    packet_id: int | None = None,
 ) -> int:
-    """The streaming artifact of one stage attempt (created, or the one of a job re-run)."""
+    """The streaming artifact of one stage attempt (created, or the one of a job re-run),
+    drafted from frozen packet `packet_id` (if any): give its `StreamPostings` the packet's
+    evidence (`stream_evidence`)."""
     artifact, _created = GeneratedArtifact.objects.get_or_create(
         sha256=stream_key(stage_id=stage_id, attempt=attempt),
         defaults={
@@ -79,16 +92,24 @@ def stream_artifact_open(
             "case_id": case_id,
             "source": " ".join(source.split())[:200],
             "size": 0,
+            "packet_id": packet_id,
         },
     )
     return artifact.pk
 
 
+def stream_evidence(*, packet_id: int | None) -> frozenset[int]:
+    """The hashes a stage drafting from `packet_id` never posts (its evidence's words)."""
+    return registry_selectors.packet_evidence_hashes(packet_id=packet_id)
+
+
 class StreamPostings:
     """What one streaming artifact has posted, and the text so far (in memory, per stage)."""
 
-    def __init__(self, artifact_id: int) -> None:
+    def __init__(self, artifact_id: int, evidence: frozenset[int] = frozenset()) -> None:
         self.artifact_id = artifact_id
+        # Shingle hashes of the packet's evidence: never posted (the evidence's words).
+        self.evidence = evidence
         self.text = ""
         self.size = 0  # UTF-8 bytes of the text so far
         self.done = 0  # characters of `text` fingerprinted (ends after a whole word)
@@ -107,7 +128,7 @@ class StreamPostings:
         words = fp.normalise(self.text[start:end])
         if start == 0 and len(words) < fp.SHINGLE_WORDS:
             return []  # no whole shingle yet (the close fingerprints a short text exactly)
-        fresh = fp.winnow(fp.shingle_hashes(words)) - self.posted
+        fresh = fp.winnow(fp.shingle_hashes(words)) - self.posted - self.evidence
         self.done = end
         self.posted |= fresh
         return sorted(fresh)
@@ -152,6 +173,9 @@ def stream_artifact_close(*, artifact_id: int, text: str) -> None:
         artifact.delete()
         return
     hashes, quoted = fp.fingerprint_with_quotes(text)
+    hashes, quoted, left_out = fp.without_evidence(
+        hashes, quoted, registry_selectors.packet_evidence_hashes(packet_id=artifact.packet_id)
+    )
     key = _text_key(hashes, quoted) if hashes else ""
     holder = (
         GeneratedArtifact.objects.filter(text_key=key, postings_of__isnull=True)
@@ -164,13 +188,15 @@ def stream_artifact_close(*, artifact_id: int, text: str) -> None:
     artifact.size = len(text.encode("utf-8"))
     artifact.fingerprint_count = len(hashes)
     artifact.unquoted_fingerprint_count = len(hashes - quoted)
+    artifact.evidence_fingerprint_count = left_out
     artifact.text_key = key
     if holder is None:
         try:
             with transaction.atomic():
                 artifact.save(
                     update_fields=[
-                        "size", "fingerprint_count", "unquoted_fingerprint_count", "text_key"
+                        "size", "fingerprint_count", "unquoted_fingerprint_count", "text_key",
+                        "evidence_fingerprint_count",
                     ]
                 )  # fmt: skip
                 _postings_set(artifact_id=artifact.pk, hashes=hashes, quoted=quoted)
@@ -186,7 +212,7 @@ def stream_artifact_close(*, artifact_id: int, text: str) -> None:
         artifact.save(
             update_fields=[
                 "size", "fingerprint_count", "unquoted_fingerprint_count", "text_key",
-                "postings_of",
+                "postings_of", "evidence_fingerprint_count",
             ]
         )  # fmt: skip
     audit_record(
@@ -201,6 +227,8 @@ def stream_artifact_close(*, artifact_id: int, text: str) -> None:
             "fingerprints": len(hashes),
             "same_text_as": holder.pk if holder is not None else None,
             "streamed": True,
+            "packet": artifact.packet_id,
+            "evidence_fingerprints": left_out,
         },
     )
 
