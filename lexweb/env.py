@@ -45,6 +45,19 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_seconds_list(name: str, default: list[int], *, maximum: int = 3600) -> list[int]:
+    """Whole seconds separated by commas ("5,15,30"); empty: none."""
+    seconds = []
+    for item in env_list(name, [str(value) for value in default]):
+        if not item.isdigit() or int(item) > maximum:
+            raise ImproperlyConfigured(
+                f"{name} must be whole seconds from 0 to {maximum} separated by commas, such as "
+                f"{','.join(str(value) for value in default) or '5,15,30'!r}, not {item!r} in it."
+            )
+        seconds.append(int(item))
+    return seconds
+
+
 def env_secret(name: str, default: str = "") -> str:
     """Read NAME, or the contents of the file named by NAME_FILE (for Docker/systemd secrets)."""
     path = os.environ.get(f"{name}_FILE")

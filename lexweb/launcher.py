@@ -125,7 +125,6 @@ def _wait_until_listening(host: str, port: int, web: subprocess.Popen[bytes]) ->
 PR_SET_PDEATHSIG = 1
 RESET_AFTER_SECONDS = 60  # a child that ran this long starts its backoff again from 1 s
 MAX_BACKOFF_SECONDS = 30
-DATABASE_TRIES = 5  # the embedded PostgreSQL is started again at most this many times in a row
 DATABASE_PROBE_SECONDS = 5  # how often an external DATABASE_URL is probed
 WORKER_STOP_MARGIN_SECONDS = 10  # on top of the workers' own grace, before they are killed
 DEFAULT_JOB_GRACE_SECONDS = 30
@@ -323,17 +322,19 @@ class Supervisor:
     def restart_embedded_database(self) -> None:
         from lexweb import embedded_db
 
+        waits = _database_restart_seconds()
+        tries = len(waits) + 1
         _say(
             f"PostgreSQL (pid {self.database_pid}) stopped unexpectedly at {_clock()}; "
-            f"starting it again (try 1 of {DATABASE_TRIES})."
+            f"starting it again (try 1 of {tries})."
         )
         reason = ""
-        for attempt in range(1, DATABASE_TRIES + 1):
+        for attempt in range(1, tries + 1):
             if attempt > 1:
-                delay = 2 ** (attempt - 1)
+                delay = waits[attempt - 2]
                 _say(
                     f"PostgreSQL did not start ({reason}); trying again in {delay} s "
-                    f"(try {attempt} of {DATABASE_TRIES})."
+                    f"(try {attempt} of {tries})."
                 )
                 self.sleep(delay)
                 if self.signals.count:
@@ -347,7 +348,7 @@ class Supervisor:
             self.write_processes()
             return
         raise LaunchError(
-            f"PostgreSQL could not be started again after {DATABASE_TRIES} tries ({reason}); "
+            f"PostgreSQL could not be started again after {tries} tries ({reason}); "
             f"read {self.pgdata / 'log'}. Everything was stopped."
         )
 
@@ -448,6 +449,12 @@ def _database_wait_seconds() -> int:
     from django.conf import settings
 
     return int(settings.LEXWEB_DATABASE_WAIT_SECONDS)
+
+
+def _database_restart_seconds() -> list[int]:
+    from django.conf import settings
+
+    return list(settings.LEXWEB_DATABASE_RESTART_SECONDS)
 
 
 def _job_grace_seconds() -> int:

@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from lexweb import embedded_db
-from lexweb.env import env_bool, env_int, env_list, env_secret, env_str
+from lexweb.env import env_bool, env_int, env_list, env_seconds_list, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("LEXWEB_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -72,7 +72,6 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -181,6 +180,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # `make run` with DATABASE_URL: how long the launcher waits for a database that went away before
 # it stops everything (the embedded PostgreSQL is instead started again, up to 5 tries).
 LEXWEB_DATABASE_WAIT_SECONDS = env_int("LEXWEB_DATABASE_WAIT_SECONDS", 300, minimum=10)
+# The embedded PostgreSQL, when it stops unexpectedly, is started again at once, then after each
+# of these waits: len + 1 tries in all before `make run` stops everything.
+LEXWEB_DATABASE_RESTART_SECONDS = env_seconds_list(
+    "LEXWEB_DATABASE_RESTART_SECONDS", [2, 4, 8, 16], maximum=600
+)
 
 # --- Live updates ---------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
@@ -386,14 +390,7 @@ LEXWEB_STAGE_CONTINUATIONS = env_int("LEXWEB_STAGE_CONTINUATIONS", 1, minimum=0)
 # wait per retry, so a stage runs at most len(...) + 1 times before its run fails
 # (apps/drafting/pipeline/execute.py). The default waits (50 s in all) outlast one health-check
 # interval, so a restarted server is found back before the last attempt. Empty: no retry.
-LEXWEB_STAGE_RETRY_SECONDS: list[int] = []
-for _wait in env_list("LEXWEB_STAGE_RETRY_SECONDS", ["5", "15", "30"]):
-    if not _wait.isdigit() or int(_wait) > 3600:
-        raise ImproperlyConfigured(
-            "LEXWEB_STAGE_RETRY_SECONDS must be whole seconds from 0 to 3600 separated by "
-            f"commas, such as '5,15,30', not {_wait!r} in it."
-        )
-    LEXWEB_STAGE_RETRY_SECONDS.append(int(_wait))
+LEXWEB_STAGE_RETRY_SECONDS = env_seconds_list("LEXWEB_STAGE_RETRY_SECONDS", [5, 15, 30])
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 

@@ -9,7 +9,6 @@ from django import forms
 from django.db import transaction
 from django.forms.models import construct_instance
 
-from apps.cluster import gguf
 from apps.cluster.backends.streams import base_url_problem
 from apps.cluster.models import Backend, Board, Deployment, Gpu
 from apps.cluster.sampling import sampling_check
@@ -236,6 +235,9 @@ class DeploymentForm(forms.ModelForm):
         path = (cleaned.get("gguf_path") or "").strip()
         header: dict[str, object] = {}
         if path:
+            # Imported here: gguf brings numpy (0.14 s), which every process would pay at start.
+            from apps.cluster import gguf
+
             try:
                 header = dict(gguf.read_gguf_facts(path).deployment_values())
             except gguf.GgufError as exc:

@@ -11,6 +11,7 @@ import logging
 import math
 import os
 import re
+import types
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
-import pytesseract
 from django.conf import settings
 from PIL import Image
 
@@ -53,7 +53,16 @@ class OcrUnavailableError(DomainError):
     code = "ocr_unavailable"
 
 
+def _pytesseract() -> types.ModuleType:
+    """pytesseract, imported when first used: it brings numpy (0.08 s), which every process
+    (web, each worker, each command) would otherwise pay at start."""
+    import pytesseract
+
+    return pytesseract
+
+
 def tesseract_version() -> str | None:
+    pytesseract = _pytesseract()
     try:
         return str(pytesseract.get_tesseract_version())
     except (pytesseract.TesseractNotFoundError, OSError):
@@ -93,6 +102,7 @@ def ocr_image(image: Image.Image, *, number: int, dpi: int) -> PageText:
     # pytesseract hands the image to Tesseract through a temporary file in `image.format`
     # (PNG when unset): uncompressed BMP saves the PNG compression, ~0.3 s a page.
     image.format = "BMP"
+    pytesseract = _pytesseract()
     try:
         data = pytesseract.image_to_data(
             image, lang=settings.LEXWEB_OCR_LANGUAGE, output_type=pytesseract.Output.DICT

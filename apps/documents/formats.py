@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.parsers import expat
 
-import extract_msg
 import olefile
-import openpyxl
 from django.conf import settings
 
 from apps.documents import containers, docx_text
@@ -139,6 +137,8 @@ def workbook_text(path: Path) -> SheetText:
     truncated = False
     handle = path.open("rb")  # a file, not a name: openpyxl refuses names without .xlsx
     try:
+        import openpyxl  # here: 0.2 s to import, which every process would pay at start
+
         workbook = openpyxl.load_workbook(handle, read_only=True, data_only=True)
     except Exception:  # openpyxl raises KeyError, zipfile and lxml errors, ValueError...
         handle.close()
@@ -217,6 +217,8 @@ def parse_outlook(path: Path) -> ParsedEmail:
     line and the plain-text body; its attachments (files byte for byte, an attached message
     as a .msg of its own). Attachments that hold no bytes (links to the web) are left out."""
     try:
+        import extract_msg  # here: 0.06 s to import, which every process would pay at start
+
         message = extract_msg.openMsg(str(path), strict=False)
     except Exception:  # extract-msg raises its own and olefile's errors for a broken file
         raise DomainError(_DAMAGED["outlook"]) from None
@@ -244,6 +246,8 @@ def parse_outlook(path: Path) -> ParsedEmail:
 
 
 def _outlook_attachments(message: object) -> Iterator[Attachment]:
+    import extract_msg
+
     for index, attachment in enumerate(getattr(message, "attachments", []), start=1):
         name = (
             getattr(attachment, "longFilename", None)

@@ -273,7 +273,13 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
 def test_database_that_cannot_be_brought_back_stops_everything_with_one_line(
     var_dir: Path,
 ) -> None:
-    env = _launcher_env(var_dir, free_port_below_ephemeral(), LEXWEB_DEMO_DATA="false")
+    env = _launcher_env(
+        var_dir,
+        free_port_below_ephemeral(),
+        LEXWEB_DEMO_DATA="false",
+        # Four tries after the first, a second apart (the default waits 2, 4, 8 and 16 s).
+        LEXWEB_DATABASE_RESTART_SECONDS="1,1,1,1",
+    )
     launcher = _launch(["run"], env)
     try:
         _read_until(launcher, "running at", timeout=START_TIMEOUT)
@@ -299,6 +305,7 @@ def test_database_that_cannot_be_brought_back_stops_everything_with_one_line(
         f"read {var_dir.resolve() / 'pgdata' / 'log'}. Everything was stopped."
     )
     assert "(try 5 of 5)" in output
+    assert output.count("trying again in 1 s") == 4, output
     for pid in pids:
         assert not _alive(pid), f"child {pid} outlived the launcher"
 
@@ -328,7 +335,7 @@ def test_external_database_that_goes_away_is_waited_for_then_given_up_on(
             free_port_below_ephemeral(),
             DATABASE_URL=url,
             LEXWEB_DEMO_DATA="false",
-            LEXWEB_DATABASE_WAIT_SECONDS="20",
+            LEXWEB_DATABASE_WAIT_SECONDS="10",
         )
         launcher = _launch(["run"], env)
         try:
@@ -343,7 +350,7 @@ def test_external_database_that_goes_away_is_waited_for_then_given_up_on(
 
             stop_database()
             said = _read_until(launcher, "lexweb: the database went away at", timeout=60)
-            assert "waiting up to 20 s for it to come back." in said
+            assert "waiting up to 10 s for it to come back." in said
             with server._lock:
                 server.ensure_postgres_running()
             _read_until(launcher, "lexweb: the database is reachable again at", timeout=60)
@@ -359,7 +366,7 @@ def test_external_database_that_goes_away_is_waited_for_then_given_up_on(
         assert launcher.returncode == 1, output
         errors = [line for line in output.splitlines() if line.startswith("lexweb: error:")]
         assert len(errors) == 1, output
-        assert errors[0].startswith("lexweb: error: the database has been unreachable for 20 s (")
+        assert errors[0].startswith("lexweb: error: the database has been unreachable for 10 s (")
         assert errors[0].endswith(
             "check DATABASE_URL and the database server. Everything was stopped."
         )

@@ -68,6 +68,20 @@ def test_database_url_is_used_when_set() -> None:
         ),
         ({"LEXWEB_DEMO_BACKEND_PORT": "80"}, "LEXWEB_DEMO_BACKEND_PORT must be at least 1024"),
         (
+            {"LEXWEB_DATABASE_RESTART_SECONDS": "1,soon"},
+            "LEXWEB_DATABASE_RESTART_SECONDS must be whole seconds from 0 to 600 separated by "
+            "commas, such as '2,4,8,16', not 'soon' in it.",
+        ),
+        (
+            {"LEXWEB_DATABASE_RESTART_SECONDS": "601"},
+            "LEXWEB_DATABASE_RESTART_SECONDS must be whole seconds from 0 to 600",
+        ),
+        (
+            {"LEXWEB_STAGE_RETRY_SECONDS": "-5"},
+            "LEXWEB_STAGE_RETRY_SECONDS must be whole seconds from 0 to 3600 separated by commas, "
+            "such as '5,15,30', not '-5' in it.",
+        ),
+        (
             {"LEXWEB_DEMO_BACKEND_PORT": "65535"},
             "LEXWEB_DEMO_BACKEND_PORT must leave room for the demo's backends below 65536, "
             "not 65535.",
