@@ -25,6 +25,18 @@ have reached it, so the latency measured is the live path's (not a catch-up's, n
 set-up: choosing its evidence and counting its prompt come before its first token). The load
 average is printed with the figures: the development machine has 2 cores and is shared.
 
+Then the same path on a real llama.cpp server (issue 29, Performance): llama.cpp's own server
+code (xllamacpp) serving the tests' tiny GGUF on the CPU (tests/harness/llamacpp.py, one thread,
+REAL_STREAMS slots of REAL_SLOT_TOKENS, unpaced) routed as the summarizer of a second bench
+site; REAL_STREAMS summary runs, their websocket clients connected before the stage worker
+starts, so every token goes out live. The server's rate is its own (`timings`, kept on each
+call record as decode_tokens_per_second); the client's is the tokens the stage counted over the
+span between the first and the last token event the client received. relay_ratio = client /
+server, summed over the streams (target >= 0.99); the text the client received must be the
+stage's stored text, whole. The batcher stores at most every LEXWEB_RUN_TOKEN_FLUSH_MS, so each
+end of the client's span may sit up to one interval off the server's (~2% of a 3 s stream).
+Peer in the same run: the raw relay above, against the same real server.
+
 Prints one JSON object. Run with `make bench` (or `python -m bench.bench_run_relay` with
 DATABASE_URL set to a migrated database of its own; it writes cluster rows, a case and runs).
 """
@@ -139,6 +151,44 @@ deployments:
 roles:
   summarizer: [{BACKEND}/{MODEL}]
 """
+REAL_STREAMS = 4
+REAL_SLOT_TOKENS = 4096
+REAL_HOST = "relay-bench-real"
+REAL_BACKEND = "relay-bench-real-llama"
+REAL_MODEL = "tiny"  # the alias the real server serves under (tests/harness/llamacpp.py)
+REAL_SITE = f"""
+hosts:
+  - name: {REAL_HOST}
+    description: bench_run_relay (a real llama.cpp server on 127.0.0.1, on the CPU)
+    gpus:
+      - {{index: 0, name: Tesla V100-SXM2-32GB, memory_bytes: 34_359_738_368,
+         compute_capability: "7.0"}}
+    boards:
+      - {{name: relay-real, gpus: [0]}}
+backends:
+  - {{name: {REAL_BACKEND}, kind: llama_cpp, url: "http://127.0.0.1:{{port}}", host: {REAL_HOST},
+     board: relay-real, slots: {REAL_STREAMS}}}
+deployments:
+  - backend: {REAL_BACKEND}
+    model: {REAL_MODEL}
+    architecture: llama
+    total_params: 1_000_000
+    active_params: 1_000_000
+    quantization: F32
+    file_size_bytes: 10_000_000
+    weights_bytes: 10_000_000
+    n_layers: 2
+    n_kv_heads: 2
+    head_dim_k: 16
+    head_dim_v: 16
+    context_size: {REAL_STREAMS * REAL_SLOT_TOKENS}
+    kv_cache_type: f16
+    flash_attention: false
+    parallel_slots: {REAL_STREAMS}
+    sampling: {{temperature: 0.0}}
+roles:
+  summarizer: [{REAL_BACKEND}/{REAL_MODEL}]
+"""
 PAGE = (
     "Lease agreement between Acme Ltd and Widget LLC for the warehouse at 12 Dock Road. The "
     "lessee shall pay the rent on the first day of each month."
@@ -236,9 +286,12 @@ def _serve_fake(conn: Connection) -> None:
 # --- The peer: a raw relay, in a process of its own ---------------------------------------------
 
 
-def _serve_relay(fake_url: str, conn: Connection) -> None:
+def _serve_relay(
+    fake_url: str, conn: Connection, model: str = MODEL, max_tokens: int = TOKENS
+) -> None:
     """In the child process: a websocket server that, for each client (path /<tag>), streams a
-    chat from the fake with httpx and sends each token to the client as it is read."""
+    chat from the backend with httpx and sends each token to the client as it is read; the last
+    message carries the server's `timings` when it sent them."""
 
     async def main() -> None:
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
@@ -247,22 +300,25 @@ def _serve_relay(fake_url: str, conn: Connection) -> None:
             async def relay(ws: ServerConnection) -> None:
                 tag = (ws.request.path if ws.request else "/").strip("/")
                 body = {
-                    "model": MODEL,
+                    "model": model,
                     "stream": True,
-                    "max_tokens": TOKENS,
+                    "max_tokens": max_tokens,
+                    "stream_options": {"include_usage": True},
                     "messages": [{"role": "user", "content": f"Summarise ({tag})."}],
                 }
-                offset = 0
+                offset, timings = 0, None
                 async with http.stream("POST", "/v1/chat/completions", json=body) as response:
                     async for line in response.aiter_lines():
                         if not line.startswith("data: ") or line == "data: [DONE]":
                             continue
-                        choices = json.loads(line[6:]).get("choices") or [{}]
+                        chunk = json.loads(line[6:])
+                        timings = chunk.get("timings") or timings
+                        choices = chunk.get("choices") or [{}]
                         text = (choices[0].get("delta") or {}).get("content")
                         if text:
                             await ws.send(json.dumps({"offset": offset, "text": text}))
                             offset += len(text)
-                await ws.send(json.dumps({"done": True}))
+                await ws.send(json.dumps({"done": True, "timings": timings}))
 
             async with serve(relay, "127.0.0.1", 0, max_size=None) as server:
                 port = next(iter(server.sockets)).getsockname()[1]
@@ -354,7 +410,12 @@ class Processes:
     log_dir: Path
     started: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
-    def start(self, board_queue: str, web_port: int) -> None:
+    def start(
+        self,
+        board_queue: str,
+        web_port: int,
+        names: tuple[str, ...] = ("web", "cpu", "cluster", "stage"),
+    ) -> None:
         web = launcher._web_argv("127.0.0.1", web_port, settings.LEXWEB_TRUSTED_PROXIES)
         argvs = {
             "web": web,
@@ -364,11 +425,13 @@ class Processes:
         for _host, queues, slots in launcher._board_queues():
             if board_queue in queues.split(","):
                 argvs["stage"] = launcher._worker_argv(queues, slots)
-        if "stage" not in argvs:
+        if "stage" in names and "stage" not in argvs:
             raise SystemExit(f"manage.py board_queues lists no worker for {board_queue}")
         nice = {"cpu": launcher._cpu_nice()}  # as `make run` lowers the batch worker
         for name, argv in argvs.items():
-            log = (self.log_dir / f"{name}.log").open("wb")
+            if name not in names:
+                continue
+            log = (self.log_dir / f"{name}.log").open("ab")
             self.started[name] = subprocess.Popen(
                 argv, cwd=settings.BASE_DIR, stdout=log, stderr=subprocess.STDOUT,
                 preexec_fn=functools.partial(os.nice, nice.get(name, 0)),
@@ -429,6 +492,7 @@ class Received:
     seqs: list[int] = field(default_factory=list)
     attempts: set[int] = field(default_factory=set)
     finished: bool = False
+    timings: dict[str, float] | None = None  # the peer's: the server's own, when it sent them
 
 
 async def _ours_client(
@@ -463,6 +527,7 @@ async def _peer_client(url: str, received: Received, ready: asyncio.Queue[None])
             message = json.loads(raw)
             if message.get("done"):
                 received.finished = True
+                received.timings = message.get("timings")
                 return
             received.pieces.append((now, message["offset"], message["text"]))
 
@@ -660,6 +725,168 @@ def peer(*, relay_port: int, relay_pid: int, fake: Connection, label: str) -> di
     return result
 
 
+# --- The real llama.cpp server ------------------------------------------------------------------
+
+
+def _relay_ratio(streams: list[tuple[int, float, float]]) -> dict[str, object]:
+    """(tokens, server tokens/s, client span s) per stream: the summed rates and their ratio."""
+    server = sum(rate for _tokens, rate, _span in streams)
+    client = sum(tokens / span for tokens, _rate, span in streams if span > 0)
+    return {
+        "backend_tokens_per_second": round(server, 1),
+        "client_tokens_per_second": round(client, 1),
+        "relay_ratio": round(client / server, 4) if server else None,
+        "min_stream_ratio": round(
+            min((tokens / span) / rate for tokens, rate, span in streams if span > 0 and rate),
+            4,
+        )
+        if streams
+        else None,
+        "tokens": sum(tokens for tokens, _rate, _span in streams),
+    }
+
+
+def _span(one: Received) -> float:
+    return one.pieces[-1][0] - one.pieces[0][0] if len(one.pieces) > 1 else 0.0
+
+
+def real_ours(
+    *, user: User, case: Case, packet_id: int, secret: str, web_port: int, server_port: int,
+    log_dir: Path,
+) -> dict[str, object]:  # fmt: skip
+    """REAL_STREAMS summary runs on the real server; their clients connect before the stage
+    worker starts, so nothing reaches them as catch-up."""
+    from apps.cluster.models import CallRecord
+    from apps.cluster.services import health
+    from apps.drafting.models import Stage
+
+    site.site_write(
+        site=site.site_parse(REAL_SITE.replace("{port}", str(server_port))),
+        actor=None,
+        label="bench",
+    )
+    Backend.objects.filter(name=REAL_BACKEND).update(enabled=True)
+    BackendHealth.objects.filter(backend__name=REAL_BACKEND).delete()
+    asyncio.run(health.backends_health_check_all())
+    board = Board.objects.get(host__name=REAL_HOST, name="relay-real")
+    received: list[Received] = []
+    clients: list[Client] = []
+    run_ids: list[int] = []
+    for n in range(REAL_STREAMS):
+        request = runs.RunRequest(
+            kind=Run.Kind.SUMMARY,
+            packet_id=packet_id,
+            instructions=f"Summarise the lease for the relay bench (real {n}).",
+        )
+        run, _ = runs.run_start(user=user, case_id=case.pk, request=request)
+        run_ids.append(run.pk)
+        one = Received(f"real-{n}")
+        received.append(one)
+        url = f"ws://127.0.0.1:{web_port}/ws/cases/{case.pk}/runs/{run.pk}/events/?after=0"
+        clients.append(functools.partial(_ours_client, url, secret, one))
+    stage_worker = Processes(log_dir)
+
+    async def stream() -> None:
+        ready: asyncio.Queue[None] = asyncio.Queue()
+        tasks = [asyncio.ensure_future(client(ready)) for client in clients]
+        for _ in tasks:
+            await asyncio.wait_for(ready.get(), 60)
+        stage_worker.start(f"board.{board.pk}", web_port, names=("stage",))
+        await asyncio.wait_for(asyncio.gather(*tasks), STREAM_TIMEOUT_SECONDS)
+
+    try:
+        asyncio.run(stream())
+    finally:
+        stage_worker.stop()
+        Backend.objects.filter(name=REAL_BACKEND).update(enabled=False)
+    streams, intact, lost = [], 0, 0
+    for run_id, one in zip(run_ids, received, strict=True):
+        stage = Stage.objects.filter(run_id=run_id).order_by("-pk").first()
+        call = CallRecord.objects.filter(stage=stage).order_by("-started_at").first()
+        got = "".join(text for _at, _offset, text in one.pieces)
+        if stage is not None and got == stage.output_text and got:
+            intact += 1
+        else:
+            lost += 1
+        if stage is not None and call is not None and call.decode_tokens_per_second:
+            streams.append(
+                (stage.completion_tokens, float(call.decode_tokens_per_second), _span(one))
+            )
+    return {
+        **_relay_ratio(streams),
+        "streams_measured": len(streams),
+        "streams_intact": intact,
+        "streams_with_text_lost": lost,
+        "runs_finished": sum(one.finished for one in received),
+    }
+
+
+def real_peer(*, server_port: int) -> dict[str, object]:
+    """The raw relay against the same real server, REAL_STREAMS clients at once."""
+    context = multiprocessing.get_context("spawn")
+    relay, relay_end = context.Pipe()
+    process = context.Process(
+        target=_serve_relay,
+        args=(f"http://127.0.0.1:{server_port}", relay_end, REAL_MODEL, 1024),
+        daemon=True,
+    )
+    process.start()
+    try:
+        if not relay.poll(60):
+            raise SystemExit("the raw relay did not start")
+        port = relay.recv()
+        received = [Received(f"peer-real-{n}") for n in range(REAL_STREAMS)]
+
+        async def stream() -> None:
+            ready: asyncio.Queue[None] = asyncio.Queue()
+            await asyncio.gather(
+                *(_peer_client(f"ws://127.0.0.1:{port}/{one.tag}", one, ready) for one in received)
+            )
+
+        asyncio.run(asyncio.wait_for(stream(), STREAM_TIMEOUT_SECONDS))
+    finally:
+        relay.send("stop")
+        process.join(10)
+    streams = [
+        (
+            int(one.timings["predicted_n"]),
+            float(one.timings["predicted_n"]) / float(one.timings["predicted_ms"]) * 1000,
+            _span(one),
+        )
+        for one in received
+        if one.timings
+    ]
+    return {**_relay_ratio(streams), "streams_measured": len(streams)}
+
+
+def real_round(**ours_args: object) -> dict[str, object]:
+    """Ours, then the peer, on one real llama.cpp server (tests/harness/llamacpp.py)."""
+    from tests.harness.llamacpp import running_llamacpp
+    from tests.harness.tiny_gguf import write_tiny_gguf
+
+    with tempfile.TemporaryDirectory(prefix="bench-run-relay-real-") as folder:
+        model = write_tiny_gguf(Path(folder) / "tiny.gguf")
+        with running_llamacpp(
+            model,
+            Path(folder) / "server.log",
+            context=REAL_STREAMS * REAL_SLOT_TOKENS,
+            slots=REAL_STREAMS,
+            alias=REAL_MODEL,
+        ) as server:
+            port = int(server.base_url.rsplit(":", 1)[1])
+            measured = real_ours(server_port=port, log_dir=Path(folder), **ours_args)  # type: ignore[arg-type]
+            raw = real_peer(server_port=port)
+    return {
+        "server": "llama.cpp (xllamacpp), tiny GGUF, CPU, 1 thread, unpaced",
+        "streams": REAL_STREAMS,
+        "slot_tokens": REAL_SLOT_TOKENS,
+        "ours": measured,
+        "peer": "raw relay: httpx stream from the real server straight to a websocket",
+        "peer_result": raw,
+        "target_ratio": 0.99,
+    }
+
+
 def main() -> None:
     context = multiprocessing.get_context("spawn")
     fake, fake_end = context.Pipe()
@@ -694,6 +921,9 @@ def main() -> None:
             measured = round_of_ours(label="ours")
             raw = peer(relay_port=relay_port, relay_pid=relay_process.pid or 0, fake=fake,
                        label="peer")  # fmt: skip
+            real = real_round(
+                user=user, case=case, packet_id=packet_id, secret=secret, web_port=web_port
+            )
         except (SystemExit, TimeoutError):
             for text in processes.logs():
                 print(text, file=sys.stderr)
@@ -724,6 +954,7 @@ def main() -> None:
                 "worker_cpu_ratio_to_peer": round(worker_cpu / max(relay_cpu, 1e-9), 2),
                 "target_p99_ms": TARGET_P99_MS,
                 "met": float(p99) < TARGET_P99_MS and measured["tokens_lost"] == 0,  # type: ignore[arg-type]
+                "llama_cpp_real": real,
                 "load_average": {
                     "before": [round(x, 2) for x in load_before],
                     "after": [round(x, 2) for x in os.getloadavg()],
