@@ -5,3 +5,12 @@ class DraftingConfig(AppConfig):
     name = "apps.drafting"
     label = "drafting"
     verbose_name = "Drafting"
+
+    def ready(self) -> None:
+        # A stage whose worker died is announced on its run (stage.stalled) by the stalled-job
+        # recovery, which knows no app above it.
+        from apps.drafting import runs
+        from apps.operations.services import recovery
+
+        if runs.stage_job_stalled not in recovery.STALLED_HOOKS:
+            recovery.STALLED_HOOKS.append(runs.stage_job_stalled)

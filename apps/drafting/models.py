@@ -265,6 +265,10 @@ class Stage(models.Model):
     )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the stage last showed progress: its start, each stored batch of tokens (at most one
+    # write a second, token_events), its end. A running stage whose worker is gone has a
+    # `stage.stalled` event; one that is silent has this time standing still.
+    last_progress_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "position"]

@@ -39,6 +39,7 @@ from apps.drafting.events import RunEventMessage, run_group
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
 from apps.drafting.pipeline import budget
 from apps.evidence.models import Packet
+from apps.operations.services.recovery import StalledJob
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 from lexweb.jobs import job_defer
 from lexweb.live import publish_on_commit
@@ -424,6 +425,28 @@ def stages_stranded_recover(*, causes: Mapping[int, str] | None = None) -> Stran
     return outcome
 
 
+def stage_job_stalled(job: StalledJob) -> None:
+    """A stalled-job hook (apps.operations.services.recovery): a running stage whose job's
+    worker is gone or silent gets a `stage.stalled` event now, before its job is queued again
+    or failed, with the reason and when it last showed progress."""
+    if job.task_name != STAGE_TASK:
+        return
+    stage = (
+        Stage.objects.select_for_update()
+        .filter(job_id=job.job_id, status=Stage.Status.RUNNING)
+        .first()
+    )
+    if stage is None:
+        return
+    reason = (
+        "its worker stopped (the process ended)"
+        if job.worker_gone
+        else f"its worker stopped answering ({job.why})"
+    )
+    payload = stage_payload(stage) | {"reason": reason, "worker_gone": job.worker_gone}
+    run_event_append(run=stage.run_id, kind="stage.stalled", payload=payload)
+
+
 def _stranded_cause(job_id: int | None, causes: Mapping[int, str]) -> str:
     if job_id is not None and job_id in causes:
         return causes[job_id]
@@ -477,7 +500,7 @@ def _stranded_recover_one(
     stage.error = f"Its job failed: {cause}; queued again ({failed_jobs})."
     stage.save(update_fields=["error"])
     stage_defer(stage=stage)
-    run_event_append(run=run, kind="stage.retry", payload=stage_payload(stage))
+    run_event_append(run=run, kind="stage.retrying", payload=stage_payload(stage))
     outcome.requeued.append(stage.pk)
 
 
@@ -528,6 +551,7 @@ def stage_payload(stage: Stage) -> dict[str, object]:
         "error": stage.error,
         "finish_reason": stage.finish_reason,
         "ending": stage.ending,
+        "last_progress_at": stage.last_progress_at.isoformat() if stage.last_progress_at else None,
     }
 
 

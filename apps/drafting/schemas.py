@@ -190,6 +190,9 @@ class StageOut(Schema):
     call_record_id: int | None
     started_at: datetime | None
     finished_at: datetime | None
+    # Its start, each stored batch of tokens (at most a second apart), its end; see
+    # `stage.stalled` in the events reference.
+    last_progress_at: datetime | None
 
     @staticmethod
     def resolve_version(stage: Stage) -> int | None:

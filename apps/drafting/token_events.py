@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field
@@ -59,6 +60,10 @@ _NUMBER_SQL = (
     "FROM unnest(%s::bigint[], %s::bigint[]) AS c(id, n) WHERE r.id = c.id "
     "RETURNING r.id, r.event_seq"
 )
+# A streaming stage's progress time (Stage.last_progress_at), written with its batches at most
+# this often: a stage's row is not rewritten at every flush.
+PROGRESS_EVERY_SECONDS = 1.0
+_PROGRESS_SQL = "UPDATE drafting_stage SET last_progress_at = %s WHERE id = ANY(%s)"
 _INSERT_SQL = (
     "INSERT INTO drafting_runevent (run_id, seq, kind, payload, created_at) "
     "SELECT e.run_id, e.seq, %s, e.payload::jsonb, %s "
@@ -88,6 +93,8 @@ class _Writer:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     holders: int = 0  # stages streaming (between writer_hold and writer_release)
     connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
+    # Stage id -> when its progress time was last written (time.monotonic).
+    progress_written: dict[int, float] = field(default_factory=dict)
 
     def submit(
         self,
@@ -139,18 +146,37 @@ class _Writer:
         finally:
             await self._close()  # detaches the connection before its first await
 
+    def _progress_due(self, batch: list[_Pending]) -> list[int]:
+        """The stages of `batch` whose progress time is a second old or more."""
+        now = time.monotonic()
+        if len(self.progress_written) > 10_000:  # stages long finished
+            self.progress_written = {
+                stage: at for stage, at in self.progress_written.items() if now - at < 60
+            }
+        due = []
+        for item in batch:
+            stage = item.payload.get("stage_id")
+            if not isinstance(stage, int) or stage in due:
+                continue
+            if now - self.progress_written.get(stage, now - PROGRESS_EVERY_SECONDS) >= (
+                PROGRESS_EVERY_SECONDS
+            ):
+                due.append(stage)
+        return due
+
     async def _write(self, batch: list[_Pending]) -> None:
         items = [(item.run_id, item.payload) for item in batch]
         growths = [item.growth for item in batch if item.growth is not None]
+        progressed = self._progress_due(batch)
         try:
             try:
-                results, published = await _store(await self._connect(), items, growths)
+                results, published = await _store(await self._connect(), items, growths, progressed)
             except _Unsent:
                 # The connection was lost before anything was sent that could commit (a server
                 # restart, an idle session ended): once more, on a new one. After the commit was
                 # sent a second try could store the tokens twice, so that error is the stages'.
                 await self._close()
-                results, published = await _store(await self._connect(), items, growths)
+                results, published = await _store(await self._connect(), items, growths, progressed)
         except Exception as exc:  # every waiting stage gets the error, as alone
             if not isinstance(exc, NotFound):
                 await self._close()  # a broken connection is opened again by the next write
@@ -159,6 +185,8 @@ class _Writer:
                 if not item.stored.done():
                     item.stored.set_exception(error)
             return
+        written = time.monotonic()
+        self.progress_written.update((stage, written) for stage in progressed)
         # Published before the stages hear back, as run_event_append does outside a
         # transaction: a stage's next event (its status) never overtakes its tokens.
         if not published:
@@ -238,13 +266,14 @@ async def _store(
     connection: psycopg.AsyncConnection[tuple[object, ...]],
     items: list[tuple[int, dict[str, object]]],
     growths: "list[tuple[streaming.StreamPostings, list[int]]] | None" = None,
+    progressed: list[int] | None = None,
 ) -> tuple[list[RunEvent | NotFound], bool]:
     """Token events of several runs in one transaction, numbered per run in the given order (a
     NotFound in place of each event whose run does not exist), and whether they were also
     published in it (only through a PostgreSQL layer on this database). Two round trips: the
     runs locked (in id order) and numbered; then the events and their notices, the streaming
     artifacts' new hashes (one statement for all; the text is registered as it becomes
-    visible), and the commit."""
+    visible), the progress time of the stages in `progressed`, and the commit."""
     layer = _layer_in_this_database()
     counts = Counter(run_id for run_id, _payload in items)
     ids = sorted(counts)
@@ -266,6 +295,8 @@ async def _store(
                     await connection.execute(*layer.group_send_sql(messages))
             if growths:
                 await connection.execute(streaming.GROW_SQL, streaming.grow_params(growths))
+            if progressed:
+                await connection.execute(_PROGRESS_SQL, [timezone.now(), progressed])
     except psycopg.OperationalError as exc:
         if not committing:
             raise _Unsent from exc

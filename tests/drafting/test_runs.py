@@ -196,7 +196,7 @@ def test_a_backend_that_dies_mid_stream_is_not_stitched_and_the_stage_runs_again
     assert drafter.error.startswith("Attempt 1 failed:")
     tokens = RunEvent.objects.filter(run=run, kind="stage.tokens", payload__stage_id=drafter.pk)
     assert {e.payload["attempt"] for e in tokens} == {1, 2}
-    assert RunEvent.objects.filter(run=run, kind="stage.retry").count() == 1
+    assert RunEvent.objects.filter(run=run, kind="stage.retrying").count() == 1
     assert site.fakes["drafter"].cancelled + site.fakes["drafter"].stats.streams_finished <= 1
 
 

@@ -39,7 +39,7 @@ def test_a_stage_whose_only_server_died_mid_stream_runs_again_once_it_is_back(
         CallRecord.objects.filter(stage=drafter).order_by("pk").values_list("outcome", flat=True)
     )
     assert outcomes == [CallRecord.Outcome.ERROR, CallRecord.Outcome.ERROR, CallRecord.Outcome.OK]
-    retries = RunEvent.objects.filter(run=run, kind="stage.retry").order_by("seq")
+    retries = RunEvent.objects.filter(run=run, kind="stage.retrying").order_by("seq")
     assert [(e.payload["retry_in_seconds"], e.payload["attempts"]) for e in retries] == [
         (1, 3),
         (4, 3),
@@ -79,7 +79,7 @@ def test_a_server_that_never_comes_back_fails_the_run_after_the_last_attempt(
         "No deployment for the Drafter role is available now. (attempt 4 of 4; none is left)"
     )
     assert run.error == f"Drafter: {drafter.error}"
-    assert RunEvent.objects.filter(run=run, kind="stage.retry").count() == 3
+    assert RunEvent.objects.filter(run=run, kind="stage.retrying").count() == 3
     assert not DraftVersion.objects.exists()
 
 
@@ -96,4 +96,4 @@ def test_a_prompt_too_long_is_not_tried_again(
 
     gate = run.stages.get(name="gate")
     assert run.status == Run.Status.FAILED and gate.attempt == 1, gate.error
-    assert not RunEvent.objects.filter(run=run, kind="stage.retry").exists()
+    assert not RunEvent.objects.filter(run=run, kind="stage.retrying").exists()

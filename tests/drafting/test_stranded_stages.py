@@ -53,7 +53,7 @@ def test_a_stranded_stage_is_queued_again_and_its_run_finishes_with_nothing_lost
         assert stage.job_id not in (None, old_job) and _job_status(stage.job_id) == "todo"
         assert stage.status == Stage.Status.QUEUED
         assert "queued again (1)" in stage.error
-        assert RunEvent.objects.filter(run=run, kind="stage.retry").count() == 1
+        assert RunEvent.objects.filter(run=run, kind="stage.retrying").count() == 1
         # Twice changes nothing: the new job is waiting.
         assert runs.stages_stranded_recover() == runs.StrandedOutcome(requeued=[], failed=[])
 

@@ -31,7 +31,7 @@
    attempt goes to the role's first routable deployment then (the same one once it is back, or
    a fallback), on its board's queue, or on the board it last ran on while none is routable.
    The stage says "Attempt N failed: ... Retrying (attempt N+1 of M) in S s." and a
-   `stage.retry` event carries `retry_in_seconds` and `attempts`; after the last attempt the
+   `stage.retrying` event carries `retry_in_seconds` and `attempts`; after the last attempt the
    stage and run fail with the last reason ("attempt M of M; none is left"). Any other failure
    (an invalid structured answer, a prompt too long for every model, a request the backend
    refused, a wrong API key) fails the stage and the run with its message at once. A structured
@@ -158,9 +158,9 @@ def _claim(stage_id: int) -> Work | None:
             return None
         stage.status = Stage.Status.RUNNING
         stage.attempt += 1
-        stage.started_at = timezone.now()
+        stage.started_at = stage.last_progress_at = timezone.now()
         # An earlier attempt's error ("Attempt 1 failed: ...") stays until this one ends.
-        stage.save(update_fields=["status", "attempt", "started_at"])
+        stage.save(update_fields=["status", "attempt", "started_at", "last_progress_at"])
         if run.status == Run.Status.QUEUED:
             runs.run_status_set(run=run, status=Run.Status.RUNNING)
         runs.run_event_append(run=run, kind="stage.status", payload=runs.stage_payload(stage))
@@ -655,7 +655,7 @@ def _succeed(*, work: Work, outcome: Outcome) -> None:
     if work.name in outputs.WRITES_VERSION:
         stage.version = outputs.version_store(run=run, stage=stage, text=outcome.text)
     stage.status = Stage.Status.SUCCEEDED
-    stage.finished_at = timezone.now()
+    stage.finished_at = stage.last_progress_at = timezone.now()
     stage.save()
     payload = runs.stage_payload(stage) | {"output": outputs.event_output(stage)}
     runs.run_event_append(run=run, kind="stage.status", payload=payload)
@@ -747,7 +747,7 @@ def retry_wait(attempt: int) -> int | None:
 
 def _retry(*, run: Run, stage: Stage, message: str, wait: int) -> bool:
     """Queue the stage's next attempt `wait` seconds from now, saying so on the stage and in a
-    `stage.retry` event; False (the reason in `stage.error`) when it cannot be queued."""
+    `stage.retrying` event; False (the reason in `stage.error`) when it cannot be queued."""
     total = stage_max_attempts()
     stage.error = (
         f"Attempt {stage.attempt} failed: {message} Retrying (attempt {stage.attempt + 1} of "
@@ -758,7 +758,7 @@ def _retry(*, run: Run, stage: Stage, message: str, wait: int) -> bool:
             stage.save(update_fields=["error"])
             runs.stage_defer(stage=stage, schedule_in=wait)
             payload = runs.stage_payload(stage) | {"retry_in_seconds": wait, "attempts": total}
-            runs.run_event_append(run=run, kind="stage.retry", payload=payload)
+            runs.run_event_append(run=run, kind="stage.retrying", payload=payload)
     except DomainError as exc:
         stage.error = exc.message
         return False

@@ -12,12 +12,18 @@ file that kills its worker cannot do so forever; an admin retries it from the ad
 job's cause is in the outcome (`causes`), so that the owner of its work can record the true one
 (drafting's stranded stages), never a guess.
 
+Before a stalled job is queued again, ended or failed, each function in `STALLED_HOOKS` hears of
+it (`StalledJob`), in the same transaction under a savepoint of its own: the apps above fill the
+list (drafting announces `stage.stalled` on the run), so this module imports none of them, and a
+hook that fails is logged and never stops the recovery.
+
 It runs at each worker start (apps/operations/worker.py) and as the periodic job
 `operations.recover_stalled`. Two runs at once are safe: each job is taken with
 `FOR UPDATE SKIP LOCKED` and checked again under that lock.
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -60,6 +66,29 @@ SELECT id FROM procrastinate_jobs WHERE queueing_lock = %s AND status = 'todo' A
 """
 
 
+@dataclass(frozen=True)
+class StalledJob:
+    """A `doing` job found stalled, as the hooks hear of it."""
+
+    job_id: int
+    task_name: str
+    worker_gone: bool  # its worker row is gone (the process ended), not only silent
+    why: str  # "its worker is gone", "worker N silent over S s"
+
+
+# Filled by the apps' AppConfig.ready (see the module docstring).
+STALLED_HOOKS: list[Callable[[StalledJob], None]] = []
+
+
+def _hooks_tell(job: StalledJob) -> None:
+    for hook in STALLED_HOOKS:
+        try:
+            with transaction.atomic():
+                hook(job)
+        except Exception:
+            logger.exception("A stalled-job hook failed for job %s; recovery goes on.", job.job_id)
+
+
 @dataclass
 class RecoveryOutcome:
     """What one recovery run did, by job id."""
@@ -98,6 +127,7 @@ def _recover_one(*, job_id: int, seconds: int, outcome: RecoveryOutcome) -> None
         _, task_name, queue, queueing_lock, attempts, worker_id, worker_gone, abort_requested = row
         why = "its worker is gone" if worker_gone else f"worker {worker_id} silent over {seconds} s"
         name = f"job {job_id} {task_name} on {queue}"
+        _hooks_tell(StalledJob(job_id, task_name, bool(worker_gone), why))
         holder = None
         if queueing_lock:
             cursor.execute(_QUEUED_HOLDER_SQL, [queueing_lock, job_id])
