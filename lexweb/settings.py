@@ -459,6 +459,13 @@ LEXWEB_SECOND_OPINION = env_bool("LEXWEB_SECOND_OPINION", True)
 LEXWEB_SECOND_OPINION_MAX_CLAIMS = env_int("LEXWEB_SECOND_OPINION_MAX_CLAIMS", 50, minimum=0)
 LEXWEB_SECOND_OPINION_MAX_TOKENS = env_int("LEXWEB_SECOND_OPINION_MAX_TOKENS", 256, minimum=16)
 LEXWEB_SECOND_OPINION_SECONDS = env_int("LEXWEB_SECOND_OPINION_SECONDS", 300, minimum=1)
+# How the verifier reads a numeric date such as "3/7/24": month first (US practice) or day first.
+LEXWEB_DATE_ORDER = env_str("LEXWEB_DATE_ORDER", "mdy").strip().lower() or "mdy"
+if LEXWEB_DATE_ORDER not in ("mdy", "dmy"):
+    raise ImproperlyConfigured(
+        f"LEXWEB_DATE_ORDER must be mdy (month first) or dmy (day first), "
+        f"not {env_str('LEXWEB_DATE_ORDER')!r}."
+    )
 
 # --- Static files ---------------------------------------------------------------------------
 STATIC_URL = "/static/"

@@ -1,7 +1,16 @@
-"""Money amounts normalised to whole cents.
+"""Money amounts normalised to whole cents, with their currency.
 
-"$12,450.00", "$ 12,450", "USD 12,450", "US$12,450", "12,450.00 dollars", "12,450 USD" are all
-"1245000"; "$1.2 million" is "120000000". Pure functions, no Django.
+In numerals: "$12,450.00", "$ 12,450", "USD 12,450", "US$12,450", "12,450.00 dollars",
+"12,450 USD" are all "1245000"; "$1.2 million" is "120000000". In words (issue 28 req 4, read
+by `numwords`' grammar of English numbers): "eighty-four thousand two hundred fifty dollars" is
+"8425000", "four point one million dollars" "410000000", "one hundred and five dollars and
+twenty cents" and "One Hundred Five and 20/100 Dollars" "10520", "a million dollars"
+"100000000", "twelve hundred dollars" "120000".
+
+Dollars are the plain cents; another currency is its ISO code and the cents: "EUR 3.5m",
+"3,500,000 EUR", "€3.5 million" and "three point five million euros" are "EUR:350000000";
+"£12k", "GBP 12,000" and "twelve thousand pounds sterling" are "GBP:1200000" (plain "pounds"
+is a weight as often as money, so only "pounds sterling" is read). Pure functions, no Django.
 """
 
 from __future__ import annotations
@@ -9,43 +18,175 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
+from apps.verification.numwords import (
+    RUN,
+    TEENS,
+    TENS,
+    UNITS,
+    parse_words,
+    run_values,
+    runs,
+    words_of,
+)
 from apps.verification.spans import disjoint_values, whole_value
 
 _NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?|\.\d{1,2})"
 _SCALE = r"(?:\s*(?P<scale>million|billion|thousand|mm|bn|[mMkKbB])(?![A-Za-z]))?"
 _SCALES = {"thousand": 3, "k": 3, "million": 6, "m": 6, "mm": 6, "billion": 9, "bn": 9, "b": 9}
+_CURRENCY_NAMES = {"$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "us$": "USD"}
+_CURRENCY_NAMES |= {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR"}
+_CURRENCY_NAMES |= {"gbp": "GBP", "£": "GBP", "pounds sterling": "GBP"}
 
 _PATTERNS = [
-    # $12,450.00 / $ 12,450 / US$12,450 / USD 12,450 / USD$12,450 / $1.2 million
+    # $12,450.00 / $ 12,450 / US$12,450 / USD 12,450 / USD$12,450 / $1.2 million / EUR 3.5m /
+    # €3,500.00 / £12k
     re.compile(
-        r"(?<![\w$])(?:(?:US|USD)\s?\$|\$|USD\s?)\s?" + _NUMBER + r"(?!\d|,\d|\.\d)" + _SCALE,
+        r"(?<![\w$€£])(?P<cur>(?:US|USD)\s?\$|\$|USD\s?|EUR\s?|€|GBP\s?|£)\s?"
+        + _NUMBER
+        + r"(?!\d|,\d|\.\d)"
+        + _SCALE,
     ),
-    # 12,450.00 dollars / 12,450 USD / 1.2 million dollars
+    # 12,450.00 dollars / 12,450 USD / 1.2 million dollars / 1,250 EUR / 3,500 euros
     re.compile(
-        r"(?<![\w$.,])" + _NUMBER + _SCALE + r"\s+(?:U\.?S\.?\s+)?(?:dollars|USD)(?![A-Za-z])",
+        r"(?<![\w$€£.,/])"
+        + _NUMBER
+        + _SCALE
+        + r"\s+(?:U\.?S\.?\s+)?(?P<cur>dollars|USD|EUR|euros|GBP)(?![A-Za-z])",
         re.IGNORECASE,
     ),
 ]
 
+# In words: a run of number words (`numwords.runs`), then the currency and the cents in words or
+# as a fraction of a hundred; or a check's form, the fraction before the currency ("One Hundred
+# Five and 20/100 Dollars"). Matched at the run's end only, so the page is read in one pass.
+_WORD_TAILS = [
+    re.compile(
+        r"\s+and\s+(?P<f>\d{1,2})/100\s+(?:U\.?S\.?\s+)?(?P<cur>dollars)(?![\w-])", re.IGNORECASE
+    ),
+    re.compile(
+        r"\s+(?:U\.?S\.?\s+)?(?P<cur>dollars?|euros?|pounds\s+sterling)(?![\w-])"
+        r"(?:,?\s+and\s+(?:(?P<c>" + RUN + r")\s+cents?(?![\w-])|(?P<f>\d{1,2})/100(?!\d)))?",
+        re.IGNORECASE,
+    ),
+]
+# What a word amount needs (for a quick look before scanning a page): a currency word.
+WORD_HINT = re.compile(r"dollar|euro|sterling", re.IGNORECASE)
 
-def _cents(number: str, scale: str | None) -> str | None:
+
+def _currency(raw: str) -> str:
+    """The ISO code of a currency as written ("US$", "EUR ", "€", "pounds\nsterling")."""
+    key = " ".join(raw.lower().split())
+    if key.startswith("us"):  # US$, USD, USD$
+        return "USD"
+    return _CURRENCY_NAMES.get(key, "USD")
+
+
+def _tagged(cents: Decimal, currency: str) -> str | None:
+    if cents != cents.to_integral_value() or cents < 0:
+        return None
+    return str(int(cents)) if currency == "USD" else f"{currency}:{int(cents)}"
+
+
+def _value(match: re.Match[str]) -> str | None:
     try:
-        value = Decimal(number.replace(",", ""))
+        value = Decimal(match.group("n").replace(",", ""))
     except InvalidOperation:
         return None
+    scale = match.group("scale")
     if scale:
         value = value.scaleb(_SCALES[scale.lower()])
-    cents = value * 100
-    if cents != cents.to_integral_value():
-        return None
-    return str(int(cents))
+    return _tagged(value * 100, _currency(match.group("cur")))
+
+
+def _word_value(number: Decimal, tail: re.Match[str]) -> str | None:
+    cents = number * 100
+    groups = tail.groupdict()
+    if groups.get("c"):
+        extra = parse_words(words_of(groups["c"]))
+        if extra is None or extra >= 100 or extra != extra.to_integral_value():
+            return None
+        cents += extra
+    elif groups.get("f"):
+        cents += int(groups["f"])
+    return _tagged(cents, _currency(tail.group("cur")))
 
 
 def amount_values(text: str) -> list[tuple[int, int, str]]:
-    """Every money amount in `text` as (start, end, cents), in order, spans never overlapping."""
-    return disjoint_values(_PATTERNS, text, lambda m: _cents(m.group("n"), m.group("scale")))
+    """Every money amount in `text`, in numerals or in words, as (start, end, value), in
+    order, spans never overlapping."""
+    found = numeral_amount_values(text)
+    if WORD_HINT.search(text):
+        taken = [(a, b) for a, b, _ in found]
+        found.extend(v for v in word_amount_values(text) if _free(taken, v[0], v[1]))
+        found.sort()
+    return found
+
+
+def numeral_amount_values(text: str) -> list[tuple[int, int, str]]:
+    """The money amounts written in numerals in `text` ("$1.2 million", "EUR 3.5m")."""
+    return disjoint_values(_PATTERNS, text, _value)
+
+
+def word_amount_values(text: str) -> list[tuple[int, int, str]]:
+    """The money amounts written in words in `text`, as `amount_values` gives them."""
+    found: list[tuple[int, int, str]] = []
+    taken_to = 0  # a run inside an amount found already (its cents) starts no other
+    for run in runs(text):
+        if run.start() < taken_to:
+            continue
+        numbers = run_values(run)
+        if not numbers or numbers[-1][1] != run.end():
+            continue  # no number, or none that ends where the currency would stand
+        start, _, number = numbers[-1]  # "between ten and twenty dollars": twenty dollars
+        for pattern in _WORD_TAILS:
+            tail = pattern.match(text, run.end())
+            if tail is None:
+                continue
+            value = _word_value(number, tail)
+            if value is not None:
+                found.append((start, tail.end(), value))
+                taken_to = tail.end()
+            break
+    return found
+
+
+def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+    return not any(start < b and end > a for a, b in taken)
 
 
 def parse_amount(text: str) -> str | None:
-    """The cents that `text` is (whole string, surrounding spaces aside), or None."""
+    """The value that `text` is (whole string, surrounding spaces aside), or None."""
     return whole_value(amount_values, text)
+
+
+def split(value: str) -> tuple[str, int]:
+    """An amount's currency and cents: "1245000" -> ("USD", 1245000)."""
+    currency, _, cents = value.rpartition(":")
+    return currency or "USD", int(cents)
+
+
+def describe(value: str) -> str:
+    """An amount as a person reads it: "$84,250.00", "EUR 3,500.00"."""
+    currency, cents = split(value)
+    dollars, rest = divmod(cents, 100)
+    figure = f"{dollars:,}.{rest:02d}"
+    return f"${figure}" if currency == "USD" else f"{currency} {figure}"
+
+
+def distance(wanted: str, found: str) -> tuple[int, float]:
+    """How far an amount on a page is from the draft's: another currency is furthest, then one
+    whose digits are not the same digits, then by relative difference."""
+    (want_cur, want), (found_cur, got) = split(wanted), split(found)
+    if want_cur != found_cur:
+        return (2, 0.0)
+    same_digits = sorted(str(want)) == sorted(str(got))
+    return (0 if same_digits else 1, abs(want - got) / max(1, want))
+
+
+def is_in_words(text: str) -> bool:
+    """Whether an amount as written has its number in words ("four point one million dollars"),
+    not only in numerals with a scale word ("$4.1 million")."""
+    return any(word in _SPELLED for word in words_of(text))
+
+
+_SPELLED = frozenset([*UNITS, *TEENS, *TENS, "a", "hundred", "point"])

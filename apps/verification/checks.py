@@ -58,8 +58,9 @@ import reporters_db
 
 from apps.verification import authorities, paragraphs
 from apps.verification import normalise as nz
+from apps.verification.amounts import describe, distance, is_in_words
 from apps.verification.claims import Claim, is_generated_reference, sentences
-from apps.verification.dates import is_month_day, same_day
+from apps.verification.dates import is_month_day, reading, same_day
 from apps.verification.index import (
     OCR,
     Opinion,
@@ -910,7 +911,8 @@ class _Context:
                         claim,
                         "supported",
                         f"{what}_on_cited_page",
-                        f"{self.index.label(page)} reads {record.text[found.start : found.end]!r}",
+                        f"{self.index.label(page)} reads {record.text[found.start : found.end]!r}"
+                        + _read_as(what, claim.text, value, shown_text(record, found), found.value),
                         page=record,
                         excerpt=excerpt_of(record.text, found.start, found.end),
                         match=(found.start, found.end),
@@ -940,7 +942,8 @@ class _Context:
                 claim,
                 "contradicted",
                 f"{what}_on_cited_page",
-                f"the cited page {self.index.label(page)} gives {shown!r}, not {claim.text!r}",
+                f"the cited page {self.index.label(page)} gives {shown!r}, not {claim.text!r}"
+                + _read_as(what, claim.text, value, shown, nearest.value),
                 page=record,
                 excerpt=excerpt_of(record.text, nearest.start, nearest.end),
                 match=(nearest.start, nearest.end),
@@ -950,7 +953,8 @@ class _Context:
             claim,
             "unsupported",
             f"{what}_on_cited_page",
-            f"{claim.text!r} is not on the cited page {label}",
+            f"{claim.text!r} is not on the cited page {label}"
+            + _read_as(what, claim.text, value, ""),
         )
 
     def _value_anywhere(self, claim: Claim, value: str, what: str) -> Finding:
@@ -1523,8 +1527,27 @@ def _distance(what: str, wanted: str, found: str) -> tuple[int, float]:
         except ValueError:
             return (1, 0.0)
         return (0, float(days))
-    same_digits = sorted(wanted) == sorted(found)
-    return (0 if same_digits else 1, abs(int(wanted) - int(found)) / max(1, int(wanted)))
+    return distance(wanted, found)
+
+
+def shown_text(record: PageRecord, found: Value) -> str:
+    """The text of a page where a value was found."""
+    return record.text[found.start : found.end]
+
+
+def _read_as(what: str, drafted: str, value: str, shown: str, found: str | None = None) -> str:
+    """Which reading a finding took of a value written in words or an ambiguous numeric date,
+    the draft's (`drafted`, read as `value`) and the page's (`shown`, read as `found`; none
+    when there is none): " (the page's words read as $4,100,000.00)", or ""."""
+    notes = []
+    for whose, text, read in (("the draft's", drafted, value), ("the page's", shown, found)):
+        if read is None:
+            continue
+        if what == "amount" and is_in_words(text):
+            notes.append(f"{whose} words read as {describe(read)}")
+        elif what == "date" and (how := reading(text, read)):
+            notes.append(f"{whose} {text.strip()!r} {how}")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _edition_years(reporter: str) -> tuple[int, int] | None:

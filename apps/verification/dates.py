@@ -2,9 +2,13 @@
 
 "March 3, 2024", "Mar. 3, 2024", "3 March 2024", "3rd day of March, 2024", "03/03/2024",
 "3/3/24", "2024-03-03", and with the day in words "the third of March, 2024", "the third day
-of March 2024", "March third, 2024", are all "2024-03-03". Numeric dates are read month first
-(US practice); a numeric date that is no valid month-first date but is a valid day-first one
-is read day first. Pure functions, no Django.
+of March 2024", "March third, 2024", are all "2024-03-03".
+
+Numeric dates are read in the deployment's order, `LEXWEB_DATE_ORDER`: "mdy" (the default, US
+practice: "3/7/24" is March 7, 2024) or "dmy" ("3/7/24" is 3 July 2024); a numeric date that
+is no valid date in that order but is one in the other is read in the other ("25/12/2024").
+`reading` says which reading a finding took. Pure functions, no Django: the verification app
+points `date_order` at the setting when it starts (`read_order_from`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import bisect
 import datetime
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from apps.verification.spans import disjoint_values, whole_value
 
@@ -165,7 +169,30 @@ def _iso(year: int, month: int, day: int) -> str | None:
         return None
 
 
-def _value(match: re.Match[str]) -> str | None:
+DATE_ORDERS = ("mdy", "dmy")
+
+
+def _default_order() -> str:
+    return "mdy"
+
+
+_order_source: Callable[[], str] = _default_order
+
+
+def read_order_from(source: Callable[[], str]) -> None:
+    """Where `date_order` reads the order: the verification app points it at Django's
+    settings (`LEXWEB_DATE_ORDER`) when it starts; this module imports no Django."""
+    global _order_source
+    _order_source = source
+
+
+def date_order() -> str:
+    """The order numeric dates are read in ("mdy" or "dmy"; "mdy" before the app starts)."""
+    order = _order_source()
+    return order if order in DATE_ORDERS else "mdy"
+
+
+def _value(match: re.Match[str], order: str = "mdy") -> str | None:
     groups = match.groupdict()
     year = _year(groups["y"])
     if not 1000 <= year <= 2999:
@@ -175,10 +202,13 @@ def _value(match: re.Match[str]) -> str | None:
         return None
     raw_month = groups["m"]
     if raw_month.isdigit():
-        value = _iso(year, int(raw_month), day)
+        first = int(raw_month)
+        if order == "dmy" and match.re is _PATTERNS[4]:
+            first, day = day, first  # the first number is the day
+        value = _iso(year, first, day)
         if value is None and match.re is _PATTERNS[4]:
-            # 25/12/2024: there is no month 25, so the date is written day first.
-            value = _iso(year, day, int(raw_month))
+            # 25/12/2024 (month first): there is no month 25, so the date is written day first.
+            value = _iso(year, day, first)
         return value
     # casefold, not lower: the patterns match case-insensitively, so "\u017feptember" (long s) or
     # other Unicode case variants match and must find their month (lower() keeps the long s).
@@ -186,9 +216,46 @@ def _value(match: re.Match[str]) -> str | None:
     return None if month is None else _iso(year, month, day)
 
 
-def date_values(text: str) -> list[tuple[int, int, str]]:
-    """Every date in `text` as (start, end, ISO date), in order, spans never overlapping."""
-    return disjoint_values(_ALL_PATTERNS, text, _value)
+def date_values(text: str, order: str | None = None) -> list[tuple[int, int, str]]:
+    """Every date in `text` as (start, end, ISO date), in order, spans never overlapping.
+    Numeric dates are read in `order` ("mdy" or "dmy"; None: `date_order()`)."""
+    read = order or date_order()
+    return disjoint_values(_ALL_PATTERNS, text, lambda match: _value(match, read))
+
+
+_NUMERIC = re.compile(r"\s*(\d{1,2})[/.-](\d{1,2})[/.-](\d{2}|\d{4})\s*")
+
+
+def reading(text: str, value: str, order: str | None = None) -> str:
+    """Which reading of a date as written (`text`) gave `value`, where it could have been read
+    otherwise: "" for an unambiguous date in figures with its month in words or a four-digit
+    year first; else "read as April 2, 2007" and, for a numeric date whose numbers could each
+    be the month, which came first and why."""
+    if is_month_day(value) or len(value) != 10:
+        return ""
+    shown = f"{_MONTH_NAMES[int(value[5:7])]} {int(value[8:])}, {value[:4]}"
+    numeric = _NUMERIC.fullmatch(text)
+    if numeric is None:
+        if re.search(r"\d", text) and not _ORDINAL_HINT.search(text):
+            return ""
+        return f"read as {shown}"
+    first, second = int(numeric.group(1)), int(numeric.group(2))
+    read = order or date_order()
+    two_digit = " (a two-digit year)" if len(numeric.group(3)) == 2 else ""
+    if first <= 12 and second <= 12 and first != second:
+        which = "month" if read == "mdy" else "day"
+        return f"read as {shown}{two_digit}: {which} first, as LEXWEB_DATE_ORDER={read} says"
+    if first > 12 or second > 12:
+        which = "day" if first > 12 else "month"
+        return f"read as {shown}{two_digit}: {which} first, the only reading with a month"
+    return f"read as {shown}{two_digit}" if two_digit else ""
+
+
+_MONTH_NAMES = (
+    "", "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)  # fmt: skip
+_ORDINAL_HINT = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
 
 
 def parse_date(text: str) -> str | None:

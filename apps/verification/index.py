@@ -56,7 +56,7 @@ _LINE_END_HYPHEN = re.compile(r"-[ \t]*\r?\n")
 _DATE_HINT = re.compile(
     r"(?<!\w)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d[-/.]\d", re.IGNORECASE
 )
-_AMOUNT_HINT = re.compile(r"usd|dollars", re.IGNORECASE)
+_AMOUNT_HINT = re.compile(r"usd|dollars|eur|gbp|€|£", re.IGNORECASE)
 # A bar standing alone, or just after an opening quotation mark or bracket ('"| swear').
 _BAR_I = re.compile(r"(?<![^\s\"'(\[\u201c\u2018])\|(?!\S)")
 _LOOKALIKE = "OoIlSB"
@@ -915,8 +915,9 @@ def _page_values(text: str) -> tuple[list[Value], list[Value]]:
 
     Each parser runs only on the windows around figures (`_windows`), and only on a window
     that holds what every one of its patterns needs (a month name at the start of a word, or a
-    digit, separator and digit, for a date; "$", "USD" or "dollars" for an amount): a window
-    without it can hold no match, so the values are those of parsing the whole text."""
+    digit, separator and digit, for a date; "$", "USD", "dollars", a euro or pound sign or
+    code for an amount): a window without it can hold no match, so the values are those of
+    parsing the whole text. Amounts in words are read on the whole page."""
     dates: list[Value] = []
     amounts: list[Value] = []
     bare: dict[int, tuple[int, str]] = {}  # start -> (end, figure); windows may overlap
@@ -929,12 +930,22 @@ def _page_values(text: str) -> tuple[list[Value], list[Value]]:
             dates.extend(Value(start + a, start + b, v) for a, b, v in found)
         if "$" in chunk or _AMOUNT_HINT.search(chunk):
             amounts.extend(
-                Value(start + a, start + b, v) for a, b, v in amount_parser.amount_values(chunk)
+                Value(start + a, start + b, v)
+                for a, b, v in amount_parser.numeral_amount_values(chunk)
             )
         # A bare figure is digits, commas and a point, so it lies inside one window (which
         # starts and ends on whitespace) with the characters its pattern looks at around it.
         for match in _BARE_MONEY.finditer(chunk):
             bare.setdefault(start + match.start(), (start + match.end(), match.group()))
+    # Amounts in words ("four point one million dollars") have no figure to window around:
+    # read on the whole page (one linear scan), only where a currency word stands.
+    if amount_parser.WORD_HINT.search(text):
+        numerals = [(v.start, v.end) for v in amounts]
+        amounts.extend(
+            Value(a, b, v)
+            for a, b, v in amount_parser.word_amount_values(text)
+            if not any(a < y and b > x for x, y in numerals)
+        )
     taken = [(v.start, v.end) for v in amounts]
     for start, (end, figure) in sorted(bare.items()):
         if any(start < b and end > a for a, b in taken):

@@ -36,11 +36,12 @@ from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
+from django.conf import settings
 from django.db import transaction
 
 from apps.evidence.models import FrozenPage, Packet, PacketIndexCache
 from apps.evidence.services import packets as packet_services
-from apps.verification import amounts, dates, index, normalise, services, spans
+from apps.verification import amounts, dates, index, normalise, numwords, services, spans
 from apps.verification.index import PacketIndex, PageRecord, Value
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ MAGIC = b"lexweb-packet-index\n"
 FORMAT = 2  # 2: not compressed
 # What an index holds is decided by these modules: any change to them makes every stored index
 # stale (rebuilt on first use), so an index is never read by code that would build another.
-_DECIDING = (index, normalise, dates, amounts, spans)
+_DECIDING = (index, normalise, dates, amounts, numwords, spans)
 # Not compressed: zlib made the form 28% smaller and took longer to inflate than the rest of
 # loading (the column is stored uncompressed too: evidence migration 0005).
 
@@ -67,6 +68,8 @@ def _code_digest() -> str:
     digest = hashlib.sha256()
     for module in _DECIDING:
         digest.update(Path(module.__file__ or "").read_bytes())
+    # The order numeric dates are read in (LEXWEB_DATE_ORDER) decides their values too.
+    digest.update(getattr(settings, "LEXWEB_DATE_ORDER", "mdy").encode())
     return digest.hexdigest()[:16]
 
 
