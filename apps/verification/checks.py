@@ -245,7 +245,9 @@ class _Context:
 
     def check(self, claim: Claim) -> Finding:
         if claim.kind == "record_cite":
-            return paragraphs.pinned(self.record_cite(claim), self)
+            from apps.verification import transcripts  # page:line pins (issue 28 req 7)
+
+            return transcripts.lined(paragraphs.pinned(self.record_cite(claim), self), self)
         if claim.kind == "not_a_record_cite":
             return self.not_a_record_cite(claim)
         if claim.kind == "case_citation":
@@ -1199,9 +1201,16 @@ class _Context:
                 claim,
                 "unsupported",
                 "case_pin",
-                f"pin cite {pin} is outside the opinion's pages {first}-{last}",
+                f"pin cite {pin} is outside the opinion's pages {first}-{last}"
+                if numbers
+                else f"the pin cite {pin!r} names no page",
                 page=pages[first],
             )
+        from apps.verification import footnotes  # footnote pins (issue 28 req 1)
+
+        wrong_note = footnotes.check(claim, pin, numbers, opinion, self.index)
+        if wrong_note is not None:
+            return wrong_note
         if opinion.spans:
             return self._star_pin(claim, pin, numbers, opinion)
         pin_pages = [self.index.page_index(pages[n]) for n in numbers]

@@ -56,7 +56,8 @@ class CaseCite:
     """A case citation; short forms, Id. and supra carry their full citation's fields.
 
     `resolved` is False for a short form, Id. or supra that could not be bound to a full
-    citation in the draft (it never passes as verified). `court` is eyecite's courts-db id of
+    citation in the draft (it never passes as verified). `pin` holds the pin's pages only
+    ("813", "640-641"); the footnotes it names are `notes`. `court` is eyecite's courts-db id of
     the parenthetical's court; `court_text` the words of a full citation's parenthetical
     before its date ("S.D.N.Y." of "(S.D.N.Y. Mar. 3, 2020)"), None when it gives a year only.
     """
@@ -71,6 +72,8 @@ class CaseCite:
     short: bool
     resolved: bool
     court_text: str | None = None  # the court as the parenthetical names it ("9th Cir.")
+    # Footnotes the pin names ("813 n.4", "at p. 641, fn. 3", "813 nn.4-5"): (4,), (3,), (4, 5).
+    notes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from apps.verification.claims import statutes
+from apps.verification.claims import statutes, styles
 from apps.verification.claims.base import CaseCite, Spans, StatuteCite
 from apps.verification.claims.record import RecordCite
 
@@ -275,6 +275,64 @@ def _statute_id(text: str, end: int, full: StatuteCite) -> tuple[int, StatuteCit
     )
 
 
+def _with_pin(case: CaseCite, pin: styles.Pin) -> CaseCite:
+    """`case` with the pin read by `styles.pin_tail`: its pages (kept from eyecite when the
+    pin names a note only), its notes; a pin naming no page or note keeps its words."""
+    kept = case.pin if case.pin and re.fullmatch(r"[\d\s\-\u2013]+", case.pin) else None
+    pages = pin.pages or kept
+    if pin.bare and not pin.pages and not pin.note_text:
+        pages = "p."  # "at p." with no number: a pin naming no page
+    notes = pin.notes if pin.notes else ((0,) if pin.note_text else ())
+    if pages is None and notes:
+        pages = case.page or None  # "800 n.4": a note on the first page
+    return replace(case, pin=pages, notes=notes)
+
+
+def _add_style_cites(
+    masked: str, result: list[tuple[int, int, CaseCite | StatuteCite]], record: Sequence[RecordCite]
+) -> None:
+    """Id., Ibid. and named short forms that eyecite did not read (`styles.style_cites`),
+    added to `result` in order. Id./Ibid. take the citation just before them: a case citation
+    (Ibid.: at its pin too), not a record cite or a statute (nothing is added then); with
+    nothing before, an unresolved short form."""
+    taken = Spans([(a, b) for a, b, _ in result])
+    added: list[tuple[int, int, CaseCite | StatuteCite]] = []
+    by_end = sorted(result, key=lambda r: r[1])
+    ends = [r[1] for r in by_end]
+    record_ends = sorted(c.end for c in record)
+    for found in styles.style_cites(masked):
+        if taken.overlaps(found.start, found.end):
+            continue
+        pin = found.pin
+        if found.word:
+            at = bisect.bisect_right(ends, found.start) - 1
+            candidates = ([by_end[at]] if at >= 0 else []) + added[-1:]
+            previous = max(candidates, key=lambda r: r[1], default=None)
+            k = bisect.bisect_right(record_ends, found.start) - 1
+            if k >= 0 and (previous is None or record_ends[k] > previous[1]):
+                continue  # after a record cite, Id. is that record
+            before_case = previous[2] if previous is not None else None
+            if previous is not None and not isinstance(before_case, CaseCite):
+                continue  # a statute's Id. is eyecite's
+            if isinstance(before_case, CaseCite):
+                case = replace(before_case, short=True, court_text=None)
+                if pin is not None:
+                    case = _with_pin(replace(case, notes=()), pin)
+            else:
+                case = CaseCite("", "", "", None, None, None, None, True, False)
+                if pin is not None:
+                    case = _with_pin(case, pin)
+        else:
+            case = CaseCite(found.volume, found.reporter, "", None, None, None, None, True, False)
+            if pin is not None:
+                case = _with_pin(case, pin)
+        added.append((found.start, found.end, case))
+        taken.add(found.start, found.end)
+    if added:
+        result.extend(added)
+        result.sort(key=lambda r: r[0])
+
+
 def case_citations(
     text: str, masked: str, record: Sequence[RecordCite], deadline: float
 ) -> list[tuple[int, int, CaseCite | StatuteCite]]:
@@ -342,8 +400,17 @@ def case_citations(
                 last_case_end = end
                 continue
             case = _case_cite(cite, full)
+            if case.pin and re.search(r"[^\d\s\-\u2013]", case.pin):
+                case = _with_pin(case, styles.split_pin(case.pin or ""))
             if isinstance(cite, FullCaseCitation):
                 case = replace(case, court_text=court_text(text[item.start : item.end]))
+            # The pin as written (a footnote, "at p.", "at pp."), which eyecite may drop.
+            pin = styles.pin_tail(
+                masked, end_of(cite.span()[1]), full=isinstance(cite, FullCaseCitation)
+            )
+            if pin is not None:
+                case = _with_pin(case, pin)
+                item.end = max(item.end, pin.end)
             result.append((item.start, item.end, case))
             last_case_end = item.end
     if read_to < len(compact):
@@ -360,4 +427,5 @@ def case_citations(
     for a, b, statute in statutes.titled_statutes(compact):
         if not eyecite_spans.overlaps(a, b):
             result.append((start_of(a), end_of(b), statute))
+    _add_style_cites(masked, result, record)
     return result

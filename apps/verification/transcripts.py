@@ -1,0 +1,267 @@
+"""Page and line cites of transcripts (issue 28 requirement 7; pure, no Django): "Voss Dep.
+45:3-12", "Smith Dep. at 45:3-12", "(Tr. 112:4-113:2)".
+
+`lined(finding, context)` refines the finding of a record cite that names transcript lines:
+
+1. The transcript: for a cite of a deposition or transcript ("Dep.", "Tr.", "Hr'g Tr."; a
+   pleading's "Compl. 2:4" is left as it is), the one document of the packet titled as the
+   cite (its file name holds "deposition" and the witness's name for "Voss Dep.",
+   "transcript" for "Tr.": `paragraphs.pleading_pages`). None, or several: the finding stays
+   as it was.
+2. Its pages: the transcript's own page numbers ("Page 45" at a page's edge, or a number
+   alone on its first line), else the file's page numbers. Its lines: a line starting with its
+   number, 1 to 25 (a page with fewer than five such lines has none). A transcript with no
+   numbered lines: needs review, saying so.
+3. The cited lines run from the first page:line to the last ("112:4-113:2" crosses a page). A
+   page the transcript lacks, or a line past the page's last: unsupported, saying what the
+   transcript has (a range is read up to MAX_LINES lines).
+4. The sentence: a quotation found on other lines (or another page) is unsupported, naming the
+   page and lines where it is; without a quotation, key terms the cited lines lack while
+   another stretch of as many lines holds them is unsupported, naming those lines. Found on the
+   cited lines: supported, with them as the match.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from apps.verification import normalise as nz
+from apps.verification.index import PacketIndex
+from apps.verification.paragraphs import Context, _pleading_words, pleading_pages
+from apps.verification.spans import excerpt_of
+
+if TYPE_CHECKING:
+    from apps.verification.checks import Finding
+
+MAX_LINES = 25 * 20  # a cited range is read up to twenty pages of lines
+LAST_LINE = 25
+_CITE = re.compile(
+    r"(?P<p1>\d{1,5}):(?P<l1>\d{1,6})(?:[ \t]*[-\u2013][ \t]*(?:(?P<p2>\d{1,5}):)?(?P<l2>\d{1,6}))?"
+)
+_LINE = re.compile(r"(?m)^[ \t]*(?P<n>\d{1,2})(?:[ \t]+(?P<text>.*?))?[ \t]*$")
+_PAGE_LABEL = re.compile(r"(?im)^[ \t]*page[ \t]+(\d{1,5})(?:[ \t]+of[ \t]+\d+)?[ \t]*$")
+_LONE = re.compile(r"^[ \t]*(\d{1,5})[ \t]*$")
+# Terms elsewhere: as paragraphs' wrong-paragraph rule.
+WRONG_OTHER = 0.5
+WRONG_RATIO = 1 / 3
+
+
+@dataclass(frozen=True)
+class Line:
+    page: int  # the transcript's page number
+    number: int
+    record: int  # packet page index
+    span: tuple[int, int]  # the line's text in the page's text
+
+
+def cited_lines(pins: tuple[str, ...]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((first page, first line), (last page, last line)) of a page:line pin, or None."""
+    for pin in pins:
+        match = _CITE.search(pin)
+        if match is None:
+            continue
+        p1, l1 = int(match.group("p1")), int(match.group("l1"))
+        p2 = int(match.group("p2")) if match.group("p2") else p1
+        l2 = int(match.group("l2")) if match.group("l2") else l1
+        if (p2, l2) < (p1, l1):
+            p2, l2 = p1, l1
+        return (p1, l1), (p2, l2)
+    return None
+
+
+def _page_number(text: str, fallback: int) -> int:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for line in lines[:3] + lines[-3:]:
+        match = _PAGE_LABEL.match(line)
+        if match:
+            return int(match.group(1))
+    if lines:
+        lone = _LONE.match(lines[0])
+        if lone and int(lone.group(1)) > LAST_LINE:
+            return int(lone.group(1))
+    return fallback
+
+
+def transcript_lines(index: PacketIndex, pages: list[int]) -> dict[int, list[Line]]:
+    """The numbered lines of each transcript page, by the transcript's page number."""
+    found: dict[int, list[Line]] = {}
+    for record in pages:
+        page = index.pages[record]
+        number = _page_number(page.text, page.page_number)
+        lines: list[Line] = []
+        for match in _LINE.finditer(page.text):
+            n = int(match.group("n"))
+            if 1 <= n <= LAST_LINE and (not lines or n > lines[-1].number):
+                start = match.start("text") if match.group("text") else match.end()
+                lines.append(Line(number, n, record, (start, match.end())))
+        if len(lines) >= 5:
+            found.setdefault(number, lines)
+    return found
+
+
+def lined(finding: Finding, context: Context) -> Finding:
+    """The finding on a record cite, refined by its page:line pin (see the module)."""
+    claim = finding.claim
+    wanted = cited_lines(claim.pins)
+    if wanted is None or claim.bates:
+        return finding
+    if not set(_pleading_words(claim.text)) & {"deposition", "transcript"}:
+        return finding  # page:line names a transcript's lines; a pleading has none
+    index = context.index
+    pages = pleading_pages(claim, index)
+    if pages is None:
+        return finding
+    name = index.pages[pages[0]].filename
+    by_page = transcript_lines(index, pages)
+    (p1, l1), (p2, l2) = wanted
+    label = f"{p1}:{l1}" + (f"-{p2}:{l2}" if p2 != p1 else f"-{l2}" if l2 != l1 else "")
+    if not by_page:
+        return _finding(
+            finding,
+            "needs_review",
+            f"{name} has no numbered lines; {label} cannot be located",
+            index.pages[pages[0]],
+        )
+    for page_number in (p1, p2):
+        if page_number not in by_page:
+            have = sorted(by_page)
+            return _finding(
+                finding,
+                "unsupported",
+                f"{name} has no page {page_number} with numbered lines (its pages: "
+                f"{have[0]}-{have[-1]})",
+                index.pages[pages[0]],
+            )
+    ordered = [line for number in sorted(by_page) for line in by_page[number]]
+    cited = [line for line in ordered if (p1, l1) <= (line.page, line.number) <= (p2, l2)]
+    last = by_page[p2][-1].number
+    if l2 > last or not cited:
+        return _finding(
+            finding,
+            "unsupported",
+            f"{name} page {p2} ends at line {last}; {label} is not on it",
+            index.pages[by_page[p2][0].record],
+        )
+    cited = cited[:MAX_LINES]
+    held = {(line.page, line.number) for line in cited}
+    span = context.segment(claim)
+    from apps.verification.checks import quote_segments
+
+    for quote in context.members(span, ("quote",)):
+        segments = quote_segments(quote.quote or quote.text)
+        if sum(len(s) for s in segments) < 4:
+            continue
+        hit = index.find_quote(segments, within=sorted({line.record for line in ordered}))
+        if hit is None:
+            continue
+        record = index.page_index(hit.page)
+        on = [
+            line
+            for line in ordered
+            if line.record == record and line.span[0] < hit.span[1] and hit.span[0] < line.span[1]
+        ]
+        if on and not {(line.page, line.number) for line in on} & held:
+            return _finding(
+                finding,
+                "unsupported",
+                f"the quotation is at {_label(on)} of {name}, not at {label}",
+                hit.page,
+                hit.span,
+            )
+        if on:
+            return _finding(
+                finding, "supported", f"{label} of {name} carries the quotation", hit.page, hit.span
+            )
+    terms = [t for t in context.key_terms(span) if index.document_frequency(t)]
+    if len(terms) >= 2:
+        weights = {t: index.idf(t) for t in terms}
+        total = sum(weights.values())
+
+        def score(lines: list[Line]) -> float:
+            stems: set[str] = set()
+            for line in lines:
+                text = index.pages[line.record].text[line.span[0] : line.span[1]]
+                stems |= set(nz.content_terms(nz.token_list(text)))
+            return sum(w for t, w in weights.items() if t in stems)
+
+        here = score(cited)
+        size = len(cited)
+        best, best_score = None, 0.0
+        for k in range(0, max(1, len(ordered) - size + 1)):
+            window = ordered[k : k + size]
+            if {(line.page, line.number) for line in window} & held:
+                continue
+            value = score(window)
+            if value > best_score:
+                best, best_score = window, value
+        if (
+            best is not None
+            and best_score / total >= WRONG_OTHER
+            and here < WRONG_RATIO * best_score
+        ):
+            first = best[0]
+            return _finding(
+                finding,
+                "unsupported",
+                f"{label} of {name} does not carry the sentence's words; {_label(best)} does",
+                index.pages[first.record],
+                (
+                    first.span[0],
+                    best[-1].span[1] if best[-1].record == first.record else first.span[1],
+                ),
+            )
+        if here / total >= WRONG_OTHER:
+            first = cited[0]
+            return _finding(
+                finding,
+                "supported",
+                f"{label} of {name} carries the sentence's words",
+                index.pages[first.record],
+                (
+                    first.span[0],
+                    cited[-1].span[1] if cited[-1].record == first.record else first.span[1],
+                ),
+            )
+    return finding
+
+
+def _lines_span(lines: list[Line]) -> tuple[int, int]:
+    """The span of `lines` on the page of the first (to its page's last line when they run
+    onto another page)."""
+    first = lines[0]
+    last = [line for line in lines if line.record == first.record][-1]
+    return first.span[0], last.span[1]
+
+
+def _label(lines: list[Line]) -> str:
+    first, last = lines[0], lines[-1]
+    if first.page == last.page:
+        tail = f"-{last.number}" if last.number != first.number else ""
+        return f"{first.page}:{first.number}{tail}"
+    return f"{first.page}:{first.number}-{last.page}:{last.number}"
+
+
+def _finding(
+    finding: Finding,
+    status: str,
+    message: str,
+    page: object,
+    match: tuple[int, int] | None = None,
+) -> Finding:
+    text = getattr(page, "text", "")
+    excerpt = excerpt_of(text, *match) if match else excerpt_of(text, 0, 160)
+    return replace(
+        finding,
+        status=status,  # type: ignore[arg-type]  # one of checks.Status
+        check="record_cite_lines",
+        message=message,
+        page=page,  # type: ignore[arg-type]  # a PageRecord
+        excerpt=excerpt,
+        match=match,
+        found_value=None,
+    )
+
+
+__all__ = ["Line", "cited_lines", "lined", "transcript_lines"]
