@@ -6,6 +6,7 @@ from apps.accounts import selectors, services
 from apps.accounts.models import ApiToken, User
 from apps.accounts.reauth import reauthenticated_at
 from apps.accounts.schemas import TokenCreatedOut, TokenIn, TokenOut, UserOut
+from apps.api import idempotency
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
 
@@ -43,6 +44,8 @@ def create_token(request: AuthedRequest, payload: TokenIn) -> Status[TokenCreate
         via_token=via_token,
         reauthenticated_at=None if via_token else reauthenticated_at(request.session),
     )
+    # The secret is shown once and never stored in the clear, not even for an Idempotency-Key.
+    idempotency.keep_no_body(request, "it holds the new token's secret")
     out = TokenOut.from_orm(issued.token).dict()
     return Status(201, TokenCreatedOut.model_validate({**out, "secret": issued.secret}))
 

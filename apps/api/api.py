@@ -5,6 +5,7 @@ No `from __future__ import annotations` in modules that declare endpoints (djang
 
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
@@ -12,12 +13,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.openapi.schema import OpenAPISchema
 from ninja.security import HttpBearer, SessionAuth
 
 from apps.accounts import services as account_services
 from apps.accounts import throttle
 from apps.accounts.api import router as accounts_router
 from apps.accounts.models import User
+from apps.api import idempotency
 from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
@@ -65,13 +68,25 @@ class BrowserSession(SessionAuth):
         return user
 
 
-api = NinjaAPI(
+class LexwebAPI(NinjaAPI):
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
+    ) -> OpenAPISchema:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        idempotency.document_header(schema)
+        return schema
+
+
+api = LexwebAPI(
     title="lexweb API",
     version="1",
     description=(
         "The agent API of lexweb. Authenticate with `Authorization: Bearer <token>` "
         "(create tokens on your account page) or a signed-in browser session. "
-        "Every error is `{detail, code}`; a case you are not a member of is 404."
+        "Every error is `{detail, code}`; a case you are not a member of is 404. "
+        "Send `Idempotency-Key: <your id for this request>` on any POST, PATCH or DELETE to "
+        "retry it safely: the same key and body within 24 hours answer the first response "
+        "again (`Idempotent-Replayed: true`) without doing it twice."
     ),
     auth=[BearerToken(), BrowserSession()],
     urls_namespace="api",
@@ -80,6 +95,13 @@ api = NinjaAPI(
     # operation, an interactive element inside another (axe-core: nested-interactive).
     docs=Swagger(settings={"deepLinking": False}),
 )
+
+# Idempotency-Key on every POST, PUT, PATCH and DELETE of every router (apps/api/idempotency.py).
+# Ninja's modes are named after what the decorator is given: "view" wraps Operation.run (before
+# authentication: a malformed key is refused, the answer stored), "operation" wraps the endpoint
+# function (after authentication and parameter checks: replay, refuse or take the key).
+api.add_decorator(idempotency.guard_run, mode="view")
+api.add_decorator(idempotency.guard_endpoint, mode="operation")
 
 _STATUS_FOR = {
     NotFound: 404,

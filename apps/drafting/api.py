@@ -249,10 +249,11 @@ _RUNS = "/cases/{case_id}/runs"
 
 @router.post(_RUNS, response={200: RunDetailOut, 201: RunDetailOut, **_ERRORS, 403: ErrorOut})
 def start_run(request: AuthedRequest, case_id: ObjectId, body: RunIn) -> Status[Run]:
-    """Queue a drafting run (all its stages at once) over a frozen packet of the case. With an
-    `Idempotency-Key` header already used by the same person for the same request, answers that
-    run with 200 instead of starting another (409 `idempotency_key_reused` if the request
-    differs)."""
+    """Queue a drafting run (all its stages at once) over a frozen packet of the case. An
+    `Idempotency-Key` already used with this token for the same request answers the first
+    response again (as every POST does); one used by the same person through another token or
+    more than 24 hours ago answers that run with 200 instead of starting another (409
+    `idempotency_key_reused` if the request differs)."""
     run, created = runs.run_start(
         user=request.auth,
         case_id=case_id,

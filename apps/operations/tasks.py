@@ -3,6 +3,7 @@
 from django.conf import settings
 from procrastinate.contrib.django import app
 
+from apps.api import idempotency
 from apps.drafting import runs
 from apps.operations.services import recovery, sweeper
 from lexweb.jobs import require_arg
@@ -48,9 +49,11 @@ SWEEP_CRON: str = settings.LEXWEB_SWEEP_CRON
     queueing_lock="operations.sweep",
 )
 def files_sweep_task(*, timestamp: int) -> None:
-    """Remove orphaned stored files and dead processes' temporaries. Idempotent."""
+    """Remove orphaned stored files and dead processes' temporaries, and the API's stored
+    Idempotency-Key answers older than 24 hours. Idempotent."""
     require_arg(timestamp, int, "timestamp")
     sweeper.files_sweep()
+    idempotency.idempotency_expired_delete()
 
 
 if SWEEP_CRON:

@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 from procrastinate.contrib.django.models import ProcrastinateJob
 
+from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cluster.models import Role, RoleRoute
@@ -88,11 +89,29 @@ def test_the_same_idempotency_key_answers_the_same_run(
     again = _start(lawyer_api, case, packet, key="agent-42")
     other = _start(lawyer_api, case, packet, key="agent-42", instructions="Something else.")
 
-    assert (first.status_code, again.status_code) == (201, 200)
-    assert first.json()["id"] == again.json()["id"]
+    # The API-wide Idempotency-Key (apps/api/idempotency.py) answers the first response again.
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.headers["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
+    assert first.json() == again.json()
     assert other.status_code == 409 and other.json()["code"] == "idempotency_key_reused"
     assert Run.objects.count() == 1
     assert Stage.objects.exclude(job_id=None).count() == 1
+
+
+def test_a_second_token_of_the_same_person_with_the_same_key_gets_the_same_run(
+    lawyer: User, lawyer_api: Client, case: Case, packet: Packet, routed: None
+) -> None:
+    # Keys of the API-wide mechanism are per token; run creation also keeps its own per-person
+    # key (Run.idempotency_key), so another token of the same lawyer starts no second run.
+    first = _start(lawyer_api, case, packet, key="agent-43")
+    second = account_services.token_create(user=lawyer, name="second agent").secret
+    again = _start(
+        Client(headers={"authorization": f"Bearer {second}"}), case, packet, key="agent-43"
+    )
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert "Idempotent-Replayed" not in again and first.json()["id"] == again.json()["id"]
+    assert Run.objects.count() == 1
 
 
 @pytest.mark.parametrize(
