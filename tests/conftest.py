@@ -6,9 +6,10 @@
 """
 
 import os
-import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from apps.accounts.models import User
 from apps.cases.models import Case, Membership
 from tests.factories import CaseFactory, MembershipFactory, UserFactory
 from tests.harness.database import flush_written_tables
+from tests.harness.product import stop_database
 
 BASE_DIR = Path(settings.BASE_DIR)
 
@@ -289,15 +291,21 @@ def worker_process(transactional_db: None) -> Iterator[subprocess.Popen[bytes]]:
 
 
 @pytest.fixture
-def var_dir(tmp_path: Path) -> Iterator[Path]:
-    """A private var folder for a launched lexweb; its PostgreSQL is stopped afterwards."""
-    path = tmp_path / "var"
-    yield path
-    # Whatever happened in the test, no PostgreSQL may outlive it.
-    pid_file = path / "pgdata" / "postmaster.pid"
-    if pid_file.exists():
-        pid = int(pid_file.read_text().splitlines()[0])
-        os.kill(pid, signal.SIGTERM)
+def var_dir() -> Iterator[Path]:
+    """A private var folder for a launched lexweb; its PostgreSQL is stopped afterwards.
+
+    Made directly under the system's temporary folder, as running_product's: the embedded
+    PostgreSQL runs as another user, and pytest makes its own folders private again whenever
+    a session starts, which another xdist worker may do while this one's initdb writes."""
+    home = Path(tempfile.mkdtemp(prefix="lexweb-var-"))
+    home.chmod(0o755)
+    path = home / "var"
+    try:
+        yield path
+    finally:
+        # Whatever happened in the test, no PostgreSQL may outlive it (it may be gone already).
+        stop_database(path)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 # --- Websockets ---------------------------------------------------------------------------

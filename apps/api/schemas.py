@@ -1,9 +1,12 @@
-"""Shapes shared by every router: errors and the strict base for request bodies."""
+"""Shapes shared by every router: errors, the strict base for request bodies, and the status
+fields of the contract."""
 
-from typing import Annotated
+from collections.abc import Iterable
+from typing import Annotated, Any
 
+from django.db import models
 from ninja import Path, Schema
-from pydantic import ConfigDict, field_validator
+from pydantic import AfterValidator, ConfigDict, WithJsonSchema, field_validator
 
 # Database ids are positive 64-bit integers; anything else is a 422, never a database error.
 ObjectId = Annotated[int, Path(ge=1, le=2**63 - 1)]
@@ -31,6 +34,29 @@ class StrictIn(Schema):
         if _has_nul(value):
             raise ValueError("must not contain NUL (\\x00) characters")
         return value
+
+
+def status_type(choices: type[models.TextChoices], *, terminal: Iterable[str], about: str) -> Any:
+    """A status field of the contract: a string of `choices` (anything else fails the response
+    as a bug, never reaches a client), published in OpenAPI as an enum whose description says
+    which values are terminal (the object changes no more by itself). Use it under
+    `if TYPE_CHECKING: X = str else: X = status_type(...)` so type checkers see a str."""
+    values = [str(value) for value in choices.values]
+    ends = [str(value) for value in terminal]
+    unknown = set(ends) - set(values)
+    if unknown:
+        raise ValueError(f"terminal values {sorted(unknown)} are not among {values}")
+
+    def known(value: str) -> str:
+        if value not in values:
+            raise ValueError(f"{value!r} is not one of {values}")
+        return value
+
+    description = f"{about} Terminal: {', '.join(ends)}." if ends else about
+    schema: dict[str, object] = {"type": "string", "enum": values, "description": description}
+    if ends:
+        schema["x-terminal"] = ends
+    return Annotated[str, AfterValidator(known), WithJsonSchema(schema)]
 
 
 class FieldErrorOut(Schema):

@@ -1,11 +1,12 @@
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ninja import ModelSchema, Schema
 from pydantic import Field
 
-from apps.api.schemas import StrictIn
+from apps.api.schemas import StrictIn, status_type
 from apps.documents import provenance_selectors, selectors
-from apps.documents.models import Document, Page, Production, ProductionExport
+from apps.documents.models import Document, Page, Production, ProductionExport, Rendition
 
 
 class ArtifactMatchOut(Schema):
@@ -51,6 +52,31 @@ class DerivedFromOut(Schema):
     deterministic: bool
 
 
+if TYPE_CHECKING:
+    DocumentStatus = RenditionStatus = ProductionStatus = ExportStatus = str
+else:
+    DocumentStatus = status_type(
+        Document.Status,
+        terminal=["ready", "failed"],
+        about="Reading the document: its pages' text (and OCR) are stored when it is ready.",
+    )
+    RenditionStatus = status_type(
+        Rendition.Status,
+        terminal=["ready", "failed", "unavailable"],
+        about="Its rendering to PDF; unavailable: LibreOffice is not installed.",
+    )
+    ProductionStatus = status_type(
+        Production.Status,
+        terminal=["ready", "failed"],
+        about="Stamping the volume's Bates numbers.",
+    )
+    ExportStatus = status_type(
+        ProductionExport.Status,
+        terminal=["ready", "failed"],
+        about="Building the load-file export of a production.",
+    )
+
+
 class RenditionOut(Schema):
     """The document's rendering to PDF (text, e-mail, Word, Excel, Outlook), for its page
     images and productions. `status`: queued, processing, ready, failed, unavailable
@@ -58,7 +84,7 @@ class RenditionOut(Schema):
     Lineage: `transform`/`version`, the `tool` that did it, the SHA-256 of the original it was
     made from (`input_sha256`) and of the PDF (`sha256`, null until ready)."""
 
-    status: str
+    status: RenditionStatus
     label: str
     page_count: int
     transform: str
@@ -70,6 +96,7 @@ class RenditionOut(Schema):
 
 
 class DocumentOut(ModelSchema):
+    status: DocumentStatus
     sha256: str
     size: int
     # The e-mail this document is an attachment of (its "email-attachment" derivation), kept
@@ -250,6 +277,7 @@ class ProductionItemOut(Schema):
 
 
 class ProductionOut(ModelSchema):
+    status: ProductionStatus
     first_bates: str
     last_bates: str
     output_sha256: str | None
@@ -332,6 +360,8 @@ class ExportIn(StrictIn):
 
 
 class ExportOut(ModelSchema):
+    status: ExportStatus
+
     class Meta:
         model = ProductionExport
         fields = ["id", "encoding", "image_dpi", "status", "error", "created_at"]

@@ -1,13 +1,13 @@
 """Request and response shapes of the drafts API (apps/drafting/api.py)."""
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 
 from apps.accounts.schemas import UserOut
-from apps.api.schemas import StrictIn
+from apps.api.schemas import StrictIn, status_type
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
 
 # Pasted text is limited by the service (LEXWEB_MAX_DRAFT_BYTES) and, before that, by the
@@ -142,6 +142,24 @@ class RunRejectIn(StrictIn):
     reason: str = Field(max_length=5000)
 
 
+if TYPE_CHECKING:
+    RunStatus = StageStatus = str
+else:
+    RunStatus = status_type(
+        Run.Status,
+        terminal=["succeeded", "failed", "cancelled", "rejected"],
+        about=(
+            "The run's state. waiting_for_approval and stopped_by_gate wait for a lawyer "
+            "(approve or reject; override the gate)."
+        ),
+    )
+    StageStatus = status_type(
+        Stage.Status,
+        terminal=["succeeded", "failed", "cancelled", "skipped"],
+        about="The stage's state; a stage that runs again goes back to queued, then running.",
+    )
+
+
 class StageOut(Schema):
     """One stage and its chain of custody (the prompt itself is in `prompt_text`)."""
 
@@ -149,7 +167,7 @@ class StageOut(Schema):
     position: int
     name: str
     role: str
-    status: str
+    status: StageStatus
     queue: str
     job_id: int | None
     attempt: int
@@ -206,7 +224,7 @@ class RunOut(Schema):
     packet_id: int
     instructions: str
     high_stakes: bool
-    status: str
+    status: RunStatus
     error: str
     draft_id: int | None
     created_by: UserOut

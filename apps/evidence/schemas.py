@@ -1,13 +1,14 @@
 """Request and response shapes of the packets API (apps/evidence/api.py)."""
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ninja import Schema
 from pydantic import Field, field_validator, model_validator
 
 from apps.accounts.models import User
 from apps.accounts.schemas import UserOut
-from apps.api.schemas import StrictIn
+from apps.api.schemas import StrictIn, status_type
 from apps.documents.models import Document
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as packet_selectors
@@ -125,6 +126,16 @@ class ItemOut(Schema):
     warnings: list[WarningOut]
 
 
+if TYPE_CHECKING:
+    PacketStatus = str
+else:
+    PacketStatus = status_type(
+        Packet.Status,
+        terminal=["frozen"],
+        about="editable: items may be added and removed; frozen: its pages are fixed for good.",
+    )
+
+
 class PacketOut(Schema):
     id: int
     case_id: int
@@ -132,7 +143,7 @@ class PacketOut(Schema):
     version: int
     title: str
     purpose: str
-    status: str
+    status: PacketStatus
     frozen: bool
     content_hash: str
     page_count: int

@@ -1,13 +1,13 @@
 """Request and response shapes of the verification endpoints (apps/verification/api.py)."""
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ninja import Schema
 from pydantic import Field
 
 from apps.accounts.schemas import UserOut
-from apps.api.schemas import StrictIn
+from apps.api.schemas import StrictIn, status_type
 from apps.verification import second_opinion, selectors
 from apps.verification.models import Finding, Override, Verification
 from apps.verification.services import MAX_REASON
@@ -44,13 +44,31 @@ class SecondOpinionOut(Schema):
     total: int
 
 
+if TYPE_CHECKING:
+    VerificationStatus = FindingStatus = str
+else:
+    VerificationStatus = status_type(
+        Verification.Status,
+        terminal=["done", "failed"],
+        about="The verification's state.",
+    )
+    FindingStatus = status_type(
+        Finding.Status,
+        terminal=[],
+        about=(
+            "The checks' verdict on the claim, fixed when its verification is done; a lawyer's "
+            "override is recorded beside it (`override`), never in place of it."
+        ),
+    )
+
+
 class VerificationOut(Schema):
     """One run: deterministic checks, then the model's second opinion (`second_opinion`:
     "obtained" or "not_obtained"; `second_opinion_detail` says why and by whom)."""
 
     id: int
     version: int
-    status: str
+    status: VerificationStatus
     claims_done: int
     claim_count: int
     verifier_version: str
@@ -112,7 +130,7 @@ class FindingOut(Schema):
     end: int
     text: str
     kind: str
-    status: str
+    status: FindingStatus
     check: str
     message: str
     found_value: str | None
