@@ -15,8 +15,9 @@ forget it: every POST, PUT, PATCH and DELETE honours the header. GETs ignore it.
 4. Holding the lock it looks for the key's row (`IdempotentRequest`, younger than 24 hours):
    - the same method, path (with query) and body (SHA-256 of the raw body; of the fields and
      the files' names and bytes for a multipart upload): the stored answer again, same status,
-     body, Content-Type, Location and Content-Disposition, with `Idempotent-Replayed: true`;
-     the endpoint does not run (nothing created twice, no second audit row);
+     body and the headers the endpoint set (Content-Type, Location, Content-Disposition,
+     X-Lexweb-Artifact, ...), with `Idempotent-Replayed: true`; the endpoint does not run
+     (nothing created twice, no second audit row);
    - anything else: 409 `idempotency_key_reused`;
    - none (or one older than 24 hours, removed): the endpoint runs, and its answer is stored
      before the lock is released.
@@ -56,7 +57,8 @@ MAX_KEY = 200
 KEPT_FOR = timedelta(hours=24)
 MAX_STORED_BYTES = 1024 * 1024
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-KEPT_HEADERS = ("Content-Type", "Location", "Content-Disposition")
+# Headers set by Django's middleware or per response, never stored (the replay gets its own).
+_UNKEPT_HEADERS = frozenset({"content-length", "set-cookie", "date", "vary"})
 _NOT_STORED_STATUSES = frozenset({408, 429})
 _CLAIM = "_lexweb_idempotency"
 _NO_BODY = "_lexweb_idempotency_no_body"
@@ -169,7 +171,11 @@ class _Claim:
                 "path": self.path,
                 "body_sha256": self.body_sha256,
                 "status": status,
-                "headers": {h: response[h] for h in KEPT_HEADERS if h in response},
+                "headers": {
+                    name: value
+                    for name, value in response.items()
+                    if name.lower() not in _UNKEPT_HEADERS
+                },
                 "body": body,
                 "not_kept": not_kept,
                 "created_at": timezone.now(),

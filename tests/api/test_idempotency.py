@@ -168,6 +168,29 @@ def test_override_and_approve_are_replayed_not_refused_the_second_time(
     assert AuditEvent.objects.filter(action="draft.approve").count() == 1
 
 
+def test_verify_and_export_are_replayed_with_the_exports_own_headers(
+    lawyer_api: Client, lawyer: User, draft: Draft
+) -> None:
+    base = f"/api/v1/cases/{draft.case_id}/drafts/{draft.pk}/versions/1"
+    verifications = [lawyer_api.post(f"{base}/verify", headers=_key("verify-1")) for _ in range(2)]
+    verified(draft=draft, user=lawyer, statuses=["supported"])
+
+    exports = [
+        lawyer_api.post(
+            f"{base}/export", {"format": "pdf"}, content_type=JSON, headers=_key("export-1")
+        )
+        for _ in range(2)
+    ]
+
+    assert verifications[0].status_code == 202, verifications[0].content
+    assert _replayed(*verifications)
+    assert exports[0].status_code == 200, exports[0].content
+    assert _replayed(*exports)
+    for header in ("Content-Disposition", "X-Lexweb-Artifact", "X-Lexweb-Document"):
+        assert exports[1].headers[header] == exports[0].headers[header]
+    assert AuditEvent.objects.filter(action="draft.export").count() == 1
+
+
 def test_a_new_tokens_secret_is_not_kept_and_the_replay_creates_no_second_token(
     lawyer: User,
 ) -> None:
