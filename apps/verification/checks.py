@@ -1208,9 +1208,12 @@ class _Context:
             )
         from apps.verification import footnotes  # footnote pins (issue 28 req 1)
 
-        wrong_note = footnotes.check(claim, pin, numbers, opinion, self.index)
-        if wrong_note is not None:
-            return wrong_note
+        quoted_segments = [
+            quote_segments(q.quote or q.text) for q in self.members(self.segment(claim), ("quote",))
+        ]
+        on_note = footnotes.check(claim, pin, numbers, opinion, self.index, quoted_segments)
+        if on_note is not None:
+            return on_note
         if opinion.spans:
             return self._star_pin(claim, pin, numbers, opinion)
         pin_pages = [self.index.page_index(pages[n]) for n in numbers]

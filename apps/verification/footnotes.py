@@ -10,17 +10,23 @@ of the pin's reporter pages (`check`):
    numbers go up by one (a numbered list higher on the page is no note). Text between a
    separator and a page's first note continues the previous page's last note.
 2. A note sits on the reporter page where its text starts, each page it continues onto, and
-   the page of its call in the opinion's text ("costs.[4]", "costs.4 "): in a star-paged
-   opinion whose notes are printed at its end, the call is where the note belongs.
+   the page of its call in the opinion's text ("costs.[4]", "costs.4 "). In a star-paged
+   opinion a called note sits on its call's page only: its text stands wherever the file
+   printed it (at the file page's foot, after the next page's marker, or at the end).
 3. A note that does not exist (n.0, n.999): unsupported, naming the notes the opinion has; a
    note on another page: unsupported, naming the page where it is. An opinion in which no
    note can be read: needs review (its notes may be printed in a form not read here).
+4. Every note on the pin's page: supported, with the note as the match, when each quotation
+   of the sentence stands in the notes (a note's text may be printed on a later page than its
+   call; the page check would look for it on the call's page); otherwise the page check of
+   `checks` decides, as for a pin without a note.
 """
 
 from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -31,6 +37,7 @@ from apps.verification.spans import excerpt_of
 if TYPE_CHECKING:
     from apps.verification.checks import Finding
 
+QUOTE_WORDS = 4  # words: a shorter quotation is not looked for in the notes
 _SEPARATOR = re.compile(r"(?im)^[ \t]*(?:_{3,}|-{3,}|\u2014{2,}|\u2500{3,}|footnotes?:?)[ \t]*$")
 _NOTE_START = re.compile(
     r"(?m)^[ \t]*(?:\[(?P<a>\d{1,3})\]|(?:FN|fn\.?|n\.)[ \t]*(?P<b>\d{1,3})\.?"
@@ -50,6 +57,7 @@ class Note:
     span: tuple[int, int]  # in that page's text
     reporter_pages: set[int] = field(default_factory=set)
     called: bool = False
+    call_pages: set[int] = field(default_factory=set)
 
 
 def _foot(text: str) -> tuple[int, list[tuple[int, int, int]]]:
@@ -143,16 +151,31 @@ def _read_notes(index: PacketIndex, opinion: Opinion) -> dict[int, Note]:
             called = notes.get(number)
             page = reporter_page(i, match.start())
             if called is not None and page is not None:
-                called.reporter_pages.add(page)
+                called.call_pages.add(page)
                 called.called = True
+    for note in notes.values():
+        if opinion.spans and note.call_pages:
+            # Star-paged: the note's text stands wherever the file printed it (often after
+            # the next page's marker); it belongs to the page of its call.
+            note.reporter_pages = set(note.call_pages)
+        else:
+            note.reporter_pages |= note.call_pages
     return notes
 
 
 def check(
-    claim: Claim, pin: str, numbers: list[int], opinion: Opinion, index: PacketIndex
+    claim: Claim,
+    pin: str,
+    numbers: list[int],
+    opinion: Opinion,
+    index: PacketIndex,
+    quotes: Sequence[list[list[str]]] = (),
 ) -> Finding | None:
-    """The finding on a pin that names notes when it is wrong (see the module); None when
-    every note is on the pin's pages."""
+    """The finding on a pin that names notes (see the module): unsupported when a note is
+    missing or on another page; supported, with the note as the match, when every note is on
+    the pin's pages and each of the sentence's `quotes` (their segments) stands in a note;
+    None when the pin names no note, or a quotation is not in the notes (the page check
+    decides then)."""
     from apps.verification.checks import Finding
 
     cite = claim.citation
@@ -193,7 +216,31 @@ def check(
                 excerpt=excerpt_of(record.text, *note.span),
                 match=note.span,
             )
-    return None
+    named = [notes[n] for n in cite.notes]
+    for segments in quotes:
+        if sum(len(s) for s in segments) < QUOTE_WORDS:
+            continue
+        hit = index.find_quote(segments, within=sorted({n.page for n in named}))
+        inside = hit is not None and any(
+            index.page_index(hit.page) == n.page
+            and n.span[0] <= hit.span[0]
+            and hit.span[1] <= n.span[1]
+            for n in named
+        )
+        if not inside:
+            return None
+    note = named[0]
+    record = index.pages[note.page]
+    return Finding(
+        claim,
+        "supported",
+        "case_pin_note",
+        f"the opinion is in the packet and footnote {note.number} is on page "
+        f"{', '.join(str(p) for p in sorted(note.reporter_pages & set(numbers)))}",
+        page=record,
+        excerpt=excerpt_of(record.text, *note.span),
+        match=note.span,
+    )
 
 
 def _label(numbers: tuple[int, ...]) -> str:

@@ -271,3 +271,32 @@ def test_a_lowercase_id_is_read_here_only_after_a_signal() -> None:
     assert style_cites("The clerk checked the login id. Done.") == []
     found = style_cites("See id. at p. 801, fn. 2.")
     assert [(c.word, c.pin.pages if c.pin else None) for c in found] == [("id.", "801")]
+
+
+def test_a_note_printed_on_a_later_page_than_its_call_holds_the_proposition() -> None:
+    # A star-paged opinion whose notes are printed at the foot of the file page, after the
+    # next reporter page's marker: the note belongs to the page of its call.
+    pages = [
+        "Larch v. Penn, 33 Cal.App.4th 903 (1997)\nA buyer who delays inspection bears the cost\n"
+        "of the delay. *904 A seller that cures promptly keeps the price.1 The argument\n"
+        "was not raised below. *905 A waiver must be express.\n1 A buyer that accepts partial\n"
+        "performance in the face of a clear term forfeits the defense of prior breach.",
+    ]
+    index = PacketIndex.build(
+        [
+            PageRecord(1, 1, "larch.pdf", 1, ("LR0001",), text, "text_layer", None, "public_record")
+            for text in _pdf_pages(pages)
+        ]
+    )
+    text = (
+        "A buyer that accepts partial performance in the face of a clear term forfeits the "
+        "defense of prior breach. (Larch v. Penn (1997) 33 Cal.App.4th 903, 904 n.1.) Again. "
+        '"[A] buyer that accepts partial performance in the face of a clear term forfeits the '
+        'defense." (Larch, supra, 33 Cal.App.4th at p. 904 n.1.) Wrong. (Id. at p. 905 n.1.)'
+    )
+    claims = extract_claims(text, bates_prefixes=["LR"])
+    found = [f for f in verify_text(text, claims, index) if f.claim.kind == "case_citation"]
+
+    assert [f.status for f in found] == ["supported", "supported", "unsupported"]
+    assert found[1].claim.citation is not None and found[1].claim.citation.notes == (1,)
+    assert "footnote 1 is on page 904" in found[2].message

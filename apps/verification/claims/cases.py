@@ -405,9 +405,12 @@ def case_citations(
             if isinstance(cite, FullCaseCitation):
                 case = replace(case, court_text=court_text(text[item.start : item.end]))
             # The pin as written (a footnote, "at p.", "at pp."), which eyecite may drop.
-            pin = styles.pin_tail(
-                masked, end_of(cite.span()[1]), full=isinstance(cite, FullCaseCitation)
-            )
+            full_cite = isinstance(cite, FullCaseCitation)
+            pin = styles.pin_tail(masked, end_of(cite.span()[1]), full=full_cite)
+            if pin is None and not full_cite:
+                # eyecite's short form may end before its page ("at p. " + "905 n.1"): a note
+                # after the claim's end.
+                pin = styles.pin_tail(masked, item.end, full=False)
             if pin is not None:
                 case = _with_pin(case, pin)
                 item.end = max(item.end, pin.end)
