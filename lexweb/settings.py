@@ -391,6 +391,8 @@ LEXWEB_STAGE_CONTINUATIONS = env_int("LEXWEB_STAGE_CONTINUATIONS", 1, minimum=0)
 # (apps/drafting/pipeline/execute.py). The default waits (50 s in all) outlast one health-check
 # interval, so a restarted server is found back before the last attempt. Empty: no retry.
 LEXWEB_STAGE_RETRY_SECONDS = env_seconds_list("LEXWEB_STAGE_RETRY_SECONDS", [5, 15, 30])
+# Every list is {items, count, next} (apps/api/pagination.py).
+NINJA_PAGINATION_CLASS = "apps.api.pagination.Pages"
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 

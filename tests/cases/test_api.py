@@ -79,7 +79,7 @@ def test_user_without_cases_gets_an_empty_page(db: None) -> None:
 
     body = session_client(loner).get("/api/v1/cases").json()
 
-    assert body == {"items": [], "count": 0}
+    assert body == {"items": [], "count": 0, "next": None}
 
 
 def test_list_pages_with_limit_and_offset_newest_first(lawyer: User, lawyer_api: Client) -> None:
@@ -94,7 +94,7 @@ def test_list_pages_with_limit_and_offset_newest_first(lawyer: User, lawyer_api:
     assert first["count"] == second["count"] == last["count"] == 5
     pages = [item["id"] for page in (first, second, last) for item in page["items"]]
     assert pages == newest_first
-    assert beyond == {"items": [], "count": 5}
+    assert beyond == {"items": [], "count": 5, "next": None}
 
 
 def test_default_page_size_is_fifty(lawyer: User, lawyer_api: Client) -> None:
