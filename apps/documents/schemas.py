@@ -1,5 +1,5 @@
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from ninja import ModelSchema, Schema
 from pydantic import Field
@@ -53,7 +53,10 @@ class DerivedFromOut(Schema):
 
 
 if TYPE_CHECKING:
-    DocumentStatus = RenditionStatus = ProductionStatus = ExportStatus = str
+    DocumentStatus: TypeAlias = str
+    RenditionStatus: TypeAlias = str
+    ProductionStatus: TypeAlias = str
+    ExportStatus: TypeAlias = str
 else:
     DocumentStatus = status_type(
         Document.Status,

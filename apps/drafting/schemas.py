@@ -1,7 +1,7 @@
 """Request and response shapes of the drafts API (apps/drafting/api.py)."""
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
@@ -143,7 +143,8 @@ class RunRejectIn(StrictIn):
 
 
 if TYPE_CHECKING:
-    RunStatus = StageStatus = str
+    RunStatus: TypeAlias = str
+    StageStatus: TypeAlias = str
 else:
     RunStatus = status_type(
         Run.Status,

@@ -1,7 +1,7 @@
 """Request and response shapes of the packets API (apps/evidence/api.py)."""
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from ninja import Schema
 from pydantic import Field, field_validator, model_validator
@@ -127,7 +127,7 @@ class ItemOut(Schema):
 
 
 if TYPE_CHECKING:
-    PacketStatus = str
+    PacketStatus: TypeAlias = str
 else:
     PacketStatus = status_type(
         Packet.Status,

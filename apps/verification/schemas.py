@@ -1,7 +1,7 @@
 """Request and response shapes of the verification endpoints (apps/verification/api.py)."""
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ninja import Schema
 from pydantic import Field
@@ -45,7 +45,8 @@ class SecondOpinionOut(Schema):
 
 
 if TYPE_CHECKING:
-    VerificationStatus = FindingStatus = str
+    VerificationStatus: TypeAlias = str
+    FindingStatus: TypeAlias = str
 else:
     VerificationStatus = status_type(
         Verification.Status,
