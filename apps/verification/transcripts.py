@@ -3,7 +3,9 @@
 
 `lined(finding, context)` refines the finding of a record cite that names transcript lines:
 
-1. The transcript: for a cite of a deposition or transcript ("Dep.", "Tr.", "Hr'g Tr."; a
+1. The transcript: for a Bates cite with a page:line pin ("SKP0001005 at 27:4-8"), the one
+   document its pages belong to, when the page check supported them (a wrong page stays that
+   check's finding); for a cite of a deposition or transcript ("Dep.", "Tr.", "Hr'g Tr."; a
    pleading's "Compl. 2:4" is left as it is), the one document of the packet titled as the
    cite (its file name holds "deposition" and the witness's name for "Voss Dep.",
    "transcript" for "Tr.": `paragraphs.pleading_pages`). None, or several: the finding stays
@@ -24,6 +26,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -101,20 +104,69 @@ def transcript_lines(index: PacketIndex, pages: list[int]) -> dict[int, list[Lin
     return found
 
 
+def _transcript_of(finding: Finding, index: PacketIndex) -> list[int] | None:
+    """The pages of the transcript a page:line cite names: for a Bates cite ("SKP0001005 at
+    27:4-8"), the one document its pages belong to, when the page check supported them (a
+    wrong page stays the page check's finding); else the one document titled as the cited
+    deposition or transcript."""
+    claim = finding.claim
+    if claim.bates:
+        if finding.status != "supported":
+            return None
+        documents: set[int] = set()
+        for ref in claim.bates:
+            documents.update(index.pages[p].document_id for p in index.bates_indexes(ref)[0])
+        if len(documents) != 1:
+            return None
+        return index.document_pages(documents.pop())
+    if not set(_pleading_words(claim.text)) & {"deposition", "transcript"}:
+        return None  # page:line names a transcript's lines; a pleading has none
+    return pleading_pages(claim, index)
+
+
+# Per packet index (while it lives): a transcript's first page -> its numbered lines by page
+# and each line's content terms.
+_LINES: dict[
+    int,
+    tuple[weakref.ref[PacketIndex], dict[int, tuple[dict[int, list[Line]], list[frozenset[str]]]]],
+] = {}
+
+
+def _lines_of(
+    index: PacketIndex, pages: list[int]
+) -> tuple[dict[int, list[Line]], list[frozenset[str]]]:
+    held = _LINES.get(id(index))
+    if held is None or held[0]() is not index:
+        for stale in [k for k, (ref, _) in _LINES.items() if ref() is None]:
+            del _LINES[stale]
+        held = _LINES[id(index)] = (weakref.ref(index), {})
+    if pages[0] not in held[1]:
+        by_page = transcript_lines(index, pages)
+        terms = [
+            frozenset(
+                nz.content_terms(
+                    nz.token_list(index.pages[line.record].text[line.span[0] : line.span[1]])
+                )
+            )
+            for number in sorted(by_page)
+            for line in by_page[number]
+        ]
+        held[1][pages[0]] = (by_page, terms)
+    return held[1][pages[0]]
+
+
 def lined(finding: Finding, context: Context) -> Finding:
     """The finding on a record cite, refined by its page:line pin (see the module)."""
     claim = finding.claim
     wanted = cited_lines(claim.pins)
-    if wanted is None or claim.bates:
+    if wanted is None:
         return finding
-    if not set(_pleading_words(claim.text)) & {"deposition", "transcript"}:
-        return finding  # page:line names a transcript's lines; a pleading has none
     index = context.index
-    pages = pleading_pages(claim, index)
-    if pages is None:
+    pages = _transcript_of(finding, index)
+    if not pages:
         return finding
     name = index.pages[pages[0]].filename
-    by_page = transcript_lines(index, pages)
+    by_page, line_terms = _lines_of(index, pages)
     (p1, l1), (p2, l2) = wanted
     label = f"{p1}:{l1}" + (f"-{p2}:{l2}" if p2 != p1 else f"-{l2}" if l2 != l1 else "")
     if not by_page:
@@ -179,21 +231,20 @@ def lined(finding: Finding, context: Context) -> Finding:
         weights = {t: index.idf(t) for t in terms}
         total = sum(weights.values())
 
-        def score(lines: list[Line]) -> float:
-            stems: set[str] = set()
-            for line in lines:
-                text = index.pages[line.record].text[line.span[0] : line.span[1]]
-                stems |= set(nz.content_terms(nz.token_list(text)))
+        position = {(line.page, line.number): k for k, line in enumerate(ordered)}
+
+        def score(first: int, size: int) -> float:
+            stems: frozenset[str] = frozenset().union(*line_terms[first : first + size])
             return sum(w for t, w in weights.items() if t in stems)
 
-        here = score(cited)
         size = len(cited)
+        here = score(position[(cited[0].page, cited[0].number)], size)
         best, best_score = None, 0.0
         for k in range(0, max(1, len(ordered) - size + 1)):
             window = ordered[k : k + size]
             if {(line.page, line.number) for line in window} & held:
                 continue
-            value = score(window)
+            value = score(k, size)
             if value > best_score:
                 best, best_score = window, value
         if (

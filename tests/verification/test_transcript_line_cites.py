@@ -130,3 +130,39 @@ def test_a_transcript_without_line_numbers_gets_a_clear_finding() -> None:
 
     assert finding.status == "needs_review"
     assert "has no numbered lines" in finding.message
+
+
+def _stamped_index() -> PacketIndex:
+    """The Voss transcript produced as an exhibit: each page stamped, the file not titled."""
+    return PacketIndex.build(
+        [
+            PageRecord(k + 1, 1, "exhibit-12.pdf", k + 1, (f"VOS{45 + k:07d}",), text, "text_layer",
+                       None, "client")
+            for k, text in enumerate(_pdf_pages(VOSS))
+        ]
+    )  # fmt: skip
+
+
+STAMPED = _stamped_index()
+
+
+def _stamped(text: str) -> Finding:
+    claims = extract_claims(text, bates_prefixes=["VOS"])
+    return next(f for f in verify_text(text, claims, STAMPED) if f.claim.kind == "record_cite")
+
+
+def test_a_bates_cite_with_page_and_lines_is_checked_by_its_lines() -> None:
+    sentence = "The forklift rolled into the racking by itself"
+    right = _stamped(f"{sentence} (VOS0000046 at 46:3-4).")
+    wrong = _stamped(f"{sentence} (VOS0000046 at 46:20).")
+    past = _stamped(f"{sentence} (VOS0000046 at 46:1-99999).")
+
+    assert (right.status, right.check) == ("supported", "record_cite_lines")
+    assert wrong.status == "unsupported" and "46:3" in wrong.message
+    assert past.status == "unsupported" and "ends at line 25" in past.message
+
+
+def test_a_bates_cite_to_the_wrong_page_stays_the_page_checks_finding() -> None:
+    finding = _stamped("The forklift rolled into the racking by itself (VOS0000045 at 45:3-6).")
+
+    assert finding.status == "unsupported" and finding.check != "record_cite_lines"
