@@ -2,11 +2,12 @@
 fields of the contract."""
 
 from collections.abc import Iterable
-from typing import Annotated, Any
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
 from django.db import models
 from ninja import Path, Schema
-from pydantic import AfterValidator, ConfigDict, WithJsonSchema, field_validator
+from pydantic import AfterValidator, ConfigDict, ValidationInfo, WithJsonSchema, field_validator
 
 # Database ids are positive 64-bit integers; anything else is a 422, never a database error.
 ObjectId = Annotated[int, Path(ge=1, le=2**63 - 1)]
@@ -22,17 +23,76 @@ def _has_nul(value: object) -> bool:
     return False
 
 
+def _scalar(annotation: object) -> type | None:
+    """bool, int or float when `annotation` is one of them (or Optional/Annotated of one)."""
+    if annotation in (bool, int, float):
+        return annotation
+    if get_origin(annotation) in (Union, UnionType, Annotated):
+        kinds = {_scalar(arg) for arg in get_args(annotation) if arg is not type(None)}
+        kinds.discard(None)
+        if len(kinds) == 1:
+            return kinds.pop()
+    return None
+
+
+def _element(annotation: object) -> type | None:
+    """The scalar of `list[X]` (or Optional/Annotated of one), if X is bool, int or float."""
+    if get_origin(annotation) in (Union, UnionType, Annotated):
+        found = {_element(arg) for arg in get_args(annotation) if arg is not type(None)}
+        found.discard(None)
+        return found.pop() if len(found) == 1 else None
+    if get_origin(annotation) in (list, tuple, set):
+        args = get_args(annotation)
+        return _scalar(args[0]) if args else None
+    return None
+
+
+def _strict_error(kind: type, value: object) -> str | None:
+    """Why `value` is not a JSON `kind` as sent (no "true" for true, no "5" or 5.0 for 5)."""
+    if value is None:
+        return None  # an optional field's null; a required one fails on its own
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+    name = {bool: "true or false", int: "a whole number", float: "a number"}[kind]
+    return None if ok else f"must be {name} as JSON, not {type(value).__name__} {value!r:.40}"
+
+
 class StrictIn(Schema):
-    """Base for request bodies: unknown fields are an error, not silently ignored, and no string
-    may contain NUL (PostgreSQL refuses it in text, which would otherwise surface as a 500)."""
+    """Base for request bodies: unknown fields are an error, not silently ignored; no string
+    may contain NUL (PostgreSQL refuses it in text, which would otherwise surface as a 500); and
+    booleans, ids and numbers must be sent as JSON booleans and numbers (the contract's strict
+    types: "true", "5" or 5.0 are refused, never coerced)."""
 
     model_config = ConfigDict(extra="forbid", str_max_length=10_000)
+    # False for the fields of a multipart form, which are strings by nature (DraftFormIn):
+    # Pydantic then reads "5" as 5, as a form means it.
+    json_types: ClassVar[bool] = True
 
     @field_validator("*", mode="before")
     @classmethod
     def _refuse_nul(cls, value: object) -> object:
         if _has_nul(value):
             raise ValueError("must not contain NUL (\\x00) characters")
+        return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _refuse_coercion(cls, value: object, info: ValidationInfo) -> object:
+        field = cls.model_fields.get(info.field_name or "")
+        if field is None or not cls.json_types:
+            return value
+        kind = _scalar(field.annotation)
+        if kind is not None and (error := _strict_error(kind, value)):
+            raise ValueError(error)
+        element = _element(field.annotation)
+        if element is not None and isinstance(value, list | tuple):
+            for item in value:
+                if error := _strict_error(element, item):
+                    raise ValueError(f"each item {error}")
         return value
 
 

@@ -43,6 +43,7 @@ class DraftIn(VersionIn):
 class DraftFormIn(StrictIn):
     """The fields of a multipart create (the text comes as the `file` part)."""
 
+    json_types = False  # form fields are strings: "5" is the packet id 5
     title: str = Field(min_length=1, max_length=200)
     kind: Draft.Kind = Draft.Kind.OTHER
     packet_id: int = Field(ge=1, le=2**63 - 1)
