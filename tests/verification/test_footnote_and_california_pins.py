@@ -164,9 +164,32 @@ def test_an_opinion_with_no_notes_gets_a_clear_finding() -> None:
 
 
 def test_a_star_marker_inside_a_number_is_no_page_and_no_crash() -> None:
-    # "1*801" is no marker: the pin is checked against the printed pages.
-    text = "The tenant owed 1*801 dollars. " + FULL.format("801")
-    assert _cite(text, "Quarry").status in ("supported", "unsupported")
+    # "1*905" and "word*905" are no markers: the star-paged opinion has pages 903-904 only.
+    pages = [
+        "Ostler v. Reede, 12 Cal.App.5th 903 (2018)\nThe fee was $1*905 under the\n"
+        "schedule*905 then in force. *904 A lien attaches on recording.[1]\n____\n"
+        "1 Recording means entry in the county index.",
+    ]
+    index = PacketIndex.build(
+        [
+            PageRecord(
+                1, 1, "ostler.pdf", 1, ("OS0001",), text, "text_layer", None, "public_record"
+            )
+            for text in _pdf_pages(pages)
+        ]
+    )
+
+    def pin(text: str) -> Finding:
+        claims = extract_claims(text, bates_prefixes=["OS"])
+        return next(f for f in verify_text(text, claims, index) if f.claim.kind == "case_citation")
+
+    full = "A lien attaches on recording. (Ostler v. Reede (2018) 12 Cal.App.5th 903, {}.)"
+    assert pin(full.format(904)).status == "supported"
+    assert pin(full.format("904, fn. 1")).status == "supported"
+    outside = pin(full.format(905))
+    assert outside.status == "unsupported" and "outside the opinion's pages 903-904" in (
+        outside.message
+    )
 
 
 # -- California Style Manual ----------------------------------------------------------------
