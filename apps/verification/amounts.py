@@ -19,7 +19,9 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from apps.verification.numwords import (
+    GAP,
     RUN,
+    SCALES,
     TEENS,
     TENS,
     UNITS,
@@ -61,16 +63,25 @@ _PATTERNS = [
 # Five and 20/100 Dollars"). Matched at the run's end only, so the page is read in one pass.
 _WORD_TAILS = [
     re.compile(
-        r"\s+and\s+(?P<f>\d{1,2})/100\s+(?:U\.?S\.?\s+)?(?P<cur>dollars)(?![\w-])", re.IGNORECASE
+        rf"{GAP}and{GAP}(?P<f>\d{{1,2}})/100{GAP}(?:U\.?S\.?{GAP})?(?P<cur>dollars)(?![\w-])",
+        re.IGNORECASE,
     ),
     re.compile(
-        r"\s+(?:U\.?S\.?\s+)?(?P<cur>dollars?|euros?|pounds\s+sterling)(?![\w-])"
-        r"(?:,?\s+and\s+(?:(?P<c>" + RUN + r")\s+cents?(?![\w-])|(?P<f>\d{1,2})/100(?!\d)))?",
+        rf"{GAP}(?:U\.?S\.?{GAP})?(?P<cur>dollars?|euros?|pounds{GAP}sterling)(?![\w-])"
+        rf"(?:,?{GAP}and{GAP}(?:(?P<c>"
+        + RUN
+        + rf"){GAP}cents?(?![\w-])|(?P<f>\d{{1,2}})/100(?!\d)))?",
         re.IGNORECASE,
     ),
 ]
-# What a word amount needs (for a quick look before scanning a page): a currency word.
-WORD_HINT = re.compile(r"dollar|euro|sterling", re.IGNORECASE)
+
+
+def has_currency_word(text: str) -> bool:
+    """Whether `text` holds what an amount in words needs, a currency word (a quick look
+    before scanning a page: substring search on the lowered text is much faster than a
+    case-insensitive pattern)."""
+    low = text.lower()
+    return "dollar" in low or "euro" in low or "sterling" in low
 
 
 def _currency(raw: str) -> str:
@@ -115,10 +126,12 @@ def amount_values(text: str) -> list[tuple[int, int, str]]:
     """Every money amount in `text`, in numerals or in words, as (start, end, value), in
     order, spans never overlapping."""
     found = numeral_amount_values(text)
-    if WORD_HINT.search(text):
-        taken = [(a, b) for a, b, _ in found]
-        found.extend(v for v in word_amount_values(text) if _free(taken, v[0], v[1]))
-        found.sort()
+    if has_currency_word(text):
+        # Words first: a run of words may hold a transcript's line number ("four point one\n 5
+        # million dollars"), which is no amount of its own.
+        words = word_amount_values(text)
+        taken = [(a, b) for a, b, _ in words]
+        found = sorted(words + [v for v in found if _free(taken, v[0], v[1])])
     return found
 
 
@@ -128,19 +141,40 @@ def numeral_amount_values(text: str) -> list[tuple[int, int, str]]:
 
 
 def word_amount_values(text: str) -> list[tuple[int, int, str]]:
-    """The money amounts written in words in `text`, as `amount_values` gives them."""
+    """The money amounts written in words in `text`, as `amount_values` gives them.
+
+    Read from each currency word back: only where the word before it can end a number (or is
+    the "and" of "and 20/100") are the number words before it (at most RUN_WINDOW characters)
+    read, so a page is one quick scan for currency words however long it is."""
     found: list[tuple[int, int, str]] = []
-    taken_to = 0  # a run inside an amount found already (its cents) starts no other
-    for run in runs(text):
-        if run.start() < taken_to:
+    taken_to = 0  # an amount's words (its cents too) start no other
+    # Lowered when that keeps every offset (ASCII), so the scan is case-sensitive (faster).
+    currencies = (
+        _CURRENCY_WORD.finditer(text.lower())
+        if text.isascii()
+        else _CURRENCY_WORD_ANY_CASE.finditer(text)
+    )
+    for currency in currencies:
+        at = currency.start()
+        if at < taken_to or (at and (text[at - 1].isalnum() or text[at - 1] in "-_")):
+            continue  # taken, or inside a word
+        before = _US.sub("", text[max(taken_to, at - 80) : at])
+        last = _LAST_WORD.search(before)
+        if last is None or last.group(1).lower() not in _ENDS:
             continue
+        window = max(taken_to, at - RUN_WINDOW)
+        run = None
+        for run in runs(text, window, at):  # noqa: B007 - the last run before the currency
+            pass
+        if run is None or (window > taken_to and run.start() <= window + 1):
+            continue  # none, or one that may start before the window: longer than any number
         numbers = run_values(run)
         if not numbers or numbers[-1][1] != run.end():
-            continue  # no number, or none that ends where the currency would stand
+            continue  # no number, or none that ends where the currency stands
         start, _, number = numbers[-1]  # "between ten and twenty dollars": twenty dollars
         for pattern in _WORD_TAILS:
             tail = pattern.match(text, run.end())
-            if tail is None:
+            if tail is None or tail.start("cur") != at:
                 continue
             value = _word_value(number, tail)
             if value is not None:
@@ -148,6 +182,15 @@ def word_amount_values(text: str) -> list[tuple[int, int, str]]:
                 taken_to = tail.end()
             break
     return found
+
+
+RUN_WINDOW = 1000  # characters before a currency word that its number may take
+_CURRENCY = r"[dep](?:ollars?|uros?|ounds)(?![\w-])"
+_CURRENCY_WORD = re.compile(_CURRENCY)
+_CURRENCY_WORD_ANY_CASE = re.compile(_CURRENCY, re.IGNORECASE)
+_US = re.compile(r"U\.?S\.?\s*$", re.IGNORECASE)
+_LAST_WORD = re.compile(r"([A-Za-z]+)[^A-Za-z]*$")
+_ENDS = frozenset([*UNITS, *TEENS, *TENS, *SCALES, "hundred", "oh", "and"])
 
 
 def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:

@@ -939,13 +939,15 @@ def _page_values(text: str) -> tuple[list[Value], list[Value]]:
             bare.setdefault(start + match.start(), (start + match.end(), match.group()))
     # Amounts in words ("four point one million dollars") have no figure to window around:
     # read on the whole page (one linear scan), only where a currency word stands.
-    if amount_parser.WORD_HINT.search(text):
-        numerals = [(v.start, v.end) for v in amounts]
-        amounts.extend(
-            Value(a, b, v)
-            for a, b, v in amount_parser.word_amount_values(text)
-            if not any(a < y and b > x for x, y in numerals)
-        )
+    # Words first (as `amount_values`): a numeral inside a run of words (a transcript's line
+    # number) is no amount of its own.
+    if amount_parser.has_currency_word(text):
+        words = [Value(a, b, v) for a, b, v in amount_parser.word_amount_values(text)]
+        if words:
+            amounts = [
+                v for v in amounts if not any(v.start < w.end and v.end > w.start for w in words)
+            ]
+            amounts.extend(words)
     taken = [(v.start, v.end) for v in amounts]
     for start, (end, figure) in sorted(bare.items()):
         if any(start < b and end > a for a, b in taken):

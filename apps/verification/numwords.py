@@ -17,6 +17,7 @@ The grammar (pure, no Django):
 
 Anything else is no number: "hundred hundred", "a trillion trillion", "twenty zero",
 "million thousand". A number word inside another word ("someone", "often") is no number word.
+In a transcript, the number of the next line between two words of a number is no part of it.
 Budgets: a run of more than MAX_WORDS words, or a value of MAX_VALUE or more, is no number;
 the scan is one pass of a regular expression with possessive repetition (linear time).
 """
@@ -52,12 +53,15 @@ _AFTER_POINT = r"(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + 
 # A run: an optional "a" before hundred or a scale, number words joined by a hyphen, spaces or
 # "and", and "point" with digit words. Possessive: a run is taken whole or not at all, never
 # retried shorter (linear time). Case-insensitive where used.
+# Between words: spaces, or a line break and the next line's number where a transcript numbers
+# its lines ("four point one\n 5  million dollars").
+GAP = r"(?:[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s+)"
 RUN = (
     r"(?<![\w-])(?:a\s+(?=(?:hundred|thousand|million|billion|trillion)\b))?"
     + _WORD
-    + r"(?:(?:\s*-\s*|\s+(?:and\s+)?)"
+    + rf"(?:(?:\s*-\s*|{GAP}(?:and{GAP})?)"
     + _WORD
-    + r"|\s+point(?:\s+"
+    + rf"|{GAP}point(?:{GAP}"
     + _AFTER_POINT
     + r")++)*+"
 )
@@ -175,10 +179,10 @@ def number_values(text: str) -> list[tuple[int, int, Decimal]]:
     return found
 
 
-def runs(text: str) -> Iterator[re.Match[str]]:
-    """The runs of number words in `text`, each taken whole once (linear time); read one with
-    `run_values`."""
-    return _RUN.finditer(text)
+def runs(text: str, start: int = 0, end: int | None = None) -> Iterator[re.Match[str]]:
+    """The runs of number words in `text` (from `start`, up to `end`), each taken whole once
+    (linear time); read one with `run_values`."""
+    return _RUN.finditer(text, start, len(text) if end is None else end)
 
 
 def run_values(match: re.Match[str]) -> list[tuple[int, int, Decimal]]:
@@ -195,7 +199,7 @@ def _run_values(run: str, offset: int) -> list[tuple[int, int, Decimal]]:
         return [(offset, offset + len(run), value)]
     out = []
     start = 0
-    for part in re.finditer(r"\s+and\s+|$", run, re.IGNORECASE):
+    for part in re.finditer(rf"{GAP}and{GAP}|$", run, re.IGNORECASE):
         piece = run[start : part.start()]
         piece_value = parse_words(words_of(piece))
         if piece_value is None:

@@ -59,7 +59,7 @@ class Writer:
 
     def money(self, cents: int) -> str:
         forms = w.amount_forms(cents)
-        keys = [k for k in ("full", "full", "short", "usd", "million") if k in forms]
+        keys = [k for k in ("full", "full", "short", "usd", "million", "words") if k in forms]
         return forms[self.rng.choice(keys)]
 
     def cite(self, page: Page, fact: Fact | None = None) -> Sentence:

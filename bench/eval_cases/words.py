@@ -799,8 +799,8 @@ def date_forms(d: date) -> dict[str, str]:
     }
 
 
-SOURCE_DATE_FORMS = ("long", "long", "abbr", "intl", "us", "iso", "day_of")
-DRAFT_DATE_FORMS = ("long", "long", "long", "abbr", "intl", "us", "us_short", "iso")
+SOURCE_DATE_FORMS = ("long", "long", "abbr", "intl", "us", "iso", "day_of", "words")
+DRAFT_DATE_FORMS = ("long", "long", "long", "abbr", "intl", "us", "us_short", "iso", "words")
 
 
 def amount_forms(cents: int) -> dict[str, str]:
@@ -811,9 +811,11 @@ def amount_forms(cents: int) -> dict[str, str]:
         "usd": f"USD {figure}" + (f".{rest:02d}" if rest else ""),
         "plain": f"{figure}.{rest:02d} dollars",
     }
+    # In words, with the cents in words or as a check writes them (issue 28 req 4).
+    forms["words"] = f"{words(dollars)} dollars" + (f" and {words(rest)} cents" if rest else "")
+    forms["check"] = f"{words(dollars).title()} and {rest:02d}/100 Dollars"
     if rest == 0:
         forms["short"] = f"${figure}"
-        forms["words"] = f"{words(dollars)} dollars"
         if dollars >= 1_000_000 and dollars % 100_000 == 0:
             whole, tenth = divmod(dollars // 100_000, 10)
             forms["million"] = f"${whole}" + (f".{tenth}" if tenth else "") + " million"

@@ -400,7 +400,8 @@ def _fact_lines(rng: random.Random, world: World, fact: Fact) -> list[str]:
     out = [lead]
     if fact.cents is not None:
         forms = w.amount_forms(fact.cents)
-        amount = forms[rng.choice([k for k in ("full", "full", "usd", "short") if k in forms])]
+        keys = ("full", "full", "usd", "short", "words", "check")
+        amount = forms[rng.choice([k for k in keys if k in forms])]
         out.append(
             rng.choice(
                 (

@@ -285,3 +285,12 @@ def test_nonsense_number_words_on_a_page_neither_crash_nor_support() -> None:
     )
 
     assert [r.status for r in found] != ["supported"]
+
+
+def test_a_transcript_line_number_inside_an_amount_in_words_is_no_part_of_it() -> None:
+    testimony = "Q. How much?\n 4  A. We lost four point one\n 5  million dollars that year."
+
+    assert amount_values(testimony) == [(28, 62, "410000000")]  # not "5 million dollars"
+    assert parse_amount("Twelve hundred\n 5  dollars, and\n 6  twenty cents") == "120020"
+    found = _amount_results("The company lost $4.1 million that year (KT000001).", testimony)
+    assert [r.status for r in found] == ["supported"]
