@@ -1,0 +1,69 @@
+"""Issue 22 requirement 4 (part): a specific, stable code for every error, and a table of them
+in the docs. Every DomainError's code that the API can answer with is in
+docs/reference/errors.md, and every code the table lists is one the code base can give."""
+
+import re
+from pathlib import Path
+
+from django.conf import settings
+
+import apps.api.api  # noqa: F401  (every router, so every error class, is imported)
+from lexweb.errors import DomainError
+
+TABLE = Path(settings.BASE_DIR) / "docs" / "reference" / "errors.md"
+# Answered by the API's own handlers and middleware rather than by a DomainError.
+HANDLER_CODES = {
+    "unauthenticated",
+    "throttled",
+    "too_large",
+    "bad_request",
+    "database_unavailable",
+    "internal_error",
+    "invalid_idempotency_key",
+    "idempotency_key_in_progress",
+    "idempotency_key_reused",
+    "idempotency_response_not_kept",
+}
+SOURCES = [Path(settings.BASE_DIR) / name for name in ("apps", "lexweb")]
+
+
+def _documented() -> set[str]:
+    """The codes of the table's first column (a row may list several: `a`, `b`)."""
+    codes: set[str] = set()
+    for cell in re.findall(r"^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \|", TABLE.read_text(), re.M):
+        codes |= set(re.findall(r"`([a-z_]+)`", cell))
+    return codes
+
+
+def _error_classes() -> set[type[DomainError]]:
+    found: set[type[DomainError]] = set()
+    todo = [DomainError]
+    while todo:
+        cls = todo.pop()
+        found.add(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_domain_error_code_is_in_the_table() -> None:
+    documented = _documented()
+    missing = {
+        f"{cls.__module__}.{cls.__qualname__}: {cls.code}"
+        for cls in _error_classes()
+        if cls.code not in documented and cls.__module__.startswith(("apps.", "lexweb."))
+    }
+    assert not missing, f"codes not in {TABLE.name}: {sorted(missing)}"
+
+
+def test_every_code_in_the_table_is_given_somewhere() -> None:
+    source = "\n".join(
+        path.read_text()
+        for root in SOURCES
+        for path in root.rglob("*.py")
+        if "tests" not in path.parts
+    )
+    given = {cls.code for cls in _error_classes()} | HANDLER_CODES
+    quoted = set(re.findall(r'"([a-z_]+)"', source))
+    stale = {code for code in _documented() if code not in given and code not in quoted}
+    assert not stale, f"codes in {TABLE.name} that nothing gives: {sorted(stale)}"
+    assert _documented() >= HANDLER_CODES
