@@ -43,7 +43,7 @@ from apps.drafting.schemas import (
     ExportIn,
     GateOverrideIn,
     RunDetailOut,
-    RunEventOut,
+    RunEventPageOut,
     RunIn,
     RunOut,
     RunRejectIn,
@@ -294,7 +294,8 @@ def get_run(request: AuthedRequest, case_id: ObjectId, run_id: ObjectId) -> Run:
 
 
 @router.get(
-    _RUNS + "/{run_id}/events", response={200: list[RunEventOut], 404: ErrorOut, 422: ErrorOut}
+    _RUNS + "/{run_id}/events",
+    response={200: RunEventPageOut, 404: ErrorOut, 422: ErrorOut},
 )
 async def list_run_events(
     request: AuthedRequest,
@@ -307,16 +308,16 @@ async def list_run_events(
         ge=0,
         le=run_stream.MAX_WAIT_SECONDS,
         description="Seconds (0 to 60) to wait for the first event after `after` when there "
-        "is none yet; the answer comes as soon as one is stored (an empty list when none came, "
+        "is none yet; the answer comes as soon as one is stored (no items when none came, "
         "at once when the run is finished).",
     ),
-) -> list[RunEvent]:
+) -> dict[str, object]:
     """The run's events numbered above `after` (the last number a client saw), in order, at
     most `limit` (1 to 1000) at a time: ask again with the last number until none come. With
     `wait`, a long poll: no need to ask again before something happened."""
     if after < 0 or after > 2**63 - 1 or not 1 <= limit <= selectors.MAX_EVENTS_PAGE:
         raise HttpError(422, "after must be 0 or more and limit from 1 to 1000.")
-    return await run_stream.run_events_wait(
+    events = await run_stream.run_events_wait(
         user=request.auth,
         access=await sync_to_async(_stream_access)(request, case_id),
         case_id=case_id,
@@ -325,6 +326,11 @@ async def list_run_events(
         limit=limit,
         wait=wait,
     )
+    count = await sync_to_async(selectors.run_events_count)(run_id=run_id, after=after)
+    following = None
+    if events and count > len(events):
+        following = f"{request.path}?after={events[-1].seq}&limit={limit}"
+    return {"items": events, "count": count, "next": following}
 
 
 @router.get(

@@ -256,6 +256,17 @@ class RunEventOut(Schema):
     created_at: datetime
 
 
+class RunEventPageOut(Schema):
+    """A page of a run's events, as every list of the API: `count` is how many events are
+    stored after `after` now; `next` the next page while more are already stored, null when
+    this page holds the last of them (ask again with `after` = the last `seq`, and `wait` to
+    long-poll)."""
+
+    items: list[RunEventOut]
+    count: int
+    next: str | None
+
+
 # --- Diffs and exports -----------------------------------------------------------------------
 
 

@@ -154,6 +154,12 @@ def run_events_after(*, run_id: int, after: int, limit: int = MAX_EVENTS_PAGE) -
     return list(RunEvent.objects.filter(run_id=run_id, seq__gt=after).order_by("seq")[:limit])
 
 
+def run_events_count(*, run_id: int, after: int) -> int:
+    """How many of a run's events are numbered above `after` (the caller has checked access:
+    the API's events list counts after it listed them for the person)."""
+    return RunEvent.objects.filter(run_id=run_id, seq__gt=max(after, 0)).count()
+
+
 def run_stream_open_for_user(*, user: User, case_id: int, run_id: int) -> Run:
     """The run whose live events a websocket is about to follow (NotFound for non-members and
     missing runs alike). Audited as one read of the run's events when the socket opens."""

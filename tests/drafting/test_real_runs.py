@@ -191,9 +191,9 @@ def _events(api: Client, case: Case, run_id: int) -> list[dict[str, Any]]:
     while True:
         after = events[-1]["seq"] if events else 0
         page = _ok(api.get(f"/api/v1/cases/{case.pk}/runs/{run_id}/events?after={after}"))
-        if not page:
+        if not page["items"]:
             return events
-        events += page
+        events += page["items"]
 
 
 def _addresses(server: LlamaCppServer) -> list[str]:

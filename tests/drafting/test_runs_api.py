@@ -204,13 +204,19 @@ def test_events_after_n_give_the_rest_in_order(
     gate = run.stages.get(name="gate")
     # Its queued job was taken out of the queue.
     assert ProcrastinateJob.objects.get(pk=gate.job_id).status == "cancelled"
-    every = lawyer_api.get(_url(case, f"/{run.pk}/events")).json()
+    listing = lawyer_api.get(_url(case, f"/{run.pk}/events")).json()
+    every = listing["items"]
 
     rest = lawyer_api.get(_url(case, f"/{run.pk}/events"), {"after": 2}).json()
     page = lawyer_api.get(_url(case, f"/{run.pk}/events"), {"after": 0, "limit": 2}).json()
 
     assert [e["seq"] for e in every] == list(range(1, len(every) + 1)) and len(every) > 3
-    assert rest == every[2:] and page == every[:2]
+    assert listing["count"] == len(every) and listing["next"] is None
+    assert rest["items"] == every[2:] and rest["count"] == len(every) - 2
+    assert page["items"] == every[:2] and page["count"] == len(every)
+    # The next page while more are stored: following it reads the rest.
+    assert page["next"] == f"/api/v1/cases/{case.pk}/runs/{run.pk}/events?after=2&limit=2"
+    assert lawyer_api.get(page["next"]).json()["items"] == every[2:4]
     assert every[-1]["payload"]["status"] == "cancelled"
     assert lawyer_api.get(_url(case, f"/{run.pk}/events"), {"after": -1}).status_code == 422
 
