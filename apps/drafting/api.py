@@ -34,7 +34,7 @@ from apps.drafting import (
     services,
     transactions,
 )
-from apps.drafting.models import Draft, DraftVersion, Run, RunEvent
+from apps.drafting.models import Draft, DraftVersion, Run
 from apps.drafting.schemas import (
     DraftDetailOut,
     DraftFormIn,
