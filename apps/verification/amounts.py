@@ -76,6 +76,9 @@ _WORD_TAILS = [
 ]
 
 
+CURRENCY_WORDS = frozenset(["dollar", "dollars", "euro", "euros", "sterling"])
+
+
 def has_currency_word(text: str) -> bool:
     """Whether `text` holds what an amount in words needs, a currency word (a quick look
     before scanning a page: substring search on the lowered text is much faster than a

@@ -2,7 +2,8 @@
 
 "March 3, 2024", "Mar. 3, 2024", "3 March 2024", "3rd day of March, 2024", "03/03/2024",
 "3/3/24", "2024-03-03", and with the day in words "the third of March, 2024", "the third day
-of March 2024", "March third, 2024", are all "2024-03-03".
+of March 2024", "March third, 2024", are all "2024-03-03"; without a year ("March 3", "the
+third of March", "March the third") a month and day, "--03-03".
 
 Numeric dates are read in the deployment's order, `LEXWEB_DATE_ORDER`: "mdy" (the default, US
 practice: "3/7/24" is March 7, 2024) or "dmy" ("3/7/24" is 3 July 2024); a numeric date that
@@ -298,13 +299,46 @@ _MONTH_DAY_PATTERNS = [
         + r"\b"
         + _NO_YEAR_AFTER
     ),
+    *(
+        _WORD_MONTH_DAY_PATTERNS := [
+            # the second of April / second day of April (no year after)
+            re.compile(
+                r"(?<![\w-])(?i:"
+                + _ORDINAL_WORD
+                + r")(?:[ \t]+(?i:day))?[ \t]+(?i:of)[ \t]+"
+                + _MONTH_WORD
+                + r"(?![\w-])"
+                + _NO_YEAR_AFTER
+            ),
+            # April second / April the second (no year after)
+            re.compile(
+                r"(?=[ADFJMNOS])(?<![\w.])"
+                + _MONTH_WORD
+                + r"[ \t]+(?:the[ \t]+)?(?i:"
+                + _ORDINAL_WORD
+                + r")(?![\w-])"
+                + _NO_YEAR_AFTER
+            ),
+        ]
+    ),
 ]
+# What a year-less date in words needs (a quick look before reading a page for them): one of
+# these words, as `normalise.raw_words` finds them (lowercased; "twenty-first" is one word).
+_ORDINAL_STEMS = (
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+    "tenth", "eleventh", "twelfth", "teenth", "tieth",
+)  # fmt: skip
+ORDINAL_WORDS = frozenset(
+    [*_ORDINAL_DAYS]
+    + [f"{tens}-{unit}" for tens in ("twenty", "thirty") for unit in _ORDINAL_UNITS]
+)
 
 
 def _month_day(match: re.Match[str]) -> str | None:
     month = MONTHS.get(match.group("m").casefold()[:3])
-    day = int(match.group("d"))
-    if month is None or _iso(2000, month, day) is None:  # 2000: February 29 is a day
+    groups = match.groupdict()
+    day = int(groups["d"]) if groups.get("d") is not None else _ordinal_day(groups["dw"])
+    if month is None or day is None or _iso(2000, month, day) is None:  # 2000: Feb 29 is a day
         return None
     return f"--{month:02d}-{day:02d}"
 
@@ -325,6 +359,26 @@ def month_day_values(
         return at == 0 or ends[at - 1] <= start
 
     return [v for v in disjoint_values(_MONTH_DAY_PATTERNS, text, _month_day) if free(v[0], v[1])]
+
+
+def word_month_day_values(
+    text: str, taken: Sequence[tuple[int, int, str]] = (), words: Collection[str] | None = None
+) -> list[tuple[int, int, str]]:
+    """The year-less dates with the day in words in `text` ("the second of April", "April
+    the second"), as `month_day_values` gives them, overlapping no span of `taken`. Quick
+    where there is no ordinal word (most pages): `words` (the text's words, lowercased, when
+    the caller has them) or a substring look first."""
+    if words is not None:
+        if ORDINAL_WORDS.isdisjoint(words):
+            return []
+    elif not any(stem in text.lower() for stem in _ORDINAL_STEMS):
+        return []
+    full = sorted(taken)
+    return [
+        v
+        for v in disjoint_values(_WORD_MONTH_DAY_PATTERNS, text, _month_day)
+        if not any(v[0] < b and v[1] > a for a, b, _ in full)
+    ]
 
 
 def is_month_day(value: str | None) -> bool:

@@ -841,8 +841,8 @@ def _read_page(
 ) -> tuple[frozenset[str], list[Value], list[Value]]:
     """A page's stems, dates and amounts (what `build` indexes), as read on an OCR page."""
     read = ocr_read(page.text) if page.source == OCR else page.text
-    found_dates, found_amounts = _page_values(read)
     words = _page_words(read)
+    found_dates, found_amounts = _page_values(read, words)
     # A page dated 2023-11-08 speaks of November, whatever form the date takes.
     words.update(_MONTH_NAMES[int(v.value[-5:-3])] for v in found_dates)  # "--11-08" too
     missing = words.difference(stem_cache)  # a dict operand: looked up, not copied
@@ -909,7 +909,7 @@ def ocr_digits(text: str) -> str:
     return _FIGURE.sub(fix, text)
 
 
-def _page_values(text: str) -> tuple[list[Value], list[Value]]:
+def _page_values(text: str, words: set[str] | None = None) -> tuple[list[Value], list[Value]]:
     """A page's dates and money: the extractor's dates and amounts, and figures that can only
     be money on a page ("216,000.00", "869.98" in a column of a statement or an invoice).
 
@@ -937,17 +937,27 @@ def _page_values(text: str) -> tuple[list[Value], list[Value]]:
         # starts and ends on whitespace) with the characters its pattern looks at around it.
         for match in _BARE_MONEY.finditer(chunk):
             bare.setdefault(start + match.start(), (start + match.end(), match.group()))
-    # Amounts in words ("four point one million dollars") have no figure to window around:
-    # read on the whole page (one linear scan), only where a currency word stands.
-    # Words first (as `amount_values`): a numeral inside a run of words (a transcript's line
-    # number) is no amount of its own.
-    if amount_parser.has_currency_word(text):
-        words = [Value(a, b, v) for a, b, v in amount_parser.word_amount_values(text)]
-        if words:
+    # Year-less dates with the day in words ("the second of April") and amounts in words
+    # ("four point one million dollars") have no figure to window around: read on the whole
+    # page (one linear scan each), only where the page's words (`words`, when the caller has
+    # them) hold an ordinal or a currency word. Words first: a numeral inside a run of words (a
+    # transcript's line number) is no amount of its own.
+    taken_dates = [(d.start, d.end, d.value) for d in dates]
+    words_dates = date_parser.word_month_day_values(text, taken_dates, words)
+    if words_dates:
+        dates.extend(Value(a, b, v) for a, b, v in words_dates)
+        dates.sort(key=lambda v: v.start)
+    if (
+        amount_parser.has_currency_word(text)
+        if words is None
+        else not amount_parser.CURRENCY_WORDS.isdisjoint(words)
+    ):
+        in_words = [Value(a, b, v) for a, b, v in amount_parser.word_amount_values(text)]
+        if in_words:
             amounts = [
-                v for v in amounts if not any(v.start < w.end and v.end > w.start for w in words)
+                v for v in amounts if not any(v.start < w.end and v.end > w.start for w in in_words)
             ]
-            amounts.extend(words)
+            amounts.extend(in_words)
     taken = [(v.start, v.end) for v in amounts]
     for start, (end, figure) in sorted(bare.items()):
         if any(start < b and end > a for a, b in taken):

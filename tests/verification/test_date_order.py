@@ -132,3 +132,52 @@ def test_the_date_order_setting_is_read_case_insensitively() -> None:
     result = _settings_probe({"LEXWEB_DATE_ORDER": " DMY "}, "settings.LEXWEB_DATE_ORDER")
 
     assert result.stdout.strip() == "dmy", result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("It was served on the second of April by hand.", "--04-02"),
+        ("It was served on the twenty-first day of June.", "--06-21"),
+        ("It was served April the second.", "--04-02"),
+        ("It was served on April second.", "--04-02"),
+    ],
+)
+def test_a_year_less_date_with_the_day_in_words_is_a_month_and_day(text: str, value: str) -> None:
+    assert [v for _, _, v in month_day_values(text)] == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the thirtieth of February",  # no such day
+        "a May second-degree burn",  # an adjective, not a day
+        "the first of our meetings",  # no month
+        "the second of April, 2007",  # a full date, not a year-less one
+    ],
+)
+def test_what_is_no_year_less_date_in_words_is_not_read_as_one(text: str) -> None:
+    assert month_day_values(text) == []
+
+
+@pytest.mark.parametrize(
+    ("drafted", "source"),
+    [
+        ("April 2", "The notice was served on the second of April by hand."),
+        ("the second of April", "The notice was served April 2 by hand."),
+        ("April the second", "The notice was served on the second day of April by hand."),
+    ],
+)
+def test_a_year_less_date_in_words_is_matched_on_both_sides(drafted: str, source: str) -> None:
+    found = _date_results(f"The notice was served on {drafted} (KT000001).", source)
+
+    assert [r.status for r in found] == ["supported"]
+
+
+def test_another_day_in_words_does_not_support_a_year_less_date() -> None:
+    found = _date_results(
+        "The notice was served on April 2 (KT000001).",
+        "The notice was served on the third of April by hand.",
+    )
+
+    assert [r.status for r in found] != ["supported"]
