@@ -7,6 +7,8 @@ exist and sit on (or continue onto) that page. California Style Manual 1:1-1:4: 
 parentheses before the volume, "at p." and "at pp.", "fn.", "(Id. at p. N.)" for the source
 just cited at another page, "(Ibid.)" for the same page, "(Name, supra, vol rep at p. N.)"."""
 
+import time
+
 import pymupdf
 import pytest
 
@@ -323,3 +325,23 @@ def test_a_note_printed_on_a_later_page_than_its_call_holds_the_proposition() ->
     assert [f.status for f in found] == ["supported", "supported", "unsupported"]
     assert found[1].claim.citation is not None and found[1].claim.citation.notes == (1,)
     assert "footnote 1 is on page 904" in found[2].message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Smith, 12 " + "A" * 5000 + " x",  # a reporter-like run that never reaches " at "
+        "Smith, supra, 12 " + "Ab." * 2000,
+        "Smith v. Jones, 1 F.3d 2, 3 " + "C" * 5000 + " 4",  # a parallel-like run
+        "Smith, 12 " + "A " * 5000,
+        "Id. at " + "1" * 5000 + " n." + "2" * 5000,  # huge numbers
+        "A rule. (Ibid.) " * 300,
+    ],
+)
+def test_hostile_runs_are_read_in_linear_time(text: str) -> None:
+    started = time.perf_counter()
+    found = style_cites(text)
+    extract_claims(text, bates_prefixes=[], timeout_s=2.0)
+
+    assert time.perf_counter() - started < 5.0
+    assert all(0 <= c.start < c.end <= len(text) for c in found)

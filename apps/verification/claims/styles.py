@@ -33,7 +33,7 @@ _AT = r"(?P<at>[ \t]+at[ \t]+(?:(?P<pp>pp?\.)[ \t]*)?(?:" + _PAGES + r")?)"
 # After a full citation's first page: ", 813", ", 813 n.4", " n.4" (a note on the first page),
 # ", at p. 642" is no form of either style, but is read the same.
 # A number followed by a reporter is a parallel citation's volume, not a pin.
-_NOT_PARALLEL = r"(?![ \t]+(?:[A-Z][\w.']*[ \t]?){1,5}\d)"
+_NOT_PARALLEL = r"(?![ \t]+(?:[A-Z][\w.']*[ \t]){1,5}\d)"
 _FULL_TAIL = re.compile(
     r"(?:,[ \t]*(?:at[ \t]+)?(?:(?P<pp>pp?\.)[ \t]*)?"
     + _PAGES
@@ -45,7 +45,7 @@ _FULL_TAIL = re.compile(
 # After Id., Ibid. or a short form: " at 813 n.4", " at p. 641, fn. 3", ", fn. 3".
 # After supra, a volume and reporter may come first ("Smith, supra, 7 Cal.5th at p. 105").
 _REPORTER_FIRST = (
-    r"(?:[ \t]*,?[ \t]*\d{1,4}[ \t]+[A-Z][A-Za-z.]*(?:[ \t]?[A-Z0-9][\w.]*){0,4}?"
+    r"(?:[ \t]*,?[ \t]*\d{1,4}[ \t]+[A-Z][\w.]*(?:[ \t][A-Z0-9][\w.]*){0,4}?"
     r"(?=[ \t]+at[ \t]))?"
 )
 _SHORT_TAIL = re.compile(_REPORTER_FIRST + _AT + _NOTE + "?|" + _NOTE.replace("(?P<", "(?P<x"))
@@ -117,7 +117,7 @@ _ID = re.compile(
 # 7 Cal.5th at p. 105, fn. 3".
 _SHORT = re.compile(
     r"(?<![\w.])(?P<name>[A-Z][\w'\u2019.-]*(?:\s+v\.\s+[A-Z][\w'\u2019.-]*)?),\s+"
-    r"(?:supra,\s+)?(?P<volume>\d{1,4})\s+(?P<reporter>[A-Z][A-Za-z.]*(?:\s?[A-Z0-9][\w.]*){0,4}?)"
+    r"(?:supra,\s+)?(?P<volume>\d{1,4})\s+(?P<reporter>[A-Z][\w.]*(?:\s[A-Z0-9][\w.]*){0,4}?)"
     r"(?=\s+at\s)"
 )
 
