@@ -317,7 +317,7 @@ async def list_run_events(
     `wait`, a long poll: no need to ask again before something happened."""
     if after < 0 or after > 2**63 - 1 or not 1 <= limit <= selectors.MAX_EVENTS_PAGE:
         raise HttpError(422, "after must be 0 or more and limit from 1 to 1000.")
-    events = await run_stream.run_events_wait(
+    return await run_stream.run_events_page(
         user=request.auth,
         access=await sync_to_async(_stream_access)(request, case_id),
         case_id=case_id,
@@ -325,12 +325,8 @@ async def list_run_events(
         after=after,
         limit=limit,
         wait=wait,
+        path=request.path,
     )
-    count = await sync_to_async(selectors.run_events_count)(run_id=run_id, after=after)
-    following = None
-    if events and count > len(events):
-        following = f"{request.path}?after={events[-1].seq}&limit={limit}"
-    return {"items": events, "count": count, "next": following}
 
 
 @router.get(

@@ -167,6 +167,25 @@ async def run_events_wait(
     return events
 
 
+async def run_events_page(
+    *, user: User, access: SocketAccess, case_id: int, run_id: int, after: int, limit: int,
+    wait: int, path: str,
+) -> dict[str, object]:  # fmt: skip
+    """`run_events_wait` as a list of the API: `{items, count, next}`. `count`: the events stored
+    after `after` now (counted only once the person's access is checked by the listing, and 0
+    when the listing came back empty, so nothing is told past an access that just ended);
+    `next`: `path` with the following page's `after` while more are stored, else None."""
+    events = await run_events_wait(
+        user=user, access=access, case_id=case_id, run_id=run_id, after=after, limit=limit,
+        wait=wait,
+    )  # fmt: skip
+    if not events:
+        return {"items": [], "count": 0, "next": None}
+    count = await sync_to_async(selectors.run_events_count)(run_id=run_id, after=after)
+    following = f"{path}?after={events[-1].seq}&limit={limit}" if count > len(events) else None
+    return {"items": events, "count": count, "next": following}
+
+
 @database_sync_to_async
 def _events_or_final(run_id: int, after: int, limit: int) -> tuple[list[RunEvent], bool]:
     events = selectors.run_events_after(run_id=run_id, after=after, limit=limit)
