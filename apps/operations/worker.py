@@ -227,6 +227,10 @@ class WorkerRunner:
                 # that is the database going away, even if it is already back.
                 self._say_lost("its connection failed")
             lost_since = self._lost_at or time.monotonic()
+            self.say(
+                "its jobs stopped (Procrastinate's worker ended); trying the database again "
+                f"with backoff up to every {BACKOFF_MAX_SECONDS:.0f} s"
+            )
             if time.monotonic() - started > STABLE_SECONDS:
                 backoff = BACKOFF_FIRST_SECONDS
             await self._sleep(backoff)

@@ -217,9 +217,11 @@ def test_a_worker_waits_for_a_database_that_went_away_and_carries_on_when_it_is_
         wait_until(lambda: _pages_done(document_id) >= 1, timeout=180, what="the first OCR page")
         link.down()  # mid-job
         worker.wait_for_line("lost the database", timeout=60)
-        # It waits rather than exit, however long the database stays away (past Procrastinate's
-        # own teardown, which ends its worker).
-        holds_on(lambda: worker.process.poll() is None, seconds=40, what="the worker to wait")
+        # It waits rather than exit, however long the database stays away: past Procrastinate's
+        # own teardown, which ends its worker, and through tries of the database after it
+        # (backoff 1, 2, 4 s: three failed tries in 8 s).
+        worker.wait_for_line("its jobs stopped", timeout=60)
+        holds_on(lambda: worker.process.poll() is None, seconds=8, what="the worker to wait")
         link.up()
         worker.wait_for_line("the database is back", timeout=120)
 
