@@ -3,6 +3,7 @@
 (lexweb_dev/llamacpp.py), each as its deployment's model with the site's slots and a context a
 slot within LEXWEB_DEMO_LLAMACPP_CONTEXT; the Ollama backend stays a fake."""
 
+import io
 import signal
 import subprocess
 import sys
@@ -216,3 +217,19 @@ def test_a_models_own_chat_template_and_other_architectures_keep_llama_cpps_choi
     assert llamacpp.chat_template(own) == ""
     assert llamacpp.chat_template(_header_only_gguf(tmp_path / "qwen.gguf", "qwen2")) == ""
     assert llamacpp.chat_template(tiny_gguf) == ""
+
+
+@pytest.mark.django_db
+def test_seeding_the_demo_cluster_says_real_llama_cpp_servers_play_it_not_fakes(
+    settings: Settings,
+) -> None:
+    settings.LEXWEB_DEMO_BACKEND_PORT = _free_port_run(5)
+    settings.LEXWEB_DEMO_BACKENDS = "llamacpp"
+    said = io.StringIO()
+
+    call_command("seed_demo_site", stdout=said)
+
+    assert "5 backends on real llama.cpp servers on the CPU (the Ollama one a fake)" in (
+        said.getvalue()
+    )
+    assert "local fakes" not in said.getvalue()
