@@ -327,7 +327,7 @@ LEXWEB_API_BAD_TOKEN_REFILL_SECONDS = env_int("LEXWEB_API_BAD_TOKEN_REFILL_SECON
 # Open websockets re-check their token/session/account/membership this often (0: also before
 # every event); revocations through the app close them at once regardless.
 LEXWEB_WS_RECHECK_SECONDS = env_int("LEXWEB_WS_RECHECK_SECONDS", 1, minimum=0)
-# Server-Sent Events streams of run events (apps/drafting/run_stream.py): a `: keep-alive`
+# Server-Sent Events streams of run and case events (apps/accounts/streams.py): a `: keep-alive`
 # comment after this many quiet seconds, and at most this many open streams per person in each
 # web process (429 beyond). Their access is re-checked like the websockets' (above).
 LEXWEB_SSE_KEEPALIVE_SECONDS = 15.0

@@ -132,6 +132,8 @@ MATRIX: tuple[Route, ...] = (
         {"PATCH": {"role": "lawyer"}},
     ),
     Route(API, "api/v1/cases/<case_id>/worker-check", ("POST",)),
+    Route(API, "api/v1/cases/<case_id>/events", ("GET",)),
+    Route(API, "api/v1/cases/<case_id>/events/stream", ("GET",)),
     Route(
         PAGE,
         "cases/<int:case_id>/documents/",

@@ -84,6 +84,8 @@ API: dict[tuple[str, str], Entry] = {
     ("PATCH", "/api/v1/cases/{case_id}/members/{user_id}"): NotMaterial("audited write"),
     ("DELETE", "/api/v1/cases/{case_id}/members/{user_id}"): NotMaterial("audited write"),
     ("POST", "/api/v1/cases/{case_id}/worker-check"): NotMaterial("queues a test job"),
+    ("GET", "/api/v1/cases/{case_id}/events"): Read("case.events"),
+    ("GET", "/api/v1/cases/{case_id}/events/stream"): Read("case.stream"),
     ("GET", "/api/v1/cases/{case_id}/documents"): Read("document.list"),
     ("POST", "/api/v1/cases/{case_id}/documents"): Write(
         "document.upload", {"origin": "client", "files": ("audit-note.txt", b"A note.\n")}

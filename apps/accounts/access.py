@@ -75,7 +75,7 @@ def recheck_seconds() -> float:
 
 class Watched(Protocol):
     """What the watch needs of an open stream: a websocket consumer below, or a Server-Sent
-    Events stream (apps/drafting/run_stream.py)."""
+    Events stream (apps/accounts/streams.py)."""
 
     access: SocketAccess | None
     access_closed: bool

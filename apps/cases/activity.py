@@ -46,6 +46,8 @@ _READS: dict[str, tuple[str, str | None]] = {
     "draft.version_diff": ("version comparison", "version comparisons"),
     "run.list": ("the run list", None),
     "run.view": ("run", "runs"),
+    "case.events": ("the case's events", None),
+    "case.stream": ("the case's live stream", None),
     "run.events": ("a run's events", "runs' events"),
     "run.stream": ("a run's live stream", "runs' live streams"),
     "run.transactions_csv": ("transactions table", "transactions tables"),

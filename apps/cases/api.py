@@ -1,12 +1,17 @@
+from asgiref.sync import sync_to_async
 from django.db.models import QuerySet
-from ninja import Router, Status
+from django.http import StreamingHttpResponse
+from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
+from apps.accounts import streams as feed_streams
+from apps.api import streams
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
-from apps.cases import selectors, services
+from apps.cases import feed, selectors, services
 from apps.cases.models import Case, Membership
 from apps.cases.schemas import (
+    CaseEventPageOut,
     CaseIn,
     CaseOut,
     CasePatch,
@@ -84,3 +89,59 @@ def worker_check(request: AuthedRequest, case_id: ObjectId) -> Status[JobQueuedO
     case = selectors.case_get_for_user(user=request.auth, case_id=case_id)
     job_id = services.case_worker_check_request(actor=request.auth, case=case)
     return Status(202, JobQueuedOut(job_id=job_id))
+
+
+@router.get(
+    "/cases/{case_id}/events", response={200: CaseEventPageOut, 404: ErrorOut, 422: ErrorOut}
+)
+async def list_case_events(
+    request: AuthedRequest,
+    case_id: ObjectId,
+    after: Query[int] = 0,
+    limit: Query[int] = selectors.MAX_EVENTS_PAGE,
+    wait: int = Query(
+        0,
+        ge=0,
+        le=feed_streams.MAX_WAIT_SECONDS,
+        description="Seconds (0 to 60) to wait for the first event after `after` when there "
+        "is none yet; the answer comes as soon as one is stored (no items when none came).",
+    ),
+) -> dict[str, object]:
+    """The case's events (ingest progress, productions and exports, renderings, verification,
+    notices) numbered above `after` (the last number a client saw), in order, at most `limit`
+    (1 to 1000) at a time: ask again with the last number until none come. With `wait`, a long
+    poll: no need to ask again before something happened."""
+    streams.page_bounds(after, limit, selectors.MAX_EVENTS_PAGE)
+    return await feed.case_events_page(
+        user=request.auth,
+        access=await sync_to_async(streams.stream_access)(request, case_id),
+        case_id=case_id,
+        after=after,
+        limit=limit,
+        wait=wait,
+        path=request.path,
+    )
+
+
+@router.get(
+    "/cases/{case_id}/events/stream",
+    response={404: ErrorOut, 422: ErrorOut, 429: ErrorOut},
+    openapi_extra=feed.OPENAPI,
+)
+def stream_case_events(
+    request: AuthedRequest, case_id: ObjectId, after: Query[int] = 0
+) -> StreamingHttpResponse:
+    """The case's events as Server-Sent Events: the stored ones numbered above the
+    `Last-Event-ID` header (or `after` without it), then live ones, each with `id:` its number;
+    a `: keep-alive` comment every 15 s while quiet. It ends (`event: end`) only when access
+    ends (token revoked or expired, account deactivated, membership ended). At most 10 open
+    streams per person, runs' and cases' together (429). A `Last-Event-ID` or `after` that is
+    not a number from 0 is a 422."""
+    start = streams.last_event_id(request.headers.get("Last-Event-ID"), after)
+    stream = feed.stream_open(
+        user=request.auth,
+        access=streams.stream_access(request, case_id),
+        case_id=case_id,
+        after=start,
+    )
+    return feed_streams.response(stream)

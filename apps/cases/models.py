@@ -97,3 +97,34 @@ class BreakGlassGrant(models.Model):
 
     def is_live(self, now: datetime) -> bool:
         return now < self.expires_at
+
+
+class CaseEvent(models.Model):
+    """One event of a case's feed (ingest progress, productions, renderings, verification,
+    notices): stored in the transaction that made it happen, numbered 1, 2, 3, ... per case in
+    the order of their commits just after (`seq` is NULL until then; apps/cases/events.py).
+    Readers see numbered events only, so a reader that saw number N has seen every number
+    below it."""
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveBigIntegerField(null=True, blank=True)
+    kind = models.CharField(max_length=64)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["case", "seq"]
+        constraints = [
+            models.UniqueConstraint("case", "seq", name="cases_caseevent_seq_once_per_case"),
+        ]
+        indexes = [
+            models.Index(
+                "case",
+                "id",
+                condition=models.Q(seq__isnull=True),
+                name="cases_caseevent_unnumbered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.case_id} #{self.seq or '-'} {self.kind}"

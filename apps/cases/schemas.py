@@ -1,3 +1,4 @@
+from datetime import datetime
 from typing import Literal
 
 from ninja import ModelSchema, Schema
@@ -48,3 +49,25 @@ class MemberPatch(StrictIn):
 
 class JobQueuedOut(Schema):
     job_id: int
+
+
+class CaseEventOut(Schema):
+    """One event of the case's feed: `kind` is its type (`documents.progress`,
+    `documents.production_progress`, `documents.export_progress`, `documents.rendition_progress`,
+    `verification.progress`, `cases.notice`), `payload` what the case's websocket sends for it."""
+
+    seq: int
+    kind: str
+    payload: dict[str, object]
+    created_at: datetime
+
+
+class CaseEventPageOut(Schema):
+    """A page of the case's events, as every list of the API: `count` is how many events are
+    stored after `after` now; `next` the next page while more are already stored, null when this
+    page holds the last of them (ask again with `after` = the last `seq`, and `wait` to
+    long-poll)."""
+
+    items: list[CaseEventOut]
+    count: int
+    next: str | None

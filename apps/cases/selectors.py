@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.cases import read_audit
-from apps.cases.models import BreakGlassGrant, Case, Membership
+from apps.cases.models import BreakGlassGrant, Case, CaseEvent, Membership
 from lexweb.errors import NotFound
 
 
@@ -170,3 +170,39 @@ def break_glass_live_pairs(
         user__role=User.Role.ADMIN,
     ).values_list("user_id", "case_id")
     return set(rows)
+
+
+# --- The case's feed (apps/cases/events.py, apps/cases/feed.py) ---------------------------------
+
+MAX_EVENTS_PAGE = 1000
+
+
+def case_events_for_user(
+    *, user: User, case_id: int, after: int = 0, limit: int = MAX_EVENTS_PAGE
+) -> list[CaseEvent]:
+    """The case's events numbered above `after`, in order, at most `limit`. Audited as one read
+    of the case's events (they carry file names and states)."""
+    case = case_get_for_user(user=user, case_id=case_id)
+    read_audit.read_record(user=user, action="case.events", case=case)
+    return case_events_after(case_id=case.pk, after=after, limit=limit)
+
+
+def case_events_after(*, case_id: int, after: int, limit: int = MAX_EVENTS_PAGE) -> list[CaseEvent]:
+    """Numbered events of a case whose access the caller has checked."""
+    if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+        after = 0
+    limit = max(1, min(limit, MAX_EVENTS_PAGE))
+    return list(CaseEvent.objects.filter(case_id=case_id, seq__gt=after).order_by("seq")[:limit])
+
+
+def case_events_count(*, case_id: int, after: int) -> int:
+    """How many of a case's events are numbered above `after` (access checked by the caller)."""
+    return CaseEvent.objects.filter(case_id=case_id, seq__gt=max(after, 0)).count()
+
+
+def case_stream_open_for_user(*, user: User, case_id: int) -> Case:
+    """The case whose events a stream is about to follow (NotFound for non-members). Audited
+    as one read of the case's events when the stream opens."""
+    case = case_get_for_user(user=user, case_id=case_id)
+    read_audit.read_record(user=user, action="case.stream", case=case)
+    return case

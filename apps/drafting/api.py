@@ -22,7 +22,7 @@ from ninja.pagination import paginate
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from apps.accounts.selectors import SocketAccess
+from apps.api import streams
 from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
 from apps.drafting import (
@@ -315,11 +315,10 @@ async def list_run_events(
     """The run's events numbered above `after` (the last number a client saw), in order, at
     most `limit` (1 to 1000) at a time: ask again with the last number until none come. With
     `wait`, a long poll: no need to ask again before something happened."""
-    if after < 0 or after > 2**63 - 1 or not 1 <= limit <= selectors.MAX_EVENTS_PAGE:
-        raise HttpError(422, "after must be 0 or more and limit from 1 to 1000.")
+    streams.page_bounds(after, limit, selectors.MAX_EVENTS_PAGE)
     return await run_stream.run_events_page(
         user=request.auth,
-        access=await sync_to_async(_stream_access)(request, case_id),
+        access=await sync_to_async(streams.stream_access)(request, case_id),
         case_id=case_id,
         run_id=run_id,
         after=after,
@@ -347,43 +346,15 @@ def stream_run_events(
     access ends (token revoked or expired, account deactivated, membership ended). At most 10
     open streams per person (429). A `Last-Event-ID` or `after` that is not a number from 0 is
     a 422."""
-    start = _last_event_id(request.headers.get("Last-Event-ID"), after)
+    start = streams.last_event_id(request.headers.get("Last-Event-ID"), after)
     stream = run_stream.stream_open(
         user=request.auth,
-        access=_stream_access(request, case_id),
+        access=streams.stream_access(request, case_id),
         case_id=case_id,
         run_id=run_id,
         after=start,
     )
     return run_stream.response(stream)
-
-
-def _last_event_id(header: str | None, after: int) -> int:
-    """Where a stream starts: the Last-Event-ID header when sent (and not empty), else `after`."""
-    value: object = after
-    if header is not None and header.strip():
-        value = header.strip()
-        if not value.isascii() or not value.isdigit():
-            raise HttpError(422, "Last-Event-ID must be the number of an event (0 or more).")
-        value = int(value)
-    if not isinstance(value, int) or not 0 <= value <= 2**63 - 1:
-        raise HttpError(422, "after must be 0 or more.")
-    return value
-
-
-def _stream_access(request: AuthedRequest, case_id: int) -> SocketAccess:
-    """How this request got in (its token, or its browser session), for the access watch."""
-    token = getattr(request, "api_token", None)
-    if token is not None:
-        return SocketAccess(
-            user_id=token.user_id,
-            token_id=token.pk,
-            token_expires_at=token.expires_at,
-            case_id=case_id,
-        )
-    return SocketAccess(
-        user_id=request.auth.pk, session_key=request.session.session_key or "", case_id=case_id
-    )
 
 
 @router.post(_RUNS + "/{run_id}/cancel", response={200: RunDetailOut, **_ERRORS, 403: ErrorOut})

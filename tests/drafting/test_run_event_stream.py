@@ -3,25 +3,23 @@ application on 127.0.0.1 (real channel layer on PostgreSQL): the Server-Sent Eve
 (backlog then live, resumable, keep-alives, ends after the run finished, closes when access
 ends, refuses outsiders and bad input, a per-person budget) and the long poll `?wait=`."""
 
-import json
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import httpx
 import pytest
-import uvicorn
 from django.db import transaction
 from django.test import Client
 
 from apps.accounts import services as account_services
-from apps.accounts.models import ApiToken, AuditEvent, User
+from apps.accounts import streams
+from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case, Membership
-from apps.drafting import run_stream, runs
+from apps.drafting import runs
 from apps.drafting.models import Run
 from apps.evidence.models import Packet
-from tests.harness.ports import free_port
+from tests.harness.sse import events_until, open_stream, read_frames, served_asgi, token_for
 from tests.harness.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
@@ -35,26 +33,8 @@ def base_url(transactional_db: None, settings: object) -> Iterator[str]:
     """The product's ASGI application served by uvicorn in a thread of this process."""
     settings.LEXWEB_SSE_KEEPALIVE_SECONDS = KEEP_ALIVE_SECONDS  # type: ignore[attr-defined]
     settings.LEXWEB_WS_RECHECK_SECONDS = RECHECK_SECONDS  # type: ignore[attr-defined]
-    from lexweb.asgi import application
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            application,
-            host="127.0.0.1",
-            port=port,
-            lifespan="off",
-            log_level="warning",
-            timeout_graceful_shutdown=2,
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started or not thread.is_alive(), 30, "uvicorn to start")
-    assert server.started
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(15)
+    with served_asgi() as url:
+        yield url
 
 
 def _run(case: Case, user: User, events: int = 0) -> Run:
@@ -84,68 +64,6 @@ def _finish(run: Run, status: str = Run.Status.SUCCEEDED) -> None:
         runs.run_status_set(run=locked, status=status)
 
 
-def _token(user: User) -> tuple[str, int]:
-    issued = account_services.token_create(user=user, name=f"sse {user.pk}")
-    token_id = ApiToken.objects.filter(user=user).order_by("-pk").values_list("pk", flat=True)[0]
-    return issued.secret, token_id
-
-
-@dataclass
-class Frame:
-    """One Server-Sent Event, or a comment."""
-
-    id: str | None = None
-    event: str | None = None
-    data: str = ""
-    comment: str | None = None
-    fields: list[str] = field(default_factory=list)
-
-    @property
-    def json(self) -> dict[str, object]:
-        loaded: dict[str, object] = json.loads(self.data)
-        return loaded
-
-
-def _frames(response: httpx.Response) -> Iterator[Frame]:
-    frame = Frame()
-    for line in response.iter_lines():
-        if line == "":
-            if frame.fields:
-                yield frame
-            frame = Frame()
-            continue
-        frame.fields.append(line)
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "":
-            frame.comment = value
-        elif name == "id":
-            frame.id = value
-        elif name == "event":
-            frame.event = value
-        elif name == "data":
-            frame.data += value
-
-
-def _stream(url: str, secret: str, **headers: str) -> "httpx._client.StreamContextManager":  # type: ignore[name-defined]
-    return httpx.stream(
-        "GET",
-        url,
-        headers={"Authorization": f"Bearer {secret}", **headers},
-        timeout=httpx.Timeout(10.0),
-    )
-
-
-def _events_until(frames: Iterator[Frame], count: int) -> list[Frame]:
-    """The next `count` events (keep-alive comments skipped)."""
-    events: list[Frame] = []
-    while len(events) < count:
-        frame = next(frames)
-        if frame.comment is None:
-            events.append(frame)
-    return events
-
-
 def _url(base_url: str, case: Case, run: Run, tail: str = "/stream") -> str:
     return f"{base_url}/api/v1/cases/{case.pk}/runs/{run.pk}/events{tail}"
 
@@ -157,16 +75,16 @@ def test_the_stream_sends_the_backlog_after_the_number_then_live_events(
     base_url: str, lawyer: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=3)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
 
-    with _stream(_url(base_url, case, run) + "?after=1", secret) as response:
+    with open_stream(_url(base_url, case, run) + "?after=1", secret) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         assert "no-store" in response.headers["cache-control"]
-        frames = _frames(response)
-        backlog = _events_until(frames, 2)
+        frames = read_frames(response)
+        backlog = events_until(frames, 2)
         _append(run, text="live")
-        (live,) = _events_until(frames, 1)
+        (live,) = events_until(frames, 1)
 
     assert [f.id for f in backlog] == ["2", "3"]
     assert backlog[0].event == "stage.tokens"
@@ -180,16 +98,16 @@ def test_last_event_id_wins_over_after_and_nothing_is_sent_twice(
     base_url: str, lawyer: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=4)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
 
-    with _stream(_url(base_url, case, run) + "?after=0", secret, **{"Last-Event-ID": "2"}) as r:
-        frames = _frames(r)
-        first = _events_until(frames, 2)
+    with open_stream(_url(base_url, case, run) + "?after=0", secret, **{"Last-Event-ID": "2"}) as r:
+        frames = read_frames(r)
+        first = events_until(frames, 2)
         # A late publication of an event already sent (seq 4 again) is dropped.
         _append(run, text="five")
-        rest = _events_until(frames, 1)
+        rest = events_until(frames, 1)
         _finish(run)
-        tail = _events_until(frames, 2)
+        tail = events_until(frames, 2)
 
     ids = [f.id for f in first + rest + tail if f.id is not None]
     assert ids == ["3", "4", "5", "6"]
@@ -198,10 +116,10 @@ def test_last_event_id_wins_over_after_and_nothing_is_sent_twice(
 
 def test_quiet_streams_get_keep_alive_comments(base_url: str, lawyer: User, case: Case) -> None:
     run = _run(case, lawyer, events=1)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
 
-    with _stream(_url(base_url, case, run), secret) as response:
-        frames = _frames(response)
+    with open_stream(_url(base_url, case, run), secret) as response:
+        frames = read_frames(response)
         first = next(frames)
         started = time.monotonic()
         comment = next(frames)
@@ -216,15 +134,15 @@ def test_the_stream_ends_once_the_run_finished_and_its_last_event_was_sent(
     base_url: str, lawyer: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=2)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
 
-    with _stream(_url(base_url, case, run), secret) as response:
-        frames = _frames(response)
-        _events_until(frames, 2)
+    with open_stream(_url(base_url, case, run), secret) as response:
+        frames = read_frames(response)
+        events_until(frames, 2)
         _finish(run, Run.Status.FAILED)
         rest = list(frames)  # ends: the server closes the response
-    with _stream(_url(base_url, case, run) + "?after=1", secret) as response:
-        again = list(_frames(response))  # a finished run: its backlog, then the end
+    with open_stream(_url(base_url, case, run) + "?after=1", secret) as response:
+        again = list(read_frames(response))  # a finished run: its backlog, then the end
 
     events = [f for f in rest if f.comment is None]
     assert [f.event for f in events] == ["run.status", "end"]
@@ -237,15 +155,15 @@ def test_a_run_waiting_for_approval_keeps_its_stream_open(
     base_url: str, lawyer: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=1)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
 
-    with _stream(_url(base_url, case, run), secret) as response:
-        frames = _frames(response)
+    with open_stream(_url(base_url, case, run), secret) as response:
+        frames = read_frames(response)
         _finish(run, Run.Status.WAITING_FOR_APPROVAL)
-        _events_until(frames, 2)
+        events_until(frames, 2)
         assert next(frames).comment == "keep-alive"  # not ended
         _finish(run, Run.Status.SUCCEEDED)
-        events = _events_until(frames, 2)
+        events = events_until(frames, 2)
 
     assert [f.event for f in events] == ["run.status", "end"]
 
@@ -254,11 +172,11 @@ def test_revoking_the_token_ends_the_stream_at_once(
     base_url: str, lawyer: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=1)
-    secret, token_id = _token(lawyer)
+    secret, token_id = token_for(lawyer)
 
-    with _stream(_url(base_url, case, run), secret) as response:
-        frames = _frames(response)
-        _events_until(frames, 1)
+    with open_stream(_url(base_url, case, run), secret) as response:
+        frames = read_frames(response)
+        events_until(frames, 1)
         started = time.monotonic()
         account_services.token_revoke(user=lawyer, token_id=token_id)
         rest = list(frames)
@@ -275,11 +193,11 @@ def test_leaving_the_case_unannounced_ends_the_stream_within_the_recheck_interva
     base_url: str, staff: User, case: Case
 ) -> None:
     run = _run(case, staff, events=1)
-    secret, _ = _token(staff)
+    secret, _ = token_for(staff)
 
-    with _stream(_url(base_url, case, run), secret) as response:
-        frames = _frames(response)
-        _events_until(frames, 1)
+    with open_stream(_url(base_url, case, run), secret) as response:
+        frames = read_frames(response)
+        events_until(frames, 1)
         started = time.monotonic()
         # Deleted in the shell: no event announces it; the watch's round finds it.
         Membership.objects.filter(case=case, user=staff).delete()
@@ -294,8 +212,8 @@ def test_outsiders_missing_runs_and_bad_numbers_are_refused(
     base_url: str, lawyer: User, outsider: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=1)
-    outsider_secret, _ = _token(outsider)
-    secret, _ = _token(lawyer)
+    outsider_secret, _ = token_for(outsider)
+    secret, _ = token_for(lawyer)
     url = _url(base_url, case, run)
     headers = {"Authorization": f"Bearer {secret}"}
 
@@ -323,18 +241,18 @@ def test_a_person_gets_429_beyond_their_open_streams(
 ) -> None:
     settings.LEXWEB_SSE_STREAMS_PER_USER = 1  # type: ignore[attr-defined]
     run = _run(case, lawyer, events=1)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
 
-    with _stream(_url(base_url, case, run), secret) as response:
-        frames = _frames(response)  # kept: a generator let go closes the connection
-        _events_until(frames, 1)
+    with open_stream(_url(base_url, case, run), secret) as response:
+        frames = read_frames(response)  # kept: a generator let go closes the connection
+        events_until(frames, 1)
         refused = httpx.get(
             _url(base_url, case, run), headers={"Authorization": f"Bearer {secret}"}, timeout=10
         )
     # The first stream closed: its place is free again once the server noticed.
     # (This person's entry only: another test's stream may still be on its way out.)
-    wait_until(lambda: not run_stream._open.get(lawyer.pk), 30, "the closed stream to be let go")
-    with _stream(_url(base_url, case, run), secret) as again:
+    wait_until(lambda: not streams.open_streams(lawyer.pk), 30, "the closed stream to be let go")
+    with open_stream(_url(base_url, case, run), secret) as again:
         status = again.status_code
 
     assert refused.status_code == 429
@@ -349,7 +267,7 @@ def test_wait_answers_as_soon_as_an_event_is_stored(
     base_url: str, lawyer: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=2)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
     timer = threading.Timer(0.5, _append, args=(run,), kwargs={"text": "new"})
 
     started = time.monotonic()
@@ -371,7 +289,7 @@ def test_wait_answers_at_once_with_stored_events_or_a_finished_run(
     base_url: str, lawyer: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=2)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
     headers = {"Authorization": f"Bearer {secret}"}
 
     started = time.monotonic()
@@ -390,7 +308,7 @@ def test_wait_without_an_event_answers_an_empty_list_when_it_expires(
     base_url: str, lawyer: User, case: Case
 ) -> None:
     run = _run(case, lawyer, events=1)
-    secret, _ = _token(lawyer)
+    secret, _ = token_for(lawyer)
 
     started = time.monotonic()
     answer = httpx.get(
