@@ -14,18 +14,13 @@ event of the case's feed (`CaseEvent`), which the API lists and streams
 """
 
 import hashlib
-import logging
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import connection, transaction
 
 from apps.cases.models import CaseEvent
-from lexweb.live import publish_on_commit
-
-logger = logging.getLogger(__name__)
+from lexweb.live import publish_on_commit, send_now
 
 
 class CaseNotice(TypedDict):
@@ -103,18 +98,7 @@ def feed_publish(case_id: int) -> None:
     """Number the case's waiting events and send each to the case's group (a channel layer
     that is down is logged: readers catch up from the table)."""
     events = feed_number(case_id)
-    if not events:
-        return
-    layer = get_channel_layer()
-    if layer is None:
-        logger.error("No channel layer configured; %d case events not sent.", len(events))
-        return
-
-    async def send() -> None:
-        for event in events:
-            await layer.group_send(case_group(case_id), feed_message(event))
-
-    async_to_sync(send)()
+    send_now([(case_group(case_id), feed_message(event)) for event in events])
 
 
 def _lock_id(case_id: int) -> int:
