@@ -64,6 +64,21 @@ export function onCaseEvent(type, handler) {
   caseEventHandlers.get(type).add(handler);
 }
 
+// A navigation under way (a form posted, a link followed) is aborted by a reload: a live event
+// that arrives meanwhile (the export the posted form just queued, say) must not redraw the page
+// it is leaving. Past a few seconds the page is still here (a download, a cancelled leave).
+const LEAVING_MS = 5000;
+let leavingUntil = 0;
+addEventListener("beforeunload", () => {
+  leavingUntil = Date.now() + LEAVING_MS;
+});
+
+// Draw the page again from the server (its state changed), unless it is being left.
+export function redraw() {
+  if (Date.now() < leavingUntil) return;
+  location.reload();
+}
+
 function emitCaseEvent(event) {
   for (const handler of caseEventHandlers.get(event.type) || []) {
     try {

@@ -4,7 +4,7 @@
 // progress follows the case's live stream (the page reloads itself once a run has finished:
 // the database row is the truth).
 
-import { onCaseEvent } from "./app.js";
+import { onCaseEvent, redraw } from "./app.js";
 
 const FINISHED = new Set(["done", "failed"]);
 
@@ -18,7 +18,7 @@ function setupVersion(root) {
   function progress(event) {
     if (typeof event.status !== "string") return;
     if (FINISHED.has(event.status)) {
-      if (status !== event.status) location.reload();
+      if (status !== event.status) redraw();
       return;
     }
     status = event.status;
@@ -104,7 +104,7 @@ function setupDraft(root) {
   onCaseEvent("verification.progress", (event) => {
     if (event.draft_id !== draftId || !Number.isInteger(event.version)) return;
     if (FINISHED.has(event.status)) {
-      location.reload();
+      redraw();
       return;
     }
     const badge = root.querySelector(`tr[data-version="${event.version}"] [data-field="state"] .badge`);

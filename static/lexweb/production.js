@@ -1,7 +1,7 @@
 // Productions: the new production's order (drag, or Up/Down/Remove without a round trip) and a
 // live stamp preview; a production's stamping and export progress from the case stream.
 // Every page works without this file (the buttons post the form; the page shows the state).
-import { onCaseEvent } from "./app.js";
+import { onCaseEvent, redraw } from "./app.js";
 
 const PREVIEW_FIELDS = [
   "bates_prefix", "start_number", "digits", "position", "legend", "legend_position", "font_size", "margin",
@@ -166,7 +166,7 @@ function setupDetail(root) {
       error.hidden = !state.error;
     }
     // Finished (or failed) since the page was drawn: draw it again, with its downloads.
-    if (TERMINAL.has(state.status) && state.status !== shown) location.reload();
+    if (TERMINAL.has(state.status) && state.status !== shown) redraw();
   }
 
   onCaseEvent("documents.production_progress", (event) => {
@@ -175,9 +175,9 @@ function setupDetail(root) {
   onCaseEvent("documents.export_progress", (event) => {
     if (event.production_id !== id) return;
     const li = exportsShown.get(event.export_id);
-    if (!li) return location.reload();
+    if (!li) return redraw();
     li.querySelector("[data-export-status]").textContent = BUILDING[event.status] || event.status;
-    if (TERMINAL.has(event.status) && li.dataset.status !== event.status) location.reload();
+    if (TERMINAL.has(event.status) && li.dataset.status !== event.status) redraw();
   });
   // Events sent while the socket was down (or before it opened) are lost: read the row.
   onCaseEvent("stream.open", async () => {
@@ -187,7 +187,7 @@ function setupDetail(root) {
       const response = await fetch(root.dataset.productionApi, { credentials: "same-origin" });
       if (!response.ok) return;
       const state = await response.json();
-      if (state.status !== shown && TERMINAL.has(state.status)) return location.reload();
+      if (state.status !== shown && TERMINAL.has(state.status)) return redraw();
       if (!TERMINAL.has(state.status)) show(state);
       if (unfinished && TERMINAL.has(state.status)) await checkExports();
     } catch {
@@ -201,7 +201,7 @@ function setupDetail(root) {
       const response = await fetch(`${root.dataset.productionApi}/exports/${exportId}`, {
         credentials: "same-origin",
       });
-      if (response.ok && TERMINAL.has((await response.json()).status)) return location.reload();
+      if (response.ok && TERMINAL.has((await response.json()).status)) return redraw();
     }
   }
 }
