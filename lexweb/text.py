@@ -74,6 +74,18 @@ def storable(raw: str) -> str:
     return "".join(ch for ch in raw if ch != "\x00" and unicodedata.category(ch) != "Cs")
 
 
+def storable_data(value: object) -> object:
+    """A JSON-like value with `storable` applied to every string in it, keys included, so that
+    PostgreSQL's jsonb takes it (a file name or an error text may hold NUL)."""
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, list | tuple):
+        return [storable_data(item) for item in value]
+    if isinstance(value, dict):
+        return {storable(str(key)): storable_data(item) for key, item in value.items()}
+    return value
+
+
 def one_line(raw: str, limit: int) -> str:
     """Printable, single-spaced (line breaks and tabs become spaces), at most `limit`
     characters."""

@@ -21,6 +21,7 @@ from django.db import connection, transaction
 
 from apps.cases.models import CaseEvent
 from lexweb.live import publish_on_commit, send_now
+from lexweb.text import storable, storable_data
 
 
 class CaseNotice(TypedDict):
@@ -64,7 +65,10 @@ def publish_to_case(*, case_id: int, event: Mapping[str, object]) -> None:
     if kind in LIVE_ONLY:
         publish_on_commit(case_group(case_id), event)
         return
-    CaseEvent.objects.create(case_id=case_id, kind=kind[:64], payload=dict(event))
+    # What a file or a parser put in a name or an error (NUL, a lone surrogate) must not fail
+    # the transaction that stores the event with the work it tells of.
+    payload = storable_data(dict(event))
+    CaseEvent.objects.create(case_id=case_id, kind=storable(kind)[:64], payload=payload)
     transaction.on_commit(lambda: feed_publish(case_id), robust=True)
 
 

@@ -92,6 +92,29 @@ def test_events_are_stored_with_their_transaction_and_numbered_in_commit_order(
     assert _feed(other_case) == [(1, "elsewhere")]
 
 
+def test_characters_postgresql_cannot_store_do_not_fail_the_work_the_event_tells_of(
+    case: Case,
+) -> None:
+    """A file name or an error text with NUL or a lone surrogate (from a file, a parser): the
+    transaction that stores the event with its work commits, the event holds the rest."""
+    with transaction.atomic():
+        Case.objects.filter(pk=case.pk).update(title="Renamed with its event")
+        publish_to_case(
+            case_id=case.pk,
+            event={
+                "type": "documents.progress",
+                "case_id": case.pk,
+                "filename": "scan\x00\ud800.pdf",
+                "error": ["bad\x00", {"k\x00": "v\udfff"}],
+            },
+        )
+    (stored,) = CaseEvent.objects.filter(case=case)
+    assert stored.seq == 1
+    assert stored.payload["filename"] == "scan.pdf"
+    assert stored.payload["error"] == ["bad", {"k": "v"}]
+    assert Case.objects.get(pk=case.pk).title == "Renamed with its event"
+
+
 def test_an_event_left_unnumbered_by_a_failure_is_numbered_with_the_next_one(case: Case) -> None:
     # As if the process died between the commit and the numbering.
     CaseEvent.objects.create(case=case, kind="cases.notice", payload={"message": "orphan"})
