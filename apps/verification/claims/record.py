@@ -246,6 +246,16 @@ def _closes_clause(text: str, end: int) -> bool:
     return _CLAUSE_END.match(text, end) is not None
 
 
+_HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]")
+
+
+def _in_heading(text: str, at: int) -> bool:
+    """Whether `at` is on a Markdown heading line ("# Smith v. Jones (No. 23CV41877)"): a
+    heading names the draft or its part and states no fact, so nothing in it is used as a
+    cite."""
+    return _HEADING.match(text, text.rfind("\n", 0, at) + 1) is not None
+
+
 def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) -> list[RecordCite]:
     blocked = Spans([(q.start, q.end) for q in quotes])
     known = _bates_pattern(prefixes)
@@ -265,7 +275,7 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
         (m.start(g), m.end(g))
         for m in _CITE_POSITION.finditer(text)
         for g in ("paren", "see")
-        if m.group(g) is not None
+        if m.group(g) is not None and not _in_heading(text, m.start(g))
     ]
     in_positions = Spans(positions)
     # Where a cite closes its clause; a descriptive parenthetical ("the unit (model XR-200)

@@ -18,8 +18,22 @@ _SHORT_CODE = (
     rf"(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d)[A-Z]{{3,10}}[_-]?\d{{1,2}}[A-Za-z]{{0,3}}"
 )
 _SPEC = r"\d{1,5}[A-Z]{2,4}|Ti|SUPER|XT|PCIe|SXM\d?"
+# A designation whose digits stand between capitals ("L40S", "X86K", "RTX4090TI"): a model's
+# or a part's name, never a Bates number (whose digits end it) or a word.
+_ENCLOSED = r"(?=[A-Z0-9]{4,16}(?![\w-]))[A-Z]{1,6}\d{2,8}[A-Z]{1,6}[A-Z0-9]*"
 JUNK = re.compile(
-    rf"(?:{_CODE}|{_SHORT_CODE})(?:[\s_-]+(?:{_CODE}|{_SHORT_CODE}|{_SPEC})){{0,2}}(?![\w-])"
+    rf"(?:{_CODE}|{_SHORT_CODE}|{_ENCLOSED})"
+    rf"(?:[\s_-]+(?:{_CODE}|{_SHORT_CODE}|{_ENCLOSED}|{_SPEC})){{0,2}}(?![\w-])"
+)
+# A numbered thing named by its number ("Acct. No. 2297-5352", "Invoice Number 88-1", "Policy
+# #4471"): an identifier of an account, a report, an invoice, not a page of the record. This
+# case's own numbered cites (a docket entry, an exhibit) are read as record cites before.
+_RECORD_NUMBERED = r"(?:Ex|Exh|Exhibit|Exs|Dkt|ECF|Doc|D\.E|Tab|App|Tr|Trial)\b"
+_NAME_WORDS = r"(?:[A-Za-z][\w.'\u2019&-]*\s+){1,3}"
+_IDENTIFIER = r"(?=[\w./:-]*\d)[A-Za-z0-9][\w./:-]*"
+NUMBERED = re.compile(
+    rf"(?!{_RECORD_NUMBERED}){_NAME_WORDS}(?:(?:No|Nos|Number|Num)\.?\s*#?|#)\s?{_IDENTIFIER}",
+    re.IGNORECASE,
 )
 
 # What stands where a record cite belongs and names a thing rather than a page of the record,
@@ -52,12 +66,20 @@ MAX_NAME_WORDS = 4  # a cite's words: "Ticket #8812", "Case No. 2:23-cv-04567"
 
 _GENERATED = [
     re.compile(
-        r"\b(?:lexweb|ChatGPT|GPT-?\d\w*|LLMs?|chatbot|assistant|(?:auto|machine|system|AI)"
-        r"[- ]generated|auto-?summary)\b",
+        r"\b(?:lexweb|ChatGPT|GPT-?\d\w*|LLMs?|chatbot|assistant|(?:auto|machine|system|AI"
+        r"|computer|model|bot)[- ](?:generated|drafted|written|produced|made)|auto-?summary)\b",
         re.IGNORECASE,
     ),
     re.compile(r"\bAI\b"),
-    re.compile(r"\bv\.?\s?\d+(?:\.\d+)*\b|\bversion\s+\d+", re.IGNORECASE),
+    # What a reference says of its own making: "generated ..." or "drafted ..." naming a work
+    # ("generated fact sheet"), not a remark on a document's history ("as drafted", "drafted
+    # by counsel" names who, and is read by the words around it).
+    re.compile(r"\b(?:generated|drafted)\s+(?!by\b)[A-Za-z]", re.IGNORECASE),
+    # A version or revision of a work ("v2", "version 3", "rev. 2"): the team's own drafts
+    # carry these; a produced document is cited by its Bates numbers.
+    re.compile(
+        r"\bv\.?\s?\d+(?:\.\d+)*\b|\bversion\s+\d+|\brev(?:\.|ision)?\s?\d+\b", re.IGNORECASE
+    ),
     re.compile(
         r"\b(?:earlier|prior|previous|preceding|last|initial|first|our|generated|model|model['\u2019]s"
         r"|system|system['\u2019]s|internal)\s+"
@@ -87,7 +109,9 @@ PROSE_REFERENCE = re.compile(
     re.IGNORECASE,
 )
 FISCAL_YEAR = re.compile(r"(?:FY|CY)[-_. ]?(?:19|20)\d\d")
-YEAR_END = re.compile(r"\b(?:1[6-9]|20)\d\d\s*$")
+# A year closing a case citation's parenthetical ("(D. Colo. 2021)", "(2019)"); the last group
+# of a hyphenated or slashed number ("Acct. No. 7126-2086") is no year.
+YEAR_END = re.compile(r"(?<![-/])\b(?:1[6-9]|20)\d\d\s*$")
 
 
 def is_generated(part: str) -> bool:
@@ -102,6 +126,8 @@ def names_a_thing(piece: str) -> bool:
     words = piece.split()
     if not words or len(words) > MAX_NAME_WORDS:
         return False
+    if NUMBERED.fullmatch(piece.strip().rstrip(",.")):
+        return True
     return any(NOT_A_CITE_SHAPE.fullmatch(w.rstrip(",.")) for w in words)
 
 
