@@ -91,3 +91,11 @@ def one_line(raw: str, limit: int) -> str:
     characters."""
     words = (printable(word) for word in (raw or "").split())
     return " ".join(word for word in words if word)[:limit]
+
+
+def quoted(raw: str, limit: int = 80) -> str:
+    """Text as an error message quotes it: escaped like Python's repr (control and invisible
+    characters shown as escapes), at most `limit` characters of the quote itself, so a text of
+    escapes cannot make the message long."""
+    shown = repr(raw[:limit])
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"

@@ -12,6 +12,7 @@ from apps.cases.models import Case
 from apps.documents import bates
 from apps.documents.models import BatesPage, Page, Production, ProductionExport
 from lexweb.errors import Conflict, DomainError, NotFound
+from lexweb.text import quoted
 
 MAX_RANGE = 500
 # The Bates index's column is a PostgreSQL bigint.
@@ -122,7 +123,7 @@ def _parse(reference: str, prefixes: list[str]) -> tuple[str, int, int]:
                 last = int(match.group(2)) if match.group(2) else first
                 return prefix, first, last
     raise DomainError(
-        f"{reference[:60]!r} is not a Bates number or range of this case "
+        f"{quoted(reference, 60)} is not a Bates number or range of this case "
         f"(prefixes in use: {_names(prefixes)})."
     )
 

@@ -89,6 +89,7 @@ def test_with_several_prefixes_the_longest_that_fits_wins(
 @example(reference="\u212aAY000001", prefixes=["KAY"])  # the Kelvin sign folds to "k"
 @example(reference="ACME" + "9" * 150, prefixes=["ACME"])
 @example(reference="\x00ACME000001", prefixes=["ACME"])
+@example(reference="0" * 15 + "\x1f" * 9 + "\U0001342f" * 36, prefixes=[])  # escapes
 def test_any_text_is_a_reference_or_a_domain_error_with_a_short_message(
     reference: str, prefixes: list[str]
 ) -> None:
