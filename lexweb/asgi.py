@@ -1,4 +1,5 @@
-"""ASGI entry point: Django for HTTP, Channels for websockets."""
+"""ASGI entry point: Django for HTTP, the MCP server at /mcp (apps/api/mcp.py), Channels for
+websockets."""
 
 import os
 
@@ -11,11 +12,12 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from apps.accounts.middleware import WebsocketAuthMiddleware  # noqa: E402
+from apps.api.mcp import with_mcp  # noqa: E402
 from lexweb.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": with_mcp(django_asgi_app),
         "websocket": WebsocketAuthMiddleware(URLRouter(websocket_urlpatterns)),
     }
 )

@@ -19,7 +19,7 @@ from ninja.security import HttpBearer, SessionAuth
 from apps.accounts import services as account_services
 from apps.accounts import throttle
 from apps.accounts.api import router as accounts_router
-from apps.accounts.models import User
+from apps.accounts.models import ApiToken, User
 from apps.api import idempotency
 from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
@@ -40,18 +40,28 @@ class BearerToken(HttpBearer):
     and always pass (tokens are 256-bit random: there is nothing to learn by guessing)."""
 
     def authenticate(self, request: HttpRequest, token: str) -> User | None:
-        found = account_services.token_authenticate_full(raw=token)
+        found = bearer_authenticate(raw=token, client_ip=request.META.get("REMOTE_ADDR") or None)
         if found is not None:
             request.api_token = found  # type: ignore[attr-defined]  # read by accounts/api.py
             return found.user
-        wait = throttle.api_token_failed(client_ip=request.META.get("REMOTE_ADDR") or None)
-        if wait:
-            raise throttle.TooManyAttempts(
-                f"Too many requests with bad tokens from this address: try again in "
-                f"{throttle.minutes_text(wait)}, with a valid token.",
-                retry_after=wait,
-            )
         return None
+
+
+def bearer_authenticate(*, raw: str, client_ip: str | None) -> ApiToken | None:
+    """The live token `raw` is (its user loaded and active), or None; a bad one takes from
+    `client_ip`'s budget, and once that is spent raises TooManyAttempts (429). The REST API's
+    and the MCP server's (apps/api/mcp.py) one way in with a bearer token."""
+    found = account_services.token_authenticate_full(raw=raw)
+    if found is not None:
+        return found
+    wait = throttle.api_token_failed(client_ip=client_ip)
+    if wait:
+        raise throttle.TooManyAttempts(
+            f"Too many requests with bad tokens from this address: try again in "
+            f"{throttle.minutes_text(wait)}, with a valid token.",
+            retry_after=wait,
+        )
+    return None
 
 
 class BrowserSession(SessionAuth):
@@ -125,11 +135,15 @@ def _error(
     return api.create_response(request, body, status=status)
 
 
+def domain_status(exc: DomainError) -> int:
+    """The HTTP status a DomainError answers with (the MCP server reports it too)."""
+    # A subclass (e.g. ReauthenticationRequired, a PermissionDenied) answers as its base.
+    return next((_STATUS_FOR[k] for k in type(exc).__mro__ if k in _STATUS_FOR), 400)
+
+
 @api.exception_handler(DomainError)
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    # A subclass (e.g. ReauthenticationRequired, a PermissionDenied) answers as its base.
-    status = next((_STATUS_FOR[k] for k in type(exc).__mro__ if k in _STATUS_FOR), 400)
-    response = _error(request, status, exc.message, exc.code)
+    response = _error(request, domain_status(exc), exc.message, exc.code)
     if isinstance(exc, Unavailable):
         response["Retry-After"] = str(exc.retry_after)
     return response
