@@ -35,6 +35,7 @@ import pydantic_core
 from asgiref.sync import ThreadSensitiveContext
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.http.request import split_domain_port, validate_host
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
@@ -811,9 +812,9 @@ class _Running:
             streamable_http_path=PATH,
             stateless_http=True,
             max_request_body_size=_request_body_limit(),
-            # No ambient credential rides a request here (no cookie; a bearer token only), so
-            # a page that rebinds a name to this host gets 401 like anyone without a token;
-            # the names this server answers to are the operator's (ALLOWED_HOSTS, the proxy).
+            # The SDK's own check allows only localhost names; `serve` checks the Host against
+            # ALLOWED_HOSTS as Django does, and no ambient credential rides a request here (no
+            # cookie; a bearer token only), so a page that rebinds a name gets 401 anyway.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         self.manager: StreamableHTTPSessionManager = server.session_manager
@@ -867,8 +868,22 @@ async def _refuse(
     await send({"type": "http.response.body", "body": body})
 
 
+def _host_allowed(scope: Scope) -> bool:
+    """Whether the Host header names this site as Django would accept it (ALLOWED_HOSTS)."""
+    host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
+    domain, _ = split_domain_port(host)
+    allowed = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed:
+        allowed = [".localhost", "127.0.0.1", "[::1]"]
+    return bool(domain) and validate_host(domain, allowed)
+
+
 async def serve(scope: Scope, receive: Receive, send: Send) -> None:
-    """An HTTP request to /mcp: authenticated with its bearer token, then the SDK's."""
+    """An HTTP request to /mcp: its Host checked as Django checks it, authenticated with its
+    bearer token, then the SDK's."""
+    if not _host_allowed(scope):
+        await _refuse(send, 400, "bad_request", "This host name is not served here.", [])
+        return
     client_ip = (scope.get("client") or (None,))[0]
     raw = _bearer(scope)
     try:

@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 from pytest_django.fixtures import Settings as SettingsWrapper
 
+from apps.accounts import services as account_services
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
 from apps.documents.models import Document
@@ -311,6 +312,38 @@ def test_without_a_valid_token_the_server_answers_401(lawyer: User, case: Case) 
         assert response.status_code == 401
         assert response.headers["www-authenticate"] == "Bearer"
         assert response.json()["code"] == "unauthenticated"
+
+
+def test_a_revoked_token_bad_tokens_and_other_hosts_are_refused_as_the_api_does(
+    lawyer: User, case: Case, settings: SettingsWrapper
+) -> None:
+    settings.LEXWEB_API_BAD_TOKEN_ATTEMPTS = 2
+    secret, token_id = token_for(lawyer)
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    with served_asgi() as base:
+        cases = _agent(base, secret, lambda client: _ok(client, "cases_list", {}))
+        assert [c["id"] for c in cases] == [case.pk]
+        account_services.token_revoke(user=lawyer, token_id=token_id)
+        revoked = httpx.post(
+            f"{base}/mcp", json=hello, headers={"Authorization": f"Bearer {secret}"}
+        )
+        # The budget of bad tokens (2 here) is the REST API's: spent by the revoked one above
+        # and one more, the next is 429 with Retry-After, on /mcp and on the REST API alike.
+        bad = httpx.post(f"{base}/mcp", json=hello, headers={"Authorization": "Bearer lw_x_y"})
+        throttled = httpx.post(
+            f"{base}/mcp", json=hello, headers={"Authorization": "Bearer lw_x_y"}
+        )
+        rest = httpx.get(f"{base}/api/v1/cases", headers={"Authorization": "Bearer lw_x_y"})
+        other_host = httpx.post(
+            f"{base}/mcp",
+            json=hello,
+            headers={"Authorization": f"Bearer {token_for(lawyer)[0]}", "Host": "evil.example"},
+        )
+    assert revoked.status_code == 401 and bad.status_code == 401
+    assert throttled.status_code == 429 and int(throttled.headers["retry-after"]) > 0
+    assert throttled.json()["code"] == "throttled" == rest.json()["code"]
+    assert rest.status_code == 429
+    assert other_host.status_code == 400
 
 
 def test_another_cases_member_gets_the_apis_not_found(
