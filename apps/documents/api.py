@@ -12,7 +12,6 @@ from apps.documents import (
     production_selectors,
     production_services,
     provenance_selectors,
-    rendering,
     selectors,
     services,
     storage,
@@ -34,6 +33,7 @@ from apps.documents.schemas import (
     SearchHitOut,
     SearchOut,
     UploadOut,
+    bates_hit_out,
 )
 from apps.evidence.services import clearance as clearance_services
 
@@ -41,8 +41,6 @@ router = Router(tags=["documents"])
 
 _ERRORS = {400: ErrorOut, 404: ErrorOut, 413: ErrorOut}
 THUMB_DPI = 18  # a letter page 153 x 198 pixels
-# Kinds with page images: PDFs and images, and the kinds rendered to PDF (their renditions').
-IMAGED_KINDS = ("pdf", "image", *rendering.RENDERED_KINDS)
 
 
 # 400 is UploadOut (every file refused, each with its reason); it must come after _ERRORS, whose
@@ -281,23 +279,7 @@ def bates_lookup(request: AuthedRequest, case_id: ObjectId, reference: str) -> l
     hits = production_selectors.bates_lookup_for_user(
         user=request.auth, case_id=case_id, reference=reference
     )
-    pages = f"/api/v1/cases/{case_id}/documents"
-    return [
-        BatesHitOut(
-            **vars(hit),
-            image_url=(
-                f"{pages}/{hit.document_id}/pages/{hit.page_number}/image"
-                if hit.kind in IMAGED_KINDS
-                else None
-            ),
-            stamped_image_url=(
-                f"{pages}/{hit.volume_document_id}/pages/{hit.production_page}/image"
-                if hit.volume_document_id is not None
-                else None
-            ),
-        )
-        for hit in hits
-    ]
+    return [bates_hit_out(hit, case_id=case_id) for hit in hits]
 
 
 @router.post(

@@ -5,7 +5,7 @@ from ninja import ModelSchema, Schema
 from pydantic import Field
 
 from apps.api.schemas import StrictIn, status_type
-from apps.documents import provenance_selectors, selectors
+from apps.documents import production_selectors, provenance_selectors, rendering, selectors
 from apps.documents.models import Document, Page, Production, ProductionExport, Rendition
 
 
@@ -348,6 +348,28 @@ class BatesHitOut(Schema):
     image_url: str | None
     # The same page in the production's stamped PDF (None until the volume is stamped).
     stamped_image_url: str | None
+
+
+# Kinds with page images: PDFs and images, and the kinds rendered to PDF (their renditions').
+IMAGED_KINDS = ("pdf", "image", *rendering.RENDERED_KINDS)
+
+
+def bates_hit_out(hit: production_selectors.BatesHit, *, case_id: int) -> BatesHitOut:
+    """A Bates lookup's hit with the API paths of its page's image and its stamped page's."""
+    pages = f"/api/v1/cases/{case_id}/documents"
+    return BatesHitOut(
+        **vars(hit),
+        image_url=(
+            f"{pages}/{hit.document_id}/pages/{hit.page_number}/image"
+            if hit.kind in IMAGED_KINDS
+            else None
+        ),
+        stamped_image_url=(
+            f"{pages}/{hit.volume_document_id}/pages/{hit.production_page}/image"
+            if hit.volume_document_id is not None
+            else None
+        ),
+    )
 
 
 class HitBoxesOut(Schema):
