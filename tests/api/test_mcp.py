@@ -49,14 +49,18 @@ def _pdf(lines: list[str]) -> bytes:
 Session = Callable[[str, dict[str, Any]], Awaitable[CallToolResult]]
 
 
-def _agent(base: str, secret: str, script: Callable[[McpClient], Awaitable[Any]]) -> Any:
-    """Run `script` with an SDK client connected to `base`/mcp with the bearer token."""
+def _agent(
+    base: str, secret: str, script: Callable[[McpClient], Awaitable[Any]], mode: str = "auto"
+) -> Any:
+    """Run `script` with an SDK client connected to `base`/mcp with the bearer token; `mode`
+    "legacy" speaks the initialize handshake of the 2025 protocol versions, as most clients
+    (Claude Code among them) do today."""
 
     async def main() -> Any:
         headers = {"Authorization": f"Bearer {secret}"}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=120) as http,
-            McpClient(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
+            McpClient(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as client,
         ):
             return await script(client)
 
@@ -296,6 +300,18 @@ def test_a_whole_matter_through_the_mcp_server(lawyer: User, case: Case) -> None
     assert Run.objects.get(pk=done["second"]).status == Run.Status.REJECTED
     assert DraftVersion.objects.filter(approved_at__isnull=False, approved_by=lawyer).count() == 2
     assert AuditEvent.objects.filter(action="finding.override", actor=lawyer, via="mcp").exists()
+
+
+def test_a_client_of_the_handshake_protocol_is_served_too(lawyer: User, case: Case) -> None:
+    secret, _ = token_for(lawyer)
+
+    async def script(client: McpClient) -> Any:
+        assert (client.session.protocol_version or "").startswith("2025-")
+        return await _ok(client, "cases_list", {})
+
+    with served_asgi() as base:
+        cases = _agent(base, secret, script, mode="legacy")
+    assert [c["id"] for c in cases] == [case.pk]
 
 
 def test_without_a_valid_token_the_server_answers_401(lawyer: User, case: Case) -> None:
