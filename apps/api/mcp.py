@@ -30,11 +30,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from apps.accounts import throttle
 from apps.accounts.context import origin
 from apps.api.api import bearer_authenticate
-from apps.api.mcp_tools import CALLER, INSTRUCTIONS, TOOLS, Caller
+from apps.api.mcp_tools import CALLER, INSTRUCTIONS, TOOLS, Caller, arguments_checked
 
 PATH = "/mcp"
 
-server: MCPServer = MCPServer("lexweb", instructions=INSTRUCTIONS, tools=TOOLS)
+server: MCPServer = MCPServer(
+    "lexweb", instructions=INSTRUCTIONS, tools=TOOLS, middleware=[arguments_checked]
+)
 
 
 # --- HTTP ------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import Annotated, Any, TypeVar
 import pydantic_core
 from channels.db import database_sync_to_async
 from django.conf import settings
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
@@ -31,6 +32,7 @@ from ninja import Schema
 from ninja.errors import HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from pydantic import AliasChoices, Field
+from pydantic import ValidationError as PydanticError
 
 from apps.accounts import throttle
 from apps.accounts.context import origin
@@ -136,6 +138,28 @@ def tool(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     registered.fn_metadata.output_model = None
     TOOLS.append(registered)
     return fn
+
+
+async def arguments_checked(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Middleware: a tool call whose arguments fail the tool's schema answers as the REST API
+    answers a request that fails its schema, 422 `invalid` with the fields and what is wrong
+    with each (`errors`), before the SDK's own check (which would answer its own text)."""
+    params = ctx.params or {}
+    name, arguments = params.get("name"), params.get("arguments") or {}
+    found = next((t for t in TOOLS if t.name == name), None)
+    if ctx.method != "tools/call" or found is None or not isinstance(arguments, dict):
+        return await call_next(ctx)
+    try:
+        found.fn_metadata.validate_arguments(arguments)
+    except PydanticError as exc:
+        errors = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()]
+        summary = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
+        body = {"detail": f"Invalid request: {summary}", "code": "invalid", "status": 422}
+        text = f"Error executing tool {name}: {json.dumps({**body, 'errors': errors})}"
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    return await call_next(ctx)
 
 
 # --- Who is calling ------------------------------------------------------------------------

@@ -434,9 +434,16 @@ def test_malformed_arguments_are_refused_naming_the_field(lawyer: User, case: Ca
 
     with served_asgi() as base:
         as_string, unknown_field, missing, long_wait, no_tool = _agent(base, secret, script)
-    assert "case_id" in as_string and "valid integer" in as_string
-    assert "body.x" in unknown_field and "Extra inputs are not permitted" in unknown_field
-    assert "body" in missing and "Field required" in missing
-    assert "wait" in long_wait and "less than or equal to 60" in long_wait
+    # As the REST API answers a request that fails its schema: 422 `invalid`, each field named.
+    for text, loc, msg in (
+        (as_string, ["case_id"], "Input should be a valid integer"),
+        (unknown_field, ["body", "x"], "Extra inputs are not permitted"),
+        (missing, ["body"], "Field required"),
+        (long_wait, ["wait"], "Input should be less than or equal to 60"),
+    ):
+        error = _error(text)
+        assert error["code"] == "invalid" and error["status"] == 422
+        assert error["errors"] == [{"loc": loc, "msg": msg}]
+        assert error["detail"] == f"Invalid request: {'.'.join(loc)}: {msg}"
     assert "no_such_tool" in no_tool
     assert not case.packets.exists()
