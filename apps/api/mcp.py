@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from asgiref.sync import ThreadSensitiveContext
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import DatabaseError
 from django.http.request import split_domain_port, validate_host
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -30,7 +31,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from apps.accounts import throttle
 from apps.accounts.context import origin
 from apps.api.api import bearer_authenticate
-from apps.api.mcp_tools import CALLER, INSTRUCTIONS, TOOLS, Caller, arguments_checked
+from apps.api.mcp_tools import (
+    CALLER,
+    DATABASE_GONE,
+    INSTRUCTIONS,
+    TOOLS,
+    Caller,
+    arguments_checked,
+    database_gone,
+)
+from lexweb import failures
 
 PATH = "/mcp"
 
@@ -139,6 +149,12 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
     except throttle.TooManyAttempts as exc:
         retry = [(b"retry-after", str(exc.retry_after).encode())]
         await _refuse(send, 429, exc.code, exc.message, retry)
+        return
+    except DatabaseError as exc:
+        if not database_gone(exc):
+            raise
+        retry = [(b"retry-after", str(failures.DATABASE_RETRY_AFTER_SECONDS).encode())]
+        await _refuse(send, 503, "database_unavailable", DATABASE_GONE, retry)
         return
     if token is None:
         await _refuse(

@@ -16,6 +16,7 @@ import binascii
 import functools
 import io
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
@@ -23,6 +24,7 @@ from typing import Annotated, Any, TypeVar
 import pydantic_core
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -86,9 +88,15 @@ from apps.verification import schemas as verification_schemas
 from apps.verification import selectors as verification_selectors
 from apps.verification import services as verification_services
 from apps.verification.schemas import FindingFilter, FindingOut, FindingsOut, VerificationOut
+from lexweb import failures
 from lexweb.errors import DomainError
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
+DATABASE_GONE = (
+    "The database is not answering (it may be restarting). Try again in "
+    f"{failures.DATABASE_RETRY_AFTER_SECONDS} s."
+)
 
 # Ids as the API takes them: positive 64-bit whole numbers sent as JSON numbers ("5" refused).
 Id = Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
@@ -202,8 +210,17 @@ def _error(status: int, code: str, detail: str) -> ToolError:
     return ToolError(json.dumps({"detail": detail, "code": code, "status": status}))
 
 
-def _translated(exc: Exception) -> ToolError | None:
-    """The API's answer to `exc` as a tool error; None for what the API answers with a 500."""
+def database_gone(exc: BaseException | None) -> bool:
+    """Whether `exc` (or what caused it) is a database that does not answer (lexweb/failures)."""
+    while exc is not None:
+        if isinstance(exc, OperationalError | InterfaceError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def translated(exc: Exception) -> ToolError:
+    """The API's answer to `exc` as a tool error (lexweb/failures.py's for the unexpected)."""
     if isinstance(exc, throttle.TooManyAttempts):
         return _error(429, exc.code, exc.message)
     if isinstance(exc, DomainError):
@@ -216,7 +233,14 @@ def _translated(exc: Exception) -> ToolError | None:
             f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors[:5]
         )
         return _error(422, "invalid", f"Invalid request: {errors}")
-    return None
+    if database_gone(exc):
+        return _error(503, "database_unavailable", DATABASE_GONE)
+    logger.error("MCP tool failed", exc_info=exc)
+    return _error(
+        500,
+        "internal_error",
+        "Something went wrong on the server; it is in the server's log. Try again.",
+    )
 
 
 async def _sync(ctx: Context, work: Callable[[User], T]) -> T:
@@ -230,10 +254,7 @@ async def _sync(ctx: Context, work: Callable[[User], T]) -> T:
     try:
         result: T = await database_sync_to_async(run)()
     except Exception as exc:
-        translated = _translated(exc)
-        if translated is None:
-            raise
-        raise translated from exc
+        raise translated(exc) from exc
     return result
 
 
@@ -243,10 +264,7 @@ async def _async(ctx: Context, work: Callable[[Caller], Awaitable[T]]) -> T:
         with origin(client_ip=caller.client_ip, via="mcp"):
             return await work(caller)
     except Exception as exc:
-        translated = _translated(exc)
-        if translated is None:
-            raise
-        raise translated from exc
+        raise translated(exc) from exc
 
 
 # --- Cases, documents, search ----------------------------------------------------------------

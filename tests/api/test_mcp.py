@@ -14,6 +14,7 @@ import httpx
 import httpx2
 import pymupdf
 import pytest
+from django.db import OperationalError
 from django.test import Client
 from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
@@ -23,6 +24,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from apps.accounts import services as account_services
 from apps.accounts.models import AuditEvent, User
+from apps.api import mcp_tools
 from apps.cases.models import Case
 from apps.documents.models import Document
 from apps.drafting.models import DraftVersion, Run
@@ -447,3 +449,21 @@ def test_malformed_arguments_are_refused_naming_the_field(lawyer: User, case: Ca
         assert error["detail"] == f"Invalid request: {'.'.join(loc)}: {msg}"
     assert "no_such_tool" in no_tool
     assert not case.packets.exists()
+
+
+def test_a_database_that_does_not_answer_and_the_unexpected_answer_as_the_api_does() -> None:
+    try:
+        try:
+            raise OperationalError("the server closed the connection")
+        except OperationalError as gone:
+            raise RuntimeError("while reading the case") from gone
+    except RuntimeError as exc:
+        unavailable = json.loads(str(mcp_tools.translated(exc)))
+    assert unavailable == {
+        "detail": "The database is not answering (it may be restarting). Try again in 5 s.",
+        "code": "database_unavailable",
+        "status": 503,
+    }
+    broken = json.loads(str(mcp_tools.translated(ValueError("a bug"))))
+    assert broken["code"] == "internal_error" and broken["status"] == 500
+    assert "a bug" not in broken["detail"]
