@@ -33,7 +33,7 @@ from mcp_types import CallToolResult, TextContent
 from ninja import Schema
 from ninja.errors import HttpError
 from ninja.errors import ValidationError as NinjaValidationError
-from pydantic import AliasChoices, Field
+from pydantic import AfterValidator, AliasChoices, Field
 from pydantic import ValidationError as PydanticError
 
 from apps.accounts import throttle
@@ -111,6 +111,16 @@ Wait = Annotated[
     ),
 ]
 After = Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
+
+
+def _no_nul(value: str) -> str:
+    """Text arguments outside a `body` (whose StrictIn does the same): PostgreSQL refuses NUL."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL (\\x00) characters")
+    return value
+
+
+NoNul = AfterValidator(_no_nul)
 
 INSTRUCTIONS = """\
 lexweb: a litigation practice's drafting desk. Every tool acts as the person whose API token
@@ -307,10 +317,10 @@ async def case_events(
 async def documents_upload(
     ctx: Context,
     case_id: Id,
-    filename: Annotated[str, Field(min_length=1, max_length=255)],
+    filename: Annotated[str, Field(min_length=1, max_length=255), NoNul],
     content_base64: Annotated[str, Field(description="The file's bytes, base64 (RFC 4648).")],
     origin: Document.Origin,
-    custodian: Annotated[str, Field(max_length=200)] = "",
+    custodian: Annotated[str, Field(max_length=200), NoNul] = "",
 ) -> UploadOut:
     """Upload one file (PDF, image, text, e-mail, Word, Excel...) to the case, with its
     `origin`; at most LEXWEB_MAX_UPLOAD_BYTES once decoded (`too_large` above). The result
@@ -402,7 +412,9 @@ async def search(ctx: Context, case_id: Id, filters: SearchFilter) -> SearchOut:
 
 @tool
 async def bates_lookup(
-    ctx: Context, case_id: Id, reference: Annotated[str, Field(min_length=1, max_length=200)]
+    ctx: Context,
+    case_id: Id,
+    reference: Annotated[str, Field(min_length=1, max_length=200), NoNul],
 ) -> list[BatesHitOut]:
     """The pages behind a Bates number (`ACME000014`) or range (`ACME000014-ACME000016`)."""
 
@@ -554,6 +566,7 @@ async def run_start(
             description="Your id for this run: the same key again answers that run instead "
             "of starting another.",
         ),
+        NoNul,
     ] = "",
 ) -> RunMcpOut:
     """Queue a drafting run (motion, affidavit, summary, financial extraction) over a frozen

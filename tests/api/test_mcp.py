@@ -431,17 +431,19 @@ def test_malformed_arguments_are_refused_naming_the_field(lawyer: User, case: Ca
             ),
             await _refused(client, "packet_create", {"case_id": case.pk}),
             await _refused(client, "run_events", {"case_id": case.pk, "run_id": 1, "wait": 61}),
+            await _refused(client, "bates_lookup", {"case_id": case.pk, "reference": "A\x00"}),
             await _refused(client, "no_such_tool", {}),
         ]
 
     with served_asgi() as base:
-        as_string, unknown_field, missing, long_wait, no_tool = _agent(base, secret, script)
+        as_string, unknown_field, missing, long_wait, nul, no_tool = _agent(base, secret, script)
     # As the REST API answers a request that fails its schema: 422 `invalid`, each field named.
     for text, loc, msg in (
         (as_string, ["case_id"], "Input should be a valid integer"),
         (unknown_field, ["body", "x"], "Extra inputs are not permitted"),
         (missing, ["body"], "Field required"),
         (long_wait, ["wait"], "Input should be less than or equal to 60"),
+        (nul, ["reference"], "Value error, must not contain NUL (\\x00) characters"),
     ):
         error = _error(text)
         assert error["code"] == "invalid" and error["status"] == 422
