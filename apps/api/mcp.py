@@ -75,9 +75,14 @@ class _Running:
         self.task = asyncio.get_running_loop().create_task(self._hold())
 
     async def _hold(self) -> None:
-        async with self.manager.run():
+        try:
+            async with self.manager.run():
+                self.started.set()
+                await asyncio.Event().wait()  # until the loop ends
+        finally:
+            # Should the manager fail to start, requests waiting for it get its error (a 500)
+            # instead of waiting for ever.
             self.started.set()
-            await asyncio.Event().wait()  # until the loop ends
 
 
 _running: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Running]" = (
