@@ -455,6 +455,23 @@ async def test_cancel_closes_the_stream_and_the_server_stops(
 
 
 @pytest.mark.asyncio
+async def test_no_event_of_a_chunk_already_read_is_handed_out_after_cancel(
+    client: LlamaCppClient, fake_llama: FakeBackend
+) -> None:
+    # A server that writes tokens faster than they are read (here: all at once, unpaced): one
+    # chunk of the body holds many events.
+    fake_llama.settings.tokens_per_second = 0
+    received: list[object] = []
+    async with client.stream_chat(request(max_tokens=1000)) as stream:
+        async for event in stream:
+            received.append(event)
+            if len(received) == 2:
+                await stream.cancel()
+
+    assert len(received) == 2
+
+
+@pytest.mark.asyncio
 async def test_cancel_from_another_task_ends_the_iteration_quietly(
     client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:

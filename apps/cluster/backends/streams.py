@@ -374,6 +374,10 @@ class HttpChatStream:
                 pending.extend(self._decoder.end())
                 if not pending:
                     return
+            if self._cancelled:
+                # Cancelled while events of one chunk were still to be handed out (a slow
+                # reader gets several tokens in one chunk): none of them after the cancel.
+                return
             event = pending.popleft()
             if isinstance(event, Token):
                 # The model-output boundary: what a model writes is data (lexweb.text's rule),
