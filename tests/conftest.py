@@ -137,14 +137,29 @@ def _fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def make_lawyer() -> User:
+    return UserFactory(email="lawyer@firm.test", full_name="Laura Lawyer", role=User.Role.LAWYER)
+
+
+def make_staff() -> User:
+    return UserFactory(email="staff@firm.test", full_name="Sam Staff", role=User.Role.STAFF)
+
+
+def make_case(lawyer: User, staff: User) -> Case:
+    case = CaseFactory(created_by=lawyer, number="CV-2026-0001", title="Acme v. Widget")
+    MembershipFactory(case=case, user=lawyer, role=Membership.Role.LAWYER)
+    MembershipFactory(case=case, user=staff, role=Membership.Role.STAFF)
+    return case
+
+
 @pytest.fixture
 def lawyer(db: None) -> User:
-    return UserFactory(email="lawyer@firm.test", full_name="Laura Lawyer", role=User.Role.LAWYER)
+    return make_lawyer()
 
 
 @pytest.fixture
 def staff(db: None) -> User:
-    return UserFactory(email="staff@firm.test", full_name="Sam Staff", role=User.Role.STAFF)
+    return make_staff()
 
 
 @pytest.fixture
@@ -165,10 +180,7 @@ def admin_user(db: None) -> User:
 
 @pytest.fixture
 def case(lawyer: User, staff: User) -> Case:
-    case = CaseFactory(created_by=lawyer, number="CV-2026-0001", title="Acme v. Widget")
-    MembershipFactory(case=case, user=lawyer, role=Membership.Role.LAWYER)
-    MembershipFactory(case=case, user=staff, role=Membership.Role.STAFF)
-    return case
+    return make_case(lawyer, staff)
 
 
 @pytest.fixture
