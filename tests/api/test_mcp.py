@@ -6,8 +6,9 @@ arguments) as the REST API answers them."""
 
 import asyncio
 import base64
+import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -19,7 +20,6 @@ from django.test import Client
 from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from apps.accounts import services as account_services
@@ -48,9 +48,6 @@ def _pdf(lines: list[str]) -> bytes:
     return data
 
 
-Session = Callable[[str, dict[str, Any]], Awaitable[CallToolResult]]
-
-
 def _agent(
     base: str, secret: str, script: Callable[[McpClient], Awaitable[Any]], mode: str = "auto"
 ) -> Any:
@@ -59,14 +56,20 @@ def _agent(
     (Claude Code among them) do today."""
 
     async def main() -> Any:
-        headers = {"Authorization": f"Bearer {secret}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=120) as http,
-            McpClient(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as client,
-        ):
+        async with _connected(base, secret, mode) as client:
             return await script(client)
 
     return asyncio.run(main())
+
+
+@contextlib.asynccontextmanager
+async def _connected(base: str, secret: str, mode: str = "auto") -> AsyncIterator[McpClient]:
+    headers = {"Authorization": f"Bearer {secret}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
+        McpClient(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as client,
+    ):
+        yield client
 
 
 async def _ok(client: McpClient, tool: str, arguments: dict[str, Any]) -> Any:
@@ -140,9 +143,11 @@ async def _verified(client: McpClient, where: dict[str, Any]) -> dict[str, Any]:
     return findings
 
 
-def test_a_whole_matter_through_the_mcp_server(lawyer: User, case: Case) -> None:
+def test_a_whole_matter_through_the_mcp_server(lawyer: User, staff: User, case: Case) -> None:
     secret, _ = token_for(lawyer)
+    staff_secret, _ = token_for(staff)
     pdf = _pdf(RECORD)
+    served: dict[str, str] = {}
 
     async def matter(client: McpClient) -> dict[str, Any]:
         names = {tool.name for tool in (await client.list_tools()).tools}
@@ -277,6 +282,11 @@ def test_a_whole_matter_through_the_mcp_server(lawyer: User, case: Case) -> None
         export = {**where, "body": {"format": "pdf"}}
         refused = _error(await _refused(client, "version_export", export))
         assert refused["code"] == "unsupported_findings" and refused["status"] == 409
+        # Staff of the case may not let a finding stand: the service's rule, over MCP too.
+        override = {**where, "finding_id": blocking[0]["id"], "body": {"reason": "Looks fine."}}
+        async with _connected(served["base"], staff_secret) as staff_client:
+            by_staff = _error(await _refused(staff_client, "finding_override", override))
+        assert by_staff["code"] == "lawyer_required" and by_staff["status"] == 403
         overridden = await _ok(
             client,
             "finding_override",
@@ -293,6 +303,7 @@ def test_a_whole_matter_through_the_mcp_server(lawyer: User, case: Case) -> None
         return {"document": document_id, "run": run["id"], "second": second["id"]}
 
     with rf.site_running(), rf.ThreadWorker(), served_asgi() as base:
+        served["base"] = base
         done = _agent(base, secret, matter)
 
     # What the tools did is in the database and the audit as the API's work is, from "mcp".
