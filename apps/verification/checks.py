@@ -69,6 +69,7 @@ from apps.verification.index import (
     QuoteHit,
     Value,
     bates_key,
+    ocr_read,
     pages_label,
     split_label,
 )
@@ -84,6 +85,7 @@ SHORT_QUOTE = 4  # words; a shorter quoted term not found is left for review
 SHORT_VARIANT_PAGES = 10  # cited pages read word by word for a short term's altered form
 MISQUOTE_RATIO = 0.5  # share of a quotation's words in order in the closest passage
 NEAR_PASSAGE = 0.8  # a misquote this close to a passage of another page: the cite is wrong too
+MISQUOTE_WORDS = 1  # ... and no more of its words missing from that passage
 # Wrong page (checks._Context._terms_elsewhere), in shares of the key terms' weight: another
 # page carries at least WRONG_PAGE_OTHER, of which at least WRONG_PAGE_GAIN (two terms or
 # more) is missing from the cited pages, while what only the cited pages carry is at most
@@ -94,6 +96,7 @@ WRONG_PAGE_GAIN = 0.4
 WRONG_PAGE_KEPT = 0.1
 WRONG_PAGE_KEPT_RATIO = 1 / 3  # or up to a third of what the other page adds
 REVIEW_GAIN = 0.3
+PASSAGE_GAIN = 0.2  # another page's one sentence carries this much more (see _passage_lead)
 WRONG_PAGE_ALONE = 0.5  # the cited pages carry none of it and another page half of it
 RARE_CANDIDATES = 4  # the other pages considered hold one of the heaviest lacking terms...
 CANDIDATE_PAGES = 50  # ... held by at most this many pages (or a 20th of the packet's)
@@ -147,6 +150,38 @@ _YEAR_MONTH = re.compile(
     r"(?<![\d/-])(?:(?:19|20)\d\d[-/](?P<m1>0[1-9]|1[0-2])|(?P<m2>0?[1-9]|1[0-2])/(?:19|20)\d\d)"
     r"(?![\d/-])"
 )
+# Where a page's sentence ends: a stop (and a footnote's call number after it) before a capital
+# (not "L.P. has", not "Mar. 5"), or a blank line.
+_PAGE_SENTENCE = re.compile(
+    r"(?<=[.!?])[\"\u201d']?(?:\d{1,3}(?=\s))?\s+(?=[\"\u201c]?[A-Z])|\n[ \t]*\n"
+)
+_LINE_END_HYPHEN = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
+# A line laid out apart from running prose: no lowercase letter (a heading, a label), columns
+# (two spaces or a tab inside it), or a list item.
+_LAID_OUT = re.compile(r"^[^a-z]*$|\S(?: {2,}|\t)\S|^\s*(?:[-*\u2022]|\d{1,3}[.)])\s")
+# The drafter's frame before a sentence's proposition: a short opening that introduces it and
+# names nothing ("The record shows that", "It is undisputed that", "As the file reflects,",
+# "Notably,", "Courts hold that"). Its words are about the evidence or the argument, not facts
+# a page must carry; a frame with a name or a number ("Smith testified that", "On 3 May 2021,")
+# is none.
+_FRAME = re.compile(
+    r"[\s\-*\u2022]*(?:\d{1,3}[.)]\s+)?(?P<frame>(?:[A-Za-z'\u2019]+\s+){0,4}?[A-Za-z'\u2019]+"
+    r"\s+that\b|[A-Z][a-z]+ly,|As(?:\s+[A-Za-z'\u2019]+){1,4},|(?:[A-Za-z'\u2019]+\s+){1,4}?"
+    r"[A-Za-z'\u2019]+:)"
+)
+_NAMED_OR_NUMBERED = re.compile(r"[A-Z0-9]")
+
+
+def _is_frame(words: str) -> bool:
+    """An opening matched by `_FRAME` is a frame when it names nothing: no capital after its
+    first letter, no digit, and its first word a function word ("The", "It", "As") or an
+    adverb, never a name ("Smith testified that")."""
+    first = words.split(maxsplit=1)[0].rstrip(",:").lower()
+    return not _NAMED_OR_NUMBERED.search(words[1:]) and (
+        first in nz.STOPWORDS or first == "as" or (" " not in words and first.endswith("ly"))
+    )
+
+
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]")
 # An abbreviation on a page standing for a run of the draft's words ("SLA"): three capitals or
 # more (two initials match too many pairs of words).
@@ -237,6 +272,7 @@ class _Context:
         self.sentence_ends: list[int] = []
         self.sentence_starts: list[int] = []
         self.forms: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+        self.passages: dict[int, list[frozenset[str]]] = {}  # a page's sentences, as stems
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
         self.held: dict[tuple[str, ...], frozenset[int]] = {}  # a common word's pages, as a set
@@ -517,7 +553,14 @@ class _Context:
             if here is not None and here.ratio >= MISQUOTE_RATIO:
                 continue  # a misquote of the cited page: the quotation's finding says so
             near = self.index.closest_passage(words)
-            if near is not None and near.ratio >= NEAR_PASSAGE:
+            # A misquote (a word changed, added or dropped) of another page's passage quotes
+            # that page; a quotation that only shares most of its words with a passage is not
+            # from it (an invented one, flagged on its own) and says nothing of the cite.
+            if (
+                near is not None
+                and near.ratio >= NEAR_PASSAGE
+                and round((1 - near.ratio) * len(words)) <= MISQUOTE_WORDS
+            ):
                 return near
         return None
 
@@ -574,7 +617,7 @@ class _Context:
             if (score, -page) > best_key:
                 best, best_key = page, (score, -page)
         if best is None:
-            return None
+            return None if context else self._passage_lead(span, terms, pages, within)
         on_best = {k for k, t in terms.items() if self._carries(best, t)}
         gained = on_best - on_cited  # what the other page carries and the cited ones lack
         kept = on_cited - on_best  # what only the cited pages carry
@@ -609,8 +652,92 @@ class _Context:
         ):
             return _Weighed("unsupported", best, words)
         if len(gained) >= 2 and share_gained >= REVIEW_GAIN and share_gained > share_kept:
-            return _Weighed("needs_review", best, words)
-        return None
+            # A lead on words alone; stated together in one sentence of a neighbour, it is
+            # the neighbour's fact.
+            together = None if context else self._passage_lead(span, terms, pages, within)
+            return together or _Weighed("needs_review", best, words)
+        return None if context else self._passage_lead(span, terms, pages, within)
+
+    def _passage_lead(
+        self,
+        span: tuple[int, int],
+        terms: Mapping[str, "_Term"],
+        pages: list[int],
+        within: set[int] | None,
+    ) -> "_Weighed | None":
+        """Support is specific: the segment's facts stand together in one sentence of a page.
+        A page whose words hold the segment's terms only scattered over different sentences
+        ("Lindqvist ordered the chart." and "... the transfer note in writing.") carries it less
+        than a page stating them in one ("Lindqvist signed the transfer note."). The cited
+        pages' best sentence is compared with the best sentence of the pages holding the
+        segment's rarest terms: when another page's sentence carries at least WRONG_PAGE_OTHER
+        of the terms' weight, all that the cited sentence carries, and PASSAGE_GAIN more, the
+        cite is that page's neighbour (unsupported, naming it)."""
+        words = {k: t for k, t in terms.items() if t.stems}
+        if len(words) < 2:
+            return None
+        total = sum(t.weight for t in terms.values())
+        values = {k for k, t in terms.items() if not t.stems}
+
+        def best_sentence(page: int) -> tuple[float, frozenset[str]]:
+            page_values = frozenset(k for k in values if page in terms[k].pages)
+            return _best_sentence(terms, words, self._passages(page), page_values)
+
+        common = max(CANDIDATE_PAGES, len(self.index.pages) // 20)
+        heaviest = sorted(words, key=lambda k: (-words[k].weight, k))[:RARE_CANDIDATES]
+        candidates: set[int] = set()
+        for k in heaviest:
+            if words[k].count <= common:
+                candidates.update(self._holders(words[k]))
+        # Its neighbours: the other pages of the cited pages' documents, which share their
+        # letterhead, parties and defined terms (a page of another document is told apart by
+        # its words, `_terms_elsewhere`).
+        documents = {self.index.pages[p].document_id for p in pages}
+        candidates = {
+            p for p in candidates if p not in pages and self.index.pages[p].document_id in documents
+        }
+        if within is not None:
+            candidates &= within
+        # A page whose words, even all in one sentence, could not lead is not read by sentence.
+        floor = max(WRONG_PAGE_OTHER, PASSAGE_GAIN) * total
+        scores = {
+            p: score for p, score in self._scores(candidates, terms).items() if score >= floor
+        }
+        if not scores:
+            return None
+        cited_weight, cited = max((best_sentence(p) for p in pages), key=lambda b: b[0])
+        # What the cited pages carry in another form (a month as "2023-11", "SLA" for "Service
+        # Level") counts for their sentence: the benefit of the doubt is theirs.
+        otherwise = frozenset(self._carried_otherwise(span, pages) & words.keys()) - cited
+        cited |= otherwise
+        cited_weight += sum(terms[k].weight for k in otherwise)
+        if cited_weight / total >= 1 - PASSAGE_GAIN:
+            return None  # the cited pages state it together: no page can lead by enough
+        found: tuple[float, int, frozenset[str]] | None = None
+        for page, score in sorted(scores.items()):
+            if score < cited_weight + PASSAGE_GAIN * total:
+                continue
+            weight, held = best_sentence(page)
+            if found is None or weight > found[0]:
+                found = (weight, page, held)
+        if found is None:
+            return None
+        weight, page, held = found
+        gained = _leads_together(terms, (cited_weight, cited), (weight, held))
+        if gained is None:
+            return None
+        return _Weighed("unsupported", page, gained, True)
+
+    def _passages(self, page: int) -> list[frozenset[str]]:
+        """The page's sentences, each as the stems of its words (cached)."""
+        cached = self.passages.get(page)
+        if cached is None:
+            record = self.index.pages[page]
+            text = ocr_read(record.text) if record.source == OCR else record.text
+            cached = self.passages[page] = [
+                frozenset(nz.stem(w) for w in nz.token_list(part)) for part in _page_sentences(text)
+            ]
+        return cached
 
     def _weighed_terms(self, span: tuple[int, int], *, values: bool = False) -> dict[str, "_Term"]:
         """The span's key terms (outside its claims), each with the pages that carry it or a
@@ -624,6 +751,10 @@ class _Context:
             if is_month_day(claim.value):
                 continue  # a year-less date: its month is a word of the segment, as before
             for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
+                masked[k - span[0]] = " "
+        frame = _FRAME.match(self.text, span[0], span[1])
+        if frame is not None and _is_frame(frame.group("frame")):
+            for k in range(frame.start("frame"), frame.end("frame")):
                 masked[k - span[0]] = " "
         for word in nz.token_list("".join(masked)):
             if word in nz.STOPWORDS or len(word) < 3 or (word.isdigit() and len(word) < 4):
@@ -1355,10 +1486,38 @@ class _Context:
             and share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO)
             and share_best >= WRONG_PAGE_OTHER
         )
-        if not wrong:
+        if wrong:
+            words = tuple(terms[k].word for k in sorted(gained, key=lambda k: -terms[k].weight))
+            return best, words
+        # Support is specific: another reporter page that states the proposition in one
+        # sentence, where the pin's pages hold its words only apart (see `_passage_lead`).
+        sentences = {
+            number: [
+                frozenset(nz.stem(w) for w in nz.token_list(part))
+                for part in _page_sentences(
+                    " ".join(self.index.pages[i].text[a:b] for i, a, b in pieces)
+                )
+            ]
+            for number, pieces in opinion.spans.items()
+        }
+        on_pin_sentence = max(
+            (_best_sentence(terms, terms, sentences[n]) for n in numbers if n in sentences),
+            key=lambda b: b[0],
+            default=(0.0, frozenset()),
+        )
+        leader = max(
+            (
+                (n, _best_sentence(terms, terms, found))
+                for n, found in sentences.items()
+                if n not in numbers
+            ),
+            key=lambda item: (item[1][0], -item[0]),
+            default=None,
+        )
+        if leader is None:
             return None
-        words = tuple(terms[k].word for k in sorted(gained, key=lambda k: -terms[k].weight))
-        return best, words
+        together = _leads_together(terms, on_pin_sentence, leader[1])
+        return (leader[0], together) if together is not None else None
 
     @staticmethod
     def _reporter_page(pages: dict[int, PageRecord], page: PageRecord) -> str:
@@ -1378,13 +1537,77 @@ def moved_finding(claim: Claim, hit: QuoteHit, index: PacketIndex) -> Finding:
     )
 
 
+def _best_sentence(
+    terms: Mapping[str, "_Term"],
+    words: Mapping[str, "_Term"],
+    sentences: Iterable[frozenset[str]],
+    values: frozenset[str] = frozenset(),
+) -> tuple[float, frozenset[str]]:
+    """The weight and the keys of the terms that one of `sentences` (each a set of stems)
+    carries at most (a word term by its stem or a paraphrase's), with `values` (the dates and
+    amounts its page holds) counted in each."""
+    best: tuple[float, frozenset[str]] = (0.0, frozenset())
+    for stems in sentences:
+        held = frozenset(k for k, t in words.items() if any(x in stems for x in t.stems)) | values
+        weight = sum(terms[k].weight for k in held)
+        if weight > best[0]:
+            best = (weight, held)
+    return best
+
+
+def _leads_together(
+    terms: Mapping[str, "_Term"],
+    cited: tuple[float, frozenset[str]],
+    other: tuple[float, frozenset[str]],
+) -> tuple[str, ...] | None:
+    """The draft's words that another page's best sentence (`other`) adds to the cited pages'
+    (`cited`), when it leads as a wrong page does: it carries at least WRONG_PAGE_OTHER of
+    the terms' weight, PASSAGE_GAIN more than the cited sentence, and lacks no more of what
+    the cited one carries than a wrong page may (WRONG_PAGE_KEPT, or a third of its gain)."""
+    total = sum(t.weight for t in terms.values())
+    if not total:
+        return None
+    gained, kept = other[1] - cited[1], cited[1] - other[1]
+    share_gained = sum(terms[k].weight for k in gained) / total
+    share_kept = sum(terms[k].weight for k in kept) / total
+    if (
+        other[0] >= WRONG_PAGE_OTHER * total
+        and share_gained >= PASSAGE_GAIN
+        and share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO)
+    ):
+        return tuple(terms[k].word for k in sorted(gained, key=lambda k: -terms[k].weight))
+    return None
+
+
+def _page_sentences(text: str) -> list[str]:
+    """A page's sentences: running prose split where a sentence ends; a line laid out apart
+    from the prose (a heading in capitals, a row of columns, a label and its value) is a
+    sentence of its own, as is each line of a list."""
+    out: list[str] = []
+    prose: list[str] = []
+    for line in _LINE_END_HYPHEN.sub("", text).splitlines():
+        if _LAID_OUT.search(line) or not line.strip():
+            out.extend(_PAGE_SENTENCE.split(" ".join(prose)))
+            prose = []
+            out.append(line)
+        else:
+            prose.append(line.strip())
+    out.extend(_PAGE_SENTENCE.split(" ".join(prose)))
+    return [part for part in out if part.strip()]
+
+
 def wrong_finding(
     claim: Claim, weighed: "_Weighed", pages: list[int], index: PacketIndex
 ) -> Finding:
     record = index.pages[weighed.page]
     shown = ", ".join(repr(w) for w in weighed.words[:4])
     cited = pages_label(index, pages)
-    if weighed.status == "unsupported":
+    if weighed.together:
+        message = (
+            f"the cited page {cited} does not state {shown} with the rest of the sentence, "
+            f"as a sentence on {index.label(weighed.page)} does"
+        )
+    elif weighed.status == "unsupported":
         message = f"the cited page {cited} does not carry {shown}; {index.label(weighed.page)} does"
     else:
         message = (
@@ -1419,6 +1642,7 @@ class _Weighed:
     status: Status
     page: int
     words: tuple[str, ...]
+    together: bool = False  # the other page states them in one sentence, the cited ones apart
 
 
 _TOKEN_TAIL = re.compile(r"(?:[-_/.]?[A-Za-z0-9])+")  # "-07" of "KVN-2021-07", "A" of "...09A"

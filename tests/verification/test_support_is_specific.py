@@ -1,0 +1,177 @@
+"""Support is specific (issue 20 req 1, issue 28 reqs 1 and 3), on packets of our own: a cited
+page must beat its neighbours for the sentence, and a neighbour that states the sentence's facts
+together in one sentence beats a page that holds the same words apart; the drafter's frame ("The
+record shows that") is no fact a page must carry; a quotation that only shares most of its words
+with another page's passage says nothing of the cite; pins of star-paged opinions are held to
+the same rule; a day in words broken at a line's end is still read."""
+
+from apps.verification.checks import Finding, verify_text
+from apps.verification.claims import extract_claims
+from apps.verification.index import PacketIndex, PageRecord
+
+PREFIX = "HLD"
+
+# A permit file of two pages that share their parties and their vocabulary: page 1 states who
+# signed the escrow letter; page 2 names the same person and the same letter, in other
+# sentences.
+PERMIT_FILE = [
+    """BOILER PERMIT FILE - HALDEN MILLWORKS
+Entry of May 7, 2019: Dana Whitlock signed the escrow letter.
+The permit fee for the new boiler was paid by Halden Millworks.
+Permit file - Page 1 of 2""",
+    """BOILER PERMIT FILE - HALDEN MILLWORKS (continued)
+On June 2, 2019, Dana Whitlock, plant manager, approved the survey plat.
+The survey plat was signed by the county clerk.
+Whitlock wrote: the escrow letter must be returned before the permit issues.
+Permit file - Page 2 of 2""",
+]
+# Another document whose one sentence states the same fact: not a neighbour of the file.
+MINUTES = [
+    """BOARD MINUTES - HALDEN MILLWORKS
+Dana Whitlock signed the escrow letter, the minutes record.
+Minutes - Page 1 of 1""",
+]
+
+
+def _index(*documents: list[str]) -> PacketIndex:
+    records: list[PageRecord] = []
+    for document_id, pages in enumerate(documents, 1):
+        for number, text in enumerate(pages, 1):
+            position = len(records) + 1
+            records.append(
+                PageRecord(
+                    position,
+                    document_id,
+                    f"doc-{document_id}.pdf",
+                    number,
+                    (f"{PREFIX}{position:06d}",),
+                    text,
+                    "text_layer",
+                    None,
+                    "client",
+                )
+            )
+    return PacketIndex.build(records)
+
+
+def _findings(text: str, index: PacketIndex) -> dict[str, Finding]:
+    claims = extract_claims(text, bates_prefixes=[PREFIX])
+    return {f.claim.text: f for f in verify_text(text, claims, index)}
+
+
+def test_a_neighbour_stating_the_facts_together_beats_a_page_holding_them_apart() -> None:
+    index = _index(PERMIT_FILE)
+    wrong = _findings("Whitlock signed the escrow letter (HLD000002).", index)["HLD000002"]
+    assert wrong.status == "unsupported"
+    assert "as a sentence on HLD000001 does" in wrong.message
+
+    right = _findings("Whitlock signed the escrow letter (HLD000001).", index)["HLD000001"]
+    assert right.status == "supported"
+
+
+def test_a_page_of_another_document_is_not_read_by_sentence() -> None:
+    # The minutes state the fact in one sentence, and the permit file's page 2 holds its words
+    # apart; pages of different documents are told apart by their words only.
+    index = _index(PERMIT_FILE[1:], MINUTES)
+    found = _findings("Whitlock signed the escrow letter (HLD000001).", index)["HLD000001"]
+    assert found.status == "supported"
+
+
+# A page that prints the drafter's frame words ("record", "shows") and the actor, beside the
+# neighbour that states the fact.
+INSPECTION = [
+    """BOILER INSPECTION FILE
+Kestrel Varga approved the boiler permit on May 3, 2021.
+Inspection file - Page 1 of 2""",
+    """BOILER INSPECTION FILE (continued)
+The inspection record shows no defects in the burner. Kestrel Varga filed it.
+Inspection file - Page 2 of 2""",
+]
+
+
+def test_the_drafters_frame_is_no_fact_the_page_must_carry() -> None:
+    index = _index(INSPECTION)
+    text = "The record shows that Kestrel approved the boiler permit (HLD000002)."
+    wrong = _findings(text, index)["HLD000002"]
+    assert wrong.status == "unsupported"
+    assert "HLD000001" in wrong.message
+    right = _findings(text.replace("HLD000002", "HLD000001"), index)["HLD000001"]
+    assert right.status == "supported"
+
+
+LETTERS = [
+    """LETTER - RUIZ TO HALDEN
+Ruiz wrote: we cannot release the boiler permit without a signed inspection report.""",
+    """LETTER - RUIZ TO HALDEN (continued)
+Ruiz wrote: we should not finalize the tank order without a signed fire certificate from
+Halden Corp.""",
+]
+
+
+def test_an_invented_quotation_sharing_most_words_with_another_page_leaves_the_cite() -> None:
+    index = _index(LETTERS)
+    text = (
+        'Ruiz wrote that "we should not certify the boiler permit without a signed fire '
+        'certificate from Halden Corp" (HLD000001).'
+    )
+    found = _findings(text, index)
+    assert found["HLD000001"].status == "supported"
+    quote = next(f for f in found.values() if f.claim.kind == "quote")
+    assert quote.status == "unsupported"
+
+
+def test_a_misquote_of_another_pages_passage_still_moves_the_cite() -> None:
+    index = _index(LETTERS)
+    text = (
+        'Ruiz wrote that "we should not finalize the tank order without a signed fire '
+        'certificate from Halden Inc." (HLD000001).'
+    )
+    cite = _findings(text, index)["HLD000001"]
+    assert cite.status == "unsupported"
+    assert "HLD000002" in cite.message
+
+
+# A star-paged opinion: reporter pages 1480-1482 marked in one file page. The holding is stated
+# on 1480; 1482 holds its closing words in another holding and its other words in a sentence
+# after a footnote call.
+ASHBY = (
+    "Ashby Capital Inc. v. Corr Labs Inc. (2022) 68 Cal.5th 1480\n"
+    "A landlord that keeps the benefit of the work after the cure period has run bears the "
+    "cost of the resulting delay. *1481 The lease was signed in 2015 and renewed twice. *1482 "
+    "A tenant that fails to give notice bears the cost of the resulting delay.2 The landlord "
+    "said the cure period had run and kept the deposit.\n"
+    "2 The notice must be written."
+)
+
+
+def test_a_pin_to_a_star_page_holding_the_words_apart_is_wrong() -> None:
+    index = PacketIndex.build(
+        [PageRecord(1, 1, "ashby.pdf", 1, ("OP0001",), ASHBY, "text_layer", None, "public_record")]
+    )
+    holding = (
+        "A landlord that keeps the benefit of the work after the cure period has run bears the "
+        "cost of the resulting delay. (Ashby Capital Inc. v. Corr Labs Inc. (2022) 68 "
+        "Cal.5th 1480, {}.)"
+    )
+
+    def pin(page: int) -> Finding:
+        text = holding.format(page)
+        claims = extract_claims(text, bates_prefixes=["OP"])
+        return next(f for f in verify_text(text, claims, index) if f.claim.kind == "case_citation")
+
+    assert pin(1480).status == "supported"
+    wrong = pin(1482)
+    assert wrong.status == "unsupported"
+    assert "page 1480 does" in wrong.message
+
+
+def test_a_day_in_words_broken_at_a_lines_end_is_read_whole() -> None:
+    index = _index(
+        [
+            "CLAIM NOTE\nNerys Whitcombe reserved rights on the adjuster's estimate on the "
+            "twenty-\nseventh of June, 2020.\n"
+        ]
+    )
+    text = "Whitcombe reserved rights on the adjuster's estimate on June 27, 2020 (HLD000001)."
+    date = next(f for f in _findings(text, index).values() if f.claim.kind == "date")
+    assert date.status == "supported"
