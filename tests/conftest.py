@@ -30,7 +30,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.models import Case, Membership
 from tests.factories import CaseFactory, MembershipFactory, UserFactory
-from tests.harness.database import flush_written_tables
+from tests.harness.database import flush_written_tables, migrated_template
 from tests.harness.product import stop_database
 
 BASE_DIR = Path(settings.BASE_DIR)
@@ -57,6 +57,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         file_tier[file(item)] = min(file_tier.get(file(item), 2), tier(item))
     position = {id(item): index for index, item in enumerate(items)}
     items.sort(key=lambda item: (file_tier[file(item)], position[id(item)]))
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None, django_db_blocker: Any
+) -> None:
+    """Each test database (one per xdist worker) is a copy of one migrated template
+    (tests/harness/database.py), so migrations run once per database server and set of
+    migrations, not once per worker and run; the runner's own `migrate` then finds nothing to
+    do."""
+    with django_db_blocker.unblock():
+        template = migrated_template(connection)
+    connection.settings_dict.setdefault("TEST", {})["TEMPLATE"] = template
 
 
 @pytest.fixture(scope="session", autouse=True)
