@@ -94,7 +94,8 @@ _PATTERNS = [
 
 # Days as ordinal words ("the second of April, 2007", "April second, 2007", "the nineteenth
 # day of October, 2023"): a tens word and a unit joined by a hyphen or a space, or by a hyphen
-# ending a line ("the twenty-\nseventh of June": the hyphen is the word's own).
+# ending a line, over a transcript's line number too ("the twenty-\nseventh of June": the hyphen
+# is the word's own).
 _ORDINAL_UNITS = {
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
     "eighth": 8, "ninth": 9,
@@ -106,7 +107,7 @@ _ORDINAL_DAYS = {
     "twentieth": 20, "thirtieth": 30,
 }  # fmt: skip
 _ORDINAL_WORD = (
-    r"(?P<dw>(?:twenty|thirty)(?:-[ \t]*\n[ \t]*|[-\s])"
+    r"(?P<dw>(?:twenty|thirty)(?:-[ \t]*\n[ \t]*(?:\d{1,2}[ \t]+)?|[-\s])"
     r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)"
     r"|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
     r"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth"

@@ -56,10 +56,13 @@ _AFTER_POINT = r"(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + 
 # Between words: spaces, or a line break and the next line's number where a transcript numbers
 # its lines ("four point one\n 5  million dollars").
 GAP = r"(?:[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s+)"
+# A hyphen ending a line joins the words around it, over the next line's number too
+# ("seventy-\n 8  eight cents").
+LINE_BREAK = r"[ \t]*\n[ \t]*(?:\d{1,2}[ \t]+)?"
 RUN = (
     r"(?<![\w-])(?:a\s+(?=(?:hundred|thousand|million|billion|trillion)\b))?"
     + _WORD
-    + rf"(?:(?:\s*-\s*|{GAP}(?:and{GAP})?)"
+    + rf"(?:(?:\s*-(?:{LINE_BREAK}|\s*)|{GAP}(?:and{GAP})?)"
     + _WORD
     + rf"|{GAP}point(?:{GAP}"
     + _AFTER_POINT

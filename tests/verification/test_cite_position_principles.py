@@ -36,7 +36,22 @@ def test_a_numbered_thing_closing_a_clause_is_not_a_record_cite(numbered: str) -
     ]
 
 
-@pytest.mark.parametrize("record", ["Dkt. No. 12", "ECF No. 40", "Doc. No. 7"])
+@pytest.mark.parametrize(
+    "named", ["Invoice 88213", "Acct. 5521-0091", "File 23-118204", "Ticket 4471", "DGX A100"]
+)
+def test_a_thing_named_by_a_long_number_or_a_model_name_is_not_a_record_cite(named: str) -> None:
+    assert _not_cites(f"The lender refused the second draw ({named}).") == [named]
+
+
+@pytest.mark.parametrize(
+    "law",
+    ["Rule 10b-5", "Section 2-207", "Form 1099", "Section 1031", "Claim 3", "about 1500"],
+)
+def test_the_laws_numbered_units_and_quantities_are_no_things(law: str) -> None:
+    assert _not_cites(f"The lender refused the second draw ({law}).") == []
+
+
+@pytest.mark.parametrize("record", ["Dkt. No. 12", "ECF No. 40", "Doc. No. 7", "Docket 2021-14"])
 def test_this_cases_own_numbered_cites_stay_record_cites(record: str) -> None:
     assert _not_cites(f"The motion was denied ({record}).") == []
 

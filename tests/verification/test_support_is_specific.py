@@ -175,3 +175,21 @@ def test_a_day_in_words_broken_at_a_lines_end_is_read_whole() -> None:
     text = "Whitcombe reserved rights on the adjuster's estimate on June 27, 2020 (HLD000001)."
     date = next(f for f in _findings(text, index).values() if f.claim.kind == "date")
     assert date.status == "supported"
+
+
+def test_an_amount_in_words_broken_by_a_hyphen_and_a_transcripts_line_number_is_read_whole() -> (
+    None
+):
+    index = _index(
+        [
+            " 6  The severance payment was four hundred seventy-nine\n"
+            " 7  thousand five hundred thirty-eight dollars and seventy-\n"
+            " 8  eight cents.\n"
+        ]
+    )
+    text = (
+        "The severance payment was four hundred seventy-nine thousand five hundred "
+        "thirty-eight dollars and seventy-eight cents (HLD000001)."
+    )
+    amount = next(f for f in _findings(text, index).values() if f.claim.kind == "amount")
+    assert amount.status == "supported"

@@ -28,12 +28,27 @@ JUNK = re.compile(
 # A numbered thing named by its number ("Acct. No. 2297-5352", "Invoice Number 88-1", "Policy
 # #4471"): an identifier of an account, a report, an invoice, not a page of the record. This
 # case's own numbered cites (a docket entry, an exhibit) are read as record cites before.
-_RECORD_NUMBERED = r"(?:Ex|Exh|Exhibit|Exs|Dkt|ECF|Doc|D\.E|Tab|App|Tr|Trial)\b"
+_RECORD_NUMBERED = r"(?:Ex|Exh|Exhibit|Exs|Dkt|Docket|ECF|Doc|D\.E|Tab|App|Tr|Trial)\b"
 _NAME_WORDS = r"(?:[A-Za-z][\w.'\u2019&-]*\s+){1,3}"
 _IDENTIFIER = r"(?=[\w./:-]*\d)[A-Za-z0-9][\w./:-]*"
 NUMBERED = re.compile(
     rf"(?!{_RECORD_NUMBERED}){_NAME_WORDS}(?:(?:No|Nos|Number|Num)\.?\s*#?|#)\s?{_IDENTIFIER}",
     re.IGNORECASE,
+)
+# A thing named by a long number without "No." ("Invoice 88213", "Acct. 5521-0091", "File
+# 23-118204"): a capitalised name and an identifier of four digits or more, or of groups joined
+# by a hyphen or a slash. The law's and the record's own numbered units ("Rule 56", "Section
+# 1031", "Form 1099", "Exhibit 12") are cites or citations, not things.
+_LEGAL_UNITS = (
+    r"(?:Rules?|Sections?|Sec|Secs|Forms?|Articles?|Art|Titles?|Chapters?|Ch|Parts?|Regs?"
+    r"|Regulations?|Schedules?|Sched|Items?|Counts?|Paragraphs?|Paras?|Pages?|Pp?|Vol"
+    r"|Volumes?|Claims?(?=\s+\d{1,3}\b)|U\.S\.C|C\.F\.R|Pub|Stat|Code)\b"
+)
+_LEGAL_UNIT_FIRST = re.compile(rf"{_LEGAL_UNITS}\.?\s+\d")
+_LONG_IDENTIFIER = r"(?:\d{4,}|\d+(?:[-/]\d+)+)(?:-?[A-Za-z]{1,3})?"
+NAMED_BY_NUMBER = re.compile(
+    rf"(?!{_RECORD_NUMBERED}|{_LEGAL_UNITS})[A-Z][\w.'\u2019&-]*(?:\s+[A-Za-z][\w.'\u2019&-]*)?"
+    rf"\s+{_LONG_IDENTIFIER}"
 )
 
 # What stands where a record cite belongs and names a thing rather than a page of the record,
@@ -126,9 +141,17 @@ def names_a_thing(piece: str) -> bool:
     words = piece.split()
     if not words or len(words) > MAX_NAME_WORDS:
         return False
-    if NUMBERED.fullmatch(piece.strip().rstrip(",.")):
+    whole = piece.strip().rstrip(",.")
+    if _LEGAL_UNIT_FIRST.match(whole):
+        return False  # "Rule 10b-5", "Section 2-207": the law's units, cited by their numbers
+    if NUMBERED.fullmatch(whole) or NAMED_BY_NUMBER.fullmatch(whole):
         return True
-    return any(NOT_A_CITE_SHAPE.fullmatch(w.rstrip(",.")) for w in words)
+    return any(
+        NOT_A_CITE_SHAPE.fullmatch(w.rstrip(",."))
+        # A model's or a part's name among other words ("DGX A100"), never a fiscal year.
+        or (JUNK.fullmatch(w.rstrip(",.")) and not FISCAL_YEAR.fullmatch(w.rstrip(",.")))
+        for w in words
+    )
 
 
 def is_generated_reference(text: str) -> bool:
