@@ -25,6 +25,7 @@ from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
 from apps.documents.review_api import router as review_router
+from apps.documents.storage import StorageFull
 from apps.drafting.api import router as drafting_router
 from apps.evidence.api import router as evidence_router
 from apps.evidence.services.packets import ProvenanceRefused
@@ -119,6 +120,7 @@ _STATUS_FOR = {
     PermissionDenied: 403,
     ProvenanceRefused: 422,
     Unavailable: 503,
+    StorageFull: 507,
 }
 
 

@@ -45,7 +45,10 @@ THUMB_DPI = 18  # a letter page 153 x 198 pixels
 
 # 400 is UploadOut (every file refused, each with its reason); it must come after _ERRORS, whose
 # 400 would otherwise replace it. Request-level 400s are built by the API's error handlers.
-@router.post("/cases/{case_id}/documents", response={**_ERRORS, 201: UploadOut, 400: UploadOut})
+@router.post(
+    "/cases/{case_id}/documents",
+    response={**_ERRORS, 507: ErrorOut, 201: UploadOut, 400: UploadOut},
+)
 def upload_documents(
     request: AuthedRequest,
     case_id: ObjectId,
@@ -58,7 +61,8 @@ def upload_documents(
     Each file succeeds or fails on its own: 201 if any file went in (or was already there),
     400 if none did; `results` says what happened to each, in order. A request-level refusal
     (no files, too many, an origin people may not choose: "system_generated" is set only by
-    lexweb) is one 400 `{detail, code}` and stores nothing.
+    lexweb) is one 400 `{detail, code}` and stores nothing. A full store is 507 `storage_full`:
+    the file it reached was not kept, those before it were (sent again, they answer duplicate).
     """
     case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
     summary = services.documents_upload(

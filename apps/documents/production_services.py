@@ -339,13 +339,19 @@ def production_stamp(*, production_id: int) -> None:
             reported[0] = now
             _set(production, pages_done=done)
 
-    tmp_dir = storage.blob_tmp_dir()  # this process's own folder: the sweeper knows whose
-    tmp_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with tempfile.TemporaryDirectory(dir=tmp_dir) as work:
+        with (
+            storage.full_store_refused(f"the stamped volume {production.volume}"),
+            # This process's own folder in the store: the sweeper knows whose it is.
+            tempfile.TemporaryDirectory(dir=storage.blob_tmp_dir()) as work,
+        ):
             out_path = Path(work) / "volume.pdf"
             stamping.stamp_volume(sources, stamp, out_path, progress)
             stored = storage.blob_adopt(out_path)
+    except storage.StorageFull as exc:  # the partial volume went with its folder; tried again
+        logger.warning("Stamping production %s: %s", production.pk, exc.message)
+        _set(production, status=Production.Status.FAILED, error=exc.message)
+        raise
     except Exception as exc:
         if database_lost(exc):
             raise
@@ -639,10 +645,12 @@ def production_export_build(*, export_id: int) -> None:
         return
     _set_export(export, status=ProductionExport.Status.PROCESSING, error="")
     documents, pages = _volume_rows(production)
-    tmp_dir = storage.blob_tmp_dir()  # this process's own folder: the sweeper knows whose
-    tmp_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with tempfile.TemporaryDirectory(dir=tmp_dir) as work:
+        with (
+            storage.full_store_refused(f"the volume zip {production.volume}.zip"),
+            # This process's own folder in the store: the sweeper knows whose it is.
+            tempfile.TemporaryDirectory(dir=storage.blob_tmp_dir()) as work,
+        ):
             out = Path(work) / f"{production.volume}.zip"
             loadfiles.write_volume(
                 out=out,
@@ -654,6 +662,10 @@ def production_export_build(*, export_id: int) -> None:
                 dpi=export.image_dpi,
             )
             stored = storage.blob_adopt(out)
+    except storage.StorageFull as exc:  # the partial zip went with its folder; tried again
+        logger.warning("Export %s: %s", export.pk, exc.message)
+        _set_export(export, status=ProductionExport.Status.FAILED, error=exc.message)
+        raise
     except Exception as exc:
         if database_lost(exc):
             raise

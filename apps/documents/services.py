@@ -181,6 +181,13 @@ def _upload(
             document = _create(
                 case, uploaded_by, name, origin, family, received, sniffed, custodian
             )
+    except storage.StorageFull as exc:
+        # Not this file's fault, and the next would fail alike: the whole request stops here,
+        # saying which file it reached (those before it are stored: sent again, duplicates).
+        raise storage.StorageFull(
+            exc.message.replace("the file", f"“{name}”", 1)
+            + " Files before it in the same upload were stored; sent again they answer duplicate."
+        ) from exc
     except DomainError as exc:
         return UploadOutcome(name, "error", error=exc.message)
     except IntegrityError:
@@ -225,7 +232,8 @@ def documents_upload(
     origin: str,
     custodian: str = "",
 ) -> UploadSummary:
-    """Upload several files to a case; each succeeds or fails on its own."""
+    """Upload several files to a case; each succeeds or fails on its own, except that a full
+    store raises StorageFull for the request (the files before it stay stored)."""
     if not files:
         raise DomainError("Choose at least one file.")
     if len(files) > settings.LEXWEB_MAX_FILES_PER_UPLOAD:

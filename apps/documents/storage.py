@@ -6,9 +6,13 @@ half-written original where a reader could find it; leftover temporaries are onl
 sweeper removes once that process is gone.
 """
 
+import contextlib
+import errno
 import hashlib
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -23,6 +27,61 @@ CHUNK = 1024 * 1024
 
 class UploadTooLargeError(DomainError):
     code = "too_large"
+
+
+class StorageFull(DomainError):
+    """The store's filesystem is full (or over quota): nothing of what was being written was
+    kept. The API answers 507 `storage_full`; jobs record the message and are tried again."""
+
+    code = "storage_full"
+
+
+_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+_FULL_MESSAGES = tuple(os.strerror(number) for number in _FULL_ERRNOS)
+
+
+def storage_full(exc: BaseException) -> bool:
+    """True when `exc`, or an exception it came from, says the disk is full: an OSError with
+    ENOSPC or EDQUOT, or a library's own error quoting it (MuPDF's "cannot fwrite: No space
+    left on device")."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, StorageFull):
+            return True
+        if isinstance(current, OSError) and current.errno in _FULL_ERRNOS:
+            return True
+        if any(message in str(current) for message in _FULL_MESSAGES):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def storage_full_message(what: str) -> str:
+    """`what` could not be written: the store is full. Says how much is free and what to do."""
+    try:
+        free = shutil.disk_usage(blob_root()).free
+        room = f" ({free:,} bytes free)"
+    except OSError:
+        room = ""
+    return (
+        f"The document store is full{room}: {what} was not written and nothing of it was kept. "
+        "An administrator must free space on the store's disk (LEXWEB_BLOB_ROOT); then try again."
+    )
+
+
+@contextlib.contextmanager
+def full_store_refused(what: str) -> Iterator[None]:
+    """Turn a full disk met inside the block into StorageFull (with `what` in its message)."""
+    try:
+        yield
+    except StorageFull:
+        raise
+    except Exception as exc:
+        if storage_full(exc):
+            raise StorageFull(storage_full_message(what)) from exc
+        raise
 
 
 @dataclass(frozen=True)
@@ -66,7 +125,8 @@ class ReceivedFile:
 
     def commit(self) -> StoredFile:
         final = blob_path(self.sha256)
-        final.parent.mkdir(parents=True, exist_ok=True)
+        with full_store_refused("the file"):  # a new folder needs a block on most filesystems
+            final.parent.mkdir(parents=True, exist_ok=True)
         try:
             # Already stored: touch it, so the sweeper (which removes only files no row refers
             # to and untouched for an hour) sees it is in use again, and drop our copy.
@@ -84,13 +144,14 @@ class ReceivedFile:
 
 def blob_receive(*, source: IO[bytes], max_bytes: int) -> ReceivedFile:
     """Copy `source` to a temporary file, hashing as it goes. Raises UploadTooLargeError (and
-    keeps nothing) past `max_bytes`."""
-    tmp_dir = blob_tmp_dir()
+    keeps nothing) past `max_bytes`, and StorageFull (keeping nothing either) when the store's
+    disk fills up."""
     digest = hashlib.sha256()
     size = 0
-    handle, tmp_name = tempfile.mkstemp(dir=tmp_dir)
+    with full_store_refused("the file"):
+        handle, tmp_name = tempfile.mkstemp(dir=blob_tmp_dir())
     try:
-        with os.fdopen(handle, "wb") as out:
+        with full_store_refused("the file"), os.fdopen(handle, "wb") as out:
             while chunk := source.read(CHUNK):
                 size += len(chunk)
                 if size > max_bytes:

@@ -3,15 +3,16 @@ from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 
 from apps.documents import production_services, rendition_services, services
+from apps.documents.storage import StorageFull
 from lexweb.jobs import require_arg
 
-# A full disk or an unreadable file (OSError) and a database that went away mid-job
-# (OperationalError, InterfaceError: the job itself cannot record its failure then) are worth
-# another try; every task here is safe to run again from the start. Anything else fails now.
+# A full disk (StorageFull, or an OSError) or an unreadable file and a database that went away
+# mid-job (OperationalError, InterfaceError: the job itself cannot record its failure then) are
+# worth another try; every task here is safe to run again from the start. Anything else fails now.
 _RETRY = RetryStrategy(
     max_attempts=3,
     exponential_wait=10,
-    retry_exceptions={OSError, OperationalError, InterfaceError},
+    retry_exceptions={OSError, StorageFull, OperationalError, InterfaceError},
 )
 
 
