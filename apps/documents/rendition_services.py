@@ -84,10 +84,12 @@ def rendition_render(*, document_id: int) -> None:
     if rendition is None:
         return
     document = rendition.document
-    tmp_dir = storage.blob_tmp_dir()  # this process's own folder: the sweeper knows whose
-    tmp_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with tempfile.TemporaryDirectory(dir=tmp_dir) as work:
+        with (
+            storage.full_store_refused("the rendering to PDF"),
+            # This process's own folder in the store: the sweeper knows whose it is.
+            tempfile.TemporaryDirectory(dir=storage.blob_tmp_dir()) as work,
+        ):
             rendered = rendering.render(
                 document.kind,
                 storage.blob_path(document.blob.sha256),
@@ -97,6 +99,10 @@ def rendition_render(*, document_id: int) -> None:
     except rendering.RenderUnavailableError as exc:
         _set(rendition, status=Rendition.Status.UNAVAILABLE, error=exc.message)
         return
+    except storage.StorageFull as exc:  # the partial PDF went with its folder; tried again
+        logger.warning("Rendering document %s: %s", document.pk, exc.message)
+        _set(rendition, status=Rendition.Status.FAILED, error=exc.message)
+        raise
     except DomainError as exc:
         _set(rendition, status=Rendition.Status.FAILED, error=exc.message)
         return

@@ -18,8 +18,8 @@ import pytest
 from django.test import Client
 
 from apps.cases.models import Case
-from apps.documents import production_services, storage
-from apps.documents.models import Blob, Document, Production, ProductionExport
+from apps.documents import production_services, rendition_services, storage
+from apps.documents.models import Blob, Document, Production, ProductionExport, Rendition
 from tests.documents.files import real, upload
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
@@ -208,4 +208,40 @@ def test_stamping_and_export_into_a_full_store(
     zipped = lawyer_api.get(f"{exports}/{export_id}/zip")
     assert zipped.status_code == 200
     assert b"".join(zipped.streaming_content).startswith(b"PK")
+    _rows_point_at_whole_files()
+
+
+def test_rendering_into_a_full_store(
+    small_store: SmallStore,
+    lawyer_api: Client,
+    case: Case,
+    run_jobs: Callable[[], None],
+) -> None:
+    uploaded = _upload(
+        lawyer_api, case, upload("decision.txt", real("bva_decision_A25084404_2025.txt"))
+    )
+    assert uploaded.status_code == 201, uploaded.content
+    document_id = uploaded.json()["results"][0]["document"]["id"]
+    kept = _upload(
+        lawyer_api, case, upload("order.pdf", real("ca10_order_in-re-liebowitz_21-800.pdf"))
+    )
+    small_store.fill()
+    before = small_store.files()
+    rows = Blob.objects.count()
+    run_jobs()  # ingest (pages to the database), then the real rendering job
+
+    rendition = Rendition.objects.get(document_id=document_id)
+    assert rendition.status == Rendition.Status.FAILED
+    assert rendition.error.startswith("The document store is full"), rendition.error
+    assert "the rendering to PDF was not written" in rendition.error
+    assert rendition.output is None
+    assert Blob.objects.count() == rows
+    assert small_store.files() == before
+    _rows_point_at_whole_files()
+    _reads_answer(lawyer_api, case, kept.json()["results"][0]["document"]["id"])
+
+    small_store.empty()
+    rendition_services.rendition_render(document_id=document_id)  # what the retry runs
+    rendition.refresh_from_db()
+    assert rendition.status == Rendition.Status.READY, rendition.error
     _rows_point_at_whole_files()
