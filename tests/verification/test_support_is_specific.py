@@ -193,3 +193,12 @@ def test_an_amount_in_words_broken_by_a_hyphen_and_a_transcripts_line_number_is_
     )
     amount = next(f for f in _findings(text, index).values() if f.claim.kind == "amount")
     assert amount.status == "supported"
+
+
+def test_a_checks_cents_read_by_ocr_with_a_space_beside_the_slash_are_read() -> None:
+    index = _index(
+        ["A capital call of Seventy Thousand Three Hundred Nine and 25/ 100 Dollars was paid."]
+    )
+    text = "The capital call was $70,309.25 (HLD000001)."
+    amount = next(f for f in _findings(text, index).values() if f.claim.kind == "amount")
+    assert amount.status == "supported"
