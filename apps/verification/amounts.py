@@ -60,11 +60,12 @@ _PATTERNS = [
 
 # In words: a run of number words (`numwords.runs`), then the currency and the cents in words or
 # as a fraction of a hundred; or a check's form, the fraction before the currency ("One Hundred
-# Five and 20/100 Dollars"; OCR may read a space beside the slash, "25/ 100"). Matched at the
-# run's end only, so the page is read in one pass.
+# Five and 20/100 Dollars"; OCR may read a space beside the slash, "25/ 100", or a speck
+# after "and" as a stop or a comma, "Nine and. 25/100"). Matched at the run's end only, so the
+# page is read in one pass.
 _WORD_TAILS = [
     re.compile(
-        rf"{GAP}and{GAP}(?P<f>\d{{1,2}})[ \t]?/[ \t]?100{GAP}"
+        rf"{GAP}and[.,]?{GAP}(?P<f>\d{{1,2}})[ \t]?/[ \t]?100{GAP}"
         rf"(?:U\.?S\.?{GAP})?(?P<cur>dollars)(?![\w-])",
         re.IGNORECASE,
     ),

@@ -1570,10 +1570,13 @@ def _leads_together(
     gained, kept = other[1] - cited[1], cited[1] - other[1]
     share_gained = sum(terms[k].weight for k in gained) / total
     share_kept = sum(terms[k].weight for k in kept) / total
+    # No sentence of the cited pages states two of the terms together: what it holds of them
+    # stands apart from the rest, and keeps nothing for it (as `WRONG_PAGE_ALONE` at page level).
+    alone = len(cited[1]) < 2
     if (
         other[0] >= WRONG_PAGE_OTHER * total
         and share_gained >= PASSAGE_GAIN
-        and share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO)
+        and (alone or share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO))
     ):
         return tuple(terms[k].word for k in sorted(gained, key=lambda k: -terms[k].weight))
     return None

@@ -197,8 +197,28 @@ def test_an_amount_in_words_broken_by_a_hyphen_and_a_transcripts_line_number_is_
 
 def test_a_checks_cents_read_by_ocr_with_a_space_beside_the_slash_are_read() -> None:
     index = _index(
-        ["A capital call of Seventy Thousand Three Hundred Nine and 25/ 100 Dollars was paid."]
+        [
+            "A capital call of Seventy Thousand Three Hundred Nine and 25/ 100 Dollars was paid.",
+            "A capital call of Seventy Thousand Three Hundred Nine and. 25/100 Dollars was paid.",
+        ]
     )
-    text = "The capital call was $70,309.25 (HLD000001)."
-    amount = next(f for f in _findings(text, index).values() if f.claim.kind == "amount")
-    assert amount.status == "supported"
+    for page in ("HLD000001", "HLD000002"):
+        text = f"The capital call was $70,309.25 ({page})."
+        amount = next(f for f in _findings(text, index).values() if f.claim.kind == "amount")
+        assert amount.status == "supported"
+
+
+def test_a_cited_page_stating_no_two_of_the_facts_together_loses_to_a_neighbour() -> None:
+    # Page 2 holds only the rare verb, in a sentence about something else; page 1 states who
+    # and which shipment in one sentence; a report elsewhere holds those words apart, so they
+    # weigh less than the verb.
+    index = _index(
+        [
+            "FREIGHT FILE\nMara Quell inspected the grain shipment on May 2.\nFreight file - 1",
+            "FREIGHT FILE (continued)\nThe storage was invoiced by the carrier.\nFreight file - 2",
+        ],
+        ["GRAIN REPORT\nQuell reviewed the grain prices. The shipment season ended early."],
+    )
+    wrong = _findings("Quell invoiced the grain shipment (HLD000002).", index)["HLD000002"]
+    assert wrong.status == "unsupported"
+    assert "as a sentence on HLD000001 does" in wrong.message
