@@ -21,6 +21,7 @@ from apps.accounts import throttle
 from apps.accounts.api import router as accounts_router
 from apps.accounts.models import ApiToken, User
 from apps.api import idempotency
+from apps.api.schemas import ErrorOut
 from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
@@ -85,7 +86,52 @@ class LexwebAPI(NinjaAPI):
     ) -> OpenAPISchema:
         schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
         idempotency.document_header(schema)
+        _document_common_errors(schema)
         return schema
+
+
+# What any operation may answer whatever it does, from the handlers below and the middleware:
+# the body is ErrorOut's ({detail, code} and, for 422, the fields' errors).
+_COMMON_ERRORS = {
+    "400": "The request cannot be taken as it is (`detail` says why).",
+    "401": "No valid bearer token and no signed-in session.",
+    "403": "Signed in, but this is not for your role or token.",
+    "404": "No such object, or one of a case you are not a member of.",
+    "409": "The object is not in a state that allows this, or an Idempotency-Key was reused.",
+    "413": "The request body is larger than this server accepts.",
+    "422": "A parameter or the body does not match this schema (`errors` names each field).",
+    "429": "Too many requests with bad tokens from this address (`Retry-After`).",
+    "500": "An error of lexweb's own (`internal_error`); nothing was half done.",
+    "503": "The database is not answering (`database_unavailable`, `Retry-After`).",
+    "507": "The document store is full (`storage_full`).",
+}
+
+
+def _document_common_errors(schema: dict[str, Any]) -> None:
+    """Every operation's responses name the statuses any operation may answer, each with the
+    error body, so that a client (and schemathesis, tests/api/test_schema_fuzz.py) knows every
+    answer it can get."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    body = ErrorOut.model_json_schema(ref_template="#/components/schemas/{model}")
+    for name, definition in body.pop("$defs", {}).items():
+        components.setdefault(name, definition)
+    components.setdefault("ErrorOut", body)
+    error = {"$ref": "#/components/schemas/ErrorOut"}
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, description in _COMMON_ERRORS.items():
+                # Ninja's own keys are ints.
+                declared = responses.get(int(status), responses.get(status))
+                if declared is None:
+                    content = {"application/json": {"schema": error}}
+                    responses[int(status)] = {"description": description, "content": content}
+                    continue
+                # An operation's own body at this status (an upload's 400: every file refused),
+                # or the handlers' ErrorOut (a malformed request).
+                for media in declared.get("content", {}).values():
+                    if media.get("schema") not in (error, None):
+                        media["schema"] = {"anyOf": [media["schema"], error]}
 
 
 api = LexwebAPI(

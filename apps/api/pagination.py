@@ -11,8 +11,14 @@ from django.http import HttpRequest
 from ninja import Field, Schema
 from ninja.pagination import LimitOffsetPagination
 
+# No list comes near it; PostgreSQL's OFFSET is a bigint, and a larger number was a 500.
+MAX_OFFSET = 1_000_000_000
+
 
 class Pages(LimitOffsetPagination):
+    class Input(LimitOffsetPagination.Input):
+        offset: int = Field(0, ge=0, le=MAX_OFFSET)
+
     class Output(Schema):
         items: list[Any]
         count: int

@@ -128,3 +128,10 @@ class ErrorOut(Schema):
     detail: str
     code: str
     errors: list[FieldErrorOut] | None = None
+
+
+def file_response_doc(media_type: str, description: str) -> dict[str, Any]:
+    """`openapi_extra` for an operation that answers 200 with a file, not JSON: its media
+    type ("*/*" where it is the stored file's own) and a binary body."""
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    return {"responses": {200: {"description": description, "content": {media_type: binary}}}}

@@ -4,7 +4,7 @@ from ninja import File, Form, Query, Router, Status
 from ninja.files import UploadedFile
 from ninja.pagination import paginate
 
-from apps.api.schemas import ErrorOut, ObjectId
+from apps.api.schemas import ErrorOut, ObjectId, file_response_doc
 from apps.api.types import AuthedRequest
 from apps.cases import selectors as case_selectors
 from apps.documents import (
@@ -123,7 +123,11 @@ def clear_flag(
     return Status(201, document)
 
 
-@router.get("/cases/{case_id}/documents/{document_id}/original", response={404: ErrorOut})
+@router.get(
+    "/cases/{case_id}/documents/{document_id}/original",
+    response={404: ErrorOut},
+    openapi_extra=file_response_doc("*/*", "The original file, of its own media type."),
+)
 def download_original(
     request: AuthedRequest, case_id: ObjectId, document_id: ObjectId
 ) -> FileResponse:
@@ -148,6 +152,7 @@ def list_pages(request: AuthedRequest, case_id: ObjectId, document_id: ObjectId)
 @router.get(
     "/cases/{case_id}/documents/{document_id}/pages/{number}/image",
     response={404: ErrorOut, 503: ErrorOut},
+    openapi_extra=file_response_doc("image/png", "The page as a PNG image."),
 )
 def page_image(
     request: AuthedRequest,
@@ -259,7 +264,9 @@ def get_production(
 
 
 @router.get(
-    "/cases/{case_id}/productions/{production_id}/pdf", response={404: ErrorOut, 409: ErrorOut}
+    "/cases/{case_id}/productions/{production_id}/pdf",
+    response={404: ErrorOut, 409: ErrorOut},
+    openapi_extra=file_response_doc("application/pdf", "The stamped volume."),
 )
 def download_production(
     request: AuthedRequest, case_id: ObjectId, production_id: ObjectId
@@ -321,6 +328,7 @@ def get_export(
 @router.get(
     "/cases/{case_id}/productions/{production_id}/exports/{export_id}/zip",
     response={404: ErrorOut, 409: ErrorOut},
+    openapi_extra=file_response_doc("application/zip", "The export's load file set."),
 )
 def download_export(
     request: AuthedRequest, case_id: ObjectId, production_id: ObjectId, export_id: ObjectId

@@ -76,3 +76,12 @@ def test_every_paged_list_of_the_schema_has_next(client: Client) -> None:
     for name, component in paged.items():
         assert set(component["properties"]) == {"items", "count", "next"}, name
         assert component["properties"]["next"]["anyOf"][1] == {"type": "null"}, name
+
+
+@pytest.mark.django_db
+def test_an_offset_past_what_postgresql_counts_is_a_422_not_a_500(lawyer_api: Client) -> None:
+    # Found by tests/api/test_schema_fuzz.py: 2**64 reached the query as OFFSET, a bigint.
+    response = lawyer_api.get("/api/v1/cases", {"offset": 2**64})
+
+    assert response.status_code == 422, response.content
+    assert response.json()["code"] == "invalid"
