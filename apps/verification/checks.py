@@ -175,8 +175,12 @@ _NAMED_OR_NUMBERED = re.compile(r"[A-Z0-9]")
 def _is_frame(words: str) -> bool:
     """An opening matched by `_FRAME` is a frame when it names nothing: no capital after its
     first letter, no digit, and its first word a function word ("The", "It", "As") or an
-    adverb, never a name ("Smith testified that")."""
-    first = words.split(maxsplit=1)[0].rstrip(",:").lower()
+    adverb, never a name ("Smith testified that"). An article and one word before "that" is a
+    noun and its relative clause ("A tenant that fails ...": the tenant is a fact), no frame."""
+    parts = words.split()
+    first = parts[0].rstrip(",:").lower()
+    if first in ("a", "an", "the") and len(parts) == 3 and parts[-1].lower() == "that":
+        return False
     return not _NAMED_OR_NUMBERED.search(words[1:]) and (
         first in nz.STOPWORDS or first == "as" or (" " not in words and first.endswith("ly"))
     )

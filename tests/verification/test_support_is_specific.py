@@ -222,3 +222,35 @@ def test_a_cited_page_stating_no_two_of_the_facts_together_loses_to_a_neighbour(
     wrong = _findings("Quell invoiced the grain shipment (HLD000002).", index)["HLD000002"]
     assert wrong.status == "unsupported"
     assert "as a sentence on HLD000001 does" in wrong.message
+
+
+# An opinion of two reporter pages whose holdings differ in their subject only.
+YARROW_HEAD = "Yarrow Systems LLC v. Westmarch Capital LLC, 115 F.3d 910 (7th Cir. 2014)"
+YARROW = [
+    f"{YARROW_HEAD}\n910\nYARROW v. WESTMARCH\nA landlord that fails to give notice is bound. "
+    "The lease ran for ten years.",
+    f"{YARROW_HEAD}\n911\nA tenant that fails to give notice is bound. The argument was not "
+    "raised below.",
+]
+
+
+def test_the_subject_of_a_holding_is_a_fact_not_the_drafters_frame() -> None:
+    records = [
+        PageRecord(n, 1, "yarrow.pdf", n, (f"OP{n:04d}",), text, "text_layer", None, "public")
+        for n, text in enumerate(YARROW, 1)
+    ]
+    index = PacketIndex.build(records)
+    holding = (
+        "A tenant that fails to give notice is bound. Yarrow Systems LLC v. Westmarch Capital "
+        "LLC, 115 F.3d 910, {} (7th Cir. 2014)."
+    )
+
+    def pin(page: int) -> Finding:
+        text = holding.format(page)
+        claims = extract_claims(text, bates_prefixes=["OP"])
+        return next(f for f in verify_text(text, claims, index) if f.claim.kind == "case_citation")
+
+    assert pin(911).status == "supported"
+    wrong = pin(910)
+    assert wrong.status == "unsupported"
+    assert "page 911 does" in wrong.message
