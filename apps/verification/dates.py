@@ -40,11 +40,12 @@ _COMMA = r"\s*[,.]?\s*"
 _COMMA_OR_LINE = r"(?:\s*,[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s*[,.]?\s*)"
 
 _PATTERNS = [
-    # March 3, 2024 / Mar. 3 2024 / March 3rd, 2024
+    # March 3, 2024 / Mar. 3 2024 / March 3rd, 2024; a transcript's line may end after the
+    # month, its next line's number before the day ("on June\n 5  9, 2023": June 9)
     re.compile(
         r"(?<![\w])"
         + _MONTH.format(g="m")
-        + r"\s*"
+        + r"(?:[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s*)"
         + r"(?P<d>\d{1,2})"
         + _ORD
         + r"(?!\d)"

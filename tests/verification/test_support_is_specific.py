@@ -254,3 +254,16 @@ def test_the_subject_of_a_holding_is_a_fact_not_the_drafters_frame() -> None:
     wrong = pin(910)
     assert wrong.status == "unsupported"
     assert "page 911 does" in wrong.message
+
+
+def test_a_date_whose_day_follows_a_transcripts_line_number_is_read() -> None:
+    index = _index(
+        [
+            " 3  Q. What happened with the records?\n"
+            " 4  A. Elspeth Brannigan reviewed the overtime records on June\n"
+            " 5  9, 2023.\n"
+        ]
+    )
+    text = "Brannigan reviewed the overtime records on June 9, 2023 (HLD000001 at 4:4-5)."
+    date = next(f for f in _findings(text, index).values() if f.claim.kind == "date")
+    assert date.status == "supported"
