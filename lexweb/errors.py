@@ -1,10 +1,15 @@
-"""Domain errors. Their messages are safe to show to the user; edges map them to status codes."""
+"""Domain errors. Their messages are safe to show to the user. Each class says the HTTP status
+it answers with (`status`): the one table of errors to statuses, read by the API, the MCP server
+and the browser views alike (a subclass answers as its base unless it says otherwise)."""
+
+from typing import ClassVar
 
 
 class DomainError(Exception):
     """A rule of the domain refused the request (400)."""
 
     code = "invalid"
+    status: ClassVar[int] = 400
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -15,18 +20,21 @@ class NotFound(DomainError):
     """No such object, or not one the user may see: the same answer for both (404)."""
 
     code = "not_found"
+    status: ClassVar[int] = 404
 
 
 class Conflict(DomainError):
     """The request clashes with the current state (409)."""
 
     code = "conflict"
+    status: ClassVar[int] = 409
 
 
 class PermissionDenied(DomainError):
     """The user may see the object but not do this to it (403). Never for existence checks."""
 
     code = "forbidden"
+    status: ClassVar[int] = 403
 
 
 class Unavailable(DomainError):
@@ -34,6 +42,7 @@ class Unavailable(DomainError):
     `retry_after` seconds (503 with Retry-After)."""
 
     code = "busy"
+    status: ClassVar[int] = 503
 
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)

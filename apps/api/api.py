@@ -26,12 +26,10 @@ from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
 from apps.documents.review_api import router as review_router
-from apps.documents.storage import StorageFull
 from apps.drafting.api import router as drafting_router
 from apps.evidence.api import router as evidence_router
-from apps.evidence.services.packets import ProvenanceRefused
 from apps.verification.api import router as verification_router
-from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied, Unavailable
+from lexweb.errors import DomainError, Unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -160,15 +158,6 @@ api = LexwebAPI(
 api.add_decorator(idempotency.guard_run, mode="view")
 api.add_decorator(idempotency.guard_endpoint, mode="operation")
 
-_STATUS_FOR = {
-    NotFound: 404,
-    Conflict: 409,
-    PermissionDenied: 403,
-    ProvenanceRefused: 422,
-    Unavailable: 503,
-    StorageFull: 507,
-}
-
 
 def _error(
     request: HttpRequest,
@@ -183,15 +172,9 @@ def _error(
     return api.create_response(request, body, status=status)
 
 
-def domain_status(exc: DomainError) -> int:
-    """The HTTP status a DomainError answers with (the MCP server reports it too)."""
-    # A subclass (e.g. ReauthenticationRequired, a PermissionDenied) answers as its base.
-    return next((_STATUS_FOR[k] for k in type(exc).__mro__ if k in _STATUS_FOR), 400)
-
-
 @api.exception_handler(DomainError)
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    response = _error(request, domain_status(exc), exc.message, exc.code)
+    response = _error(request, exc.status, exc.message, exc.code)
     if isinstance(exc, Unavailable):
         response["Retry-After"] = str(exc.retry_after)
     return response

@@ -40,7 +40,6 @@ from apps.accounts import throttle
 from apps.accounts.context import origin
 from apps.accounts.models import ApiToken, User
 from apps.accounts.selectors import SocketAccess
-from apps.api.api import domain_status
 from apps.cases import feed
 from apps.cases import selectors as case_selectors
 from apps.cases.schemas import CaseEventPageOut, CaseOut
@@ -234,7 +233,7 @@ def translated(exc: Exception) -> ToolError:
     if isinstance(exc, throttle.TooManyAttempts):
         return _error(429, exc.code, exc.message)
     if isinstance(exc, DomainError):
-        return _error(domain_status(exc), exc.code, exc.message)
+        return _error(exc.status, exc.code, exc.message)
     if isinstance(exc, HttpError):
         codes = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "too_large"}
         return _error(exc.status_code, codes.get(exc.status_code, "invalid"), str(exc))

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, ClassVar
 
 from django.conf import settings
 
@@ -34,6 +34,7 @@ class StorageFull(DomainError):
     kept. The API answers 507 `storage_full`; jobs record the message and are tried again."""
 
     code = "storage_full"
+    status: ClassVar[int] = 507
 
 
 _FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)

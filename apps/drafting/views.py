@@ -47,7 +47,7 @@ from apps.evidence.selectors import packets as packet_selectors
 from apps.verification import selectors as verification_selectors
 from apps.verification import services as verification_services
 from apps.verification.models import Finding, Verification
-from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+from lexweb.errors import DomainError, NotFound
 
 DRAFTS_PER_VIEW = 50
 IMAGE_DPI = 100
@@ -62,16 +62,6 @@ STATES: dict[str, tuple[str, str]] = {
     "overridden": ("✎", "Overridden"),
 }
 KINDS = dict(Finding.Kind.choices)
-
-
-def _status_for(exc: DomainError) -> int:
-    if isinstance(exc, NotFound):
-        return 404
-    if isinstance(exc, PermissionDenied):
-        return 403
-    if isinstance(exc, Conflict):
-        return 409
-    return 400
 
 
 def _version_url(case_id: int, draft_id: int, number: int) -> str:
@@ -443,7 +433,7 @@ def version_verify(request: HttpRequest, case_id: int, draft_id: int, number: in
         raise Http404("No such version.") from None
     except DomainError as exc:
         return _render_version(
-            request, case, draft_id, number, error=exc.message, status=_status_for(exc)
+            request, case, draft_id, number, error=exc.message, status=exc.status
         )
     if verification.requested_by_id == request_user(request).pk:
         messages.success(request, "Verification requested: this page follows its progress.")
@@ -475,7 +465,7 @@ def finding_override(
         except NotFound:
             raise Http404("No such finding.") from None
         except DomainError as exc:
-            error, status = exc.message, _status_for(exc)
+            error, status = exc.message, exc.status
         else:
             messages.success(request, "Override recorded: it is shown with the finding for good.")
             url = _version_url(case.pk, draft_id, number)
@@ -519,7 +509,7 @@ def version_approve(request: HttpRequest, case_id: int, draft_id: int, number: i
             draft_id,
             number,
             error=f"Not approved: {exc.message}",
-            status=_status_for(exc),
+            status=exc.status,
         )
     messages.success(request, f"Version {number} approved.")
     return redirect(_version_url(case.pk, draft_id, number))
@@ -559,7 +549,7 @@ def version_export(request: HttpRequest, case_id: int, draft_id: int, number: in
             draft_id,
             number,
             error=f"Not exported: {exc.message}",
-            status=_status_for(exc),
+            status=exc.status,
         )
     response = HttpResponse(export.data, content_type=export.media_type)
     response["Content-Disposition"] = attachment_header(export.filename)
@@ -712,7 +702,7 @@ def run_new(request: HttpRequest, case_id: int) -> HttpResponse:
                 )
             except DomainError as exc:
                 form.add_error(_run_error_field(exc), exc.message)
-                status = 400 if isinstance(exc, NotFound) else _status_for(exc)
+                status = 400 if isinstance(exc, NotFound) else exc.status
             else:
                 if created:
                     messages.success(request, f"Run {run.pk} queued: this page follows it live.")
@@ -819,7 +809,7 @@ def run_cancel(request: HttpRequest, case_id: int, run_id: int) -> HttpResponse:
         raise Http404("No such run.") from None
     except DomainError as exc:
         return _render_run(
-            request, case, run_id, error=f"Not cancelled: {exc.message}", status=_status_for(exc)
+            request, case, run_id, error=f"Not cancelled: {exc.message}", status=exc.status
         )
     messages.success(request, f"Run {run_id} cancelled.")
     return redirect(_run_url(case.pk, run_id))
@@ -880,7 +870,7 @@ def _lawyers_decision(
             raise Http404("No such run.") from None
         except DomainError as exc:
             form.add_error(None, exc.message)
-            status = _status_for(exc)
+            status = exc.status
         else:
             messages.success(request, done)
             return redirect(_run_url(case.pk, run_id))

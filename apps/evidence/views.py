@@ -24,7 +24,7 @@ from apps.evidence.forms import ItemAddForm, ItemRemoveForm, PacketForm
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as selectors
 from apps.evidence.services import packets as services
-from lexweb.errors import Conflict, DomainError, NotFound
+from lexweb.errors import DomainError, NotFound
 
 PACKETS_PER_VIEW = 50
 PAGES_PER_VIEW = 20
@@ -61,16 +61,6 @@ def _document_choices(request: HttpRequest, case: Case) -> list[tuple[int, str]]
             label += " — still being read"
         choices.append((pk, label))
     return choices
-
-
-def _status_for(exc: DomainError) -> int:
-    if isinstance(exc, NotFound):
-        return 404
-    if isinstance(exc, Conflict):
-        return 409
-    if isinstance(exc, services.ProvenanceRefused):
-        return 422
-    return 400
 
 
 @login_required
@@ -167,7 +157,7 @@ def packet_items_add(request: HttpRequest, case_id: int, packet_id: int) -> Http
             form.add_error("document", exc.message)
         else:
             form.add_error(None, exc.message)
-        return _render_detail(request, case, packet, add_form=form, status=_status_for(exc))
+        return _render_detail(request, case, packet, add_form=form, status=exc.status)
     messages.success(request, "Item added.")
     return redirect("evidence:detail", case_id=case.pk, packet_id=packet.pk)
 
@@ -199,7 +189,7 @@ def packet_item_remove(
         if packet.status != Packet.Status.EDITABLE:
             return _render_detail(request, case, packet, error=exc.message, status=409)
         return _render_detail(
-            request, case, packet, remove_errors={item_id: exc.message}, status=_status_for(exc)
+            request, case, packet, remove_errors={item_id: exc.message}, status=exc.status
         )
     messages.success(request, "Item removed.")
     return redirect("evidence:detail", case_id=case.pk, packet_id=packet.pk)
@@ -218,7 +208,7 @@ def packet_freeze(request: HttpRequest, case_id: int, packet_id: int) -> HttpRes
                 user=request_user(request), case_id=case.pk, packet_id=packet.pk
             )
         except DomainError as exc:
-            error, status = exc.message, _status_for(exc)
+            error, status = exc.message, exc.status
         else:
             messages.success(
                 request,
@@ -244,7 +234,7 @@ def packet_versions(request: HttpRequest, case_id: int, packet_id: int) -> HttpR
         except NotFound:
             raise Http404("No such packet.") from None
         except DomainError as exc:
-            error, status = exc.message, _status_for(exc)
+            error, status = exc.message, exc.status
         else:
             messages.success(request, f"Version {packet.version} is open for editing.")
             return redirect("evidence:detail", case_id=case.pk, packet_id=packet.pk)
@@ -294,7 +284,7 @@ def packet_pages(request: HttpRequest, case_id: int, packet_id: int) -> HttpResp
     except DomainError as exc:
         packet = _packet(request, case, packet_id)
         context = {"case": case, "packet": packet, "error": exc.message, "pages": None}
-        return render(request, "evidence/packet_pages.html", context, status=_status_for(exc))
+        return render(request, "evidence/packet_pages.html", context, status=exc.status)
     packet = _packet(request, case, packet_id)
     pages = Paginator(snapshot, PAGES_PER_VIEW).get_page(request.GET.get("page"))
     sources = dict(Page.Source.choices)

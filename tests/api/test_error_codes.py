@@ -78,3 +78,28 @@ def test_every_code_in_the_table_is_given_somewhere() -> None:
     stale = {code for code in _documented() if code not in given and code not in quoted}
     assert not stale, f"codes in {TABLE.name} that nothing gives: {sorted(stale)}"
     assert _documented() >= HANDLER_CODES
+
+
+def test_every_domain_error_says_its_status_and_the_edges_answer_with_it() -> None:
+    # One table of errors to statuses: each class's `status` (lexweb/errors.py). The API and the
+    # browser views answer with it; no edge keeps a table of its own.
+    from django.test import RequestFactory
+
+    from apps.api.api import _domain_error
+
+    request = RequestFactory().get("/api/v1/me")
+    for cls in _error_classes():
+        assert 400 <= cls.status < 600, cls
+        error = cls.__new__(cls)
+        error.message, error.retry_after = "refused", 5
+        assert _domain_error(request, error).status_code == cls.status, cls
+    own_tables = [
+        path
+        for root in SOURCES
+        for path in root.rglob("*.py")
+        if re.search(
+            r"isinstance\(exc, (NotFound|Conflict|PermissionDenied)\)\s*:\s*\n\s*return 4",
+            path.read_text(),
+        )
+    ]
+    assert own_tables == []

@@ -29,6 +29,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -66,6 +67,7 @@ class ProvenanceRefused(DomainError):
     """
 
     code = "provenance_refused"
+    status: ClassVar[int] = 422
 
     def __init__(
         self, message: str, *, item: str, reason: str, refusals: Sequence[tuple[str, str]] = ()
