@@ -434,18 +434,7 @@ async def production_create(ctx: Context, case_id: Id, body: ProductionIn) -> Pr
     def work(user: User) -> ProductionDetailOut:
         case = case_selectors.case_get_for_user(user=user, case_id=case_id)
         production = production_services.production_create(
-            case=case,
-            actor=user,
-            volume=body.volume,
-            prefix=body.prefix,
-            document_ids=body.document_ids,
-            start_number=body.start_number,
-            digits=body.digits,
-            position=body.position.value,
-            legend=body.legend,
-            legend_position=body.legend_position.value,
-            font_size=body.font_size,
-            margin=body.margin,
+            case=case, actor=user, **body.create_fields()
         )
         return ProductionDetailOut.from_orm(production)
 
@@ -506,15 +495,7 @@ async def packet_items_add(
             user=user,
             case_id=case_id,
             packet_id=packet_id,
-            selections=[
-                packet_services.Selection(
-                    document_id=s.document_id,
-                    first_page=s.first_page,
-                    last_page=s.last_page,
-                    reason=s.reason,
-                )
-                for s in body.items
-            ],
+            selections=body.selections(),
         )
         packet = packet_selectors.packet_get_for_user(
             user=user, case_id=case_id, packet_id=packet_id

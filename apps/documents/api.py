@@ -229,18 +229,7 @@ def create_production(
     """Reserve Bates numbers for `document_ids` in that order and queue the stamping job."""
     case = case_selectors.case_get_for_user(user=request.auth, case_id=case_id)
     production = production_services.production_create(
-        case=case,
-        actor=request.auth,
-        volume=payload.volume,
-        prefix=payload.prefix,
-        document_ids=payload.document_ids,
-        start_number=payload.start_number,
-        digits=payload.digits,
-        position=payload.position.value,
-        legend=payload.legend,
-        legend_position=payload.legend_position.value,
-        font_size=payload.font_size,
-        margin=payload.margin,
+        case=case, actor=request.auth, **payload.create_fields()
     )
     return Status(201, production)
 

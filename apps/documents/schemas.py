@@ -1,5 +1,5 @@
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ninja import ModelSchema, Schema
 from pydantic import Field
@@ -269,6 +269,22 @@ class ProductionIn(StrictIn):
     legend_position: Production.Position = Production.Position.BOTTOM_LEFT
     font_size: float = Field(9.0, ge=5, le=24)
     margin: float = Field(18.0, ge=4, le=72)
+
+    def create_fields(self) -> dict[str, Any]:
+        """production_services.production_create's keyword arguments (besides case and actor),
+        for every edge that creates one (the REST API, the MCP server)."""
+        return {
+            "volume": self.volume,
+            "prefix": self.prefix,
+            "document_ids": self.document_ids,
+            "start_number": self.start_number,
+            "digits": self.digits,
+            "position": self.position.value,
+            "legend": self.legend,
+            "legend_position": self.legend_position.value,
+            "font_size": self.font_size,
+            "margin": self.margin,
+        }
 
 
 class ProductionItemOut(Schema):

@@ -79,15 +79,7 @@ def add_items(
         user=request.auth,
         case_id=case_id,
         packet_id=packet_id,
-        selections=[
-            packet_services.Selection(
-                document_id=s.document_id,
-                first_page=s.first_page,
-                last_page=s.last_page,
-                reason=s.reason,
-            )
-            for s in payload.items
-        ],
+        selections=payload.selections(),
     )
     packet = packet_selectors.packet_get_for_user(
         user=request.auth, case_id=case_id, packet_id=packet_id

@@ -12,6 +12,7 @@ from apps.api.schemas import StrictIn, status_type
 from apps.documents.models import Document
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as packet_selectors
+from apps.evidence.services.packets import Selection
 
 # Far above any real document, far below what would overflow a column: a clear 422 instead.
 MAX_PAGE_NUMBER = 1_000_000
@@ -82,6 +83,18 @@ class SelectionIn(StrictIn):
 
 class ItemsIn(StrictIn):
     items: list[SelectionIn] = Field(min_length=1, max_length=MAX_SELECTIONS_PER_REQUEST)
+
+    def selections(self) -> list[Selection]:
+        """packet_items_add's selections, for every edge that adds items."""
+        return [
+            Selection(
+                document_id=s.document_id,
+                first_page=s.first_page,
+                last_page=s.last_page,
+                reason=s.reason,
+            )
+            for s in self.items
+        ]
 
 
 class LinkOut(Schema):
