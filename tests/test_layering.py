@@ -110,6 +110,20 @@ def test_no_service_or_selector_imports_a_tasks_module_and_no_product_module_the
     assert not problems, "\n".join(problems)
 
 
+def test_the_case_app_imports_no_app_above_it() -> None:
+    # Issue 23 req 1 (a first edge): events reach a case's members through the registry each app
+    # fills (apps.cases.events.case_event_types), not through imports of their event types.
+    above = ("documents", "evidence", "verification", "drafting", "cluster", "operations")
+    found = sorted(
+        f"{module} imports {name}"
+        for module, path in product_modules().items()
+        if module.startswith("apps.cases.") or module == "apps.cases"
+        for name in imported_names(path.read_text(encoding="utf-8"), module)
+        if name.split(".")[:2] in (["apps", app] for app in above)
+    )
+    assert found == []
+
+
 def test_the_layering_check_catches_each_way_of_breaking_the_rules() -> None:
     modules = {
         "apps.documents.services": textwrap.dedent(

@@ -1,16 +1,11 @@
+from typing import Any
+
 from channels.db import database_sync_to_async
 
 from apps.accounts.access import CLOSE_ACCESS_ENDED, AccessWatchedConsumer
 from apps.accounts.models import User
 from apps.cases import selectors
-from apps.cases.events import CaseNotice, MembershipRevoked, case_group
-from apps.documents.events import (
-    DocumentProgress,
-    ExportProgress,
-    ProductionProgress,
-    RenditionProgress,
-)
-from apps.verification.events import VerificationProgress
+from apps.cases.events import MembershipRevoked, case_group, is_member_event
 
 # Close codes (4000-4999 are the application's): the browser script reads them.
 CLOSE_NOT_FOUND = 4404  # no such case, not a member, or not signed in: one answer for all
@@ -46,27 +41,18 @@ class CaseEventsConsumer(AccessWatchedConsumer):
             self.group = None
         await self.access_finish()
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Every event type registered for members (apps.cases.events.case_event_types, filled
+        by each app) goes to the socket as it is; the rest (the socket's own messages, the
+        revocation below) by Channels' handlers."""
+        if is_member_event(message.get("type")):
+            await self.send_json(message)
+            return
+        await super().dispatch(message)
+
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Anything sent by the client, well-formed or not, is refused the same way.
         await self.close(code=CLOSE_BAD_INPUT)
-
-    async def cases_notice(self, event: CaseNotice) -> None:
-        await self.send_json(event)
-
-    async def documents_progress(self, event: DocumentProgress) -> None:
-        await self.send_json(event)
-
-    async def documents_production_progress(self, event: ProductionProgress) -> None:
-        await self.send_json(event)
-
-    async def documents_export_progress(self, event: ExportProgress) -> None:
-        await self.send_json(event)
-
-    async def documents_rendition_progress(self, event: RenditionProgress) -> None:
-        await self.send_json(event)
-
-    async def verification_progress(self, event: VerificationProgress) -> None:
-        await self.send_json(event)
 
     async def cases_membership_revoked(self, event: MembershipRevoked) -> None:
         if event["user_id"] == self.user_id:

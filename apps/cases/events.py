@@ -47,6 +47,21 @@ CaseEventPayload = CaseNotice | MembershipRevoked
 # Messages of the case's group that are not events of its feed: they close sockets.
 LIVE_ONLY = frozenset({"cases.membership_revoked"})
 
+# The registry of event types a case's members hear (the case websocket forwards them as they
+# are): each app registers its own from its events.py (`case_event_types`), so this app needs
+# to know none of them.
+_MEMBER_EVENT_TYPES: set[str] = {"cases.notice"}
+
+
+def case_event_types(*names: str) -> None:
+    """Register event types that an app sends to the case's members with `publish_to_case`."""
+    _MEMBER_EVENT_TYPES.update(names)
+
+
+def is_member_event(name: object) -> bool:
+    """Whether a message of the case's group is an event for its members' sockets."""
+    return isinstance(name, str) and name in _MEMBER_EVENT_TYPES
+
 
 def case_group(case_id: int) -> str:
     return f"case.{case_id}"

@@ -2,6 +2,8 @@
 
 from typing import Literal, TypedDict
 
+from apps.cases.events import case_event_types
+
 
 class DocumentProgress(TypedDict):
     """A document's ingest moved on. `pages_done` of `page_count`; the row is the truth."""
@@ -52,3 +54,11 @@ class RenditionProgress(TypedDict):
     status: str
     page_count: int
     label: str
+
+
+case_event_types(
+    "documents.progress",
+    "documents.production_progress",
+    "documents.export_progress",
+    "documents.rendition_progress",
+)

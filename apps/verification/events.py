@@ -2,6 +2,8 @@
 
 from typing import Literal, TypedDict
 
+from apps.cases.events import case_event_types
+
 
 class VerificationProgress(TypedDict):
     """A verification moved on: `claims_done` of `claim_count`, then the second opinion's
@@ -20,3 +22,6 @@ class VerificationProgress(TypedDict):
     second_opinion: str
     second_opinion_done: int
     second_opinion_total: int
+
+
+case_event_types("verification.progress")
