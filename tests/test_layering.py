@@ -110,18 +110,28 @@ def test_no_service_or_selector_imports_a_tasks_module_and_no_product_module_the
     assert not problems, "\n".join(problems)
 
 
+def _imports_of_apps_above(app: str, above: tuple[str, ...]) -> list[str]:
+    return sorted(
+        f"{module} imports {name}"
+        for module, path in product_modules().items()
+        if module.startswith(f"apps.{app}.") or module == f"apps.{app}"
+        for name in imported_names(path.read_text(encoding="utf-8"), module)
+        if name.split(".")[:2] in (["apps", other] for other in above)
+    )
+
+
 def test_the_case_app_imports_no_app_above_it() -> None:
     # Issue 23 req 1 (a first edge): events reach a case's members through the registry each app
     # fills (apps.cases.events.case_event_types), not through imports of their event types.
     above = ("documents", "evidence", "verification", "drafting", "cluster", "operations")
-    found = sorted(
-        f"{module} imports {name}"
-        for module, path in product_modules().items()
-        if module.startswith("apps.cases.") or module == "apps.cases"
-        for name in imported_names(path.read_text(encoding="utf-8"), module)
-        if name.split(".")[:2] in (["apps", app] for app in above)
-    )
-    assert found == []
+    assert _imports_of_apps_above("cases", above) == []
+
+
+def test_operations_imports_neither_drafting_nor_the_cluster_nor_the_api() -> None:
+    # The apps above hook into recovery and the sweep (STALLED_HOOKS, AFTER_RECOVERY_HOOKS,
+    # SWEEP_HOOKS, filled in their AppConfig.ready); operations calls none of them by name.
+    above = ("verification", "drafting", "cluster", "api")
+    assert _imports_of_apps_above("operations", above) == []
 
 
 def test_the_layering_check_catches_each_way_of_breaking_the_rules() -> None:

@@ -29,7 +29,7 @@ forget it: every POST, PUT, PATCH and DELETE honours the header. GETs ignore it.
    is remembered without its body: the key stays taken, and a replay answers 409
    `idempotency_response_not_kept` naming the first answer's status instead of running again.
 6. Rows older than 24 hours are ignored here and removed by the periodic sweep
-   (`idempotency_expired_delete`, from operations.sweep).
+   (`idempotency_expired_delete`, a hook of operations.sweep registered in apps/api/apps.py).
 """
 
 import hashlib

@@ -14,3 +14,7 @@ class DraftingConfig(AppConfig):
 
         if runs.stage_job_stalled not in recovery.STALLED_HOOKS:
             recovery.STALLED_HOOKS.append(runs.stage_job_stalled)
+        # After each periodic recovery: stages whose job failed without recording why, queued
+        # again with the cause the recovery knows.
+        if runs.stages_stranded_after_recovery not in recovery.AFTER_RECOVERY_HOOKS:
+            recovery.AFTER_RECOVERY_HOOKS.append(runs.stages_stranded_after_recovery)

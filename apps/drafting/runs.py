@@ -39,7 +39,7 @@ from apps.drafting.events import RunEventMessage, run_group
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
 from apps.drafting.pipeline import budget
 from apps.evidence.models import Packet
-from apps.operations.services.recovery import StalledJob
+from apps.operations.services.recovery import RecoveryOutcome, StalledJob
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 from lexweb.jobs import job_defer
 from lexweb.live import publish_on_commit
@@ -401,6 +401,11 @@ SELECT min(at) FILTER (WHERE type = 'started') <= pg_postmaster_start_time()
 class StrandedOutcome:
     requeued: list[int]  # stage ids queued again
     failed: list[int]  # stage ids whose run failed (too many failed jobs)
+
+
+def stages_stranded_after_recovery(outcome: RecoveryOutcome) -> StrandedOutcome:
+    """An after-recovery hook (apps.operations.services.recovery.AFTER_RECOVERY_HOOKS)."""
+    return stages_stranded_recover(causes=outcome.causes)
 
 
 def stages_stranded_recover(*, causes: Mapping[int, str] | None = None) -> StrandedOutcome:

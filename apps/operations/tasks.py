@@ -3,8 +3,6 @@
 from django.conf import settings
 from procrastinate.contrib.django import app
 
-from apps.api import idempotency
-from apps.drafting import runs
 from apps.operations.services import recovery, sweeper
 from lexweb.jobs import require_arg
 
@@ -21,12 +19,13 @@ RECOVER_STALLED_CRON: str = settings.LEXWEB_JOB_RECOVERY_CRON
     queueing_lock="operations.recover_stalled",
 )
 def jobs_recover_stalled_task(*, timestamp: int) -> None:
-    """Queue again the jobs whose worker died or went silent, then the drafting stages whose job
-    failed without recording why (apps/drafting/runs.py), with the cause where the recovery
-    knows it. Idempotent."""
+    """Queue again the jobs whose worker died or went silent, then let the apps act on the
+    outcome (AFTER_RECOVERY_HOOKS: drafting's stages whose job failed without recording why,
+    apps/drafting/runs.py, with the cause where the recovery knows it). Idempotent."""
     require_arg(timestamp, int, "timestamp")
     outcome = recovery.jobs_recover_stalled()
-    runs.stages_stranded_recover(causes=outcome.causes)
+    for hook in recovery.AFTER_RECOVERY_HOOKS:
+        hook(outcome)
 
 
 if RECOVER_STALLED_CRON:
@@ -49,11 +48,13 @@ SWEEP_CRON: str = settings.LEXWEB_SWEEP_CRON
     queueing_lock="operations.sweep",
 )
 def files_sweep_task(*, timestamp: int) -> None:
-    """Remove orphaned stored files and dead processes' temporaries, and the API's stored
-    Idempotency-Key answers older than 24 hours. Idempotent."""
+    """Remove orphaned stored files and dead processes' temporaries, then the apps' own
+    housekeeping (SWEEP_HOOKS: the API's stored Idempotency-Key answers older than 24 hours).
+    Idempotent."""
     require_arg(timestamp, int, "timestamp")
     sweeper.files_sweep()
-    idempotency.idempotency_expired_delete()
+    for hook in sweeper.SWEEP_HOOKS:
+        hook()
 
 
 if SWEEP_CRON:

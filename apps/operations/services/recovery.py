@@ -89,6 +89,12 @@ def _hooks_tell(job: StalledJob) -> None:
             logger.exception("A stalled-job hook failed for job %s; recovery goes on.", job.job_id)
 
 
+# After each periodic recovery run, each of these hears its outcome (drafting queues again the
+# stages whose job failed without recording why, with the cause the outcome knows). Filled by
+# the apps' AppConfig.ready; a hook's error fails the job, which runs again at the next tick.
+AFTER_RECOVERY_HOOKS: list[Callable[["RecoveryOutcome"], object]] = []
+
+
 @dataclass
 class RecoveryOutcome:
     """What one recovery run did, by job id."""

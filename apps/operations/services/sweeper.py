@@ -43,7 +43,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,6 +105,11 @@ class SweepReport:
 
 def _mb(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
+
+
+# Other housekeeping of the apps above, run by each periodic sweep after the files' (the API's
+# expired Idempotency-Key answers). Filled by the apps' AppConfig.ready.
+SWEEP_HOOKS: list[Callable[[], object]] = []
 
 
 def files_sweep(*, orphan_seconds: int | None = None) -> SweepReport:
