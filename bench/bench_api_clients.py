@@ -28,16 +28,12 @@ events, made once and reused).
 """
 
 import asyncio
-import contextlib
 import json
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 
 import django
@@ -57,6 +53,7 @@ from apps.accounts import services as account_services  # noqa: E402
 from apps.accounts.models import User  # noqa: E402
 from apps.cases.models import Case, CaseEvent, Membership  # noqa: E402
 from apps.documents.models import Blob, Document  # noqa: E402
+from bench.serving import free_port, served  # noqa: E402
 from lexweb import launcher  # noqa: E402
 
 CLIENTS = int(os.environ.get("BENCH_API_CLIENTS", "50"))
@@ -156,36 +153,6 @@ def _corpus() -> tuple[Case, list[int], str]:
     return case, ids, secret
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextlib.contextmanager
-def _served(argv: list[str], port: int) -> Iterator[None]:
-    process = subprocess.Popen(argv, cwd=settings.BASE_DIR)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"the server exited ({process.returncode}): {argv}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            if time.monotonic() > deadline:
-                raise SystemExit("the server did not start")
-            time.sleep(0.2)
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 async def _load(base: str, case_id: int, ids: list[int], secret: str) -> dict[str, object]:
     samples: dict[str, list[float]] = {name: [] for name in ENDPOINTS}
     errors: dict[str, int] = dict.fromkeys(ENDPOINTS, 0)
@@ -243,19 +210,19 @@ def _figures(samples: list[float], errors: int) -> dict[str, object]:
 
 
 def _serve_and_load(argv: list[str], port: int, case: Case, ids: list[int], secret: str) -> dict:
-    with _served(argv, port):
+    with served(argv, port):
         return asyncio.run(_load(f"http://127.0.0.1:{port}", case.pk, ids, secret))
 
 
 def main() -> None:
     case, ids, secret = _corpus()
     load_before = os.getloadavg()
-    port = _free_port()
+    port = free_port()
     ours = _serve_and_load(
         launcher._web_argv("127.0.0.1", port, settings.LEXWEB_TRUSTED_PROXIES), port, case, ids,
         secret,
     )  # fmt: skip
-    port = _free_port()
+    port = free_port()
     peer_argv = [sys.executable, "-m", "uvicorn", "bench.bench_api_clients:peer_app", "--factory"]
     peer_argv += ["--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
     peer_argv += ["--lifespan", "off", "--no-proxy-headers", "--log-level", "warning"]

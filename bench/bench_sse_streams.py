@@ -39,9 +39,7 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -62,6 +60,7 @@ from apps.accounts import services as account_services  # noqa: E402
 from apps.accounts.models import User  # noqa: E402
 from apps.cases.events import CaseNotice, publish_to_case  # noqa: E402
 from apps.cases.models import Case, CaseEvent, Membership  # noqa: E402
+from bench.serving import free_port, served  # noqa: E402
 from lexweb import launcher  # noqa: E402
 
 STREAMS = int(os.environ.get("BENCH_SSE_STREAMS", "200"))
@@ -103,35 +102,11 @@ def _setup() -> tuple[Case, list[str]]:
     return case, secrets
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def _web(port: int) -> Iterator[int]:
     argv = launcher._web_argv("127.0.0.1", port, settings.LEXWEB_TRUSTED_PROXIES)
-    process = subprocess.Popen(argv, cwd=settings.BASE_DIR)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"the web process exited ({process.returncode})")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            if time.monotonic() > deadline:
-                raise SystemExit("the web process did not start")
-            time.sleep(0.2)
+    with served(argv, port) as process:
         yield process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _rss_mb(pid: int) -> float:
@@ -405,7 +380,7 @@ def _ratio(a: object, b: object) -> float | None:
 def main() -> None:
     case, secrets = _setup()
     load_before = os.getloadavg()
-    port = _free_port()
+    port = free_port()
     with _web(port) as pid:
         result = asyncio.run(_run(port, pid, case, secrets))
     sse, ws = result["sse"], result["websockets"]
