@@ -556,12 +556,7 @@ async def run_start(
         run, _ = runs.run_start(
             user=user,
             case_id=case_id,
-            request=runs.RunRequest(
-                kind=body.kind,
-                packet_id=body.packet_id,
-                instructions=body.instructions,
-                high_stakes=body.high_stakes,
-            ),
+            request=body.run_request(),
             idempotency_key=idempotency_key,
         )
         return _run(user, case_id, run.pk)

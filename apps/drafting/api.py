@@ -257,12 +257,7 @@ def start_run(request: AuthedRequest, case_id: ObjectId, body: RunIn) -> Status[
     run, created = runs.run_start(
         user=request.auth,
         case_id=case_id,
-        request=runs.RunRequest(
-            kind=body.kind,
-            packet_id=body.packet_id,
-            instructions=body.instructions,
-            high_stakes=body.high_stakes,
-        ),
+        request=body.run_request(),
         idempotency_key=request.headers.get("Idempotency-Key", ""),
     )
     detail = selectors.run_get_for_user(user=request.auth, case_id=case_id, run_id=run.pk)

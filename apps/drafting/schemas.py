@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, field_validator
 from apps.accounts.schemas import UserOut
 from apps.api.schemas import StrictIn, status_type
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
+from apps.drafting.runs import RunRequest
 
 # Pasted text is limited by the service (LEXWEB_MAX_DRAFT_BYTES) and, before that, by the
 # request body limit; this only keeps pydantic's own ceiling out of the way.
@@ -133,6 +134,15 @@ class RunIn(StrictIn):
     packet_id: int = Field(ge=1, le=2**63 - 1)
     instructions: str
     high_stakes: bool = False
+
+    def run_request(self) -> RunRequest:
+        """What runs.run_start is given, for every edge that starts a run (REST, MCP)."""
+        return RunRequest(
+            kind=self.kind,
+            packet_id=self.packet_id,
+            instructions=self.instructions,
+            high_stakes=self.high_stakes,
+        )
 
 
 class GateOverrideIn(StrictIn):
