@@ -8,8 +8,7 @@ The case's id is put in the path half of the time (a generated id almost never n
 so that the member identities reach past the case check. Two things are left to the tests
 that are about them: the Server-Sent Event streams (`/events/stream`, which answer for as long
 as the client reads: tests/cases/test_case_feed.py, tests/drafting/test_run_event_stream.py)
-and the long poll's wait (`wait` held at 0 here; tests/api/test_list_pages.py and the feed's
-tests wait).
+and the long poll's wait (`wait` held at 0 here; the same two files test waiting).
 """
 
 import copy
