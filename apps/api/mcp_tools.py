@@ -59,10 +59,10 @@ from apps.documents.schemas import (
     ProductionDetailOut,
     ProductionIn,
     SearchFilter,
-    SearchHitOut,
     SearchOut,
     UploadOut,
     bates_hit_out,
+    search_for_user,
 )
 from apps.drafting import exports, run_stream, runs
 from apps.drafting import selectors as draft_selectors
@@ -391,20 +391,7 @@ async def search(ctx: Context, case_id: Id, filters: SearchFilter) -> SearchOut:
     """Full-text search over the case's pages, best first (`snippet` marks hits with <mark>)."""
 
     def work(user: User) -> SearchOut:
-        results = document_selectors.page_search_for_user(
-            user=user,
-            case_id=case_id,
-            query=filters.q,
-            origin=filters.origin.value if filters.origin else None,
-            document_id=filters.document,
-            limit=filters.offset + filters.limit,
-        )
-        hits = results.hits[filters.offset :]
-        return SearchOut(
-            items=[SearchHitOut(**vars(hit)) for hit in hits],
-            count=len(results),
-            capped=results.capped,
-        )
+        return search_for_user(user=user, case_id=case_id, filters=filters)
 
     return await _sync(ctx, work)
 

@@ -30,10 +30,10 @@ from apps.documents.schemas import (
     ProductionIn,
     ProductionOut,
     SearchFilter,
-    SearchHitOut,
     SearchOut,
     UploadOut,
     bates_hit_out,
+    search_for_user,
 )
 from apps.evidence.services import clearance as clearance_services
 
@@ -203,18 +203,7 @@ def search(request: AuthedRequest, case_id: ObjectId, filters: Query[SearchFilte
     `capped` is true when the query matched more than 1,000 pages: the hits are then the best
     of the first 1,000 (in upload order), and a narrower query gives better ranking.
     """
-    results = selectors.page_search_for_user(
-        user=request.auth,
-        case_id=case_id,
-        query=filters.q,
-        origin=filters.origin.value if filters.origin else None,
-        document_id=filters.document,
-        limit=filters.offset + filters.limit,
-    )
-    hits = results.hits[filters.offset :]
-    return SearchOut(
-        items=[SearchHitOut(**vars(hit)) for hit in hits], count=len(results), capped=results.capped
-    )
+    return search_for_user(user=request.auth, case_id=case_id, filters=filters)
 
 
 # --- Productions and the Bates index -----------------------------------------------------------

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from ninja import ModelSchema, Schema
 from pydantic import Field
 
+from apps.accounts.models import User
 from apps.api.schemas import StrictIn, status_type
 from apps.documents import production_selectors, provenance_selectors, rendering, selectors
 from apps.documents.models import Document, Page, Production, ProductionExport, Rendition
@@ -368,6 +369,23 @@ class BatesHitOut(Schema):
 
 # Kinds with page images: PDFs and images, and the kinds rendered to PDF (their renditions').
 IMAGED_KINDS = ("pdf", "image", *rendering.RENDERED_KINDS)
+
+
+def search_for_user(*, user: User, case_id: int, filters: SearchFilter) -> SearchOut:
+    """One page of a case's full-text search as every edge answers it (the REST API, the MCP
+    server): the selector asked for `offset + limit` hits, the page after `offset`."""
+    results = selectors.page_search_for_user(
+        user=user,
+        case_id=case_id,
+        query=filters.q,
+        origin=filters.origin.value if filters.origin else None,
+        document_id=filters.document,
+        limit=filters.offset + filters.limit,
+    )
+    hits = results.hits[filters.offset :]
+    return SearchOut(
+        items=[SearchHitOut(**vars(hit)) for hit in hits], count=len(results), capped=results.capped
+    )
 
 
 def bates_hit_out(hit: production_selectors.BatesHit, *, case_id: int) -> BatesHitOut:
