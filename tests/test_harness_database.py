@@ -11,6 +11,7 @@ from apps.accounts.models import AuditEvent
 from apps.cases.models import Case, Membership
 from apps.documents.tasks import document_extract_text_task
 from tests.factories import CaseFactory, MembershipFactory
+from tests.harness import database
 from tests.harness.database import flush_written_tables
 
 
@@ -42,3 +43,13 @@ def test_the_tables_a_test_wrote_are_emptied_and_the_guards_stay_on() -> None:
     with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("DELETE FROM accounts_auditevent")
     assert AuditEvent.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_test_database_is_a_copy_of_the_migrated_template() -> None:
+    # tests/conftest.py django_db_modify_db_settings: the runner copies it, it does not migrate.
+    template = connection.settings_dict["TEST"]["TEMPLATE"]
+    assert template == database.TEMPLATE_PREFIX + database._migrations_digest()
+    with connection._nodb_cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
+        assert cursor.fetchone() is not None
