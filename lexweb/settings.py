@@ -104,7 +104,8 @@ MIDDLEWARE = [
     # First, so static files and every error page get the CSP too (lexweb/security.py).
     "lexweb.security.SecurityHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # WhiteNoise, reading its table of static files once per process (lexweb/static_files.py).
+    "lexweb.static_files.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
