@@ -58,4 +58,4 @@ def test_a_static_file_is_served_by_every_client() -> None:
     for _ in range(2):
         response = Client().get("/static/lexweb/app.css")
         assert response.status_code == 200
-        assert b"".join(response.streaming_content)
+        assert response.getvalue()
