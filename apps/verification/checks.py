@@ -56,7 +56,7 @@ from typing import Literal
 
 import reporters_db
 
-from apps.verification import authorities, paragraphs
+from apps.verification import authorities, exhibits, paragraphs
 from apps.verification import normalise as nz
 from apps.verification.amounts import describe, distance, is_in_words
 from apps.verification.claims import Claim, is_generated_reference, sentences
@@ -282,6 +282,8 @@ class _Context:
         self.held: dict[tuple[str, ...], frozenset[int]] = {}  # a common word's pages, as a set
         self.spans_label: str | None = None  # the production's labels, for messages
         self.bound: dict[int, Opinion | None] = {}  # short forms bound to a packet opinion
+        self.documents: exhibits.Catalogue | None = None  # read when a cite names a document
+        self.named: dict[tuple[int, int], tuple[list[int], Finding | None, str]] = {}
 
     def check(self, claim: Claim) -> Finding:
         if claim.kind == "record_cite":
@@ -368,6 +370,8 @@ class _Context:
         return nz.content_terms(words)
 
     def cite_pages(self, cite: Claim) -> list[int]:
+        if not cite.bates and (cite.exhibit is not None or cite.title is not None):
+            return self._named_pages(cite)[0]
         found: list[int] = []
         for ref in cite.bates:
             pages, _missing = self.index.bates_indexes(ref)
@@ -377,6 +381,8 @@ class _Context:
     # -- record cites -------------------------------------------------------------------
 
     def record_cite(self, claim: Claim) -> Finding:
+        if not claim.bates and (claim.exhibit is not None or claim.title is not None):
+            return self._named_cite(claim)
         if not claim.bates:
             # A pleading or docket cite ("Compl. ¶ 4", "Dkt. 12 at 3") names no Bates page:
             # the packet's pages cannot be matched to it, so a person checks it.
@@ -403,6 +409,68 @@ class _Context:
                 return self._out_of_range(claim, ref.prefix, missing, bool(found))
             pages.extend(p for p in found if p not in pages)
         return self.judge_pages(claim, pages)
+
+    def _named_cite(self, claim: Claim) -> Finding:
+        """A cite naming its document by exhibit or title ("Ex. 3 at 2", "Subcontract at 3"):
+        resolved through the packet's documents (apps.verification.exhibits), then its pages
+        judged as a Bates cite's are."""
+        pages, failed, how = self._named_pages(claim)
+        if failed is not None:
+            return failed
+        finding = self.judge_pages(claim, pages)
+        return replace(finding, message=f"{how}; {finding.message}")
+
+    def _named_pages(self, claim: Claim) -> tuple[list[int], Finding | None, str]:
+        """The pages a cite by exhibit or title names, or the finding saying why it names
+        none, and how the document was read."""
+        key = (claim.start, claim.end)
+        cached = self.named.get(key)
+        if cached is not None:
+            return cached
+        if self.documents is None:
+            self.documents = exhibits.catalogue(self.index)
+        if claim.exhibit is not None:
+            resolved = exhibits.exhibit(self.documents, claim.exhibit)
+        else:
+            resolved = exhibits.titled(self.documents, self.index, claim.title or "")
+        document = resolved.document
+        result: tuple[list[int], Finding | None, str]
+        if document is None:
+            status: Status = "needs_review" if resolved.ambiguous else "unsupported"
+            result = (
+                [],
+                Finding(
+                    claim,
+                    status,
+                    "record_cite_document",
+                    f"{claim.text!r} names no page of the packet: {resolved.reason}",
+                ),
+                "",
+            )
+        else:
+            numbers = paragraphs.page_numbers(claim.pins)
+            pages = list(document.pages)
+            if numbers:
+                pages = exhibits.pinned_pages(self.index, document, numbers)
+            held = [self.index.pages[p].page_number for p in document.pages]
+            missing = [n for n in numbers if n not in held]
+            if missing:
+                result = (
+                    [],
+                    Finding(
+                        claim,
+                        "unsupported",
+                        "record_cite_page",
+                        f"{resolved.how}; the packet holds no page {missing[0]} of it (its "
+                        f"pages: {_page_run(held)})",
+                        page=self.index.pages[document.pages[0]],
+                    ),
+                    resolved.how,
+                )
+            else:
+                result = (pages, None, resolved.how)
+        self.named[key] = result
+        return result
 
     def judge_pages(self, claim: Claim, pages: list[int]) -> Finding:
         """Whether the cited `pages` carry what the cite's segment attributes to them."""
@@ -1683,6 +1751,15 @@ def _weight_of(index: PacketIndex, pages: int) -> float:
     """The IDF weight of a term held by `pages` of the packet's pages: the rarer, the heavier
     (a term on every page still weighs 1)."""
     return math.log((1 + len(index.pages)) / (1 + pages)) + 1.0
+
+
+def _page_run(numbers: list[int]) -> str:
+    """ "1-4", or "1, 3, 7" when they do not run."""
+    if not numbers:
+        return "none"
+    if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{numbers[0]}-{numbers[-1]}" if len(numbers) > 1 else str(numbers[0])
+    return ", ".join(str(n) for n in numbers)
 
 
 def pin_numbers(pin: str) -> list[int]:

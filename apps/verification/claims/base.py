@@ -115,6 +115,12 @@ class Claim:
     # A year-less date ("November 8", value "--11-08"): the years its sentence's full dates
     # make it (apps.verification.dates.context_years); () when any year will do.
     years: tuple[int, ...] = ()
+    # A record cite that names its document rather than a Bates page: by exhibit number or
+    # letter ("Ex. 3 at 2": "3") or by the document's name or title ("Subcontract at 3",
+    # '"site-log.pdf" at 2': "Subcontract", "site-log.pdf"), as written. The checks resolve it
+    # against the packet's documents (apps.verification.exhibits).
+    exhibit: str | None = None
+    title: str | None = None
 
 
 # Unicode spaces that eyecite and the patterns below should read as a plain space. Each is one

@@ -37,7 +37,7 @@ def extract_claims(
     deadline = time.monotonic() + max(timeout_s, 0.0)
     plain = ODD_SPACES.sub(" ", text)
     quotes = find_quotes(plain)
-    record = record_cites(plain, bates_prefixes, quotes)
+    record, quotes = record_cites(plain, bates_prefixes, quotes)
     bounds = sentence_spans(plain, quotes)
     starts = [s for s, _ in bounds]
 
@@ -92,6 +92,8 @@ def extract_claims(
                 sentence(c.start, c.end),
                 c.bates,
                 c.pins,
+                exhibit=c.exhibit,
+                title=c.title,
             )
         )
 

@@ -13,6 +13,7 @@ from apps.verification.claims.quotations import Quote
 from apps.verification.claims.references import (
     FISCAL_YEAR,
     JUNK,
+    LEGAL_UNIT_FIRST,
     NOT_A_CITE_SHAPE,
     PIN_TAIL,
     PROSE_REFERENCE,
@@ -66,6 +67,58 @@ _EXHIBIT = re.compile(
     # "DTX 7", "JX3").
     r"|(?:[PDJGC]|[PDJ]T)X[-\s]?\d{1,4})(?![\w])"
 )
+# An exhibit named by its number or letter ("Ex. 3", "Exh. B", "Exhibit 12"): which document it
+# is, the packet says (apps.verification.exhibits).
+_EXHIBIT_NUMBER = re.compile(
+    r"(?<![\w])(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,3})(?![\w-])"
+)
+# A document named by its name or title with a page pin, where a cite belongs ("Subcontract at
+# 3", "Voss Letter, p. 2", '"site-log.pdf" at 2'): the name is checked against the packet's
+# documents, never against a list of words. A quoted name is part of the cite.
+_NAME_PIN = (
+    r"(?:,?\s+at\s+|,\s+(?:at\s+)?pp?\.\s*)"
+    r"(?P<pin>\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?)(?!\s*[ap]\.?m\b|[\d:])"
+)
+_QUOTED_NAME = re.compile(
+    r"(?P<open>[\"\u201c])(?P<name>[^\"\u201c\u201d\n]{2,80})[\"\u201d]" + _NAME_PIN + r"\s*$"
+)
+_PLAIN_NAME = re.compile(r"(?:the\s+)?(?P<name>[A-Z0-9][^,;()\n]{1,80}?)" + _NAME_PIN + r"\s*$")
+# Words a title may leave in lower case ("Notice of Default", "Letter to Voss").
+_SMALL_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "of",
+        "on",
+        "re",
+        "the",
+        "to",
+        "with",
+        "dated",
+    ]
+)
+# What makes a "Name at 3" some other cite: a case's short form ("Smith, 123 F.3d at 4" has a
+# comma; "Id.", "supra"), a statute's section, a law's numbered unit.
+_NOT_A_NAME = re.compile(r"\b(?:Id|Ibid|supra|infra|v|vs|n|nn)\.|\bsupra\b|\u00a7|\bv\.\s", re.I)
+
+
+def _names_a_document(name: str) -> bool:
+    """Whether `name` reads as a document's name or title: one to six words in title case, a
+    word of three letters or more among them, no case or statute form."""
+    words = name.split()
+    if not 1 <= len(words) <= 6 or _NOT_A_NAME.search(name) or LEGAL_UNIT_FIRST.match(name):
+        return False
+    if not any(sum(c.isalpha() for c in w) >= 3 and not w.endswith(".") for w in words):
+        return False  # "R. at 5", "J.A. at 12": a record's abbreviations
+    return all(w.lower() in _SMALL_WORDS or not w[:1].isalpha() or w[:1].isupper() for w in words)
+
+
 _CITE_POSITION = re.compile(
     # A parenthetical, or what follows a signal, within a paragraph (soft line breaks allowed).
     r"\((?P<paren>(?:[^()\n]|\n(?![ \t]*\n)){1,200})\)"
@@ -81,6 +134,8 @@ class RecordCite:
     end: int
     bates: tuple[BatesRef, ...] = ()
     pins: tuple[str, ...] = ()
+    exhibit: str | None = None  # "Ex. 3 at 2": "3" (see Claim.exhibit)
+    title: str | None = None  # "Subcontract at 3": "Subcontract" (see Claim.title)
 
 
 def _pin_text(match: re.Match[str]) -> str:
@@ -256,12 +311,64 @@ def _in_heading(text: str, at: int) -> bool:
     return _HEADING.match(text, text.rfind("\n", 0, at) + 1) is not None
 
 
-def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) -> list[RecordCite]:
-    blocked = Spans([(q.start, q.end) for q in quotes])
+def _cite_pieces(text: str, positions: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pieces of the cite positions that close their clause, split at semicolons, trimmed,
+    a signal taken off ("See Voss Letter at 2" -> "Voss Letter at 2")."""
+    pieces = []
+    for p_start, p_end in positions:
+        if not _closes_clause(text, p_end):
+            continue
+        for part in re.finditer(r"[^;]+", text[p_start:p_end]):
+            a, b = trim(text, p_start + part.start(), p_start + part.end())
+            signal = SIGNAL.match(text[a:b])
+            if signal is not None:
+                a += signal.end()
+            if b > a:
+                pieces.append((a, b))
+    return pieces
+
+
+def _quoted_names(
+    text: str, pieces: Sequence[tuple[int, int]], quotes: Sequence[Quote]
+) -> tuple[list[RecordCite], list[Quote]]:
+    """Cites naming a document by a quoted name with a pin ('"site-log.pdf" at 2'): the
+    quotation marks are part of the cite, so the quote is none. Returns the cites and the
+    quotes left."""
+    by_start = {q.start - 1: q for q in quotes if not q.block}  # at the opening mark
+    cites: list[RecordCite] = []
+    used: set[int] = set()
+    for a, b in pieces:
+        match = _QUOTED_NAME.fullmatch(text, a, b)
+        quote = by_start.get(a)
+        if match is None or quote is None or quote.end != match.end("name"):
+            continue
+        name = match.group("name").strip()
+        if is_generated(name):
+            continue
+        pin = "at " + re.sub(r"\s+", "", match.group("pin"))
+        cites.append(RecordCite("record_cite", a, b, (), (pin,), title=name))
+        used.add(quote.start)
+    return cites, [q for q in quotes if q.start not in used]
+
+
+def record_cites(
+    text: str, prefixes: Sequence[str], quotes: Sequence[Quote]
+) -> tuple[list[RecordCite], list[Quote]]:
+    """The record cites of `text`, and the quotations that are no part of one (a quoted
+    document name in a cite is the cite's)."""
+    positions = [
+        (m.start(g), m.end(g))
+        for m in _CITE_POSITION.finditer(text)
+        for g in ("paren", "see")
+        if m.group(g) is not None and not _in_heading(text, m.start(g))
+    ]
+    named, quotes = _quoted_names(text, _cite_pieces(text, positions), quotes)
+    blocked = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in named])
     known = _bates_pattern(prefixes)
     cites = (
         _bates_cites(text, known[0], "record_cite", blocked, known[1]) if known is not None else []
     )
+    cites.extend(named)
     taken = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in cites])
 
     def free(start: int, end: int) -> bool:
@@ -271,12 +378,6 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
         cites.append(cite)
         taken.add(cite.start, cite.end)
 
-    positions = [
-        (m.start(g), m.end(g))
-        for m in _CITE_POSITION.finditer(text)
-        for g in ("paren", "see")
-        if m.group(g) is not None and not _in_heading(text, m.start(g))
-    ]
     in_positions = Spans(positions)
     # Where a cite closes its clause; a descriptive parenthetical ("the unit (model XR-200)
     # failed") holds a label that names a thing, not a source.
@@ -308,6 +409,13 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
         if free(match.start(), end):
             add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
 
+    # An exhibit by number with a pin, anywhere ("Ex. 3 at 2", "Exhibit B, p. 4"): a cite of
+    # that exhibit's pages, also in a citation sentence.
+    for match in _EXHIBIT_NUMBER.finditer(text):
+        end, pins = _pins_after(text, match.end())
+        if pins and free(match.start(), end) and not _in_heading(text, match.start()):
+            add(RecordCite("record_cite", match.start(), end, (), tuple(pins), match.group("n")))
+
     # Inside cite positions: "1 App. 24", "Ex. 3 at 5", and what is used as a cite but is none.
     for p_start, p_end in positions:
         content = text[p_start:p_end]
@@ -320,7 +428,9 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
             record = _APPENDIX.match(piece) or _EXHIBIT.match(piece)
             if record is not None:
                 end, pins = _pins_after(text, a + record.end())
-                add(RecordCite("record_cite", a, end, (), tuple(pins)))
+                number = _EXHIBIT_NUMBER.match(piece)
+                exhibit = number.group("n") if number and number.end() == record.end() else None
+                add(RecordCite("record_cite", a, end, (), tuple(pins), exhibit))
                 continue
             if FISCAL_YEAR.fullmatch(piece):
                 continue
@@ -340,6 +450,14 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
             bare = PIN_TAIL.sub("", piece[signal.end() :] if signal else piece)
             if JUNK.fullmatch(bare) or names_a_thing(bare):
                 add(RecordCite("not_a_record_cite", a + (signal.end() if signal else 0), b))
+                continue
+            # A document named by its name or title with a page ("Subcontract at 3").
+            head = a + (signal.end() if signal else 0)
+            named_match = _PLAIN_NAME.fullmatch(text, head, b)
+            if named_match is not None and _names_a_document(named_match.group("name")):
+                pin = "at " + re.sub(r"\s+", "", named_match.group("pin"))
+                title = named_match.group("name").strip()
+                add(RecordCite("record_cite", head, b, (), (pin,), title=title))
 
     # After "at" or "Ex." in running prose, where a pin or an exhibit belongs ("the logs are
     # at gpu_node_7.log."): a name of a thing closing its clause is used as a cite.
@@ -361,4 +479,4 @@ def record_cites(text: str, prefixes: Sequence[str], quotes: Sequence[Quote]) ->
         if free(match.start(), match.end()):
             add(RecordCite("not_a_record_cite", match.start(), match.end()))
     cites.sort(key=lambda c: c.start)
-    return cites
+    return cites, quotes

@@ -45,6 +45,7 @@ _LEGAL_UNITS = (
     r"|Volumes?|Claims?(?=\s+\d{1,3}\b)|U\.S\.C|C\.F\.R|Pub|Stat|Code)\b"
 )
 _LEGAL_UNIT_FIRST = re.compile(rf"{_LEGAL_UNITS}\.?\s+\d")
+LEGAL_UNIT_FIRST = _LEGAL_UNIT_FIRST  # "Rule 56", "Section 12": the law's numbered units
 _LONG_IDENTIFIER = r"(?:\d{4,}|\d+(?:[-/]\d+)+)(?:-?[A-Za-z]{1,3})?"
 NAMED_BY_NUMBER = re.compile(
     rf"(?!{_RECORD_NUMBERED}|{_LEGAL_UNITS})[A-Z][\w.'\u2019&-]*(?:\s+[A-Za-z][\w.'\u2019&-]*)?"

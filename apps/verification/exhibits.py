@@ -1,0 +1,233 @@
+"""Record cites that name a document rather than a Bates page (pure, no Django): "Ex. 3 at 2"
+and a document's name or title with a page ("Subcontract at 3", "Voss Letter, p. 2",
+'"site-log.pdf" at 2'). Issue 20 req 1.
+
+Which document a cite names is read from the packet's own documents, never from a list of
+words:
+
+1. **Exhibits.** A document carries its exhibit label when its file name starts with it
+   ("Ex_3_Subcontract.pdf", "Exhibit B - Letter.pdf") or its first page prints it alone on a
+   line at the top or the foot (an exhibit slip sheet or sticker: "EXHIBIT 3",
+   "PLAINTIFF'S EXHIBIT 3"). When any document of the packet carries one, those labels are
+   the exhibit list, and "Ex. N" must be one of them. When none does, the exhibits are the
+   packet's documents in its order (a filing's exhibits are attached in order): "Ex. 3" (or
+   "Ex. C") is its third document, and the finding says it read it so.
+2. **Names and titles.** A document's names are the words of its file name (its extension and
+   leading order numbers aside) and of its title line (the first line of its first page, when
+   short). A cited name names the documents whose names hold each of its words (a word
+   matches one that starts with it, so "Letter" matches "letters"; "the", "of" and the like
+   are left out); when none does, the documents whose names hold some of its words and whose
+   first page holds the others ("Voss Letter": a letter whose first page names Voss). One
+   document: resolved; several: which one is for a person to say; none: the cite names no
+   document of the packet.
+3. **The page.** The pin is a page of that document (the file's page number, as "Compl. at 3"
+   is read); a page the packet does not hold is unsupported, naming how many it has.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from apps.verification.index import PacketIndex
+
+TITLE_WORDS = 12  # a first line longer than this is text, not a title
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "of",
+        "on",
+        "re",
+        "the",
+        "to",
+        "with",
+        "dated",
+    ]
+)
+_WORD = re.compile(r"[a-z0-9]+")
+_FILE_LABEL = re.compile(
+    r"^(?:(?:pl(?:aintiff)?|def(?:endant)?|joint)s?['\u2019]?s?[\s._-]*)?"
+    r"ex(?:h(?:ibit)?)?\.?[\s._-]*(?P<n>\d{1,3}|[a-z]{1,2})(?=[\s._-]|$)",
+    re.IGNORECASE,
+)
+_SLIP_LABEL = re.compile(
+    r"^\s*(?:(?:PLAINTIFF|DEFENDANT|JOINT|GOVERNMENT)S?['\u2019]?S?\s+)?EXHIBIT\s+"
+    r"(?P<n>\d{1,3}|[A-Z]{1,2})\s*$",
+    re.IGNORECASE,
+)
+EDGE_LINES = 3  # lines at the top and the foot of a first page where a label may stand
+
+
+@dataclass(frozen=True)
+class Document:
+    id: int
+    filename: str
+    pages: tuple[int, ...]  # page indexes, in page order
+    names: frozenset[str]  # words of its file name and title line
+    label: str | None  # its exhibit label, normalised ("3", "B"), when it carries one
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    documents: tuple[Document, ...]  # in the packet's order
+
+    @property
+    def labelled(self) -> bool:
+        return any(d.label for d in self.documents)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where a cite's document is: `document` (None when it names none, `reason` saying why;
+    `ambiguous` when several fit) and how it was read (`how`, for the finding)."""
+
+    document: Document | None
+    how: str
+    reason: str = ""
+    ambiguous: bool = False
+
+
+def normal_label(label: str) -> str:
+    """ "03" -> "3", "b" -> "B"."""
+    return str(int(label)) if label.isdigit() else label.upper()
+
+
+def _ordinal(label: str) -> int | None:
+    """The place in order an exhibit number or letter names: "3" -> 3, "C" -> 3, "AA" -> 27."""
+    if label.isdigit():
+        return int(label)
+    if not label.isalpha():
+        return None
+    place = 0
+    for char in label.upper():
+        place = place * 26 + ord(char) - ord("A") + 1
+    return place
+
+
+def _words(text: str) -> list[str]:
+    return [normal_label(w) if w.isdigit() else w for w in _WORD.findall(text.lower())]
+
+
+def _label_of(filename: str, first_page: str) -> str | None:
+    stem = filename.rsplit(".", 1)[0]
+    match = _FILE_LABEL.match(stem)
+    if match is not None:
+        return normal_label(match.group("n"))
+    lines = [ln for ln in first_page.splitlines() if ln.strip()]
+    for line in [*lines[:EDGE_LINES], *lines[-EDGE_LINES:]]:
+        slip = _SLIP_LABEL.match(line)
+        if slip is not None:
+            return normal_label(slip.group("n"))
+    return None
+
+
+def catalogue(index: PacketIndex) -> Catalogue:
+    """The packet's documents in its order, with their names and exhibit labels."""
+    first_position: dict[int, int] = {}
+    for i, page in enumerate(index.pages):
+        first_position.setdefault(page.document_id, i)
+    documents = []
+    for document_id in sorted(first_position, key=first_position.__getitem__):
+        pages = index.document_pages(document_id)
+        first = index.pages[pages[0]]
+        stem = first.filename.rsplit(".", 1)[0]
+        names = set(_words(_FILE_LABEL.sub("", stem)))
+        title = next((ln for ln in first.text.splitlines() if ln.strip()), "")
+        if len(title.split()) <= TITLE_WORDS:
+            names.update(_words(title))
+        documents.append(
+            Document(
+                document_id,
+                first.filename,
+                tuple(pages),
+                frozenset(names),
+                _label_of(first.filename, first.text),
+            )
+        )
+    return Catalogue(tuple(documents))
+
+
+def exhibit(cat: Catalogue, label: str) -> Resolved:
+    """The document "Ex. `label`" names (see the module's docstring)."""
+    wanted = normal_label(label)
+    if cat.labelled:
+        found = [d for d in cat.documents if d.label == wanted]
+        if len(found) == 1:
+            return Resolved(found[0], f"Exhibit {wanted} is {found[0].filename}")
+        labels = ", ".join(d.label for d in cat.documents if d.label)
+        if found:
+            names = ", ".join(d.filename for d in found)
+            return Resolved(
+                None,
+                "",
+                f"{len(found)} documents are labelled Exhibit {wanted}: {names}",
+                ambiguous=True,
+            )
+        return Resolved(
+            None,
+            "",
+            f"no document of the packet is labelled Exhibit {wanted} (its exhibits: {labels})",
+        )
+    place = _ordinal(wanted)
+    count = len(cat.documents)
+    if place is None or not 1 <= place <= count:
+        return Resolved(
+            None,
+            "",
+            f"the packet numbers no exhibits and has {count} documents, so Exhibit {wanted} is "
+            "none of them",
+        )
+    document = cat.documents[place - 1]
+    return Resolved(
+        document,
+        f"Exhibit {wanted} read as the packet's document {place} of {count}, "
+        f"{document.filename} (the packet's documents carry no exhibit labels)",
+    )
+
+
+def titled(cat: Catalogue, index: PacketIndex, name: str) -> Resolved:
+    """The document a cite names by `name` (see the module's docstring)."""
+    stem = name.rsplit(".", 1)[0] if re.search(r"\.[A-Za-z]\w{1,4}$", name) else name
+    words = [w for w in _words(stem) if w not in _STOP]
+    if not words:
+        return Resolved(None, "", f"{name!r} names no document")
+
+    def held(word: str, names: frozenset[str]) -> bool:
+        return any(n == word or (len(word) >= 3 and n.startswith(word)) for n in names)
+
+    found = [d for d in cat.documents if all(held(w, d.names) for w in words)]
+    how = "by its name"
+    if not found:
+        # Some words in its name, the others on its first page ("Voss Letter").
+        found = []
+        for d in cat.documents:
+            missing = [w for w in words if not held(w, d.names)]
+            if len(missing) == len(words):
+                continue
+            page_words = frozenset(_words(index.pages[d.pages[0]].text))
+            if all(held(w, page_words) for w in missing):
+                found.append(d)
+        how = "by its name and its first page"
+    if len(found) == 1:
+        return Resolved(found[0], f"{name!r} is {found[0].filename} ({how})")
+    if found:
+        names = ", ".join(d.filename for d in found[:4])
+        return Resolved(None, "", f"{name!r} fits {len(found)} documents ({names})", ambiguous=True)
+    return Resolved(
+        None,
+        "",
+        f"{name!r} is not the name or title of a document of the packet "
+        f"({len(cat.documents)} documents)",
+    )
+
+
+def pinned_pages(index: PacketIndex, document: Document, numbers: list[int]) -> list[int]:
+    """The document's pages that `numbers` name (its file's page numbers), in page order."""
+    return [p for p in document.pages if index.pages[p].page_number in numbers]
