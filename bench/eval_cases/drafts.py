@@ -11,7 +11,7 @@ import re
 from datetime import date, timedelta
 
 from bench.eval_cases import words as w
-from bench.eval_cases.world import Fact, Opinion, Page, World
+from bench.eval_cases.world import Doc, Fact, Opinion, Page, World
 
 Piece = str | tuple[str, str, str]
 Sentence = list[Piece]
@@ -69,6 +69,9 @@ class Writer:
             a, b = fact.lines
             return [("bates", "none", f"{label} at {page.transcript_page}:{a}-{b}")]
         roll = rng.random()
+        if roll < 0.15 and page.doc.kind == "record" and rng.random() < 0.5:
+            # The document by its exhibit number or its name, and its page (issue 20 req 1).
+            return [("bates", "none", self.named_cite(page.doc, page.number))]
         if roll < 0.15:
             return [f"Ex. {page.doc.exhibit} at ", ("bates", "none", label)]
         doc = page.doc
@@ -86,6 +89,33 @@ class Writer:
                 sep = rng.choice(("", " ", "-"))
                 return [("bates", "none", core.group(1) + sep + core.group(2))]
         return [("bates", "none", label)]
+
+    def named_cite(self, doc: Doc, number: int) -> str:
+        """A cite of page `number` of `doc` by exhibit number, title or quoted file name."""
+        form = self.rng.choice(("exhibit", "exhibit", "title", "title", "file"))
+        if form == "exhibit":
+            return self.rng.choice(("Ex. {n} at {p}", "Exhibit {n}, p. {p}")).format(
+                n=doc.exhibit, p=number
+            )
+        if form == "file":
+            return f'"{doc.name}" at {number}'
+        return f"{title_case(doc.title)}{self.rng.choice((' at ', ', p. '))}{number}"
+
+    def unknown_title(self) -> str | None:
+        """A document title of the case's kind that names no document of this packet (no word
+        in common with any of its documents' titles or file names)."""
+        taken = {
+            word
+            for doc in self.world.docs
+            for word in re.findall(r"[a-z]+", f"{doc.title} {doc.name}".lower())
+        }
+        options = [
+            kind
+            for domain in w.DOMAINS
+            for kind in domain.documents
+            if not set(re.findall(r"[a-z]+", kind.lower())) - {"of", "and", "the", "to"} & taken
+        ]
+        return self.rng.choice(options) if options else None
 
     def wrap_cite(self, pieces: Sentence) -> Sentence:
         return [" ("] + pieces + [")."]
@@ -122,7 +152,20 @@ class Writer:
         bare = self.fact_core(fact)
         if kind == "bates_wrong_page":
             page = self.wrong_page(fact)
+            if page.doc.kind == "record" and rng.random() < 0.25:
+                named = self.named_cite(page.doc, page.number)
+                return [bare] + self.wrap_cite([("bates", kind, named)])
             return [bare] + self.wrap_cite([("bates", kind, page.labels[0])])
+        if kind == "bates_out_of_range" and rng.random() < 0.25:
+            # An exhibit past the packet's documents, or a page past a document's pages.
+            doc = fact.page.doc if fact.page.doc.kind == "record" else world.docs[0]
+            if rng.random() < 0.5:
+                cite = f"Ex. {len(world.docs) + rng.randint(1, 9)} at 1"
+            else:
+                cite = self.named_cite(doc, len(doc.pages) + rng.randint(1, 6))
+                if cite.startswith("Ex"):
+                    cite = f"{title_case(doc.title)} at {len(doc.pages) + rng.randint(1, 6)}"
+            return [bare] + self.wrap_cite([("bates", kind, cite)])
         if kind == "bates_out_of_range":
             prod = next(p for p in world.productions if not p.suffix_digits)
             used = [p.labels[0] for d in prod.docs for p in d.pages]
@@ -132,6 +175,10 @@ class Writer:
                 n = prod.start - rng.randint(1, 30)
             return [bare] + self.wrap_cite([("bates", kind, f"{prod.prefix}{n:0{prod.digits}d}")])
         if kind == "bates_not_a_bates_number":
+            title = self.unknown_title() if rng.random() < 0.2 else None
+            if title is not None:  # a title that is no document of this packet
+                cite = f"{title} at {rng.randint(1, 4)}"
+                return [bare] + self.wrap_cite([("bates", kind, cite)])
             return [bare] + self.wrap_cite([("bates", kind, self.junk(fact))])
         if kind == "self_generated_reference":
             return [bare] + self.wrap_cite([("bates", kind, self.generated())])
@@ -369,6 +416,15 @@ class Writer:
                     )
                 )
         return out
+
+
+def title_case(title: str) -> str:
+    """ "NOTICE OF DELAY" -> "Notice of Delay"."""
+    small = {"of", "and", "the", "to", "for", "on", "in"}
+    return " ".join(
+        word.lower() if word.lower() in small and n else word.capitalize()
+        for n, word in enumerate(title.split())
+    )
 
 
 def plan(rng: random.Random, world: World) -> dict[str, list[Sentence]]:
