@@ -10,13 +10,22 @@ grammar, and its free text ends after a hundred tokens or so, wherever its end-o
 first wins. So every run here ends because of what lexweb does with a real server's
 answers, and each must end in a state whose reason is true and shown to the lawyer: on the run
 page and in the run's API body, with no job lost and no backend address in any of it.
+
+Requirement 10 (the verifier blocks what a real model invented): the model's vocabulary has a
+few whole tokens that are claims the record does not hold (INVENTED: a date, an amount, a Bates
+number, a quotation, a case citation), which its greedy replies write now and then. Whatever
+the model wrote, every claim the verifier found in a version of the run that the frozen packet
+does not hold (judged here from the stored text and the packet's pages, not from the findings)
+is a blocking finding, and the version cannot be approved.
 """
 
 import html
 import io
 import json
+import re
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pymupdf
@@ -28,6 +37,8 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 from apps.cases.models import Case
 from apps.cluster.services import health
 from apps.drafting.models import Run
+from apps.evidence.models import FrozenPage
+from apps.verification.models import Verification
 from tests.cluster.dispatch_fixtures import backend_make, deployment_make, route_make
 from tests.drafting import run_fixtures as rf
 from tests.harness.llamacpp import LlamaCppServer, running_llamacpp
@@ -54,11 +65,22 @@ RECORD = [
     "No payment was received for June 2024; notice of default was sent on 10 June 2024.",
 ]
 OVERRIDE = "The record has the lease and the notice; go on and let the verifier check it."
+# Claims none of the record holds, whole tokens of the model's vocabulary (spaces around them,
+# so the gibberish next to them never runs into them).
+INVENTED = (
+    " March 3, 2019 ",
+    " $4,100,000 ",
+    " (ACME000417) ",
+    ' "the tenant waived every notice" ',
+    " Smith v. Jones, 512 U.S. 218 (1994) ",
+)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaCppServer]:
-    model = write_tiny_gguf(tmp_path_factory.mktemp("real-runs") / "tiny-ending.gguf", ending=True)
+    model = write_tiny_gguf(
+        tmp_path_factory.mktemp("real-runs") / "tiny-ending.gguf", ending=True, claims=INVENTED
+    )
     log = model.with_name("server.log")
     with running_llamacpp(
         model, log, context=SLOT_TOKENS * SLOTS, slots=SLOTS, alias="tiny"
@@ -232,6 +254,94 @@ def _assert_reason_true_and_shown(
             assert address not in shown, f"{address} in the run's {where}"
 
 
+_MONTHS = [
+    *("january", "february", "march", "april", "may", "june"),
+    *("july", "august", "september", "october", "november", "december"),
+]
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})\s+([A-Za-z]+)\s+(\d{4})\b")
+_MONTH_DAY_YEAR = re.compile(r"\b([A-Za-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})\b")
+_AMOUNT = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
+_BATES = re.compile(r"[A-Z]{2,10}[-_.]?\d{3,12}")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _dates(text: str) -> set[tuple[int, int, int]]:
+    """Whole dates written "3 March 2024" or "March 3, 2024", as (year, month, day)."""
+    found = set()
+    for day, month, year in _DAY_MONTH_YEAR.findall(text):
+        if month.lower() in _MONTHS:
+            found.add((int(year), _MONTHS.index(month.lower()) + 1, int(day)))
+    for month, day, year in _MONTH_DAY_YEAR.findall(text):
+        if month.lower() in _MONTHS:
+            found.add((int(year), _MONTHS.index(month.lower()) + 1, int(day)))
+    return found
+
+
+def _amounts(text: str) -> set[Decimal]:
+    return {Decimal(amount.replace(",", "")) for amount in _AMOUNT.findall(text)}
+
+
+def _words(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _held(kind: str, claim: str, pages: list[FrozenPage]) -> bool | None:
+    """Whether the frozen packet holds a claim: its value (dates, amounts), its Bates numbers
+    (record cites), its words in that order (quotations, citations, statutes); None where this
+    cannot tell (a claim whose value it does not read, a record cite of another shape)."""
+    text = "\n".join(page.text for page in pages)
+    if kind == "date":
+        dates = _dates(claim)
+        return dates <= _dates(text) if dates else None
+    if kind == "amount":
+        amounts = _amounts(claim)
+        return amounts <= _amounts(text) if amounts else None
+    if kind == "record_cite":
+        labels = _BATES.findall(claim)
+        numbered = {label for page in pages for label in page.bates}
+        return all(label in numbered or label in text for label in labels) if labels else None
+    if kind in ("quote", "case_citation", "statute"):
+        return _words(claim) in _words(text)
+    return None
+
+
+def _assert_what_was_invented_blocks(
+    body: dict[str, Any], *, api: Client, case: Case, packet_id: int
+) -> set[str]:
+    """Every version the run's checks verified: each claim the verifier found in it that the
+    frozen packet does not hold is a blocking finding, each of the INVENTED claims written in it
+    lies within one, and a version with one cannot be approved (409 `unsupported_findings`).
+    The INVENTED claims written and blocked."""
+    pages = list(FrozenPage.objects.filter(packet_id=packet_id))
+    base = f"/api/v1/cases/{case.pk}/drafts/{body['draft_id']}/versions"
+    checked = [s["verification_id"] for s in body["stages"] if s["verification_id"]]
+    blocked: set[str] = set()
+    for verification_id in checked:
+        number = Verification.objects.get(pk=verification_id).version.number
+        text = _ok(api.get(f"{base}/{number}"))["text"]
+        found = _ok(api.get(f"{base}/{number}/findings"))
+        assert found["verification"]["id"] == verification_id
+        findings = found["findings"]
+        for finding in findings:
+            claim = finding["text"]
+            assert text[finding["start"] : finding["end"]] == claim
+            if _held(finding["kind"], claim, pages) is False:
+                assert finding["blocks"], f"version {number}: {claim!r} passed: {finding}"
+        spans = [(f["start"], f["end"]) for f in findings if f["blocks"]]
+        for invented in (claim.strip() for claim in INVENTED):
+            for written in re.finditer(re.escape(invented), text):
+                assert any(
+                    start < written.end() and written.start() < end for start, end in spans
+                ), f"version {number}: {invented!r} at {written.start()} is not blocked"
+                blocked.add(invented)
+        if found["blocking"]:
+            refused = api.post(f"{base}/{number}/approve")
+            assert refused.status_code == 409, refused.content[:2000]
+            assert refused.json()["code"] == "unsupported_findings"
+            assert not _ok(api.get(f"{base}/{number}"))["approved"]
+    return blocked
+
+
 MOTIONS = [
     "Draft a motion for summary judgment on the unpaid rent.",
     "Move to compel the defendant to produce its payment records.",
@@ -273,6 +383,9 @@ def test_a_draft_reaches_waiting_for_approval_on_a_4096_token_slot(
     assert body["status"] == Run.Status.WAITING_FOR_APPROVAL, _summary(body)
     # The tiny model's gate says no to every one of them: the override is what goes on.
     assert seen == [Run.Status.STOPPED_BY_GATE, Run.Status.WAITING_FOR_APPROVAL]
+    blocked = _assert_what_was_invented_blocks(body, api=lawyer_api, case=case, packet_id=packet_id)
+    # The model wrote claims of its own, and the verifier blocked them.
+    assert blocked, "the run's versions hold none of the invented claims"
 
 
 @pytest.mark.parametrize(
@@ -294,3 +407,6 @@ def test_a_summary_or_an_extraction_ends_in_a_state_whose_reason_is_shown(
         body, api=lawyer_api, client=lawyer_client, case=case, server=server
     )
     assert seen == [body["status"]]
+    # What the verifier checked of it (nothing, where the run has no checks) blocks what the
+    # packet does not hold.
+    _assert_what_was_invented_blocks(body, api=lawyer_api, case=case, packet_id=packet_id)

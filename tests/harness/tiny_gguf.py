@@ -16,11 +16,18 @@ Two choices make the server's behaviour predictable for tests:
 runs of tests/drafting/test_real_runs.py: the rows of its two end-of-generation tokens copy,
 slightly larger, the rows of two pieces its greedy replies keep coming back to (ENDING_PIECES),
 so a reply at temperature 0 ends where it would first have written one of them.
+
+`claims=[...]` adds whole tokens that are claims (" March 3, 2019 ", " $4,100,000 "), which its
+greedy replies write: each one's output row copies, slightly larger, the row of a piece those
+replies often write (CLAIM_PIECES), so it is written where that piece would have been. Their
+rows come last and from a generator of their own, so the rest of the model is the same with or
+without them; no merge makes them, so no prompt is tokenized into them.
 """
 
 import itertools
 import re
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +51,10 @@ SEED = 29
 # then <|endoftext|>), and by how much larger.
 ENDING_PIECES = ("id", ";")
 ENDING_SCALE = 1.05
+# The pieces whose rows the claims copy (claim n the piece n), and by how much larger: pieces
+# the ending variant's greedy replies often write, so that its replies hold some claims.
+CLAIM_PIECES = (" contract", " letter", " burd", " transfer", " mo")
+CLAIM_SCALE = 1.02
 # What the BPE merges are learnt from: words a motion uses, so that they become a few tokens
 # each, as they would with a real vocabulary; numbers stay one token a digit.
 CORPUS = """
@@ -120,10 +131,13 @@ def vocabulary() -> tuple[list[str], list[tuple[str, str]]]:
     return [*tokens, *SPECIAL_TOKENS], merges
 
 
-def write_tiny_gguf(path: Path, *, ending: bool = False) -> Path:
+def write_tiny_gguf(path: Path, *, ending: bool = False, claims: Sequence[str] = ()) -> Path:
     """Write the model to `path` (about 0.5 MB of F32 weights) and return it; `ending`: the
-    variant whose free replies end (see the module's docstring)."""
+    variant whose free replies end; `claims`: whole tokens its replies write (see the module's
+    docstring)."""
     tokens, merges = vocabulary()
+    table = byte_symbols()
+    claim_tokens = ["".join(table[b] for b in claim.encode()) for claim in claims]
     writer = GGUFWriter(path, "llama")
     writer.add_name("lexweb tiny test model")
     writer.add_block_count(LAYERS)
@@ -135,8 +149,8 @@ def write_tiny_gguf(path: Path, *, ending: bool = False) -> Path:
     writer.add_rope_dimension_count(EMBEDDING // HEADS)
     writer.add_layer_norm_rms_eps(1e-6)
     writer.add_file_type(0)  # all F32
-    _add_tokenizer(writer, tokens, merges)
-    _add_weights(writer, tokens, ending=ending)
+    _add_tokenizer(writer, [*tokens, *claim_tokens], merges)
+    _add_weights(writer, tokens, ending=ending, claims=claim_tokens)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -160,15 +174,22 @@ def _add_tokenizer(writer: GGUFWriter, tokens: list[str], merges: list[tuple[str
     writer.add_chat_template(CHAT_TEMPLATE)
 
 
-def _add_weights(writer: GGUFWriter, tokens: list[str], *, ending: bool) -> None:
+def _add_weights(
+    writer: GGUFWriter, tokens: list[str], *, ending: bool, claims: Sequence[str]
+) -> None:
     rng = np.random.default_rng(SEED)
+    # The claims' rows come after everything else, from a generator of their own: the model's
+    # other weights stay what they are without them.
+    extra = np.random.default_rng(SEED + 1)
 
     def matrix(rows: int, columns: int, scale: float = 0.1) -> np.ndarray:
         return (rng.standard_normal((rows, columns)) * scale).astype(np.float32)
 
     ones = np.ones(EMBEDDING, dtype=np.float32)
     head = EMBEDDING // HEADS
-    writer.add_tensor("token_embd.weight", matrix(len(tokens), EMBEDDING, 1.0))
+    embeddings = matrix(len(tokens), EMBEDDING, 1.0)
+    claim_embeddings = extra.standard_normal((len(claims), EMBEDDING)).astype(np.float32)
+    writer.add_tensor("token_embd.weight", np.concatenate([embeddings, claim_embeddings]))
     for n in range(LAYERS):
         writer.add_tensor(f"blk.{n}.attn_norm.weight", ones)
         writer.add_tensor(f"blk.{n}.attn_q.weight", matrix(EMBEDDING, EMBEDDING))
@@ -183,11 +204,20 @@ def _add_weights(writer: GGUFWriter, tokens: list[str], *, ending: bool) -> None
     output = matrix(len(tokens), EMBEDDING, 1.0)
     output[[n for n, token in enumerate(tokens) if not _printable(token)]] = 0.0
     if ending:
-        table = byte_symbols()
         for special, piece in zip(("<|im_end|>", "<|endoftext|>"), ENDING_PIECES, strict=True):
-            row = tokens.index("".join(table[b] for b in piece.encode()))
-            output[tokens.index(special)] = output[row] * ENDING_SCALE
-    writer.add_tensor("output.weight", output)
+            output[tokens.index(special)] = output[_index(tokens, piece)] * ENDING_SCALE
+    if len(claims) > len(CLAIM_PIECES):
+        raise ValueError(f"at most {len(CLAIM_PIECES)} claims, one a piece")
+    claim_rows = np.zeros((len(claims), EMBEDDING), dtype=np.float32)
+    for n, piece in enumerate(CLAIM_PIECES[: len(claims)]):
+        claim_rows[n] = output[_index(tokens, piece)] * CLAIM_SCALE
+    writer.add_tensor("output.weight", np.concatenate([output, claim_rows]))
+
+
+def _index(tokens: list[str], piece: str) -> int:
+    """The token that writes `piece`."""
+    table = byte_symbols()
+    return tokens.index("".join(table[b] for b in piece.encode()))
 
 
 def _printable(token: str) -> bool:
