@@ -75,11 +75,19 @@ def test_a_server_that_never_comes_back_fails_the_run_after_the_last_attempt(
     assert row.state == BackendHealth.State.DOWN
     assert CallRecord.objects.filter(stage=drafter).count() == 3
     assert drafter.queue == f"board.{site.deployments['drafter'].backend.board_id}"
+    # The last attempt's reason, and the first's: the drop that started it all, naming the
+    # deployment and not the server's address.
+    retries = list(RunEvent.objects.filter(run=run, kind="stage.retrying").order_by("seq"))
+    assert [e.payload["attempt"] for e in retries] == [1, 2, 3]
+    first = retries[0].payload["reason"]
+    assert retries[0].payload["error"].startswith(f"Attempt 1 failed: {first} Retrying")
+    assert f"(deployment {site.deployments['drafter']})" in first and "127.0.0.1" not in first
+    assert "No deployment" not in first
     assert drafter.error == (
-        "No deployment for the Drafter role is available now. (attempt 4 of 4; none is left)"
+        "Attempt 4 of 4 failed: No deployment for the Drafter role is available now. None is "
+        f"left; attempt 1 failed first: {first}"
     )
     assert run.error == f"Drafter: {drafter.error}"
-    assert RunEvent.objects.filter(run=run, kind="stage.retrying").count() == 3
     assert not DraftVersion.objects.exists()
 
 

@@ -31,8 +31,9 @@
    attempt goes to the role's first routable deployment then (the same one once it is back, or
    a fallback), on its board's queue, or on the board it last ran on while none is routable.
    The stage says "Attempt N failed: ... Retrying (attempt N+1 of M) in S s." and a
-   `stage.retrying` event carries `retry_in_seconds` and `attempts`; after the last attempt the
-   stage and run fail with the last reason ("attempt M of M; none is left"). Any other failure
+   `stage.retrying` event carries `retry_in_seconds`, `attempts` and the attempt's `reason`;
+   after the last attempt the stage and run fail with its reason and the first attempt's
+   ("Attempt M of M failed: ... None is left; attempt 1 failed first: ..."). Any other failure
    (an invalid structured answer, a prompt too long for every model, a request the backend
    refused, a wrong API key) fails the stage and the run with its message at once. A structured
    reply that is not the JSON asked for stays on the stage (output_text) with its call's
@@ -69,7 +70,7 @@ from apps.cluster.backends.base import (
 from apps.cluster.models import Backend, CallRecord, Deployment, Gpu, Role
 from apps.cluster.services import dispatch
 from apps.drafting import runs, token_events
-from apps.drafting.models import Run, Stage
+from apps.drafting.models import Run, RunEvent, Stage
 from apps.drafting.pipeline import budget, context, endings, outputs, ranking, streamed, watch
 from apps.drafting.pipeline.prompts import template_load
 from apps.evidence.models import FrozenPage
@@ -722,7 +723,7 @@ def _fail(*, work: Work, error: Exception) -> None:
                 return
             message = f"{message} It cannot be run again: {stage.error}"
         elif retryable(error) and stage.attempt > 1:
-            message = f"{message} (attempt {stage.attempt} of {stage_max_attempts()}; none is left)"
+            message = _last_attempt_failed(run=run, stage=stage, message=message)
         _fail_locked(run=run, stage=stage, message=message)
 
 
@@ -745,6 +746,28 @@ def retry_wait(attempt: int) -> int | None:
     return waits[attempt - 1] if 1 <= attempt <= len(waits) else None
 
 
+def _last_attempt_failed(*, run: Run, stage: Stage, message: str) -> str:
+    """What a stage that went away on its last attempt says: that attempt's reason, and the
+    first attempt's from its `stage.retrying` event ("Attempt 4 of 4 failed: No deployment ...
+    None is left; attempt 1 failed first: the drafter on board A ... dropped the connection")."""
+    total = stage_max_attempts()
+    earlier = [
+        (event.payload["attempt"], event.payload["reason"])
+        for event in RunEvent.objects.filter(
+            run=run, kind="stage.retrying", payload__stage_id=stage.pk
+        ).order_by("seq")
+        if "reason" in event.payload
+    ]
+    stop = "" if message.endswith((".", "!", "?")) else "."
+    said = f"Attempt {stage.attempt} of {total} failed: {message}{stop} None is left"
+    if not earlier:
+        return f"{said}."
+    if all(reason == message for _, reason in earlier):
+        return f"{said}; each attempt before it failed the same way."
+    attempt, reason = earlier[0]
+    return f"{said}; attempt {attempt} failed first: {reason}"
+
+
 def _retry(*, run: Run, stage: Stage, message: str, wait: int) -> bool:
     """Queue the stage's next attempt `wait` seconds from now, saying so on the stage and in a
     `stage.retrying` event; False (the reason in `stage.error`) when it cannot be queued."""
@@ -757,7 +780,11 @@ def _retry(*, run: Run, stage: Stage, message: str, wait: int) -> bool:
         with transaction.atomic():
             stage.save(update_fields=["error"])
             runs.stage_defer(stage=stage, schedule_in=wait)
-            payload = runs.stage_payload(stage) | {"retry_in_seconds": wait, "attempts": total}
+            payload = runs.stage_payload(stage) | {
+                "retry_in_seconds": wait,
+                "attempts": total,
+                "reason": message,
+            }
             runs.run_event_append(run=run, kind="stage.retrying", payload=payload)
     except DomainError as exc:
         stage.error = exc.message
