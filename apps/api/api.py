@@ -174,7 +174,10 @@ def _error(
 
 @api.exception_handler(DomainError)
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    response = _error(request, exc.status, exc.message, exc.code)
+    # A refusal of several things at once lists each (`errors`: loc and msg), as
+    # production_door_services.ProductionRefused does.
+    errors = getattr(exc, "errors", None)
+    response = _error(request, exc.status, exc.message, exc.code, errors)
     if isinstance(exc, Unavailable):
         response["Retry-After"] = str(exc.retry_after)
     return response

@@ -35,8 +35,12 @@ class Document(models.Model):
         # Set only by lexweb itself (a model wrote it, or it derives from something a model
         # wrote); never accepted from a form or the API.
         SYSTEM_GENERATED = "system_generated", "System generated"
+        # Set only by lexweb itself: a stamped production volume, the firm's outgoing
+        # production (it repeats its originals' pages; never evidence, never in a packet).
+        # A volume holding something generated is system generated instead (lineage wins).
+        PRODUCTION = "production", "Outgoing production"
 
-    # What people may choose at upload (everything but SYSTEM_GENERATED).
+    # What people may choose at upload (everything but SYSTEM_GENERATED and PRODUCTION).
     PERSON_ORIGINS = (
         Origin.CLIENT,
         Origin.OPPOSING,
@@ -331,12 +335,29 @@ class ProductionDocument(models.Model):
     order = models.PositiveIntegerField()
     first_number = models.PositiveBigIntegerField()
     last_number = models.PositiveBigIntegerField()
+    # A document the door out holds back (generated, derived from generated, flagged, firm
+    # work product), produced because a lawyer of the case included it: why it was held back,
+    # the lawyer, and their written reason (apps/documents/production_door_services.py).
+    held_back = models.CharField(max_length=500, blank=True, default="")
+    included_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    inclusion_reason = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["production", "order"]
         constraints = [
             models.UniqueConstraint("production", "order", name="documents_proddoc_order_unique"),
             models.UniqueConstraint("production", "document", name="documents_proddoc_once"),
+            models.CheckConstraint(
+                condition=models.Q(held_back="", included_by__isnull=True, inclusion_reason="")
+                | (
+                    ~models.Q(held_back="")
+                    & models.Q(included_by__isnull=False)
+                    & ~models.Q(inclusion_reason="")
+                ),
+                name="documents_proddoc_inclusion_complete",
+            ),
         ]
 
     def __str__(self) -> str:

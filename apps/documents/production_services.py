@@ -4,6 +4,7 @@ import logging
 import re
 import tempfile
 import time
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from apps.cases.models import Case
 from apps.documents import (
     bates,
     loadfiles,
+    production_door_services,
     rendering,
     rendition_services,
     services,
@@ -107,10 +109,14 @@ def production_create(
     legend_position: str = Production.Position.BOTTOM_LEFT,
     font_size: float = 9.0,
     margin: float = 18.0,
+    inclusions: Sequence[production_door_services.Inclusion] = (),
 ) -> Production:
     """Reserve Bates numbers for the documents, in the given order, and queue the stamping.
 
-    1. Check settings and documents (members' case, ingested, PDF or image, each once).
+    1. Check settings and documents (members' case, ingested, PDF or image, each once, no
+       production volume), then the door out (`production_door_services`): generated,
+       derived from generated, flagged and work-product documents only where a lawyer of the
+       case included each (`inclusions`, with a written reason; stored on its item, audited).
     2. Under a transaction-scoped lock on (case, prefix key), continue after the highest
        number used so far by any prefix of that key (or at `start_number`, which may not reuse
        one): "ABC 000123" and "ABC-000123" are one number (see apps.documents.bates).
@@ -131,6 +137,9 @@ def production_create(
         legend_position=legend_position,
     )
     documents = _documents_in_order(case, document_ids)
+    included = production_door_services.production_door_check(
+        case=case, actor=actor, documents=documents, inclusions=inclusions
+    )
     # A rendered document takes its rendition's pages (refused while it is not ready).
     pages = rendition_services.production_page_counts(documents)
     key = bates.prefix_key(prefix)
@@ -182,7 +191,15 @@ def production_create(
             "first": production.bates(first),
             "last": production.bates(last),
             "documents": len(documents),
+            "included": len(included),
         },
+    )
+    for document_id, (problem, reason) in included.items():
+        production.items.filter(document_id=document_id).update(
+            held_back=problem[:500], included_by=actor, inclusion_reason=reason
+        )
+    production_door_services.production_inclusions_audit(
+        production=production, actor=actor, included=included
     )
     job_defer("documents.stamp_production", production_id=production.pk)
     _publish(production)
@@ -202,14 +219,26 @@ def _documents_in_order(case: Case, document_ids: list[int]) -> list[Document]:
     if missing:
         raise DomainError(f"No document {missing[0]} in this case.")
     documents = [found[i] for i in document_ids]
+    # A volume that lineage made system generated keeps no "production" origin: found by its row.
+    volumes = set(
+        Production.objects.filter(volume_document__in=found).values_list(
+            "volume_document_id", flat=True
+        )
+    )
     for document in documents:
-        production_document_check(document)
+        production_document_check(document, volume=document.pk in volumes)
     return documents
 
 
-def production_document_check(document: Document) -> None:
-    """Refuse a document a production cannot take (withdrawn, not stampable, not read yet),
-    saying why. Reads nothing; the stamp preview checks its document with it too."""
+def production_document_check(document: Document, *, volume: bool = False) -> None:
+    """Refuse a document a production cannot take (a production volume, withdrawn, not
+    stampable, not read yet), saying why. Reads nothing (`volume`: the caller knows it is a
+    production's volume); the stamp preview checks its document with it too."""
+    if volume or document.origin == Document.Origin.PRODUCTION:
+        raise DomainError(
+            f"{document.filename} is a production volume (the firm's outgoing production); "
+            "produce its originals instead."
+        )
     if document.withdrawn_at is not None:
         raise DomainError(
             f"{document.filename} was withdrawn (“{document.withdrawn_reason[:200]}”); "
@@ -410,8 +439,9 @@ def _volume_document(
       text of its rendition's pages (see `_rendered_volume_pages`).
     - Provenance: flagged if any original is flagged (their registry matches are copied, best
       share per artifact), else clear.
-    - Origin: system generated if any original is; else the originals' common origin; mixed,
-      the most cautious: the first untrusted origin in volume order, else client.
+    - Origin: "production", the firm's outgoing production (issue 25 req 1): never evidence,
+      refused from packets; system generated instead if any original is (a lawyer included
+      it), as `services.derivation_record` marks it when the lineage is written.
     - Lineage: one deterministic "bates-stamp" derivation (version from Production.transform)
       to every original, in order, with the prefix, digits, volume, production and that
       original's order and first and last number.
@@ -425,7 +455,9 @@ def _volume_document(
         filename=f"{production.volume}.pdf",
         kind=Document.Kind.PDF,
         content_type="application/pdf",
-        origin=_volume_origin(originals),
+        # The firm's outgoing production; lineage below makes it system generated if an
+        # original (included by a lawyer) is.
+        origin=Document.Origin.PRODUCTION,
         status=Document.Status.READY,
         page_count=production.page_count,
         pages_done=production.page_count,
@@ -506,16 +538,6 @@ def _rendered_volume_pages(volume: Document, items: list[ProductionDocument]) ->
         Page.objects.filter(document=volume, search_vector__isnull=True).update(
             search_vector=SearchVector("text", config=services.SEARCH_CONFIG)
         )
-
-
-def _volume_origin(originals: list[Document]) -> str:
-    origins = [d.origin for d in originals]
-    if Document.Origin.SYSTEM_GENERATED in origins:
-        return Document.Origin.SYSTEM_GENERATED
-    if len(set(origins)) == 1:
-        return origins[0]
-    untrusted = [o for o in origins if o in Document.UNTRUSTED_ORIGINS]
-    return untrusted[0] if untrusted else Document.Origin.CLIENT
 
 
 def _copy_matches(volume: Document, originals: list[Document]) -> None:

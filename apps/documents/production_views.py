@@ -17,7 +17,13 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cases.shortcuts import case_or_404, request_user
-from apps.documents import production_preview, production_selectors, production_services, selectors
+from apps.documents import (
+    production_door_services,
+    production_preview,
+    production_selectors,
+    production_services,
+    selectors,
+)
 from apps.documents.list_forms import DocumentListForm
 from apps.documents.models import Document, Production
 from apps.documents.production_forms import (
@@ -28,6 +34,7 @@ from apps.documents.production_forms import (
     ProductionForm,
     ids_from,
 )
+from apps.evidence.selectors import clearance as clearance_selectors
 from apps.evidence.selectors import packets as packet_selectors
 from lexweb.errors import DomainError, NotFound, Unavailable
 
@@ -133,19 +140,36 @@ def _reorder(documents: list[Document], op: str) -> list[Document]:
     return documents
 
 
-def _rows(documents: list[Document]) -> list[tuple[Document, str, int]]:
-    """Each picked document with the reason a production would refuse it ("" if none) and
-    the pages it would take (a rendered kind's rendition pages, see production_pages)."""
+def _rows(documents: list[Document]) -> list[tuple[Document, str, int, str]]:
+    """Each picked document with the reason a production would refuse it ("" if none), the
+    pages it would take (a rendered kind's rendition pages, see production_pages), and why the
+    door out holds it back unless a lawyer includes it ("" if it does not)."""
     rows = []
     for document in documents:
         pages = production_preview.production_pages(document)
         try:
             production_services.production_document_check(document)
         except DomainError as exc:
-            rows.append((document, exc.message, pages))
+            rows.append((document, exc.message, pages, ""))
         else:
-            rows.append((document, "", pages))
+            held = production_door_services.production_door_problem(document) or ""
+            rows.append((document, "", pages, held))
     return rows
+
+
+def _typed(request: HttpRequest, document_id: int) -> str:
+    return str(request.POST.get(f"include_{document_id}", ""))[:4000]
+
+
+def _inclusions(data: QueryDict, ids: list[int]) -> list[production_door_services.Inclusion]:
+    """The reasons typed for held-back documents (`include_<id>`): each one typed is an
+    inclusion; the service checks who may include and what the reason must be."""
+    typed = ((i, str(data.get(f"include_{i}", ""))) for i in ids)
+    return [
+        production_door_services.Inclusion(document_id=i, reason=reason)
+        for i, reason in typed
+        if reason.strip()
+    ]
 
 
 @login_required
@@ -191,6 +215,7 @@ def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
         initial = {k: request.GET.get(k, "")[:40] for k in ("volume", "bates_prefix")}
         form = ProductionForm(initial={k: v for k, v in initial.items() if v})
     refused = bool(problems or (form.is_bound and form.errors))
+    rows = _rows(documents)
     context = {
         "case": case,
         "form": form,
@@ -198,8 +223,11 @@ def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
         # search, packet or list filter that picked them).
         "packets": _packets(user, case.pk),
         "problems": problems,
-        "rows": (rows := _rows(documents)),
-        "pages": sum(pages for _, _, pages in rows),
+        # Each row with the reason typed for it, kept when the form comes back.
+        "rows": [(*row, _typed(request, row[0].pk)) for row in rows],
+        "pages": sum(row[2] for row in rows),
+        # Held-back documents get a reason field for a lawyer of the case (the service decides).
+        "may_include": clearance_selectors.is_case_lawyer(user=user, case=case),
         "sort_keys": SORT_KEYS,
         "preview": preview,
         "first_label": first_label,
@@ -228,6 +256,7 @@ def _commit(request: HttpRequest, case: Case, form: ProductionForm) -> HttpRespo
         legend_position=stamp.legend_position,
         font_size=stamp.font_size,
         margin=stamp.margin,
+        inclusions=_inclusions(request.POST, data["documents"]),
     )
     messages.success(request, f"Production {production} is queued for stamping.")
     return redirect("documents:production_detail", case_id=case.pk, production_id=production.pk)

@@ -6,7 +6,13 @@ from pydantic import Field
 
 from apps.accounts.models import User
 from apps.api.schemas import StrictIn, status_type
-from apps.documents import production_selectors, provenance_selectors, rendering, selectors
+from apps.documents import (
+    production_door_services,
+    production_selectors,
+    provenance_selectors,
+    rendering,
+    selectors,
+)
 from apps.documents.models import Document, Page, Production, ProductionExport, Rendition
 
 
@@ -259,6 +265,16 @@ class SearchOut(Schema):
     items: list[SearchHitOut]
 
 
+class InclusionIn(StrictIn):
+    """A lawyer's inclusion of a document the production holds back (generated, derived from
+    generated, flagged, firm work product), with the written reason: 10 to 2,000 characters
+    once trimmed (checked by the service: 400 `reason_invalid`). Only a lawyer of the case may
+    send any (403 `lawyer_required`)."""
+
+    document_id: int = Field(ge=1, le=2**63 - 1)
+    reason: str
+
+
 class ProductionIn(StrictIn):
     volume: str = Field(min_length=1, max_length=40)
     prefix: str = Field(min_length=1, max_length=20)
@@ -270,6 +286,8 @@ class ProductionIn(StrictIn):
     legend_position: Production.Position = Production.Position.BOTTOM_LEFT
     font_size: float = Field(9.0, ge=5, le=24)
     margin: float = Field(18.0, ge=4, le=72)
+    # Held-back documents of `document_ids` that a lawyer produces all the same, each with why.
+    include: list[InclusionIn] = Field(default_factory=list, max_length=10_000)
 
     def create_fields(self) -> dict[str, Any]:
         """production_services.production_create's keyword arguments (besides case and actor),
@@ -285,6 +303,10 @@ class ProductionIn(StrictIn):
             "legend_position": self.legend_position.value,
             "font_size": self.font_size,
             "margin": self.margin,
+            "inclusions": [
+                production_door_services.Inclusion(document_id=i.document_id, reason=i.reason)
+                for i in self.include
+            ],
         }
 
 
@@ -294,6 +316,11 @@ class ProductionItemOut(Schema):
     filename: str
     begbates: str
     endbates: str
+    # A held-back document a lawyer included: why it was held back, who included it, and the
+    # lawyer's written reason ("" and null for the others).
+    held_back: str = ""
+    included_by_id: int | None = None
+    inclusion_reason: str = ""
 
 
 class ProductionOut(ModelSchema):
@@ -347,6 +374,9 @@ class ProductionDetailOut(ProductionOut):
                 filename=item.document.filename,
                 begbates=obj.bates(item.first_number),
                 endbates=obj.bates(item.last_number),
+                held_back=item.held_back,
+                included_by_id=item.included_by_id,
+                inclusion_reason=item.inclusion_reason,
             )
             for item in obj.items.all()
         ]

@@ -21,6 +21,7 @@ from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
 from apps.documents import production_services, selectors, services
 from apps.documents.models import Derivation, Document, Page, Production
+from apps.documents.production_door_services import Inclusion
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
 from apps.evidence.selectors import provenance
 from apps.evidence.services import registry
@@ -58,14 +59,23 @@ def _upload(user: User, case: Case, name: str, data: bytes, origin: str = "clien
 
 
 def _produce(
-    user: User, case: Case, documents: list[Document], volume: str = "ACME001"
+    user: User,
+    case: Case,
+    documents: list[Document],
+    volume: str = "ACME001",
+    include: tuple[Document, ...] = (),
 ) -> Production:
+    """`include`: documents the door out holds back that the lawyer produces all the same."""
     return production_services.production_create(
         case=case,
         actor=user,
         volume=volume,
         prefix="ACME",
         document_ids=[d.pk for d in documents],
+        inclusions=[
+            Inclusion(document_id=d.pk, reason="Ordered produced by the court, see the order.")
+            for d in include
+        ],
     )
 
 
@@ -405,7 +415,7 @@ def test_stamped_volume_is_a_ready_document_with_the_originals_pages_and_lineage
         "ACME001.pdf",
         "pdf",
         "ready",
-        "court",
+        "production",  # the firm's outgoing production (issue 25 req 1), not its originals'
         "clear",
     )
     assert volume.blob_id == production.output_id
@@ -475,7 +485,7 @@ def test_volumes_are_listed_with_their_label_and_left_out_of_search_hits(
     assert {hit.document_id for hit in in_volume} == {production.volume_document_id}
 
 
-def test_volume_origin_and_flags_come_from_its_originals(
+def test_volume_is_an_outgoing_production_and_takes_its_originals_flags(
     lawyer: User, case: Case, blob_root: Any, run_jobs: Callable[[], None]
 ) -> None:
     # A model once wrote out the FedEx order's text: the registry knows it before the upload.
@@ -498,14 +508,14 @@ def test_volume_origin_and_flags_come_from_its_originals(
     (flag,) = ArtifactMatch.objects.filter(document=client)
 
     mixed = _produce(lawyer, case, [court, theirs], volume="V1")
-    plain = _produce(lawyer, case, [court, client], volume="V2")
+    plain = _produce(lawyer, case, [court, client], volume="V2", include=(client,))
     run_jobs()
 
     mixed_volume = Production.objects.get(pk=mixed.pk).volume_document
     plain_volume = Production.objects.get(pk=plain.pk).volume_document
     assert mixed_volume is not None and plain_volume is not None
-    assert (mixed_volume.origin, mixed_volume.provenance) == ("opposing", "clear")
-    assert (plain_volume.origin, plain_volume.provenance) == ("client", "flagged")
+    assert (mixed_volume.origin, mixed_volume.provenance) == ("production", "clear")
+    assert (plain_volume.origin, plain_volume.provenance) == ("production", "flagged")
     assert list(
         ArtifactMatch.objects.filter(document=plain_volume).values_list(
             "artifact_id", "by", "share"
@@ -529,7 +539,8 @@ def test_a_volume_of_a_generated_document_is_system_generated(
         parents=[evidence],
     )
     run_jobs()
-    production = _produce(lawyer, case, [evidence, draft])
+    # Held back at the door out; a lawyer includes it (issue 25 req 1), and lineage still wins.
+    production = _produce(lawyer, case, [evidence, draft], include=(draft,))
     run_jobs()
 
     volume = Production.objects.get(pk=production.pk).volume_document

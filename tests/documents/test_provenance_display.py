@@ -724,7 +724,9 @@ def test_a_stamped_production_volume_is_labelled_with_its_originals_as_lineage(
     viewer = lawyer_client.get(_viewer(volume)).content.decode()
     api = lawyer_api.get(_api_one(volume)).json()
 
-    assert "production volume ACME001" in row and "untrusted" in row
+    # Its own origin, the firm's outgoing production (issue 25 req 1), not its originals'.
+    assert "production volume ACME001" in row and "Outgoing production" in row
+    assert "untrusted" not in row
     lineage = viewer[viewer.index('id="lineage-heading"') :]
     assert lineage.index("ledger.pdf") < lineage.index("invoice.pdf")
     assert "bates-stamp/" in lineage and "deterministic" in lineage

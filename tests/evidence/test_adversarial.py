@@ -24,6 +24,7 @@ from apps.cases.models import Case
 from apps.documents import extraction, production_services
 from apps.documents import services as document_services
 from apps.documents.models import Derivation, Document, Production
+from apps.documents.production_door_services import Inclusion
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact, Packet
 from apps.evidence.selectors import registry as registry_selectors
 from apps.evidence.services import packets as packet_services
@@ -292,7 +293,14 @@ def test_d_the_text_pasted_into_a_new_pdf_and_a_txt_is_flagged(
 # --- (e) a production that includes a generated document -------------------------------------
 
 
-def _produce(case: Case, user: User, documents: list[Document], volume: str) -> Production:
+def _produce(
+    case: Case,
+    user: User,
+    documents: list[Document],
+    volume: str,
+    include: tuple[Document, ...] = (),
+) -> Production:
+    """`include`: held back at the door out (issue 25 req 1), produced by the lawyer anyway."""
     return production_services.production_create(
         case=case,
         actor=user,
@@ -300,6 +308,10 @@ def _produce(case: Case, user: User, documents: list[Document], volume: str) -> 
         prefix="ADY",
         document_ids=[d.pk for d in documents],
         digits=7,
+        inclusions=[
+            Inclusion(document_id=d.pk, reason="The court ordered every draft produced.")
+            for d in include
+        ],
     )
 
 
@@ -321,7 +333,7 @@ def test_e_a_production_volume_holding_a_generated_document_is_refused_by_lineag
         source="drafting run (adversarial suite)",
     )
     run_jobs()
-    production = _produce(case, lawyer, [note, generated], "VOL001")
+    production = _produce(case, lawyer, [note, generated], "VOL001", include=(generated,))
     run_jobs()
 
     production.refresh_from_db()
@@ -342,7 +354,7 @@ def test_e_a_production_volume_holding_a_generated_document_is_refused_by_lineag
     assert len(_add(lawyer, case, packet, note)) == 1
 
 
-def test_e_a_volume_holding_a_flagged_upload_is_refused_and_a_clean_one_is_not(
+def test_e_a_volume_holding_a_flagged_upload_is_flagged_and_no_volume_enters_a_packet(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
     draft = _draft("case-summary.md")
@@ -355,7 +367,7 @@ def test_e_a_volume_holding_a_flagged_upload_is_refused_and_a_clean_one_is_not(
     run_jobs()
     pasted_pdf = _upload(case, lawyer, "summary.pdf", attacks.paste_pdf(draft.text))
     run_jobs()
-    tainted = _produce(case, lawyer, [letter, pasted_pdf], "VOL001")
+    tainted = _produce(case, lawyer, [letter, pasted_pdf], "VOL001", include=(pasted_pdf,))
     clean = _produce(case, lawyer, [letter], "VOL002")
     run_jobs()
 
@@ -364,9 +376,11 @@ def test_e_a_volume_holding_a_flagged_upload_is_refused_and_a_clean_one_is_not(
     clean.refresh_from_db()
     assert tainted.volume_document is not None and clean.volume_document is not None
     assert tainted.volume_document.provenance == Document.Provenance.FLAGGED
-    assert "flagged" in _refused(lawyer, case, packet, tainted.volume_document).reason
     assert clean.volume_document.provenance == Document.Provenance.CLEAR
-    assert len(_add(lawyer, case, packet, clean.volume_document)) == 1
+    # A volume repeats its originals' pages: never in a packet, flagged or not (issue 25 req 1).
+    for volume in (tainted.volume_document, clean.volume_document):
+        assert "production volume" in _refused(lawyer, case, packet, volume).reason
+    assert len(_add(lawyer, case, packet, letter)) == 1
 
 
 # --- (f) printed to page images and OCR'd back ---------------------------------------------
@@ -595,10 +609,12 @@ def test_converse_every_real_fixture_is_clear_against_a_brief_quoting_it(
     assert len(_add(lawyer, case, packet, *documents)) == len(documents)
 
 
-def test_converse_a_production_of_the_client_documents_cited_by_a_draft_is_evidence(
+def test_converse_a_production_of_the_client_documents_cited_by_a_draft_is_not_flagged(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
-    """The drafts cite these very Bates numbers (ADY0000001...): the volume is still evidence."""
+    """The drafts cite these very Bates numbers (ADY0000001...): the volume is still clear,
+    and its originals are evidence (the volume itself is an outgoing production, which no
+    packet takes beside the pages it repeats)."""
     folder = attacks.EVAL / "case-loan-fraud"
     for draft in attacks.eval_drafts():
         if draft.case == folder.name:
@@ -614,7 +630,8 @@ def test_converse_a_production_of_the_client_documents_cited_by_a_draft_is_evide
     production.refresh_from_db()
     volume = production.volume_document
     assert volume is not None
-    assert volume.origin == Document.Origin.CLIENT
+    assert volume.origin == Document.Origin.PRODUCTION
     assert volume.provenance == Document.Provenance.CLEAR
     assert production.bates(production.first_number) == "ADY0000001"
-    assert len(_add(lawyer, case, packet, volume)) == 1
+    assert "production volume" in _refused(lawyer, case, packet, volume).reason
+    assert len(_add(lawyer, case, packet, *originals)) == len(originals)

@@ -69,11 +69,18 @@ def provenance_problem(
     """Why `document` may not be evidence, or None. Read when adding, when freezing, and for
     the item views.
 
-    In this order: system generated; derived from something generated (the nearest such
-    ancestor and the transform, through `provenance.generated_ancestor`); flagged by the
-    registry (the artifact is named only to members of its case); its text not known yet.
-    `chain`, when the caller has read it already: an empty one means no lineage to follow.
+    In this order: a production volume (origin "production"); system generated; derived from
+    something generated (the nearest such ancestor and the transform, through
+    `provenance.generated_ancestor`); flagged by the registry (the artifact is named only to
+    members of its case); its text not known yet. `chain`, when the caller has read it
+    already: an empty one means no lineage to follow.
     """
+    # A stamped volume repeats its originals' pages (issue 25 req 1): never beside them.
+    if document.origin == Document.Origin.PRODUCTION:
+        return (
+            "it is a production volume (the firm's outgoing production), which repeats its "
+            "originals' pages; add the originals instead"
+        )
     no_lineage = chain is not None and not chain
     ancestor = None if no_lineage else provenance.generated_ancestor(document)
     if document.origin == Document.Origin.SYSTEM_GENERATED and ancestor is None:

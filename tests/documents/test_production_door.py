@@ -1,0 +1,405 @@
+"""Issue 25 req 1: the door out. A production holds back system-generated documents, those
+derived from them, registry-flagged documents and firm work product unless a lawyer of the case
+includes each with a written reason (audited); a production volume is an outgoing production of
+its own origin, never produced again and never added to a packet."""
+
+import io
+from typing import Any
+
+import pymupdf
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from apps.accounts.models import AuditEvent, User
+from apps.cases.models import Case
+from apps.documents import production_services
+from apps.documents import services as document_services
+from apps.documents.models import Derivation, Document, Production, ProductionDocument
+from apps.documents.production_door_services import Inclusion, ProductionRefused
+from apps.evidence.models import GeneratedArtifact
+from apps.evidence.services import packets as packet_services
+from apps.evidence.services import registry
+from apps.evidence.services.clearance import LawyerRequired, ReasonInvalid
+from apps.evidence.services.packets import ProvenanceRefused, Selection
+from lexweb.errors import DomainError
+
+pytestmark = pytest.mark.django_db
+
+REASON = "Ordered produced by the court on 3 March; see docket entry 41."
+MEMO = (
+    "Our assessment of the lease dispute: the landlord's notice was served late, the tenant "
+    "paid every instalment on time, and the arbitration clause does not reach the deposit. "
+    "We recommend settling the deposit claim and contesting the eviction in full."
+)
+
+
+def _pdf(text: str) -> bytes:
+    with pymupdf.open() as pdf:
+        pdf.new_page().insert_textbox(pymupdf.Rect(72, 72, 540, 720), text, fontsize=11)
+        return pdf.tobytes()
+
+
+def _upload(case: Case, user: User, name: str, text: str, origin: str = "client") -> Document:
+    outcome = document_services.document_upload(
+        case=case, uploaded_by=user, filename=name, source=io.BytesIO(_pdf(text)), origin=origin
+    )
+    assert outcome.document is not None, outcome.error
+    document_services.document_extract_text(document_id=outcome.document.pk)
+    outcome.document.refresh_from_db()
+    return outcome.document
+
+
+def _generated(case: Case, name: str, text: str, parents: list[Document]) -> Document:
+    document = document_services.document_create_generated(
+        case=case,
+        actor=None,
+        filename=name,
+        data=_pdf(text),
+        text=text,
+        media_type="application/pdf",
+        source="test: drafter",
+        parents=parents,
+    )
+    document_services.document_extract_text(document_id=document.pk)
+    document.refresh_from_db()
+    return document
+
+
+@pytest.fixture
+def held(case: Case, lawyer: User) -> dict[str, Document]:
+    """A clean client document and one of each kind the door out holds back."""
+    clean = _upload(case, lawyer, "lease.pdf", "The lease between Acme and Bolt, signed 2024.")
+    draft = _generated(case, "draft.pdf", "A motion lexweb drafted from the lease.", [clean])
+    # An exhibit derived (byte for byte, as an attachment) from the generated draft.
+    derived = _upload(case, lawyer, "derived.pdf", "An exhibit cut out of the draft motion.")
+    document_services.derivation_record(
+        child=derived,
+        parents=[draft],
+        transform=Derivation.EMAIL_ATTACHMENT,
+        version="1",
+        deterministic=True,
+    )
+    # A model wrote this memo once; a person uploads it again as a "client" file.
+    registry.artifact_register(
+        data=MEMO.encode(),
+        text=MEMO,
+        kind=GeneratedArtifact.Kind.MODEL_OUTPUT,
+        media_type="text/plain",
+        title="Lease memo",
+        case=case,
+    )
+    flagged = _upload(case, lawyer, "memo.pdf", MEMO)
+    work = _upload(case, lawyer, "notes.pdf", "Partner notes on strategy.", "work_product")
+    documents = {
+        "clean": clean,
+        "draft": draft,
+        "derived": derived,
+        "flagged": flagged,
+        "work": work,
+    }
+    for document in documents.values():
+        document.refresh_from_db()
+    assert draft.origin == derived.origin == "system_generated"
+    assert flagged.provenance == Document.Provenance.FLAGGED
+    return documents
+
+
+def _create(
+    case: Case, actor: User, documents: list[Document], include: list[Inclusion] | None = None
+) -> Production:
+    return production_services.production_create(
+        case=case,
+        actor=actor,
+        volume="OUT001",
+        prefix="OUT",
+        document_ids=[d.pk for d in documents],
+        inclusions=include or [],
+    )
+
+
+def _api(case: Case) -> str:
+    return f"/api/v1/cases/{case.pk}/productions"
+
+
+def _body(documents: list[Document], **extra: Any) -> dict[str, Any]:
+    return {
+        "volume": "OUT001",
+        "prefix": "OUT",
+        "document_ids": [d.pk for d in documents],
+        **extra,
+    }
+
+
+# --- The service ---------------------------------------------------------------------------------
+
+
+def test_each_held_back_document_is_refused_by_name_and_nothing_is_produced(
+    case: Case, lawyer: User, held: dict[str, Document]
+) -> None:
+    with pytest.raises(ProductionRefused) as info:
+        _create(case, lawyer, list(held.values()))
+
+    refused = {document_id: why for document_id, _, why in info.value.refusals}
+    assert set(refused) == {held[k].pk for k in ("draft", "derived", "flagged", "work")}
+    assert refused[held["draft"].pk] == "it is system generated (lexweb wrote it)"
+    assert f"derived from “draft.pdf” (document {held['draft'].pk})" in refused[held["derived"].pk]
+    assert "registry flagged it" in refused[held["flagged"].pk]
+    assert refused[held["work"].pk] == "it is firm work product"
+    assert (info.value.status, info.value.code) == (422, "production_refused")
+    assert "lease.pdf" not in info.value.message and "memo.pdf" in info.value.message
+    assert not Production.objects.exists()
+
+
+def test_a_lawyer_includes_each_held_back_document_with_a_reason_kept_and_audited(
+    case: Case, lawyer: User, held: dict[str, Document]
+) -> None:
+    kept = ("draft", "flagged", "work")
+    documents = [held["clean"], *(held[k] for k in kept)]
+    include = [Inclusion(document_id=held[k].pk, reason=f"  {REASON}\r\n") for k in kept]
+
+    production = _create(case, lawyer, documents, include)
+
+    items = {i.document_id: i for i in ProductionDocument.objects.filter(production=production)}
+    assert items[held["clean"].pk].held_back == "" and items[held["clean"].pk].included_by is None
+    for key in kept:
+        item = items[held[key].pk]
+        assert (item.included_by, item.inclusion_reason) == (lawyer, REASON)
+        assert item.held_back
+    audits = AuditEvent.objects.filter(action="production.document_included").order_by("id")
+    assert [(a.actor, a.detail["document"], a.detail["reason"]) for a in audits] == [
+        (lawyer, held[k].pk, REASON) for k in kept
+    ]
+    assert audits[2].detail["held_back"] == "it is firm work product"
+
+
+def test_staff_may_not_include_and_nothing_is_produced(
+    case: Case, staff: User, held: dict[str, Document]
+) -> None:
+    with pytest.raises(LawyerRequired):
+        _create(
+            case, staff, [held["work"]], [Inclusion(document_id=held["work"].pk, reason=REASON)]
+        )
+    # Without inclusions staff is told what is held back, like anyone.
+    with pytest.raises(ProductionRefused):
+        _create(case, staff, [held["work"]])
+    assert not Production.objects.exists()
+    assert not AuditEvent.objects.filter(action="production.document_included").exists()
+
+
+@pytest.mark.parametrize(
+    ("reason", "says"),
+    [
+        ("", "at least 10"),
+        ("   \n\t ", "at least 10"),
+        ("too short", "at least 10"),
+        ("x" * 2001, "at most 2,000"),
+        ("Produce it\u202e please, ordered.", "control or invisible"),
+    ],
+)
+def test_a_missing_short_oversized_or_hidden_reason_is_refused(
+    case: Case, lawyer: User, held: dict[str, Document], reason: str, says: str
+) -> None:
+    with pytest.raises(ReasonInvalid, match=says):
+        _create(
+            case, lawyer, [held["work"]], [Inclusion(document_id=held["work"].pk, reason=reason)]
+        )
+    assert not Production.objects.exists()
+
+
+def test_inclusions_must_name_held_back_documents_of_the_production_once(
+    case: Case, lawyer: User, held: dict[str, Document], other_case: Case, outsider: User
+) -> None:
+    theirs = _upload(
+        other_case, outsider, "theirs.pdf", "Another firm's case file.", "work_product"
+    )
+    work = held["work"]
+    cases = [
+        ([work], [Inclusion(document_id=999_999_999, reason=REASON)], "not among"),
+        ([work], [Inclusion(document_id=theirs.pk, reason=REASON)], "not among"),
+        (
+            [work, held["clean"]],
+            [Inclusion(document_id=held["clean"].pk, reason=REASON)],
+            "not held",
+        ),
+        ([work], [Inclusion(document_id=work.pk, reason=REASON)] * 2, "included twice"),
+        ([work, theirs], [Inclusion(document_id=work.pk, reason=REASON)], "No document"),
+    ]
+    for documents, include, says in cases:
+        with pytest.raises(DomainError, match=says):
+            _create(case, lawyer, documents, include)
+    assert not Production.objects.exists()
+
+
+# --- The volume --------------------------------------------------------------------------------
+
+
+def test_the_volume_is_an_outgoing_production_never_produced_again_nor_put_in_a_packet(
+    case: Case, lawyer: User, held: dict[str, Document]
+) -> None:
+    production = _create(case, lawyer, [held["clean"]])
+    production_services.production_stamp(production_id=production.pk)
+    volume = Production.objects.get(pk=production.pk).volume_document
+    assert volume is not None
+    assert (volume.origin, volume.get_origin_display()) == ("production", "Outgoing production")
+
+    with pytest.raises(DomainError, match="is a production volume"):
+        production_services.production_create(
+            case=case, actor=lawyer, volume="OUT002", prefix="OUT", document_ids=[volume.pk]
+        )
+    packet = packet_services.packet_create(user=lawyer, case_id=case.pk, title="Exhibits")
+    with pytest.raises(ProvenanceRefused, match="production volume"):
+        packet_services.packet_items_add(
+            user=lawyer,
+            case_id=case.pk,
+            packet_id=packet.pk,
+            selections=[
+                Selection(document_id=held["clean"].pk, reason="The lease itself"),
+                Selection(document_id=volume.pk, reason="The volume as well"),
+            ],
+        )
+    assert not packet.items.exists()  # all or nothing: not even the original beside it
+
+
+def test_a_volume_holding_an_included_generated_document_stays_system_generated(
+    case: Case, lawyer: User, held: dict[str, Document]
+) -> None:
+    include = [Inclusion(document_id=held["draft"].pk, reason=REASON)]
+    production = _create(case, lawyer, [held["clean"], held["draft"]], include)
+    production_services.production_stamp(production_id=production.pk)
+
+    volume = Production.objects.get(pk=production.pk).volume_document
+    assert volume is not None and volume.origin == "system_generated"
+
+
+# --- The API and MCP's shared schema -----------------------------------------------------------
+
+
+def test_api_refusal_lists_each_document_and_why(
+    case: Case, lawyer_api: Client, held: dict[str, Document]
+) -> None:
+    response = lawyer_api.post(
+        _api(case), _body([held["clean"], held["work"], held["flagged"]]), "application/json"
+    )
+
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"] == "production_refused"
+    assert [e["loc"] for e in body["errors"]] == [
+        ["document_ids", held["work"].pk],
+        ["document_ids", held["flagged"].pk],
+    ]
+    assert body["errors"][0]["msg"] == "notes.pdf: it is firm work product"
+
+
+def test_api_lawyer_includes_with_a_reason_and_the_items_say_so(
+    case: Case, lawyer: User, lawyer_api: Client, held: dict[str, Document]
+) -> None:
+    body = _body(
+        [held["clean"], held["work"]],
+        include=[{"document_id": held["work"].pk, "reason": REASON}],
+    )
+    response = lawyer_api.post(_api(case), body, "application/json")
+
+    assert response.status_code == 201, response.json()
+    items = {i["document_id"]: i for i in response.json()["items"]}
+    assert items[held["work"].pk]["inclusion_reason"] == REASON
+    assert items[held["work"].pk]["included_by_id"] == lawyer.pk
+    assert items[held["work"].pk]["held_back"] == "it is firm work product"
+    assert items[held["clean"].pk]["included_by_id"] is None
+    audit = AuditEvent.objects.get(action="production.document_included")
+    assert (audit.via, audit.detail["reason"]) == ("api", REASON)
+
+
+def test_api_a_staff_token_may_not_include(
+    case: Case, staff_api: Client, held: dict[str, Document]
+) -> None:
+    body = _body([held["work"]], include=[{"document_id": held["work"].pk, "reason": REASON}])
+
+    response = staff_api.post(_api(case), body, "application/json")
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "lawyer_required"
+    assert not Production.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("include", "status", "code"),
+    [
+        ([{"document_id": "WORK"}], 422, "invalid"),  # no reason
+        ([{"document_id": "WORK", "reason": ""}], 400, "reason_invalid"),
+        ([{"document_id": "WORK", "reason": "y" * 5000}], 400, "reason_invalid"),
+        ([{"document_id": "WORK", "reason": "z" * 20_000}], 422, "invalid"),  # over any string
+        ([{"document_id": 0, "reason": REASON}], 422, "invalid"),
+        ([{"document_id": "1", "reason": REASON}], 422, "invalid"),
+        ([{"document_id": 999_999_999, "reason": REASON}], 400, "invalid"),
+        ([{"document_id": "WORK", "reason": REASON, "by": "me"}], 422, "invalid"),
+        ("all of them", 422, "invalid"),
+    ],
+)
+def test_api_bad_inclusions_are_refused_and_nothing_is_produced(
+    case: Case, lawyer_api: Client, held: dict[str, Document], include: Any, status: int, code: str
+) -> None:
+    if isinstance(include, list):
+        include = [
+            {**one, "document_id": held["work"].pk} if one.get("document_id") == "WORK" else one
+            for one in include
+        ]
+    response = lawyer_api.post(
+        _api(case), _body([held["work"]], include=include), "application/json"
+    )
+
+    assert response.status_code == status, response.json()
+    assert response.json()["code"] == code
+    assert not Production.objects.exists()
+
+
+# --- The order screen --------------------------------------------------------------------------
+
+
+def _new(case: Case) -> str:
+    return reverse("documents:production_new", kwargs={"case_id": case.pk})
+
+
+def test_the_order_screen_says_no_with_the_reason_and_offers_lawyers_the_inclusion(
+    case: Case, lawyer_client: Client, staff_client: Client, held: dict[str, Document]
+) -> None:
+    ids = [held["clean"].pk, held["work"].pk, held["draft"].pk]
+
+    as_lawyer = lawyer_client.get(_new(case), {"ids": ids}).content.decode()
+    as_staff = staff_client.get(_new(case), {"ids": ids}).content.decode()
+
+    assert "No: it is firm work product." in as_lawyer
+    assert "No: it is system generated (lexweb wrote it)." in as_lawyer
+    assert as_lawyer.count("data-held-back") == 2
+    assert f'name="include_{held["work"].pk}"' in as_lawyer
+    assert f'name="include_{held["clean"].pk}"' not in as_lawyer
+    assert "No: it is firm work product." in as_staff and 'name="include_' not in as_staff
+
+
+def test_the_order_screen_commits_a_lawyers_inclusion_and_refuses_without_one(
+    case: Case, lawyer: User, lawyer_client: Client, held: dict[str, Document]
+) -> None:
+    form = {
+        "documents": f"{held['clean'].pk},{held['work'].pk}",
+        "volume": "OUT001",
+        "bates_prefix": "OUT",
+        "digits": "6",
+        "position": "bottom_right",
+        "legend": "",
+        "legend_position": "bottom_left",
+        "font_size": "9",
+        "margin": "18",
+        "op": "commit",
+    }
+
+    refused = lawyer_client.post(_new(case), form)
+    assert refused.status_code == 400
+    assert "notes.pdf (document" in refused.content.decode()
+    assert not Production.objects.exists()
+
+    made = lawyer_client.post(_new(case), {**form, f"include_{held['work'].pk}": REASON})
+    assert made.status_code == 302
+    item = ProductionDocument.objects.get(document=held["work"])
+    assert (item.included_by, item.inclusion_reason) == (lawyer, REASON)
+    assert AuditEvent.objects.get(action="production.document_included").via == "web"
