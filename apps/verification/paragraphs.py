@@ -100,6 +100,8 @@ class Context(Protocol):
 
     def key_terms(self, span: tuple[int, int]) -> list[str]: ...
 
+    def cite_pages(self, cite: Claim) -> list[int]: ...
+
 
 @dataclass
 class Paragraph:
@@ -222,6 +224,10 @@ def pinned(finding: Finding, context: Context) -> Finding:
         for ref in claim.bates:
             pages.extend(p for p in index.bates_indexes(ref)[0] if p not in pages)
         document = None
+    elif finding.status == "supported" and (claim.exhibit is not None or claim.title is not None):
+        # "Ex. 3 ¶ 4": the exhibit's pages, as resolved (apps.verification.exhibits).
+        pages = context.cite_pages(claim)
+        document = index.pages[pages[0]].filename if pages else None
     elif finding.check == "record_cite_unstamped" and not claim.bates:
         found_pages = pleading_pages(claim, index)
         if found_pages is None:

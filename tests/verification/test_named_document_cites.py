@@ -200,3 +200,49 @@ def test_case_and_record_forms_with_at_are_not_document_names() -> None:
     )
     claims = extract_claims(text, bates_prefixes=["QX"])
     assert not [c for c in claims if c.title is not None or c.exhibit is not None], claims
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_paragraph_pin_after_an_exhibit_or_a_title_is_checked_in_that_document(
+    seed: int,
+) -> None:
+    rng = random.Random(seed + 900)  # noqa: S311 (seeded test data)
+    facts = [f"{_word(rng)} ratified the {_word(rng, 9)} {_word(rng, 8).lower()}" for _ in range(4)]
+    kind = rng.choice(KINDS)
+    paragraphs = "\n".join(f"{n}. {fact}." for n, fact in enumerate(facts, 1))
+    pages = [
+        PageRecord(
+            1,
+            1,
+            "cover.pdf",
+            1,
+            ("QX0000001",),
+            "COVER\nSent by courier.",
+            "text_layer",
+            None,
+            "client",
+        ),
+        PageRecord(
+            2,
+            2,
+            f"{kind.lower().replace(' ', '_')}.pdf",
+            1,
+            ("QX0000002",),
+            f"{kind.upper()}\n{paragraphs}",
+            "text_layer",
+            None,
+            "client",
+        ),
+    ]
+    index = PacketIndex.build(pages)
+    n = rng.randint(1, 4)
+    other = rng.choice([k for k in range(1, 5) if k != n])
+    for cite in (f"Ex. 2 \u00b6 {n}", f"{kind} \u00b6 {n}"):
+        text = f"{facts[n - 1]} ({cite})."
+        found = _cite(verify_text(text, extract_claims(text, bates_prefixes=["QX"]), index), cite)
+        assert found.status == "supported", found.message
+        wrong = cite.replace(f"\u00b6 {n}", f"\u00b6 {other}")
+        text = f"{facts[n - 1]} ({wrong})."
+        found = _cite(verify_text(text, extract_claims(text, bates_prefixes=["QX"]), index), wrong)
+        assert found.status == "unsupported", found.message
+        assert f"\u00b6 {n} has it" in found.message

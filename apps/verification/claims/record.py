@@ -1,6 +1,8 @@
 """Record cites: Bates numbers and ranges of the case's prefixes (or of any PREFIX+digits label),
-"Ex. 3 at ACME000022", pins, "Compl. ¶ 4", "Dkt. 12 at 3", "1 App. 24"; and, where a record cite
-belongs, what is none (apps.verification.claims.references)."""
+"Ex. 3 at ACME000022", pins, "Compl. ¶ 4", "Dkt. 12 at 3", "1 App. 24"; cites naming their
+document, "Ex. 3 at 2" and, where a cite belongs, a name or title with a pin ("Subcontract at 3",
+'"site-log.pdf" ¶ 4'; resolved by apps.verification.exhibits); and, where a record cite belongs,
+what is none (apps.verification.claims.references)."""
 
 from __future__ import annotations
 
@@ -76,8 +78,9 @@ _EXHIBIT_NUMBER = re.compile(
 # 3", "Voss Letter, p. 2", '"site-log.pdf" at 2'): the name is checked against the packet's
 # documents, never against a list of words. A quoted name is part of the cite.
 _NAME_PIN = (
-    r"(?:,?\s+at\s+|,\s+(?:at\s+)?pp?\.\s*)"
+    r"(?:(?:,?\s+at\s+|,\s+(?:at\s+)?pp?\.\s*)"
     r"(?P<pin>\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?)(?!\s*[ap]\.?m\b|[\d:])"
+    r"|,?\s+(?:at\s+)?(?P<marks>\u00b6\u00b6?)\s*(?P<para>\d{1,3}(?:\s*[-\u2013]\s*\d{1,3})?)(?!\d))"
 )
 _QUOTED_NAME = re.compile(
     r"(?P<open>[\"\u201c])(?P<name>[^\"\u201c\u201d\n]{2,80})[\"\u201d]" + _NAME_PIN + r"\s*$"
@@ -106,6 +109,13 @@ _SMALL_WORDS = frozenset(
 # What makes a "Name at 3" some other cite: a case's short form ("Smith, 123 F.3d at 4" has a
 # comma; "Id.", "supra"), a statute's section, a law's numbered unit.
 _NOT_A_NAME = re.compile(r"\b(?:Id|Ibid|supra|infra|v|vs|n|nn)\.|\bsupra\b|\u00a7|\bv\.\s", re.I)
+
+
+def _name_pin(match: re.Match[str]) -> str:
+    """The pin of a name cite, as `_pin_text` writes pins ("at 3", "¶ 4", "¶¶ 4-6")."""
+    if match.group("para") is not None:
+        return match.group("marks") + " " + re.sub(r"\s+", "", match.group("para"))
+    return "at " + re.sub(r"\s+", "", match.group("pin"))
 
 
 def _names_a_document(name: str) -> bool:
@@ -345,7 +355,7 @@ def _quoted_names(
         name = match.group("name").strip()
         if is_generated(name):
             continue
-        pin = "at " + re.sub(r"\s+", "", match.group("pin"))
+        pin = _name_pin(match)
         cites.append(RecordCite("record_cite", a, b, (), (pin,), title=name))
         used.add(quote.start)
     return cites, [q for q in quotes if q.start not in used]
@@ -455,7 +465,7 @@ def record_cites(
             head = a + (signal.end() if signal else 0)
             named_match = _PLAIN_NAME.fullmatch(text, head, b)
             if named_match is not None and _names_a_document(named_match.group("name")):
-                pin = "at " + re.sub(r"\s+", "", named_match.group("pin"))
+                pin = _name_pin(named_match)
                 title = named_match.group("name").strip()
                 add(RecordCite("record_cite", head, b, (), (pin,), title=title))
 
