@@ -408,7 +408,33 @@ class _Context:
             if missing:
                 return self._out_of_range(claim, ref.prefix, missing, bool(found))
             pages.extend(p for p in found if p not in pages)
+        if claim.exhibit is not None:
+            return self._in_exhibit(claim, pages, self.judge_pages(claim, pages))
         return self.judge_pages(claim, pages)
+
+    def _in_exhibit(self, claim: Claim, pages: list[int], finding: Finding) -> Finding:
+        """ "Ex. 3 at ACME000022": the Bates page must be in exhibit 3. Where the packet's
+        documents carry exhibit labels, a page of another document is unsupported; where the
+        exhibits are read from the packet's order, the finding only says where the page is."""
+        if self.documents is None:
+            self.documents = exhibits.catalogue(self.index)
+        resolved = exhibits.exhibit(self.documents, claim.exhibit or "")
+        document = resolved.document
+        if document is not None and all(p in document.pages for p in pages):
+            return finding
+        where = ", ".join(dict.fromkeys(self.index.pages[p].filename for p in pages))
+        said = resolved.how if document is not None else resolved.reason
+        if not self.documents.labelled or finding.status != "supported":
+            return replace(
+                finding, message=f"{finding.message} ({said}; the cited page is in {where})"
+            )
+        return replace(
+            finding,
+            status="unsupported",
+            check="record_cite_exhibit",
+            message=f"{pages_label(self.index, pages)} is in {where}, not in the exhibit cited: "
+            f"{said}",
+        )
 
     def _named_cite(self, claim: Claim) -> Finding:
         """A cite naming its document by exhibit or title ("Ex. 3 at 2", "Subcontract at 3"):

@@ -246,3 +246,24 @@ def test_a_paragraph_pin_after_an_exhibit_or_a_title_is_checked_in_that_document
         found = _cite(verify_text(text, extract_claims(text, bates_prefixes=["QX"]), index), wrong)
         assert found.status == "unsupported", found.message
         assert f"\u00b6 {n} has it" in found.message
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_bates_page_cited_under_an_exhibit_must_be_in_that_exhibit(seed: int) -> None:
+    labelled = Packet(seed + 1000, labels=True)
+    first = labelled.pages[0]
+    fact = labelled.documents[0][2][0]
+    right, wrong = f"Ex. 1 at {first.bates[0]}", f"Ex. 2 at {first.bates[0]}"
+    assert _cite(labelled.findings(f"{fact} ({right})."), right).status == "supported"
+    finding = _cite(labelled.findings(f"{fact} ({wrong})."), wrong)
+    assert finding.status == "unsupported"
+    assert finding.check == "record_cite_exhibit"
+    assert first.filename in finding.message
+    # Read from the packet's order, the exhibit's number is no label of the document: the
+    # page stands, and the finding says where it is.
+    unlabelled = Packet(seed + 1000)
+    page = unlabelled.pages[0]
+    wrong = f"Ex. 2 at {page.bates[0]}"
+    finding = _cite(unlabelled.findings(f"{unlabelled.documents[0][2][0]} ({wrong})."), wrong)
+    assert finding.status == "supported", finding.message
+    assert f"the cited page is in {page.filename}" in finding.message

@@ -293,10 +293,14 @@ def _bates_cites(
             )
         end, pins = _pins_after(text, end)
         exhibit = _EXHIBIT_BEFORE.search(text, max(0, start - 40), start)
+        number = None
         if exhibit is not None:
             start = exhibit.start()
+            # "Ex. 3 at ACME000022": the page must be one of exhibit 3's (checks).
+            named = _EXHIBIT_NUMBER.match(text, start, exhibit.end())
+            number = named.group("n") if named is not None else None
         ref = BatesRef(prefix, first, last, len(num), first_page, last_page, width)
-        cites.append(RecordCite(kind, start, end, (ref,), tuple(pins)))
+        cites.append(RecordCite(kind, start, end, (ref,), tuple(pins), number))
     return cites
 
 
