@@ -123,3 +123,59 @@ def test_a_motion_drafted_to_the_run_limit_passes_the_reasoner_reviewer_and_revi
         assert record.prompt_tokens + record.completion_tokens <= 4096
     first = run.stages.get(name="drafter").evidence_budget
     assert first["reply_tokens"] == limit and first["window"] == 4096
+
+
+def _verifier_finding(number: int, status: str) -> dict[str, object]:
+    # Varied, long claims and messages: amounts and Bates-like numbers (digits count one
+    # token each), words, quotes.
+    claim = (
+        f"On March {number % 28 + 1}, 20{number % 30:02d} the lessee paid ${number * 7919:,}.37 "
+    )
+    return {
+        "text": claim * (1 + number % 4),
+        "status": status,
+        "message": f"No frozen page carries {number * 7919:,}.37; ACME{number:07d} " * 6,
+    }
+
+
+def test_the_revision_is_given_findings_within_the_reserve_blocking_ones_first() -> None:
+    """The revision's prompt keeps FINDINGS_TOKENS of its window for the findings: however many
+    the verifier and the reviewer found, their lines fit it (as counted conservatively), what
+    blocks approval comes first, and the findings left out are counted."""
+    from apps.cluster.tokens import estimate_tokens
+    from apps.drafting.pipeline.outputs import revision_findings
+
+    statuses = ["needs_review", "unsupported", "contradicted", "needs_review"]
+    verifier = [_verifier_finding(n, statuses[n % 4]) for n in range(300)]
+    reviewer = [
+        {"kind": "weak_point", "quote": "9" * 110, "comment": "1,2,3 " * 40} for _ in range(3)
+    ]
+    problems, attacks = revision_findings(verifier, reviewer)
+
+    assert estimate_tokens(problems) + estimate_tokens(attacks) <= budget.FINDINGS_TOKENS
+    problem_lines = problems.splitlines()
+    listed, left_out = problem_lines[:-1], problem_lines[-1]
+    assert left_out == f"- … and {300 - len(listed)} more findings like these, not listed here."
+    assert listed and all(": contradicted: " in line for line in listed[:10])
+    shown = [line.split("”: ")[1].split(":")[0] for line in listed]
+    order = {"contradicted": 0, "unsupported": 1, "needs_review": 2}
+    assert shown == sorted(shown, key=order.__getitem__)
+    # The reviewer's few findings are listed (cut to a line), or counted when they cannot fit.
+    assert attacks.count("\n") <= 3 and attacks != "(none)"
+
+
+def test_a_few_findings_are_all_given_to_the_revision_whole() -> None:
+    from apps.drafting.pipeline.outputs import revision_findings
+
+    verifier = [
+        {"text": "$4,100", "status": "unsupported", "message": "No page carries $4,100."},
+        {"text": "ACME000017", "status": "needs_review", "message": "Check the page."},
+    ]
+    reviewer = [{"kind": "weak_point", "quote": "the notice", "comment": "Which notice?"}]
+    problems, attacks = revision_findings(verifier, reviewer)
+    assert problems == (
+        "- “$4,100”: unsupported: No page carries $4,100.\n"
+        "- “ACME000017”: needs_review: Check the page."
+    )
+    assert attacks == "- weak_point: “the notice”: Which notice?"
+    assert revision_findings([], []) == ("(none)", "(none)")

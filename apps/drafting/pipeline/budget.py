@@ -60,8 +60,8 @@ MODEL_STAGES = set(MAX_TOKENS)
 PROMPT_MARGIN_TOKENS = 64
 MIN_EVIDENCE_TOKENS = 512
 MIN_DRAFT_TOKENS = 256
-# What the findings given to the revision may take (the reviewer's are bounded by its schema;
-# the verifier's are one line each).
+# What the findings given to the revision take at most: outputs.revision_findings lists them
+# within it (blocking ones first, the rest counted), however many the verifier found.
 FINDINGS_TOKENS = 512
 # The smallest reply a stage is ever asked for.
 MIN_REPLY_TOKENS = 16

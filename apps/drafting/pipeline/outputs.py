@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
+from apps.cluster.tokens import estimate_tokens
 from apps.drafting import services as draft_services
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
+from apps.drafting.pipeline.budget import FINDINGS_TOKENS
 from apps.evidence.prompt import page_label
 from apps.evidence.services import registry
 from apps.verification.models import Finding, Verification
@@ -132,20 +134,15 @@ def schema_for(name: str) -> dict[str, object] | None:
 def template_values(work: "Work") -> dict[str, str]:
     verifier = work.earlier.get(N.VERIFIER, {})
     adversary = work.earlier.get(N.ADVERSARY, {})
-    problems = [
-        f"- “{item.get('text')}”: {item.get('status')}: {item.get('message')}"
-        for item in _items(verifier.get("findings"))
-    ]
-    attacks = [
-        f"- {item.get('kind')}: “{item.get('quote')}”: {item.get('comment')}"
-        for item in _items(adversary.get("findings"))
-    ]
+    problems, attacks = revision_findings(
+        _items(verifier.get("findings")), _items(adversary.get("findings"))
+    )
     return {
         "kind": Run.Kind(work.kind).label.lower(),
         "instructions": work.instructions,
         "draft": work.draft_text,
-        "verifier_findings": "\n".join(problems) or "(none)",
-        "reviewer_findings": "\n".join(attacks) or "(none)",
+        "verifier_findings": problems,
+        "reviewer_findings": attacks,
         "max_transactions": str(transactions_limit()),
         "max_reasons": str(GATE_MAX_REASONS),
         "reason_chars": str(GATE_REASON_CHARS),
@@ -155,6 +152,82 @@ def template_values(work: "Work") -> dict[str, str]:
         "quote_chars": str(ADVERSARY_QUOTE_CHARS),
         "comment_chars": str(ADVERSARY_COMMENT_CHARS),
     }
+
+
+# A finding's claim and message as the revision is given them, at most (the stored finding keeps
+# them whole).
+REVISION_CLAIM_CHARS = 160
+REVISION_MESSAGE_CHARS = 240
+# The order the revision is given findings in: what blocks approval first.
+_REVISION_ORDER: dict[str, int] = {
+    Finding.Status.CONTRADICTED: 0,
+    Finding.Status.UNSUPPORTED: 1,
+    Finding.Status.NEEDS_REVIEW: 3,
+}
+_REVIEWER_RANK = 2  # the reviewer's findings: after what blocks, before what needs review
+
+
+def revision_findings(
+    verifier: list[dict[str, object]],
+    reviewer: list[dict[str, object]],
+    *,
+    budget: int = FINDINGS_TOKENS,
+) -> tuple[str, str]:
+    """The verifier's and the reviewer's findings as the revision's prompt lists them, within
+    `budget` tokens together as `estimate_tokens` counts them (more than a real tokenizer): the
+    window plan keeps FINDINGS_TOKENS of the revision's window for them (budget.fixed_tokens),
+    so they can never squeeze out the draft it rewrites. Each is cut to a line; what blocks
+    approval comes first (the verifier's contradicted, then unsupported), then the reviewer's,
+    then what needs review; a section whose findings do not all fit ends with a line counting
+    those left out (the verifier checks the revision again in any case)."""
+    problems = [
+        (
+            _REVISION_ORDER.get(str(item.get("status")), 4),
+            key,
+            f"- “{_short(str(item.get('text')), REVISION_CLAIM_CHARS)}”: {item.get('status')}: "
+            f"{_short(str(item.get('message')), REVISION_MESSAGE_CHARS)}",
+        )
+        for key, item in enumerate(verifier)
+    ]
+    attacks = [
+        (
+            _REVIEWER_RANK,
+            len(problems) + key,
+            "- "
+            + _short(
+                f"{item.get('kind')}: “{item.get('quote')}”: {item.get('comment')}",
+                REVISION_CLAIM_CHARS + REVISION_MESSAGE_CHARS,
+            ),
+        )
+        for key, item in enumerate(reviewer)
+    ]
+    # Room for a counting line under each section.
+    left = budget - 2 * _LEFT_OUT_TOKENS
+    kept: set[int] = set()
+    for _, key, line in sorted(problems + attacks):
+        cost = estimate_tokens(line) + 1
+        if cost <= left:
+            kept.add(key)
+            left -= cost
+    return _section(problems, kept), _section(attacks, kept)
+
+
+# What "- … and 12345 more findings like these, not listed here." costs, at most.
+_LEFT_OUT_TOKENS = 24
+
+
+def _section(lines: list[tuple[int, int, str]], kept: set[int]) -> str:
+    shown = [line for _, key, line in sorted(lines) if key in kept]
+    if len(shown) < len(lines):
+        shown.append(
+            f"- … and {len(lines) - len(shown)} more findings like these, not listed here."
+        )
+    return "\n".join(shown) or "(none)"
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _items(value: object) -> list[dict[str, object]]:
