@@ -15,7 +15,7 @@ with a byte-order mark, or CP1252). Paths use backslashes, relative to the volum
 
 import io
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,8 +125,10 @@ def write_volume(
     pages: Sequence[VolumePage],
     encoding: str,
     dpi: int,
+    extra: Mapping[str, bytes] | None = None,
 ) -> None:
-    """Write the whole volume as a zip at `out`."""
+    """Write the whole volume as a zip at `out`; `extra`: more files (name: bytes) in the
+    volume's folder, such as its privilege log."""
     image_paths = [f"IMAGES\\{folder(i)}\\{p.bates}.tif" for i, p in enumerate(pages)]
     text_paths = [f"TEXT\\{folder(i)}\\{d.begbates}.txt" for i, d in enumerate(documents)]
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -139,6 +141,8 @@ def write_volume(
         put(f"{volume}.dat", encode(dat_text(documents, text_paths), encoding))
         put(f"{volume}.opt", encode(opt_text(volume, pages, image_paths), encoding))
         archive.write(volume_pdf, f"{volume}/PDF/{volume}.pdf")
+        for name, data in (extra or {}).items():
+            put(name, data)
         for document, path in zip(documents, text_paths, strict=True):
             put(path, encode(document.text, encoding))
         for tiff, path in zip(tiff_pages(volume_pdf, dpi), image_paths, strict=True):

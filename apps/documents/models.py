@@ -364,6 +364,44 @@ class ProductionDocument(models.Model):
         return f"{self.production.volume} #{self.order}: {self.document}"
 
 
+class PrivilegeLogEntry(models.Model):
+    """A document withheld from a production, as its privilege log lists it (written out as
+    CSV and PDF into the volume's export: apps/documents/privilege_log.py)."""
+
+    class Privilege(models.TextChoices):
+        ATTORNEY_CLIENT = "attorney_client", "Attorney-client privilege"
+        WORK_PRODUCT = "work_product", "Attorney work product"
+        BOTH = "attorney_client_work_product", "Attorney-client privilege; work product"
+        COMMON_INTEREST = "common_interest", "Common-interest privilege"
+
+    production = models.ForeignKey(
+        Production, on_delete=models.CASCADE, related_name="privilege_log"
+    )
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    order = models.PositiveIntegerField()
+    date = models.DateField(null=True, blank=True)  # the document's date, as the lawyer gives it
+    author = models.CharField(max_length=200, blank=True)
+    recipients = models.CharField(max_length=1000, blank=True)
+    privilege = models.CharField(max_length=40, choices=Privilege.choices)
+    description = models.TextField()
+    entered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["production", "order"]
+        constraints = [
+            models.UniqueConstraint("production", "document", name="documents_privlog_once"),
+            models.CheckConstraint(
+                condition=~models.Q(description=""), name="documents_privlog_described"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.production.volume} withheld: {self.document}"
+
+
 class BatesPage(models.Model):
     """The Bates index: every number maps to exactly one page of one original."""
 

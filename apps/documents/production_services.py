@@ -19,6 +19,7 @@ from apps.cases.models import Case
 from apps.documents import (
     bates,
     loadfiles,
+    privilege_log,
     production_door_services,
     rendering,
     rendition_services,
@@ -110,6 +111,7 @@ def production_create(
     font_size: float = 9.0,
     margin: float = 18.0,
     inclusions: Sequence[production_door_services.Inclusion] = (),
+    withheld: Sequence[privilege_log.Withholding] = (),
 ) -> Production:
     """Reserve Bates numbers for the documents, in the given order, and queue the stamping.
 
@@ -117,6 +119,8 @@ def production_create(
        production volume), then the door out (`production_door_services`): generated,
        derived from generated, flagged and work-product documents only where a lawyer of the
        case included each (`inclusions`, with a written reason; stored on its item, audited).
+       Documents `withheld` (not among `document_ids`) go to the production's privilege log,
+       each with its privilege and description (audited; exported with the volume).
     2. Under a transaction-scoped lock on (case, prefix key), continue after the highest
        number used so far by any prefix of that key (or at `start_number`, which may not reuse
        one): "ABC 000123" and "ABC-000123" are one number (see apps.documents.bates).
@@ -139,6 +143,9 @@ def production_create(
     documents = _documents_in_order(case, document_ids)
     included = production_door_services.production_door_check(
         case=case, actor=actor, documents=documents, inclusions=inclusions
+    )
+    withholdings = privilege_log.privilege_log_check(
+        case=case, documents=documents, withheld=withheld
     )
     # A rendered document takes its rendition's pages (refused while it is not ready).
     pages = rendition_services.production_page_counts(documents)
@@ -201,6 +208,7 @@ def production_create(
     production_door_services.production_inclusions_audit(
         production=production, actor=actor, included=included
     )
+    privilege_log.privilege_log_write(production=production, actor=actor, rows=withholdings)
     job_defer("documents.stamp_production", production_id=production.pk)
     _publish(production)
     return production
@@ -682,6 +690,7 @@ def production_export_build(*, export_id: int) -> None:
                 pages=pages,
                 encoding=export.encoding,
                 dpi=export.image_dpi,
+                extra=privilege_log.privilege_log_files(production),
             )
             stored = storage.blob_adopt(out)
     except storage.StorageFull as exc:  # the partial zip went with its folder; tried again

@@ -3,6 +3,7 @@ stamp, preview, commit), one production (its documents, progress, downloads, exp
 stamp preview image. Every read goes through a membership-checked selector; every write through
 the production service, whose refusals are shown on the page."""
 
+import datetime
 from urllib.parse import urlencode
 
 from django import forms
@@ -18,6 +19,7 @@ from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import (
+    privilege_log,
     production_door_services,
     production_preview,
     production_selectors,
@@ -25,7 +27,7 @@ from apps.documents import (
     selectors,
 )
 from apps.documents.list_forms import DocumentListForm
-from apps.documents.models import Document, Production
+from apps.documents.models import Document, PrivilegeLogEntry, Production
 from apps.documents.production_forms import (
     SORT_KEYS,
     ExportForm,
@@ -157,8 +159,46 @@ def _rows(documents: list[Document]) -> list[tuple[Document, str, int, str]]:
     return rows
 
 
-def _typed(request: HttpRequest, document_id: int) -> str:
-    return str(request.POST.get(f"include_{document_id}", ""))[:4000]
+def _typed(request: HttpRequest, document_id: int) -> dict[str, str]:
+    """What was typed for the document's inclusion or withholding, kept when the form comes
+    back (keys: include, withhold, description, date, author, recipients)."""
+    names = {
+        "include": f"include_{document_id}",
+        "withhold": f"withhold_{document_id}",
+        "description": f"withhold_description_{document_id}",
+        "date": f"withhold_date_{document_id}",
+        "author": f"withhold_author_{document_id}",
+        "recipients": f"withhold_recipients_{document_id}",
+    }
+    return {key: str(request.POST.get(name, ""))[:4000] for key, name in names.items()}
+
+
+def _withholdings(data: QueryDict, ids: list[int]) -> list[privilege_log.Withholding]:
+    """The picked documents marked to withhold (`withhold_<id>`: a privilege), with their
+    privilege log fields; the service checks them."""
+    withheld = []
+    for i in ids:
+        privilege = str(data.get(f"withhold_{i}", ""))
+        if not privilege:
+            continue
+        typed_date = str(data.get(f"withhold_date_{i}", "")).strip()
+        try:
+            date = datetime.date.fromisoformat(typed_date) if typed_date else None
+        except ValueError:
+            raise DomainError(
+                f"The privilege log date of document {i} is not a date (YYYY-MM-DD)."
+            ) from None
+        withheld.append(
+            privilege_log.Withholding(
+                document_id=i,
+                privilege=privilege,
+                description=str(data.get(f"withhold_description_{i}", "")),
+                date=date,
+                author=str(data.get(f"withhold_author_{i}", "")),
+                recipients=str(data.get(f"withhold_recipients_{i}", "")),
+            )
+        )
+    return withheld
 
 
 def _inclusions(data: QueryDict, ids: list[int]) -> list[production_door_services.Inclusion]:
@@ -228,6 +268,7 @@ def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
         "pages": sum(row[2] for row in rows),
         # Held-back documents get a reason field for a lawyer of the case (the service decides).
         "may_include": clearance_selectors.is_case_lawyer(user=user, case=case),
+        "privileges": PrivilegeLogEntry.Privilege.choices,
         "sort_keys": SORT_KEYS,
         "preview": preview,
         "first_label": first_label,
@@ -242,13 +283,16 @@ def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
 
 def _commit(request: HttpRequest, case: Case, form: ProductionForm) -> HttpResponse:
     data, stamp = form.cleaned_data, form.stamp()
+    # A document marked to withhold leaves the production for its privilege log.
+    withheld = _withholdings(request.POST, data["documents"])
+    out = {w.document_id for w in withheld}
     production = production_services.production_create(
         case=case,
         actor=request_user(request),
         volume=data["volume"],
         prefix=stamp.prefix,
         # The ids as posted: one the selector dropped (another case's) is refused by name.
-        document_ids=data["documents"],
+        document_ids=[i for i in data["documents"] if i not in out],
         start_number=stamp.start_number,
         digits=stamp.digits,
         position=stamp.position,
@@ -257,6 +301,7 @@ def _commit(request: HttpRequest, case: Case, form: ProductionForm) -> HttpRespo
         font_size=stamp.font_size,
         margin=stamp.margin,
         inclusions=_inclusions(request.POST, data["documents"]),
+        withheld=withheld,
     )
     messages.success(request, f"Production {production} is queued for stamping.")
     return redirect("documents:production_detail", case_id=case.pk, production_id=production.pk)
@@ -330,6 +375,9 @@ def production_detail(request: HttpRequest, case_id: int, production_id: int) ->
             for item in items
         ],
         "exports": list(production.exports.select_related("created_by")),
+        "privilege_log": list(
+            production.privilege_log.select_related("document").order_by("order")
+        ),
         "export_form": ExportForm(),
     }
     return render(request, "documents/production_detail.html", context)

@@ -1,3 +1,4 @@
+from datetime import date as datetime_date
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -7,13 +8,21 @@ from pydantic import Field
 from apps.accounts.models import User
 from apps.api.schemas import StrictIn, status_type
 from apps.documents import (
+    privilege_log,
     production_door_services,
     production_selectors,
     provenance_selectors,
     rendering,
     selectors,
 )
-from apps.documents.models import Document, Page, Production, ProductionExport, Rendition
+from apps.documents.models import (
+    Document,
+    Page,
+    PrivilegeLogEntry,
+    Production,
+    ProductionExport,
+    Rendition,
+)
 
 
 class ArtifactMatchOut(Schema):
@@ -275,6 +284,18 @@ class InclusionIn(StrictIn):
     reason: str
 
 
+class WithholdIn(StrictIn):
+    """A document kept out of the production and listed in its privilege log (exported as
+    PRIVILEGE_LOG.csv and .pdf with the volume). Not one of `document_ids`."""
+
+    document_id: int = Field(ge=1, le=2**63 - 1)
+    privilege: PrivilegeLogEntry.Privilege
+    description: str = Field(min_length=1, max_length=privilege_log.MAX_DESCRIPTION)
+    date: datetime_date | None = None
+    author: str = Field("", max_length=privilege_log.MAX_AUTHOR)
+    recipients: str = Field("", max_length=privilege_log.MAX_RECIPIENTS)
+
+
 class ProductionIn(StrictIn):
     volume: str = Field(min_length=1, max_length=40)
     prefix: str = Field(min_length=1, max_length=20)
@@ -288,6 +309,8 @@ class ProductionIn(StrictIn):
     margin: float = Field(18.0, ge=4, le=72)
     # Held-back documents of `document_ids` that a lawyer produces all the same, each with why.
     include: list[InclusionIn] = Field(default_factory=list, max_length=10_000)
+    # Documents withheld from it, for its privilege log.
+    withhold: list[WithholdIn] = Field(default_factory=list, max_length=privilege_log.MAX_WITHHELD)
 
     def create_fields(self) -> dict[str, Any]:
         """production_services.production_create's keyword arguments (besides case and actor),
@@ -306,6 +329,17 @@ class ProductionIn(StrictIn):
             "inclusions": [
                 production_door_services.Inclusion(document_id=i.document_id, reason=i.reason)
                 for i in self.include
+            ],
+            "withheld": [
+                privilege_log.Withholding(
+                    document_id=w.document_id,
+                    privilege=w.privilege.value,
+                    description=w.description,
+                    date=w.date,
+                    author=w.author,
+                    recipients=w.recipients,
+                )
+                for w in self.withhold
             ],
         }
 
@@ -362,8 +396,38 @@ class ProductionOut(ModelSchema):
         return obj.output.sha256 if obj.output else None
 
 
+class PrivilegeLogOut(Schema):
+    """One document withheld from the production, as its privilege log lists it."""
+
+    document_id: int
+    filename: str
+    date: datetime_date | None
+    author: str
+    recipients: str
+    privilege: str
+    privilege_label: str
+    description: str
+
+
 class ProductionDetailOut(ProductionOut):
     items: list[ProductionItemOut]
+    privilege_log: list[PrivilegeLogOut]
+
+    @staticmethod
+    def resolve_privilege_log(obj: Production) -> list[PrivilegeLogOut]:
+        return [
+            PrivilegeLogOut(
+                document_id=entry.document_id,
+                filename=entry.document.filename,
+                date=entry.date,
+                author=entry.author,
+                recipients=entry.recipients,
+                privilege=entry.privilege,
+                privilege_label=entry.get_privilege_display(),
+                description=entry.description,
+            )
+            for entry in obj.privilege_log.select_related("document").order_by("order")
+        ]
 
     @staticmethod
     def resolve_items(obj: Production) -> list[ProductionItemOut]:

@@ -3,7 +3,10 @@ derived from them, registry-flagged documents and firm work product unless a law
 includes each with a written reason (audited); a production volume is an outgoing production of
 its own origin, never produced again and never added to a packet."""
 
+import csv
+import datetime
 import io
+import zipfile
 from typing import Any
 
 import pymupdf
@@ -13,9 +16,10 @@ from django.urls import reverse
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
-from apps.documents import production_services
+from apps.documents import production_services, storage
 from apps.documents import services as document_services
 from apps.documents.models import Derivation, Document, Production, ProductionDocument
+from apps.documents.privilege_log import Withholding
 from apps.documents.production_door_services import Inclusion, ProductionRefused
 from apps.evidence.models import GeneratedArtifact
 from apps.evidence.services import packets as packet_services
@@ -403,3 +407,205 @@ def test_the_order_screen_commits_a_lawyers_inclusion_and_refuses_without_one(
     item = ProductionDocument.objects.get(document=held["work"])
     assert (item.included_by, item.inclusion_reason) == (lawyer, REASON)
     assert AuditEvent.objects.get(action="production.document_included").via == "web"
+    page = lawyer_client.get(made["Location"]).content.decode()
+    assert f"included by a lawyer: “{REASON}”" in page
+
+
+def _commit_form(documents: list[Document], **fields: str) -> dict[str, str]:
+    return {
+        "documents": ",".join(str(d.pk) for d in documents),
+        "volume": "OUT001",
+        "bates_prefix": "OUT",
+        "digits": "6",
+        "position": "bottom_right",
+        "legend": "",
+        "legend_position": "bottom_left",
+        "font_size": "9",
+        "margin": "18",
+        "op": "commit",
+        **fields,
+    }
+
+
+def test_the_order_screen_withholds_a_document_into_the_privilege_log(
+    case: Case, staff_client: Client, held: dict[str, Document]
+) -> None:
+    work = held["work"].pk
+    fields = {
+        f"withhold_{work}": "work_product",
+        f"withhold_description_{work}": "Strategy notes for trial.",
+        f"withhold_date_{work}": "2025-01-03",
+        f"withhold_author_{work}": "P. Partner",
+    }
+
+    soon = {**fields, f"withhold_date_{work}": "soon"}
+    bad = staff_client.post(_new(case), _commit_form([held["clean"], held["work"]], **soon))
+    assert bad.status_code == 400 and "not a date" in bad.content.decode()
+    made = staff_client.post(_new(case), _commit_form([held["clean"], held["work"]], **fields))
+
+    assert made.status_code == 302
+    production = Production.objects.get()
+    assert list(production.items.values_list("document_id", flat=True)) == [held["clean"].pk]
+    (entry,) = production.privilege_log.all()
+    assert (entry.document_id, entry.date, entry.author) == (
+        work,
+        datetime.date(2025, 1, 3),
+        "P. Partner",
+    )
+    page = staff_client.get(made["Location"]).content.decode()
+    assert "Privilege log" in page and "Strategy notes for trial." in page
+
+
+# --- The privilege log -------------------------------------------------------------------------
+
+
+def _withhold(document: Document, **fields: Any) -> Withholding:
+    values: dict[str, Any] = {
+        "document_id": document.pk,
+        "privilege": "work_product",
+        "description": "Partner's notes on trial strategy, prepared for this litigation.",
+        "date": datetime.date(2025, 1, 3),
+        "author": "P. Partner",
+        "recipients": "A. Associate; B. Paralegal",
+    }
+    values.update(fields)
+    return Withholding(**values)
+
+
+def test_withheld_documents_go_to_the_privilege_log_exported_as_csv_and_pdf_with_the_volume(
+    case: Case, staff: User, held: dict[str, Document]
+) -> None:
+    # Withholding sends nothing out: staff may do it. A cell a spreadsheet would run is quoted.
+    production = production_services.production_create(
+        case=case,
+        actor=staff,
+        volume="OUT001",
+        prefix="OUT",
+        document_ids=[held["clean"].pk],
+        withheld=[
+            _withhold(held["work"]),
+            _withhold(
+                held["draft"], privilege="attorney_client", author="=HYPERLINK(1)", date=None
+            ),
+        ],
+    )
+    production_services.production_stamp(production_id=production.pk)
+    production.refresh_from_db()
+    export = production_services.production_export_request(production=production, actor=staff)
+    production_services.production_export_build(export_id=export.pk)
+    export.refresh_from_db()
+    assert export.status == "ready" and export.output is not None
+
+    with zipfile.ZipFile(storage.blob_path(export.output.sha256)) as archive:
+        rows = list(
+            csv.reader(io.StringIO(archive.read("OUT001/PRIVILEGE_LOG.csv").decode("utf-8-sig")))
+        )
+        pdf_bytes = archive.read("OUT001/PRIVILEGE_LOG.pdf")
+    assert rows == [
+        ["Bates range or document", "Date", "Author", "Recipients", "Privilege", "Description"],
+        [
+            f"notes.pdf (document {held['work'].pk})",
+            "2025-01-03",
+            "P. Partner",
+            "A. Associate; B. Paralegal",
+            "Attorney work product",
+            "Partner's notes on trial strategy, prepared for this litigation.",
+        ],
+        [
+            f"draft.pdf (document {held['draft'].pk})",
+            "",
+            "'=HYPERLINK(1)",
+            "A. Associate; B. Paralegal",
+            "Attorney-client privilege",
+            "Partner's notes on trial strategy, prepared for this litigation.",
+        ],
+    ]
+    with pymupdf.open(stream=pdf_bytes, filetype="pdf") as pdf:
+        text = " ".join(page.get_text() for page in pdf)
+    assert "Privilege log of production OUT001" in text and "notes.pdf" in text
+    assert "Attorney-client privilege" in text
+    audits = AuditEvent.objects.filter(action="production.document_withheld").order_by("id")
+    assert [a.detail["document"] for a in audits] == [held["work"].pk, held["draft"].pk]
+
+
+def test_a_volume_without_withheld_documents_has_no_privilege_log(
+    case: Case, lawyer: User, held: dict[str, Document]
+) -> None:
+    production = _create(case, lawyer, [held["clean"]])
+    production_services.production_stamp(production_id=production.pk)
+    production.refresh_from_db()
+    export = production_services.production_export_request(production=production, actor=lawyer)
+    production_services.production_export_build(export_id=export.pk)
+    export.refresh_from_db()
+    assert export.output is not None
+    with zipfile.ZipFile(storage.blob_path(export.output.sha256)) as archive:
+        assert not [n for n in archive.namelist() if "PRIVILEGE_LOG" in n]
+
+
+def test_bad_withholdings_are_refused_and_nothing_is_produced(
+    case: Case, lawyer: User, held: dict[str, Document], other_case: Case, outsider: User
+) -> None:
+    theirs = _upload(other_case, outsider, "theirs.pdf", "Another firm's case file.")
+    clean, work = held["clean"], held["work"]
+    cases = [
+        ([_withhold(clean)], "both produced and withheld"),
+        ([_withhold(theirs)], "No document"),
+        ([_withhold(work, document_id=999_999_999)], "No document"),
+        ([_withhold(work), _withhold(work)], "withheld twice"),
+        ([_withhold(work, privilege="secret")], "Unknown privilege"),
+        ([_withhold(work, description="  ")], "description"),
+        ([_withhold(work, description="d" * 2001)], "at most 2,000"),
+        ([_withhold(work, author="a\u200bb")], "invisible"),
+    ]
+    for withheld, says in cases:
+        with pytest.raises(DomainError, match=says):
+            production_services.production_create(
+                case=case,
+                actor=lawyer,
+                volume="OUT001",
+                prefix="OUT",
+                document_ids=[clean.pk],
+                withheld=withheld,
+            )
+    assert not Production.objects.exists()
+    assert not AuditEvent.objects.filter(action="production.document_withheld").exists()
+
+
+def test_api_withholds_into_the_privilege_log_and_refuses_bad_entries(
+    case: Case, lawyer_api: Client, held: dict[str, Document]
+) -> None:
+    entry = {
+        "document_id": held["work"].pk,
+        "privilege": "attorney_client_work_product",
+        "description": "Memo to the client on settlement.",
+        "date": "2025-02-01",
+        "recipients": "Client CFO",
+    }
+    for bad in (
+        {**entry, "privilege": "secret"},
+        {**entry, "description": ""},
+        {**entry, "date": "yesterday"},
+        {**entry, "document_id": 0},
+        {k: v for k, v in entry.items() if k != "privilege"},
+    ):
+        response = lawyer_api.post(
+            _api(case), _body([held["clean"]], withhold=[bad]), "application/json"
+        )
+        assert response.status_code == 422, (bad, response.json())
+    assert not Production.objects.exists()
+
+    made = lawyer_api.post(_api(case), _body([held["clean"]], withhold=[entry]), "application/json")
+
+    assert made.status_code == 201, made.json()
+    assert made.json()["privilege_log"] == [
+        {
+            "document_id": held["work"].pk,
+            "filename": "notes.pdf",
+            "date": "2025-02-01",
+            "author": "",
+            "recipients": "Client CFO",
+            "privilege": "attorney_client_work_product",
+            "privilege_label": "Attorney-client privilege; work product",
+            "description": "Memo to the client on settlement.",
+        }
+    ]
