@@ -113,13 +113,20 @@ class PostgresChannelLayer(_LibraryLayer):
     # -- sending -----------------------------------------------------------------------------
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
-        """Send `message` to every channel of `group`: one statement."""
+        """Send `message` to every channel of `group`: one statement. A send that meets a
+        connection the server ended (PostgreSQL restarted) is sent again once, after the pool
+        has dropped its dead connections: the first publish after a restart is not lost."""
         self.require_valid_group_name(group)  # raises on a bad name
+        params = [self.serialize(message), self._expire(), self._group_key(group)]
         pool = await self.django_db.get_db_pool(db_params=self.db_params)
-        async with pool.connection() as connection:
-            await connection.execute(
-                _SEND_ONE_SQL, [self.serialize(message), self._expire(), self._group_key(group)]
-            )
+        try:
+            async with pool.connection() as connection:
+                await connection.execute(_SEND_ONE_SQL, params)
+        except psycopg.OperationalError as exc:
+            logger.warning("A channel layer send failed (%s); sending it again.", exc)
+            await pool.check()
+            async with pool.connection() as connection:
+                await connection.execute(_SEND_ONE_SQL, params)
 
     def group_send_in(
         self, cursor: Cursor, messages: Sequence[tuple[str, Mapping[str, Any]]]

@@ -9,6 +9,11 @@ command): the pool, global to the process, is then bound to the first of those l
 that call returned, and when it must open a connection again (after a database restart) it
 waits for a worker that no longer runs (PoolTimeout on every publish, issue 24). Other layers
 (Redis, in-memory) are sent to with `async_to_sync`.
+
+A send that meets a connection the server ended (PostgreSQL restarted) is sent again once on a
+new connection, outside a transaction (inside one, the transaction is lost anyway): the first
+publish after a restart is not lost (issue 24 req 3). The layer's own `group_send` does the
+same with its pool.
 """
 
 import logging
@@ -16,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, get_channel_layer
-from django.db import connections, transaction
+from django.db import InterfaceError, OperationalError, connections, transaction
 
 from lexweb.channel_layer import PostgresChannelLayer
 
@@ -33,8 +38,17 @@ def send_now(messages: Sequence[tuple[str, Mapping[str, object]]]) -> None:
         return
     connection = connections["default"]
     if isinstance(layer, PostgresChannelLayer) and layer.same_database(connection.settings_dict):
-        with connection.cursor() as cursor:
-            layer.group_send_in(cursor, messages)
+        try:
+            with connection.cursor() as cursor:
+                layer.group_send_in(cursor, messages)
+        except (OperationalError, InterfaceError) as exc:
+            if connection.in_atomic_block:
+                raise  # the transaction is lost with its connection; its caller says so
+            # The server ended this connection (PostgreSQL restarted): send again on a new one.
+            logger.warning("Sending %d message(s) failed (%s); sending again.", len(messages), exc)
+            connection.close()
+            with connection.cursor() as cursor:
+                layer.group_send_in(cursor, messages)
         return
     async_to_sync(_send_all)(layer, messages)
 

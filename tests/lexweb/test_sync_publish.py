@@ -8,9 +8,16 @@ import subprocess
 import sys
 import textwrap
 
+import psycopg
 import pytest
-from django.db import connection
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.layers import get_channel_layer
+from channels_postgres import db as channels_db
+from channels_postgres.db import GROUP_CHANNEL_TABLE
+from django.db import InterfaceError, OperationalError, connection, transaction
+from psycopg import sql
 
+from lexweb.live import send_now
 from tests.conftest import BASE_DIR, database_url_for_tests
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
@@ -84,3 +91,95 @@ def test_a_sync_publisher_keeps_publishing_after_its_database_connections_were_e
     sent = done.stdout.split("SENT", 1)[1].split()
     assert int(sent[0]) == 4, done.stdout + done.stderr[-3000:]
     assert float(sent[2]) < 10, done.stdout
+
+
+# --- A publish that meets an ended session is sent again (issue 24 req 3) ----------------------
+
+
+def _end_sessions(*, keep: list[int]) -> int:
+    """End every session of the test database but `keep` (and the admin's own), as a
+    PostgreSQL restart does from each client's side."""
+    with psycopg.connect(database_url_for_tests(), autocommit=True) as admin:
+        ended = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND NOT pid = ANY(%s)",
+            [keep],
+        ).fetchone()
+    return int(ended[0]) if ended else 0
+
+
+def _sent_to(channel: str) -> list[int]:
+    layer = get_channel_layer()
+    with psycopg.connect(database_url_for_tests(), autocommit=True) as reader:
+        rows = reader.execute(
+            "SELECT message FROM channels_postgres_message WHERE channel = %s ORDER BY id",
+            [channel],
+        ).fetchall()
+    return [layer.deserialize(bytes(message))["n"] for (message,) in rows]
+
+
+def _member(group: str) -> str:
+    """A new channel in `group`, added on a connection of its own (the layer's async pool is
+    bound to the first event loop that used it, long gone in a sync test)."""
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    with psycopg.connect(database_url_for_tests(), autocommit=True) as writer:
+        writer.execute(
+            sql.SQL(
+                "INSERT INTO {} (group_key, channel, expire) "
+                "VALUES (%s, %s, now() + interval '1 hour')"
+            ).format(sql.Identifier(GROUP_CHANNEL_TABLE)),
+            [layer._group_key(group), channel],
+        )
+    return channel
+
+
+def test_a_publish_whose_connection_was_ended_is_sent_again_on_a_new_one() -> None:
+    channel = _member("resend")
+    send_now([("resend", {"type": "test.ping", "n": 1})])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    assert _end_sessions(keep=[]) >= 1  # Django's own session among them
+
+    send_now([("resend", {"type": "test.ping", "n": 2}), ("resend", {"type": "test.ping", "n": 3})])
+
+    assert _sent_to(channel) == [1, 2, 3]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        assert cursor.fetchone()[0] != pid
+
+
+def test_a_publish_inside_a_transaction_whose_connection_was_ended_raises() -> None:
+    """Inside a transaction nothing is sent again: the transaction is lost with its session,
+    and its caller must hear so."""
+    channel = _member("resend-atomic")
+    with pytest.raises((OperationalError, InterfaceError)), transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        _end_sessions(keep=[])
+        send_now([("resend-atomic", {"type": "test.ping", "n": 1})])
+    connection.close()
+    assert _sent_to(channel) == []
+
+
+@pytest.mark.asyncio
+async def test_the_layers_own_send_after_its_pool_sessions_were_ended_is_sent_again() -> None:
+    layer = get_channel_layer()
+    # The library's pool is global to the process and bound to the loop that made it: this
+    # test makes its own on its own loop, and puts back the one it found.
+    found, channels_db.connection_pool = channels_db.connection_pool, None
+    try:
+        channel = await layer.new_channel()
+        await layer.group_add("resend-pool", channel)
+        await layer.group_send("resend-pool", {"type": "test.ping", "n": 1})
+        assert await sync_to_async(_end_sessions)(keep=[]) >= 1
+
+        await layer.group_send("resend-pool", {"type": "test.ping", "n": 2})
+
+        assert await sync_to_async(_sent_to)(channel) == [1, 2]
+    finally:
+        made, channels_db.connection_pool = channels_db.connection_pool, found
+        if made is not None:
+            await made.close()
