@@ -96,17 +96,28 @@ def test_a_sync_publisher_keeps_publishing_after_its_database_connections_were_e
 # --- A publish that meets an ended session is sent again (issue 24 req 3) ----------------------
 
 
-def _end_sessions(*, keep: list[int]) -> int:
-    """End every session of the test database but `keep` (and the admin's own), as a
-    PostgreSQL restart does from each client's side."""
+def _sessions() -> set[int]:
     with psycopg.connect(database_url_for_tests(), autocommit=True) as admin:
-        ended = admin.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-            "AND NOT pid = ANY(%s)",
-            [keep],
-        ).fetchone()
-    return int(ended[0]) if ended else 0
+        rows = admin.execute(
+            "SELECT pid FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return {pid for (pid,) in rows}
+
+
+def _end_sessions(pids: set[int]) -> None:
+    """End these sessions, as a PostgreSQL restart does from each client's side (only these:
+    the process's other sessions, of earlier tests' pools and listeners, stay)."""
+    with psycopg.connect(database_url_for_tests(), autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [list(pids)]
+        )
+
+
+def _django_session() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
 
 
 def _sent_to(channel: str) -> list[int]:
@@ -138,17 +149,13 @@ def _member(group: str) -> str:
 def test_a_publish_whose_connection_was_ended_is_sent_again_on_a_new_one() -> None:
     channel = _member("resend")
     send_now([("resend", {"type": "test.ping", "n": 1})])
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        (pid,) = cursor.fetchone()
-    assert _end_sessions(keep=[]) >= 1  # Django's own session among them
+    pid = _django_session()
+    _end_sessions({pid})
 
     send_now([("resend", {"type": "test.ping", "n": 2}), ("resend", {"type": "test.ping", "n": 3})])
 
     assert _sent_to(channel) == [1, 2, 3]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        assert cursor.fetchone()[0] != pid
+    assert _django_session() != pid
 
 
 def test_a_publish_inside_a_transaction_whose_connection_was_ended_raises() -> None:
@@ -156,9 +163,7 @@ def test_a_publish_inside_a_transaction_whose_connection_was_ended_raises() -> N
     and its caller must hear so."""
     channel = _member("resend-atomic")
     with pytest.raises((OperationalError, InterfaceError)), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        _end_sessions(keep=[])
+        _end_sessions({_django_session()})
         send_now([("resend-atomic", {"type": "test.ping", "n": 1})])
     connection.close()
     assert _sent_to(channel) == []
@@ -171,10 +176,13 @@ async def test_the_layers_own_send_after_its_pool_sessions_were_ended_is_sent_ag
     # test makes its own on its own loop, and puts back the one it found.
     found, channels_db.connection_pool = channels_db.connection_pool, None
     try:
+        before = await sync_to_async(_sessions)()
         channel = await layer.new_channel()
         await layer.group_add("resend-pool", channel)
         await layer.group_send("resend-pool", {"type": "test.ping", "n": 1})
-        assert await sync_to_async(_end_sessions)(keep=[]) >= 1
+        pool_sessions = await sync_to_async(_sessions)() - before
+        assert pool_sessions
+        await sync_to_async(_end_sessions)(pool_sessions)
 
         await layer.group_send("resend-pool", {"type": "test.ping", "n": 2})
 
