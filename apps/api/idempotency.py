@@ -30,6 +30,9 @@ forget it: every POST, PUT, PATCH and DELETE honours the header. GETs ignore it.
    `idempotency_response_not_kept` naming the first answer's status instead of running again.
 6. Rows older than 24 hours are ignored here and removed by the periodic sweep
    (`idempotency_expired_delete`, a hook of operations.sweep registered in apps/api/apps.py).
+7. The MCP server's tools that change something take the same keys as their `idempotency_key`
+   argument (apps/api/mcp_core.py): `key_take` with method "MCP", path `tools/<name>` and the
+   hash of the tool's other arguments, under the token's keys (`token_caller`).
 """
 
 import hashlib
@@ -110,10 +113,15 @@ def keep_no_body(request: HttpRequest, reason: str) -> None:
     setattr(request, _NO_BODY, reason)
 
 
+def token_caller(token_id: int) -> str:
+    """Whose keys a bearer token's requests use: the token's own, over REST and MCP alike."""
+    return f"token:{token_id}"
+
+
 def _caller(request: HttpRequest) -> str:
     token = getattr(request, "api_token", None)
     if token is not None:
-        return f"token:{token.pk}"
+        return token_caller(token.pk)
     user = getattr(request, "auth", None)
     if user is not None and getattr(user, "pk", None) is not None:
         return f"user:{user.pk}"
@@ -159,10 +167,28 @@ class _Claim:
                 response, HttpResponse
             ):
                 not_kept = "it was streamed"
-            elif len(response.content) > MAX_STORED_BYTES:
-                not_kept = f"it was over {MAX_STORED_BYTES} bytes"
             else:
                 body = bytes(response.content)
+        self.keep(
+            status=status,
+            headers={
+                name: value
+                for name, value in response.items()
+                if name.lower() not in _UNKEPT_HEADERS
+            },
+            body=body,
+            not_kept=not_kept,
+        )
+
+    def keep(
+        self, *, status: int, headers: dict[str, str], body: bytes | None, not_kept: str = ""
+    ) -> None:
+        """Store the answer under the key (not a 5xx, 408 or 429: those are not answers to
+        keep; a body over MAX_STORED_BYTES is remembered without it)."""
+        if status >= 500 or status in _NOT_STORED_STATUSES:
+            return
+        if body is not None and len(body) > MAX_STORED_BYTES:
+            body, not_kept = None, f"it was over {MAX_STORED_BYTES} bytes"
         IdempotentRequest.objects.update_or_create(
             caller=self.caller,
             key=self.key,
@@ -171,11 +197,7 @@ class _Claim:
                 "path": self.path,
                 "body_sha256": self.body_sha256,
                 "status": status,
-                "headers": {
-                    name: value
-                    for name, value in response.items()
-                    if name.lower() not in _UNKEPT_HEADERS
-                },
+                "headers": headers,
                 "body": body,
                 "not_kept": not_kept,
                 "created_at": timezone.now(),
@@ -189,27 +211,33 @@ class _Claim:
             )
 
 
-def _replay(row: IdempotentRequest) -> HttpResponse:
+def stored_answer(row: IdempotentRequest) -> bytes:
+    """The first request's answer kept under the key (IdempotencyResponseNotKept if it was
+    remembered without it)."""
     if row.body is None:
         raise IdempotencyResponseNotKept(
             f"A request with this {HEADER} already ran (it answered {row.status}), but its "
             f"answer was not kept ({row.not_kept}); read the result with a GET, or use a new "
             "key to do it again."
         )
-    response = HttpResponse(bytes(row.body), status=row.status)
+    return bytes(row.body)
+
+
+def _replay(row: IdempotentRequest) -> HttpResponse:
+    response = HttpResponse(stored_answer(row), status=row.status)
     for name, value in row.headers.items():
         response[name] = value
     response[REPLAYED_HEADER] = "true"
     return response
 
 
-def _begin(request: HttpRequest, key: str) -> HttpResponse | None:
-    """Take the key for this request (None: run the endpoint) or answer from the first one."""
-    caller = _caller(request)
-    if not caller:
-        return None
-    method, path = request.method or "", request.get_full_path()
-    body_sha256 = _body_sha256(request)
+def key_take(
+    *, caller: str, key: str, method: str, path: str, body_sha256: str
+) -> "_Claim | IdempotentRequest":
+    """Take `key` of `caller` for a request (a `_Claim`, holding the key's advisory lock on
+    this connection: run the request, `keep` its answer, then `release`), or the row of the
+    key's first request, the same one (answer what it stored). IdempotencyKeyInProgress while
+    another request holds the key; IdempotencyKeyReused for a different request."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock_id(caller=caller, key=key)])
         (locked,) = cursor.fetchone()
@@ -232,14 +260,31 @@ def _begin(request: HttpRequest, key: str) -> HttpResponse | None:
                     f"({row.method} {row.path} or another body); use a new key for a new "
                     "request."
                 )
-            return _replay(row)
-        # The key is this request's until guard_run stores the answer and releases it.
-        setattr(request, _CLAIM, claim)
+            return row
+        # The key is this request's until its answer is kept and the lock released.
         claimed = True
-        return None
+        return claim
     finally:
         if not claimed:
             claim.release()
+
+
+def _begin(request: HttpRequest, key: str) -> HttpResponse | None:
+    """Take the key for this request (None: run the endpoint) or answer from the first one."""
+    caller = _caller(request)
+    if not caller:
+        return None
+    taken = key_take(
+        caller=caller,
+        key=key,
+        method=request.method or "",
+        path=request.get_full_path(),
+        body_sha256=_body_sha256(request),
+    )
+    if isinstance(taken, IdempotentRequest):
+        return _replay(taken)
+    setattr(request, _CLAIM, taken)  # guard_run stores the answer and releases the key
+    return None
 
 
 def guard_endpoint(view: Callable[..., Any]) -> Callable[..., Any]:

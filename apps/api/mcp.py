@@ -30,16 +30,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from apps.accounts import throttle
 from apps.accounts.context import origin
+from apps.api import mcp_tools_more  # noqa: F401  (registers its tools in TOOLS)
 from apps.api.api import bearer_authenticate
-from apps.api.mcp_tools import (
+from apps.api.mcp_core import (
     CALLER,
     DATABASE_GONE,
-    INSTRUCTIONS,
     TOOLS,
     Caller,
     arguments_checked,
     database_gone,
 )
+from apps.api.mcp_tools import INSTRUCTIONS
 from lexweb import failures
 
 PATH = "/mcp"

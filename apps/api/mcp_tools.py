@@ -1,45 +1,32 @@
-"""The MCP server's tools (apps/api/mcp.py serves them at /mcp): the agent API's workflow,
-each tool a few lines calling the same service or selector its REST endpoint calls
-(apps/*/api.py), so case access, audit and limits are the API's own, and answering with the
-same ninja schema (`structuredContent`, with its JSON schema as the tool's `outputSchema`).
-Request bodies are the same `StrictIn` schemas (no coercion, unknown fields refused), taken as
-a `body` argument. Errors are the API's: a tool error whose text ends with the JSON
-`{"detail", "code", "status"}` the REST endpoint would answer (status: its HTTP status).
-
-Sync Django code runs through channels' `database_sync_to_async` (connections closed after each
-call), in the request's thread (mcp.py enters asgiref's ThreadSensitiveContext per request, as
-Django's own ASGI handler does), audited as made over "mcp".
+"""The MCP server's tools (apps/api/mcp.py serves them at /mcp), part one: cases, documents,
+search, productions, packets, runs, drafts, findings, approval, export and the cluster; the
+rest of the agent's desk is in mcp_tools_more.py. How a tool is made (the same services,
+schemas and errors as its REST endpoint) is in mcp_core.py.
 """
 
 import base64
 import binascii
-import functools
 import io
-import json
-import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
-import pydantic_core
-from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, TextContent
 from ninja import Schema
-from ninja.errors import HttpError
-from ninja.errors import ValidationError as NinjaValidationError
-from pydantic import AfterValidator, AliasChoices, Field
-from pydantic import ValidationError as PydanticError
+from pydantic import AliasChoices, Field
 
-from apps.accounts import throttle
-from apps.accounts.context import origin
-from apps.accounts.models import ApiToken, User
-from apps.accounts.selectors import SocketAccess
+from apps.accounts.models import User
+from apps.api.mcp_core import (
+    After,
+    Id,
+    IdempotencyKey,
+    NoNul,
+    Wait,
+    keyed_tool,
+    run_async,
+    run_sync,
+    tool,
+    tool_error,
+)
 from apps.cases import feed
 from apps.cases import selectors as case_selectors
 from apps.cases.schemas import CaseEventPageOut, CaseOut
@@ -87,39 +74,6 @@ from apps.verification import schemas as verification_schemas
 from apps.verification import selectors as verification_selectors
 from apps.verification import services as verification_services
 from apps.verification.schemas import FindingFilter, FindingOut, FindingsOut, VerificationOut
-from lexweb import failures
-from lexweb.errors import DomainError
-
-T = TypeVar("T")
-logger = logging.getLogger(__name__)
-DATABASE_GONE = (
-    "The database is not answering (it may be restarting). Try again in "
-    f"{failures.DATABASE_RETRY_AFTER_SECONDS} s."
-)
-
-# Ids as the API takes them: positive 64-bit whole numbers sent as JSON numbers ("5" refused).
-Id = Annotated[int, Field(strict=True, ge=1, le=2**63 - 1)]
-Wait = Annotated[
-    int,
-    Field(
-        strict=True,
-        ge=0,
-        le=run_stream.MAX_WAIT_SECONDS,
-        description="Seconds (0 to 60) to wait for the first event after `after` when there is "
-        "none yet; the answer comes as soon as one is stored.",
-    ),
-]
-After = Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
-
-
-def _no_nul(value: str) -> str:
-    """Text arguments outside a `body` (whose StrictIn does the same): PostgreSQL refuses NUL."""
-    if "\x00" in value:
-        raise ValueError("must not contain NUL (\\x00) characters")
-    return value
-
-
-NoNul = AfterValidator(_no_nul)
 
 INSTRUCTIONS = """\
 lexweb: a litigation practice's drafting desk. Every tool acts as the person whose API token
@@ -129,151 +83,9 @@ documents are "ready"; or documents_list) -> search / bates_lookup -> packet_cre
 packet_items_add -> packet_freeze -> run_start -> run_events (after=the last seq, wait=60,
 until run.status says it finished or waits for approval) -> draft_get / version_get ->
 version_verify -> findings_list -> finding_override (lawyer, with a reason) -> version_approve
--> version_export. Errors end with JSON {detail, code, status}, the REST API's."""
-
-TOOLS: list[Tool] = []
-
-
-def tool(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """Register `fn` as a tool: its arguments and its answer's JSON schema from its signature,
-    its answer given as the REST API writes it (a ninja schema serialized by field name, not
-    alias). The SDK would validate the answer again against its schema, which a ninja schema
-    with resolvers (computed fields) cannot take back in; the answer is that schema's already,
-    and the SDK's client checks it against the published `outputSchema`."""
-
-    @functools.wraps(fn)
-    async def answer(*args: Any, **kwargs: Any) -> CallToolResult:
-        value = pydantic_core.to_jsonable_python(await fn(*args, **kwargs))
-        structured = {"result": value} if registered.fn_metadata.wrap_output else value
-        text = json.dumps(structured, ensure_ascii=False)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=structured
-        )
-
-    registered = Tool.from_function(answer)
-    # Published (outputSchema), not validated again by the SDK (see above).
-    registered.fn_metadata.output_model = None
-    TOOLS.append(registered)
-    return fn
-
-
-async def arguments_checked(
-    ctx: ServerRequestContext[Any, Any], call_next: CallNext
-) -> HandlerResult:
-    """Middleware: a tool call whose arguments fail the tool's schema answers as the REST API
-    answers a request that fails its schema, 422 `invalid` with the fields and what is wrong
-    with each (`errors`), before the SDK's own check (which would answer its own text)."""
-    params = ctx.params or {}
-    name, arguments = params.get("name"), params.get("arguments") or {}
-    found = next((t for t in TOOLS if t.name == name), None)
-    if ctx.method != "tools/call" or found is None or not isinstance(arguments, dict):
-        return await call_next(ctx)
-    try:
-        found.fn_metadata.validate_arguments(arguments)
-    except PydanticError as exc:
-        errors = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()]
-        summary = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
-        body = {"detail": f"Invalid request: {summary}", "code": "invalid", "status": 422}
-        text = f"Error executing tool {name}: {json.dumps({**body, 'errors': errors})}"
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-    return await call_next(ctx)
-
-
-# --- Who is calling ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Caller:
-    token: ApiToken
-    client_ip: str | None
-
-    @property
-    def user(self) -> User:
-        return self.token.user
-
-    def access(self, case_id: int) -> SocketAccess:
-        """How this request got in, for the feeds' access watch (as the REST feeds' token)."""
-        return SocketAccess(
-            user_id=self.token.user_id,
-            token_id=self.token.pk,
-            token_expires_at=self.token.expires_at,
-            case_id=case_id,
-        )
-
-
-CALLER = "lexweb.mcp.caller"  # the scope key mcp.py puts the Caller under
-
-
-def _caller(ctx: Context) -> Caller:
-    request = ctx.request_context.request
-    caller = getattr(request, "scope", {}).get(CALLER)
-    if not isinstance(caller, Caller):  # never: mcp.serve lets no request without one through
-        raise _error(401, "unauthenticated", "Authentication required.")
-    return caller
-
-
-# --- Errors --------------------------------------------------------------------------------
-
-
-def _error(status: int, code: str, detail: str) -> ToolError:
-    return ToolError(json.dumps({"detail": detail, "code": code, "status": status}))
-
-
-def database_gone(exc: BaseException | None) -> bool:
-    """Whether `exc` (or what caused it) is a database that does not answer (lexweb/failures)."""
-    while exc is not None:
-        if isinstance(exc, OperationalError | InterfaceError):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def translated(exc: Exception) -> ToolError:
-    """The API's answer to `exc` as a tool error (lexweb/failures.py's for the unexpected)."""
-    if isinstance(exc, throttle.TooManyAttempts):
-        return _error(429, exc.code, exc.message)
-    if isinstance(exc, DomainError):
-        return _error(exc.status, exc.code, exc.message)
-    if isinstance(exc, HttpError):
-        codes = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "too_large"}
-        return _error(exc.status_code, codes.get(exc.status_code, "invalid"), str(exc))
-    if isinstance(exc, NinjaValidationError):
-        errors = "; ".join(
-            f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors[:5]
-        )
-        return _error(422, "invalid", f"Invalid request: {errors}")
-    if database_gone(exc):
-        return _error(503, "database_unavailable", DATABASE_GONE)
-    logger.error("MCP tool failed", exc_info=exc)
-    return _error(
-        500,
-        "internal_error",
-        "Something went wrong on the server; it is in the server's log. Try again.",
-    )
-
-
-async def _sync(ctx: Context, work: Callable[[User], T]) -> T:
-    """`work(user)` in a thread with a database connection, as the caller, audited as "mcp"."""
-    caller = _caller(ctx)
-
-    def run() -> T:
-        with origin(client_ip=caller.client_ip, via="mcp"):
-            return work(caller.user)
-
-    try:
-        result: T = await database_sync_to_async(run)()
-    except Exception as exc:
-        raise translated(exc) from exc
-    return result
-
-
-async def _async(ctx: Context, work: Callable[[Caller], Awaitable[T]]) -> T:
-    caller = _caller(ctx)
-    try:
-        with origin(client_ip=caller.client_ip, via="mcp"):
-            return await work(caller)
-    except Exception as exc:
-        raise translated(exc) from exc
+-> version_export. Tools that change something take an optional `idempotency_key` (the
+REST API's Idempotency-Key: the same key and arguments answer the first answer again). Errors
+end with JSON {detail, code, status}, the REST API's."""
 
 
 # --- Cases, documents, search ----------------------------------------------------------------
@@ -282,7 +94,7 @@ async def _async(ctx: Context, work: Callable[[Caller], Awaitable[T]]) -> T:
 @tool
 async def cases_list(ctx: Context) -> list[CaseOut]:
     """The cases you are a member of."""
-    return await _sync(
+    return await run_sync(
         ctx,
         lambda user: [
             CaseOut.from_orm(case) for case in case_selectors.case_list_for_user(user=user)
@@ -297,7 +109,7 @@ async def case_events(
     """The case's events numbered above `after` (ingest progress of uploads as
     `documents.progress`, productions, exports, verification), at most 1000; with `wait`, a long
     poll that answers at the first new one. Ask again with `after` = the last `seq`."""
-    page = await _async(
+    page = await run_async(
         ctx,
         lambda caller: feed.case_events_page(
             user=caller.user,
@@ -312,7 +124,7 @@ async def case_events(
     return CaseEventPageOut.model_validate(page)
 
 
-@tool
+@keyed_tool
 async def documents_upload(
     ctx: Context,
     case_id: Id,
@@ -320,6 +132,7 @@ async def documents_upload(
     content_base64: Annotated[str, Field(description="The file's bytes, base64 (RFC 4648).")],
     origin: Document.Origin,
     custodian: Annotated[str, Field(max_length=200), NoNul] = "",
+    idempotency_key: IdempotencyKey = "",
 ) -> UploadOut:
     """Upload one file (PDF, image, text, e-mail, Word, Excel...) to the case, with its
     `origin`; at most LEXWEB_MAX_UPLOAD_BYTES once decoded (`too_large` above). The result
@@ -328,11 +141,13 @@ async def documents_upload(
     limit = settings.LEXWEB_MAX_UPLOAD_BYTES
     size = len(content_base64) * 3 // 4 - content_base64[-2:].count("=")
     if size > limit:
-        raise _error(413, "too_large", f"The file is {size:,} bytes; the limit is {limit:,} bytes.")
+        raise tool_error(
+            413, "too_large", f"The file is {size:,} bytes; the limit is {limit:,} bytes."
+        )
     try:
         data = base64.b64decode(content_base64, validate=True)
     except (binascii.Error, ValueError):
-        raise _error(
+        raise tool_error(
             422, "invalid", "content_base64 is not base64 (RFC 4648, no line breaks)."
         ) from None
 
@@ -350,7 +165,7 @@ async def documents_upload(
         )
         return UploadOut.from_orm(summary)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
@@ -369,7 +184,7 @@ async def documents_list(
         )
         return [DocumentOut.from_orm(d) for d in documents[offset : offset + limit]]
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
@@ -383,7 +198,7 @@ async def document_get(ctx: Context, case_id: Id, document_id: Id) -> DocumentOu
         provenance_selectors.documents_load_provenance([document], user=user)
         return DocumentOut.from_orm(document)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
@@ -393,7 +208,7 @@ async def search(ctx: Context, case_id: Id, filters: SearchFilter) -> SearchOut:
     def work(user: User) -> SearchOut:
         return search_for_user(user=user, case_id=case_id, filters=filters)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
@@ -410,11 +225,16 @@ async def bates_lookup(
         )
         return [bates_hit_out(hit, case_id=case_id) for hit in hits]
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
-@tool
-async def production_create(ctx: Context, case_id: Id, body: ProductionIn) -> ProductionDetailOut:
+@keyed_tool
+async def production_create(
+    ctx: Context,
+    case_id: Id,
+    body: ProductionIn,
+    idempotency_key: IdempotencyKey = "",
+) -> ProductionDetailOut:
     """Reserve Bates numbers for `document_ids` in that order and queue the stamping job
     (progress on case_events; production_get says when it is stamped)."""
 
@@ -425,13 +245,13 @@ async def production_create(ctx: Context, case_id: Id, body: ProductionIn) -> Pr
         )
         return ProductionDetailOut.from_orm(production)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
 async def production_get(ctx: Context, case_id: Id, production_id: Id) -> ProductionDetailOut:
     """A production with its status and its documents' Bates ranges."""
-    return await _sync(
+    return await run_sync(
         ctx,
         lambda user: ProductionDetailOut.from_orm(
             production_selectors.production_get_for_user(
@@ -444,8 +264,13 @@ async def production_get(ctx: Context, case_id: Id, production_id: Id) -> Produc
 # --- Packets ---------------------------------------------------------------------------------
 
 
-@tool
-async def packet_create(ctx: Context, case_id: Id, body: PacketIn) -> PacketDetailOut:
+@keyed_tool
+async def packet_create(
+    ctx: Context,
+    case_id: Id,
+    body: PacketIn,
+    idempotency_key: IdempotencyKey = "",
+) -> PacketDetailOut:
     """Open a new, empty, editable evidence packet."""
 
     def work(user: User) -> PacketDetailOut:
@@ -454,7 +279,7 @@ async def packet_create(ctx: Context, case_id: Id, body: PacketIn) -> PacketDeta
         )
         return packet_schemas.packet_detail(packet, user=user)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
@@ -467,12 +292,16 @@ async def packet_get(ctx: Context, case_id: Id, packet_id: Id) -> PacketDetailOu
         )
         return packet_schemas.packet_detail(packet, user=user)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
-@tool
+@keyed_tool
 async def packet_items_add(
-    ctx: Context, case_id: Id, packet_id: Id, body: ItemsIn
+    ctx: Context,
+    case_id: Id,
+    packet_id: Id,
+    body: ItemsIn,
+    idempotency_key: IdempotencyKey = "",
 ) -> list[ItemOut]:
     """Add selections (a document, a page or a page range, each with a reason), all or
     nothing; one that may not be evidence is `provenance_refused`."""
@@ -491,11 +320,16 @@ async def packet_items_add(
         detail = packet_schemas.packet_detail(packet, user=user)
         return [item for item in detail.items if item.id in added]
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
-@tool
-async def packet_freeze(ctx: Context, case_id: Id, packet_id: Id) -> PacketDetailOut:
+@keyed_tool
+async def packet_freeze(
+    ctx: Context,
+    case_id: Id,
+    packet_id: Id,
+    idempotency_key: IdempotencyKey = "",
+) -> PacketDetailOut:
     """Snapshot every page of the packet; it never changes again (runs and drafts need a
     frozen packet)."""
 
@@ -503,7 +337,7 @@ async def packet_freeze(ctx: Context, case_id: Id, packet_id: Id) -> PacketDetai
         packet = packet_services.packet_freeze(user=user, case_id=case_id, packet_id=packet_id)
         return packet_schemas.packet_detail(packet, user=user)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 # --- Runs ------------------------------------------------------------------------------------
@@ -548,13 +382,13 @@ async def run_start(
         )
         return _run(user, case_id, run.pk)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
 async def run_get(ctx: Context, case_id: Id, run_id: Id) -> RunMcpOut:
     """The run with its status, its stages and their chain of custody."""
-    return await _sync(ctx, lambda user: _run(user, case_id, run_id))
+    return await run_sync(ctx, lambda user: _run(user, case_id, run_id))
 
 
 @tool
@@ -564,7 +398,7 @@ async def run_events(
     """The run's events numbered above `after`, at most 1000; with `wait`, a long poll that
     answers at the first new one (at once when the run is finished). Ask again with `after` =
     the last `seq` until `run.status` says it finished or waits for approval."""
-    page = await _async(
+    page = await run_async(
         ctx,
         lambda caller: run_stream.run_events_page(
             user=caller.user,
@@ -580,19 +414,30 @@ async def run_events(
     return RunEventPageOut.model_validate(page)
 
 
-@tool
-async def run_cancel(ctx: Context, case_id: Id, run_id: Id) -> RunMcpOut:
+@keyed_tool
+async def run_cancel(
+    ctx: Context,
+    case_id: Id,
+    run_id: Id,
+    idempotency_key: IdempotencyKey = "",
+) -> RunMcpOut:
     """Cancel a queued, running or gate-stopped run (`run_finished` if it already ended)."""
 
     def work(user: User) -> RunMcpOut:
         runs.run_cancel(user=user, case_id=case_id, run_id=run_id)
         return _run(user, case_id, run_id)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
-@tool
-async def run_reject(ctx: Context, case_id: Id, run_id: Id, body: RunRejectIn) -> RunMcpOut:
+@keyed_tool
+async def run_reject(
+    ctx: Context,
+    case_id: Id,
+    run_id: Id,
+    body: RunRejectIn,
+    idempotency_key: IdempotencyKey = "",
+) -> RunMcpOut:
     """A lawyer rejects a run waiting for approval, with a reason (10 to 5000 characters);
     its versions stay, marked rejected."""
 
@@ -600,12 +445,16 @@ async def run_reject(ctx: Context, case_id: Id, run_id: Id, body: RunRejectIn) -
         runs.run_reject(user=user, case_id=case_id, run_id=run_id, reason=body.reason)
         return _run(user, case_id, run_id)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
-@tool
+@keyed_tool
 async def run_gate_override(
-    ctx: Context, case_id: Id, run_id: Id, body: GateOverrideIn
+    ctx: Context,
+    case_id: Id,
+    run_id: Id,
+    body: GateOverrideIn,
+    idempotency_key: IdempotencyKey = "",
 ) -> RunMcpOut:
     """A lawyer goes on past a gate that said "no" or "insufficient", with a reason."""
 
@@ -613,14 +462,19 @@ async def run_gate_override(
         runs.run_gate_override(user=user, case_id=case_id, run_id=run_id, reason=body.reason)
         return _run(user, case_id, run_id)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 # --- Drafts, findings, approval, export ------------------------------------------------------
 
 
-@tool
-async def draft_create(ctx: Context, case_id: Id, body: DraftIn) -> DraftDetailOut:
+@keyed_tool
+async def draft_create(
+    ctx: Context,
+    case_id: Id,
+    body: DraftIn,
+    idempotency_key: IdempotencyKey = "",
+) -> DraftDetailOut:
     """A new draft checked against a frozen packet, its pasted text as version 1."""
 
     def work(user: User) -> DraftDetailOut:
@@ -636,13 +490,13 @@ async def draft_create(ctx: Context, case_id: Id, body: DraftIn) -> DraftDetailO
             draft_selectors.draft_get_for_user(user=user, case_id=case_id, draft_id=draft.pk)
         )
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
 async def draft_get(ctx: Context, case_id: Id, draft_id: Id) -> DraftDetailOut:
     """The draft with its packet and its versions (without their text)."""
-    return await _sync(
+    return await run_sync(
         ctx,
         lambda user: DraftDetailOut.from_orm(
             draft_selectors.draft_get_for_user(user=user, case_id=case_id, draft_id=draft_id)
@@ -653,7 +507,7 @@ async def draft_get(ctx: Context, case_id: Id, draft_id: Id) -> DraftDetailOut:
 @tool
 async def version_get(ctx: Context, case_id: Id, draft_id: Id, number: Id) -> VersionDetailOut:
     """One version of a draft with its text (the findings' offsets point into it)."""
-    return await _sync(
+    return await run_sync(
         ctx,
         lambda user: VersionDetailOut.from_orm(
             draft_selectors.version_get_for_user(
@@ -663,11 +517,17 @@ async def version_get(ctx: Context, case_id: Id, draft_id: Id, number: Id) -> Ve
     )
 
 
-@tool
-async def version_verify(ctx: Context, case_id: Id, draft_id: Id, number: Id) -> VerificationOut:
+@keyed_tool
+async def version_verify(
+    ctx: Context,
+    case_id: Id,
+    draft_id: Id,
+    number: Id,
+    idempotency_key: IdempotencyKey = "",
+) -> VerificationOut:
     """Queue a verification of the version against its frozen packet (progress on
     case_events; findings_list once it finished)."""
-    return await _sync(
+    return await run_sync(
         ctx,
         lambda user: VerificationOut.from_orm(
             verification_services.verification_request(
@@ -694,10 +554,10 @@ async def findings_list(
         )
         return verification_schemas.findings_out(found, only=filters)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
-@tool
+@keyed_tool
 async def finding_override(
     ctx: Context,
     case_id: Id,
@@ -705,6 +565,7 @@ async def finding_override(
     number: Id,
     finding_id: Id,
     body: verification_schemas.OverrideIn,
+    idempotency_key: IdempotencyKey = "",
 ) -> FindingOut:
     """A lawyer lets one unsupported or contradicted finding stand, with a written reason."""
 
@@ -719,13 +580,19 @@ async def finding_override(
         )
         return verification_schemas.finding_out(override.finding)
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
-@tool
-async def version_approve(ctx: Context, case_id: Id, draft_id: Id, number: Id) -> VersionOut:
+@keyed_tool
+async def version_approve(
+    ctx: Context,
+    case_id: Id,
+    draft_id: Id,
+    number: Id,
+    idempotency_key: IdempotencyKey = "",
+) -> VersionOut:
     """A lawyer approves the version (`unsupported_findings` while a finding blocks)."""
-    return await _sync(
+    return await run_sync(
         ctx,
         lambda user: VersionOut.from_orm(
             verification_services.version_approve(
@@ -746,9 +613,14 @@ class ExportedFileOut(Schema):
     content_base64: str
 
 
-@tool
+@keyed_tool
 async def version_export(
-    ctx: Context, case_id: Id, draft_id: Id, number: Id, body: ExportIn
+    ctx: Context,
+    case_id: Id,
+    draft_id: Id,
+    number: Id,
+    body: ExportIn,
+    idempotency_key: IdempotencyKey = "",
 ) -> ExportedFileOut:
     """The version as a Word document or a PDF (base64), registered as a generated artifact;
     refused (`not_verified`, `unsupported_findings`) as the approval rule says."""
@@ -766,12 +638,12 @@ async def version_export(
             content_base64=base64.b64encode(export.data).decode("ascii"),
         )
 
-    return await _sync(ctx, work)
+    return await run_sync(ctx, work)
 
 
 @tool
 async def cluster_status(ctx: Context) -> ClusterStatusOut:
     """The cluster as the dashboard shows it: hosts, boards and GPUs, backends, deployments."""
-    return await _sync(
+    return await run_sync(
         ctx, lambda user: ClusterStatusOut.from_orm(cluster_selectors.dashboard_get())
     )

@@ -47,8 +47,7 @@ def get_case(request: AuthedRequest, case_id: ObjectId) -> Case:
 @router.patch("/cases/{case_id}", response={200: CaseOut, **_ERRORS})
 def update_case(request: AuthedRequest, case_id: ObjectId, payload: CasePatch) -> Case:
     case = selectors.case_get_for_user(user=request.auth, case_id=case_id)
-    changes = payload.dict(exclude_unset=True, exclude_none=True)
-    return services.case_update(actor=request.auth, case=case, changes=changes)
+    return services.case_update(actor=request.auth, case=case, changes=payload.changes())
 
 
 @router.get("/cases/{case_id}/members", response=list[MemberOut])

@@ -29,6 +29,11 @@ class CasePatch(StrictIn):
     court: str | None = Field(None, max_length=200)
     status: Literal["open", "stayed", "closed"] | None = None
 
+    def changes(self) -> dict[str, str]:
+        """case_update's `changes`: the fields sent, those sent as null left out."""
+        changed: dict[str, str] = self.dict(exclude_unset=True, exclude_none=True)
+        return changed
+
 
 class MemberOut(ModelSchema):
     user: UserOut

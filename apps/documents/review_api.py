@@ -1,73 +1,25 @@
 """The review list's writes for agents: per-case tags and withdrawing a wrong upload (the same
 services the browser's bulk actions call, so the same rules, limits and audit)."""
 
-from datetime import datetime
+from ninja import Router, Status
 
-from ninja import Field, Router, Schema, Status
-
-from apps.api.schemas import ErrorOut, ObjectId, StrictIn
+from apps.api.schemas import ErrorOut, ObjectId
 from apps.api.types import AuthedRequest
 from apps.cases import selectors as case_selectors
 from apps.documents import review_services, selectors
-from apps.documents.list_forms import MAX_BULK_DOCUMENTS
-from apps.documents.models import Document, Tag
+from apps.documents.review_schemas import (
+    TaggedOut,
+    TagIn,
+    TagOut,
+    UntaggedOut,
+    UntagIn,
+    WithdrawIn,
+    WithdrawnOut,
+)
 
 router = Router(tags=["documents"])
 
 _ERRORS = {400: ErrorOut, 404: ErrorOut, 409: ErrorOut}
-# Ids are checked again by the services; the schema's bounds refuse a hostile body before that.
-_Ids = list[int]
-
-
-class TagOut(Schema):
-    id: int
-    name: str
-
-    @staticmethod
-    def from_tag(tag: Tag) -> "TagOut":
-        return TagOut(id=tag.pk, name=tag.name)
-
-
-class TagIn(StrictIn):
-    document_ids: _Ids = Field(min_length=1, max_length=MAX_BULK_DOCUMENTS)
-    name: str = Field(max_length=review_services.MAX_TAG_CHARS * 4)
-
-
-class TaggedOut(Schema):
-    tag: TagOut
-    added: int  # documents that did not carry the tag before
-
-
-class UntagIn(StrictIn):
-    document_ids: _Ids = Field(min_length=1, max_length=MAX_BULK_DOCUMENTS)
-    tag_id: int = Field(ge=1, le=2**63 - 1)
-
-
-class UntaggedOut(Schema):
-    removed: int
-
-
-class WithdrawIn(StrictIn):
-    document_ids: _Ids = Field(min_length=1, max_length=MAX_BULK_DOCUMENTS)
-    reason: str = Field(max_length=review_services.MAX_WITHDRAW_REASON * 4)
-
-
-class WithdrawnOut(Schema):
-    id: int
-    filename: str
-    withdrawn: bool
-    withdrawn_at: datetime | None
-    withdrawn_reason: str
-
-    @staticmethod
-    def from_document(document: Document) -> "WithdrawnOut":
-        return WithdrawnOut(
-            id=document.pk,
-            filename=document.filename,
-            withdrawn=document.withdrawn_at is not None,
-            withdrawn_at=document.withdrawn_at,
-            withdrawn_reason=document.withdrawn_reason,
-        )
 
 
 @router.get("/cases/{case_id}/tags", response={200: list[TagOut], 404: ErrorOut})

@@ -24,7 +24,7 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from apps.accounts import services as account_services
 from apps.accounts.models import AuditEvent, User
-from apps.api import mcp_tools
+from apps.api import mcp_core
 from apps.cases.models import Case
 from apps.documents.models import Document
 from apps.drafting.models import DraftVersion, Run
@@ -471,12 +471,12 @@ def test_a_database_that_does_not_answer_and_the_unexpected_answer_as_the_api_do
         except OperationalError as gone:
             raise RuntimeError("while reading the case") from gone
     except RuntimeError as exc:
-        unavailable = json.loads(str(mcp_tools.translated(exc)))
+        unavailable = json.loads(str(mcp_core.translated(exc)))
     assert unavailable == {
         "detail": "The database is not answering (it may be restarting). Try again in 5 s.",
         "code": "database_unavailable",
         "status": 503,
     }
-    broken = json.loads(str(mcp_tools.translated(ValueError("a bug"))))
+    broken = json.loads(str(mcp_core.translated(ValueError("a bug"))))
     assert broken["code"] == "internal_error" and broken["status"] == 500
     assert "a bug" not in broken["detail"]
