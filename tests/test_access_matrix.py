@@ -254,6 +254,7 @@ MATRIX: tuple[Route, ...] = (
         ("GET", "POST"),
         {"POST": {"volume": "MATRIX2", "prefix": "MTX", "document_ids": THE_DOCUMENT}},
     ),
+    Route(API, "api/v1/cases/<case_id>/productions/check", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/productions/<production_id>", ("GET",)),
     Route(API, "api/v1/cases/<case_id>/productions/<production_id>/pdf", ("GET",)),
     Route(

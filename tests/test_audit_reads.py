@@ -125,6 +125,7 @@ API: dict[tuple[str, str], Entry] = {
     ("POST", "/api/v1/cases/{case_id}/productions"): Write(
         "production.create", {"volume": "AUDIT2", "prefix": "AUD", "document_ids": "document"}
     ),
+    ("GET", "/api/v1/cases/{case_id}/productions/check"): Read("document.list"),
     ("GET", "/api/v1/cases/{case_id}/productions/{production_id}"): Read(
         "production.view", "production"
     ),

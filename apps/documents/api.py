@@ -9,6 +9,7 @@ from apps.api.types import AuthedRequest
 from apps.cases import selectors as case_selectors
 from apps.documents import (
     extraction,
+    production_preview,
     production_selectors,
     production_services,
     provenance_selectors,
@@ -26,6 +27,8 @@ from apps.documents.schemas import (
     FlagClearIn,
     HitBoxesOut,
     PageOut,
+    ProducibleFilter,
+    ProducibleOut,
     ProductionDetailOut,
     ProductionIn,
     ProductionOut,
@@ -227,6 +230,31 @@ def create_production(
 @paginate
 def list_productions(request: AuthedRequest, case_id: ObjectId) -> QuerySet[Production]:
     return production_selectors.production_list_for_user(user=request.auth, case_id=case_id)
+
+
+# Before productions/{production_id}, which would take "check" for an id.
+@router.get(
+    "/cases/{case_id}/productions/check",
+    response={200: list[ProducibleOut], 404: ErrorOut},
+)
+def check_producible(
+    request: AuthedRequest, case_id: ObjectId, filters: Query[ProducibleFilter]
+) -> list[ProducibleOut]:
+    """Can these documents be produced, and if not, why (the order screen's column)."""
+    answers, lawyer = production_preview.production_check_for_user(
+        user=request.auth, case_id=case_id, ids=filters.document_ids
+    )
+    return [
+        ProducibleOut(
+            document_id=a.document.pk,
+            filename=a.document.filename,
+            producible=a.producible,
+            refused=a.refused,
+            held_back=a.held_back,
+            lawyer_may_include=lawyer and bool(a.held_back),
+        )
+        for a in answers
+    ]
 
 
 @router.get(

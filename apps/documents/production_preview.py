@@ -22,12 +22,14 @@ from apps.cases.models import Case
 from apps.documents import (
     bates,
     extraction,
+    production_door_services,
     production_services,
     render_slots,
     selectors,
     stamping,
 )
 from apps.documents.models import BatesPage, Document, Rendition
+from apps.evidence.selectors import clearance as clearance_selectors
 from lexweb.errors import DomainError, NotFound
 
 PREVIEW_DPI = 100
@@ -135,6 +137,49 @@ def picked_documents_for_user(*, user: User, case_id: int, ids: list[int]) -> li
     }
     read_audit.read_record(user=user, action="document.list", case=case)
     return [found[i] for i in ids if i in found]
+
+
+@dataclass(frozen=True)
+class Producible:
+    """Can a picked document be produced? `refused`: why a production refuses it outright
+    (withdrawn, a volume, not read...); `held_back`: why the door out holds it back unless a
+    lawyer includes it (production_door_services); both "" when it can."""
+
+    document: Document
+    pages: int
+    refused: str
+    held_back: str
+
+    @property
+    def producible(self) -> bool:
+        return not self.refused and not self.held_back
+
+
+def producible(documents: list[Document]) -> list[Producible]:
+    """The answer for each document (of a case the caller reached through a `_for_user`
+    selector): no query but the lineage of system-generated documents and renditions."""
+    answers = []
+    for document in documents:
+        try:
+            production_services.production_document_check(document)
+        except DomainError as exc:
+            refused, held = exc.message, ""
+        else:
+            refused = ""
+            held = production_door_services.production_door_problem(document) or ""
+        answers.append(Producible(document, production_pages(document), refused, held))
+    return answers
+
+
+def production_check_for_user(
+    *, user: User, case_id: int, ids: list[int]
+) -> tuple[list[Producible], bool]:
+    """Can it be produced? The answer for the case's documents among `ids`, in that order
+    (others' ids and repeats dropped), and whether `user` may include a held-back one (a
+    lawyer of the case). Audited as a read of the list."""
+    documents = picked_documents_for_user(user=user, case_id=case_id, ids=ids)
+    case = case_selectors.case_get_for_user(user=user, case_id=case_id)
+    return producible(documents), clearance_selectors.is_case_lawyer(user=user, case=case)
 
 
 def production_pages(document: Document) -> int:

@@ -146,17 +146,10 @@ def _rows(documents: list[Document]) -> list[tuple[Document, str, int, str]]:
     """Each picked document with the reason a production would refuse it ("" if none), the
     pages it would take (a rendered kind's rendition pages, see production_pages), and why the
     door out holds it back unless a lawyer includes it ("" if it does not)."""
-    rows = []
-    for document in documents:
-        pages = production_preview.production_pages(document)
-        try:
-            production_services.production_document_check(document)
-        except DomainError as exc:
-            rows.append((document, exc.message, pages, ""))
-        else:
-            held = production_door_services.production_door_problem(document) or ""
-            rows.append((document, "", pages, held))
-    return rows
+    return [
+        (a.document, a.refused, a.pages, a.held_back)
+        for a in production_preview.producible(documents)
+    ]
 
 
 def _typed(request: HttpRequest, document_id: int) -> dict[str, str]:

@@ -268,6 +268,26 @@ class SearchFilter(Schema):
     offset: int = Field(0, ge=0, le=199)
 
 
+class ProducibleFilter(Schema):
+    """`document_ids`: the documents to ask about, in order (another case's ids are left out)."""
+
+    document_ids: list[int] = Field(default_factory=list, max_length=1000)
+
+
+class ProducibleOut(Schema):
+    """ "Can it be produced?" for one document. `refused`: why a production refuses it outright
+    (withdrawn, a production volume, not read yet...). `held_back`: why the door out holds it
+    back (system generated, derived from generated, flagged, firm work product) unless a lawyer
+    of the case includes it with a reason (`lawyer_may_include`: the caller is one)."""
+
+    document_id: int
+    filename: str
+    producible: bool
+    refused: str
+    held_back: str
+    lawyer_may_include: bool
+
+
 class SearchOut(Schema):
     count: int  # hits found, at most offset + limit
     capped: bool

@@ -609,3 +609,46 @@ def test_api_withholds_into_the_privilege_log_and_refuses_bad_entries(
             "description": "Memo to the client on settlement.",
         }
     ]
+
+
+def test_api_can_it_be_produced_says_no_with_the_reason(
+    case: Case,
+    lawyer_api: Client,
+    staff_api: Client,
+    held: dict[str, Document],
+    other_case: Case,
+    outsider: User,
+) -> None:
+    theirs = _upload(other_case, outsider, "theirs.pdf", "Another firm's case file.")
+    ids = [held["clean"].pk, held["work"].pk, held["draft"].pk, theirs.pk, 999_999_999]
+    url = f"{_api(case)}/check"
+
+    answers = lawyer_api.get(url, {"document_ids": ids}).json()
+    as_staff = staff_api.get(url, {"document_ids": ids}).json()
+
+    assert [(a["document_id"], a["producible"]) for a in answers] == [
+        (held["clean"].pk, True),
+        (held["work"].pk, False),
+        (held["draft"].pk, False),
+    ]
+    assert answers[1]["held_back"] == "it is firm work product"
+    assert answers[2]["held_back"] == "it is system generated (lexweb wrote it)"
+    assert [a["lawyer_may_include"] for a in answers] == [False, True, True]
+    assert [a["lawyer_may_include"] for a in as_staff] == [False, False, False]
+    assert lawyer_api.get(url, {"document_ids": "x"}).status_code == 422
+    # Over 1,000 ids is over the request's field limit before the schema's.
+    assert lawyer_api.get(url, {"document_ids": list(range(1, 1002))}).status_code == 413
+    assert lawyer_api.get(f"/api/v1/cases/{other_case.pk}/productions/check").status_code == 404
+
+
+def test_api_can_it_be_produced_refuses_a_volume_outright(
+    case: Case, lawyer: User, lawyer_api: Client, held: dict[str, Document]
+) -> None:
+    production = _create(case, lawyer, [held["clean"]])
+    production_services.production_stamp(production_id=production.pk)
+    volume_id = Production.objects.get(pk=production.pk).volume_document_id
+
+    (answer,) = lawyer_api.get(f"{_api(case)}/check", {"document_ids": [volume_id]}).json()
+
+    assert answer["producible"] is False and "is a production volume" in answer["refused"]
+    assert answer["lawyer_may_include"] is False
