@@ -1,5 +1,5 @@
 """Issue 11's measurement: the verifier on a set folder in the format of ../shared/eval/verifier/
-(its README describes it), scored by that README's rules (apps/verification/evaluation.py).
+(its README describes it), scored by that README's rules (lexweb_dev/evaluation.py).
 
 --fast: no database and no ingest. The pages are built from each case's page_text.jsonl and the
 case.json Bates map (what a perfect ingest and OCR would freeze; image-only pages as OCR text),
@@ -73,7 +73,7 @@ def _load_parts() -> dict[str, Any]:
 
 
 def run_fast(set_dir: Path, out: Path) -> dict[str, Any]:
-    from apps.verification import evaluation
+    from lexweb_dev import evaluation
 
     parts = _load_parts()
     cases = evaluation.load_set(set_dir)
@@ -100,7 +100,7 @@ def run_real(set_dir: Path, out: Path) -> dict[str, Any]:
     django.setup()
     from django.core.management import CommandError, call_command
 
-    from apps.verification import evaluation
+    from lexweb_dev import evaluation
 
     started = time.perf_counter()
     printed = io.StringIO()
@@ -206,7 +206,7 @@ def _variant_case(case_dir: Path, prefix: str, start: int, digits: int) -> None:
     for row in rows:
         original, text, moves = drafts[row["draft"]]
         if "start" not in row:
-            from apps.verification.evaluation import find_nth
+            from lexweb_dev.evaluation import find_nth
 
             row["start"] = find_nth(original, row["text"], row["occurrence"])
             row["end"] = row["start"] + len(row["text"])
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    from apps.verification import evaluation
+    from lexweb_dev import evaluation
 
     with tempfile.TemporaryDirectory(prefix="verifier-variant-") as scratch:
         set_dir = args.set

@@ -2,7 +2,9 @@
 describes it), findings as JSON lines, and the README's scoring rules.
 
 Pure Python (no Django, no database), so `bench/verifier_eval.py --fast` can use it without
-either; `manage.py verify_eval` adds the real ingest, stamping and freezing around it.
+either; `manage.py verify_eval` adds the real ingest, stamping and freezing around it. Both
+live in the dev package (lexweb_dev/), beside the generator's benchmarks, not in the product:
+a product install has no evaluation harness (issue 23).
 
 1. `load_set(path)`: a set folder (every subfolder holding a case.json, in name order) or one
    case folder. Each case's case.json, drafts and labels are read and checked. With

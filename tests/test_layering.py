@@ -203,10 +203,12 @@ def test_the_product_copied_without_the_dev_package_passes_check_and_imports_eve
         from django.core.management import get_commands
         assert {DEV_PACKAGE!r} not in settings.INSTALLED_APPS
         assert not settings.LEXWEB_DEV_TOOLS
-        demo_commands = {{
-            "fake_backend", "demo_backends", "demo_gpu_agent", "seed_demo", "seed_demo_site"
+        # The demo's commands and the verifier's evaluation harness are the dev package's.
+        dev_commands = {{
+            "fake_backend", "demo_backends", "demo_gpu_agent", "seed_demo", "seed_demo_site",
+            "verify_eval",
         }}
-        assert not demo_commands & set(get_commands()), "demo commands without the dev package"
+        assert not dev_commands & set(get_commands()), "dev commands without the dev package"
         for name in {modules!r}:
             importlib.import_module(name)
         assert {DEV_PACKAGE!r} not in sys.modules

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from apps.verification import evaluation
 from bench import eval_cases
+from lexweb_dev import evaluation
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The evaluation's loading and scoring (apps/verification/evaluation.py), on a tiny set folder
+"""The evaluation's loading and scoring (lexweb_dev/evaluation.py), on a tiny set folder
 written here and on the shipped dev set, checked against the README's own scorer."""
 
 import json
@@ -12,7 +12,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from apps.verification import evaluation
+from lexweb_dev import evaluation
 
 SHARED_SET = Path(__file__).resolve().parents[3] / "shared" / "eval" / "verifier"
 SCORER = SHARED_SET / "score.py"

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from apps.verification import evaluation
+from lexweb_dev import evaluation
 from tests.factories import CaseFactory, UserFactory
 from tests.harness.serial import serial
 from tests.verification.test_evaluation import SCORER, write_tiny_set
@@ -178,7 +178,7 @@ def test_without_a_reachable_server_it_runs_on_a_private_embedded_one(tmp_path: 
 
 def test_pages_stamped_otherwise_than_case_json_says_are_reported(tmp_path: Path) -> None:
     from apps.verification.index import PageRecord
-    from apps.verification.management.commands import verify_eval
+    from lexweb_dev.management.commands import verify_eval
 
     (case,) = evaluation.load_set(write_tiny_set(tmp_path, prefix="QZR", start=40, digits=7))
     pages = evaluation.fast_pages(case)

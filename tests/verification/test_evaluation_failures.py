@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from apps.verification import evaluation
+from lexweb_dev import evaluation
 from tests.harness.serial import serial
 from tests.verification.test_evaluation import TINY_DOCS, write_tiny_set
 from tests.verification.test_evaluation_productions import write_productions_case

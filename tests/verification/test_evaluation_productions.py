@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from apps.verification import checks, claims, evaluation, index
+from apps.verification import checks, claims, index
+from lexweb_dev import evaluation
 from tests.verification.test_evaluation import SHARED_SET, TINY_DOCS, write_tiny_set
 
 HELDOUT_SET = Path(__file__).resolve().parent / "heldout"

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from apps.verification import evaluation
 from bench import verifier_eval
 from bench.eval_cases import ERROR_KINDS as EVAL_ERROR_KINDS
+from lexweb_dev import evaluation
 from tests.harness.serial import serial
 from tests.verification.heldout import make_heldout
 from tests.verification.test_evaluation import SHARED_SET

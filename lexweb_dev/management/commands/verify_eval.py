@@ -26,7 +26,7 @@
    is reported with its step and reason; the other cases run and are scored (the failed
    cases' labels are left out of the figures).
    It writes one JSON line per finding to --out and prints the figures as JSON (the README's
-   rules: apps/verification/evaluation.py).
+   rules: lexweb_dev/evaluation.py).
 4. The temporary database is dropped and the folder removed, however the child ended. The
    report is printed; when a case failed, the command then ends with an error naming it (exit
    status 1), after the other cases' figures.
@@ -67,9 +67,10 @@ from apps.documents.models import Document, Page, Production
 from apps.evidence.models import FrozenPage
 from apps.evidence.selectors import packets as packet_selectors
 from apps.evidence.services import packets as packet_services
-from apps.verification import checks, claims, evaluation, index
+from apps.verification import checks, claims, index
 from apps.verification import services as verification_services
 from lexweb.errors import DomainError
+from lexweb_dev import evaluation
 
 TEMP_DATABASE = re.compile(r"^lexweb_eval_[0-9a-f]{16}$")
 
