@@ -647,6 +647,7 @@ def test_api_can_it_be_produced_refuses_a_volume_outright(
     production = _create(case, lawyer, [held["clean"]])
     production_services.production_stamp(production_id=production.pk)
     volume_id = Production.objects.get(pk=production.pk).volume_document_id
+    assert volume_id is not None
 
     (answer,) = lawyer_api.get(f"{_api(case)}/check", {"document_ids": [volume_id]}).json()
 
