@@ -29,28 +29,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from apps.verification.claims.base import TITLE_SMALL_WORDS
 from apps.verification.index import PacketIndex
 
 TITLE_WORDS = 12  # a first line longer than this is text, not a title
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "at",
-        "by",
-        "for",
-        "from",
-        "in",
-        "of",
-        "on",
-        "re",
-        "the",
-        "to",
-        "with",
-        "dated",
-    ]
-)
 _WORD = re.compile(r"[a-z0-9]+")
 _FILE_LABEL = re.compile(
     r"^(?:(?:pl(?:aintiff)?|def(?:endant)?|joint)s?['\u2019]?s?[\s._-]*)?"
@@ -195,7 +177,7 @@ def exhibit(cat: Catalogue, label: str) -> Resolved:
 def titled(cat: Catalogue, index: PacketIndex, name: str) -> Resolved:
     """The document a cite names by `name` (see the module's docstring)."""
     stem = name.rsplit(".", 1)[0] if re.search(r"\.[A-Za-z]\w{1,4}$", name) else name
-    words = [w for w in _words(stem) if w not in _STOP]
+    words = [w for w in _words(stem) if w not in TITLE_SMALL_WORDS]
     if not words:
         return Resolved(None, "", f"{name!r} names no document")
 

@@ -13,6 +13,29 @@ Kind = Literal[
 ]
 
 
+# Words a document's title may leave in lower case ("Notice of Default", "Letter to Voss"); a
+# title's other words are its name (claims.record reads titles in cites, exhibits matches them).
+TITLE_SMALL_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "of",
+        "on",
+        "re",
+        "the",
+        "to",
+        "with",
+        "dated",
+    ]
+)
+
+
 @dataclass(frozen=True)
 class BatesRef:
     """One Bates label or a range of them: `prefix` + `first`..`last`, written with `digits`.

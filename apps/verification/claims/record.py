@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from apps.verification.claims.base import BatesRef, Kind, Spans
+from apps.verification.claims.base import TITLE_SMALL_WORDS, BatesRef, Kind, Spans
 from apps.verification.claims.quotations import Quote
 from apps.verification.claims.references import (
     FISCAL_YEAR,
@@ -86,26 +86,6 @@ _QUOTED_NAME = re.compile(
     r"(?P<open>[\"\u201c])(?P<name>[^\"\u201c\u201d\n]{2,80})[\"\u201d]" + _NAME_PIN + r"\s*$"
 )
 _PLAIN_NAME = re.compile(r"(?:the\s+)?(?P<name>[A-Z0-9][^,;()\n]{1,80}?)" + _NAME_PIN + r"\s*$")
-# Words a title may leave in lower case ("Notice of Default", "Letter to Voss").
-_SMALL_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "at",
-        "by",
-        "for",
-        "from",
-        "in",
-        "of",
-        "on",
-        "re",
-        "the",
-        "to",
-        "with",
-        "dated",
-    ]
-)
 # What makes a "Name at 3" some other cite: a case's short form ("Smith, 123 F.3d at 4" has a
 # comma; "Id.", "supra"), a statute's section, a law's numbered unit.
 _NOT_A_NAME = re.compile(r"\b(?:Id|Ibid|supra|infra|v|vs|n|nn)\.|\bsupra\b|\u00a7|\bv\.\s", re.I)
@@ -126,7 +106,9 @@ def _names_a_document(name: str) -> bool:
         return False
     if not any(sum(c.isalpha() for c in w) >= 3 and not w.endswith(".") for w in words):
         return False  # "R. at 5", "J.A. at 12": a record's abbreviations
-    return all(w.lower() in _SMALL_WORDS or not w[:1].isalpha() or w[:1].isupper() for w in words)
+    return all(
+        w.lower() in TITLE_SMALL_WORDS or not w[:1].isalpha() or w[:1].isupper() for w in words
+    )
 
 
 _CITE_POSITION = re.compile(
