@@ -10,7 +10,8 @@ same).
 """
 
 import base64
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, Protocol
 
 from mcp.server.mcpserver import Context
 from ninja import Schema
@@ -87,6 +88,26 @@ def _file(*, filename: str, media_type: str, path: str, data: bytes | None, size
         size=size,
         download_path=path,
         content_base64=base64.b64encode(inline).decode("ascii") if inline is not None else None,
+    )
+
+
+class _Built(Protocol):
+    output: Any  # the stored blob; None until built
+
+
+def _stored_file(
+    found: _Built, download: Callable[[], _Built], *, filename: str, media_type: str, path: str
+) -> FileOut:
+    """A stored file's answer: its bytes when at most INLINE_BYTES, read through the download's
+    selector (audited as a download; it refuses a file not built yet, `conflict`), else only its
+    REST download path (`found` came from the view's selector)."""
+    data = None
+    if found.output is None or found.output.size <= INLINE_BYTES:
+        found = download()
+        with storage.blob_open(found.output.sha256) as source:
+            data = source.read()
+    return _file(
+        filename=filename, media_type=media_type, path=path, data=data, size=found.output.size
     )
 
 
@@ -322,25 +343,14 @@ async def production_volume(ctx: Context, case_id: Id, production_id: Id) -> Fil
     """The stamped volume as one PDF (`conflict` until stamping has finished)."""
 
     def work(user: User) -> FileOut:
-        production = production_selectors.production_get_for_user(
-            user=user, case_id=case_id, production_id=production_id
-        )
-        data = None
-        if production.output is None or production.output.size <= INLINE_BYTES:
-            # Not stamped yet: the download's selector refuses it; small enough: sent here.
-            production = production_selectors.production_volume_for_user(
-                user=user, case_id=case_id, production_id=production_id
-            )
-            assert production.output is not None  # noqa: S101  (the selector refuses one without)
-            with storage.blob_open(production.output.sha256) as source:
-                data = source.read()
-        assert production.output is not None  # noqa: S101
-        return _file(
+        where = {"case_id": case_id, "production_id": production_id}
+        production = production_selectors.production_get_for_user(user=user, **where)
+        return _stored_file(
+            production,
+            lambda: production_selectors.production_volume_for_user(user=user, **where),
             filename=f"{production.volume}.pdf",
             media_type="application/pdf",
             path=f"{_production_path(case_id, production_id)}/pdf",
-            data=data,
-            size=production.output.size,
         )
 
     return await run_sync(ctx, work)
@@ -397,20 +407,12 @@ async def production_export_download(
     def work(user: User) -> FileOut:
         where = {"case_id": case_id, "production_id": production_id, "export_id": export_id}
         export = production_selectors.export_get_for_user(user=user, **where)
-        data = None
-        if export.output is None or export.output.size <= INLINE_BYTES:
-            # Not built yet: the download's selector refuses it; small enough: sent here.
-            export = production_selectors.export_zip_for_user(user=user, **where)
-            assert export.output is not None  # noqa: S101  (the selector refuses one without)
-            with storage.blob_open(export.output.sha256) as source:
-                data = source.read()
-        assert export.output is not None  # noqa: S101
-        return _file(
+        return _stored_file(
+            export,
+            lambda: production_selectors.export_zip_for_user(user=user, **where),
             filename=f"{export.production.volume}.zip",
             media_type="application/zip",
             path=f"{_production_path(case_id, production_id)}/exports/{export_id}/zip",
-            data=data,
-            size=export.output.size,
         )
 
     return await run_sync(ctx, work)
