@@ -43,12 +43,14 @@ from apps.documents.models import Document
 from apps.documents.schemas import (
     BatesHitOut,
     DocumentOut,
+    ProducibleOut,
     ProductionDetailOut,
     ProductionIn,
     SearchFilter,
     SearchOut,
     UploadOut,
     bates_hit_out,
+    producible_for_user,
     search_for_user,
 )
 from apps.drafting import exports, run_stream, runs
@@ -236,7 +238,11 @@ async def production_create(
     idempotency_key: IdempotencyKey = "",
 ) -> ProductionDetailOut:
     """Reserve Bates numbers for `document_ids` in that order and queue the stamping job
-    (progress on case_events; production_get says when it is stamped)."""
+    (progress on case_events; production_get says when it is stamped). System-generated
+    documents, those derived from them, registry-flagged documents and firm work product are
+    refused (production_refused, each named; production_check asks first) unless a lawyer of
+    the case lists each in `include` with a reason; `withhold` lists documents kept out, for
+    the volume's privilege log."""
 
     def work(user: User) -> ProductionDetailOut:
         case = case_selectors.case_get_for_user(user=user, case_id=case_id)
@@ -246,6 +252,18 @@ async def production_create(
         return ProductionDetailOut.from_orm(production)
 
     return await run_sync(ctx, work)
+
+
+@tool
+async def production_check(
+    ctx: Context, case_id: Id, document_ids: Annotated[list[int], Field(max_length=1000)]
+) -> list[ProducibleOut]:
+    """Can these documents be produced? For each: refused outright and why, held back and why
+    (a lawyer may include it with a reason: lawyer_may_include), else producible."""
+    return await run_sync(
+        ctx,
+        lambda user: producible_for_user(user=user, case_id=case_id, document_ids=document_ids),
+    )
 
 
 @tool

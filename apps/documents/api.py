@@ -9,7 +9,6 @@ from apps.api.types import AuthedRequest
 from apps.cases import selectors as case_selectors
 from apps.documents import (
     extraction,
-    production_preview,
     production_selectors,
     production_services,
     provenance_selectors,
@@ -36,6 +35,7 @@ from apps.documents.schemas import (
     SearchOut,
     UploadOut,
     bates_hit_out,
+    producible_for_user,
     search_for_user,
 )
 from apps.evidence.services import clearance as clearance_services
@@ -241,20 +241,9 @@ def check_producible(
     request: AuthedRequest, case_id: ObjectId, filters: Query[ProducibleFilter]
 ) -> list[ProducibleOut]:
     """Can these documents be produced, and if not, why (the order screen's column)."""
-    answers, lawyer = production_preview.production_check_for_user(
-        user=request.auth, case_id=case_id, ids=filters.document_ids
+    return producible_for_user(
+        user=request.auth, case_id=case_id, document_ids=filters.document_ids
     )
-    return [
-        ProducibleOut(
-            document_id=a.document.pk,
-            filename=a.document.filename,
-            producible=a.producible,
-            refused=a.refused,
-            held_back=a.held_back,
-            lawyer_may_include=lawyer and bool(a.held_back),
-        )
-        for a in answers
-    ]
 
 
 @router.get(

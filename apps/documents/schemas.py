@@ -10,6 +10,7 @@ from apps.api.schemas import StrictIn, status_type
 from apps.documents import (
     privilege_log,
     production_door_services,
+    production_preview,
     production_selectors,
     provenance_selectors,
     rendering,
@@ -275,10 +276,11 @@ class ProducibleFilter(Schema):
 
 
 class ProducibleOut(Schema):
-    """ "Can it be produced?" for one document. `refused`: why a production refuses it outright
-    (withdrawn, a production volume, not read yet...). `held_back`: why the door out holds it
-    back (system generated, derived from generated, flagged, firm work product) unless a lawyer
-    of the case includes it with a reason (`lawyer_may_include`: the caller is one)."""
+    """Can it be produced? The answer for one document. `refused`: why a production refuses
+    it outright (withdrawn, a production volume, not read yet...). `held_back`: why the door
+    out holds it back (system generated, derived from generated, flagged, firm work product)
+    unless a lawyer of the case includes it with a reason (`lawyer_may_include`: the caller is
+    one)."""
 
     document_id: int
     filename: str
@@ -500,6 +502,27 @@ def search_for_user(*, user: User, case_id: int, filters: SearchFilter) -> Searc
     return SearchOut(
         items=[SearchHitOut(**vars(hit)) for hit in hits], count=len(results), capped=results.capped
     )
+
+
+def producible_for_user(
+    *, user: User, case_id: int, document_ids: list[int]
+) -> list[ProducibleOut]:
+    """Can it be produced? The answer for each of the case's documents among `document_ids`,
+    as every edge gives it (the REST API, the MCP server)."""
+    answers, lawyer = production_preview.production_check_for_user(
+        user=user, case_id=case_id, ids=document_ids
+    )
+    return [
+        ProducibleOut(
+            document_id=a.document.pk,
+            filename=a.document.filename,
+            producible=a.producible,
+            refused=a.refused,
+            held_back=a.held_back,
+            lawyer_may_include=lawyer and bool(a.held_back),
+        )
+        for a in answers
+    ]
 
 
 def bates_hit_out(hit: production_selectors.BatesHit, *, case_id: int) -> BatesHitOut:

@@ -7,6 +7,7 @@ arguments) as the REST API answers them."""
 import asyncio
 import base64
 import contextlib
+import io
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -26,6 +27,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import AuditEvent, User
 from apps.api import mcp_core
 from apps.cases.models import Case
+from apps.documents import services as document_services
 from apps.documents.models import Document
 from apps.drafting.models import DraftVersion, Run
 from tests.drafting import run_fixtures as rf
@@ -480,3 +482,45 @@ def test_a_database_that_does_not_answer_and_the_unexpected_answer_as_the_api_do
     broken = json.loads(str(mcp_core.translated(ValueError("a bug"))))
     assert broken["code"] == "internal_error" and broken["status"] == 500
     assert "a bug" not in broken["detail"]
+
+
+def test_the_door_out_answers_over_mcp_as_over_the_api(lawyer: User, case: Case) -> None:
+    # Issue 25 req 1: production_check says why; production_create refuses work product until
+    # a lawyer includes it with a reason.
+    secret, _ = token_for(lawyer)
+    outcome = document_services.document_upload(
+        case=case,
+        uploaded_by=lawyer,
+        filename="notes.pdf",
+        source=io.BytesIO(_pdf(["Partner notes on trial strategy."])),
+        origin="work_product",
+    )
+    assert outcome.document is not None
+    document_services.document_extract_text(document_id=outcome.document.pk)
+    notes = outcome.document.pk
+    body = {"volume": "VOL001", "prefix": "ACME", "document_ids": [notes]}
+    reason = "Ordered produced by the court on 3 March."
+
+    async def script(client: McpClient) -> tuple[Any, str, Any]:
+        check = await _ok(client, "production_check", {"case_id": case.pk, "document_ids": [notes]})
+        refused = await _refused(client, "production_create", {"case_id": case.pk, "body": body})
+        include = {**body, "include": [{"document_id": notes, "reason": reason}]}
+        made = await _ok(client, "production_create", {"case_id": case.pk, "body": include})
+        return check, refused, made
+
+    with served_asgi() as base:
+        check, refused, made = _agent(base, secret, script)
+
+    assert check == [
+        {
+            "document_id": notes,
+            "filename": "notes.pdf",
+            "producible": False,
+            "refused": "",
+            "held_back": "it is firm work product",
+            "lawyer_may_include": True,
+        }
+    ]
+    assert _error(refused)["code"] == "production_refused" and _error(refused)["status"] == 422
+    assert made["items"][0]["inclusion_reason"] == reason
+    assert AuditEvent.objects.get(action="production.document_included").via == "mcp"
