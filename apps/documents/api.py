@@ -1,5 +1,5 @@
 from django.db.models import QuerySet
-from django.http import FileResponse, HttpResponse
+from django.http import HttpResponse
 from ninja import File, Form, Query, Router, Status
 from ninja.files import UploadedFile
 from ninja.pagination import paginate
@@ -39,6 +39,7 @@ from apps.documents.schemas import (
     search_for_user,
 )
 from apps.evidence.services import clearance as clearance_services
+from lexweb.downloads import FileDownload
 
 router = Router(tags=["documents"])
 
@@ -133,12 +134,12 @@ def clear_flag(
 )
 def download_original(
     request: AuthedRequest, case_id: ObjectId, document_id: ObjectId
-) -> FileResponse:
+) -> FileDownload:
     """The original file, byte for byte as uploaded. Every download is audited."""
     document = selectors.document_original_for_user(
         user=request.auth, case_id=case_id, document_id=document_id
     )
-    return FileResponse(
+    return FileDownload(
         storage.blob_open(document.blob.sha256),
         as_attachment=True,
         filename=document.filename,
@@ -265,13 +266,13 @@ def get_production(
 )
 def download_production(
     request: AuthedRequest, case_id: ObjectId, production_id: ObjectId
-) -> FileResponse:
+) -> FileDownload:
     """The stamped volume as one PDF (409 until stamping has finished)."""
     production = production_selectors.production_volume_for_user(
         user=request.auth, case_id=case_id, production_id=production_id
     )
     assert production.output is not None  # noqa: S101  (the selector refuses a volume without)
-    return FileResponse(
+    return FileDownload(
         storage.blob_open(production.output.sha256),
         as_attachment=True,
         filename=f"{production.volume}.pdf",
@@ -327,12 +328,12 @@ def get_export(
 )
 def download_export(
     request: AuthedRequest, case_id: ObjectId, production_id: ObjectId, export_id: ObjectId
-) -> FileResponse:
+) -> FileDownload:
     export = production_selectors.export_zip_for_user(
         user=request.auth, case_id=case_id, production_id=production_id, export_id=export_id
     )
     assert export.output is not None  # noqa: S101  (the selector refuses an export without)
-    return FileResponse(
+    return FileDownload(
         storage.blob_open(export.output.sha256),
         as_attachment=True,
         filename=f"{export.production.volume}.zip",
