@@ -280,3 +280,77 @@ def answered(process: subprocess.Popen[str], url: str, *, deadline: float) -> in
             process.wait(timeout=0.5)
             return None
     return None
+
+
+# --- The order of the apps (issue 23 req 1) ----------------------------------------------------
+
+# Lowest first: an app may import the apps before it, never one after it
+# (docs/architecture/modules.md, "The order of the apps").
+APP_ORDER = (
+    "accounts",
+    "cases",
+    "documents",
+    "evidence",
+    "operations",
+    "cluster",
+    "verification",
+    "drafting",
+    "api",
+)
+# The upward edges that remain, each to be removed (docs/status.md, "The code and its
+# structure"); no other may appear. An edge removed must leave this list in the same change:
+# `test_every_listed_upward_edge_still_exists` says which.
+UPWARD_EDGES_LEFT = {
+    # Membership and break-glass checks of the accounts selectors and admin read cases' models.
+    ("accounts", "cases"),
+    # Each app's REST module and input schemas import the API app's shared plumbing
+    # (apps.api.schemas, types, streams, idempotency), which belongs beneath every app.
+    ("accounts", "api"),
+    ("cases", "api"),
+    ("documents", "api"),
+    ("evidence", "api"),
+    ("cluster", "api"),
+    ("verification", "api"),
+    ("drafting", "api"),
+    # Uploads look up the provenance registry; the review list, viewer and productions read
+    # packets and flag clearances.
+    ("documents", "evidence"),
+    # Verifications are of drafting's versions (selectors, services, the version API).
+    ("verification", "drafting"),
+}
+
+
+def _app_edges() -> dict[tuple[str, str], list[str]]:
+    """(app, app it imports) -> 'module imports name' lines, for every import between apps,
+    top-level and inside functions alike."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, path in product_modules().items():
+        parts = module.split(".")
+        if parts[0] != "apps" or len(parts) < 2:
+            continue
+        is_package = path.name == "__init__.py"
+        for name in imported_names(path.read_text(encoding="utf-8"), module, is_package=is_package):
+            target = name.split(".")
+            if target[0] == "apps" and len(target) > 1 and target[1] != parts[1]:
+                edges.setdefault((parts[1], target[1]), []).append(f"{module} imports {name}")
+    return edges
+
+
+def test_apps_import_only_apps_beneath_them_but_for_the_listed_edges() -> None:
+    edges = _app_edges()
+    apps = {app for edge in edges for app in edge}
+    assert apps <= set(APP_ORDER), f"apps missing from APP_ORDER: {apps - set(APP_ORDER)}"
+    upward = {
+        edge: lines
+        for edge, lines in edges.items()
+        if APP_ORDER.index(edge[1]) > APP_ORDER.index(edge[0])
+    }
+    new = {edge: lines for edge, lines in upward.items() if edge not in UPWARD_EDGES_LEFT}
+    assert not new, "imports of apps above:\n" + "\n".join(
+        line for lines in new.values() for line in sorted(lines)[:5]
+    )
+
+
+def test_every_listed_upward_edge_still_exists() -> None:
+    """An edge removed leaves the list, so the list says what is left to do."""
+    assert set(_app_edges()) >= UPWARD_EDGES_LEFT, UPWARD_EDGES_LEFT - set(_app_edges())
