@@ -3,7 +3,7 @@ which return only what the user's memberships allow."""
 
 from collections.abc import Collection
 
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -198,6 +198,31 @@ def case_events_after(*, case_id: int, after: int, limit: int = MAX_EVENTS_PAGE)
 def case_events_count(*, case_id: int, after: int) -> int:
     """How many of a case's events are numbered above `after` (access checked by the caller)."""
     return CaseEvent.objects.filter(case_id=case_id, seq__gt=max(after, 0)).count()
+
+
+def case_events_newest(*, case_id: int) -> int:
+    """The highest number of a case's feed (0 before its first event); access checked by the
+    caller."""
+    newest = CaseEvent.objects.filter(case_id=case_id).aggregate(top=Max("seq"))["top"]
+    return int(newest or 0)
+
+
+def case_events_resume_for_user(
+    *, user: User, case_id: int, after: int | None
+) -> tuple[list[CaseEvent], int, bool]:
+    """Where a case's websocket opened with `?after=` starts (apps/cases/consumers.py): the
+    stored events numbered above `after` (an audited read), the number it then stands at, and
+    whether they are all that was missed. `after` None ("latest"): none, from the newest
+    number. More missed than one page, or a number the feed never reached (a restored
+    database): none are sent, it stands at the newest number, and the answer is False (the page
+    reads its state again instead)."""
+    newest = case_events_newest(case_id=case_id)
+    if after is None or after == newest:  # nothing missed: nothing read
+        return [], newest if after is None else after, True
+    if after > newest or newest - after > MAX_EVENTS_PAGE:
+        return [], newest, False
+    events = case_events_for_user(user=user, case_id=case_id, after=after)
+    return events, (events[-1].seq or after) if events else after, True
 
 
 def case_stream_open_for_user(*, user: User, case_id: int) -> Case:

@@ -57,8 +57,11 @@ const LEVELS = new Set(["info", "success", "warning"]);
 const caseEventHandlers = new Map();
 
 // Call `handler(event)` for every event of `type` ("documents.progress", …) on the page's case
-// stream. The pseudo-type "stream.open" fires on every (re)connect: events sent while the socket
-// was down are lost, so a page reloads its state then (the database row is the truth).
+// stream, each once and in the order of its number in the case's feed. The pseudo-type
+// "stream.open" fires on every (re)connect, once the events missed while no socket listened were
+// applied: `caughtUp` is true when they all were (a reconnect), false on the first connect (what
+// happened between the page's drawing and the socket's opening is unknown) or when the server
+// could not send them all: then a page reads its state again (the database row is the truth).
 export function onCaseEvent(type, handler) {
   if (!caseEventHandlers.has(type)) caseEventHandlers.set(type, new Set());
   caseEventHandlers.get(type).add(handler);
@@ -103,22 +106,25 @@ onCaseEvent("cases.notice", (event) => {
   if (typeof event.message === "string") toast(event.level, event.message);
 });
 
+// The socket opens at `?after=latest`, and after a drop at `?after=<the last number applied>`:
+// the server sends the stored events missed in between, then "stream.caught_up", then live ones,
+// each number once and in order (apps/cases/consumers.py).
 function connectCaseStream(root) {
   const path = root.dataset.caseStream;
   const state = document.getElementById("live-state");
   const say = (text) => { if (state) state.textContent = text; };
   let delay = 1000;
   let opened = false;
+  let last = null; // the feed number applied last (null until the first socket says where)
 
   function open() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + location.host + path);
+    const after = last === null ? "latest" : String(last);
+    const socket = new WebSocket(`${scheme}${location.host}${path}?after=${after}`);
 
     socket.addEventListener("open", () => {
       delay = 1000;
       say("live");
-      emitCaseEvent({ type: "stream.open", reconnected: opened });
-      opened = true;
     });
 
     socket.addEventListener("message", (event) => {
@@ -128,7 +134,19 @@ function connectCaseStream(root) {
       } catch {
         return;
       }
-      if (data && typeof data.type === "string" && data.type !== "stream.open") emitCaseEvent(data);
+      if (!data || typeof data.type !== "string" || data.type === "stream.open") return;
+      if (data.type === "stream.caught_up") {
+        if (Number.isInteger(data.seq)) last = data.seq;
+        const caughtUp = opened && data.complete === true;
+        emitCaseEvent({ type: "stream.open", reconnected: opened, caughtUp });
+        opened = true;
+        return;
+      }
+      if (Number.isInteger(data.seq)) {
+        if (last !== null && data.seq <= last) return; // the server sends none twice; be sure
+        last = data.seq;
+      }
+      emitCaseEvent(data);
     });
 
     socket.addEventListener("close", (event) => {
@@ -235,9 +253,9 @@ function setupDocuments(root) {
     if (row) fill(row, event);
   });
 
-  // After (re)connecting, catch up on what happened while no socket listened.
-  onCaseEvent("stream.open", async () => {
-    if (!root.dataset.documentsApi) return;
+  // After connecting, unless the feed's missed events were applied: read the rows.
+  onCaseEvent("stream.open", async (event) => {
+    if (event.caughtUp || !root.dataset.documentsApi) return;
     const limit = Math.min(Math.max(tbody.rows.length, 20), 200);
     try {
       const response = await fetch(`${root.dataset.documentsApi}?limit=${limit}`, {

@@ -40,9 +40,9 @@ function setupVersion(root) {
 
   onCaseEvent("verification.progress", (event) => { if (ours(event)) progress(event); });
 
-  // Events sent while no socket listened are lost: when it (re)opens, ask for the state.
-  onCaseEvent("stream.open", async () => {
-    if (status !== "queued" && status !== "running") return;
+  // Unless the stream could send the events missed while no socket listened: ask for the state.
+  onCaseEvent("stream.open", async (event) => {
+    if (event.caughtUp || (status !== "queued" && status !== "running")) return;
     try {
       const response = await fetch(root.dataset.findingsApi, {
         credentials: "same-origin",

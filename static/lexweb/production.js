@@ -179,8 +179,10 @@ function setupDetail(root) {
     li.querySelector("[data-export-status]").textContent = BUILDING[event.status] || event.status;
     if (TERMINAL.has(event.status) && li.dataset.status !== event.status) redraw();
   });
-  // Events sent while the socket was down (or before it opened) are lost: read the row.
-  onCaseEvent("stream.open", async () => {
+  // Events sent before the socket first opened (or missed, when the stream could not send them
+  // all after a drop) are not on the page: read the row.
+  onCaseEvent("stream.open", async (event) => {
+    if (event.caughtUp) return;
     const unfinished = [...exportsShown.values()].some((li) => !TERMINAL.has(li.dataset.status));
     if (TERMINAL.has(shown) && !unfinished) return;
     try {

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
@@ -19,6 +20,7 @@ from apps.accounts.models import AuditEvent, User
 from apps.cases import events as case_events
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case, CaseEvent
+from apps.cases.selectors import MAX_EVENTS_PAGE
 from apps.documents.models import Document
 from tests.conftest import ws_connect
 from tests.factories import UserFactory
@@ -345,3 +347,126 @@ async def test_the_case_socket_gets_each_event_with_its_number(case: Case, lawye
         await socket.disconnect()
     assert message["type"] == "cases.notice" and message["message"] == "numbered"
     assert message["seq"] == 1 and message["created_at"]
+
+
+async def _messages(socket: Any, count: int) -> list[dict[str, Any]]:
+    return [await socket.receive_json_from(timeout=10) for _ in range(count)]
+
+
+@pytest.mark.asyncio
+async def test_a_socket_opened_after_a_number_gets_the_missed_events_once_then_live_ones(
+    case: Case, lawyer: User
+) -> None:
+    for n in (1, 2, 3):
+        await sync_to_async(_notice)(case, f"before {n}")
+    path = f"/ws/cases/{case.pk}/events/?after=1"
+    socket, (connected, _) = await ws_connect(path, cookie_user=lawyer)
+    assert connected
+    try:
+        missed = await _messages(socket, 3)
+        await sync_to_async(_notice)(case, "live")
+        live = await socket.receive_json_from(timeout=10)
+        assert await socket.receive_nothing(timeout=0.5)
+    finally:
+        await socket.disconnect()
+    assert [(m.get("seq"), m.get("message")) for m in missed[:2]] == [
+        (2, "before 2"),
+        (3, "before 3"),
+    ]
+    assert missed[2] == {"type": "stream.caught_up", "seq": 3, "complete": True}
+    assert (live["seq"], live["message"]) == (4, "live")
+    # Reading the stored events is a read of the case's events, audited as the list is.
+    assert (
+        await sync_to_async(AuditEvent.objects.filter(action="case.events", actor=lawyer).count)()
+        == 1
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_socket_opened_at_the_latest_number_says_it_then_sends_only_new_events(
+    case: Case, lawyer: User
+) -> None:
+    for n in (1, 2):
+        await sync_to_async(_notice)(case, f"old {n}")
+    path = f"/ws/cases/{case.pk}/events/?after=latest"
+    socket, (connected, _) = await ws_connect(path, cookie_user=lawyer)
+    assert connected
+    try:
+        first = await socket.receive_json_from(timeout=10)
+        await sync_to_async(_notice)(case, "new")
+        new = await socket.receive_json_from(timeout=10)
+    finally:
+        await socket.disconnect()
+    assert first == {"type": "stream.caught_up", "seq": 2, "complete": True}
+    assert (new["seq"], new["message"]) == (3, "new")
+
+
+@pytest.mark.asyncio
+async def test_an_event_published_out_of_order_brings_the_skipped_ones_from_the_table_first(
+    case: Case, lawyer: User
+) -> None:
+    path = f"/ws/cases/{case.pk}/events/?after=latest"
+    socket, (connected, _) = await ws_connect(path, cookie_user=lawyer)
+    assert connected
+
+    def store_two() -> list[CaseEvent]:
+        for n in (1, 2):
+            CaseEvent.objects.create(case=case, kind="cases.notice", payload={
+                "type": "cases.notice", "case_id": case.pk, "level": "info",
+                "message": f"stored {n}", "at": timezone.now().isoformat(),
+            })  # fmt: skip
+        return case_events.feed_number(case.pk)
+
+    try:
+        assert (await socket.receive_json_from(timeout=10))["seq"] == 0
+        numbered = await sync_to_async(store_two)()
+        # Only the second reaches the group (the first one's publish is late): the socket
+        # sends the first from the table before it, and the late copy is dropped.
+        layer = get_channel_layer()
+        await layer.group_send(
+            case_events.case_group(case.pk), case_events.feed_message(numbered[1])
+        )
+        got = await _messages(socket, 2)
+        await layer.group_send(
+            case_events.case_group(case.pk), case_events.feed_message(numbered[0])
+        )
+        assert await socket.receive_nothing(timeout=1)
+    finally:
+        await socket.disconnect()
+    assert [(m["seq"], m["message"]) for m in got] == [(1, "stored 1"), (2, "stored 2")]
+
+
+@pytest.mark.asyncio
+async def test_a_number_past_the_feed_or_too_far_behind_asks_the_page_to_read_its_state(
+    case: Case, lawyer: User
+) -> None:
+    def store(count: int) -> None:
+        CaseEvent.objects.bulk_create(
+            CaseEvent(case=case, seq=n, kind="cases.notice", payload={"type": "cases.notice"})
+            for n in range(1, count + 1)
+        )
+
+    await sync_to_async(store)(MAX_EVENTS_PAGE + 2)
+    for after, complete in ((MAX_EVENTS_PAGE + 5, False), (1, False), (2, True)):
+        path = f"/ws/cases/{case.pk}/events/?after={after}"
+        socket, (connected, _) = await ws_connect(path, cookie_user=lawyer)
+        assert connected
+        try:
+            if complete:
+                assert len(await _messages(socket, MAX_EVENTS_PAGE)) == MAX_EVENTS_PAGE
+            last = await socket.receive_json_from(timeout=10)
+        finally:
+            await socket.disconnect()
+        assert last == {
+            "type": "stream.caught_up",
+            "seq": MAX_EVENTS_PAGE + 2,
+            "complete": complete,
+        }
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("after", ["-1", "x", "1.5", str(2**63)])
+async def test_a_bad_after_closes_the_socket(case: Case, lawyer: User, after: str) -> None:
+    path = f"/ws/cases/{case.pk}/events/?after={after}"
+    _, (connected, code) = await ws_connect(path, cookie_user=lawyer)
+    assert (connected, code) == (False, 4400)
