@@ -333,6 +333,10 @@ LEXWEB_WS_RECHECK_SECONDS = env_int("LEXWEB_WS_RECHECK_SECONDS", 1, minimum=0)
 # web process (429 beyond). Their access is re-checked like the websockets' (above).
 LEXWEB_SSE_KEEPALIVE_SECONDS = 15.0
 LEXWEB_SSE_STREAMS_PER_USER = 10
+# How many streams' database sections (opening: token, access check, audit; reading stored
+# events) run at once in each web process, each on a connection closed after it: a burst of
+# openings queues for these instead of opening a connection each.
+LEXWEB_SSE_DATABASE_CONNECTIONS = env_int("LEXWEB_SSE_DATABASE_CONNECTIONS", 4, minimum=1)
 # How long an admin's break-glass access to a case they are not on lasts (apps/cases).
 LEXWEB_BREAK_GLASS_SECONDS = env_int("LEXWEB_BREAK_GLASS_SECONDS", 3600, minimum=60)
 if LEXWEB_BREAK_GLASS_SECONDS > 86_400:

@@ -23,19 +23,30 @@ events, which group messages are its events, and when the feed is finished:
    finished and its last event was sent (the subclass's reason), or with the reason access ended.
 5. At most LEXWEB_SSE_STREAMS_PER_USER streams per person in each web process, all feeds
    together: 429 beyond.
+
+Database connections (`database_turn`): each HTTP request's sync work runs on a thread of its
+own (Django's ASGI handler), and each thread opens a connection of its own. A stream's database
+work (its opening: token, access check, audit; then its reads of stored events and of whether
+the feed finished) therefore takes turns, at most LEXWEB_SSE_DATABASE_CONNECTIONS at once in a
+web process, and closes its thread's connection at the end of each turn: 200 streams asked for
+at once (clients reconnecting after a restart) queue for a few connections instead of opening
+200 (half refused 503 by a server allowing 100), and an open stream that waits holds none.
 """
 
 import asyncio
+import contextlib
+import functools
 import json
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol, TypedDict, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, ParamSpec, Protocol, TypedDict, TypeVar
 
 from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
+from django.db import connections
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
@@ -81,6 +92,46 @@ def openapi(ends: str) -> dict[str, Any]:
 
 class TooManyStreams(TooManyAttempts):
     code = "too_many_streams"
+
+
+# --- Database turns -----------------------------------------------------------------------------
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_turns_lock = threading.Lock()
+_turns: dict[int, threading.BoundedSemaphore] = {}
+
+
+def _turns_of(size: int) -> threading.BoundedSemaphore:
+    with _turns_lock:
+        return _turns.setdefault(size, threading.BoundedSemaphore(size))
+
+
+@contextlib.contextmanager
+def database_turn() -> Iterator[None]:
+    """One of at most LEXWEB_SSE_DATABASE_CONNECTIONS streams' database sections of this process
+    at once (the calling thread waits for its turn), this thread's connections closed at its end
+    (see the module docstring). Sync code only, on a thread that may wait: a request's own
+    thread, as Django's ASGI handler and `database_sync_to_async` within a request give."""
+    with _turns_of(max(1, int(settings.LEXWEB_SSE_DATABASE_CONNECTIONS))):
+        try:
+            yield
+        finally:
+            for connection in connections.all(initialized_only=True):
+                if not connection.in_atomic_block:
+                    connection.close()
+
+
+def in_turn(function: Callable[P, R]) -> Callable[P, R]:
+    """`function` run in a `database_turn`."""
+
+    @functools.wraps(function)
+    def turned(*args: P.args, **kwargs: P.kwargs) -> R:
+        with database_turn():
+            return function(*args, **kwargs)
+
+    return turned
 
 
 # --- Listening ----------------------------------------------------------------------------------

@@ -1,8 +1,15 @@
 """What the event endpoints of every feed (a run's events, a case's events) read off a request:
-where a stream starts, and how the request got in (for the access watch)."""
+where a stream starts, and how the request got in (for the access watch); and the turn a
+stream's opening waits for."""
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponseBase
 from ninja.errors import HttpError
 
+from apps.accounts import streams as feed_streams
 from apps.accounts.selectors import SocketAccess
 from apps.api.types import AuthedRequest
 
@@ -41,3 +48,19 @@ def stream_access(request: AuthedRequest, case_id: int) -> SocketAccess:
     return SocketAccess(
         user_id=request.auth.pk, session_key=request.session.session_key or "", case_id=case_id
     )
+
+
+def opening_in_turn(
+    run: Callable[..., HttpResponseBase],
+) -> Callable[..., HttpResponseBase]:
+    """A stream endpoint's whole sync run (bearer token, parameters, access check and audit in
+    the services, the stream registered) in a database turn (apps/accounts/streams.py): a burst
+    of openings takes a few connections in turn, and the response streams with none held. For
+    `ninja.decorators.decorate_view` on a sync operation."""
+
+    @functools.wraps(run)
+    def opening(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        with feed_streams.database_turn():
+            return run(request, *args, **kwargs)
+
+    return opening

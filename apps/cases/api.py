@@ -2,6 +2,7 @@ from asgiref.sync import sync_to_async
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from ninja import Query, Router, Status
+from ninja.decorators import decorate_view
 from ninja.pagination import paginate
 
 from apps.accounts import streams as feed_streams
@@ -127,6 +128,7 @@ async def list_case_events(
     response={404: ErrorOut, 422: ErrorOut, 429: ErrorOut},
     openapi_extra=feed.OPENAPI,
 )
+@decorate_view(streams.opening_in_turn)
 def stream_case_events(
     request: AuthedRequest, case_id: ObjectId, after: Query[int] = 0
 ) -> StreamingHttpResponse:

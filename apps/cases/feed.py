@@ -55,6 +55,7 @@ async def case_events_page(
 
 
 @database_sync_to_async
+@streams.in_turn
 def _events_after(case_id: int, after: int, limit: int) -> list[CaseEvent]:
     return selectors.case_events_after(case_id=case_id, after=after, limit=limit)
 

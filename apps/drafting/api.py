@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpResponse, StreamingHttpResponse
 from ninja import Query, Router, Status
+from ninja.decorators import decorate_view
 from ninja.errors import HttpError, ValidationError
 from ninja.pagination import paginate
 from pydantic import BaseModel
@@ -328,6 +329,7 @@ async def list_run_events(
     response={404: ErrorOut, 422: ErrorOut, 429: ErrorOut},
     openapi_extra=run_stream.OPENAPI,
 )
+@decorate_view(streams.opening_in_turn)
 def stream_run_events(
     request: AuthedRequest,
     case_id: ObjectId,

@@ -153,6 +153,7 @@ class RunEventStream(streams.EventStream):
 
 
 @database_sync_to_async
+@streams.in_turn
 def _events_after(run_id: int, after: int) -> list[FeedEvent]:
     return [
         feed_event(runs.event_message(e))
@@ -161,5 +162,6 @@ def _events_after(run_id: int, after: int) -> list[FeedEvent]:
 
 
 @database_sync_to_async
+@streams.in_turn
 def _finished(run_id: int, last_seq: int) -> bool:
     return Run.objects.filter(pk=run_id, status__in=FINAL, event_seq__lte=last_seq).exists()
