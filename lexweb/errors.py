@@ -2,7 +2,11 @@
 it answers with (`status`): the one table of errors to statuses, read by the API, the MCP server
 and the browser views alike (a subclass answers as its base unless it says otherwise)."""
 
+import errno
 from typing import ClassVar
+
+# What an OSError of a full filesystem carries: no space left, or the quota exceeded.
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 
 class DomainError(Exception):
@@ -35,6 +39,15 @@ class PermissionDenied(DomainError):
 
     code = "forbidden"
     status: ClassVar[int] = 403
+
+
+class StorageFull(DomainError):
+    """A filesystem lexweb writes to is full (or over quota): nothing of what was being written
+    was kept (507). The store's (apps.documents.storage) and the upload spool's
+    (lexweb.tempdirs); jobs record the message and are tried again."""
+
+    code = "storage_full"
+    status: ClassVar[int] = 507
 
 
 class Unavailable(DomainError):

@@ -7,6 +7,9 @@ too. Here:
   `OperationalError`, `InterfaceError`) is a 503 with `Retry-After` (it is usually a restart
   of a few seconds): `{"detail", "code": "database_unavailable"}` under /api/, a short page
   elsewhere;
+- a domain error raised where no view could answer it (the upload spool full while a
+  middleware reads the request's form: lexweb/tempdirs.py) answers with its own status, code
+  and message (they are safe to show);
 - anything else is a 500: `{"detail", "code": "internal_error"}` under /api/, a short page
   elsewhere.
 
@@ -19,6 +22,9 @@ import sys
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
+from django.utils.html import escape
+
+from lexweb.errors import DomainError
 
 DATABASE_RETRY_AFTER_SECONDS = 5
 API_PREFIX = "/api/"
@@ -38,9 +44,22 @@ def _database_gone() -> bool:
     return False
 
 
+def _domain_error() -> DomainError | None:
+    error = sys.exc_info()[1]
+    while error is not None:
+        if isinstance(error, DomainError):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
     api = request.path.startswith(API_PREFIX)
-    if _database_gone():
+    domain = _domain_error()
+    if domain is not None:
+        status, code, detail = domain.status, domain.code, domain.message
+        title = "lexweb could not do this"
+    elif _database_gone():
         status, code = 503, "database_unavailable"
         detail = (
             "The database is not answering (it may be restarting). Try again in "
@@ -55,8 +74,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
         body = json.dumps({"detail": detail, "code": code})
         response = HttpResponse(body, status=status, content_type="application/json")
     else:
-        html = _PAGE.format(title=title, text=detail)
+        # A domain error's message may quote what a person sent (a file's name): escaped.
+        html = _PAGE.format(title=escape(title), text=escape(detail))
         response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
-    if status == 503:
+    retry_after = getattr(domain, "retry_after", None)
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    elif status == 503:
         response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
     return response

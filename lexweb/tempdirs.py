@@ -9,6 +9,7 @@ same host, and either another boot, or no process with that id, or one started a
 (the id was reused). A live process's folder, and another host's, are never touched.
 """
 
+import contextlib
 import os
 import re
 import socket
@@ -19,6 +20,8 @@ from typing import IO, Any
 
 from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
+
+from lexweb.errors import FULL_ERRNOS, StorageFull
 
 PREFIX = "p-"
 _NAME = re.compile(r"^p-(?P<boot>[0-9a-f]{8}|none)-(?P<pid>\d+)-(?P<start>\d+)-(?P<host>[\w.-]+)$")
@@ -125,10 +128,41 @@ class _ProcessTemporaryUploadedFile(TemporaryUploadedFile):
 
 class ProcessTemporaryFileUploadHandler(TemporaryFileUploadHandler):
     """Django's upload spool on disk, in this process's own folder under FILE_UPLOAD_TEMP_DIR,
-    so that a web server killed mid-upload leaves files the sweeper can tell are orphaned."""
+    so that a web server killed mid-upload leaves files the sweeper can tell are orphaned.
+
+    A full spool (its filesystem out of space or quota) stops the upload with StorageFull
+    (507 `storage_full`, also when it is met in a middleware: lexweb/failures.py) and removes
+    what it had spooled of the file; nothing of the request is kept."""
 
     def new_file(self, *args: Any, **kwargs: Any) -> None:
         super(TemporaryFileUploadHandler, self).new_file(*args, **kwargs)
-        self.file = _ProcessTemporaryUploadedFile(
-            self.file_name or "", self.content_type or "", 0, self.charset, self.content_type_extra
-        )
+        try:
+            self.file = _ProcessTemporaryUploadedFile(
+                self.file_name or "",
+                self.content_type or "",
+                0,
+                self.charset,
+                self.content_type_extra,
+            )
+        except OSError as exc:
+            self._spool_full(exc)
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes | None:
+        try:
+            self.file.write(raw_data)
+        except OSError as exc:
+            self._spool_full(exc)
+        return None
+
+    def _spool_full(self, exc: OSError) -> None:
+        if exc.errno not in FULL_ERRNOS:
+            raise exc
+        spool = getattr(self, "file", None)
+        if spool is not None:
+            with contextlib.suppress(OSError):
+                spool.close()  # a named temporary file: closing removes it
+        raise StorageFull(
+            f"The server's upload spool is full: “{self.file_name}” was not received and nothing "
+            "of this upload was kept. Try again later, or ask the firm's IT admin to free space "
+            "under the server's temporary folder."
+        ) from exc

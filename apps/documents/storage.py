@@ -7,7 +7,6 @@ sweeper removes once that process is gone.
 """
 
 import contextlib
-import errno
 import hashlib
 import os
 import shutil
@@ -15,12 +14,12 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, ClassVar
+from typing import IO
 
 from django.conf import settings
 
 from lexweb import tempdirs
-from lexweb.errors import DomainError
+from lexweb.errors import FULL_ERRNOS, DomainError, StorageFull
 
 CHUNK = 1024 * 1024
 
@@ -29,16 +28,7 @@ class UploadTooLargeError(DomainError):
     code = "too_large"
 
 
-class StorageFull(DomainError):
-    """The store's filesystem is full (or over quota): nothing of what was being written was
-    kept. The API answers 507 `storage_full`; jobs record the message and are tried again."""
-
-    code = "storage_full"
-    status: ClassVar[int] = 507
-
-
-_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
-_FULL_MESSAGES = tuple(os.strerror(number) for number in _FULL_ERRNOS)
+_FULL_MESSAGES = tuple(os.strerror(number) for number in FULL_ERRNOS)
 
 
 def storage_full(exc: BaseException) -> bool:
@@ -51,7 +41,7 @@ def storage_full(exc: BaseException) -> bool:
         seen.add(id(current))
         if isinstance(current, StorageFull):
             return True
-        if isinstance(current, OSError) and current.errno in _FULL_ERRNOS:
+        if isinstance(current, OSError) and current.errno in FULL_ERRNOS:
             return True
         if any(message in str(current) for message in _FULL_MESSAGES):
             return True

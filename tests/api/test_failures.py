@@ -2,17 +2,19 @@
 a database that stops answering is a JSON 503 `database_unavailable` with Retry-After, any other
 uncaught error a JSON 500 `internal_error`; pages get a short page, never Django's default."""
 
+import json
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.urls import path
 
 from apps.accounts.models import User
 from lexweb import failures
+from lexweb.errors import StorageFull
 from lexweb.urls import urlpatterns
 from tests.conftest import token_client
 
@@ -91,3 +93,28 @@ def test_any_other_uncaught_error_is_a_json_500_under_the_api(settings: object) 
     }
     assert page.status_code == 500 and "Something went wrong" in page.content.decode()
     assert "Traceback" not in api.content.decode() + page.content.decode()
+
+
+@pytest.mark.parametrize(("path", "api"), [("/api/v1/cases/1/documents", True), ("/cases/", False)])
+def test_a_domain_error_no_view_could_answer_keeps_its_status_code_and_message(
+    path: str, api: bool
+) -> None:
+    """A domain error raised before any view runs (the upload spool full while a middleware
+    reads the form) answers with its own status and words; on a page they are escaped (they may
+    quote a file's name)."""
+    request = RequestFactory().post(path)
+    try:
+        raise StorageFull("“<img src=x onerror=alert(1)>.pdf” was not received.")
+    except StorageFull:
+        response = failures.server_error(request)
+    assert response.status_code == 507
+    if api:
+        assert json.loads(response.content) == {
+            "detail": "“<img src=x onerror=alert(1)>.pdf” was not received.",
+            "code": "storage_full",
+        }
+    else:
+        assert b"<img" not in response.content
+        assert (
+            "&lt;img src=x onerror=alert(1)&gt;.pdf” was not received." in response.content.decode()
+        )

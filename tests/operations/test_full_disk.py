@@ -8,6 +8,7 @@ Mounting needs root (or CAP_SYS_ADMIN). Under CI=true a failed mount fails the t
 developer without the right gets a skip that says why.
 """
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.documents import production_services, rendition_services, storage
 from apps.documents.models import Blob, Document, Production, ProductionExport, Rendition
@@ -56,9 +58,9 @@ class SmallStore:
         }
 
 
-@pytest.fixture
-def small_store(settings: Any, tmp_path: Path) -> Iterator[SmallStore]:
-    root = tmp_path / "store"
+@contextlib.contextmanager
+def _small_filesystem(root: Path) -> Iterator[SmallStore]:
+    """A 4 MB tmpfs mounted at `root` (made here), unmounted after."""
     root.mkdir()
     try:
         subprocess.run(
@@ -70,15 +72,29 @@ def small_store(settings: Any, tmp_path: Path) -> Iterator[SmallStore]:
         )
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", None) or exc
-        reason = f"cannot mount a small tmpfs for the store (needs root): {detail}"
+        reason = f"cannot mount a small tmpfs (needs root): {detail}"
         if os.environ.get("CI") == "true":
             pytest.fail(f"{reason}; under CI=true this test must run", pytrace=False)
         pytest.skip(reason)
-    settings.LEXWEB_BLOB_ROOT = root
     try:
         yield SmallStore(root)
     finally:
         subprocess.run(["umount", str(root)], check=True, capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def small_store(settings: Any, tmp_path: Path) -> Iterator[SmallStore]:
+    with _small_filesystem(tmp_path / "store") as store:
+        settings.LEXWEB_BLOB_ROOT = store.root
+        yield store
+
+
+@pytest.fixture
+def small_spool(settings: Any, tmp_path: Path) -> Iterator[SmallStore]:
+    """Django's upload spool (FILE_UPLOAD_TEMP_DIR, var/tmp) on its own small filesystem."""
+    with _small_filesystem(tmp_path / "spool") as spool:
+        settings.FILE_UPLOAD_TEMP_DIR = str(spool.root)
+        yield spool
 
 
 def _rows_point_at_whole_files() -> None:
@@ -245,3 +261,56 @@ def test_rendering_into_a_full_store(
     rendition.refresh_from_db()
     assert rendition.status == Rendition.Status.READY, rendition.error
     _rows_point_at_whole_files()
+
+
+# --- A full upload spool (var/tmp) ------------------------------------------------------------
+
+# Over Django's FILE_UPLOAD_MAX_MEMORY_SIZE (2.5 MB): spooled to disk, not kept in memory.
+SPOOLED = b"".join(
+    b"%08d rent ledger line of the lessee, paid in full.\n" % n for n in range(60_000)
+)
+
+
+def _spool_refused(response: Any, spool: SmallStore, rows: int) -> None:
+    assert response.status_code == 507, response.content
+    body = response.json()
+    assert body["code"] == "storage_full"
+    assert "upload spool is full" in body["detail"]
+    assert "“ledger.txt” was not received" in body["detail"]
+    assert Document.objects.count() == rows
+    assert spool.files() == {}  # what was spooled of the file is gone
+
+
+def test_an_upload_into_a_full_spool_is_507_and_keeps_nothing_then_succeeds(
+    small_spool: SmallStore, lawyer_api: Client, case: Case
+) -> None:
+    assert len(SPOOLED) > 2_621_440
+    small_spool.fill()
+    rows = Document.objects.count()
+
+    _spool_refused(_upload(lawyer_api, case, upload("ledger.txt", SPOOLED)), small_spool, rows)
+
+    small_spool.empty()
+    again = _upload(lawyer_api, case, upload("ledger.txt", SPOOLED))
+    assert again.status_code == 201, again.content
+
+
+def test_a_browser_upload_into_a_full_spool_is_507_too(
+    small_spool: SmallStore, lawyer: User, case: Case
+) -> None:
+    """A signed-in browser's upload: Django's CSRF check reads the form (and so spools the
+    file) before any view runs."""
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(lawyer)
+    browser.get("/")  # the CSRF cookie
+    token = browser.cookies["csrftoken"].value
+    small_spool.fill()
+    rows = Document.objects.count()
+
+    response = browser.post(
+        f"/api/v1/cases/{case.pk}/documents",
+        {"files": [upload("ledger.txt", SPOOLED)], "origin": "client"},
+        HTTP_X_CSRFTOKEN=token,
+    )
+
+    _spool_refused(response, small_spool, rows)
