@@ -1,9 +1,14 @@
 """A case page whose socket drops catches up from the case's feed when it reconnects (issue 22,
 issue 24 req 3): the events stored while no socket listened are applied once each, in order,
-without a reload and without the page reading its rows again."""
+without a reload and without the page reading its rows again. And a page open across a restart
+of the embedded PostgreSQL follows the events stored after it, each once."""
 
 import asyncio
 import contextlib
+import json
+import os
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +17,8 @@ import pytest
 from playwright.async_api import Page
 
 from tests.e2e.steps import row, write_pdf
-from tests.harness.browser import goto, shot, sign_in, wait_for
-from tests.harness.product import Product
+from tests.harness.browser import Pages, goto, shot, sign_in, wait_for
+from tests.harness.product import Product, running_product
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -135,3 +140,59 @@ async def test_a_page_whose_socket_dropped_catches_up_from_the_feed_without_relo
     assert any(f"/cases/{case.id}/events/?after={start}" in u for u in urls)
     assert await page.evaluate("window.__sameDocument === true")
     await shot(page, "caught-up")
+
+
+def _database_pid(product: Product) -> int:
+    record = json.loads((product.var_dir / "run" / "processes.json").read_text())
+    pid: int = record["database"]["pid"]
+    return pid
+
+
+def _ready_again(product: Product, killed: int, timeout: float = 180) -> None:
+    """Wait for a new PostgreSQL and for /readyz to answer ok."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            fresh = _database_pid(product) != killed
+            ready = httpx.get(f"{product.base_url}/readyz", timeout=10).status_code == 200
+        except (OSError, ValueError, KeyError, httpx.TransportError):
+            fresh = ready = False
+        if fresh and ready:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"the product did not come back: {product.output()[-4000:]}")
+
+
+async def test_a_page_open_across_a_database_restart_follows_the_events_after_it(
+    pages: Pages, tmp_path: Path
+) -> None:
+    pdf = write_pdf(tmp_path / FILENAME, ["Read after the database came back."])
+    with running_product("feed-restart") as product:
+        case = product.new_case()
+        page = await pages.open(product.base_url)
+        await page.add_init_script(SOCKETS)
+        await sign_in(page, case.lawyer)
+        await goto(page, f"{case.path}documents/")
+        await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
+        assert await page.evaluate(RECORD)
+        await page.evaluate("window.__sameDocument = true")
+
+        killed = _database_pid(product)
+        os.kill(killed, signal.SIGKILL)
+        await asyncio.to_thread(_ready_again, product, killed)
+        with contextlib.closing(
+            product.signed_in(case.lawyer.email, case.lawyer.password)
+        ) as client:
+            document = await asyncio.to_thread(_upload, client, case.id, pdf)
+            stored = await asyncio.to_thread(_progress_until_read, client, case.id, 0, document)
+
+        await wait_for(
+            page,
+            f"{ROW}?.querySelector('[data-field=status]').textContent === 'Ready' && "
+            f"{ROW}.querySelector('[data-field=provenance]').dataset.provenance === 'clear'",
+            timeout=90,
+        )
+        applied = await page.evaluate("window.__applied")
+        assert applied == [item["seq"] for item in stored]  # each once, in the feed's order
+        assert await page.evaluate("window.__sameDocument === true")
+        await shot(page, "after-restart")
