@@ -303,15 +303,8 @@ APP_ORDER = (
 UPWARD_EDGES_LEFT = {
     # Membership and break-glass checks of the accounts selectors and admin read cases' models.
     ("accounts", "cases"),
-    # Each app's REST module and input schemas import the API app's shared plumbing
-    # (apps.api.schemas, types, streams, idempotency), which belongs beneath every app.
+    # The token endpoints' idempotency, whose table is the API app's.
     ("accounts", "api"),
-    ("cases", "api"),
-    ("documents", "api"),
-    ("evidence", "api"),
-    ("cluster", "api"),
-    ("verification", "api"),
-    ("drafting", "api"),
     # Uploads look up the provenance registry; the review list, viewer and productions read
     # packets and flag clearances.
     ("documents", "evidence"),

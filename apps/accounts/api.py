@@ -6,9 +6,9 @@ from apps.accounts import selectors, services
 from apps.accounts.models import ApiToken, User
 from apps.accounts.reauth import reauthenticated_at
 from apps.accounts.schemas import TokenCreatedOut, TokenIn, TokenOut, UserOut
+from apps.accounts.types import AuthedRequest
 from apps.api import idempotency
-from apps.api.schemas import ErrorOut, ObjectId
-from apps.api.types import AuthedRequest
+from lexweb.api_schemas import ErrorOut, ObjectId
 
 router = Router(tags=["accounts"])
 

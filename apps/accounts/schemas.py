@@ -5,7 +5,7 @@ from ninja import ModelSchema
 from pydantic import Field
 
 from apps.accounts.models import ApiToken, User
-from apps.api.schemas import StrictIn
+from lexweb.api_schemas import StrictIn
 
 
 class UserOut(ModelSchema):

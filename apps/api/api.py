@@ -21,7 +21,6 @@ from apps.accounts import throttle
 from apps.accounts.api import router as accounts_router
 from apps.accounts.models import ApiToken, User
 from apps.api import idempotency
-from apps.api.schemas import ErrorOut
 from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
@@ -29,6 +28,7 @@ from apps.documents.review_api import router as review_router
 from apps.drafting.api import router as drafting_router
 from apps.evidence.api import router as evidence_router
 from apps.verification.api import router as verification_router
+from lexweb.api_schemas import ErrorOut
 from lexweb.errors import DomainError, Unavailable
 
 logger = logging.getLogger(__name__)

@@ -5,10 +5,9 @@ from ninja import Query, Router, Status
 from ninja.decorators import decorate_view
 from ninja.pagination import paginate
 
+from apps.accounts import stream_endpoints as streams
 from apps.accounts import streams as feed_streams
-from apps.api import streams
-from apps.api.schemas import ErrorOut, ObjectId
-from apps.api.types import AuthedRequest
+from apps.accounts.types import AuthedRequest
 from apps.cases import feed, selectors, services
 from apps.cases.models import Case, Membership
 from apps.cases.schemas import (
@@ -21,6 +20,7 @@ from apps.cases.schemas import (
     MemberOut,
     MemberPatch,
 )
+from lexweb.api_schemas import ErrorOut, ObjectId
 
 router = Router(tags=["cases"])
 

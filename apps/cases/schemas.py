@@ -5,8 +5,8 @@ from ninja import ModelSchema, Schema
 from pydantic import Field
 
 from apps.accounts.schemas import UserOut
-from apps.api.schemas import StrictIn
 from apps.cases.models import Case, Membership
+from lexweb.api_schemas import StrictIn
 
 
 class CaseOut(ModelSchema):

@@ -1,6 +1,6 @@
 from ninja import Router
 
-from apps.api.types import AuthedRequest
+from apps.accounts.types import AuthedRequest
 from apps.cluster import selectors
 from apps.cluster.schemas import ClusterStatusOut
 

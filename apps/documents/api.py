@@ -4,8 +4,7 @@ from ninja import File, Form, Query, Router, Status
 from ninja.files import UploadedFile
 from ninja.pagination import paginate
 
-from apps.api.schemas import ErrorOut, ObjectId, file_response_doc
-from apps.api.types import AuthedRequest
+from apps.accounts.types import AuthedRequest
 from apps.cases import selectors as case_selectors
 from apps.documents import (
     extraction,
@@ -39,6 +38,7 @@ from apps.documents.schemas import (
     search_for_user,
 )
 from apps.evidence.services import clearance as clearance_services
+from lexweb.api_schemas import ErrorOut, ObjectId, file_response_doc
 from lexweb.downloads import FileDownload
 
 router = Router(tags=["documents"])

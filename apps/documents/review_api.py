@@ -3,8 +3,7 @@ services the browser's bulk actions call, so the same rules, limits and audit)."
 
 from ninja import Router, Status
 
-from apps.api.schemas import ErrorOut, ObjectId
-from apps.api.types import AuthedRequest
+from apps.accounts.types import AuthedRequest
 from apps.cases import selectors as case_selectors
 from apps.documents import review_services, selectors
 from apps.documents.review_schemas import (
@@ -16,6 +15,7 @@ from apps.documents.review_schemas import (
     WithdrawIn,
     WithdrawnOut,
 )
+from lexweb.api_schemas import ErrorOut, ObjectId
 
 router = Router(tags=["documents"])
 

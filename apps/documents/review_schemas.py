@@ -4,10 +4,10 @@ from datetime import datetime
 
 from ninja import Field, Schema
 
-from apps.api.schemas import StrictIn
 from apps.documents import review_services
 from apps.documents.list_forms import MAX_BULK_DOCUMENTS
 from apps.documents.models import Document, Tag
+from lexweb.api_schemas import StrictIn
 
 # Ids are checked again by the services; the schema's bounds refuse a hostile body before that.
 _Ids = list[int]

@@ -6,7 +6,6 @@ from ninja import ModelSchema, Schema
 from pydantic import Field
 
 from apps.accounts.models import User
-from apps.api.schemas import StrictIn, status_type
 from apps.documents import (
     privilege_log,
     production_door_services,
@@ -24,6 +23,7 @@ from apps.documents.models import (
     ProductionExport,
     Rendition,
 )
+from lexweb.api_schemas import StrictIn, status_type
 
 
 class ArtifactMatchOut(Schema):

@@ -23,9 +23,8 @@ from ninja.pagination import paginate
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from apps.api import streams
-from apps.api.schemas import ErrorOut, ObjectId
-from apps.api.types import AuthedRequest
+from apps.accounts import stream_endpoints as streams
+from apps.accounts.types import AuthedRequest
 from apps.drafting import (
     diff_selectors,
     exports,
@@ -52,6 +51,7 @@ from apps.drafting.schemas import (
     VersionDiffOut,
     VersionIn,
 )
+from lexweb.api_schemas import ErrorOut, ObjectId
 
 router = Router(tags=["drafts"])
 

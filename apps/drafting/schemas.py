@@ -7,9 +7,9 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 
 from apps.accounts.schemas import UserOut
-from apps.api.schemas import StrictIn, status_type
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
 from apps.drafting.runs import RunRequest
+from lexweb.api_schemas import StrictIn, status_type
 
 # Pasted text is limited by the service (LEXWEB_MAX_DRAFT_BYTES) and, before that, by the
 # request body limit; this only keeps pydantic's own ceiling out of the way.

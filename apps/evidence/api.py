@@ -11,8 +11,7 @@ from django.db.models import QuerySet
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
-from apps.api.schemas import ErrorOut, ObjectId
-from apps.api.types import AuthedRequest
+from apps.accounts.types import AuthedRequest
 from apps.evidence import schemas
 from apps.evidence.models import FrozenPage, Packet
 from apps.evidence.schemas import (
@@ -27,6 +26,7 @@ from apps.evidence.schemas import (
 )
 from apps.evidence.selectors import packets as packet_selectors
 from apps.evidence.services import packets as packet_services
+from lexweb.api_schemas import ErrorOut, ObjectId
 
 router = Router(tags=["packets"])
 

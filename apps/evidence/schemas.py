@@ -8,11 +8,11 @@ from pydantic import Field, field_validator, model_validator
 
 from apps.accounts.models import User
 from apps.accounts.schemas import UserOut
-from apps.api.schemas import StrictIn, status_type
 from apps.documents.models import Document
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as packet_selectors
 from apps.evidence.services.packets import Selection
+from lexweb.api_schemas import StrictIn, status_type
 
 # Far above any real document, far below what would overflow a column: a clear 422 instead.
 MAX_PAGE_NUMBER = 1_000_000

@@ -9,8 +9,7 @@ approval), and shapes the answer.
 
 from ninja import Query, Router, Status
 
-from apps.api.schemas import ErrorOut, ObjectId
-from apps.api.types import AuthedRequest
+from apps.accounts.types import AuthedRequest
 from apps.drafting.models import DraftVersion
 from apps.drafting.schemas import VersionOut
 from apps.verification import schemas, selectors, services
@@ -22,6 +21,7 @@ from apps.verification.schemas import (
     OverrideIn,
     VerificationOut,
 )
+from lexweb.api_schemas import ErrorOut, ObjectId
 
 router = Router(tags=["verification"])
 

@@ -7,10 +7,10 @@ from ninja import Schema
 from pydantic import Field
 
 from apps.accounts.schemas import UserOut
-from apps.api.schemas import StrictIn, status_type
 from apps.verification import second_opinion, selectors
 from apps.verification.models import Finding, Override, Verification
 from apps.verification.services import MAX_REASON
+from lexweb.api_schemas import StrictIn, status_type
 
 StatusName = Literal["supported", "unsupported", "contradicted", "needs_review"]
 KindName = Literal[

@@ -9,11 +9,11 @@ from django.db import models
 from django.test import Client
 from pydantic import BaseModel, ValidationError
 
-from apps.api.schemas import status_type
 from apps.documents.models import Document, Production, ProductionExport, Rendition
 from apps.drafting.models import Run, Stage
 from apps.evidence.models import Packet
 from apps.verification.models import Finding, Verification
+from lexweb.api_schemas import status_type
 
 # (component, property): the model whose choices it carries and its terminal values.
 STATUSES: dict[tuple[str, str], tuple[type[models.TextChoices], set[str]]] = {

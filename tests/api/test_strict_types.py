@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from pydantic import ValidationError
 
-from apps.api.schemas import StrictIn
 from apps.cases.models import Case
+from lexweb.api_schemas import StrictIn
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from ninja.errors import HttpError
 
 from apps.accounts import streams as feed_streams
 from apps.accounts.selectors import SocketAccess
-from apps.api.types import AuthedRequest
+from apps.accounts.types import AuthedRequest
 
 MAX_SEQ = 2**63 - 1
 
