@@ -1,11 +1,12 @@
-"""Shapes shared by every router: errors, the strict base for request bodies, and the status
-fields of the contract."""
+"""Shapes shared by every router: errors, the strict base for request bodies, the status fields
+of the contract, and the mark an endpoint leaves for the idempotency guard."""
 
 from collections.abc import Iterable
 from types import UnionType
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
 from django.db import models
+from django.http import HttpRequest
 from ninja import Path, Schema
 from pydantic import AfterValidator, ConfigDict, ValidationInfo, WithJsonSchema, field_validator
 
@@ -135,3 +136,15 @@ def file_response_doc(media_type: str, description: str) -> dict[str, Any]:
     type ("*/*" where it is the stored file's own) and a binary body."""
     binary = {"schema": {"type": "string", "format": "binary"}}
     return {"responses": {200: {"description": description, "content": {media_type: binary}}}}
+
+
+# An endpoint whose answer must not be stored for an Idempotency-Key replay (it holds a secret)
+# marks its request; the API's idempotency guard (apps/api/idempotency.py) reads the mark.
+NO_BODY_MARK = "_lexweb_idempotency_no_body"
+
+
+def keep_no_body(request: HttpRequest, reason: str) -> None:
+    """Called by an endpoint whose answer must not be stored (e.g. it holds a secret): the key
+    is remembered with the status only; a replay answers 409 `idempotency_response_not_kept`
+    saying `reason`."""
+    setattr(request, NO_BODY_MARK, reason)

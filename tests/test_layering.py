@@ -303,8 +303,6 @@ APP_ORDER = (
 UPWARD_EDGES_LEFT = {
     # Membership and break-glass checks of the accounts selectors and admin read cases' models.
     ("accounts", "cases"),
-    # The token endpoints' idempotency, whose table is the API app's.
-    ("accounts", "api"),
     # Uploads look up the provenance registry; the review list, viewer and productions read
     # packets and flag clearances.
     ("documents", "evidence"),

@@ -7,8 +7,7 @@ from apps.accounts.models import ApiToken, User
 from apps.accounts.reauth import reauthenticated_at
 from apps.accounts.schemas import TokenCreatedOut, TokenIn, TokenOut, UserOut
 from apps.accounts.types import AuthedRequest
-from apps.api import idempotency
-from lexweb.api_schemas import ErrorOut, ObjectId
+from lexweb.api_schemas import ErrorOut, ObjectId, keep_no_body
 
 router = Router(tags=["accounts"])
 
@@ -45,7 +44,7 @@ def create_token(request: AuthedRequest, payload: TokenIn) -> Status[TokenCreate
         reauthenticated_at=None if via_token else reauthenticated_at(request.session),
     )
     # The secret is shown once and never stored in the clear, not even for an Idempotency-Key.
-    idempotency.keep_no_body(request, "it holds the new token's secret")
+    keep_no_body(request, "it holds the new token's secret")
     out = TokenOut.from_orm(issued.token).dict()
     return Status(201, TokenCreatedOut.model_validate({**out, "secret": issued.secret}))
 

@@ -25,9 +25,10 @@ forget it: every POST, PUT, PATCH and DELETE honours the header. GETs ignore it.
    and use a new key), except 408 and 429. 5xx answers are not stored, so a retry after a
    server error runs again. Neither are refusals before the endpoint runs (401, 422 for a
    malformed request, the 400/409 of this module). An answer over MAX_STORED_BYTES, a streamed
-   one, or one an endpoint marks with `keep_no_body` (a new token's secret is not kept at rest)
-   is remembered without its body: the key stays taken, and a replay answers 409
-   `idempotency_response_not_kept` naming the first answer's status instead of running again.
+   one, or one an endpoint marks with `lexweb.api_schemas.keep_no_body` (a new token's secret
+   is not kept at rest) is remembered without its body: the key stays taken, and a replay
+   answers 409 `idempotency_response_not_kept` naming the first answer's status instead of
+   running again.
 6. Rows older than 24 hours are ignored here and removed by the periodic sweep
    (`idempotency_expired_delete`, a hook of operations.sweep registered in apps/api/apps.py).
 7. The MCP server's tools that change something take the same keys as their `idempotency_key`
@@ -50,6 +51,7 @@ from django.http.response import HttpResponseBase, StreamingHttpResponse
 from django.utils import timezone
 
 from apps.api.models import IdempotentRequest
+from lexweb.api_schemas import NO_BODY_MARK
 from lexweb.errors import Conflict, DomainError
 
 logger = logging.getLogger(__name__)
@@ -64,7 +66,6 @@ UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _UNKEPT_HEADERS = frozenset({"content-length", "set-cookie", "date", "vary"})
 _NOT_STORED_STATUSES = frozenset({408, 429})
 _CLAIM = "_lexweb_idempotency"
-_NO_BODY = "_lexweb_idempotency_no_body"
 
 
 class IdempotencyKeyInvalid(DomainError):
@@ -104,13 +105,6 @@ def lock_id(*, caller: str, key: str) -> int:
     """The advisory lock's 64-bit id for (caller, key)."""
     digest = hashlib.sha256(f"lexweb-idempotency\0{caller}\0{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
-
-
-def keep_no_body(request: HttpRequest, reason: str) -> None:
-    """Called by an endpoint whose answer must not be stored (e.g. it holds a secret): the key
-    is remembered with the status only; a replay answers 409 `idempotency_response_not_kept`
-    saying `reason`."""
-    setattr(request, _NO_BODY, reason)
 
 
 def token_caller(token_id: int) -> str:
@@ -161,7 +155,7 @@ class _Claim:
         if status >= 500 or status in _NOT_STORED_STATUSES:
             return
         body: bytes | None = None
-        not_kept = getattr(request, _NO_BODY, "")
+        not_kept = getattr(request, NO_BODY_MARK, "")
         if not not_kept:
             if isinstance(response, StreamingHttpResponse) or not isinstance(
                 response, HttpResponse
