@@ -10,12 +10,15 @@ A prefix is what the user typed: capital letters and digits, in groups joined by
 Read back, the separator at the end of a prefix is typography, not identity: "ACME 000123",
 "ACME-000123" and "ACME000123" name one page. `prefix_key` is what those share, and a case
 numbers every prefix with one key in one sequence (production_services takes its lock and its
-next number by key), so a key and a number name at most one page.
+next number by key), so a key and a number name at most one page (or, in a production with a
+page suffix, one document, whose pages are "ABC000123.001", "ABC000123.002", ...).
 """
 
 import re
 
 MAX_PREFIX = 20
+# A production may number documents and their pages with a suffix of this many digits at most.
+MAX_PAGE_SUFFIX_DIGITS = 6
 # What may end a prefix (and sit between the prefix and the digits of a label as written).
 SEPARATORS = " -_."
 _PREFIX = re.compile(r"[A-Z0-9]+(?:[-_.][A-Z0-9]+)*[-_. ]?")
@@ -78,6 +81,27 @@ def prefix_spellings(key: str) -> list[str]:
     return [key, *(key + sep for sep in SEPARATORS)]
 
 
-def label(prefix: str, number: int, digits: int) -> str:
-    """The label a production prints: the prefix as typed and the zero-padded number."""
-    return f"{prefix}{number:0{digits}d}"
+def label(prefix: str, number: int, digits: int, suffix_digits: int = 0, page: int = 0) -> str:
+    """The label a production prints: the prefix as typed and the zero-padded number; in a
+    production with a page suffix (`suffix_digits` > 0), page `page` (>= 1) of the document
+    numbered `number` adds "." and the page, zero-padded: "ABC000123.002"."""
+    text = f"{prefix}{number:0{digits}d}"
+    if suffix_digits and page:
+        text += f".{page:0{suffix_digits}d}"
+    return text
+
+
+def page_suffix_problem(suffix_digits: int, pages: int) -> str | None:
+    """Why a production cannot number a document of `pages` pages with a page suffix of
+    `suffix_digits` digits (0: none), as a message to show; None when it can."""
+    if isinstance(suffix_digits, bool) or not 0 <= suffix_digits <= MAX_PAGE_SUFFIX_DIGITS:
+        return (
+            f"The page suffix has 1 to {MAX_PAGE_SUFFIX_DIGITS} digits (ABC000123.001), "
+            "or none (0)."
+        )
+    if suffix_digits and pages >= 10**suffix_digits:
+        return (
+            f"A document of {pages} pages needs more than a {suffix_digits}-digit page suffix "
+            f"(at most {10**suffix_digits - 1} pages)."
+        )
+    return None

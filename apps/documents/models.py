@@ -5,6 +5,9 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from apps.documents.bates import MAX_PAGE_SUFFIX_DIGITS
+from apps.documents.bates import label as bates_label
+
 
 class Blob(models.Model):
     """One original file, stored once under the blob root by its SHA-256, never modified."""
@@ -280,6 +283,9 @@ class Production(models.Model):
     volume = models.CharField(max_length=40)  # e.g. ACME001: names the load-file folder
     prefix = models.CharField(max_length=20)
     digits = models.PositiveSmallIntegerField(default=6)
+    # 0: every page takes the next number (ABC000123). N (1-6): every document takes one
+    # number and its pages carry it with an N-digit page suffix (ABC000123.001, .002, ...).
+    page_suffix_digits = models.PositiveSmallIntegerField(default=0)
     first_number = models.PositiveBigIntegerField()
     last_number = models.PositiveBigIntegerField()
     position = models.CharField(
@@ -318,13 +324,25 @@ class Production(models.Model):
                 condition=models.Q(last_number__gte=models.F("first_number")),
                 name="documents_production_range_ordered",
             ),
+            models.CheckConstraint(
+                condition=models.Q(page_suffix_digits__lte=MAX_PAGE_SUFFIX_DIGITS),
+                name="documents_production_page_suffix_digits",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.volume} ({self.bates(self.first_number)}-{self.bates(self.last_number)})"
 
-    def bates(self, number: int) -> str:
-        return f"{self.prefix}{number:0{self.digits}d}"
+    def bates(self, number: int, page: int = 0) -> str:
+        """The label of `number`; with a page suffix production and `page` >= 1, of that page
+        of its document (without `page`, the document's number alone)."""
+        return bates_label(self.prefix, number, self.digits, self.page_suffix_digits, page)
+
+    def item_bates(self, item: "ProductionDocument") -> tuple[str, str]:
+        """An item's BEGBATES and ENDBATES: its first and last page's labels."""
+        if not self.page_suffix_digits:
+            return self.bates(item.first_number), self.bates(item.last_number)
+        return self.bates(item.first_number, 1), self.bates(item.last_number, item.page_count)
 
 
 class ProductionDocument(models.Model):
@@ -335,6 +353,9 @@ class ProductionDocument(models.Model):
     order = models.PositiveIntegerField()
     first_number = models.PositiveBigIntegerField()
     last_number = models.PositiveBigIntegerField()
+    # Pages it takes in the volume (a rendered kind's rendered pages); with a page suffix its
+    # one number (first_number == last_number) carries suffixes 1 to page_count.
+    page_count = models.PositiveIntegerField(default=0)
     # A document the door out holds back (generated, derived from generated, flagged, firm
     # work product), produced because a lawyer of the case included it: why it was held back,
     # the lawyer, and their written reason (apps/documents/production_door_services.py).
@@ -410,20 +431,25 @@ class BatesPage(models.Model):
     number = models.PositiveBigIntegerField()
     production = models.ForeignKey(Production, on_delete=models.CASCADE, related_name="bates_pages")
     document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="bates_pages")
+    # 0: none; else the page's suffix under its document's number (production.page_suffix_digits
+    # wide when printed): ABC000123.002 is number 123, page_suffix 2.
+    page_suffix = models.PositiveIntegerField(default=0)
     page_number = models.PositiveIntegerField()  # 1-based page of the original
     production_page = models.PositiveIntegerField()  # 1-based page of the stamped volume
 
     class Meta:
-        ordering = ["case", "prefix", "number"]
+        ordering = ["case", "prefix", "number", "page_suffix"]
         constraints = [
-            models.UniqueConstraint("case", "prefix", "number", name="documents_bates_unique"),
+            models.UniqueConstraint(
+                "case", "prefix", "number", "page_suffix", name="documents_bates_unique"
+            ),
             models.UniqueConstraint(
                 "production", "production_page", name="documents_bates_one_per_volume_page"
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.prefix}{self.number}"
+        return f"{self.prefix}{self.number}" + (f".{self.page_suffix}" if self.page_suffix else "")
 
 
 class ProductionExport(models.Model):

@@ -70,6 +70,17 @@ class StampForm(forms.Form):
         help_text="Empty: after the highest number used with this prefix.",
     )
     digits = forms.IntegerField(min_value=3, max_value=12, initial=6, label="Digits")
+    page_suffix_digits = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=bates.MAX_PAGE_SUFFIX_DIGITS,
+        initial=0,
+        label="Page suffix digits",
+        help_text=(
+            "0 or empty: every page takes the next number. 1-6: every document takes one "
+            "number and its pages a suffix (3: ABC000123.001, ABC000123.002, ...)."
+        ),
+    )
     position = forms.ChoiceField(
         choices=Production.Position.choices,
         initial=Production.Position.BOTTOM_RIGHT,
@@ -110,6 +121,7 @@ class StampForm(forms.Form):
             font_size=data["font_size"],
             margin=data["margin"],
             start_number=data.get("start_number"),
+            page_suffix_digits=data.get("page_suffix_digits") or 0,
         )
 
 
@@ -142,7 +154,7 @@ class ProductionForm(StampForm):
         error_messages={"required": "Name the volume (e.g. ACME001)."},
     )
     op = forms.CharField(max_length=40, required=False)
-    field_order = ["volume", "bates_prefix", "start_number", "digits"]
+    field_order = ["volume", "bates_prefix", "start_number", "digits", "page_suffix_digits"]
 
     def __init__(self, *args: Any, commit: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

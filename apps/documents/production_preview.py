@@ -49,6 +49,7 @@ class Stamp:
     font_size: float = 9.0
     margin: float = 18.0
     start_number: int | None = None
+    page_suffix_digits: int = 0
 
     def settings(self) -> stamping.StampSettings:
         return stamping.StampSettings(
@@ -59,6 +60,7 @@ class Stamp:
             legend_position=self.legend_position,
             font_size=self.font_size,
             margin=self.margin,
+            page_suffix_digits=self.page_suffix_digits,
         )
 
 
@@ -82,6 +84,7 @@ def stamp_check(*, case: Case, stamp: Stamp) -> int:
         legend=stamp.legend.strip(),
         position=stamp.position,
         legend_position=stamp.legend_position,
+        page_suffix_digits=stamp.page_suffix_digits,
     )
     first = stamp.start_number
     if first is None:
@@ -121,7 +124,7 @@ def production_preview_png_for_user(
         action="production.preview",
         case=case,
         target=document,
-        detail={"bates": stamp.settings().label(first)},
+        detail={"bates": stamp.settings().page_label(first, 0)},
     )
     return png
 

@@ -101,8 +101,22 @@ class BatesHit:
     production_page: int
 
 
-def _parse(reference: str, prefixes: list[str]) -> tuple[str, int, int]:
-    """`ACME000014` or `ACME000014-ACME000016` (or `...-16`) into (prefix, first, last).
+@dataclass(frozen=True)
+class _Reference:
+    """A Bates reference read: its prefix as in use, first and last number, and the page
+    suffix written on each (None where none was: the whole document of a number that
+    carries page suffixes)."""
+
+    prefix: str
+    first: int
+    last: int
+    first_page: int | None = None
+    last_page: int | None = None
+
+
+def _parse(reference: str, prefixes: list[str]) -> _Reference:
+    """`ACME000014` or `ACME000014-ACME000016` (or `...-16`), each number optionally with a
+    page suffix (`ABC000123.002`, `ABC000123.001-ABC000124.003`), read.
 
     1. As printed: a prefix in use followed by the digits (longest prefix first).
     2. Else with the separator at the prefix's end written otherwise or left out ("ACME 000014"
@@ -114,18 +128,28 @@ def _parse(reference: str, prefixes: list[str]) -> tuple[str, int, int]:
     for written in (lambda p: re.escape(p), _loose):
         for prefix in ordered:
             head = written(prefix)
-            pattern = rf"^{head}(\d+)(?:\s*-\s*(?:{head})?(\d+))?$"
+            pattern = rf"^{head}(\d+)(?:\.(\d+))?(?:\s*-\s*(?:{head})?(\d+)(?:\.(\d+))?)?$"
             # ASCII: "\d" would take other scripts' digits, and case folding would let the
             # Kelvin sign stand for "K".
             match = re.match(pattern, cleaned, flags=re.IGNORECASE | re.ASCII)
             if match:
                 first = int(match.group(1))
-                last = int(match.group(2)) if match.group(2) else first
-                return prefix, first, last
+                first_page = _page(match.group(2))
+                if match.group(3) is None:  # one number (or one page): the range is itself
+                    return _Reference(prefix, first, first, first_page, first_page)
+                return _Reference(
+                    prefix, first, int(match.group(3)), first_page, _page(match.group(4))
+                )
     raise DomainError(
         f"{quoted(reference, 60)} is not a Bates number or range of this case "
         f"(prefixes in use: {_names(prefixes)})."
     )
+
+
+def _page(digits: str | None) -> int | None:
+    # No page suffix is longer than bates.MAX_PAGE_SUFFIX_DIGITS: a longer one names no page
+    # (held at one past the highest, within the index's integer column).
+    return None if digits is None else min(int(digits), 10**bates.MAX_PAGE_SUFFIX_DIGITS)
 
 
 def _names(prefixes: list[str]) -> str:
@@ -138,24 +162,28 @@ def _loose(prefix: str) -> str:
     return re.escape(bates.prefix_core(prefix)) + "[-_. ]?"
 
 
-def _rows_of_key(case: Case, prefix: str, first: int, last: int) -> list[BatesPage]:
-    """The index rows of numbers `first`-`last` under every prefix of `prefix`'s key, one a
-    number: the one of `prefix` itself where two spellings carry a number (two productions
-    made before prefixes of one key shared one sequence)."""
-    rows = (
-        BatesPage.objects.filter(
-            case=case,
-            prefix__in=bates.prefix_spellings(bates.prefix_key(prefix)),
-            number__range=(first, last),
-        )
-        .select_related("production", "document")
-        .order_by("number", "id")
+def _rows_of_key(case: Case, ref: _Reference, last: int) -> list[BatesPage]:
+    """The index rows of numbers `ref.first`-`last` (pages from `ref.first_page` of the first,
+    up to `ref.last_page` of the last, where given) under every prefix of `ref.prefix`'s key,
+    one a label: the one of `ref.prefix` itself where two spellings carry a number (two
+    productions made before prefixes of one key shared one sequence)."""
+    rows = BatesPage.objects.filter(
+        case=case,
+        prefix__in=bates.prefix_spellings(bates.prefix_key(ref.prefix)),
+        number__range=(ref.first, last),
     )
-    chosen: dict[int, BatesPage] = {}
-    for row in rows:
-        if row.number not in chosen or row.prefix == prefix:
-            chosen[row.number] = row
-    return list(chosen.values())
+    if ref.first_page is not None:
+        rows = rows.exclude(number=ref.first, page_suffix__lt=ref.first_page)
+    if ref.last_page is not None:
+        rows = rows.exclude(number=last, page_suffix__gt=ref.last_page)
+    chosen: dict[tuple[int, int], BatesPage] = {}
+    for row in rows.select_related("production", "document").order_by(
+        "number", "page_suffix", "id"
+    )[: MAX_RANGE * 4]:
+        key = (row.number, row.page_suffix)
+        if key not in chosen or row.prefix == ref.prefix:
+            chosen[key] = row
+    return list(chosen.values())[:MAX_RANGE]
 
 
 def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[BatesHit]:
@@ -170,16 +198,16 @@ def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[B
         .values_list("prefix", flat=True)
         .distinct()
     )
-    prefix, first, last = _parse(reference, prefixes)
-    if last < first:
+    ref = _parse(reference, prefixes)
+    first, last = ref.first, ref.last
+    if (last, ref.last_page or 0) < (first, ref.first_page or 0):
         raise DomainError("A Bates range runs from the lower number to the higher one.")
     if last - first + 1 > MAX_RANGE:
         raise DomainError(f"Look up at most {MAX_RANGE} pages at once.")
     if first > MAX_NUMBER:
         # Well-formed, but past what the index can hold: no page carries it.
         raise NotFound(f"No page carries {reference.strip()[:60]} in this case.")
-    last = min(last, MAX_NUMBER)
-    rows = _rows_of_key(case, prefix, first, last)
+    rows = _rows_of_key(case, ref, min(last, MAX_NUMBER))
     if not rows:
         raise NotFound(f"No page carries {reference.strip()[:60]} in this case.")
     pages = {
@@ -194,7 +222,7 @@ def bates_lookup_for_user(*, user: User, case_id: int, reference: str) -> list[B
         page = pages.get((row.document_id, row.page_number))
         hits.append(
             BatesHit(
-                bates=row.production.bates(row.number),
+                bates=row.production.bates(row.number, row.page_suffix),
                 volume=row.production.volume,
                 document_id=row.document_id,
                 filename=row.document.filename,

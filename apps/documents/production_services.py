@@ -21,6 +21,7 @@ from apps.documents import (
     loadfiles,
     privilege_log,
     production_door_services,
+    production_numbering,
     rendering,
     rendition_services,
     services,
@@ -60,6 +61,7 @@ def production_stamp_check(
     legend: str,
     position: str,
     legend_position: str,
+    page_suffix_digits: int = 0,
 ) -> None:
     """Refuse stamp settings a production would refuse, with the same message (reads nothing;
     the stamp preview checks with it before rendering)."""
@@ -68,6 +70,9 @@ def production_stamp_check(
         raise DomainError(problem)
     if not 3 <= digits <= 12:
         raise DomainError("Bates numbers have 3 to 12 digits.")
+    problem = bates.page_suffix_problem(page_suffix_digits, 0)
+    if problem is not None:
+        raise DomainError(problem)
     if not 5 <= font_size <= 24:
         raise DomainError("The stamp's font size is 5 to 24 points.")
     if not 4 <= margin <= 72:
@@ -79,7 +84,8 @@ def production_stamp_check(
             raise DomainError(f"Unknown stamp position {value!r}.")
     if legend and position == legend_position:
         raise DomainError("The Bates number and the legend need different positions.")
-    # A legend past the page's edge would be cut off, one over the number would hide it.
+    # A legend past the page's edge would be cut off, one over the number would hide it
+    # (measured with the longest label: the number with its page suffix).
     problem = stamping.stamp_fit_problem(
         stamping.StampSettings(
             prefix=prefix,
@@ -89,6 +95,7 @@ def production_stamp_check(
             legend_position=legend_position,
             font_size=font_size,
             margin=margin,
+            page_suffix_digits=page_suffix_digits,
         )
     )
     if problem is not None:
@@ -110,6 +117,7 @@ def production_create(
     legend_position: str = Production.Position.BOTTOM_LEFT,
     font_size: float = 9.0,
     margin: float = 18.0,
+    page_suffix_digits: int = 0,
     inclusions: Sequence[production_door_services.Inclusion] = (),
     withheld: Sequence[privilege_log.Withholding] = (),
 ) -> Production:
@@ -139,6 +147,7 @@ def production_create(
         legend=legend,
         position=position,
         legend_position=legend_position,
+        page_suffix_digits=page_suffix_digits,
     )
     documents = _documents_in_order(case, document_ids)
     included = production_door_services.production_door_check(
@@ -149,6 +158,10 @@ def production_create(
     )
     # A rendered document takes its rendition's pages (refused while it is not ready).
     pages = rendition_services.production_page_counts(documents)
+    for document in documents:
+        problem = bates.page_suffix_problem(page_suffix_digits, pages[document.pk])
+        if problem is not None:
+            raise DomainError(f"{document.filename}: {problem}")
     key = bates.prefix_key(prefix)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [case.pk, key])
@@ -157,10 +170,13 @@ def production_create(
     first = start_number if start_number is not None else (used or 0) + 1
     if first < 1:
         raise DomainError("Bates numbers start at 1 or higher.")
-    total = sum(pages.values())
+    total = production_numbering.numbers_needed(
+        page_counts=list(pages.values()), page_suffix_digits=page_suffix_digits
+    )
     last = first + total - 1
     if len(str(last)) > digits:
-        raise DomainError(f"{total} pages from {first} need more than {digits} digits.")
+        counted = "documents" if page_suffix_digits else "pages"
+        raise DomainError(f"{total} {counted} from {first} need more than {digits} digits.")
     clash = same_key.filter(number__range=(first, last)).order_by("number").first()
     if clash is not None:
         raise Conflict(
@@ -170,20 +186,24 @@ def production_create(
     if Production.objects.filter(case=case, volume=volume).exists():
         raise Conflict(f"There is already a volume {volume} in this case.")
     try:
-        production = _write_rows(
-            case,
-            actor,
-            [(document, pages[document.pk]) for document in documents],
-            volume,
-            prefix,
-            digits,
-            first,
-            last,
-            position,
-            legend,
-            legend_position,
-            font_size,
-            margin,
+        production = production_numbering.production_rows_write(
+            case=case,
+            actor=actor,
+            numbered=production_numbering.Numbered(
+                volume=volume,
+                stamp=stamping.StampSettings(
+                    prefix=prefix,
+                    digits=digits,
+                    position=position,
+                    legend=legend,
+                    legend_position=legend_position,
+                    font_size=font_size,
+                    margin=margin,
+                    page_suffix_digits=page_suffix_digits,
+                ),
+                first=first,
+                documents=[(document, pages[document.pk]) for document in documents],
+            ),
         )
     except IntegrityError:
         raise Conflict(
@@ -195,8 +215,8 @@ def production_create(
         case=case,
         target=production,
         detail={
-            "first": production.bates(first),
-            "last": production.bates(last),
+            "first": production.bates(first, 1 if page_suffix_digits else 0),
+            "last": production.bates(last, pages[documents[-1].pk] if page_suffix_digits else 0),
             "documents": len(documents),
             "included": len(included),
         },
@@ -264,68 +284,6 @@ def production_document_check(document: Document, *, volume: bool = False) -> No
         )
 
 
-def _write_rows(
-    case: Case,
-    actor: User,
-    documents: list[tuple[Document, int]],  # each with the pages it takes
-    volume: str,
-    prefix: str,
-    digits: int,
-    first: int,
-    last: int,
-    position: str,
-    legend: str,
-    legend_position: str,
-    font_size: float,
-    margin: float,
-) -> Production:
-    with transaction.atomic():
-        production = Production.objects.create(
-            case=case,
-            volume=volume,
-            prefix=prefix,
-            digits=digits,
-            first_number=first,
-            last_number=last,
-            position=position,
-            legend=legend,
-            legend_position=legend_position,
-            font_size=font_size,
-            margin=margin,
-            transform=stamping.TRANSFORM,
-            page_count=last - first + 1,
-            created_by=actor,
-        )
-        number, volume_page, bates_rows, items = first, 1, [], []
-        for order, (document, page_count) in enumerate(documents, start=1):
-            items.append(
-                ProductionDocument(
-                    production=production,
-                    document=document,
-                    order=order,
-                    first_number=number,
-                    last_number=number + page_count - 1,
-                )
-            )
-            for page_number in range(1, page_count + 1):
-                bates_rows.append(
-                    BatesPage(
-                        case=case,
-                        prefix=prefix,
-                        number=number,
-                        production=production,
-                        document=document,
-                        page_number=page_number,
-                        production_page=volume_page,
-                    )
-                )
-                number += 1
-                volume_page += 1
-        ProductionDocument.objects.bulk_create(items)
-        BatesPage.objects.bulk_create(bates_rows, batch_size=2000)
-    return production
-
-
 def production_stamp(*, production_id: int) -> None:
     """Merge and stamp a production's originals into one PDF, stored by hash as its output,
     and make the stamped volume a document of the case (see `_volume_document`).
@@ -366,6 +324,7 @@ def production_stamp(*, production_id: int) -> None:
         legend_position=production.legend_position,
         font_size=production.font_size,
         margin=production.margin,
+        page_suffix_digits=production.page_suffix_digits,
     )
 
     reported = [time.monotonic()]
@@ -504,6 +463,12 @@ def _volume_document(
             "volume": production.volume,
             "prefix": production.prefix,
             "digits": production.digits,
+            # Only where set: the lineage of a production without it reads as before.
+            **(
+                {"page_suffix_digits": production.page_suffix_digits}
+                if production.page_suffix_digits
+                else {}
+            ),
         },
         parameters_each=[
             {"order": item.order, "first": item.first_number, "last": item.last_number}
@@ -529,9 +494,12 @@ def _rendered_volume_pages(volume: Document, items: list[ProductionDocument]) ->
     for item in items:
         if item.document.kind not in RENDERED:
             continue
-        first_page = BatesPage.objects.get(
-            production_id=item.production_id, number=item.first_number
-        ).production_page
+        first_page = (
+            BatesPage.objects.filter(production_id=item.production_id, document=item.document)
+            .order_by("production_page")
+            .values_list("production_page", flat=True)
+            .first()
+        ) or 1
         for k, text in enumerate(rendition_services.rendered_page_texts(item.document)):
             rows.append(
                 Page(
@@ -727,14 +695,15 @@ def _volume_rows(
     documents, pages = [], []
     for item in items:
         document = item.document
-        page_count = item.last_number - item.first_number + 1  # a rendition's, if rendered
+        page_count = item.page_count  # a rendition's, if rendered
         family = _family(messages.get(document.pk, document.pk), by_document, messages)
+        begbates, endbates = production.item_bates(item)
         documents.append(
             loadfiles.VolumeDocument(
-                begbates=production.bates(item.first_number),
-                endbates=production.bates(item.last_number),
-                begattach=production.bates(family[0]) if family else "",
-                endattach=production.bates(family[1]) if family else "",
+                begbates=begbates,
+                endbates=endbates,
+                begattach=production.item_bates(family[0])[0] if family else "",
+                endattach=production.item_bates(family[1])[1] if family else "",
                 custodian=document.custodian,
                 filename=document.filename,
                 page_count=page_count,
@@ -745,7 +714,11 @@ def _volume_rows(
         for k in range(page_count):
             pages.append(
                 loadfiles.VolumePage(
-                    bates=production.bates(item.first_number + k),
+                    bates=(
+                        production.bates(item.first_number, k + 1)
+                        if production.page_suffix_digits
+                        else production.bates(item.first_number + k)
+                    ),
                     first_of_document=k == 0,
                     document_page_count=page_count,
                 )
@@ -770,8 +743,8 @@ def _messages(items: dict[int, ProductionDocument]) -> dict[int, int]:
 
 def _family(
     head_id: int, items: dict[int, ProductionDocument], messages: dict[int, int]
-) -> tuple[int, int] | None:
-    """First and last Bates number of an e-mail and its attachments in this production."""
+) -> tuple[ProductionDocument, ProductionDocument] | None:
+    """The first and last item of an e-mail and its attachments in this production."""
     members = [
         item
         for item in items.values()
@@ -779,7 +752,7 @@ def _family(
     ]
     if len(members) < 2:
         return None
-    return min(m.first_number for m in members), max(m.last_number for m in members)
+    return min(members, key=lambda m: m.order), max(members, key=lambda m: m.order)
 
 
 def _set_export(export: ProductionExport, **changes: object) -> None:

@@ -293,6 +293,7 @@ def _commit(request: HttpRequest, case: Case, form: ProductionForm) -> HttpRespo
         legend_position=stamp.legend_position,
         font_size=stamp.font_size,
         margin=stamp.margin,
+        page_suffix_digits=stamp.page_suffix_digits,
         inclusions=_inclusions(request.POST, data["documents"]),
         withheld=withheld,
     )
@@ -312,7 +313,7 @@ def _preview(case: Case, form: ProductionForm, documents: list[Document]) -> tup
         "documents:production_preview",
         kwargs={"case_id": case.pk, "document_id": documents[0].pk},
     )
-    return f"{base}?{urlencode(query)}", stamp.settings().label(first)
+    return f"{base}?{urlencode(query)}", stamp.settings().page_label(first, 0)
 
 
 @login_required
@@ -361,9 +362,8 @@ def production_detail(request: HttpRequest, case_id: int, production_id: int) ->
         "rows": [
             (
                 item,
-                production.bates(item.first_number),
-                production.bates(item.last_number),
-                item.last_number - item.first_number + 1,  # a rendered kind's rendered pages
+                *production.item_bates(item),
+                item.page_count,  # a rendered kind's rendered pages
             )
             for item in items
         ],

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from apps.accounts.models import User
 from apps.documents import (
+    bates,
     privilege_log,
     production_door_services,
     production_preview,
@@ -329,6 +330,9 @@ class ProductionIn(StrictIn):
     legend_position: Production.Position = Production.Position.BOTTOM_LEFT
     font_size: float = Field(9.0, ge=5, le=24)
     margin: float = Field(18.0, ge=4, le=72)
+    # 0: a number a page; 1-6: a number a document, its pages with a suffix of that many
+    # digits (ABC000123.001).
+    page_suffix_digits: int = Field(0, ge=0, le=bates.MAX_PAGE_SUFFIX_DIGITS)
     # Held-back documents of `document_ids` that a lawyer produces all the same, each with why.
     include: list[InclusionIn] = Field(default_factory=list, max_length=10_000)
     # Documents withheld from it, for its privilege log.
@@ -348,6 +352,7 @@ class ProductionIn(StrictIn):
             "legend_position": self.legend_position.value,
             "font_size": self.font_size,
             "margin": self.margin,
+            "page_suffix_digits": self.page_suffix_digits,
             "inclusions": [
                 production_door_services.Inclusion(document_id=i.document_id, reason=i.reason)
                 for i in self.include
@@ -392,6 +397,7 @@ class ProductionOut(ModelSchema):
             "volume",
             "prefix",
             "digits",
+            "page_suffix_digits",
             "position",
             "legend",
             "legend_position",
@@ -458,8 +464,8 @@ class ProductionDetailOut(ProductionOut):
                 order=item.order,
                 document_id=item.document_id,
                 filename=item.document.filename,
-                begbates=obj.bates(item.first_number),
-                endbates=obj.bates(item.last_number),
+                begbates=obj.item_bates(item)[0],
+                endbates=obj.item_bates(item)[1],
                 held_back=item.held_back,
                 included_by_id=item.included_by_id,
                 inclusion_reason=item.inclusion_reason,

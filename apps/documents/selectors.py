@@ -10,10 +10,12 @@ from pathlib import Path
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Case as SqlCase
 from django.db.models import (
     CharField,
     Count,
     Exists,
+    Expression,
     F,
     Func,
     IntegerField,
@@ -23,6 +25,7 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Value,
+    When,
 )
 from django.db.models.functions import Cast, Coalesce, Concat, LPad
 from django.utils import timezone
@@ -355,13 +358,27 @@ def _bates_label() -> "QuerySet[BatesPage, dict[str, str]]":
             document_id=OuterRef("document_id"), page_number=OuterRef("number")
         )
         .order_by("-production_id")
-        .annotate(
-            label=Concat(
-                F("prefix"),
-                LPad(Cast("number", CharField()), F("production__digits"), Value("0")),  # type: ignore[arg-type]  # F is an Expression at run time
-            )
-        )
+        .annotate(label=_label_sql(prefix="prefix", number="number", page=F("page_suffix")))
         .values("label")[:1]
+    )
+
+
+def _label_sql(*, prefix: str, number: str, page: Expression | F) -> Concat:
+    """SQL for `bates.label` over a row with a `production`: `prefix` and `number` its
+    columns, `page` the page (of a production with a page suffix) the label names."""
+    suffix = SqlCase(
+        When(production__page_suffix_digits=0, then=Value("")),
+        default=Concat(
+            Value("."),
+            LPad(Cast(page, CharField()), F("production__page_suffix_digits"), Value("0")),  # type: ignore[arg-type]  # F is an Expression at run time
+        ),
+        output_field=CharField(),
+    )
+    return Concat(
+        F(prefix),
+        LPad(Cast(number, CharField()), F("production__digits"), Value("0")),  # type: ignore[arg-type]  # F is an Expression at run time
+        suffix,
+        output_field=CharField(),
     )
 
 
@@ -464,10 +481,10 @@ def _productions_of_row() -> QuerySet[ProductionDocument]:
 
 
 def _bates_end(field: str) -> Subquery:
-    label = Concat(
-        F("production__prefix"),
-        LPad(Cast(field, CharField()), F("production__digits"), Value("0")),  # type: ignore[arg-type]  # F is an Expression at run time
-    )
+    """BEGBATES ("first_number") or ENDBATES ("last_number") of the row's latest production
+    item: with a page suffix, its number's first page (1) or last page (its page count)."""
+    page = Value(1) if field == "first_number" else F("page_count")
+    label = _label_sql(prefix="production__prefix", number=field, page=page)
     return Subquery(_productions_of_row().annotate(label=label).values("label")[:1])
 
 

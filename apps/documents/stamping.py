@@ -29,6 +29,8 @@ from typing import Any
 import pymupdf
 from pymupdf import mupdf
 
+from apps.documents import bates
+
 logger = logging.getLogger(__name__)
 
 TRANSFORM = "bates-stamp/2"  # 2: stamps in the page objects, invisible OCR text layer
@@ -52,9 +54,18 @@ class StampSettings:
     legend_position: str = "bottom_left"
     font_size: float = 9.0
     margin: float = 18.0
+    # 0: page k of a source takes `first_number + k`; N > 0: every page of a source takes its
+    # `first_number` with the page as an N-digit suffix (ABC000123.001, .002, ...).
+    page_suffix_digits: int = 0
 
-    def label(self, number: int) -> str:
-        return f"{self.prefix}{number:0{self.digits}d}"
+    def label(self, number: int, page: int = 0) -> str:
+        return bates.label(self.prefix, number, self.digits, self.page_suffix_digits, page)
+
+    def page_label(self, first_number: int, k: int) -> str:
+        """The label of 0-based page `k` of a source numbered from `first_number`."""
+        if self.page_suffix_digits:
+            return self.label(first_number, k + 1)
+        return self.label(first_number + k)
 
 
 @dataclass(frozen=True)
@@ -134,10 +145,9 @@ class _Widths:
 
 
 def _stamps(
-    width: float, height: float, settings: StampSettings, widths: _Widths, number: int
+    width: float, height: float, settings: StampSettings, widths: _Widths, label: str
 ) -> list[_Stamp]:
     size, margin = settings.font_size, settings.margin
-    label = settings.label(number)
     stamps = [
         _Stamp(
             label,
@@ -164,13 +174,15 @@ def stamp_fit_problem(settings: StampSettings) -> str | None:
     the page's edge, or the two over each other), as a message to show; None when they fit.
     Measured in the stamp font; a legend in other scripts is measured in it too (close)."""
     widths = _Widths(pymupdf.Font("helv"))
-    stamps = _stamps(FIT_WIDTH, FIT_HEIGHT, settings, widths, 0)
+    # The longest label: with a page suffix, the number and its suffix (digits are all one
+    # width in Helvetica, so number 0 page 1 is as wide as any).
+    stamps = _stamps(FIT_WIDTH, FIT_HEIGHT, settings, widths, settings.label(0, 1))
     off_page = any(s.rect[0] < 0 or s.rect[2] > FIT_WIDTH for s in stamps)
     padded = [(s.rect[0] - _PAD, s.rect[1], s.rect[2] + _PAD, s.rect[3]) for s in stamps]
     if not off_page and not (len(padded) == 2 and _overlap(padded[0], padded[1])):
         return None
     size = settings.font_size
-    label_width = widths(settings.label(0), size)
+    label_width = widths(settings.label(0, 1), size)
     if len(stamps) == 1:
         return (
             f"At {size:g} pt the Bates number is {label_width:.0f} pt wide, wider than an A4 "
@@ -265,7 +277,8 @@ def stamp_volume(
 ) -> int:
     """Write the merged, stamped volume to `out_path`; returns its page count.
 
-    Page k of source s gets number `s.first_number + k`. `on_page(pages_done)` reports progress.
+    Page k of source s gets number `s.first_number + k`, or with a page suffix number
+    `s.first_number` and suffix k + 1. `on_page(pages_done)` reports progress.
     The file is saved in increments (see FLUSH_EVERY_PAGES), so memory stays flat.
     """
     writer = _Writer(settings)
@@ -351,7 +364,7 @@ class _Writer:
                 bounds.y1 - bounds.y0,
                 settings,
                 self.widths,
-                source.first_number + k,
+                settings.page_label(source.first_number, k),
             )
             # Point of the original page -> point of the volume's page (shrunk pages move).
             place = (1.0, 0.0, 0.0)

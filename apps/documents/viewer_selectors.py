@@ -256,8 +256,8 @@ def _ranges(document: Document) -> list[BatesRange]:
         BatesRange(
             production_id=row.production_id,
             volume=row.production.volume,
-            begin=row.production.bates(row.first_number),
-            end=row.production.bates(row.last_number),
+            begin=row.production.item_bates(row)[0],
+            end=row.production.item_bates(row)[1],
             status=row.production.status,
         )
         for row in rows
@@ -280,7 +280,7 @@ def _stamped(document: Document, number: int) -> list[StampedPage]:
         StampedPage(
             production_id=row.production_id,
             volume=row.production.volume,
-            bates=row.production.bates(row.number),
+            bates=row.production.bates(row.number, row.page_suffix),
             volume_document_id=row.production.volume_document_id or 0,
             production_page=row.production_page,
         )

@@ -17,7 +17,7 @@ from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.documents import production_selectors, production_services
 from apps.documents import services as document_services
-from apps.documents.production_selectors import MAX_NUMBER, MAX_RANGE, _parse
+from apps.documents.production_selectors import MAX_NUMBER, MAX_RANGE, _parse, _Reference
 from lexweb.errors import DomainError, NotFound
 from tests.conftest import session_client, token_client
 
@@ -62,7 +62,8 @@ def test_what_a_production_prints_is_read_back_exactly(
 
     parsed = _parse(pad + _spell(reference, flips) + pad, [prefix])
 
-    assert parsed == (prefix, first, expected_last)
+    # No page suffix written: none read (the whole document, where its number carries them).
+    assert parsed == _Reference(prefix, first, expected_last, None, None)
 
 
 @given(
@@ -76,7 +77,8 @@ def test_with_several_prefixes_the_longest_that_fits_wins(
     number = data.draw(NUMBERS)
     reference = f"{prefix}{number:06d}"
 
-    parsed_prefix, first, last = _parse(reference, prefixes)
+    parsed = _parse(reference, prefixes)
+    parsed_prefix, first, last = parsed.prefix, parsed.first, parsed.last
 
     # The reference starts with the chosen prefix, and no longer prefix in use also fits it.
     assert reference.upper().startswith(parsed_prefix.upper()) and first == last
@@ -94,7 +96,8 @@ def test_any_text_is_a_reference_or_a_domain_error_with_a_short_message(
     reference: str, prefixes: list[str]
 ) -> None:
     try:
-        prefix, first, last = _parse(reference, prefixes)
+        parsed = _parse(reference, prefixes)
+        prefix, first, last = parsed.prefix, parsed.first, parsed.last
     except DomainError as error:
         assert len(error.message) < 200 + sum(len(p) + 2 for p in prefixes)
         return

@@ -34,27 +34,13 @@ def _one_evaluation_at_a_time() -> Iterator[None]:
 
 def _set_with_cases_that_cannot_run(root: Path) -> Path:
     """case-a runs (two productions); case-b's prefix is refused by the production service;
-    case-c numbers pages with a page suffix; case-d's case.json is not JSON."""
+    case-d's case.json is not JSON. (A case with a page-suffix production, once refused at
+    the stamp, runs now: tests/verification/test_evaluation_productions.py.)"""
     staged = write_productions_case(root.parent / "staging")
     root.mkdir()
     (staged / "case-tiny").rename(root / "case-a")
     lease = TINY_DOCS[:1]  # text layers only: no OCR for the cases that fail anyway
     write_tiny_set(root, case_name="case-b", prefix="QZR--", docs=lease)
-    write_tiny_set(root, case_name="case-c", docs=lease)
-    meta_path = root / "case-c" / "case.json"
-    meta = json.loads(meta_path.read_text())
-    meta["productions"] = [
-        {
-            "bates_prefix": "QZR",
-            "bates_start": 40,
-            "bates_digits": 7,
-            "page_suffix_digits": 4,
-            "documents": ["01-lease.pdf"],
-        }
-    ]
-    for number, row in enumerate(meta["bates_map"], 1):
-        row["bates"] = f"QZR0000040.{number:04d}"
-    meta_path.write_text(json.dumps(meta))
     write_tiny_set(root, case_name="case-d", docs=lease)
     (root / "case-d" / "case.json").write_text("{not json")
     return root
@@ -70,14 +56,12 @@ def test_the_cases_that_can_run_are_scored_and_the_others_reported_with_their_re
     with pytest.raises(CommandError) as stopped:
         call_command("verify_eval", str(set_dir), out=str(out), quiet=True, stdout=printed)
 
-    assert "3 of 4 cases could not run" in str(stopped.value)
+    assert "2 of 3 cases could not run" in str(stopped.value)
     report = json.loads(printed.getvalue())
     failed = {f["case"]: f for f in report["failed_cases"]}
-    assert set(failed) == {"case-b", "case-c", "case-d"}
+    assert set(failed) == {"case-b", "case-d"}
     assert failed["case-b"]["stage"] == "stamp"
     assert "not two" in failed["case-b"]["reason"]
-    assert failed["case-c"]["stage"] == "stamp"
-    assert "page suffix (QZR0000040.0001)" in failed["case-c"]["reason"]
     assert failed["case-d"]["stage"] == "load"
     assert "case-d/case.json" in failed["case-d"]["reason"]
     assert failed["case-b"]["labels"] == 11 and failed["case-b"]["unsupported_labels"] == 3

@@ -2,14 +2,17 @@
 its prefix, digits, start, optional page suffix and legend; every case in the first format
 still loads as it did; a set's unreadable case is listed, not fatal, when asked (req. 9)."""
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 
 from apps.verification import checks, claims, index
 from lexweb_dev import evaluation
+from tests.harness.serial import serial
 from tests.verification.test_evaluation import SHARED_SET, TINY_DOCS, write_tiny_set
 
 HELDOUT_SET = Path(__file__).resolve().parent / "heldout"
@@ -303,3 +306,56 @@ def test_a_set_with_no_readable_case_is_refused_even_when_failures_are_asked_for
 
     with pytest.raises(evaluation.EvalSetError, match=r"no case of .* can be read"):
         evaluation.load_set(set_dir, failures=[])
+
+
+# --- A page-suffix production, stamped and verified for real --------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.product
+def test_a_case_whose_production_has_a_page_suffix_is_stamped_and_verified(
+    tmp_path: Path,
+) -> None:
+    set_dir = write_tiny_set(tmp_path / "set", docs=TINY_DOCS[:1])
+    case_dir = set_dir / "case-tiny"
+    meta = json.loads((case_dir / "case.json").read_text())
+    for key in ("bates_prefix", "bates_start", "bates_digits", "documents"):
+        del meta[key]
+    meta["productions"] = [
+        {
+            "volume": "SFX001",
+            "bates_prefix": "QZR",
+            "bates_start": 40,
+            "bates_digits": 7,
+            "page_suffix_digits": 4,
+            "legend": "CONFIDENTIAL",
+            "documents": ["01-lease.pdf"],
+        }
+    ]
+    for page, row in enumerate(meta["bates_map"], 1):
+        row.update(bates=f"QZR0000040.{page:04d}", production="SFX001", legend="CONFIDENTIAL")
+    (case_dir / "case.json").write_text(json.dumps(meta, indent=1))
+    texts = [json.loads(line) for line in (case_dir / "page_text.jsonl").read_text().splitlines()]
+    (case_dir / "page_text.jsonl").write_text(
+        "".join(
+            json.dumps({**row, "bates": f"QZR0000040.{page:04d}"}) + "\n"
+            for page, row in enumerate(texts, 1)
+        )
+    )
+    draft = case_dir / "drafts" / "brief.md"
+    text = draft.read_text() + 'Notices are "delivered by hand" (QZR0000040.0002).\n'
+    draft.write_text(text)
+    out = tmp_path / "findings.jsonl"
+    printed = io.StringIO()
+
+    with serial("verify-eval"):
+        call_command("verify_eval", str(set_dir), out=str(out), quiet=True, stdout=printed)
+
+    (ran,) = json.loads(printed.getvalue())["cases"]
+    # The one document took QZR0000040; its two pages were stamped .0001 and .0002 (the
+    # legend apart) and every frozen page carries the label case.json gives it.
+    assert (ran["productions"], ran["pages"], ran["bates_mismatches"]) == (1, 2, [])
+    rows = evaluation.read_findings(out)
+    at = text.index("QZR0000040.0002")
+    (cite,) = [r for r in rows if r["start"] <= at < r["end"] and r["kind"] == "bates"]
+    assert cite["bates"] == ["QZR0000040.0002"] and cite["status"] != "unsupported", cite

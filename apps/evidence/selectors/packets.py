@@ -28,6 +28,7 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
+from apps.documents.bates import label as bates_label
 from apps.documents.models import BatesPage, Document, Page
 from apps.evidence import prompt
 from apps.evidence.models import ArtifactMatch, FrozenPage, Packet, PacketItem
@@ -172,11 +173,14 @@ def bates_labels(document_ids: Sequence[int]) -> dict[tuple[int, int], list[str]
             "prefix",
             "number",
             "production__digits",
+            "production__page_suffix_digits",
+            "page_suffix",
         )
     )
     wanted = set(document_ids)
-    for document_id, page_number, volume_id, volume_page, prefix, number, digits in rows:
-        label = f"{prefix}{number:0{digits}d}"
+    for document_id, page_number, volume_id, volume_page, prefix, number, *printed in rows:
+        digits, suffix_digits, page_suffix = printed
+        label = bates_label(prefix, number, digits, suffix_digits, page_suffix)
         if document_id in wanted:
             labels.setdefault((document_id, page_number), []).append(label)
         if volume_id is not None and volume_id in wanted:

@@ -467,13 +467,6 @@ def _stamp(
     """Step 3b: case.json's productions, in order, each with its documents and settings,
     stamped. CommandError saying which and why when one cannot be made as case.json says."""
     for spec in case.productions:
-        if spec.page_suffix_digits:
-            # Productions number pages, one number a page; a document-level number with page
-            # suffixes is a format case.json can hold and lexweb cannot stamp yet.
-            raise CommandError(
-                f"{spec.volume} numbers pages with a page suffix "
-                f"({spec.label(spec.start, 1)}), which lexweb's productions do not stamp yet."
-            )
         try:
             production = production_services.production_create(
                 case=lexweb_case,
@@ -484,6 +477,7 @@ def _stamp(
                 start_number=spec.start,
                 digits=spec.digits,
                 legend=spec.legend,
+                page_suffix_digits=spec.page_suffix_digits,
             )
         except DomainError as exc:
             raise CommandError(
