@@ -4,16 +4,21 @@
 import io
 import zipfile
 from collections.abc import Callable
+from typing import Any
 
 import pymupdf
 import pytest
 from django.db import IntegrityError, transaction
 from django.test import Client
+from mcp.client import Client as McpClient
 
+from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.documents import storage
 from apps.documents.models import BatesPage, Production, ProductionDocument
+from tests.api.test_mcp import _agent, _ok, _refused
 from tests.documents.files import real, upload
+from tests.harness.sse import served_asgi, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 
@@ -148,6 +153,39 @@ def test_the_api_refuses_a_page_suffix_that_is_not_0_to_6_digits(
 
     assert status in (400, 422)
     assert not Production.objects.exists() and not BatesPage.objects.exists()
+
+
+def test_the_mcp_tool_takes_a_page_suffix_and_refuses_a_bad_one(
+    lawyer: User, lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
+) -> None:
+    (letter,) = _ingest(lawyer_api, case, run_jobs, LETTER)
+    secret, _ = token_for(lawyer)
+    body = {"volume": "MCP01", "prefix": "ABC", "document_ids": [letter]}
+
+    async def script(client: McpClient) -> tuple[list[str], Any]:
+        refused = [
+            await _refused(
+                client,
+                "production_create",
+                {"case_id": case.pk, "body": {**body, "page_suffix_digits": bad}},
+            )
+            for bad in (7, -1, "2")
+        ]
+        made = await _ok(
+            client,
+            "production_create",
+            {"case_id": case.pk, "body": {**body, "page_suffix_digits": 2}},
+        )
+        return refused, made
+
+    with served_asgi() as base:
+        refused, made = _agent(base, secret, script)
+
+    assert all("page_suffix_digits" in text for text in refused), refused
+    assert made["page_suffix_digits"] == 2
+    assert [(i["begbates"], i["endbates"]) for i in made["items"]] == [
+        ("ABC000001.01", "ABC000001.03")
+    ]
 
 
 def test_a_document_with_more_pages_than_its_suffix_holds_is_refused_by_name(
