@@ -14,7 +14,8 @@ from mcp.client import Client as McpClient
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.documents import storage
+from apps.documents import selectors, storage
+from apps.documents.list_forms import DocumentListQuery
 from apps.documents.models import BatesPage, Production, ProductionDocument
 from tests.api.test_mcp import _agent, _ok, _refused
 from tests.documents.files import real, upload
@@ -254,6 +255,21 @@ def test_a_suffixed_number_is_found_by_the_lookup_and_the_search(
     word = next(w for w in page.document.pages.get(number=2).text.split() if len(w) > 6)
     hits = lawyer_api.get(f"/api/v1/cases/{case.pk}/search", {"q": word}).json()["items"]
     assert "ABC000123.002" in {h["bates"] for h in hits if h["page"] == 2}, hits
+
+
+def test_the_review_list_shows_each_documents_first_and_last_suffixed_page(
+    lawyer: User, case: Case, suffixed: Production
+) -> None:
+    page = selectors.document_review_page_for_user(
+        user=lawyer, case_id=case.pk, query=DocumentListQuery(sort="name")
+    )
+
+    ranges = {d.filename: (d.bates_begin, d.bates_end) for d in page.documents}  # type: ignore[attr-defined]
+    assert ranges == {
+        "SFX001.pdf": (None, None),  # the volume itself: not produced
+        LETTER: ("ABC000123.001", "ABC000123.003"),
+        ORDER: ("ABC000124.001", "ABC000124.001"),
+    }
 
 
 def test_the_load_files_carry_the_suffixed_numbers(
