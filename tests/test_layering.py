@@ -345,3 +345,102 @@ def test_apps_import_only_apps_beneath_them_but_for_the_listed_edges() -> None:
 def test_every_listed_upward_edge_still_exists() -> None:
     """An edge removed leaves the list, so the list says what is left to do."""
     assert set(_app_edges()) >= UPWARD_EDGES_LEFT, UPWARD_EDGES_LEFT - set(_app_edges())
+
+
+# --- No module loops (issue 23 req 1) ----------------------------------------------------------
+
+
+def _module_edges(source: str, module: str, modules: set[str], *, is_package: bool) -> set[str]:
+    """The product modules `source` imports, anywhere in it (inside functions and under
+    TYPE_CHECKING too). `from pkg import sub` is an edge to the submodule `pkg.sub` only: a
+    package's __init__ runs before any of its submodules, which is no dependency of the
+    importer's."""
+    package = module if is_package else module.rpartition(".")[0]
+    edges: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            edges.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                edges.add(submodule if submodule in modules else base)
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node):
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                edges.add(first.value)
+    return (edges & modules) - {module}
+
+
+def module_loops(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import one another in a loop (strongly connected, two or
+    more), each sorted."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    loops: list[list[str]] = []
+    for root in sorted(graph):
+        if root in order:
+            continue
+        # Tarjan's algorithm, iteratively: (module, its edges not yet followed).
+        work = [(root, iter(sorted(graph[root])))]
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            module, edges = work[-1]
+            target = next(edges, None)
+            if target is not None:
+                if target not in order:
+                    order[target] = low[target] = len(order)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                elif target in on_stack:
+                    low[module] = min(low[module], order[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == order[module]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == module:
+                        break
+                if len(group) > 1:
+                    loops.append(sorted(group))
+    return sorted(loops)
+
+
+def test_no_product_modules_import_one_another_in_a_loop() -> None:
+    modules = product_modules()
+    names = set(modules)
+    graph = {
+        module: _module_edges(
+            path.read_text(encoding="utf-8"), module, names, is_package=path.name == "__init__.py"
+        )
+        for module, path in modules.items()
+    }
+    assert module_loops(graph) == []
+
+
+def test_the_loop_check_finds_a_loop_through_a_function_level_import() -> None:
+    sources = {
+        "apps.a.one": "from apps.a import two\n",
+        "apps.a.two": "def f():\n    from apps.a.three import g\n",
+        "apps.a.three": "import apps.a.one\n",
+        "apps.a.four": "from apps.a import one\n",
+        "apps.a": "from apps.a.one import x\n",
+    }
+    graph = {
+        module: _module_edges(source, module, set(sources), is_package=module == "apps.a")
+        for module, source in sources.items()
+    }
+    assert module_loops(graph) == [["apps.a.one", "apps.a.three", "apps.a.two"]]

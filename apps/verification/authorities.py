@@ -42,15 +42,13 @@ import re
 import weakref
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim, StatuteCite
 from apps.verification.claims.statutes import mention_pattern
+from apps.verification.findings import Finding
 from apps.verification.index import OCR, PacketIndex, ocr_read
-
-if TYPE_CHECKING:
-    from apps.verification.checks import Finding
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +58,6 @@ MAX_CANDIDATES = 2000  # pages a statute's section and title words both stand on
 
 def statute(claim: Claim, index: PacketIndex) -> Finding:
     """The finding on a statute claim (see the module docstring)."""
-    from apps.verification.checks import Finding
 
     cite = claim.statute
     if cite is None or not cite.section:

@@ -52,7 +52,6 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Literal
 
 import reporters_db
 
@@ -61,6 +60,7 @@ from apps.verification import normalise as nz
 from apps.verification.amounts import describe, distance, is_in_words
 from apps.verification.claims import Claim, is_generated_reference, sentences
 from apps.verification.dates import is_month_day, reading, same_day
+from apps.verification.findings import Finding, Status
 from apps.verification.index import (
     OCR,
     Opinion,
@@ -73,9 +73,9 @@ from apps.verification.index import (
     pages_label,
     split_label,
 )
+from apps.verification.quoting import quote_segments, quote_words
 from apps.verification.spans import excerpt_of
 
-Status = Literal["supported", "unsupported", "contradicted", "needs_review"]
 VERIFIER_VERSION = "1"
 
 CITES = ("record_cite", "not_a_record_cite", "case_citation")
@@ -200,20 +200,6 @@ _SHORT_NAME = re.compile(
 )
 _FILE_NAME = re.compile(r"[\w][\w.\-]*\.[A-Za-z][A-Za-z0-9]{1,4}\b")
 _GENERATED = re.compile(r"\b(draft|summary|memo|outline|v\d+|version|earlier|prior)\b", re.I)
-_GAP = re.compile(r"\s*(?:\.\s?\.\s?\.|\u2026)\s*|\[[^\]]*\]")
-_GLUED_BRACKET = re.compile(r"(?<=\w)\[([^\]\s]*)\]|\[([^\]\s]*)\](?=\w)")
-
-
-@dataclass(frozen=True)
-class Finding:
-    claim: Claim
-    status: Status
-    check: str
-    message: str
-    page: PageRecord | None = None
-    excerpt: str = ""
-    match: tuple[int, int] | None = None  # span in page.text of the matched words
-    found_value: str | None = None  # contradicted: the value on the page
 
 
 def verify_text(
@@ -1804,19 +1790,6 @@ def pin_numbers(pin: str) -> list[int]:
             )
             numbers.extend(range(first + 1, min(last, first + 50) + 1))
     return numbers
-
-
-def quote_words(claim: Claim) -> list[str]:
-    """The words of a quotation claim (between its ellipses and bracketed changes)."""
-    return [w for s in quote_segments(claim.quote or claim.text) for w in s]
-
-
-def quote_segments(quote: str) -> list[list[str]]:
-    """The quotation's words, split at ellipses and at bracketed insertions ("[Quillon]"); a
-    bracket inside a word ("[t]he") only changes letters and is read through."""
-    text = _GLUED_BRACKET.sub(lambda m: m.group(1) or m.group(2) or "", quote)
-    parts = [nz.token_list(piece) for piece in _GAP.split(text)]
-    return [words for words in parts if words]
 
 
 def _same(claim: Claim, found: str) -> bool:

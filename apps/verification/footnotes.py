@@ -28,14 +28,11 @@ import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from apps.verification.claims import Claim
+from apps.verification.findings import Finding
 from apps.verification.index import Opinion, PacketIndex
 from apps.verification.spans import excerpt_of
-
-if TYPE_CHECKING:
-    from apps.verification.checks import Finding
 
 QUOTE_WORDS = 4  # words: a shorter quotation is not looked for in the notes
 _SEPARATOR = re.compile(r"(?im)^[ \t]*(?:_{3,}|-{3,}|\u2014{2,}|\u2500{3,}|footnotes?:?)[ \t]*$")
@@ -176,7 +173,6 @@ def check(
     the pin's pages and each of the sentence's `quotes` (their segments) stands in a note;
     None when the pin names no note, or a quotation is not in the notes (the page check
     decides then)."""
-    from apps.verification.checks import Finding
 
     cite = claim.citation
     if cite is None or not cite.notes:

@@ -41,8 +41,9 @@ from django.db import transaction
 
 from apps.evidence.models import FrozenPage, Packet, PacketIndexCache
 from apps.evidence.services import packets as packet_services
-from apps.verification import amounts, dates, index, normalise, numwords, services, spans
+from apps.verification import amounts, dates, index, normalise, numwords, spans
 from apps.verification.index import PacketIndex, PageRecord, Value
+from apps.verification.pages import page_record
 
 logger = logging.getLogger(__name__)
 
@@ -448,7 +449,7 @@ def packet_index_prepare(*, packet_id: int) -> None:
     if row is not None and _intact(row):
         return
     pages = _frozen_pages(packet)
-    _build_and_store(packet, pages, [services.page_record(page) for page in pages])
+    _build_and_store(packet, pages, [page_record(page) for page in pages])
 
 
 def packet_index_for(

@@ -36,16 +36,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim
 from apps.verification.dates import same_day
+from apps.verification.findings import Finding
 from apps.verification.index import OCR, PacketIndex, ocr_read, pages_label
+from apps.verification.quoting import quote_segments
 from apps.verification.spans import excerpt_of
-
-if TYPE_CHECKING:
-    from apps.verification.checks import Finding
 
 MAX_PARAGRAPHS = 50  # a range "¶¶ 4-60" is read up to this many paragraphs
 # The pin is wrong when another paragraph holds at least WRONG_OTHER of the key terms' weight,
@@ -258,8 +257,6 @@ def pinned(finding: Finding, context: Context) -> Finding:
     span = context.segment(claim)
     evidence = None
     for quote in context.members(span, ("quote",)):
-        from apps.verification.checks import quote_segments
-
         segments = quote_segments(quote.quote or quote.text)
         if sum(len(s) for s in segments) < SHORT_QUOTE:
             continue
@@ -358,7 +355,6 @@ def _pleading_page(finding: Finding, context: Context) -> Finding:
 def _quote_in(
     context: Context, index: PacketIndex, span: tuple[int, int], pages: list[int]
 ) -> tuple[int, tuple[int, int], str] | None:
-    from apps.verification.checks import quote_segments
 
     for quote in context.members(span, ("quote",)):
         segments = quote_segments(quote.quote or quote.text)

@@ -54,8 +54,8 @@ from lexweb.errors import DomainError
 from lexweb.text import one_line
 
 if TYPE_CHECKING:
-    from apps.verification.checks import Finding as CheckedClaim
     from apps.verification.claims import Claim
+    from apps.verification.findings import Finding as CheckedClaim
     from apps.verification.index import PacketIndex
 
 logger = logging.getLogger(__name__)

@@ -56,6 +56,7 @@ from apps.evidence.models import FrozenPage
 from apps.verification import boxes, second_opinion, selectors
 from apps.verification.events import VerificationProgress
 from apps.verification.models import Finding, Override, Verification
+from apps.verification.pages import page_record, page_records  # noqa: F401  (read here too)
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 from lexweb.jobs import database_lost, job_defer
 
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
     from django.db.models import QuerySet
 
     from apps.verification import index
-    from apps.verification.checks import Finding as CheckedClaim
+    from apps.verification.findings import Finding as CheckedClaim
 
 logger = logging.getLogger(__name__)
 
@@ -454,52 +455,6 @@ def verifications_fail_stale(*, stalled_seconds: int | None = None) -> list[int]
     return failed
 
 
-def page_records(*, packet_id: int) -> list["index.PageRecord"]:
-    """The verifier's view of every frozen page of the packet, in position order, read as
-    plain rows (the same values as `page_record` of each page)."""
-    from apps.verification import index
-
-    rows = (
-        FrozenPage.objects.filter(packet_id=packet_id)
-        .order_by("position")
-        .values_list(
-            "position",
-            "document_id",
-            "document__filename",
-            "page_number",
-            "bates",
-            "text",
-            "source",
-            "ocr_confidence",
-            "origin",
-        )
-    )
-    return [
-        index.PageRecord(
-            position=position,
-            document_id=document_id,
-            filename=filename,
-            page_number=page_number,
-            bates=tuple(bates),
-            text=text,
-            source=source,
-            ocr_confidence=ocr_confidence,
-            origin=origin,
-        )
-        for (
-            position,
-            document_id,
-            filename,
-            page_number,
-            bates,
-            text,
-            source,
-            ocr_confidence,
-            origin,
-        ) in rows.iterator(chunk_size=2000)
-    ]
-
-
 class FrozenPagesByPosition(Mapping[int, FrozenPage]):
     """A packet's frozen pages by position (their documents' blobs selected), read from the
     database only as they are asked for: `load` reads many in one query, a look-up of a page
@@ -538,23 +493,6 @@ class FrozenPagesByPosition(Mapping[int, FrozenPage]):
 
     def __len__(self) -> int:
         return self.count
-
-
-def page_record(page: FrozenPage) -> "index.PageRecord":
-    """The verifier's view of one frozen page (its document selected)."""
-    from apps.verification import index
-
-    return index.PageRecord(
-        position=page.position,
-        document_id=page.document_id,
-        filename=page.document.filename,
-        page_number=page.page_number,
-        bates=tuple(page.bates),
-        text=page.text,
-        source=page.source,
-        ocr_confidence=page.ocr_confidence,
-        origin=page.origin,
-    )
 
 
 def _finding_row(

@@ -28,15 +28,13 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from apps.verification import normalise as nz
+from apps.verification.findings import Finding
 from apps.verification.index import PacketIndex
 from apps.verification.paragraphs import Context, _pleading_words, pleading_pages
+from apps.verification.quoting import quote_segments
 from apps.verification.spans import excerpt_of
-
-if TYPE_CHECKING:
-    from apps.verification.checks import Finding
 
 MAX_LINES = 25 * 20  # a cited range is read up to twenty pages of lines
 LAST_LINE = 25
@@ -199,7 +197,6 @@ def lined(finding: Finding, context: Context) -> Finding:
     cited = cited[:MAX_LINES]
     held = {(line.page, line.number) for line in cited}
     span = context.segment(claim)
-    from apps.verification.checks import quote_segments
 
     for quote in context.members(span, ("quote",)):
         segments = quote_segments(quote.quote or quote.text)

@@ -48,7 +48,6 @@ import json
 import logging
 import time
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
@@ -73,6 +72,7 @@ from apps.drafting import runs, token_events
 from apps.drafting.models import Run, RunEvent, Stage
 from apps.drafting.pipeline import budget, context, endings, outputs, ranking, streamed, watch
 from apps.drafting.pipeline.prompts import template_load
+from apps.drafting.pipeline.work import Outcome, Work
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
 from apps.verification.models import Verification
@@ -98,40 +98,6 @@ STAGE_TIMEOUTS = Timeouts()
 
 class StageCancelled(Exception):
     """The run was cancelled (or a newer attempt took the stage) while the body ran."""
-
-
-@dataclass
-class Work:
-    """What a stage's body needs, read at claim time."""
-
-    stage_id: int
-    run_id: int
-    attempt: int
-    name: str
-    role: str
-    kind: str
-    instructions: str
-    case_id: int
-    user_id: int
-    packet_id: int
-    packet_hash: str
-    pages: list[FrozenPage]
-    draft_id: int | None
-    draft_text: str
-    draft_number: int
-    earlier: dict[str, dict[str, object]] = field(default_factory=dict)
-    # The run's stage names in order, for its token plan (pipeline.budget).
-    names: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Outcome:
-    """What a body produced, stored by `_succeed`."""
-
-    text: str = ""
-    data: dict[str, object] | None = None
-    custody: dict[str, object] = field(default_factory=dict)
-    verification_id: int | None = None
 
 
 # --- 1. Claim --------------------------------------------------------------------------------

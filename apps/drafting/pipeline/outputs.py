@@ -8,7 +8,6 @@ import datetime
 import hashlib
 import json
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 
@@ -16,14 +15,12 @@ from apps.cluster.tokens import estimate_tokens
 from apps.drafting import services as draft_services
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
 from apps.drafting.pipeline.budget import FINDINGS_TOKENS
+from apps.drafting.pipeline.work import Outcome, Work
 from apps.evidence.prompt import page_label
 from apps.evidence.services import registry
 from apps.verification.models import Finding, Verification
 from lexweb.errors import DomainError
 from lexweb.text import model_data
-
-if TYPE_CHECKING:
-    from apps.drafting.pipeline.execute import Outcome, Work
 
 N = Stage.Name
 WRITES_VERSION = {N.DRAFTER, N.REASONER, N.REVISION, N.SUMMARIZER, N.VALIDATION}
@@ -374,7 +371,6 @@ def model_outcome(
     A free-text reply with no text raises ReplyRejected; one that ended cut at its limit
     (after its continuations, pipeline.endings) raises ReplyTruncated with `truncated`, the
     message endings.truncated_message wrote."""
-    from apps.drafting.pipeline.execute import Outcome
 
     if work.name in (N.GATE, N.ADVERSARY, N.EXTRACTOR):
         try:
@@ -413,7 +409,6 @@ def model_outcome(
 def validation_outcome(work: "Work") -> "Outcome":
     """Check each extracted transaction (a real date, a decimal amount, a Bates label of the
     packet) and write the table the verifier then checks, citing each row's Bates number."""
-    from apps.drafting.pipeline.execute import Outcome
 
     labels = {label for page in work.pages for label in page.bates} | {
         page_label(page) for page in work.pages
