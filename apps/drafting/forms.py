@@ -202,3 +202,21 @@ class DiffForm(forms.Form):
 
 class ExportForm(forms.Form):
     format = forms.ChoiceField(choices=[("docx", "Word (DOCX)"), ("pdf", "PDF")])
+
+
+class RunFilterForm(forms.Form):
+    """The Runs tab's filters (a GET form): one status and/or one kind, as the API's
+    `runs?status=&kind=`."""
+
+    status = forms.ChoiceField(
+        choices=[("", "Any status"), *Run.Status.choices], required=False, label="Status"
+    )
+    kind = forms.ChoiceField(
+        choices=[("", "Any kind"), *Run.Kind.choices], required=False, label="Kind"
+    )
+
+    def filters(self) -> dict[str, str]:
+        """The chosen filters (none when the form is not valid: its errors say why)."""
+        if not self.is_valid():
+            return {}
+        return {name: value for name, value in self.cleaned_data.items() if value}

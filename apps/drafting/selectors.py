@@ -172,12 +172,15 @@ def run_stream_open_for_user(*, user: User, case_id: int, run_id: int) -> Run:
 # --- The run pages ---------------------------------------------------------------------------
 
 
-def run_rows_for_user(*, user: User, case_id: int) -> QuerySet[Run]:
-    """The case's runs for the Runs tab: `run_list_for_user` (audited as one read of the list)
-    with each run's packet and stages (without their text) prefetched."""
+def run_rows_for_user(
+    *, user: User, case_id: int, status: str | None = None, kind: str | None = None
+) -> QuerySet[Run]:
+    """The case's runs for the Runs tab: `run_list_for_user` (audited as one read of the list,
+    of one status and/or kind when given) with each run's packet and stages (without their
+    text) prefetched."""
     stages = Stage.objects.defer("output_text", "output_json", "prompt_text", "pages_sent")
     return (
-        run_list_for_user(user=user, case_id=case_id)
+        run_list_for_user(user=user, case_id=case_id, status=status, kind=kind)
         .select_related("packet")
         .prefetch_related(Prefetch("stages", queryset=stages.order_by("position")))
     )

@@ -15,7 +15,7 @@ import itertools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -37,6 +37,7 @@ from apps.drafting.forms import (
     ExportForm,
     GateOverrideForm,
     OverrideForm,
+    RunFilterForm,
     RunForm,
     RunRejectForm,
     VersionForm,
@@ -651,13 +652,25 @@ def _run_url(case_id: int, run_id: int) -> str:
 @login_required
 @require_safe
 def run_list(request: HttpRequest, case_id: int) -> HttpResponse:
-    """The case's runs, newest first: kind, status, who started it and when, its stage now."""
+    """The case's runs, newest first: kind, status, who started it and when, its stage now;
+    of one status and/or kind when the filters say so (kept by the page links)."""
     case = case_or_404(request, case_id)
+    form = RunFilterForm(request.GET if {"status", "kind"} & set(request.GET) else None)
+    filters = form.filters() if form.is_bound else {}
     page = Paginator(
-        selectors.run_rows_for_user(user=request_user(request), case_id=case.pk), RUNS_PER_VIEW
+        selectors.run_rows_for_user(user=request_user(request), case_id=case.pk, **filters),
+        RUNS_PER_VIEW,
     ).get_page(request.GET.get("page"))
     rows = [(run, current_stage(list(run.stages.all()))) for run in page]
-    return render(request, "drafting/run_list.html", {"case": case, "runs": page, "rows": rows})
+    context = {
+        "case": case,
+        "runs": page,
+        "rows": rows,
+        "filter_form": form,
+        "filters": filters,
+        "query": urlencode(filters),
+    }
+    return render(request, "drafting/run_list.html", context)
 
 
 # The form field of each field of a run request (runs.error_field); others go above the form.

@@ -18,7 +18,7 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
-from apps.drafting import runs
+from apps.drafting import runs, views
 from apps.drafting.models import Run, Stage
 from apps.evidence.models import Packet
 from tests.drafting.makers import draft_of, packet_of, read_pdf, verified
@@ -78,6 +78,46 @@ def test_runs_tab_lists_each_run_with_kind_status_author_and_stage_now(
     stopped = html[html.index(f'data-run="{made["stopped_run"].pk}"') :]
     assert "Stopped by the gate" in stopped[: stopped.index("</tr>")]
     assert AuditEvent.objects.filter(action="run.list", actor=lawyer).count() == 1
+
+
+def _listed(html: str) -> set[int]:
+    return {int(n) for n in re.findall(r'data-run="(\d+)"', html)}
+
+
+def test_runs_tab_filters_by_status_and_kind_as_the_api_does_and_keeps_them_in_page_links(
+    lawyer_client: Client, lawyer_api: Client, case: Case, made: dict[str, Run]
+) -> None:
+    Run.objects.filter(pk=made["run"].pk).update(kind=Run.Kind.SUMMARY)
+    for query in (
+        "status=stopped_by_gate",
+        "kind=summary",
+        "kind=motion&status=waiting_for_approval",
+    ):
+        page = lawyer_client.get(_runs(case, f"?{query}"))
+        api = lawyer_api.get(f"/api/v1/cases/{case.pk}/runs?{query}").json()
+        assert page.status_code == 200
+        assert _listed(_html(page)) == {item["id"] for item in api["items"]} != set()
+        assert "match" in _html(page) and "these filters" in _html(page)
+    none = _html(lawyer_client.get(_runs(case, "?status=failed")))
+    assert _listed(none) == set() and "No run matches these filters." in none
+    # The page links keep the filters.
+    many = [Run.objects.get(pk=made["stopped_run"].pk)]
+    for _ in range(views.RUNS_PER_VIEW):
+        copy = many[0]
+        copy.pk = None
+        copy.save()
+    html = _html(lawyer_client.get(_runs(case, "?status=stopped_by_gate")))
+    assert 'href="?status=stopped_by_gate&amp;page=2"' in html
+
+
+def test_runs_tab_with_an_unknown_filter_says_so_and_lists_every_run(
+    lawyer_client: Client, case: Case, made: dict[str, Run]
+) -> None:
+    response = lawyer_client.get(_runs(case, "?status=%3Cscript%3E&kind=" + "x" * 5000))
+    html = _html(response)
+    assert response.status_code == 200
+    assert "Select a valid choice" in html and "<script>" not in html
+    assert _listed(html) == {run.pk for run in made.values()}
 
 
 # --- Access ---------------------------------------------------------------------------------
