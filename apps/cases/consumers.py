@@ -20,7 +20,8 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
-from apps.accounts.access import CLOSE_ACCESS_ENDED, AccessWatchedConsumer
+from apps.accounts.access import CLOSE_ACCESS_ENDED
+from apps.accounts.feed_sockets import NumberedFeedConsumer
 from apps.accounts.models import User
 from apps.cases import selectors
 from apps.cases.events import MembershipRevoked, case_group, feed_message, is_member_event
@@ -36,7 +37,7 @@ LATEST = "latest"
 _MAX_SEQ = 2**63 - 1
 
 
-class CaseEventsConsumer(AccessWatchedConsumer):
+class CaseEventsConsumer(NumberedFeedConsumer):
     """One-way stream of a case's events (see the module docstring)."""
 
     group: str | None = None
@@ -44,6 +45,7 @@ class CaseEventsConsumer(AccessWatchedConsumer):
     case_id: int | None = None
     # The last number sent, once the socket was opened with `after` (None: forward as they come).
     last_seq: int | None = None
+    feed_page_size = selectors.MAX_EVENTS_PAGE
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -76,7 +78,7 @@ class CaseEventsConsumer(AccessWatchedConsumer):
         `after`; the rest (the socket's own messages, the revocation below) by Channels'
         handlers."""
         if is_member_event(message.get("type")):
-            await self._forward(message)
+            await self.feed_forward(message)
             return
         await super().dispatch(message)
 
@@ -91,42 +93,15 @@ class CaseEventsConsumer(AccessWatchedConsumer):
     async def _resume(self, user: User, case_id: int, after: int | None) -> None:
         stored, stands_at, complete = await _resume_point(user, case_id, after)
         for message in stored:
-            await self._send(message)
+            await self.feed_send(message)
         self.last_seq = max(stands_at, self.last_seq or 0)
         if not self.access_closed:
             await self.send_json(
                 {"type": "stream.caught_up", "seq": self.last_seq, "complete": complete}
             )
 
-    async def _forward(self, message: dict[str, Any]) -> None:
-        seq = message.get("seq")
-        if self.last_seq is None or not isinstance(seq, int):
-            await self.send_json(message)
-            return
-        if seq <= self.last_seq:
-            return
-        if seq > self.last_seq + 1:
-            await self._fill(upto=seq)
-            if seq <= self.last_seq:
-                return
-        await self._send(message)
-
-    async def _fill(self, *, upto: int) -> None:
-        """Send the stored events after the last one sent, below `upto`."""
-        while self.case_id is not None and self.last_seq is not None:
-            stored = await _events_after(self.case_id, self.last_seq)
-            for message in stored:
-                if message["seq"] >= upto:
-                    return
-                await self._send(message)
-            if len(stored) < selectors.MAX_EVENTS_PAGE:
-                return
-
-    async def _send(self, message: dict[str, Any]) -> None:
-        if self.access_closed:
-            return
-        self.last_seq = message["seq"]
-        await self.send_json(message)
+    async def feed_stored_after(self, seq: int) -> list[dict[str, Any]]:
+        return [] if self.case_id is None else await _events_after(self.case_id, seq)
 
 
 def _after(query_string: bytes) -> int | bool | None:

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
-from apps.accounts.access import AccessWatchedConsumer
+from apps.accounts.feed_sockets import NumberedFeedConsumer
 from apps.accounts.models import User
 from apps.cases.events import MembershipRevoked, case_group
 from apps.drafting import runs, selectors
@@ -29,13 +29,14 @@ CLOSE_BAD_INPUT = 4400
 _MAX_SEQ = 2**63 - 1
 
 
-class RunEventsConsumer(AccessWatchedConsumer):
+class RunEventsConsumer(NumberedFeedConsumer):
     """One-way stream of a run's numbered events (see the module docstring)."""
 
     groups_joined: list[str]
     run_id: int | None = None
     user_id: int | None = None
-    last_seq = 0
+    last_seq: int | None = 0
+    feed_page_size = selectors.MAX_EVENTS_PAGE
 
     async def connect(self) -> None:
         self.groups_joined = []
@@ -58,7 +59,7 @@ class RunEventsConsumer(AccessWatchedConsumer):
         if not await self.access_begin(case_id=case_id):
             return
         await self.accept()
-        await self._catch_up(upto=None)
+        await self.feed_fill()
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "groups_joined", []):
@@ -78,39 +79,16 @@ class RunEventsConsumer(AccessWatchedConsumer):
     async def drafting_run_event(self, event: RunEventMessage) -> None:
         if self.run_id is None or event["run_id"] != self.run_id:
             return
-        seq = event["seq"]
-        if seq <= self.last_seq:
-            return
-        if seq > self.last_seq + 1:
-            await self._catch_up(upto=seq)
-            if seq <= self.last_seq:
-                return
-        await self._send(dict(event))
+        await self.feed_forward(dict(event))
 
     async def cases_membership_revoked(self, event: MembershipRevoked) -> None:
         if event["user_id"] == self.user_id:
             await self.access_lost("membership_ended")
 
-    async def _catch_up(self, *, upto: int | None) -> None:
-        """Send the stored events after the last one sent (below `upto` when given)."""
+    async def feed_stored_after(self, seq: int) -> list[dict[str, Any]]:
         if self.run_id is None:
-            return
-        while True:
-            stored = await _events_after(self.run_id, self.last_seq)
-            if not stored:
-                return
-            for message in stored:
-                if upto is not None and message["seq"] >= upto:
-                    return
-                await self._send(dict(message))
-            if len(stored) < selectors.MAX_EVENTS_PAGE:
-                return
-
-    async def _send(self, message: dict[str, Any]) -> None:
-        if self.access_closed:
-            return
-        self.last_seq = message["seq"]
-        await self.send_json(message)
+            return []
+        return [dict(message) for message in await _events_after(self.run_id, seq)]
 
 
 _HANDLED = {"drafting.run_event", "cases.membership_revoked", "accounts.access_ended"}
