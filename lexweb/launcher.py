@@ -475,13 +475,22 @@ def _worker_argv(queue: str, concurrency: int | None = None) -> list[str]:
     return argv
 
 
+# How long the web server keeps an idle connection open. Longer than clients keep theirs (httpx
+# pools 5 s, browsers about a minute), so the client closes first: with uvicorn's own 5 s, a
+# request sent on a connection idle for just over 5 s met the server closing it (a reset; the
+# load test's only errors, bench/bench_load.py).
+KEEP_ALIVE_SECONDS = 75
+
+
 def _web_argv(host: str, port: int, trusted_proxies: list[str]) -> list[str]:
     """uvicorn serving lexweb.asgi. X-Forwarded-For and X-Forwarded-Proto are believed only
     from the proxies named in LEXWEB_TRUSTED_PROXIES; with none named, not at all (uvicorn's
     own default would believe them from any local process), so the client address that
-    throttles and the audit log see is the connecting peer's."""
+    throttles and the audit log see is the connecting peer's. Idle connections are kept
+    KEEP_ALIVE_SECONDS."""
     argv = [PYTHON, "-m", "uvicorn", "lexweb.asgi:application", "--host", host]
     argv += ["--port", str(port), "--no-access-log", "--lifespan", "off"]
+    argv += ["--timeout-keep-alive", str(KEEP_ALIVE_SECONDS)]
     if trusted_proxies:
         return [*argv, "--proxy-headers", "--forwarded-allow-ips", ",".join(trusted_proxies)]
     return [*argv, "--no-proxy-headers"]

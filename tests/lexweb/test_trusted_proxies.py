@@ -34,6 +34,14 @@ def test_no_trusted_proxy_named_means_no_forwarded_header_is_believed() -> None:
     assert options["proxy_headers"] is False
 
 
+def test_the_web_server_keeps_idle_connections_longer_than_clients_do() -> None:
+    """A client's pooled connection must be closed by the client first: uvicorn's own 5 s met
+    requests sent on connections idle just over 5 s (httpx's pool keeps them 5 s)."""
+    options = _uvicorn_options(launcher._web_argv("127.0.0.1", 8000, []))
+    assert options["timeout_keep_alive"] == launcher.KEEP_ALIVE_SECONDS
+    assert httpx.Limits().keepalive_expiry + 5 < launcher.KEEP_ALIVE_SECONDS
+
+
 def test_forwarded_headers_are_believed_only_from_the_named_proxies() -> None:
     argv = launcher._web_argv("127.0.0.1", 8000, ["10.0.0.5", "10.1.0.0/24"])
     options = _uvicorn_options(argv)
