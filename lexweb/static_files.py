@@ -12,13 +12,19 @@ table read when a server starts is never read again. Files that change after the
 are answered as first read, as they are by a server (`collectstatic` runs before the servers
 start). With `WHITENOISE_AUTOREFRESH` there is no table to share: files are looked up on each
 request, as WhiteNoise does.
+
+A file is sent a block at a time under ASGI too (lexweb/downloads.py): WhiteNoise answers with
+Django's FileResponse, which Django's ASGI handler reads whole into memory before sending
+(with a warning for every file).
 """
 
 import threading
 from typing import Any
 
 from django.conf import settings as django_settings
-from whitenoise.middleware import WhiteNoiseMiddleware
+from whitenoise.middleware import WhiteNoiseFileResponse, WhiteNoiseMiddleware
+
+from lexweb.downloads import FileDownload
 
 # The settings the table depends on; every WHITENOISE_* setting is added to them.
 _TABLE_SETTINGS = (
@@ -62,3 +68,17 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
     def add_files_from_finders(self) -> None:
         if self._shared_table is None:
             super().add_files_from_finders()
+
+    @staticmethod
+    def serve(static_file: Any, request: Any) -> "StaticFileResponse":
+        """WhiteNoise's own `serve`, answering with a response read a block at a time."""
+        response = static_file.get_response(request.method, request.META)
+        http_response = StaticFileResponse(response.file or (), status=int(response.status))
+        del http_response["content-type"]  # WhiteNoise's headers say it
+        for key, value in response.headers:
+            http_response[key] = value
+        return http_response
+
+
+class StaticFileResponse(FileDownload, WhiteNoiseFileResponse):
+    """WhiteNoise's response (no headers of Django's own) read a block at a time under ASGI."""
