@@ -152,10 +152,10 @@ def _rows(documents: list[Document]) -> list[tuple[Document, str, int, str]]:
     ]
 
 
-def _typed(request: HttpRequest, document_id: int) -> dict[str, str]:
-    """What was typed for the document's inclusion or withholding, kept when the form comes
-    back (keys: include, withhold, description, date, author, recipients)."""
-    names = {
+def _field_names(document_id: int) -> dict[str, str]:
+    """The order form's fields of one picked document: its inclusion's reason and its
+    withholding (privilege, then the privilege log's fields)."""
+    return {
         "include": f"include_{document_id}",
         "withhold": f"withhold_{document_id}",
         "description": f"withhold_description_{document_id}",
@@ -163,6 +163,12 @@ def _typed(request: HttpRequest, document_id: int) -> dict[str, str]:
         "author": f"withhold_author_{document_id}",
         "recipients": f"withhold_recipients_{document_id}",
     }
+
+
+def _typed(request: HttpRequest, document_id: int) -> dict[str, str]:
+    """What was typed for the document's inclusion or withholding, kept when the form comes
+    back (keys as `_field_names`)."""
+    names = _field_names(document_id)
     return {key: str(request.POST.get(name, ""))[:4000] for key, name in names.items()}
 
 
@@ -171,10 +177,11 @@ def _withholdings(data: QueryDict, ids: list[int]) -> list[privilege_log.Withhol
     privilege log fields; the service checks them."""
     withheld = []
     for i in ids:
-        privilege = str(data.get(f"withhold_{i}", ""))
+        names = _field_names(i)
+        privilege = str(data.get(names["withhold"], ""))
         if not privilege:
             continue
-        typed_date = str(data.get(f"withhold_date_{i}", "")).strip()
+        typed_date = str(data.get(names["date"], "")).strip()
         try:
             date = datetime.date.fromisoformat(typed_date) if typed_date else None
         except ValueError:
@@ -185,10 +192,10 @@ def _withholdings(data: QueryDict, ids: list[int]) -> list[privilege_log.Withhol
             privilege_log.Withholding(
                 document_id=i,
                 privilege=privilege,
-                description=str(data.get(f"withhold_description_{i}", "")),
+                description=str(data.get(names["description"], "")),
                 date=date,
-                author=str(data.get(f"withhold_author_{i}", "")),
-                recipients=str(data.get(f"withhold_recipients_{i}", "")),
+                author=str(data.get(names["author"], "")),
+                recipients=str(data.get(names["recipients"], "")),
             )
         )
     return withheld
