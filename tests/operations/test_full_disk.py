@@ -298,8 +298,8 @@ def test_an_upload_into_a_full_spool_is_507_and_keeps_nothing_then_succeeds(
 def test_a_browser_upload_into_a_full_spool_is_507_too(
     small_spool: SmallStore, lawyer: User, case: Case
 ) -> None:
-    """A signed-in browser's upload: Django's CSRF check reads the form (and so spools the
-    file) before any view runs."""
+    """A signed-in browser's upload: its CSRF check reads the form (and so spools the file)
+    before the endpoint's own code runs."""
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(lawyer)
     browser.get("/")  # the CSRF cookie
