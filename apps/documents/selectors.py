@@ -515,7 +515,7 @@ def document_review_page_for_user(
         keyed = filtered.filter(
             Q(**{f"{field}__{op}": value}) | Q(**{field: value, f"pk__{op}": pk})
         )
-    order = (f"-{field}", "-pk") if descending else (field, "pk")
+    order = _review_order(query.sort, descending=descending)
     ids = list(keyed.order_by(*order).values_list("pk", flat=True)[: query.per_page + 1])
     more = len(ids) > query.per_page
     ids = ids[: query.per_page]
@@ -581,18 +581,42 @@ def _tags(case: Case) -> list[Tag]:
     return list(Tag.objects.filter(case=case).order_by("name", "pk")[:500])
 
 
+def _review_order(sort: str, *, descending: bool | None = None) -> tuple[str, str]:
+    """The review list's ORDER BY for `sort` ("-added", "name", ...): its column, then the id
+    the same way (`descending` overrides the sort's own direction, for a page read backward)."""
+    field = list_forms.SORTS[sort.lstrip("-")]
+    if descending is None:
+        descending = sort.startswith("-")
+    return (f"-{field}", "-pk") if descending else (field, "pk")
+
+
 def document_review_ids_for_user(
     *, user: User, case_id: int, query: DocumentListQuery
 ) -> list[int]:
     """The ids of every document the review list's filters match (for "all matching" bulk
-    actions), by id; DomainError past MAX_BULK_DOCUMENTS. Ids only: nothing shown, no audit."""
+    actions), in the list's order (its sort, then id); DomainError past MAX_BULK_DOCUMENTS.
+    Ids only: nothing shown, no audit."""
     case = _case(user=user, case_id=case_id)
     limit = list_forms.MAX_BULK_DOCUMENTS
+    order = _review_order(query.sort)
     ids = list(
-        _review_filtered(case, query).order_by("pk").values_list("pk", flat=True)[: limit + 1]
+        _review_filtered(case, query).order_by(*order).values_list("pk", flat=True)[: limit + 1]
     )
     if len(ids) > limit:
         raise DomainError(
             f"More than {limit:,} documents match; narrow the filters to act on all of them."
         )
     return ids
+
+
+def document_ids_in_list_order(
+    *, user: User, case_id: int, query: DocumentListQuery, ids: list[int]
+) -> list[int]:
+    """`ids` (ticked on the review list), each once, the case's documents among them in the
+    list's order (its sort, then id), then any other id as given (left for the action's own
+    service to refuse by name). Ids only: no audit."""
+    case = _case(user=user, case_id=case_id)
+    picked = Document.objects.filter(case=case, pk__in=set(ids))
+    ordered = list(picked.order_by(*_review_order(query.sort)).values_list("pk", flat=True))
+    known = set(ordered)
+    return ordered + [i for i in dict.fromkeys(ids) if i not in known]

@@ -247,6 +247,11 @@ def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
         return redirect(back)
     data = form.cleaned_data
     back += f"?{data['filters']}" if data["filters"] else ""
+    # Ticked documents in the list's order (its sort), as "all matching" ones are: a
+    # production and a packet take them in that order.
+    data["ids"] = selectors.document_ids_in_list_order(
+        user=user, case_id=case.pk, query=data["query"], ids=data["ids"]
+    )
     if data["action"] == "produce":
         # Ordered, stamped and previewed on the new production's page before anything is made.
         if data["scope"] != "all" and len(data["ids"]) > MAX_PRODUCE_TICKED:
