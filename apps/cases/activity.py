@@ -2,8 +2,10 @@
 
 A lawyer reads "Laura Lawyer uploaded contract.pdf", not `document.upload`. Reads (page views,
 lists, searches, downloads) are folded: one person's reads in a row, with nothing else in
-between, are one line ("looked at 3 documents, the document list and 1 search"). The raw codes
-stay in the admin's audit log; nothing here writes.
+between, are one line ("looked at 3 documents, the document list and 1 search"). Changes are
+folded too: one person's same change in a row is one line with a count ("uploaded a.pdf,
+b.pdf, c.pdf and 3 more", or the same sentence "6 times"). The raw codes stay in the admin's
+audit log; nothing here writes.
 """
 
 from collections import Counter
@@ -52,6 +54,7 @@ _READS: dict[str, tuple[str, str | None]] = {
     "run.stream": ("a run's live stream", "runs' live streams"),
     "run.transactions_csv": ("transactions table", "transactions tables"),
     "finding.list": ("the verifier's findings", None),
+    "production.preview": ("stamped preview", "stamped previews"),
 }
 
 # Reads of these are counted by distinct target (three views of one document are one document).
@@ -89,6 +92,10 @@ _WRITES: dict[str, str] = {
     "run.cancel": "cancelled run {target}",
     "run.gate_override": "overrode the gate of run {target}",
     "run.approved": "approved run {target}",
+    "run.rejected": "rejected run {target}",
+    "production.document_included": "included {target} in a production, with a reason",
+    "production.document_withheld": "withheld {target} from a production (privilege log)",
+    "document.flag_cleared": "cleared the registry's flag on {target}",
     "finding.override": "overrode a verifier finding",
     "verification.request": "asked for verification of {target}",
     "artifact.registered": "registered generated output {target}",
@@ -176,6 +183,27 @@ def _read_text(events: list[AuditEvent]) -> str:
     return "looked at " + _join(parts)
 
 
+# A folded line names at most this many targets ("a.pdf, b.pdf, c.pdf and 3 more").
+FOLD_NAMES = 3
+
+
+def _changes_text(events: list[AuditEvent]) -> str:
+    """One line for one person's same change done several times in a row (newest first):
+    the sentence once when it is the same each time, else the sentence over the targets."""
+    texts = list(dict.fromkeys(_change_text(event) for event in reversed(events)))
+    if len(texts) == 1:
+        return texts[0]
+    template = _WRITES.get(events[0].action, "")
+    if template.endswith("{target}") and "{member}" not in template:
+        targets = list(dict.fromkeys(e.target_label or "an item" for e in reversed(events)))
+        named = targets[:FOLD_NAMES]
+        more = len(targets) - len(named)
+        names = _join([*named, f"{more} more"]) if more else _join(named)
+        return template.replace("{target}", names)
+    more = len(texts) - 1
+    return f"{texts[-1]} (and {more} more like it)"
+
+
 def _join(parts: list[str]) -> str:
     if len(parts) <= 1:
         return "".join(parts)
@@ -203,26 +231,54 @@ def activity_feed_for_user(*, user: User, case_id: int, limit: int = 20) -> list
             )
             group.clear()
 
+    changes: list[AuditEvent] = []
+
+    def close_changes() -> None:
+        if changes:
+            first = changes[0]
+            one_target = all(
+                (e.target_type, e.target_id) == (first.target_type, first.target_id)
+                for e in changes
+            )
+            items.append(
+                FeedItem(
+                    at=first.at,
+                    since=changes[-1].at,
+                    actor=_actor_name(first),
+                    text=_changes_text(changes) if len(changes) > 1 else _change_text(first),
+                    count=len(changes),
+                    kind="change",
+                    target_type=first.target_type if one_target else "",
+                    target_id=first.target_id if one_target else "",
+                )
+            )
+            changes.clear()
+
+    def close_both() -> None:
+        """The open lines, the newer first (rows come newest first)."""
+        if group and changes and group[0].at > changes[0].at:
+            close_group()
+        close_changes()
+        close_group()
+
+    # A person's reads while they repeat one change (the list read again after each upload)
+    # neither break the change's line nor make a line each time.
     for event in rows:
         if event.action in _READS:
-            if group and group[0].actor_id != event.actor_id:
+            if changes and changes[0].actor_id != event.actor_id:
+                close_both()
+            elif group and group[0].actor_id != event.actor_id:
                 close_group()
             group.append(event)
             continue
-        close_group()
-        items.append(
-            FeedItem(
-                at=event.at,
-                since=event.at,
-                actor=_actor_name(event),
-                text=_change_text(event),
-                count=1,
-                kind="change",
-                target_type=event.target_type,
-                target_id=event.target_id,
-            )
-        )
-        if len(items) >= limit:
-            break
-    close_group()
+        if not changes or (
+            changes[0].actor_id,
+            changes[0].actor_label,
+            changes[0].action,
+        ) != (event.actor_id, event.actor_label, event.action):
+            close_both()
+            if len(items) >= limit:
+                break
+        changes.append(event)
+    close_both()
     return items[:limit]
