@@ -103,3 +103,26 @@ class SearchForm(forms.Form):
             )
             return False
         return True
+
+
+class LiveRowsForm(forms.Form):
+    """Which rows of the review list a live page reads again: `ids` (comma-separated, as the
+    page shows them) and `newer_than` (the newest id it shows, for the rows added since)."""
+
+    ids = forms.CharField(required=False, max_length=4000)
+    newer_than = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
+
+    def clean_ids(self) -> list[int]:
+        text = self.cleaned_data["ids"].strip()
+        if not text:
+            return []
+        parts = text.split(",")
+        if len(parts) > 200:
+            raise forms.ValidationError("Ask for at most 200 rows at once.")
+        try:
+            ids = [int(part) for part in parts]
+        except ValueError:
+            raise forms.ValidationError("ids must be document ids separated by commas.") from None
+        if any(not 0 < pk < 2**63 for pk in ids):
+            raise forms.ValidationError("ids must be document ids separated by commas.")
+        return ids

@@ -173,6 +173,10 @@ class DocumentListForm(forms.Form):
             self.add_error("added_to", "The end date is before the start date.")
         sort = data.get("sort") or "-added"
         for name in ("after", "before"):
+            if name in self.errors:
+                # A page link's cursor is a hidden field, whose own error no one would see.
+                self.errors.pop(name)
+                self.add_error(None, "That page link is out of date; start again from page one.")
             text = data.get(name) or ""
             if not text:
                 data[name] = None

@@ -521,6 +521,25 @@ def document_review_page_for_user(
     ids = ids[: query.per_page]
     if backward:
         ids.reverse()
+    documents = _review_rows(ids)
+    total = filtered.order_by().values("pk")[: REVIEW_COUNT_CAP + 1].count()
+
+    def cursor_of(document: Document) -> str:
+        return list_forms.cursor_encode(_cursor_value(document, field), document.pk)
+
+    has_next = (more and not backward) or (backward and bool(documents))
+    has_previous = (more and backward) or (query.after is not None and bool(documents))
+    return ReviewPage(
+        documents=documents,
+        total=min(total, REVIEW_COUNT_CAP),
+        capped=total > REVIEW_COUNT_CAP,
+        next_cursor=cursor_of(documents[-1]) if has_next and documents else None,
+        previous_cursor=cursor_of(documents[0]) if has_previous and documents else None,
+    )
+
+
+def _review_rows(ids: list[int]) -> list[Document]:
+    """The documents `ids`, in that order, with what a row of the review list shows."""
     flagged = (
         Page.objects.filter(document=OuterRef("pk"), needs_review=True)
         .order_by()
@@ -546,20 +565,58 @@ def document_review_page_for_user(
         )
     )
     by_id: dict[int, Document] = {d.pk: d for d in rows}
-    documents = [by_id[pk] for pk in ids if pk in by_id]
+    return [by_id[pk] for pk in ids if pk in by_id]
+
+
+# A live page asks for at most this many rows at once (those whose state changed, new ones).
+REVIEW_ROWS_MAX = 200
+
+
+@dataclass(frozen=True)
+class ReviewRows:
+    """Rows of the review list read again for a live page: those of `ids` still in the list's
+    filtered set, `newer` (documents of the set added after the newest the page shows, newest
+    first) and the list's count, as ReviewPage says it."""
+
+    documents: list[Document]
+    newer: list[Document]
+    total: int
+    capped: bool
+
+
+def document_review_rows_for_user(
+    *,
+    user: User,
+    case_id: int,
+    query: DocumentListQuery,
+    ids: list[int],
+    newer_than: int | None = None,
+) -> ReviewRows:
+    """The rows `ids` of the review list with `query`'s filters, as the list renders them, and
+    its count; with `newer_than` (an id) also the set's documents of a higher id (at most
+    query.per_page, newest first): what a live page adds on top of its newest-first first page.
+    A row that left the filtered set (withdrawn, no longer matching) is not returned. Audited
+    as a read of the list."""
+    case = _case(user=user, case_id=case_id)
+    read_audit.read_record(user=user, action="document.list", case=case)
+    filtered = _review_filtered(case, query)
+    wanted = list(dict.fromkeys(ids))[:REVIEW_ROWS_MAX]
+    found = set(filtered.filter(pk__in=wanted).values_list("pk", flat=True))
+    newer_ids: list[int] = []
+    if newer_than is not None:
+        newer_ids = list(
+            filtered.filter(pk__gt=newer_than)
+            .order_by("-pk")
+            .values_list("pk", flat=True)[: min(query.per_page, REVIEW_ROWS_MAX)]
+        )
+    rows = _review_rows([pk for pk in wanted if pk in found and pk not in newer_ids] + newer_ids)
+    newer_set = set(newer_ids)
     total = filtered.order_by().values("pk")[: REVIEW_COUNT_CAP + 1].count()
-
-    def cursor_of(document: Document) -> str:
-        return list_forms.cursor_encode(_cursor_value(document, field), document.pk)
-
-    has_next = (more and not backward) or (backward and bool(documents))
-    has_previous = (more and backward) or (query.after is not None and bool(documents))
-    return ReviewPage(
-        documents=documents,
+    return ReviewRows(
+        documents=[d for d in rows if d.pk not in newer_set],
+        newer=[d for d in rows if d.pk in newer_set],
         total=min(total, REVIEW_COUNT_CAP),
         capped=total > REVIEW_COUNT_CAP,
-        next_cursor=cursor_of(documents[-1]) if has_next and documents else None,
-        previous_cursor=cursor_of(documents[0]) if has_previous and documents else None,
     )
 
 

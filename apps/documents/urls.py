@@ -12,6 +12,7 @@ urlpatterns = [
         name="detail",
     ),
     path("cases/<int:case_id>/documents/bulk/", views.documents_bulk, name="bulk"),
+    path("cases/<int:case_id>/documents/rows/", views.document_rows, name="rows"),
     path(
         "cases/<int:case_id>/documents/<int:document_id>/restore/",
         views.document_restore,

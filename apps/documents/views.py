@@ -20,7 +20,7 @@ from apps.documents import (
     selectors,
     services,
 )
-from apps.documents.forms import SearchForm, UploadForm
+from apps.documents.forms import LiveRowsForm, SearchForm, UploadForm
 from apps.documents.list_forms import SORTS, BulkForm, DocumentListForm, DocumentListQuery
 from apps.documents.models import Document
 from apps.documents.viewer_views import viewer_url
@@ -103,6 +103,44 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
         "max_bulk": f"{review_services.MAX_BULK_DOCUMENTS:,}",
     }
     return render(request, "documents/document_list.html", context, status=400 if refused else 200)
+
+
+@login_required
+@require_safe
+def document_rows(request: HttpRequest, case_id: int) -> HttpResponse:
+    """Rows of the review list, rendered as the page renders them, with its count line: what a
+    live page puts in place when a document's state changed or documents were added. Takes the
+    list's filters and `ids`/`newer_than` (LiveRowsForm); 400 with the reason for bad ones."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    tags = selectors.tag_choices_for_user(user=user, case_id=case.pk)
+    list_form = DocumentListForm(request.GET, tags=tags)
+    rows_form = LiveRowsForm(request.GET)
+    if not list_form.is_valid() or not rows_form.is_valid():
+        reasons = [
+            f"{name}: {' '.join(str(error) for error in errors)}"
+            for form in (list_form, rows_form)
+            for name, errors in form.errors.items()
+        ]
+        return HttpResponse("; ".join(reasons), status=400, content_type="text/plain")
+    query = list_form.query()
+    found = selectors.document_review_rows_for_user(
+        user=user,
+        case_id=case.pk,
+        query=query,
+        ids=rows_form.cleaned_data["ids"],
+        newer_than=rows_form.cleaned_data["newer_than"],
+    )
+    provenance_selectors.documents_load_provenance(found.documents + found.newer, user=user)
+    context = {
+        "case": case,
+        "page": found,
+        "query": query,
+        "filters": urlencode(query.filter_params()),
+        "rows": [(d, provenance_selectors.provenance_of(d)) for d in found.documents],
+        "newer": [(d, provenance_selectors.provenance_of(d)) for d in found.newer],
+    }
+    return render(request, "documents/_document_rows.html", context)
 
 
 @login_required

@@ -170,43 +170,101 @@ function connectCaseStream(root) {
 
 // (d) Documents page: rows follow ingest live; with JS each file uploads on its own request to
 // the API with its own progress bar. Without JS the form posts to the page as usual.
+// A row's progress (pages read, status) is applied from the event at once; whenever a row is new
+// or its state changed, the server renders it again (documents/_document_row.html, the same
+// template as the page's own rows) with the list's count line, and the page puts them in place.
 const MAX_PARALLEL_UPLOADS = 3;
+const ROWS_AGAIN_MS = 250;
+const ROWS_AGAIN_MAX = 200;
 
 function setupDocuments(root) {
   const labelsNode = document.getElementById("document-labels");
   const labels = labelsNode ? JSON.parse(labelsNode.textContent) : {};
   const label = (group, value) => (labels[group] && labels[group][value]) || value;
   const tbody = document.getElementById("document-rows");
-  const rowTemplate = document.getElementById("document-row-template");
   // New documents go on top of the newest-first list: only its first page shows them.
   const firstPage = root.hasAttribute("data-documents-first-page");
+  const rowsUrl = root.dataset.documentsRows;
   if (!tbody) return;
 
   function findRow(id) {
     return tbody.querySelector(`tr[data-document-id="${Number(id)}"]`);
   }
 
-  function ensureRow(id) {
-    const existing = findRow(id);
-    if (existing || !firstPage || !rowTemplate || !Number.isInteger(id)) return existing;
-    const row = rowTemplate.content.firstElementChild.cloneNode(true);
-    row.dataset.documentId = String(id);
-    row.querySelector('[data-field="filename"]').href = `${root.dataset.documents}${id}/`;
-    tbody.prepend(row);
-    document.getElementById("documents-empty")?.setAttribute("hidden", "");
-    return row;
+  function shownIds() {
+    return [...tbody.rows].map((row) => Number(row.dataset.documentId)).filter(Number.isInteger);
   }
 
+  // --- Rows read again from the server, batched ---
+  const again = new Set(); // ids of rows to read again
+  let newer = false; // also the rows added since the newest shown (first page only)
+  let timer = null;
+  let reading = false;
+
+  function readSoon(ids, withNewer) {
+    for (const id of ids) if (Number.isInteger(id)) again.add(id);
+    if (withNewer) newer = true;
+    if (!timer && !reading) timer = setTimeout(readRows, ROWS_AGAIN_MS);
+  }
+
+  function place(fresh) {
+    const id = fresh.dataset.documentId;
+    const old = findRow(id);
+    if (!old) return false;
+    const ticked = old.querySelector('input[name="ids"]')?.checked;
+    if (ticked) fresh.querySelector('input[name="ids"]')?.setAttribute("checked", "");
+    old.replaceWith(fresh);
+    return true;
+  }
+
+  async function readRows() {
+    timer = null;
+    if (!rowsUrl) return;
+    reading = true;
+    const ids = [...again].slice(0, ROWS_AGAIN_MAX);
+    for (const id of ids) again.delete(id);
+    const withNewer = newer && firstPage;
+    newer = false;
+    const params = new URLSearchParams();
+    params.set("ids", ids.join(","));
+    const shown = shownIds();
+    if (withNewer) params.set("newer_than", String(shown.length ? Math.max(...shown) : 0));
+    const joiner = rowsUrl.includes("?") ? "&" : "?";
+    try {
+      const response = await fetch(`${rowsUrl}${joiner}${params}`, {
+        credentials: "same-origin",
+        headers: { Accept: "text/html" },
+      });
+      if (!response.ok) return;
+      const holder = document.createElement("div");
+      holder.innerHTML = await response.text(); // our own template's output, escaped by Django
+      const count = holder.querySelector("#list-count");
+      const current = document.getElementById("list-count");
+      if (count && current) current.replaceWith(count);
+      const returned = new Set();
+      for (const fresh of [...holder.querySelectorAll("#rows-again > tr")]) {
+        returned.add(Number(fresh.dataset.documentId));
+        place(fresh);
+      }
+      // Asked for and not returned: it left the list (withdrawn, or no longer matching).
+      for (const id of ids) if (!returned.has(id)) findRow(id)?.remove();
+      for (const fresh of [...holder.querySelectorAll("#rows-newer > tr")].reverse()) {
+        if (!place(fresh)) tbody.prepend(fresh);
+      }
+      document.getElementById("documents-empty")?.toggleAttribute("hidden", tbody.rows.length > 0);
+      document.dispatchEvent(new CustomEvent("documents:rows-changed"));
+    } catch {
+      // The rows keep what they show; the next event or a reload brings them up to date.
+    } finally {
+      reading = false;
+      if ((again.size || newer) && !timer) timer = setTimeout(readRows, ROWS_AGAIN_MS);
+    }
+  }
+
+  // --- What an event changes at once ---
   function fill(row, doc) {
     const field = (name) => row.querySelector(`[data-field="${name}"]`);
     const bar = row.querySelector(".doc-progress progress");
-    if (typeof doc.filename === "string") {
-      field("filename").textContent = doc.filename;
-      bar.setAttribute("aria-label", `Pages read of ${doc.filename}`);
-    }
-    if (typeof doc.kind === "string") field("kind").textContent = label("kind", doc.kind);
-    if (typeof doc.origin === "string") field("origin").textContent = label("origin", doc.origin);
-    if (typeof doc.custodian === "string") field("custodian").textContent = doc.custodian || "—";
     if (typeof doc.status === "string") {
       const badge = field("status");
       badge.className = `badge doc-status-${doc.status.replace(/[^a-z_]/g, "")}`;
@@ -224,70 +282,45 @@ function setupDocuments(root) {
       field("error").textContent = doc.error;
       field("error").hidden = !doc.error;
     }
-    if (typeof doc.provenance === "string") fillVerdict(field("provenance"), doc.provenance);
   }
 
-  // The registry's verdict, as the server renders it; a match is named on the document's page.
-  const VERDICT_CLASS = {
-    pending: "doc-status-processing",
-    clear: "doc-status-ready",
-    flagged: "doc-status-failed",
-  };
-  function fillVerdict(cell, verdict) {
-    if (!cell || cell.dataset.provenance === verdict || !Object.hasOwn(VERDICT_CLASS, verdict)) return;
-    const badge = document.createElement("span");
-    badge.className = `badge ${VERDICT_CLASS[verdict]} doc-provenance doc-provenance-${verdict}`;
-    badge.textContent = label("provenance", verdict);
-    cell.replaceChildren(badge);
-    if (verdict === "flagged") {
-      const hint = document.createElement("span");
-      hint.className = "small muted";
-      hint.textContent = " open the document to see the match";
-      cell.append(hint);
-    }
-    cell.dataset.provenance = verdict;
+  // What a row shows that only the server renders in full (kind, size, badges, the verdict…)
+  // changes with these: a change of one reads the row again.
+  function changed(row, doc) {
+    const status = row.querySelector('[data-field="status"]');
+    const verdict = row.querySelector('[data-field="provenance"]');
+    const statusNow = [...(status?.classList || [])].find((c) => c.startsWith("doc-status-"));
+    return (
+      (typeof doc.status === "string" && statusNow !== `doc-status-${doc.status}`) ||
+      (typeof doc.provenance === "string" && verdict?.dataset.provenance !== doc.provenance) ||
+      (Number.isInteger(doc.page_count) &&
+        row.querySelector('[data-field="page_count"]')?.textContent.trim() !== String(doc.page_count))
+    );
   }
 
   onCaseEvent("documents.progress", (event) => {
-    const row = ensureRow(event.document_id);
-    if (row) fill(row, event);
+    const id = Number(event.document_id);
+    const row = findRow(id);
+    if (!row) {
+      // Not shown: a new document (on top of the first page) and, anywhere, the count.
+      readSoon([], true);
+      return;
+    }
+    const stale = changed(row, event);
+    fill(row, event);
+    if (stale) readSoon([id], false);
   });
 
-  // After connecting, unless the feed's missed events were applied: read the rows.
-  onCaseEvent("stream.open", async (event) => {
-    if (event.caughtUp || !root.dataset.documentsApi) return;
-    const limit = Math.min(Math.max(tbody.rows.length, 20), 200);
-    try {
-      const response = await fetch(`${root.dataset.documentsApi}?limit=${limit}`, {
-        credentials: "same-origin",
-        headers: { Accept: "application/json" },
-      });
-      if (!response.ok) return;
-      const body = await response.json();
-      for (const doc of [...(body.items || [])].reverse()) {
-        const row = findRow(doc.id) || ensureRow(doc.id);
-        if (row) fill(row, doc);
-      }
-    } catch {
-      // The rows keep what they show; the next event or a reload brings them up to date.
-    }
+  // After connecting, unless the feed's missed events were applied: read the rows again.
+  onCaseEvent("stream.open", (event) => {
+    if (!event.caughtUp) readSoon(shownIds(), true);
   });
 
   const form = root.querySelector("form[data-upload-api]");
   if (form) {
     setupUploads(form, (doc) => {
       if (!doc || !Number.isInteger(doc.id)) return;
-      const known = findRow(doc.id);
-      // A live event may already have moved this row past the state at upload time.
-      if (known) {
-        fill(known, {
-          filename: doc.filename, kind: doc.kind, origin: doc.origin, custodian: doc.custodian,
-        });
-      }
-      else {
-        const row = ensureRow(doc.id);
-        if (row) fill(row, doc);
-      }
+      readSoon(findRow(doc.id) ? [doc.id] : [], true);
     });
   }
 }

@@ -27,5 +27,7 @@ if (form) {
   document.addEventListener("change", (event) => {
     if (event.target instanceof HTMLInputElement && event.target.name === "ids") recount();
   });
+  // Rows put in place or removed by the live list (app.js).
+  document.addEventListener("documents:rows-changed", recount);
   recount();
 }
