@@ -131,6 +131,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # Sizes, durations and measurements in words on every page (issue 25 req 6).
+            "builtins": ["lexweb.words"],
         },
     },
 ]

@@ -85,6 +85,7 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "API token"
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(

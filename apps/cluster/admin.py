@@ -27,6 +27,7 @@ from apps.cluster.models import (
 )
 from apps.cluster.services import gpu as gpu_services
 from apps.cluster.services import placement
+from lexweb import words
 from lexweb.errors import DomainError
 
 
@@ -105,9 +106,13 @@ class BoardAdmin(AuditedAdmin):
 @admin.register(Gpu)
 class GpuAdmin(AuditedAdmin):
     form = forms.GpuForm
-    list_display = ["host", "index", "name", "memory_bytes", "compute_capability", "board"]
+    list_display = ["host", "index", "name", "memory", "compute_capability", "board"]
     list_filter = ["host", "board"]
     list_select_related = ["host", "board", "board__host"]
+
+    @admin.display(description="memory", ordering="memory_bytes")
+    def memory(self, gpu: Gpu) -> str:
+        return words.size(gpu.memory_bytes)
 
 
 @admin.register(GpuLink)
@@ -151,8 +156,12 @@ class DeploymentAdmin(AuditedAdmin):
     ]
     list_filter = ["enabled", "backend"]
     list_select_related = ["backend", "health"]
-    readonly_fields = ["memory_estimate_bytes", "placement", "served", "context_used"]
+    readonly_fields = ["memory_estimate", "placement", "served", "context_used"]
     inlines = [RoleRouteInline]
+
+    @admin.display(description="memory estimate")
+    def memory_estimate(self, deployment: Deployment) -> str:
+        return words.size(deployment.memory_estimate_bytes) or "not estimated"
 
     @admin.display(description="placement (estimate beside NVML)")
     def placement(self, deployment: Deployment) -> str:
@@ -231,18 +240,55 @@ class GpuStatusAdmin(ReadOnlyAdmin):
         "gpu",
         "sampled_at",
         "utilisation_pct",
-        "memory_used_bytes",
+        "memory_used",
         "temperature_c",
-        "power_w",
+        "power",
     ]
     list_select_related = ["gpu__host"]
+    # Its page shows the measures in words too (not bytes, not every digit of a float).
+    exclude = ["memory_used_bytes", "memory_total_bytes", "power_w", "power_limit_w"]
+    readonly_fields = ["memory_used", "memory_total", "power", "power_limit"]
+
+    @admin.display(description="memory used", ordering="memory_used_bytes")
+    def memory_used(self, status: GpuStatus) -> str:
+        return words.size(status.memory_used_bytes)
+
+    @admin.display(description="memory total")
+    def memory_total(self, status: GpuStatus) -> str:
+        return words.size(status.memory_total_bytes)
+
+    @admin.display(description="power limit (W)")
+    def power_limit(self, status: GpuStatus) -> str:
+        return words.decimal(status.power_limit_w, 0)
+
+    @admin.display(description="power (W)", ordering="power_w")
+    def power(self, status: GpuStatus) -> str:
+        return words.decimal(status.power_w, 0)
 
 
 @admin.register(GpuSample)
 class GpuSampleAdmin(ReadOnlyAdmin):
-    list_display = ["gpu", "bucket_start", "bucket_seconds", "utilisation_avg", "power_avg_w"]
+    list_display = ["gpu", "bucket_start", "bucket", "utilisation", "power"]
     list_filter = ["bucket_seconds"]
     list_select_related = ["gpu__host"]
+    exclude = ["bucket_seconds", "utilisation_avg", "memory_used_max_bytes", "power_avg_w"]
+    readonly_fields = ["bucket", "utilisation", "memory_used_max", "power"]
+
+    @admin.display(description="memory used (most)")
+    def memory_used_max(self, sample: GpuSample) -> str:
+        return words.size(sample.memory_used_max_bytes)
+
+    @admin.display(description="bucket", ordering="bucket_seconds")
+    def bucket(self, sample: GpuSample) -> str:
+        return words.duration(sample.bucket_seconds)
+
+    @admin.display(description="utilisation (%)", ordering="utilisation_avg")
+    def utilisation(self, sample: GpuSample) -> str:
+        return words.decimal(sample.utilisation_avg, 1)
+
+    @admin.display(description="power (W)", ordering="power_avg_w")
+    def power(self, sample: GpuSample) -> str:
+        return words.decimal(sample.power_avg_w, 0)
 
 
 @admin.register(CallRecord)
@@ -255,12 +301,34 @@ class CallRecordAdmin(ReadOnlyAdmin):
         "outcome",
         "prompt_tokens",
         "completion_tokens",
-        "time_to_first_token_ms",
-        "decode_tokens_per_second",
+        "first_token",
+        "decode_speed",
         "stage_id",
     ]
     list_filter = ["outcome", "role"]
     # The stage (a case's material: its prompt, its run) is never rendered here, only its id;
     # case members read it through the run's pages and API.
-    exclude = ["stage"]
-    readonly_fields = ["stage_id"]
+    exclude = [
+        "stage",
+        "time_to_first_token_ms",
+        "duration_ms",
+        "prefill_tokens_per_second",
+        "decode_tokens_per_second",
+    ]
+    readonly_fields = ["stage_id", "first_token", "duration", "prefill_speed", "decode_speed"]
+
+    @admin.display(description="first token", ordering="time_to_first_token_ms")
+    def first_token(self, record: CallRecord) -> str:
+        return words.duration_ms(record.time_to_first_token_ms) or "—"
+
+    @admin.display(description="decode (tokens/s)", ordering="decode_tokens_per_second")
+    def decode_speed(self, record: CallRecord) -> str:
+        return words.decimal(record.decode_tokens_per_second, 1) or "—"
+
+    @admin.display(description="duration", ordering="duration_ms")
+    def duration(self, record: CallRecord) -> str:
+        return words.duration_ms(record.duration_ms)
+
+    @admin.display(description="prefill (tokens/s)")
+    def prefill_speed(self, record: CallRecord) -> str:
+        return words.decimal(record.prefill_tokens_per_second, 1) or "—"

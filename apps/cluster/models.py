@@ -69,6 +69,8 @@ class Gpu(models.Model):
     )
 
     class Meta:
+        verbose_name = "GPU"
+        verbose_name_plural = "GPUs"
         ordering = ["host__name", "index"]
         constraints = [
             models.UniqueConstraint(fields=["host", "index"], name="cluster_gpu_unique_index"),
@@ -102,6 +104,7 @@ class GpuLink(models.Model):
     nvlink_count = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
+        verbose_name = "GPU link"
         constraints = [
             models.UniqueConstraint(fields=["a", "b"], name="cluster_gpulink_unique_pair"),
             models.CheckConstraint(
@@ -188,6 +191,10 @@ class BackendHealth(models.Model):
     slots_total = models.PositiveSmallIntegerField(default=0)
     slots_busy = models.PositiveSmallIntegerField(default=0)
     models_loaded = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        verbose_name = "backend health"
+        verbose_name_plural = "backend health"
 
     def __str__(self) -> str:
         return f"{self.backend_id}: {self.state}"
@@ -282,6 +289,10 @@ class DeploymentHealth(models.Model):
     message = models.CharField(max_length=300, blank=True)
     checked_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        verbose_name = "deployment health"
+        verbose_name_plural = "deployment health"
+
     def __str__(self) -> str:
         return f"{self.deployment_id}: {self.state}"
 
@@ -337,6 +348,10 @@ class GpuStatus(models.Model):
     # [{"pid": 123, "name": "llama-server", "used_memory_bytes": ...}]
     processes = models.JSONField(default=list, blank=True)
 
+    class Meta:
+        verbose_name = "GPU status"
+        verbose_name_plural = "GPU statuses"
+
     def __str__(self) -> str:
         return f"GPU {self.gpu_id} at {self.sampled_at:%Y-%m-%d %H:%M:%S}"
 
@@ -355,6 +370,7 @@ class GpuSample(models.Model):
     power_avg_w = models.FloatField(default=0)
 
     class Meta:
+        verbose_name = "GPU sample"
         ordering = ["gpu", "bucket_start"]
         constraints = [
             models.UniqueConstraint(

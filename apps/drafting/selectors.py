@@ -242,3 +242,33 @@ def run_page_for_user(*, user: User, case_id: int, run_id: int) -> RunPage:
             else:
                 live[stage_id] = have + text
     return RunPage(run=run, stages=stages, live=live, last_seq=last_seq)
+
+
+@dataclass(frozen=True)
+class WrittenBy:
+    """Which run and stage wrote a model-written version (issue 25 req 6), in words."""
+
+    run_id: int
+    stage: str  # the stage's label: "Drafter", "Revision"
+    model: str  # the model that answered; "" when not recorded
+
+
+def versions_written_by(versions: list[DraftVersion]) -> dict[int, WrittenBy]:
+    """For each model-written version among `versions` (read by the caller through a
+    `_for_user` selector): the run and stage that saved it, by version id. One query."""
+    ids = [v.pk for v in versions if v.written_by == DraftVersion.WrittenBy.MODEL]
+    if not ids:
+        return {}
+    found: dict[int, WrittenBy] = {}
+    stages = Stage.objects.filter(version_id__in=ids).order_by("version_id", "-pk")
+    for stage in stages.only("version_id", "run_id", "name", "model_name"):
+        assert stage.version_id is not None  # noqa: S101  (filtered on it)
+        found.setdefault(
+            stage.version_id,
+            WrittenBy(
+                run_id=stage.run_id,
+                stage=stage.get_name_display(),
+                model=stage.model_name,
+            ),
+        )
+    return found

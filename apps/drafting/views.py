@@ -186,10 +186,14 @@ def _render_draft(
 ) -> HttpResponse:
     versions = list(draft.versions.all())
     states = verification_selectors.version_states(versions)
+    written_by = selectors.versions_written_by(versions)
     context = {
         "case": case,
         "draft": draft,
-        "rows": [(version, states[version.pk]) for version in reversed(versions)],
+        "rows": [
+            (version, states[version.pk], written_by.get(version.pk))
+            for version in reversed(versions)
+        ],
         "form": form or VersionForm(),
     }
     return render(request, "drafting/draft_detail.html", context, status=status)
@@ -384,6 +388,7 @@ def _render_version(
         "draft": draft,
         "packet": draft.packet,
         "version": version,
+        "written_by": selectors.versions_written_by([version]).get(version.pk),
         "verification": verification,
         "pending": verification is not None
         and verification.status in (Verification.Status.QUEUED, Verification.Status.RUNNING),

@@ -14,12 +14,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.text import capfirst
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from apps.cases.models import Case
 from apps.cases.shortcuts import case_or_404, request_user
+from apps.documents import labels
 from apps.documents import selectors as document_selectors
-from apps.documents.models import Document, Page
+from apps.documents.models import Document
 from apps.evidence.forms import ItemAddForm, ItemRemoveForm, PacketForm
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as selectors
@@ -287,9 +289,12 @@ def packet_pages(request: HttpRequest, case_id: int, packet_id: int) -> HttpResp
         return render(request, "evidence/packet_pages.html", context, status=exc.status)
     packet = _packet(request, case, packet_id)
     pages = Paginator(snapshot, PAGES_PER_VIEW).get_page(request.GET.get("page"))
-    sources = dict(Page.Source.choices)
     rows = [
-        (page, _ORIGINS.get(page.origin, page.origin), sources.get(page.source, page.source))
+        (
+            page,
+            _ORIGINS.get(page.origin, page.origin),
+            capfirst(labels.text_source(page.source, page.document.kind)),
+        )
         for page in pages
     ]
     context = {"case": case, "packet": packet, "pages": pages, "rows": rows, "error": ""}

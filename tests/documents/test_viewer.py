@@ -84,7 +84,7 @@ def test_viewer_shows_one_page_with_its_neighbours_thumbnails_and_text(
     assert f'src="{image}/2/image?thumb=1"' in body and f'src="{image}/3/image?dpi=150"' in body
     assert 'value="3" min="1" max="5"' in body  # the page box
     # Text layer: no OCR ran, so no confidence is shown at all.
-    assert "PDF text layer" in body and "OCR confidence" not in body
+    assert "The PDF&#x27;s text layer" in body and "OCR confidence" not in body
     assert "not produced" in body
     # One read recorded for the page, as a view of the document.
     assert list(AuditEvent.objects.filter(pk__gt=mark).values_list("action", "target_id")) == [

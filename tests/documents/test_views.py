@@ -277,7 +277,7 @@ def test_viewer_shows_text_file_with_its_rendering_and_flags_pages_for_review(
     # The page image is the text's rendering to PDF (apps/documents/rendering.py).
     assert f"/documents/{document.pk}/pages/1/image?dpi=150" in text_body
     assert "rendered (1 page)" in text_body
-    assert "Text file" in text_body
+    assert "The text file" in text_body
     assert "Line one\n\n  indented line two" in text_body
     assert "Needs review" not in text_body
     assert "No text" in blank_body and "Needs review" in blank_body

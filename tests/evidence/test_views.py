@@ -513,7 +513,7 @@ def test_frozen_pages_are_shown_twenty_at_a_time(
     second = text(lawyer_client.get(url(case, packet, "pages/") + "?page=2"))
 
     assert "Page number 20." in first and "Page number 21." not in first
-    assert "<dd>PDF text layer</dd>" in first and "<dd>Client" in first
+    assert "<dd>The PDF&#x27;s text layer</dd>" in first and "<dd>Client" in first
     assert "Page number 21." in second and "Page number 25." in second
     assert "1\u201320 of 25" in first
 
