@@ -32,7 +32,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case, Membership
-from apps.cluster.models import Role, RoleRoute
+from apps.cluster.models import BackendHealth, Role, RoleRoute
 from apps.cluster.services import dispatch
 from apps.drafting import selectors
 from apps.drafting.events import RunEventMessage, run_group
@@ -223,10 +223,41 @@ def _require_routes(names: list[str]) -> None:
     for name in names:
         role = STAGE_ROLES[name]
         if role and not dispatch.deployments_for_role(role):
-            raise RoleUnavailable(
-                f"No deployment for the {Role(role).label} role is available now (none is "
-                "routed, enabled and healthy). Ask an admin to route one, then start again."
-            )
+            raise RoleUnavailable(_unavailable_reason(role))
+
+
+def _unavailable_reason(role: str) -> str:
+    """Why the role has no routable deployment: no route at all (an admin must add one), or
+    routes whose backends are not healthy now (each named with its state: wait, or reroute)."""
+    label = Role(role).label
+    routes = list(
+        RoleRoute.objects.filter(
+            role=role, deployment__enabled=True, deployment__backend__enabled=True
+        )
+        .select_related("deployment__backend__health")
+        .order_by("position")[:5]
+    )
+    if not routes:
+        return (
+            f"No deployment is routed for the {label} role: an admin must route one (Cluster, "
+            "deployments and routes), then start again."
+        )
+    states = []
+    for route in routes:
+        backend = route.deployment.backend
+        health = getattr(backend, "health", None)
+        if health is None or health.state in (BackendHealth.State.OK, BackendHealth.State.UNKNOWN):
+            why = "its server serves another model"
+        else:
+            why = health.get_state_display().lower()
+            if health.message:
+                why = f"{why}: {health.message[:120]}"
+        states.append(f"{route.deployment} ({why})")
+    return (
+        f"The {label} role is routed, but no backend of its routes is healthy now: "
+        f"{'; '.join(states)}. Start again once the cluster page shows one healthy (the "
+        "health check runs every few seconds), or ask an admin to route a healthy one."
+    )
 
 
 # --- Starting --------------------------------------------------------------------------------

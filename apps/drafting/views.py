@@ -30,7 +30,15 @@ from apps.cases import selectors as case_selectors
 from apps.cases.models import Case, Membership
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import viewer_selectors
-from apps.drafting import diff_selectors, exports, runs, selectors, services, transactions
+from apps.drafting import (
+    diff_selectors,
+    exports,
+    runs,
+    selectors,
+    services,
+    stage_fallbacks,
+    transactions,
+)
 from apps.drafting.forms import (
     DiffForm,
     DraftForm,
@@ -723,7 +731,7 @@ def run_new(request: HttpRequest, case_id: int) -> HttpResponse:
                 status = 400 if isinstance(exc, NotFound) else exc.status
             else:
                 if created:
-                    messages.success(request, f"Run {run.pk} queued: this page follows it live.")
+                    messages.success(request, f"Run {run.pk} created.")
                 else:
                     messages.info(request, f"This form already started run {run.pk}.")
                 return redirect(_run_url(case.pk, run.pk))
@@ -783,10 +791,14 @@ def _render_run(
     run = state.run
     lawyer = verification_selectors.is_case_lawyer(user=user, case=case)
     table = transactions.table_of(run)
+    fallbacks = stage_fallbacks.stage_fallbacks(state.stages)
     context = {
         "case": case,
         "run": run,
-        "stages": [_stage_view(stage, state.live) for stage in state.stages],
+        "stages": [
+            {**_stage_view(stage, state.live), "fallback": fallbacks.get(stage.pk)}
+            for stage in state.stages
+        ],
         "current": current_stage(state.stages),
         "last_seq": state.last_seq,
         "finished": run.status in Run.FINISHED,

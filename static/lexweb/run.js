@@ -20,6 +20,26 @@ function setupRun(page) {
   let again = false;
   const rates = new Map(); // stage id -> attempt whose speed is shown
 
+  // The stage that is running (aria-current="step" in the server's rendering) is brought into
+  // view when it starts, unless the reader unticked "Follow the running stage".
+  const followBox = document.getElementById("run-follow");
+  if (followBox) followBox.closest("label").hidden = false;
+  let followed = page.querySelector('#run-state [aria-current="step"]')?.dataset.stage || null;
+
+  function followRunning() {
+    const running = page.querySelector('#run-state [aria-current="step"]');
+    const id = running ? running.dataset.stage : null;
+    if (!running || id === followed) {
+      followed = id;
+      return;
+    }
+    followed = id;
+    if (followBox && !followBox.checked) return;
+    const details = running.querySelector("details.stage__output");
+    if (details) details.open = true;
+    running.scrollIntoView({ block: "start" });
+  }
+
   function liveText(stageId) {
     return page.querySelector(`[data-live-stage="${Number(stageId)}"]`);
   }
@@ -91,6 +111,7 @@ function setupRun(page) {
       current.replaceWith(fresh);
       const status = fresh.querySelector("#run-status");
       if (announce && status) announce.textContent = `Run ${status.textContent.trim()}`;
+      followRunning();
     } catch {
       // The next event, or a reload, brings the page up to date.
     } finally {

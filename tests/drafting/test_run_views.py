@@ -255,7 +255,7 @@ def test_new_run_without_a_deployment_for_a_role_says_so(
     html = _html(response)
     assert response.status_code == 400
     assert 'class="alert alert--error" role="alert"' in html
-    assert "No deployment for the Summarizer role is available now" in html
+    assert "No deployment is routed for the Summarizer role" in html
     assert not Run.objects.exists()
 
 
@@ -538,5 +538,5 @@ def test_a_refusal_about_no_field_goes_above_the_form(
     html = _html(response)
     assert response.status_code == 400
     alert = html[html.index('class="alert alert--error" role="alert"') :]
-    assert "No deployment for the Summarizer role" in alert[: alert.index("</div>")]
+    assert "No deployment is routed for the Summarizer role" in alert[: alert.index("</div>")]
     assert 'id="id_instructions_error"' not in html and 'id="id_packet_error"' not in html
