@@ -12,9 +12,12 @@ same 409s (`not_verified`, `unsupported_findings`).
    The version's text is read as simple Markdown (`markdown_blocks`): `#` headings, bullet and
    numbered list items, and paragraphs (lines joined); `**`/`__` emphasis marks are dropped.
 2. DOCX is written with python-docx (headings, "List Bullet"/"List Number", paragraphs); PDF
-   with PyMuPDF's Story (the same blocks as escaped HTML, laid out on A4 pages). Both are
-   deterministic: no time or random id in the file, so exporting one version again gives the
-   same bytes (and the registry the same artifact, never another copy).
+   with PyMuPDF's Story (the same blocks as escaped HTML, laid out on A4 pages). Both open
+   with the case's caption (court, the case's title, "Case No. ...", the draft's title,
+   centred: `Caption`) and carry "Case No. ... · Page N of M" at the foot of every page (the
+   DOCX as PAGE and NUMPAGES fields, which Word fills in). Both are deterministic: no time or
+   random id in the file, so exporting one version again gives the same bytes (and the
+   registry the same artifact, never another copy).
 3. The file is registered in the generated-artifact registry (kind `export`, linked to the
    version's own registered model output when it has one) before anything else, so the file
    can never come back in as evidence unflagged; then stored: a PDF as a system-generated
@@ -30,10 +33,14 @@ import io
 import re
 import zipfile
 from dataclasses import dataclass
+from typing import Any
 
 import docx
 import pymupdf
 from django.db import transaction
+from docx.enum.text import WD_ALIGN_PARAGRAPH
+from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
@@ -67,6 +74,33 @@ class Block:
     kind: str  # "heading", "bullet", "numbered" or "paragraph"
     text: str
     level: int = 0  # a heading's level, 1 to 6
+
+
+@dataclass(frozen=True)
+class Caption:
+    """What heads an exported draft: the court ("" when the case names none), the case's
+    title and number, and the document's own title (the draft's, with its version)."""
+
+    court: str
+    case_title: str
+    case_number: str
+    title: str
+
+    def lines(self) -> list[tuple[str, str]]:
+        """(kind, text) from the top: "court", "case", "number", "title"."""
+        lines = [("court", self.court.upper())] if self.court else []
+        return [
+            *lines,
+            ("case", self.case_title),
+            ("number", f"Case No. {self.case_number}"),
+            ("title", self.title),
+        ]
+
+    def footer(self, page: int | None = None, pages: int | None = None) -> str:
+        """The foot of a page ("Case No. 24-cv-01234 · Page 2 of 7"); without numbers, the
+        words before the page number."""
+        words = f"Case No. {self.case_number} · Page "
+        return words if page is None else f"{words}{page} of {pages}"
 
 
 @dataclass(frozen=True)
@@ -110,10 +144,20 @@ def markdown_blocks(text: str) -> list[Block]:
     return [block for block in blocks if block.text]
 
 
-def docx_bytes(*, title: str, blocks: list[Block]) -> bytes:
+def docx_bytes(*, caption: Caption, blocks: list[Block]) -> bytes:
     document = docx.Document()
-    document.core_properties.title = title
+    document.core_properties.title = caption.title
     document.core_properties.author = "lexweb"
+    for kind, text in caption.lines():
+        line = document.add_paragraph()
+        line.alignment = WD_ALIGN_PARAGRAPH.CENTER
+        line.add_run(text).bold = kind in ("court", "title")
+    footer = document.sections[0].footer.paragraphs[0]
+    footer.alignment = WD_ALIGN_PARAGRAPH.CENTER
+    footer.add_run(caption.footer())
+    _docx_field(footer, "PAGE")
+    footer.add_run(" of ")
+    _docx_field(footer, "NUMPAGES")
     for block in blocks:
         if block.kind == "heading":
             document.add_heading(block.text, level=block.level)
@@ -126,6 +170,19 @@ def docx_bytes(*, title: str, blocks: list[Block]) -> bytes:
     out = io.BytesIO()
     document.save(out)
     return _zip_without_times(out.getvalue())
+
+
+def _docx_field(paragraph: Any, instruction: str) -> None:
+    """A Word field (PAGE, NUMPAGES) at the end of `paragraph`, showing "1" until Word
+    updates it (python-docx has no API for fields)."""
+    field = OxmlElement("w:fldSimple")
+    field.set(qn("w:instr"), instruction)
+    run = OxmlElement("w:r")
+    shown = OxmlElement("w:t")
+    shown.text = "1"
+    run.append(shown)
+    field.append(run)
+    paragraph._p.append(field)
 
 
 # Every member of an exported DOCX carries this time: the same version exported twice is the
@@ -146,8 +203,11 @@ def _zip_without_times(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def _html(blocks: list[Block]) -> str:
-    parts: list[str] = []
+def _html(blocks: list[Block], caption: Caption) -> str:
+    parts = [
+        f'<p class="caption caption--{kind}">{html.escape(text)}</p>'
+        for kind, text in caption.lines()
+    ]
     open_list = ""
     for block in blocks:
         wanted = {"bullet": "ul", "numbered": "ol"}.get(block.kind, "")
@@ -169,14 +229,19 @@ def _html(blocks: list[Block]) -> str:
     return "".join(parts)
 
 
-_PDF_CSS = "* {font-family: serif; font-size: 11pt;} h1 {font-size: 16pt;} h2 {font-size: 14pt;}"
+_PDF_CSS = (
+    "* {font-family: serif; font-size: 11pt;} h1 {font-size: 16pt;} h2 {font-size: 14pt;}"
+    " .caption {text-align: center; margin: 0;} .caption--court, .caption--title"
+    " {font-weight: bold;} .caption--title {margin-top: 12pt; margin-bottom: 18pt;}"
+)
 
 
-def pdf_bytes(*, title: str, blocks: list[Block]) -> bytes:
+def pdf_bytes(*, caption: Caption, blocks: list[Block]) -> bytes:
+    title = caption.title
     out = io.BytesIO()
     page = pymupdf.paper_rect("a4")
     body = pymupdf.Rect(page.x0 + 72, page.y0 + 72, page.x1 - 72, page.y1 - 72)
-    story = pymupdf.Story(html=_html(blocks), user_css=_PDF_CSS)
+    story = pymupdf.Story(html=_html(blocks, caption), user_css=_PDF_CSS)
     writer = pymupdf.DocumentWriter(out)
     more = True
     while more:
@@ -186,6 +251,15 @@ def pdf_bytes(*, title: str, blocks: list[Block]) -> bytes:
         writer.end_page()
     writer.close()
     with pymupdf.open(stream=out.getvalue(), filetype="pdf") as pdf:
+        for number, sheet in enumerate(pdf, start=1):
+            foot = pymupdf.Rect(72, sheet.rect.y1 - 54, sheet.rect.x1 - 72, sheet.rect.y1 - 36)
+            sheet.insert_textbox(
+                foot,
+                caption.footer(number, pdf.page_count),
+                fontname="Times-Roman",
+                fontsize=9,
+                align=pymupdf.TEXT_ALIGN_CENTER,
+            )
         pdf.set_metadata({"title": title, "creator": "lexweb", "producer": "lexweb"})
         # No new /ID (MuPDF makes one from the time by default): the same version exported
         # twice is the same bytes.
@@ -226,8 +300,14 @@ def version_export(*, user: User, case_id: int, draft_id: int, number: int, form
     blocks = markdown_blocks(text)
     if not blocks:
         raise DomainError(f"Version {number} has no text to export.")
+    caption = Caption(
+        court=model_text(case.court),
+        case_title=model_text(case.title),
+        case_number=model_text(case.number),
+        title=title,
+    )
     maker = docx_bytes if format == "docx" else pdf_bytes
-    data = maker(title=title, blocks=blocks)
+    data = maker(caption=caption, blocks=blocks)
     filename = intake.clean_filename(f"{title}.{format}")
     media_type = FORMATS[format]
     source = f"draft {draft.pk} v{version.number} export ({format})"
