@@ -390,7 +390,8 @@ LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS = env_int("LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS",
 LEXWEB_RUN_MAX_TRANSACTIONS = env_int("LEXWEB_RUN_MAX_TRANSACTIONS", 200, minimum=1)
 LEXWEB_RUN_TOKEN_FLUSH_MS = env_int("LEXWEB_RUN_TOKEN_FLUSH_MS", 50, minimum=10)
 # Continuation calls a drafter, heavy reasoner or revision stage may make after its reply was
-# cut at its limit (apps/drafting/pipeline/endings.py); 0: such a stage ends truncated at once.
+# cut at its limit (apps/drafting/pipeline/endings.py); a reply still cut then is kept as a
+# version marked truncated, never approved or exported; 0: kept so at once.
 LEXWEB_STAGE_CONTINUATIONS = env_int("LEXWEB_STAGE_CONTINUATIONS", 1, minimum=0)
 # Seconds before each new attempt of a stage whose backend failed (refused the connection,
 # dropped the stream, answered 5xx, or none of the role's deployments was available then): one

@@ -224,7 +224,8 @@ def export_version(
 ) -> HttpResponse:
     """The version as a Word document (`docx`) or a PDF (`pdf`), as an attachment. Refused
     with 409 `not_verified` before a finished verification and 409 `unsupported_findings`
-    while a finding blocks (the approval rule). The file is registered as a generated artifact
+    while a finding blocks, and always 409 `version_truncated` for a model's reply cut at its
+    limit (the approval rule). The file is registered as a generated artifact
     (`X-Lexweb-Artifact`), so it can never come back in as evidence unflagged; a PDF is also
     stored as a generated document of the case (`X-Lexweb-Document`)."""
     export = exports.version_export(

@@ -3,7 +3,8 @@
 `version_export` is a service: a lawyer or staff member of the case exports a version whose
 newest verification is done and has no open unsupported or contradicted finding (the rule of
 approval, `apps.verification.services.version_approve`): before that it is refused with the
-same 409s (`not_verified`, `unsupported_findings`).
+same 409s (`not_verified`, `unsupported_findings`), and a model's reply kept cut at its limit
+never is (`version_truncated`).
 
 1. The version's text and the draft's title are cleaned by the model-output rule
    (lexweb.text.model_text): whoever wrote them (a model, a paste, a row written some other
@@ -54,7 +55,11 @@ from apps.evidence.models import GeneratedArtifact
 from apps.evidence.services import registry
 from apps.verification import selectors as verification_selectors
 from apps.verification.models import Verification
-from apps.verification.services import NotVerified, UnsupportedFindings
+from apps.verification.services import (
+    NotVerified,
+    UnsupportedFindings,
+    version_complete_require,
+)
 from lexweb.errors import DomainError
 from lexweb.text import model_text
 
@@ -267,7 +272,9 @@ def pdf_bytes(*, caption: Caption, blocks: list[Block]) -> bytes:
 
 
 def _require_exportable(version: DraftVersion) -> Verification:
-    """The approval rule: a done verification with no open blocking finding."""
+    """The approval rule: a complete version (never one cut at its limit) whose newest
+    verification is done with no open blocking finding."""
+    version_complete_require(version, doing="exported")
     latest = verification_selectors.latest_verification(version)
     if latest is None or latest.status != Verification.Status.DONE:
         state = "has not been verified" if latest is None else f"verification is {latest.status}"

@@ -80,6 +80,11 @@ class DraftVersion(models.Model):
     )
     rejected_at = models.DateTimeField(null=True, blank=True)
     rejection_reason = models.TextField(blank=True)
+    # Set when the version is a model's reply still cut at its limit after the continuations
+    # its stage's policy allows (apps/drafting/pipeline/endings.py): the reply's tokens. Its
+    # end is missing: it is verified like any version, but never approved or exported as it
+    # is (apps.verification.services.VersionTruncated, 409 `version_truncated`).
+    truncated_tokens = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["draft", "number"]
@@ -97,6 +102,10 @@ class DraftVersion(models.Model):
 
     def __str__(self) -> str:
         return f"draft {self.draft_id} v{self.number}"
+
+    @property
+    def truncated(self) -> bool:
+        return self.truncated_tokens is not None
 
 
 # --- Pipeline runs ---------------------------------------------------------------------------

@@ -52,7 +52,9 @@ class DraftFormIn(StrictIn):
 
 class VersionOut(Schema):
     """A version without its text. `written_by`: "person" (pasted or uploaded: firm work
-    product) or "model" (registered as a generated artifact)."""
+    product) or "model" (registered as a generated artifact). `truncated`: the version is a
+    model's reply cut at its limit after `truncated_tokens` tokens (its end is missing): it is
+    verified like any version but never approved or exported (409 `version_truncated`)."""
 
     number: int
     media_type: str
@@ -69,6 +71,8 @@ class VersionOut(Schema):
     rejected_by: UserOut | None
     rejected_at: datetime | None
     rejection_reason: str
+    truncated: bool
+    truncated_tokens: int | None
 
     @staticmethod
     def resolve_approved(obj: DraftVersion) -> bool:
@@ -208,7 +212,9 @@ class StageOut(Schema):
     prompt_tokens: int
     completion_tokens: int
     # How the model's reply ended, as its backend said: "stop", "length" (cut at max_tokens;
-    # a free-text stage so cut never succeeds, pipeline.endings), Ollama's other done_reasons;
+    # never a silent success: a writing stage's version is then marked truncated, its
+    # output_json {"truncated": {"tokens", "not_continued"}}; a summary fails; pipeline.endings),
+    # Ollama's other done_reasons;
     # "" before a reply ended. `continuations`: calls that continued a cut reply (their tokens
     # are in completion_tokens). `ending`: the same in words, as the run page shows it.
     finish_reason: str

@@ -55,13 +55,16 @@ class PacketNotFrozen(DomainError):
 
 @dataclass(frozen=True)
 class VersionContent:
-    """A version's text as read, and the bytes it came from (their digest and size)."""
+    """A version's text as read, and the bytes it came from (their digest and size).
+    `truncated_tokens`: set only by the pipeline, for a model's reply still cut at its limit
+    (DraftVersion.truncated_tokens)."""
 
     text: str
     media_type: str
     filename: str
     sha256: str
     size: int
+    truncated_tokens: int | None = None
 
 
 def _check_text(text: str) -> str:
@@ -317,6 +320,7 @@ def _write_version(
         size=content.size,
         written_by=written_by,
         created_by=user,
+        truncated_tokens=content.truncated_tokens,
     )
 
 

@@ -410,9 +410,13 @@ def _render_version(
         "filters": filters,
         "filter_query": filters.query(),
         "lawyer": lawyer,
-        "can_approve": lawyer and done and not found.blocking and version.approved_at is None,
+        "can_approve": lawyer
+        and done
+        and not found.blocking
+        and not version.truncated
+        and version.approved_at is None,
         "exporter": exporter,
-        "can_export": exporter and done and not found.blocking,
+        "can_export": exporter and done and not found.blocking and not version.truncated,
         "formats": [("docx", "Word (DOCX)"), ("pdf", "PDF")],
         "done": done,
         "error": error,
@@ -808,6 +812,10 @@ def _render_run(
         "override_form": override_form or GateOverrideForm(),
         "reject_form": reject_form or RunRejectForm(),
         "waiting": run.status == Run.Status.WAITING_FOR_APPROVAL,
+        # The version the run's last writing stage stored (the one approval closes it on).
+        "final_version": next(
+            (stage.version for stage in reversed(state.stages) if stage.version_id), None
+        ),
         "table": table,
         "table_rows": [(row, ROW_ICONS.get(row.status, "?")) for row in table.rows]
         if table

@@ -88,7 +88,8 @@ def approve_version(
     request: AuthedRequest, case_id: ObjectId, draft_id: ObjectId, number: ObjectId
 ) -> DraftVersion:
     """A lawyer approves the version: 409 `unsupported_findings` while any finding blocks,
-    `not_verified` before a finished verification, `already_approved` the second time."""
+    `not_verified` before a finished verification, `already_approved` the second time,
+    `version_truncated` always for a model's reply cut at its limit (`truncated`)."""
     return services.version_approve(
         user=request.auth, case_id=case_id, draft_id=draft_id, number=number
     )

@@ -28,7 +28,9 @@ job "verification.fail_stale") for runs older than LEXWEB_JOB_STALLED_SECONDS.
 Blocking: a version whose newest verification has an open unsupported or contradicted finding
 cannot be approved (UnsupportedFindings, 409 `unsupported_findings`); a lawyer of the case
 (never staff, so never a staff member's token) may override one such finding with a written
-reason, audited and kept with the finding.
+reason, audited and kept with the finding. A version that is a model's reply cut at its limit
+(DraftVersion.truncated_tokens) is never approved (VersionTruncated, 409 `version_truncated`),
+with no override: its end is missing.
 """
 
 import logging
@@ -96,6 +98,26 @@ class NotVerified(Conflict):
 
 class AlreadyApproved(Conflict):
     code = "already_approved"
+
+
+class VersionTruncated(Conflict):
+    """The version is a model's reply cut at its limit (DraftVersion.truncated_tokens): its
+    end is missing, so it is never approved or exported as it is, whatever its findings and
+    with no override (409; apps/drafting/pipeline/endings.py says why)."""
+
+    code = "version_truncated"
+
+
+def version_complete_require(version: DraftVersion, *, doing: str) -> None:
+    """Raise VersionTruncated for a version kept cut at its limit; `doing`: "approved",
+    "exported"."""
+    if version.truncated_tokens is None:
+        return
+    raise VersionTruncated(
+        f"Version {version.number} cannot be {doing}: the model's reply was cut at its limit "
+        f"after {version.truncated_tokens:,} tokens, so its end is missing. Write the end as a "
+        "new version, verify it and approve that one; or reject the run."
+    )
 
 
 class VersionRejected(Conflict):
@@ -599,9 +621,9 @@ def finding_override(
 def version_approve(*, user: User, case_id: int, draft_id: int, number: int) -> DraftVersion:
     """A lawyer of the case approves the version. Refused (409) while its newest verification
     is not done (`not_verified`), while any finding of it is unsupported or contradicted and
-    not overridden (`unsupported_findings`), once approved (`already_approved`), and once
-    rejected with the run that wrote it (`version_rejected`). Audited
-    ("draft.approve")."""
+    not overridden (`unsupported_findings`), once approved (`already_approved`), once
+    rejected with the run that wrote it (`version_rejected`), and always for a model's reply
+    kept cut at its limit (`version_truncated`). Audited ("draft.approve")."""
     case, version = _version(user=user, case_id=case_id, draft_id=draft_id, number=number)
     version = DraftVersion.objects.select_for_update().select_related("draft").get(pk=version.pk)
     _require_lawyer(user=user, case=case, doing="approve a draft")
@@ -612,6 +634,7 @@ def version_approve(*, user: User, case_id: int, draft_id: int, number: int) -> 
             f"Version {number} was rejected with its run ({version.rejection_reason}): write or "
             "run a new version, and approve that one."
         )
+    version_complete_require(version, doing="approved")
     latest = selectors.latest_verification(version)
     if latest is None or latest.status != Verification.Status.DONE:
         state = "has not been verified" if latest is None else f"verification is {latest.status}"

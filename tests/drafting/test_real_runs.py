@@ -35,6 +35,7 @@ from django.test import Client
 from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.cases.models import Case
+from apps.cluster.models import RoleRoute
 from apps.cluster.services import health
 from apps.drafting.models import Run
 from apps.evidence.models import FrozenPage
@@ -318,7 +319,8 @@ def _assert_what_was_invented_blocks(
     blocked: set[str] = set()
     for verification_id in checked:
         number = Verification.objects.get(pk=verification_id).version.number
-        text = _ok(api.get(f"{base}/{number}"))["text"]
+        version = _ok(api.get(f"{base}/{number}"))
+        text = version["text"]
         found = _ok(api.get(f"{base}/{number}/findings"))
         assert found["verification"]["id"] == verification_id
         findings = found["findings"]
@@ -334,10 +336,12 @@ def _assert_what_was_invented_blocks(
                     start < written.end() and written.start() < end for start, end in spans
                 ), f"version {number}: {invented!r} at {written.start()} is not blocked"
                 blocked.add(invented)
-        if found["blocking"]:
+        if found["blocking"] or version["truncated"]:
+            # A version cut at its limit is refused first, whatever its findings.
             refused = api.post(f"{base}/{number}/approve")
             assert refused.status_code == 409, refused.content[:2000]
-            assert refused.json()["code"] == "unsupported_findings"
+            expected = "version_truncated" if version["truncated"] else "unsupported_findings"
+            assert refused.json()["code"] == expected
             assert not _ok(api.get(f"{base}/{number}"))["approved"]
     return blocked
 
@@ -410,3 +414,80 @@ def test_a_summary_or_an_extraction_ends_in_a_state_whose_reason_is_shown(
     # What the verifier checked of it (nothing, where the run has no checks) blocks what the
     # packet does not hold.
     _assert_what_was_invented_blocks(body, api=lawyer_api, case=case, packet_id=packet_id)
+
+
+# --- A model that never ends a reply ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def never_ending(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaCppServer]:
+    """The tiny model in its variant whose free replies never end (as a base model's do): every
+    drafter, heavy reasoner and revision reply runs to its limit."""
+    model = write_tiny_gguf(
+        tmp_path_factory.mktemp("never-ending") / "tiny.gguf", ending=False, claims=INVENTED
+    )
+    log = model.with_name("server.log")
+    with running_llamacpp(
+        model, log, context=SLOT_TOKENS * SLOTS, slots=SLOTS, alias="tiny"
+    ) as served:
+        yield served
+
+
+def _routed_to(server: LlamaCppServer) -> None:
+    """Every model role on `server` alone (after one health check)."""
+    RoleRoute.objects.all().delete()
+    backend = backend_make(base_url=server.base_url, board="board-never-ending", slots=SLOTS)
+    deployment = deployment_make(
+        backend, model="tiny", context_size=SLOT_TOKENS * SLOTS, parallel_slots=SLOTS
+    )
+    for role in ROLES:
+        route_make(role, deployment)
+    rows = async_to_sync(health.backends_health_check_all)()
+    assert all(row.state == "ok" for row in rows), [row.message for row in rows]
+
+
+@pytest.mark.parametrize(
+    ("kind", "instructions"), [("motion", MOTIONS[0]), ("affidavit", AFFIDAVITS[0])]
+)
+def test_a_draft_a_model_never_ends_is_kept_truncated_verified_and_never_approved(
+    kind: str,
+    instructions: str,
+    lawyer_api: Client,
+    lawyer_client: Client,
+    case: Case,
+    packet_id: int,
+    never_ending: LlamaCppServer,
+) -> None:
+    """Requirement 10 with a model that never ends a reply (the demo's packaged base model):
+    each writing stage's reply is still cut after its continuation, and is kept as a version
+    marked truncated that the verifier checks; the run waits for a lawyer, and no version of
+    it can be approved (409 `version_truncated`)."""
+    _routed_to(never_ending)
+    body, seen = _driven(lawyer_api, case, packet_id, kind, instructions, client=lawyer_client)
+
+    _assert_reason_true_and_shown(
+        body, api=lawyer_api, client=lawyer_client, case=case, server=never_ending
+    )
+    assert body["status"] == Run.Status.WAITING_FOR_APPROVAL, _summary(body)
+    assert seen[-1] == Run.Status.WAITING_FOR_APPROVAL
+    base = f"/api/v1/cases/{case.pk}/drafts/{body['draft_id']}/versions"
+    writing = [s for s in body["stages"] if s["name"] in ("drafter", "reasoner", "revision")]
+    # The heavy reasoner writes for motions only (no run here is high-stakes).
+    reasoner = ["reasoner"] if kind == "motion" else []
+    assert [s["name"] for s in writing] == ["drafter", *reasoner, "revision"]
+    for stage in writing:
+        assert stage["status"] == "succeeded" and stage["finish_reason"] == "length", stage
+        assert stage["output_json"]["truncated"]["tokens"] == stage["completion_tokens"]
+        version = _ok(lawyer_api.get(f"{base}/{stage['version']}"))
+        assert (version["truncated"], version["truncated_tokens"]) == (
+            True,
+            stage["completion_tokens"],
+        )
+    # The verifier checked the cut versions: what the model invented in them blocks, and none
+    # can be approved.
+    blocked = _assert_what_was_invented_blocks(body, api=lawyer_api, case=case, packet_id=packet_id)
+    assert blocked, "the run's versions hold none of the invented claims"
+    page = _page(lawyer_client, case, body["id"])
+    final = writing[-1]["version"]
+    assert f'id="final-cut-v{final}"' in page
+    assert "cut at its limit" in page

@@ -1,9 +1,11 @@
 """How a reply ended is a stored fact, and a free-text stage cut at its limit is never a silent
 success (issue 29, requirement 2; apps/drafting/pipeline/endings.py): the drafter and the
 revision continue a cut reply on the same deployment, up to LEXWEB_STAGE_CONTINUATIONS calls;
-a reply still cut, or a summary cut, ends its stage truncated with the count, stores no version,
-and the run fails saying so. Fake llama-servers over HTTP: a fake given a reply longer than the
-request's max_tokens ends "length", and continues its reply from an assistant prefill."""
+a draft still cut is kept as a version marked truncated with the count, verified (its findings
+shown) and never approved or exported; a summary cut ends its stage truncated, stores no
+version, and the run fails saying so. Fake llama-servers over HTTP: a fake given a reply longer
+than the request's max_tokens ends "length", and continues its reply from an assistant
+prefill."""
 
 import pytest
 from django.test import Client
@@ -14,6 +16,7 @@ from apps.cluster.models import CallRecord, Deployment
 from apps.cluster.services.dispatch import CallResult
 from apps.drafting.models import DraftVersion, Run, Stage
 from apps.drafting.pipeline import endings
+from apps.verification.models import Finding
 from tests.drafting import run_fixtures as rf
 
 # The drafter's deployment: 2 slots of 8,192 tokens, so its replies take their 2,048 tokens and
@@ -86,41 +89,100 @@ def test_a_draft_cut_at_its_limit_is_continued_and_stored_whole(
     assert shown["verifier"]["finish_reason"] == ""  # no model reply
 
 
+# What the drafter claims before its words run on: the amount is in no page of the packet.
+INVENTED = "The lease began on 3 March 2024 [“record.pdf” p. 1]. The rent was $4,100,000.00. "
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_draft_still_cut_after_its_continuation_ends_truncated_with_no_version(
-    lawyer: User, case: Case, lawyer_client: Client
+def test_a_draft_still_cut_after_its_continuation_is_kept_truncated_verified_never_approved(
+    lawyer: User, case: Case, lawyer_api: Client, lawyer_client: Client
 ) -> None:
     packet = rf.frozen_packet(case=case, user=lawyer)
-    with rf.site_running({**rf.REPLIES, "drafter": _words(5000)}) as site:
+    # No writing model ends a reply (a base model): the drafter, the heavy reasoner and the
+    # revision (the drafter's role again) are each cut again after their continuation.
+    never_ends = INVENTED + _words(5000)
+    replies = {**rf.REPLIES, "drafter": never_ends, "reasoner": never_ends}
+    with rf.site_running(replies) as site:
         _small_drafter(site)
         run = rf.start(user=lawyer, case=case, packet=packet)
         with rf.ThreadWorker():
             run = rf.finished(run)
 
+    # The run went on: the verifier read the cut draft, the run waits for a lawyer.
+    assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
     drafter = run.stages.get(name="drafter")
-    assert run.status == Run.Status.FAILED and drafter.status == Stage.Status.FAILED
+    assert drafter.status == Stage.Status.SUCCEEDED and drafter.error == ""
     (first, second) = _calls(drafter)
     assert first == ("length", DRAFTER_LIMIT) and second[0] == "length"
     total = DRAFTER_LIMIT + second[1]
-    assert drafter.error == (
-        f"The drafter's reply was cut at its limit ({second[1]:,} tokens) again after 1 "
-        f"continuation ({total:,} tokens in all); LEXWEB_STAGE_CONTINUATIONS allows 1. No draft "
-        "version was saved from it: the cut text is kept on this stage. Start the run again "
-        "with narrower instructions or a smaller packet."
-    )
-    assert run.error == f"Drafter: {drafter.error}"
     assert (drafter.finish_reason, drafter.continuations, drafter.completion_tokens) == (
         "length",
         1,
         total,
     )
-    assert drafter.output_text == _words(total)  # the cut text, kept as the evidence
-    assert drafter.version is None and not DraftVersion.objects.exists()
-    assert list(run.stages.values_list("status", flat=True)).count("skipped") == 5
+    assert (
+        drafter.ending == f"cut at its limit again after 1 continuation ({total:,} tokens in all)"
+    )
+    assert drafter.output_json == {
+        "truncated": {"tokens": total, "not_continued": "LEXWEB_STAGE_CONTINUATIONS allows 1"}
+    }
+    first_version = drafter.version
+    assert first_version is not None and first_version.text == drafter.output_text
+    assert first_version.text.startswith(INVENTED) and first_version.truncated_tokens == total
 
+    # The heavy reasoner's version, cut the same way, is the one the verifier checked: the
+    # invented amount blocks.
+    reasoner = run.stages.get(name="reasoner")
+    reasoned = reasoner.version
+    assert reasoned is not None and reasoned.truncated_tokens == reasoner.completion_tokens
+    verifier = run.stages.get(name="verifier")
+    assert verifier.status == Stage.Status.SUCCEEDED
+    assert verifier.verification is not None and verifier.verification.version == reasoned
+    summary = verifier.output_json or {}
+    assert summary["blocking"] >= 1
+    assert any("4,100,000" in str(f["text"]) for f in summary["findings"])
+
+    # The revision's reply was cut the same way: the final version is truncated too.
+    revision = run.stages.get(name="revision")
+    final = revision.version
+    assert final is not None and final.truncated_tokens == revision.completion_tokens
+    assert run.stages.get(name="verifier_again").verification.version == final  # type: ignore[union-attr]
+
+    # The API says so, and approval is refused whatever the findings, with no override.
+    base = f"/api/v1/cases/{case.pk}/drafts/{final.draft_id}/versions/{final.number}"
+    shown = lawyer_api.get(base).json()
+    assert (shown["truncated"], shown["truncated_tokens"]) == (True, final.truncated_tokens)
+    blocking = Finding.objects.filter(
+        verification__version=final,
+        status__in=[Finding.Status.UNSUPPORTED, Finding.Status.CONTRADICTED],
+    )
+    assert blocking.exists()
+    for finding in blocking:
+        overridden = lawyer_api.post(
+            f"{base}/findings/{finding.pk}/override",
+            {"reason": "Checked by hand against the lease."},
+            content_type="application/json",
+        )
+        assert overridden.status_code == 200, overridden.content
+    refused = lawyer_api.post(f"{base}/approve")
+    assert refused.status_code == 409 and refused.json()["code"] == "version_truncated"
+    assert f"after {final.truncated_tokens:,} tokens" in refused.json()["detail"]
+    exported = lawyer_api.post(f"{base}/export", {"format": "pdf"}, content_type="application/json")
+    assert exported.status_code == 409 and exported.json()["code"] == "version_truncated"
+    final.refresh_from_db()
+    assert final.approved_at is None
+    assert Run.objects.get(pk=run.pk).status == Run.Status.WAITING_FOR_APPROVAL
+
+    # The run page and the version page say it plainly; the approve button is disabled.
     page = lawyer_client.get(f"/cases/{case.pk}/runs/{run.pk}/").content.decode()
-    assert "<dt>Ended</dt>" in page
-    assert f"cut at its limit again after 1 continuation ({total:,} tokens in all)" in page
+    assert f'id="final-cut-v{final.number}"' in page
+    assert f'id="stage-cut-v{first_version.number}"' in page
+    assert f"cut at its limit after {total} tokens" in page
+    version_page = lawyer_client.get(
+        f"/cases/{case.pk}/drafts/{final.draft_id}/versions/{final.number}/"
+    ).content.decode()
+    assert f'id="version-cut-v{final.number}"' in version_page
+    assert 'id="approve-button" disabled' in version_page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -148,7 +210,7 @@ def test_a_summary_cut_at_its_limit_is_not_continued_and_ends_truncated(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_with_continuations_off_a_cut_draft_ends_truncated_at_once(
+def test_with_continuations_off_a_cut_draft_is_kept_truncated_at_once(
     lawyer: User, case: Case, settings: object
 ) -> None:
     settings.LEXWEB_STAGE_CONTINUATIONS = 0  # type: ignore[attr-defined]
@@ -160,10 +222,13 @@ def test_with_continuations_off_a_cut_draft_ends_truncated_at_once(
             run = rf.finished(run)
 
     drafter = run.stages.get(name="drafter")
-    assert run.status == Run.Status.FAILED
+    assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
     assert _calls(drafter) == [("length", DRAFTER_LIMIT)]
-    assert "continuations are off (LEXWEB_STAGE_CONTINUATIONS is 0)" in drafter.error
-    assert not DraftVersion.objects.exists()
+    assert (drafter.output_json or {})["truncated"] == {
+        "tokens": DRAFTER_LIMIT,
+        "not_continued": "continuations are off (LEXWEB_STAGE_CONTINUATIONS is 0)",
+    }
+    assert drafter.version is not None and drafter.version.truncated_tokens == DRAFTER_LIMIT
 
 
 # --- The policy's arithmetic -----------------------------------------------------------------
@@ -223,4 +288,6 @@ def test_no_continuation_for_a_reply_that_ended_or_one_the_policy_or_the_slot_re
 def test_every_free_text_stage_has_a_policy_and_no_structured_one_does() -> None:
     writes_text = {Stage.Name.DRAFTER, Stage.Name.REASONER, Stage.Name.REVISION}
     assert writes_text | {Stage.Name.SUMMARIZER} == endings.FREE_TEXT
+    # The stages that write the whole draft keep a reply still cut; a summary does not.
+    assert writes_text == endings.KEEPS_CUT
     assert not endings.FREE_TEXT & {Stage.Name.GATE, Stage.Name.ADVERSARY, Stage.Name.EXTRACTOR}

@@ -7,17 +7,36 @@ stored on each call record and on the stage (`Stage.finish_reason`, shown as `St
 
 A structured stage (gate, adversary, extractor) cut at its limit fails with its incomplete JSON
 kept (outputs.model_outcome). A free-text stage cut at its limit is never a silent success;
-what happens is its entry in ENDING_POLICY:
+what happens is its entry in ENDING_POLICY, and, for a reply still cut after its continuations,
+whether its stage is in KEEPS_CUT:
 
-| stage                     | policy   | cut at its limit                                        |
-|---------------------------|----------|---------------------------------------------------------|
-| drafter, reasoner, revision | continue | continued, up to LEXWEB_STAGE_CONTINUATIONS more calls |
-| summarizer                | truncate | the stage ends truncated at once                        |
+| stage                       | cut at its limit                   | still cut after that          |
+|-----------------------------|------------------------------------|-------------------------------|
+| drafter, reasoner, revision | continued, up to                   | kept: a version marked        |
+|                             | LEXWEB_STAGE_CONTINUATIONS calls   | truncated, verified, never    |
+|                             |                                    | approved or exported as it is |
+| summarizer                  | not continued                      | the stage ends truncated      |
 
-Why: the drafter, the heavy reasoner and the revision each write the whole draft, whose end
-(the relief sought, the signature block) matters as much as its start, so a reply that ran out
-is worth one more call. A summary that outgrows its limit is not a summary any more; another
+Why continue: the drafter, the heavy reasoner and the revision each write the whole draft, whose
+end (the relief sought, the signature block) matters as much as its start, so a reply that ran
+out is worth one more call. A summary that outgrows its limit is not a summary any more; another
 call would spend GPU time on more of the same, so the lawyer is told to narrow it.
+
+Why keep a draft still cut: failing the stage would throw away everything the run is for. The
+verifier would never read the text, so nobody would see which of its claims the record does not
+hold, and the lawyer would get only an error; and a model that never ends a reply (a base
+model, a server whose stop words do not match its template) would fail every run the same
+way. A cut draft is still a draft of what the model claimed: the run goes on, the verifier
+checks it and its findings block as for any version, and the version carries the fact
+(DraftVersion.truncated_tokens: the reply's tokens) so that it can never be mistaken for a
+finished draft: approval and export refuse it (409 `version_truncated`) whatever its findings,
+with no override, since nothing a lawyer could write about the missing end makes it present.
+The lawyer rejects the run, or writes the end as a new version (which is verified and
+approved as any person's version is). The stage itself succeeds; its ending says "cut at its
+limit", its output_json holds {"truncated": {"tokens", "not_continued"}}. The later writing
+stages read the cut draft like any other; their own cut replies are kept the same way. A
+summary still cut fails as before: a summary's end is not its relief sought, and its remedy
+(narrower instructions) is the lawyer's before anything is verified.
 
 A continuation:
 1. goes to the deployment that wrote the text so far (a reply is never stitched from two
@@ -28,14 +47,15 @@ A continuation:
    CONTINUATION_MARGIN_TOKENS), at most the stage's max_tokens; with less than
    MIN_CONTINUATION_TOKENS left it is not made. The stage's prompt was planned to leave
    max_tokens for the reply, so a continuation gets only the room the evidence left unused:
-   a stage whose evidence filled the slot ends truncated without one;
+   a stage whose evidence filled the slot gets none;
 3. is recorded like any call (a call record linked to the stage); its tokens add to the stage's
    completion_tokens, its ending becomes the stage's, `Stage.continuations` counts it. One
    that fails (the backend drops) fails the stage as any call that had streamed: the stage
    runs again whole, up to its attempts (pipeline.execute).
-A reply still cut at the end (or one that could not be continued) ends the stage truncated:
-it fails with "cut at its limit (N tokens)" and why it was not continued, keeps the cut text
-as its output (the evidence; never a draft version) and the run fails with that reason.
+A reply still cut at the end (or one that could not be continued) is kept truncated by a
+stage in KEEPS_CUT (above); any other stage ends truncated: it fails with "cut at its limit (N
+tokens)" and why it was not continued, keeps the cut text as its output (the evidence; never a
+draft version) and the run fails with that reason.
 """
 
 from dataclasses import dataclass
@@ -57,6 +77,9 @@ ENDING_POLICY: dict[str, str] = {
     N.SUMMARIZER: TRUNCATE,
 }
 FREE_TEXT = set(ENDING_POLICY)
+# The free-text stages whose reply still cut after its continuations becomes a version marked
+# truncated (the module docstring says why); any other free-text stage fails truncated.
+KEEPS_CUT = {N.DRAFTER, N.REASONER, N.REVISION}
 MIN_CONTINUATION_TOKENS = 64
 # Room left for the chat template's markers around the continued message, and for a tokenizer
 # that splits the text so far a little differently when it is sent back.
@@ -79,6 +102,26 @@ class Reply:
     @property
     def completion_tokens(self) -> int:
         return sum(call.completion_tokens for call in self.calls)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A reply kept though still cut at its limit: its tokens in all, and why it was not
+    continued further."""
+
+    tokens: int
+    not_continued: str
+
+    def as_json(self) -> dict[str, object]:
+        return {"tokens": self.tokens, "not_continued": self.not_continued}
+
+
+def kept_cut(name: str, reply: Reply) -> Cut | None:
+    """The cut a stage keeps (KEEPS_CUT) when its reply ended still cut; None when the reply
+    ended or the stage fails truncated instead."""
+    if not reply.cut or name not in KEEPS_CUT:
+        return None
+    return Cut(tokens=reply.completion_tokens, not_continued=reply.not_continued)
 
 
 def continuations_allowed(name: str) -> int:

@@ -21,8 +21,10 @@
    attempt's): the output is stored once (a draft version registered as a generated artifact
    where the stage writes text), the next stage is queued, or the run ends. A gate that answers
    "no" or "insufficient" stops the run with its reasons. A free-text reply still cut at its
-   limit is never stored as a version: the stage ends truncated (a failure that says so and
-   keeps the cut text). A version the draft check refuses fails the stage with its reason.
+   limit is stored as a version marked truncated by a writing stage (never approved or
+   exported as it is) and ends any other stage truncated (a failure that says so and keeps the
+   cut text); pipeline.endings says why. A version the draft check refuses fails the stage
+   with its reason.
 4. Failure: a backend that went away (the connection refused or dropped, the stream cut, a
    5xx, a timeout; the reply so far is lost) or a role with no deployment available at that
    moment re-runs the stage whole, after a wait: LEXWEB_STAGE_RETRY_SECONDS (default 5, 15,
@@ -322,8 +324,11 @@ async def _model_stage(work: Work) -> Outcome:
     if work.name in endings.FREE_TEXT:
         custody |= endings.replied_custody(reply)
     custody["model_file_sha256"] = await _model_file_sha256(result.deployment_id)
-    truncated = endings.truncated_message(work.name, reply) if reply.cut else ""
-    return outputs.model_outcome(work, text=reply.text, custody=custody, truncated=truncated)
+    kept = endings.kept_cut(work.name, reply)
+    truncated = endings.truncated_message(work.name, reply) if reply.cut and not kept else ""
+    return outputs.model_outcome(
+        work, text=reply.text, custody=custody, truncated=truncated, kept=kept
+    )
 
 
 async def _continue(
@@ -620,7 +625,9 @@ def _succeed(*, work: Work, outcome: Outcome) -> None:
     if outcome.verification_id is not None:
         stage.verification_id = outcome.verification_id
     if work.name in outputs.WRITES_VERSION:
-        stage.version = outputs.version_store(run=run, stage=stage, text=outcome.text)
+        stage.version = outputs.version_store(
+            run=run, stage=stage, text=outcome.text, truncated_tokens=outcome.truncated_tokens
+        )
     stage.status = Stage.Status.SUCCEEDED
     stage.finished_at = stage.last_progress_at = timezone.now()
     stage.save()

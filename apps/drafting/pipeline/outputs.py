@@ -4,6 +4,7 @@ or breaks its schema fails the stage with a clear message), the adversary's find
 to spans of the draft, the financial table, and the draft versions the text stages write.
 """
 
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -15,6 +16,7 @@ from apps.cluster.tokens import estimate_tokens
 from apps.drafting import services as draft_services
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
 from apps.drafting.pipeline.budget import FINDINGS_TOKENS
+from apps.drafting.pipeline.endings import Cut
 from apps.drafting.pipeline.work import Outcome, Work
 from apps.evidence.prompt import page_label
 from apps.evidence.services import registry
@@ -363,14 +365,20 @@ def _structured(work: "Work", text: str) -> dict[str, object]:
 
 
 def model_outcome(
-    work: "Work", *, text: str, custody: dict[str, object], truncated: str = ""
+    work: "Work",
+    *,
+    text: str,
+    custody: dict[str, object],
+    truncated: str = "",
+    kept: Cut | None = None,
 ) -> "Outcome":
     """The stage's outcome from its reply (already cleaned by lexweb.text.model_text). A
     structured reply that does not parse raises ReplyRejected, saying "cut at the limit (N
     tokens)" when the backend stopped it at max_tokens, else why it is not the JSON asked for.
     A free-text reply with no text raises ReplyRejected; one that ended cut at its limit
-    (after its continuations, pipeline.endings) raises ReplyTruncated with `truncated`, the
-    message endings.truncated_message wrote."""
+    (after its continuations, pipeline.endings) is kept when its stage keeps it (`kept`: the
+    outcome carries its tokens for its version, and {"truncated": ...} as its data), else
+    raises ReplyTruncated with `truncated`, the message endings.truncated_message wrote."""
 
     if work.name in (N.GATE, N.ADVERSARY, N.EXTRACTOR):
         try:
@@ -393,6 +401,13 @@ def model_outcome(
             "Start the run again, or ask an admin to check the model.",
             text=text,
             custody=custody,
+        )
+    if custody.get("finish_reason") == "length" and kept is not None:
+        return Outcome(
+            text=text,
+            data={"truncated": kept.as_json()},
+            custody=custody,
+            truncated_tokens=kept.tokens,
         )
     if custody.get("finish_reason") == "length":
         message = truncated or (
@@ -467,11 +482,16 @@ def verification_summary(*, verification_id: int) -> dict[str, object]:
     }
 
 
-def version_store(*, run: Run, stage: Stage, text: str) -> DraftVersion:
+def version_store(
+    *, run: Run, stage: Stage, text: str, truncated_tokens: int | None = None
+) -> DraftVersion:
     """The stage's text as the next version of the run's draft (the draft is created with the
-    first one), registered as a generated artifact. Runs inside the caller's transaction, so a
-    re-run stage never stores its text twice."""
+    first one), registered as a generated artifact; marked truncated with `truncated_tokens`
+    when the reply was kept cut at its limit (pipeline.endings). Runs inside the caller's
+    transaction, so a re-run stage never stores its text twice."""
     content = draft_services.pasted_content(text=text)
+    if truncated_tokens is not None:
+        content = dataclasses.replace(content, truncated_tokens=truncated_tokens)
     user = run.created_by
     if run.draft_id is None:
         title = f"{Run.Kind(run.kind).label} (run {run.pk})"

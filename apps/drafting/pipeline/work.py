@@ -38,3 +38,6 @@ class Outcome:
     data: dict[str, object] | None = None
     custody: dict[str, object] = field(default_factory=dict)
     verification_id: int | None = None
+    # A free-text reply kept though still cut at its limit (pipeline.endings.KEEPS_CUT): its
+    # tokens, stored on the version it writes (DraftVersion.truncated_tokens).
+    truncated_tokens: int | None = None
