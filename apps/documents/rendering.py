@@ -36,14 +36,16 @@ import signal
 import stat
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymupdf
 from django.conf import settings
+from lxml import etree
 
-from apps.documents import formats, intake, office_links
+from apps.documents import formats, intake, office_links, sheet_columns
 from lexweb.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -433,6 +435,8 @@ def office_to_pdf(source: Path, *, kind: str, work: Path, out: Path) -> Rendered
         removed = office_links.strip_links(source, sanitised)
     except DomainError as exc:  # never the file as it is: its links would go with it
         raise RenderFailedError(f"The file was not given to LibreOffice: {exc.message}") from None
+    if kind == "spreadsheet":
+        _fit_columns(sanitised)
     converted, isolation = _convert(program, sanitised, kind=kind, work=work)
     try:
         document = pymupdf.open(converted, filetype="pdf")
@@ -458,6 +462,15 @@ def office_to_pdf(source: Path, *, kind: str, work: Path, out: Path) -> Rendered
         filesystem_isolated=isolation.sandbox,
         links_removed=dict(sorted(removed.items())),
     )
+
+
+def _fit_columns(workbook: Path) -> None:
+    """Widen the sanitised copy's columns to their values (sheet_columns.py), so no value is
+    cut or shown as ###; a workbook whose sheets cannot be read so is rendered as it is."""
+    try:
+        sheet_columns.fit_columns(workbook)
+    except (etree.LxmlError, zipfile.BadZipFile, ValueError, KeyError) as exc:
+        logger.warning("Columns of %s not widened: %s", workbook.name, exc.__class__.__name__)
 
 
 def _convert(program: str, source: Path, *, kind: str, work: Path) -> tuple[Path, _Isolation]:
