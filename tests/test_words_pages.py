@@ -1,6 +1,7 @@
 """Words a person reads on the pages (issue 25 req 6): a page's text source by its label for
 what the file is, GPU memory and telemetry in units in the admin with plain names, a
-model-written version naming the run and stage that wrote it, a stage's duration in minutes,
+model-written version naming the run and stage that wrote it, a stage's duration in minutes
+and its role by its label,
 and a favicon on the app's and the admin's pages."""
 
 import io
@@ -201,6 +202,7 @@ def test_a_model_written_version_names_the_run_and_stage_that_wrote_it(
         status=Stage.Status.SUCCEEDED,
         version=written,
         model_name="qwen2.5-14b",
+        role="reasoner",
         duration_ms=184_523.77777777778,
         time_to_first_token_ms=1613.0000000000002,
     )
@@ -217,6 +219,7 @@ def test_a_model_written_version_names_the_run_and_stage_that_wrote_it(
     assert "(pasted)" not in listing and "written by a model" not in listing
     assert "<dd>3 min 5 s</dd>" in run_page and "<dd>1.6 s</dd>" in run_page
     assert "184524" not in run_page and "1613 ms" not in run_page
+    assert "role: heavy reasoner" in run_page and "role reasoner" not in run_page
 
 
 # --- A favicon ------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from apps.cluster.models import Role
+
 
 class Draft(models.Model):
     """A document being written for a case (a brief, a letter...), and the frozen packet its
@@ -287,6 +289,12 @@ class Stage(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} stage {self.position} {self.name} ({self.status})"
+
+    @property
+    def role_label(self) -> str:
+        """The cluster role the stage asked for, by its label ("Adversarial reviewer"); ""
+        for a deterministic check."""
+        return Role(self.role).label if self.role in Role.values else self.role
 
     @property
     def ending(self) -> str:
