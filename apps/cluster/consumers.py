@@ -1,4 +1,5 @@
 from apps.accounts.access import CLOSE_ACCESS_ENDED, AccessWatchedConsumer
+from apps.accounts.models import User
 from apps.cluster.events import (
     CLUSTER_GROUP,
     AgentStatusEvent,
@@ -6,6 +7,7 @@ from apps.cluster.events import (
     DeploymentSpeedEvent,
     GpuSampleEvent,
 )
+from apps.operations.jobs_pulse import JOBS_GROUP
 
 # Close codes (4000-4999 are the application's): static/lexweb/cluster.js reads them.
 # Cluster state is not client material, so there is nothing to hide by answering 4404 as the
@@ -21,6 +23,7 @@ class ClusterStatusConsumer(AccessWatchedConsumer):
     deployment speed) for any signed-in user. Events carry no API key: none is ever published."""
 
     joined = False
+    jobs = False
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -28,6 +31,10 @@ class ClusterStatusConsumer(AccessWatchedConsumer):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         await self.channel_layer.group_add(CLUSTER_GROUP, self.channel_name)
+        # Admins' pages also hear that the job queues changed (the jobs page is theirs alone).
+        self.jobs = getattr(user, "role", "") == User.Role.ADMIN
+        if self.jobs:
+            await self.channel_layer.group_add(JOBS_GROUP, self.channel_name)
         self.joined = True
         if not await self.access_begin():
             return
@@ -36,6 +43,8 @@ class ClusterStatusConsumer(AccessWatchedConsumer):
     async def disconnect(self, code: int) -> None:
         if self.joined:
             await self.channel_layer.group_discard(CLUSTER_GROUP, self.channel_name)
+            if self.jobs:
+                await self.channel_layer.group_discard(JOBS_GROUP, self.channel_name)
             self.joined = False
         await self.access_finish()
 
@@ -54,3 +63,6 @@ class ClusterStatusConsumer(AccessWatchedConsumer):
 
     async def cluster_deployment_speed(self, event: DeploymentSpeedEvent) -> None:
         await self.send_json(event)
+
+    async def operations_jobs_changed(self, event: dict[str, str]) -> None:
+        await self.send_json({"type": event["type"]})

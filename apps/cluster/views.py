@@ -44,9 +44,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @never_cache
 def jobs(request: HttpRequest) -> HttpResponse:
     """Admins only (404 for anyone else): the job queues (queued, running, failed for good)
-    and the workers with their last heartbeat. Takes no parameters; audited."""
+    and the workers with their last heartbeat; audited. `?part=1`: only the figures, for the
+    open page to put in place when a worker says the queues changed (not audited again)."""
+    part = request.GET.get("part") == "1"
     try:
-        overview = selectors.jobs_overview_get(actor=request_user(request))
+        overview = selectors.jobs_overview_get(actor=request_user(request), audited=not part)
     except NotFound:
         raise Http404("No such page.") from None
-    return render(request, "cluster/jobs.html", {"jobs": overview})
+    template = "cluster/_jobs_live.html" if part else "cluster/jobs.html"
+    return render(request, template, {"jobs": overview})

@@ -36,6 +36,7 @@ from procrastinate import worker as procrastinate_worker
 from procrastinate.contrib.django import app
 from procrastinate.contrib.django import utils as django_utils
 
+from apps.operations.jobs_pulse import JobsPulse
 from apps.operations.services import recovery, sweeper, worker_pids
 
 BACKOFF_FIRST_SECONDS = 1.0
@@ -155,6 +156,7 @@ class WorkerRunner:
         self._worker: procrastinate_worker.Worker | None = None
         self._stale_worker_ids: list[int] = []
         self._running: dict[int, str] = {}  # job id -> "task[id]"
+        self._pulse = JobsPulse()  # tells open job-queue pages that the queues changed
         self._grace_task: asyncio.Task[None] | None = None
         self._lost_said = False
         self._lost_at: float | None = None
@@ -286,10 +288,12 @@ class WorkerRunner:
     ) -> Any:
         job_id = context.job.id or 0
         self._running[job_id] = f"{context.job.task_name}[{job_id}]"
+        self._pulse.changed()
         try:
             return await call_next()
         finally:
             self._running.pop(job_id, None)
+            self._pulse.changed()
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):

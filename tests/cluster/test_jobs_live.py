@@ -1,0 +1,86 @@
+"""The job queues page follows the queues (issue 25 req 3): a worker says, at most once a
+second, that they changed; an admin's cluster socket hears it (no one else's does) and the page
+reads its figures again (`?part=1`, the same template as the page, not audited again)."""
+
+import asyncio
+import re
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import Client
+
+from apps.accounts.models import AuditEvent, User
+from apps.operations import jobs_pulse
+from tests.cluster.test_cluster_alive import _jobs, _worker
+from tests.cluster.test_dashboard import _stream_ready, ws_db
+from tests.conftest import session_client, ws_connect
+
+WS = "/ws/cluster/"
+JOBS = "/cluster/jobs/"
+
+
+@pytest.mark.asyncio
+async def test_a_workers_changes_are_coalesced_into_one_message_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sent: list[float] = []
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(jobs_pulse, "jobs_changed_send", lambda: sent.append(loop.time()))
+    pulse = jobs_pulse.JobsPulse(interval=0.5)
+    start = loop.time()
+
+    for _ in range(20):  # a burst: jobs start and end together
+        pulse.changed()
+    await asyncio.sleep(0.35)
+    assert len(sent) == 1  # the first change, once it settled
+    assert sent[0] - start >= jobs_pulse.SETTLE_SECONDS
+    for _ in range(5):
+        pulse.changed()
+    await asyncio.sleep(0.6)
+    assert len(sent) == 2  # the later ones together, an interval after the first
+    assert sent[1] - sent[0] >= 0.5 - 0.01
+    await asyncio.sleep(0.6)
+    assert len(sent) == 2  # quiet: nothing more
+
+
+@pytest.mark.asyncio
+@ws_db
+async def test_an_admins_cluster_socket_hears_that_the_queues_changed(
+    admin_user: User, lawyer: User
+) -> None:
+    admin, admin_state = await ws_connect(WS, cookie_user=admin_user)
+    await _stream_ready()
+    other, other_state = await ws_connect(WS, cookie_user=lawyer)
+    assert admin_state == other_state == (True, None)
+
+    await sync_to_async(jobs_pulse.jobs_changed_send)()
+
+    assert await admin.receive_json_from(timeout=10) == {"type": "operations.jobs_changed"}
+    assert await other.receive_nothing(timeout=0.5)
+    await admin.disconnect()
+    await other.disconnect()
+
+
+@pytest.mark.django_db
+def test_the_figures_read_again_are_the_pages_own_and_not_audited_again(
+    admin_user: User, lawyer_client: Client
+) -> None:
+    alive = _worker(timedelta(seconds=3))
+    _jobs("cpu", 3)
+    client = session_client(admin_user)
+    page = client.get(JOBS).content.decode()
+    assert 'data-jobs-stream="/ws/cluster/"' in page and "lexweb/jobs.js" in page
+    assert "reload for fresh figures" not in page
+    _jobs("cpu", 2)  # two more queued since the page opened
+
+    response = client.get(JOBS, {"part": "1"})
+
+    part = response.content.decode()
+    assert response.status_code == 200
+    assert part.lstrip().startswith('<div id="jobs-live"') and "<html" not in part
+    row = re.search(r'<tr data-queue="cpu">.*?</tr>', part, re.S)
+    assert row and '<td class="num" data-field="queued">5</td>' in row.group(0)
+    assert f'data-worker-id="{alive}"' in part and "data-heartbeat-age" in part
+    assert AuditEvent.objects.filter(action="cluster.jobs_view").count() == 1
+    assert lawyer_client.get(JOBS, {"part": "1"}).status_code == 404
