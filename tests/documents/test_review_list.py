@@ -611,7 +611,7 @@ def test_bulk_add_to_a_packet_uses_the_packets_rules(
         PacketItem.objects.filter(packet=packet)
         .order_by("order")
         .values_list("document_id", "reason")
-    ) == [(a.pk, "exhibits"), (b.pk, "exhibits")]
+    ) == [(b.pk, "exhibits"), (a.pk, "exhibits")]  # the list's order: newest first
     assert "Select a valid choice" in " ".join(_messages(refused))
     assert PacketItem.objects.filter(packet=frozen).count() == 1
 
