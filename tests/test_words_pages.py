@@ -1,8 +1,7 @@
 """Words a person reads on the pages (issue 25 req 6): a page's text source by its label for
 what the file is, GPU memory and telemetry in units in the admin with plain names, a
 model-written version naming the run and stage that wrote it, a stage's duration in minutes
-and its role by its label,
-and a favicon on the app's and the admin's pages."""
+and its role by its label, and a favicon on the app's and the admin's pages."""
 
 import io
 from email.message import EmailMessage

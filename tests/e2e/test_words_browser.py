@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page
 
-from tests.e2e.steps import ROWS, choose_files, wait_ready, write_pdf
+from tests.e2e.steps import ROWS, api, choose_files, row, write_pdf
 from tests.harness.browser import arrive, goto, shot, sign_in, wait_for
 from tests.harness.product import Product
 
@@ -42,8 +42,16 @@ async def test_bulk_produce_keeps_the_lists_sort_and_the_day_reads_in_words(
     await goto(page, f"{case.path}documents/")
     await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
     await choose_files(page, *paths, text)
+    # Read by the workers: asked of the API (this test is not about the list's live rows).
     for path in [*paths, text]:
-        await wait_ready(page, path.name, timeout=90)
+        await wait_for(page, f"{row(path.name)}", timeout=60)
+    for _attempt in range(120):
+        listed = await api(page, "GET", f"/api/v1/cases/{case.id}/documents?limit=50")
+        statuses = {d["filename"]: d["status"] for d in listed["body"]["items"]}
+        if len(statuses) == 4 and set(statuses.values()) == {"ready"}:
+            break
+        await page.wait_for_timeout(1000)
+    assert set(statuses.values()) == {"ready"}, statuses
 
     # Req 4: the list sorted by name; "All matching" produced: the order page keeps that order.
     await goto(page, f"{case.path}documents/?sort=name")
@@ -113,3 +121,38 @@ async def test_bulk_produce_keeps_the_lists_sort_and_the_day_reads_in_words(
         " return [r.status, r.headers.get('content-type'), (await r.text()).slice(0, 4)]; })()"
     )
     assert icon[0] == 200 and icon[1].startswith("image/svg+xml") and icon[2] == "<svg", icon
+
+
+# A number of nine or more digits (bytes), or a float's long tail of decimals.
+RAW_NUMBER = r"\d{9,}|\d+\.\d{4,}"
+CELLS = "[...document.querySelectorAll('#result_list td')].map(td => td.textContent.trim())"
+
+
+async def test_the_admin_names_things_and_shows_gpu_memory_in_units(
+    page: Page, product: Product
+) -> None:
+    await sign_in(page, product.admin)
+
+    await goto(page, "/admin/")
+    index = await page.evaluate("document.querySelector('#content-main').textContent")
+    for name in ("GPU statuses", "GPUs", "GPU samples", "API tokens", "Backend health"):
+        assert name in index, name
+    for wrong in ("statuss", "Gpu", "healths", "Api tokens"):
+        assert wrong not in index, wrong
+    await shot(page, "admin-index")
+
+    # The demo cluster's GPUs (the fake NVML agent reports them and their status).
+    await goto(page, "/admin/cluster/gpu/")
+    cells = await page.evaluate(CELLS)
+    assert any(cell.endswith(" GiB") for cell in cells), cells
+    assert not [cell for cell in cells if re.search(RAW_NUMBER, cell)], cells
+    await shot(page, "admin-gpus")
+    for _attempt in range(30):
+        await goto(page, "/admin/cluster/gpustatus/")
+        cells = await page.evaluate(CELLS)
+        if cells:
+            break
+        await page.wait_for_timeout(1000)
+    assert any(cell.endswith("GiB") for cell in cells), cells
+    assert not [cell for cell in cells if re.search(RAW_NUMBER, cell)], cells
+    await shot(page, "admin-gpu-statuses")
