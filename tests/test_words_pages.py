@@ -152,6 +152,9 @@ def test_the_admin_shows_memory_in_units_and_measures_without_float_noise(
 
     assert "80.0 GiB" in pages["/admin/cluster/gpu/"]
     assert "38.4 GiB" in pages["/admin/cluster/gpustatus/"] and "301" in pages["status"]
+    assert "Utilisation (%)" in pages["/admin/cluster/gpustatus/"]
+    assert "Temperature (°C)" in pages["/admin/cluster/gpustatus/"]
+    assert "Utilisation pct" not in pages["/admin/cluster/gpustatus/"]
     assert "42.1" in pages["/admin/cluster/gpusample/"] and "5 min" in pages["sample"]
     assert "1.6 s" in pages["/admin/cluster/callrecord/"] and "3 min 5 s" in pages["record"]
     for where, html in pages.items():

@@ -239,15 +239,23 @@ class GpuStatusAdmin(ReadOnlyAdmin):
     list_display = [
         "gpu",
         "sampled_at",
-        "utilisation_pct",
+        "utilisation",
         "memory_used",
-        "temperature_c",
+        "temperature",
         "power",
     ]
     list_select_related = ["gpu__host"]
     # Its page shows the measures in words too (not bytes, not every digit of a float).
     exclude = ["memory_used_bytes", "memory_total_bytes", "power_w", "power_limit_w"]
     readonly_fields = ["memory_used", "memory_total", "power", "power_limit"]
+
+    @admin.display(description="utilisation (%)", ordering="utilisation_pct")
+    def utilisation(self, status: GpuStatus) -> str:
+        return "n/a" if status.utilisation_pct is None else str(status.utilisation_pct)
+
+    @admin.display(description="temperature (°C)", ordering="temperature_c")
+    def temperature(self, status: GpuStatus) -> str:
+        return "n/a" if status.temperature_c is None else str(status.temperature_c)
 
     @admin.display(description="memory used", ordering="memory_used_bytes")
     def memory_used(self, status: GpuStatus) -> str:
