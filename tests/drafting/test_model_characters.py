@@ -164,10 +164,12 @@ def test_a_docx_export_of_a_version_holding_controls_and_overrides_succeeds_clea
 
     assert response.status_code == 200, response.content[:300]
     document = docx.Document(io.BytesIO(response.content))
-    text = "\n".join(paragraph.text for paragraph in document.paragraphs)
+    # After the case's caption (court, title, number, the draft's title: four lines).
+    text = "\n".join(paragraph.text for paragraph in document.paragraphs[4:])
     assert (
         text == "Motion to dismiss\nThe lease began on 3 March 2024. The rent was paid.\nItem one"
     )
+    assert document.paragraphs[3].text == "Brief one v1"
     assert document.core_properties.title == "Brief one v1"
 
 
