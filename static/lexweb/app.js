@@ -207,14 +207,20 @@ function setupDocuments(root) {
     if (!timer && !reading) timer = setTimeout(readRows, ROWS_AGAIN_MS);
   }
 
+  // Put a row the server rendered in place of the shown one; a row not shown yet goes, on the
+  // newest-first first page only, above the first row of a lower id (older).
   function place(fresh) {
-    const id = fresh.dataset.documentId;
+    const id = Number(fresh.dataset.documentId);
     const old = findRow(id);
-    if (!old) return false;
-    const ticked = old.querySelector('input[name="ids"]')?.checked;
-    if (ticked) fresh.querySelector('input[name="ids"]')?.setAttribute("checked", "");
-    old.replaceWith(fresh);
-    return true;
+    if (old) {
+      const ticked = old.querySelector('input[name="ids"]')?.checked;
+      if (ticked) fresh.querySelector('input[name="ids"]')?.setAttribute("checked", "");
+      old.replaceWith(fresh);
+      return;
+    }
+    if (!firstPage) return;
+    const older = [...tbody.rows].find((r) => Number(r.dataset.documentId) < id);
+    tbody.insertBefore(fresh, older || null);
   }
 
   async function readRows() {
@@ -248,9 +254,7 @@ function setupDocuments(root) {
       }
       // Asked for and not returned: it left the list (withdrawn, or no longer matching).
       for (const id of ids) if (!returned.has(id)) findRow(id)?.remove();
-      for (const fresh of [...holder.querySelectorAll("#rows-newer > tr")].reverse()) {
-        if (!place(fresh)) tbody.prepend(fresh);
-      }
+      for (const fresh of holder.querySelectorAll("#rows-newer > tr")) place(fresh);
       document.getElementById("documents-empty")?.toggleAttribute("hidden", tbody.rows.length > 0);
       document.dispatchEvent(new CustomEvent("documents:rows-changed"));
     } catch {
@@ -302,8 +306,9 @@ function setupDocuments(root) {
     const id = Number(event.document_id);
     const row = findRow(id);
     if (!row) {
-      // Not shown: a new document (on top of the first page) and, anywhere, the count.
-      readSoon([], true);
+      // Not shown: a new document (on top of the first page, asked for by its id too, since
+      // a row of a higher id may be shown first) and, anywhere, the count.
+      readSoon(firstPage ? [id] : [], true);
       return;
     }
     const stale = changed(row, event);

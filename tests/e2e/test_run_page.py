@@ -92,7 +92,7 @@ async def _start_summary(page: Page, visits: Visits, runs: str) -> None:
             "[...document.querySelectorAll('.alert, .errorlist')].map((e) => "
             "e.textContent.trim()).join(' / ')"
         )
-        assert "No deployment is routed for the Summarizer role" in refusal, refusal
+        assert "Summarizer role" in refusal, refusal
         assert await page.evaluate(NEXT_HEALTH_CHECK, 45_000), "no health check ran in 45 s"
     raise AssertionError(f"the run was refused every time: {refusal}")
 
