@@ -183,6 +183,8 @@ def test_a_draft_still_cut_after_its_continuation_is_kept_truncated_verified_nev
     ).content.decode()
     assert f'id="version-cut-v{final.number}"' in version_page
     assert 'id="approve-button" disabled' in version_page
+    draft_page = lawyer_client.get(f"/cases/{case.pk}/drafts/{final.draft_id}/").content.decode()
+    assert draft_page.count("Cut at its limit</span>") == final.number  # every version of it
 
 
 @pytest.mark.django_db(transaction=True)
