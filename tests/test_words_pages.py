@@ -22,6 +22,7 @@ from apps.documents import services as document_services
 from apps.documents.models import Document, Page
 from apps.drafting import services as draft_services
 from apps.drafting.models import Run, Stage
+from lexweb import words
 from tests.conftest import session_client
 from tests.drafting.makers import draft_of, packet_of, read_pdf
 
@@ -86,6 +87,7 @@ def test_the_viewer_of_an_email_says_its_text_is_the_emails(lawyer: User, case: 
 
     text = html.content.decode()
     assert "<dt>Text from</dt><dd>The e-mail&#x27;s text</dd>" in text
+    assert f"<dt>Size</dt><dd>{words.size(outcome.document.blob.size)}</dd>" in text
     assert "Text file" not in text and "text_file" not in text
 
 

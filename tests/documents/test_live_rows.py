@@ -68,7 +68,7 @@ def test_a_row_read_again_is_the_row_the_page_renders(
     assert "Opposing" in row or "opposing" in row
     assert '<td data-field="custodian">Jane Roe</td>' in row
     assert '<td class="num" data-field="page_count">3</td>' in row
-    assert "50.8\xa0KB" in row
+    assert "50.8 KiB" in row
     assert "attachment of" in row and "letter.eml" in row
     assert 'data-provenance="' in row
 

@@ -223,7 +223,7 @@ def test_list_page_shows_the_new_columns_and_filters(
 
     assert "Jane Roe" in html
     assert "ACME000007\N{EN DASH}ACME000009" in html
-    assert "2.0\xa0KB" in html
+    assert "2.0 KiB" in html
     assert '<span class="badge doc-tag">hot</span>' in html
     assert f'name="ids" value="{d.pk}"' in html
     assert "1 document match" in html
