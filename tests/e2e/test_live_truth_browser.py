@@ -104,7 +104,7 @@ async def test_the_review_lists_live_rows_and_count_are_those_of_a_reload(
     kind, origin, custodian = reloaded["e2e-invoice.pdf"][1:4]
     assert (kind, origin, custodian) == ("PDF", "Client", "Jane Roe")
     pages, size = reloaded["e2e-invoice.pdf"][6], reloaded["e2e-invoice.pdf"][8]
-    assert pages == "2" and re.fullmatch(r"[\d.]+\s?(bytes|KB)", size), (pages, size)
+    assert pages == "2" and re.fullmatch(r"[\d.]+\s?(bytes|KiB)", size), (pages, size)
     assert await page.evaluate(COUNT) == "3 documents."
 
     # The socket drops and stays away while a document is uploaded elsewhere; once it is back,
