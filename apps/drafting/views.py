@@ -750,8 +750,10 @@ def _stage_view(stage: Stage, live: dict[int, str]) -> dict[str, object]:
     findings: list[object] = found if isinstance(found, list) else []
     verified = stage.verification.version if stage.verification_id and stage.verification else None
     checks = stage.name in (Stage.Name.VERIFIER, Stage.Name.VERIFIER_AGAIN)
+    cut = data.get("truncated")  # a writing stage's reply kept though cut (pipeline.endings)
     return {
         "stage": stage,
+        "cut_why": str(cut.get("not_continued") or "") if isinstance(cut, dict) else "",
         "text": stage.output_text or live.get(stage.pk, ""),
         "streamed": not stage.output_text and stage.pk in live,
         "gate": data if stage.name == Stage.Name.GATE and "answer" in data else None,
