@@ -10,6 +10,7 @@ import docx
 import pymupdf
 import pytest
 from django.test import Client
+from docx.enum.text import WD_ALIGN_PARAGRAPH
 
 from apps.accounts.models import User
 from apps.cases.models import Case
@@ -73,7 +74,7 @@ def test_the_docx_opens_with_the_caption_and_numbers_pages_in_its_footer(
 
     document = docx.Document(io.BytesIO(data))
     head = [(p.text, p.alignment) for p in document.paragraphs[:4]]
-    centre = docx.enum.text.WD_ALIGN_PARAGRAPH.CENTER
+    centre = WD_ALIGN_PARAGRAPH.CENTER
     assert head == [
         (case.court.upper(), centre),
         (case.title, centre),
