@@ -9,9 +9,11 @@ approves the version.
 Screenshots of each step are saved as test artifacts.
 """
 
+import base64
 import secrets
 from pathlib import Path
 
+import pymupdf
 import pytest
 from playwright.async_api import Page
 
@@ -183,6 +185,27 @@ async def test_a_lawyer_verifies_a_draft_reads_its_findings_overrides_and_approv
     assert "Approved by Erin Lawyer" in (await page.text_content("#approval") or "")
     await shot(page, "6-approved")
     await visits.note(page)
+
+    # Its PDF export opens with the case's caption and numbers its pages (issue 25 req 6).
+    exported = await page.evaluate(
+        """(async () => {
+          const form = document.querySelector('#exports form');
+          const body = new FormData(form);
+          body.append('format', 'pdf');
+          const r = await fetch(form.action, {method: 'POST', body, credentials: 'same-origin'});
+          let text = '';
+          for (const byte of new Uint8Array(await r.arrayBuffer())) {
+            text += String.fromCharCode(byte);
+          }
+          return {status: r.status, type: r.headers.get('content-type'), data: btoa(text)};
+        })()"""
+    )
+    assert exported["status"] == 200 and exported["type"] == "application/pdf", exported["status"]
+    with pymupdf.open(stream=base64.b64decode(exported["data"]), filetype="pdf") as pdf:
+        first, pages = pdf[0].get_text(), pdf.page_count
+    head = [line for line in first.split("The tenant")[0].splitlines() if line.strip()]
+    assert head[-3:] == [case.title, f"Case No. {case.number}", "Motion to compel v1"], head
+    assert f"Case No. {case.number} · Page 1 of {pages}" in first
 
     assert len(visits.seen) > 10
     assert visits.violations() == {}
