@@ -99,6 +99,7 @@ MATRIX: tuple[Route, ...] = (
         ("POST",),
         {"POST": {"email": NEWCOMER_EMAIL, "role": "staff"}},
     ),
+    Route(PAGE, "cases/<int:case_id>/members/candidates/", ("GET",)),
     Route(
         PAGE,
         "cases/<int:case_id>/members/<int:user_id>/role/",

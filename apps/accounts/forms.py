@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 
 from apps.accounts import services
+from apps.accounts.models import User
 
 
 class SignInForm(AuthenticationForm):
@@ -51,3 +52,64 @@ class ReauthForm(forms.Form):
         max_length=4096,
         widget=forms.PasswordInput(attrs={"autofocus": True, "autocomplete": "current-password"}),
     )
+
+
+# --- People (the admin's users page) ----------------------------------------------------------
+
+
+class _PasswordPair(forms.Form):
+    """A new password typed twice. The password rules are the service's (validate_password)."""
+
+    password = forms.CharField(
+        label="New password",
+        strip=False,
+        max_length=4096,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+    again = forms.CharField(
+        label="The same again",
+        strip=False,
+        max_length=4096,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("password", "") != cleaned.get("again", ""):
+            self.add_error("again", "The two passwords differ.")
+        return cleaned
+
+
+class PersonCreateForm(_PasswordPair):
+    """Create an account. Without a password the person cannot sign in until one is set."""
+
+    field_order = ["full_name", "email", "role", "password", "again"]
+
+    full_name = forms.CharField(label="Full name", max_length=200)
+    email = forms.EmailField(label="E-mail address", max_length=254)
+    role = forms.ChoiceField(
+        choices=User.Role.choices,
+        initial=User.Role.STAFF,
+        help_text="Lawyers open cases and manage a case's members; admins manage people and "
+        "the system; staff work on the cases they are added to.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("password", "again"):
+            self.fields[name].required = False
+        self.fields["password"].label = "Password"
+        self.fields["password"].help_text = (
+            "Leave both empty to create the account without one: the person cannot sign in "
+            "until you set a password for them."
+        )
+
+
+class PersonChangeForm(forms.Form):
+    full_name = forms.CharField(label="Full name", max_length=200)
+    email = forms.EmailField(label="E-mail address", max_length=254)
+    role = forms.ChoiceField(choices=User.Role.choices)
+
+
+class PersonPasswordForm(_PasswordPair):
+    pass

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.sessions.models import Session
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import ApiToken, AuditEvent, User
@@ -31,6 +31,19 @@ def audit_list_for_user(*, user: User, case_id: int | None = None) -> QuerySet[A
 def user_list_active() -> QuerySet[User]:
     """People who can be added to a case (only names and e-mails leave this function's callers)."""
     return User.objects.filter(is_active=True).order_by("full_name", "email")
+
+
+PEOPLE_PAGE_MAX = 500
+
+
+def user_list_for_admin(*, query: str = "") -> QuerySet[User]:
+    """Everyone with an account, for the people page (admins only; the view checks), active
+    people first; `query` narrows to names or e-mails that contain it."""
+    people = User.objects.all()
+    query = query.replace("\x00", "").strip()[:254]
+    if query:
+        people = people.filter(Q(full_name__icontains=query) | Q(email__icontains=query))
+    return people.order_by("-is_active", "full_name", "email")
 
 
 # --- Open websockets ------------------------------------------------------------------------

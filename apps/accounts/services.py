@@ -82,6 +82,39 @@ def reauthenticate(*, user: User, password: str) -> None:
 # --- Users ------------------------------------------------------------------------------------
 
 
+FULL_NAME_MAX = 200  # User.full_name's max_length
+
+
+def user_can_manage_people(user: User) -> bool:
+    """Whether `user` may create accounts, change them and set their passwords: active admins."""
+    return bool(user.is_authenticated and user.is_active and user.role == User.Role.ADMIN)
+
+
+def _clean_email(email: str) -> str:
+    """The address as stored (trimmed, lower case), or DomainError saying what is wrong."""
+    email = email.strip().lower()
+    if not email:
+        raise DomainError("Give an e-mail address.")
+    if len(email) > 254:
+        raise DomainError("An e-mail address is at most 254 characters.")
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise DomainError(f"{email!r} is not an e-mail address.") from None
+    return email
+
+
+def _clean_full_name(full_name: str) -> str:
+    """The name as stored (trimmed), or DomainError: at most 200 characters, no control
+    characters (PostgreSQL refuses NUL; the others only hide what the name says)."""
+    full_name = full_name.strip()
+    if len(full_name) > FULL_NAME_MAX:
+        raise DomainError(f"A name is at most {FULL_NAME_MAX} characters.")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in full_name):
+        raise DomainError("A name cannot hold control characters.")
+    return full_name
+
+
 @transaction.atomic
 def user_create(
     *,
@@ -91,20 +124,20 @@ def user_create(
     password: str | None,
     actor: User | None,
 ) -> User:
-    """Create a user. Admins get the Django admin; a None password means "cannot sign in yet"."""
-    email = email.strip().lower()
-    try:
-        validate_email(email)
-    except ValidationError:
-        raise DomainError(f"{email!r} is not an e-mail address.") from None
+    """Create a user. Admins get the Django admin; a None password means "cannot sign in yet".
+    `actor` None is the command line; a person who creates one must be an active admin."""
+    if actor is not None and not user_can_manage_people(actor):
+        raise PermissionDenied("Only an admin may create accounts.")
+    email = _clean_email(email)
     if role not in User.Role.values:
         raise DomainError(f"Unknown role {role!r}; use one of {', '.join(User.Role.values)}.")
+    full_name = _clean_full_name(full_name)
     if User.objects.filter(email__iexact=email).exists():
         raise Conflict(f"A user with e-mail {email} already exists.")
     is_admin = role == User.Role.ADMIN
     user = User(
         email=email,
-        full_name=full_name.strip(),
+        full_name=full_name,
         role=role,
         is_staff=is_admin,
         is_superuser=is_admin,
@@ -156,6 +189,12 @@ def user_update_validate(*, user: User, changes: dict[str, str | bool]) -> None:
         raise DomainError(f"Cannot change {', '.join(sorted(unknown))}.")
     if "role" in changes and changes["role"] not in User.Role.values:
         raise DomainError(f"Unknown role {changes['role']!r}.")
+    if "full_name" in changes:
+        _clean_full_name(str(changes["full_name"]))
+    if "email" in changes:
+        email = _clean_email(str(changes["email"]))
+        if User.objects.filter(email__iexact=email).exclude(pk=user.pk).exists():
+            raise Conflict(f"A user with e-mail {email} already exists.")
     loses_admin = user.role == User.Role.ADMIN and (
         changes.get("role", user.role) != User.Role.ADMIN or changes.get("is_active") is False
     )
@@ -169,10 +208,17 @@ def user_update(*, actor: User, user_id: int, changes: dict[str, str | bool]) ->
     """Change a user's name, e-mail, role or active flag. Admin-site access follows the role.
     Deactivating closes the person's open websockets (receivers.py, on every save of an
     inactive user, whoever saves it)."""
+    if not user_can_manage_people(actor):
+        raise PermissionDenied("Only an admin may change accounts.")
     user = User.objects.select_for_update().filter(pk=user_id).first()
     if user is None:
         raise NotFound(f"No user {user_id}.")
     user_update_validate(user=user, changes=changes)
+    changes = dict(changes)
+    if "full_name" in changes:
+        changes["full_name"] = _clean_full_name(str(changes["full_name"]))
+    if "email" in changes:
+        changes["email"] = _clean_email(str(changes["email"]))
     for name, value in changes.items():
         setattr(user, name, value)
     user.is_staff = user.is_superuser = user.role == User.Role.ADMIN
@@ -184,6 +230,15 @@ def user_update(*, actor: User, user_id: int, changes: dict[str, str | bool]) ->
         detail={"fields": ",".join(sorted(changes)), "role": user.role, "active": user.is_active},
     )
     return user
+
+
+def user_set_active(*, actor: User, user_id: int, active: bool) -> User:
+    """Deactivate a person (they can no longer sign in, their open sockets close, their API
+    tokens stop working; nothing of theirs is deleted) or let them back in. Not oneself: an
+    admin who locks themselves out needs another admin anyway. Audited as user.update."""
+    if user_id == actor.pk and not active:
+        raise Conflict("You cannot deactivate your own account; ask another admin.")
+    return user_update(actor=actor, user_id=user_id, changes={"is_active": active})
 
 
 # --- API tokens -------------------------------------------------------------------------------

@@ -3,15 +3,23 @@ from datetime import timedelta
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts import selectors, services, throttle
-from apps.accounts.forms import ReauthForm, SignInForm, TokenForm
+from apps.accounts.forms import (
+    PersonChangeForm,
+    PersonCreateForm,
+    PersonPasswordForm,
+    ReauthForm,
+    SignInForm,
+    TokenForm,
+)
 from apps.accounts.models import User
 from apps.accounts.reauth import CONFIRMED, FAILURE_RECORDED, mark_reauthenticated
 from apps.accounts.reauth import reauthenticated_at as session_reauthenticated_at
@@ -141,3 +149,144 @@ def reauthenticate(request: HttpRequest) -> HttpResponse:
             return redirect(next_url)
     context = {"form": form, "next": next_url, "reauth_minutes": services.reauth_minutes()}
     return render(request, "accounts/reauth.html", context, status=400 if form.errors else 200)
+
+
+# --- People: the admin's users page -----------------------------------------------------------
+
+
+def _people_admin(request: HttpRequest) -> User:
+    """The signed-in admin; anyone else gets 403 (login_required ran first)."""
+    user = _user(request)
+    if not services.user_can_manage_people(user):
+        raise PermissionDenied("Only admins manage people.")
+    return user
+
+
+def _person_or_404(user_id: int) -> User:
+    person = User.objects.filter(pk=user_id).first()
+    if person is None:
+        raise Http404("No such person.")
+    return person
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def people(request: HttpRequest) -> HttpResponse:
+    """Everyone with an account, and a form to create one (with a role, with or without a
+    first password)."""
+    admin = _people_admin(request)
+    form = PersonCreateForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            created = services.user_create(
+                email=data["email"],
+                full_name=data["full_name"],
+                role=data["role"],
+                password=data["password"] or None,
+                actor=admin,
+            )
+        except DomainError as exc:
+            form.add_error("email" if exc.code == "conflict" else None, exc.message)
+        else:
+            how = (
+                "they can sign in with the password you gave"
+                if created.has_usable_password()
+                else "they cannot sign in until you set a password for them"
+            )
+            messages.success(request, f"Account for {created.email} created; {how}.")
+            return redirect("accounts:person", user_id=created.pk)
+    query = request.GET.get("q", "")[:254]
+    everyone = selectors.user_list_for_admin(query=query)
+    context = {
+        "form": form,
+        "people": everyone[: selectors.PEOPLE_PAGE_MAX],
+        "count": everyone.count(),
+        "query": query,
+        "page_max": selectors.PEOPLE_PAGE_MAX,
+    }
+    return render(request, "accounts/people.html", context, status=400 if form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def person(request: HttpRequest, user_id: int) -> HttpResponse:
+    """One person: change name, e-mail and role; deactivate; set a password."""
+    admin = _people_admin(request)
+    subject = _person_or_404(user_id)
+    initial = {"full_name": subject.full_name, "email": subject.email, "role": subject.role}
+    form = PersonChangeForm(request.POST if request.method == "POST" else None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        try:
+            if changes:
+                services.user_update(actor=admin, user_id=subject.pk, changes=changes)
+        except DomainError as exc:
+            form.add_error("email" if "e-mail" in exc.message else None, exc.message)
+        else:
+            messages.success(request, "Saved." if changes else "Nothing changed.")
+            return redirect("accounts:person", user_id=subject.pk)
+    return _person_page(request, subject, form, PersonPasswordForm())
+
+
+def _person_page(
+    request: HttpRequest, subject: User, form: PersonChangeForm, password_form: PersonPasswordForm
+) -> HttpResponse:
+    status = 400 if form.errors or password_form.errors else 200
+    context = {
+        "person": subject,
+        "form": form,
+        "password_form": password_form,
+        "is_self": subject.pk == _user(request).pk,
+        "mail_configured": False,
+    }
+    return render(request, "accounts/person.html", context, status=status)
+
+
+@login_required
+@require_POST
+def person_password(request: HttpRequest, user_id: int) -> HttpResponse:
+    admin = _people_admin(request)
+    subject = _person_or_404(user_id)
+    password_form = PersonPasswordForm(request.POST)
+    if password_form.is_valid():
+        try:
+            services.user_password_set(
+                actor=admin, user_id=subject.pk, password=password_form.cleaned_data["password"]
+            )
+        except DomainError as exc:
+            password_form.add_error("password", exc.message)
+        else:
+            messages.success(
+                request,
+                f"Password set for {subject.email}; their open browser sessions ended. Tell "
+                f"them the password in person or by phone, not by e-mail.",
+            )
+            return redirect("accounts:person", user_id=subject.pk)
+    initial = {"full_name": subject.full_name, "email": subject.email, "role": subject.role}
+    return _person_page(request, subject, PersonChangeForm(initial=initial), password_form)
+
+
+@login_required
+@require_POST
+def person_active(request: HttpRequest, user_id: int) -> HttpResponse:
+    """Deactivate (active=0) or reactivate (active=1) a person."""
+    admin = _people_admin(request)
+    subject = _person_or_404(user_id)
+    wanted = request.POST.get("active")
+    if wanted not in ("0", "1"):
+        messages.error(request, "Say whether the account should be active.")
+        return redirect("accounts:person", user_id=subject.pk)
+    try:
+        services.user_set_active(actor=admin, user_id=subject.pk, active=wanted == "1")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request,
+            f"{subject.email} can sign in again."
+            if wanted == "1"
+            else f"{subject.email} is deactivated: they cannot sign in, their API tokens stop "
+            f"working and their open pages lose live updates. Nothing of theirs is deleted.",
+        )
+    return redirect("accounts:person", user_id=subject.pk)

@@ -15,7 +15,15 @@ class CaseStatusForm(forms.Form):
 
 
 class MemberAddForm(forms.Form):
-    email = forms.EmailField(max_length=254, label="E-mail address of a colleague")
+    # Named "email" for the API's and older clients' sake: a full address, or part of a name
+    # or address to search for (the member picker).
+    email = forms.CharField(
+        max_length=254,
+        label="Colleague",
+        help_text="Type part of their name or e-mail address, then choose them from the list.",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+    )
+    user_id = forms.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.STAFF)
 
 

@@ -3,13 +3,16 @@ which return only what the user's memberships allow."""
 
 from collections.abc import Collection
 
-from django.db.models import Count, Exists, Max, OuterRef, QuerySet
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db.models import Case as SqlCase
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, When
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases.models import BreakGlassGrant, Case, CaseEvent, Membership
-from lexweb.errors import NotFound
+from lexweb.errors import NotFound, PermissionDenied
 
 
 def case_list_for_user(*, user: User) -> QuerySet[Case]:
@@ -97,6 +100,51 @@ def membership_list_for_user(*, user: User, case_id: int) -> QuerySet[Membership
         .select_related("user")
         .order_by("user__full_name", "user__email")
     )
+
+
+MEMBER_CANDIDATES_MAX = 20
+
+
+def member_candidates_for_user(
+    *, user: User, case: Case, query: str, limit: int = MEMBER_CANDIDATES_MAX
+) -> list[User]:
+    """People `user` may add to `case` whose name or e-mail contains `query` (at least two
+    characters): active accounts that are not members yet; in a rescue (an admin adding a
+    lawyer to a case with no active lawyer) only lawyers, never the admin. Only those who
+    manage the case's members (or rescue it) may look: anyone else gets PermissionDenied.
+    Up to `limit` people, exact e-mail first, then by name."""
+    manages = case_can_manage_members(user=user, case=case)
+    if not manages and not case_can_rescue(user=user, case=case):
+        raise PermissionDenied("Only lawyers on this case manage its members.")
+    query = query.replace("\x00", "").strip()[:254]
+    if len(query) < 2:
+        return []
+    people = User.objects.filter(is_active=True).exclude(
+        pk__in=Membership.objects.filter(case=case).values("user_id")
+    )
+    if not manages:
+        people = people.filter(role=User.Role.LAWYER).exclude(pk=user.pk)
+    people = people.filter(Q(full_name__icontains=query) | Q(email__icontains=query))
+    exact = Q(email__iexact=query)
+    return list(
+        people.annotate(exact=SqlCase(When(exact, then=0), default=1))
+        .order_by("exact", "full_name", "email")[:limit]
+    )
+
+
+def member_pick_for_user(
+    *, user: User, case: Case, text: str
+) -> tuple[str | None, list[User]]:
+    """What the add-member form's "who" names: an e-mail address typed in full is passed on as
+    it is (the service says if nobody has it); anything else is a search. Returns (e-mail,
+    []) for an address, (None, the people found) for a search: one person found is the one
+    meant; several are shown to choose from."""
+    text = text.strip()
+    try:
+        validate_email(text)
+    except ValidationError:
+        return None, member_candidates_for_user(user=user, case=case, query=text)
+    return text, []
 
 
 def user_can_create_case(*, user: User) -> bool:

@@ -136,16 +136,24 @@ def _check_role(*, user: User, role: str) -> None:
 
 
 @transaction.atomic
-def member_add(*, actor: User, case: Case, email: str, role: str) -> Membership:
-    """Add a member. A lawyer member of the case may; so may an admin rescuing a case with no
-    active lawyer, by adding a lawyer (recorded with `rescue`). Nobody else: not an admin
-    member, nor a break-glass grant (read access only)."""
+def member_add(
+    *, actor: User, case: Case, role: str, email: str = "", user_id: int | None = None
+) -> Membership:
+    """Add a member, named by e-mail or (from the member picker) by `user_id`. A lawyer member
+    of the case may; so may an admin rescuing a case with no active lawyer, by adding a lawyer
+    (recorded with `rescue`). Nobody else: not an admin member, nor a break-glass grant (read
+    access only)."""
     rescue = not selectors.case_can_manage_members(user=actor, case=case)
     if rescue and not selectors.case_can_rescue(user=actor, case=case):
         _require_manager(actor=actor, case=case)
-    user = User.objects.filter(email__iexact=email.strip(), is_active=True).first()
-    if user is None:
-        raise NotFound(f"No active user with e-mail {email.strip()[:254]!r}.")
+    if user_id is not None:
+        user = User.objects.filter(pk=user_id, is_active=True).first()
+        if user is None:
+            raise NotFound("That person has no active account.")
+    else:
+        user = User.objects.filter(email__iexact=email.strip(), is_active=True).first()
+        if user is None:
+            raise NotFound(f"No active user with e-mail {email.strip()[:254]!r}.")
     _check_role(user=user, role=role)
     if rescue:
         _check_rescue(actor=actor, user=user, role=role)

@@ -10,6 +10,11 @@ urlpatterns = [
     path("cases/break-glass/", views.break_glass, name="break_glass"),
     path("cases/<int:case_id>/", views.case_detail, name="detail"),
     path("cases/<int:case_id>/members/", views.member_add, name="member_add"),
+    path(
+        "cases/<int:case_id>/members/candidates/",
+        views.member_candidates,
+        name="member_candidates",
+    ),
     path("cases/<int:case_id>/members/<int:user_id>/role/", views.member_role, name="member_role"),
     path(
         "cases/<int:case_id>/members/<int:user_id>/remove/",

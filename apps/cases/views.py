@@ -57,7 +57,11 @@ def case_detail(request: HttpRequest, case_id: int) -> HttpResponse:
 
 
 def _render_case(
-    request: HttpRequest, case: Case, add_form: MemberAddForm, status: int = 200
+    request: HttpRequest,
+    case: Case,
+    add_form: MemberAddForm,
+    status: int = 200,
+    candidates: list[User] | None = None,
 ) -> HttpResponse:
     """The case page; `add_form` is bound (with what was typed and its errors) after a refusal."""
     user = request_user(request)
@@ -68,6 +72,7 @@ def _render_case(
         # An admin may add a lawyer (only) to a case with no active lawyer.
         "can_rescue": selectors.case_can_rescue(user=user, case=case),
         "add_form": add_form,
+        "candidates": candidates or [],
         "activity": activity.activity_feed_for_user(user=user, case_id=case.pk),
         "break_glass": selectors.break_glass_list_for_case(case=case)[:10],
         "now": timezone.now(),
@@ -130,19 +135,77 @@ def member_add(request: HttpRequest, case_id: int) -> HttpResponse:
         return _apply(
             request,
             case,
-            lambda: services.member_add(actor=user, case=case, **form.cleaned_data),
+            lambda: services.member_add(
+                actor=user,
+                case=case,
+                role=form.cleaned_data["role"],
+                email=form.cleaned_data["email"],
+            ),
             "",
         )
+    candidates: list[User] = []
     if form.is_valid():
-        try:
-            services.member_add(actor=user, case=case, **form.cleaned_data)
-        except DomainError as exc:
-            form.add_error("email" if exc.code == "not_found" else None, exc.message)
-        else:
-            messages.success(request, f"{form.cleaned_data['email']} now has access to this case.")
-            return redirect("cases:detail", case_id=case.pk)
+        data = form.cleaned_data
+        user_id, email = data["user_id"], ""
+        if user_id is None:
+            email_typed, candidates = selectors.member_pick_for_user(
+                user=user, case=case, text=data["email"]
+            )
+            email = email_typed or ""
+            if email_typed is None and len(candidates) == 1:
+                user_id = candidates[0].pk
+            elif email_typed is None and not candidates:
+                form.add_error(
+                    "email",
+                    f"Nobody found for “{data['email']}”: type part of the name or e-mail "
+                    f"address of a colleague with an active account who is not on this case yet.",
+                )
+            elif email_typed is None:
+                form.add_error(
+                    "email", f"{len(candidates)} people match “{data['email']}”: choose one."
+                )
+        if not form.errors:
+            try:
+                membership = services.member_add(
+                    actor=user, case=case, role=data["role"], email=email, user_id=user_id
+                )
+            except DomainError as exc:
+                form.add_error("email" if exc.code == "not_found" else None, exc.message)
+            else:
+                messages.success(request, f"{membership.user} now has access to this case.")
+                return redirect("cases:detail", case_id=case.pk)
     # The page again, with what was typed and what is wrong with it, as a form error.
-    return _render_case(request, case, form, status=400)
+    return _render_case(request, case, form, status=400, candidates=candidates)
+
+
+@login_required
+@require_safe
+def member_candidates(request: HttpRequest, case_id: int) -> HttpResponse:
+    """The member picker's search: people who may be added to the case whose name or e-mail
+    contains `q` (JSON). Only for those who manage the case's members (403 for its other
+    members; 404 for non-members, as for every case page)."""
+    user = request_user(request)
+    case = case_or_404(request, case_id)
+    query = request.GET.get("q", "")[:254]
+    try:
+        people = selectors.member_candidates_for_user(user=user, case=case, query=query)
+    except DomainError as exc:
+        return JsonResponse({"detail": exc.message}, status=403)
+    return JsonResponse(
+        {
+            "query": query,
+            "people": [
+                {
+                    "id": p.pk,
+                    "name": p.full_name or p.email,
+                    "email": p.email,
+                    "role": p.role,
+                    "role_label": p.get_role_display(),
+                }
+                for p in people
+            ],
+        }
+    )
 
 
 @login_required

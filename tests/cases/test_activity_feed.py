@@ -145,7 +145,8 @@ def test_feed_of_a_case_one_is_not_on_is_empty(outsider: User, case: Case, lawye
     ("data", "error"),
     [
         ({"email": "nobody@firm.test", "role": "staff"}, "No active user with e-mail"),
-        ({"email": "not an address", "role": "staff"}, "Enter a valid email address."),
+        # Not an address: a search for a colleague (the member picker), which finds nobody.
+        ({"email": "not an address", "role": "staff"}, "Nobody found for “not an address”"),
         ({"email": "staff@firm.test", "role": "staff"}, "is already a member of this case"),
         ({"email": "nobody@firm.test", "role": "judge"}, "Select a valid choice."),
         ({"email": "x" * 300 + "@firm.test", "role": "staff"}, "at most 254 characters"),

@@ -216,7 +216,7 @@ def test_lawyer_adds_a_member(lawyer_client: Client, case: Case, colleague: User
     assert response.status_code == 302
     assert response["Location"] == f"/cases/{case.pk}/"
     assert _roles(case)["colleague@firm.test"] == "lawyer"
-    assert "Colleague@firm.test now has access to this case." in _messages(response)
+    assert "Cora Colleague now has access to this case." in _messages(response)
     assert "Cora Colleague" in lawyer_client.get(f"/cases/{case.pk}/").content.decode()
 
 
