@@ -47,7 +47,7 @@ async def test_uploaded_pdf_row_turns_ready_live_without_reload(
     verdict = await wait_for(
         page,
         f"{ROW}.querySelector('[data-field=provenance]').dataset.provenance === 'clear' && "
-        f"{ROW}.querySelector('[data-field=provenance]').textContent",
+        f"{ROW}.querySelector('[data-field=provenance]').textContent.trim()",
     )
     assert verdict == "Clear"
     # One upload, and the row came over the socket: the page never reloaded.

@@ -182,7 +182,8 @@ async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
         raise AssertionError("the run was refused every time")
     line = "document.querySelector('#run-status-line').textContent"
     first = await page.evaluate(line)
-    assert first.startswith(("Queued: waiting", "Running")), first
+    # A summary may be done before its page has loaded: then the page says so at once.
+    assert first.startswith(("Queued: waiting", "Running", "Finished: succeeded")), first
     assert re.search(r"Run \d+ created\.", await page.evaluate("document.body.textContent"))
     await page.evaluate("window.__samePage = true")
     await wait_for(page, "document.querySelector('#run-state').dataset.status === 'succeeded'", 180)
@@ -190,5 +191,49 @@ async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
     text = await page.evaluate("document.querySelector('main').textContent")
     assert "queued: this page follows it live" not in text.lower()
     assert (await page.evaluate(line)).startswith("Finished: succeeded")
+    assert await page.evaluate("window.__samePage === true")
+    await visits.note(page)
+
+    # A motion: the page follows the running stage down the timeline, and the gate's JSON
+    # answer is shown as a list of its fields once the gate has answered.
+    await visits.go(page, f"{runs}new/")
+    await visits.submit(
+        page,
+        f'form[action="{runs}new/"]',
+        {"kind": "motion", "packet": packet, "instructions": "Move for summary judgment."},
+    )
+    assert await page.evaluate(r"/\/runs\/\d+\/$/.test(location.pathname)")
+    await page.evaluate("window.__samePage = true")
+    await wait_for(
+        page,
+        "(() => { const s = document.querySelector('#run-state [aria-current=step]');"
+        " if (!s || s === document.querySelector('#timeline li.stage')) return false;"
+        " const top = s.getBoundingClientRect().top;"
+        " const line = document.querySelector('#run-status-line').textContent;"
+        " return line.startsWith('Running: the ') && window.scrollY > 0"
+        " && top >= -1 && top < innerHeight; })()",
+        120,
+    )
+    await shot(page, "4-motion-following")
+    await wait_for(
+        page, "document.querySelector('#timeline li.stage [data-structured-for] dl') !== null", 120
+    )
+    await wait_for(
+        page,
+        "!['queued', 'running'].includes(document.querySelector('#run-state').dataset.status)",
+        240,
+    )
+    assert (await page.evaluate(line)).startswith("Finished: ")
+    await page.evaluate(
+        "const d = document.querySelector('#timeline li.stage details.stage__output');"
+        " d.open = true; d.scrollIntoView();"
+    )
+    await shot(page, "5-motion-gate-answer")
+    gate = await page.evaluate(
+        "(() => { const li = document.querySelector('#timeline li.stage');"
+        " return {terms: [...li.querySelectorAll('[data-structured-for] dt')]"
+        ".map((d) => d.textContent), raw: li.querySelector('pre.stage-text').hidden}; })()"
+    )
+    assert "Answer" in gate["terms"] and gate["raw"], gate
     assert await page.evaluate("window.__samePage === true")
     await visits.note(page)
