@@ -84,3 +84,31 @@ def test_the_figures_read_again_are_the_pages_own_and_not_audited_again(
     assert f'data-worker-id="{alive}"' in part and "data-heartbeat-age" in part
     assert AuditEvent.objects.filter(action="cluster.jobs_view").count() == 1
     assert lawyer_client.get(JOBS, {"part": "1"}).status_code == 404
+
+
+@pytest.mark.asyncio
+async def test_a_worker_marks_a_change_when_a_job_starts_and_when_it_ends() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from apps.operations.worker import WorkerRunner
+
+    runner = WorkerRunner(queues=None, concurrency=1, grace_seconds=0, say=lambda _line: None)
+    marks: list[str] = []
+    runner._pulse = SimpleNamespace(changed=lambda: marks.append("changed"))  # type: ignore[assignment]
+
+    async def job() -> str:
+        marks.append("job")
+        return "done"
+
+    async def failing() -> None:
+        marks.append("job")
+        raise RuntimeError("the job failed")
+
+    context: Any = SimpleNamespace(job=SimpleNamespace(id=7, task_name="documents.render"))
+    assert await runner._track(job, context, None) == "done"  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError):
+        await runner._track(failing, context, None)  # type: ignore[arg-type]
+
+    assert marks == ["changed", "job", "changed"] * 2
+    assert runner._running == {}

@@ -24,7 +24,15 @@ from playwright.async_api import Page
 
 from tests.e2e.steps import ROWS, Visits, choose_files, frozen_packet_of, row, wait_ready, write_pdf
 from tests.e2e.test_case_feed_browser import SOCKETS
-from tests.harness.browser import goto, shot, sign_in, sign_out, wait_for
+from tests.harness.browser import (
+    csp_violations,
+    goto,
+    listen_for_csp,
+    shot,
+    sign_in,
+    sign_out,
+    wait_for,
+)
 from tests.harness.product import Product
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -139,6 +147,7 @@ async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
     visits = Visits()
 
     # The admin's job queues page: figures change as workers take and finish jobs.
+    await listen_for_csp(page)
     await sign_in(page, product.admin)
     await goto(page, "/cluster/jobs/")
     await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
@@ -151,6 +160,7 @@ async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
         await asyncio.to_thread(_upload, client, case.id, busy)
     await wait_for(page, "window.__swaps > 0", 60)
     await shot(page, "1-jobs-live")
+    assert await csp_violations(page) == []
     assert await page.evaluate("window.__samePage === true")
     assert await page.evaluate("document.querySelector('#job-queues tbody tr') !== null")
 
@@ -237,3 +247,4 @@ async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
     assert "Answer" in gate["terms"] and gate["raw"], gate
     assert await page.evaluate("window.__samePage === true")
     await visits.note(page)
+    assert visits.violations() == {}
