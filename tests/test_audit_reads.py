@@ -228,6 +228,10 @@ PAGES: dict[str, Entry] = {
     "accounts/login/": NotMaterial("sign-in"),
     "accounts/logout/": NotMaterial("sign-out"),
     "accounts/reauth/": NotMaterial("password re-entry"),
+    "accounts/people/": NotMaterial("admins only: accounts (names, e-mails, roles), no case"),
+    "accounts/people/<int:user_id>/": NotMaterial("admins only: one account, no case"),
+    "accounts/people/<int:user_id>/password/": NotMaterial("sets a password (POST, audited)"),
+    "accounts/people/<int:user_id>/active/": NotMaterial("(de)activates (POST, audited)"),
     "accounts/tokens/": NotMaterial("the user's own tokens"),
     "accounts/tokens/revoke-all/": NotMaterial("revokes the user's tokens (audited)"),
     "accounts/tokens/<int:token_id>/revoke/": NotMaterial("revokes a token (audited)"),
@@ -236,6 +240,9 @@ PAGES: dict[str, Entry] = {
     "cases/break-glass/": NotMaterial("an admin's break-glass form: case numbers; audited grant"),
     "cases/<int:case_id>/": Read("case.view"),
     "cases/<int:case_id>/members/": NotMaterial("adds a member (POST, audited)"),
+    "cases/<int:case_id>/members/candidates/": NotMaterial(
+        "the member picker: names and e-mails of people not on the case, no case material"
+    ),
     "cases/<int:case_id>/members/<int:user_id>/role/": NotMaterial("audited write (POST)"),
     "cases/<int:case_id>/members/<int:user_id>/remove/": NotMaterial("audited write (POST)"),
     "cases/<int:case_id>/health/": NotMaterial("the worker check's page: number only"),
