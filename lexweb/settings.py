@@ -11,6 +11,7 @@ from typing import Any
 import croniter
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from whitenoise.compress import Compressor
 
 from lexweb import embedded_db
 from lexweb.env import env_bool, env_int, env_list, env_seconds_list, env_secret, env_str
@@ -484,10 +485,14 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every start without it
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    # collectstatic (run by the launcher) writes compressed copies that whitenoise serves.
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # collectstatic (run by the launcher) writes compressed copies that whitenoise serves, again
+    # only for files that changed (lexweb/static_files.py).
+    "staticfiles": {"BACKEND": "lexweb.static_files.CompressedStaticFiles"},
 }
 WHITENOISE_USE_FINDERS = True
+# Source maps are read only by a browser's developer tools: not worth compressing (the two that
+# ninja ships are 5.3 MB, more than half of what there is to compress).
+WHITENOISE_SKIP_COMPRESS_EXTENSIONS = (*Compressor.SKIP_COMPRESS_EXTENSIONS, "map")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("LEXWEB_TIME_ZONE", "UTC")

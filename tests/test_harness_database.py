@@ -49,7 +49,7 @@ def test_the_tables_a_test_wrote_are_emptied_and_the_guards_stay_on() -> None:
 def test_the_test_database_is_a_copy_of_the_migrated_template() -> None:
     # tests/conftest.py django_db_modify_db_settings: the runner copies it, it does not migrate.
     template = connection.settings_dict["TEST"]["TEMPLATE"]
-    assert template == database.TEMPLATE_PREFIX + database._migrations_digest()
+    assert template == database.TEMPLATE_PREFIX + database.migrations_digest()
     with connection._nodb_cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
         assert cursor.fetchone() is not None

@@ -7,7 +7,10 @@ row is left. The scenarios themselves live in tests/faults/product.py (also run 
 by `make faults`)."""
 
 import contextlib
+import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,18 +18,29 @@ import pytest
 
 from tests.faults import product as faults
 from tests.faults.product import Outcome, Product
+from tests.harness.product import artifacts_root, prepare_var, stop_database
 
 pytestmark = pytest.mark.product  # launches the whole product (make run)
 
 
 @pytest.fixture(scope="module")
-def product(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Product]:
-    launched = Product(tmp_path_factory.mktemp("faults") / "var")
+def product() -> Iterator[Product]:
+    # Directly under the system's temporary folder, as tests/conftest.py's var_dir: another
+    # pytest session starting meanwhile makes pytest's own folders private again, and the
+    # embedded PostgreSQL (another user) could then not start again after a kill.
+    home = Path(tempfile.mkdtemp(prefix="lexweb-faults-"))
+    home.chmod(0o755)
+    launched = Product(prepare_var(home / "var"))
     try:
         launched.start()
         yield launched
     finally:
-        launched.close()
+        launched.close()  # writes the launcher's output beside the var folder
+        stop_database(home / "var")
+        kept = artifacts_root() / "products" / f"faults-{os.getpid()}.log"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(home / "launcher-output.log", kept)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def _finished_cleanly(outcome: Outcome, launched: Product) -> None:

@@ -76,7 +76,7 @@ def flush_written_tables(connection: BaseDatabaseWrapper) -> list[str]:
 TEMPLATE_PREFIX = "test_lexweb_template_"
 
 
-def _migrations_digest() -> str:
+def migrations_digest() -> str:
     """What the migrated schema depends on: every app's migration files (Procrastinate's and
     Django's own included)."""
     digest = hashlib.sha256()
@@ -95,7 +95,7 @@ def migrated_template(connection: BaseDatabaseWrapper) -> str:
     for each operation); each xdist worker used to pay it, and every run. The first process
     to get the lock builds it under another name and renames it when it is complete; the
     others wait, then find it. Templates of other migrations are dropped."""
-    name = TEMPLATE_PREFIX + _migrations_digest()
+    name = TEMPLATE_PREFIX + migrations_digest()
     building = f"{name}_building"
     server = f"{connection.settings_dict.get('HOST')}:{connection.settings_dict.get('PORT')}"
     key = hashlib.sha256(server.encode()).hexdigest()[:12]

@@ -16,6 +16,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from tests.harness.product import prepare_var
 from tests.running import free_port as _free_port
 from tests.running import free_port_below_ephemeral
 from tests.running import launch as _launch
@@ -166,6 +167,7 @@ def _five_free_ports() -> int:
 def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
     var_dir: Path,
 ) -> None:
+    prepare_var(var_dir)  # a launch, not a first start: migrated, static files collected
     port = free_port_below_ephemeral()
     env = _launcher_env(var_dir, port, LEXWEB_DEMO_BACKEND_PORT=str(_five_free_ports()))
     launcher = _launch(["run"], env)
@@ -273,6 +275,7 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
 def test_database_that_cannot_be_brought_back_stops_everything_with_one_line(
     var_dir: Path,
 ) -> None:
+    prepare_var(var_dir)  # a launch, not a first start: migrated, static files collected
     env = _launcher_env(
         var_dir,
         free_port_below_ephemeral(),
@@ -319,14 +322,16 @@ def _alive(pid: int) -> bool:
 
 
 def test_external_database_that_goes_away_is_waited_for_then_given_up_on(
-    var_dir: Path, tmp_path: Path
+    var_dir: Path,
 ) -> None:
     """With DATABASE_URL the launcher cannot start the database: it says when it went away and
     when it is back, and after LEXWEB_DATABASE_WAIT_SECONDS stops everything with one line."""
     import pgserver
     from pgserver import _commands
 
-    server = pgserver.get_server(tmp_path / "external", cleanup_mode="stop")
+    # Beside var_dir, not under pytest's folders: another pytest session starting meanwhile
+    # makes those private again, out of the reach of PostgreSQL's own user.
+    server = pgserver.get_server(var_dir.parent / "external", cleanup_mode="stop")
     try:
         socket_dir = server.get_postmaster_info().socket_dir
         url = f"postgres://postgres@{quote(str(socket_dir), safe='')}/postgres"

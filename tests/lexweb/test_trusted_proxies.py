@@ -15,6 +15,7 @@ from uvicorn.main import main as uvicorn_cli
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from lexweb import launcher
+from tests.harness.product import prepare_var
 from tests.lexweb.test_settings import _settings_probe
 from tests.running import ADMIN_PASSWORD, free_port, launch, launcher_env, read_until
 
@@ -108,6 +109,7 @@ def test_a_local_client_cannot_choose_its_throttled_and_audited_address(var_dir:
     """`make run` with LEXWEB_TRUSTED_PROXIES unset, even with uvicorn's own FORWARDED_ALLOW_IPS
     set to trust everyone: a client on 127.0.0.1 that names another address in every request is
     still throttled and audited as 127.0.0.1."""
+    prepare_var(var_dir)  # a launch, not a first start: migrated, static files collected
     port = free_port()
     env = launcher_env(
         var_dir,
