@@ -47,6 +47,7 @@
 
 import bisect
 import gc
+import itertools
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -59,6 +60,7 @@ from apps.verification import authorities, exhibits, paragraphs
 from apps.verification import normalise as nz
 from apps.verification.amounts import describe, distance, is_in_words
 from apps.verification.claims import Claim, is_generated_reference, sentences
+from apps.verification.claims.record import document_name_cite
 from apps.verification.dates import is_month_day, reading, same_day
 from apps.verification.findings import Finding, Status
 from apps.verification.index import (
@@ -263,6 +265,8 @@ class _Context:
         self.sentence_starts: list[int] = []
         self.forms: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         self.passages: dict[int, list[frozenset[str]]] = {}  # a page's sentences, as stems
+        self.stemmed: dict[str, tuple[str, bool]] = {}  # a word's stem, and if it is a key word
+        self.sentence_runs: dict[int, list[list[str]]] = {}  # ... as runs of words
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
         self.held: dict[tuple[str, ...], frozenset[int]] = {}  # a common word's pages, as a set
@@ -448,7 +452,11 @@ class _Context:
         document = resolved.document
         result: tuple[list[int], Finding | None, str]
         if document is None:
-            status: Status = "needs_review" if resolved.ambiguous else "unsupported"
+            # A citation sentence of its own ("Subcontract at 3.") may be no document's cite
+            # at all (a short form of a case, a time): one naming no document is for a
+            # person to read.
+            bare = not self.text[claim.sentence[0] : claim.start].strip(" \t\n-*\u2022")
+            status: Status = "needs_review" if resolved.ambiguous or bare else "unsupported"
             result = (
                 [],
                 Finding(
@@ -672,7 +680,6 @@ class _Context:
         terms = {k: t for k, t in terms.items() if t.count}
         if len(terms) < 2:
             return None
-        total = sum(t.weight for t in terms.values())
         on_cited = {k for k, t in terms.items() if any(self._carries(p, t) for p in pages)}
         if len(on_cited) < len(terms):
             also = self._carried_otherwise(span, pages)
@@ -682,6 +689,7 @@ class _Context:
                 if k not in on_cited
                 and (k in also or (t.stems and self._ocr_slip(pages, (*t.stems, t.word))))
             }
+        total = sum(t.weight for t in terms.values())
         # Candidates: the pages holding the heaviest terms the cited pages lack (a term held
         # by many pages is no sign of the right one).
         lacking = sorted(
@@ -700,21 +708,40 @@ class _Context:
         for page, score in self._scores(candidates, terms).items():
             if (score, -page) > best_key:
                 best, best_key = page, (score, -page)
+        phrases = {} if context else self._phrase_terms(span, terms)
         if best is None:
-            return None if context else self._passage_lead(span, terms, pages, within)
+            return None if context else self._passage_lead(span, terms, pages, within, phrases)
+        # A phrase of the segment that the other page prints whole, and whose words the cited
+        # pages hold apart or in part, is a fact they lack (one they print whole adds nothing
+        # to its words, nor one whose words they lack: those count already).
+        apart = {
+            k: t
+            for k, t in phrases.items()
+            if any(part in on_cited for part in t.pair)
+            and self._carries(best, t)
+            and not self._ocr_pair(pages, t, on_cited)
+            and not any(self._carries(p, t) for p in pages)
+        }
+        if apart:
+            terms = {**terms, **apart}
+            total = sum(t.weight for t in terms.values())
         on_best = {k for k, t in terms.items() if self._carries(best, t)}
         gained = on_best - on_cited  # what the other page carries and the cited ones lack
         kept = on_cited - on_best  # what only the cited pages carry
         share_gained = sum(terms[k].weight for k in gained) / total
         share_kept = sum(terms[k].weight for k in kept) / total
-        share_best = best_key[0] / total
+        share_best = sum(terms[k].weight for k in on_best) / total
         missing = sorted(gained, key=lambda k: -terms[k].weight)
         words = tuple(terms[k].word for k in missing)
         # Read with the sentence before, the cite is judged wrong only when the other page
         # carries that sentence's dates or amounts too; on words alone, a person checks.
         strong = not context or any(":" in k for k in gained)
-        if not on_cited and share_best >= WRONG_PAGE_ALONE:
-            # The cited pages carry none of it, while the packet does.
+        # The cited pages carry none of its words, while the packet does (what the other
+        # page holds of them; a phrase tells nothing more where none of its words is cited).
+        alone = sum(t.weight for k, t in terms.items() if k in on_best and not t.pair) / sum(
+            t.weight for t in terms.values() if not t.pair
+        )
+        if not on_cited and alone >= WRONG_PAGE_ALONE:
             status: Status = "unsupported" if strong else "needs_review"
             return _Weighed(status, best, words)
         share_cited = sum(terms[k].weight for k in on_cited) / total
@@ -738,9 +765,9 @@ class _Context:
         if len(gained) >= 2 and share_gained >= REVIEW_GAIN and share_gained > share_kept:
             # A lead on words alone; stated together in one sentence of a neighbour, it is
             # the neighbour's fact.
-            together = None if context else self._passage_lead(span, terms, pages, within)
+            together = None if context else self._passage_lead(span, terms, pages, within, phrases)
             return together or _Weighed("needs_review", best, words)
-        return None if context else self._passage_lead(span, terms, pages, within)
+        return None if context else self._passage_lead(span, terms, pages, within, phrases)
 
     def _passage_lead(
         self,
@@ -748,6 +775,7 @@ class _Context:
         terms: Mapping[str, "_Term"],
         pages: list[int],
         within: set[int] | None,
+        phrases: Mapping[str, "_Term"],
     ) -> "_Weighed | None":
         """Support is specific: the segment's facts stand together in one sentence of a page.
         A page whose words hold the segment's terms only scattered over different sentences
@@ -757,15 +785,32 @@ class _Context:
         segment's rarest terms: when another page's sentence carries at least WRONG_PAGE_OTHER
         of the terms' weight, all that the cited sentence carries, and PASSAGE_GAIN more, the
         cite is that page's neighbour (unsupported, naming it)."""
+        terms = {k: t for k, t in terms.items() if not t.pair}
         words = {k: t for k, t in terms.items() if t.stems}
         if len(words) < 2:
             return None
-        total = sum(t.weight for t in terms.values())
         values = {k for k, t in terms.items() if not t.stems}
+        # The cited pages' sentence that carries most of the segment, a phrase it does not
+        # print whole counting as a fact it lacks (`_phrase_terms`).
+        also = self._carried_otherwise(span, pages)
+        cited_weight, cited, lacking = max(
+            (
+                self._sentence_share(terms, words, values, phrases, also, page, stems, runs)
+                for page in pages
+                for stems, runs in zip(self._passages(page), self._sentence_runs(page), strict=True)
+            ),
+            key=lambda b: (b[0] / (b[3] or 1.0), b[0]),
+            default=(0.0, frozenset(), {}, 0.0),
+        )[:3]
+        terms = {**terms, **lacking}
+        total = sum(t.weight for t in terms.values())
 
         def best_sentence(page: int) -> tuple[float, frozenset[str]]:
             page_values = frozenset(k for k in values if page in terms[k].pages)
-            return _best_sentence(terms, words, self._passages(page), page_values)
+            runs = self._sentence_runs(page) if lacking else None
+            return _best_sentence(
+                terms, {**words, **lacking}, self._passages(page), page_values, runs
+            )
 
         common = max(CANDIDATE_PAGES, len(self.index.pages) // 20)
         heaviest = sorted(words, key=lambda k: (-words[k].weight, k))[:RARE_CANDIDATES]
@@ -789,10 +834,9 @@ class _Context:
         }
         if not scores:
             return None
-        cited_weight, cited = max((best_sentence(p) for p in pages), key=lambda b: b[0])
         # What the cited pages carry in another form (a month as "2023-11", "SLA" for "Service
         # Level") counts for their sentence: the benefit of the doubt is theirs.
-        otherwise = frozenset(self._carried_otherwise(span, pages) & words.keys()) - cited
+        otherwise = frozenset(also & words.keys()) - cited
         cited |= otherwise
         cited_weight += sum(terms[k].weight for k in otherwise)
         if cited_weight / total >= 1 - PASSAGE_GAIN:
@@ -812,16 +856,116 @@ class _Context:
             return None
         return _Weighed("unsupported", page, gained, True)
 
+    def _sentence_share(
+        self,
+        terms: Mapping[str, "_Term"],
+        words: Mapping[str, "_Term"],
+        values: Collection[str],
+        phrases: Mapping[str, "_Term"],
+        also: Collection[str],
+        page: int,
+        stems: frozenset[str],
+        runs: list[str],
+    ) -> tuple[float, frozenset[str], dict[str, "_Term"], float]:
+        """What one sentence of a cited page carries of the segment: the weight and keys of
+        its terms (the page's dates and amounts counted in it), the phrases whose words it holds
+        apart or in part (`_phrase_terms`; a phrase whose words the page carries in another
+        form, or an OCR page's, is given it) and the whole weight they make together."""
+        held = frozenset(k for k, t in words.items() if any(x in stems for x in t.stems))
+        held |= frozenset(k for k in values if page in terms[k].pages)
+        ocr = self.index.pages[page].source == OCR
+        lacking = {
+            k: t
+            for k, t in phrases.items()
+            if any(part in held for part in t.pair)
+            and not _phrase_in(stems, runs, t)
+            and not (
+                all(part in held or part in also for part in t.pair)
+                and (ocr or any(part in also for part in t.pair))
+            )
+        }
+        weight = sum(terms[k].weight for k in held)
+        whole = sum(t.weight for t in terms.values()) + sum(t.weight for t in lacking.values())
+        return weight, held, lacking, whole
+
     def _passages(self, page: int) -> list[frozenset[str]]:
         """The page's sentences, each as the stems of its words (cached)."""
         cached = self.passages.get(page)
         if cached is None:
-            record = self.index.pages[page]
-            text = ocr_read(record.text) if record.source == OCR else record.text
-            cached = self.passages[page] = [
-                frozenset(nz.stem(w) for w in nz.token_list(part)) for part in _page_sentences(text)
-            ]
+            self._read_sentences(page)
+            cached = self.passages[page]
         return cached
+
+    def _sentence_runs(self, page: int) -> list[list[str]]:
+        """The page's sentences (as `_passages` has them), each as its runs of words: cut
+        where a phrase breaks (a comma, a colon, a bracket), each its words' stems between
+        spaces, a word that is no key word as "|" (cached; see `_phrase_in`)."""
+        cached = self.sentence_runs.get(page)
+        if cached is None:
+            self._read_sentences(page)
+            cached = self.sentence_runs[page]
+        return cached
+
+    def _read_sentences(self, page: int) -> None:
+        """Reads the page's sentences once for `_passages` and `_sentence_runs`."""
+        record = self.index.pages[page]
+        text = ocr_read(record.text) if record.source == OCR else record.text
+        known = self.stemmed
+        passages: list[frozenset[str]] = []
+        runs: list[list[str]] = []
+        for part in _page_sentences(text):
+            stems: set[str] = set()
+            cut: list[str] = []
+            for chunk in _PHRASE_BREAK.split(part):
+                read = [_stemmed(w, known) for w in nz.token_list(chunk)]
+                stems.update(stem for stem, _ in read)
+                if len(read) > 1:
+                    cut.append(" " + " ".join(stem if key else "|" for stem, key in read) + " ")
+            passages.append(frozenset(stems))
+            runs.append(cut)
+        self.passages[page] = passages
+        self.sentence_runs[page] = runs
+
+    def _phrase_terms(
+        self, span: tuple[int, int], terms: Mapping[str, "_Term"]
+    ) -> dict[str, "_Term"]:
+        """The span's phrases: two key words that stand side by side in it, both capitalised
+        (a name: "Kasimir Whitcombe") or neither (a term: "discharge summary", "royalty
+        report"), no claim, comma or bracket between them ("Northcott recorded" is a name and
+        a verb, no phrase). A page
+        carries a phrase when it prints the two words side by side (either in a paraphrase's
+        form), in that order: a name or a term of art is one fact, and a page that holds its
+        words apart ("Kasimir wrote", "the minimum royalty ... a report") holds less of it. A
+        phrase weighs as its lighter word and is a term of its own beside its words."""
+        masked = list(self.text[span[0] : span[1]])
+        first = max(0, bisect.bisect_left(self.starts, span[0]) - 3)
+        for claim in self.ordered[first:]:
+            if claim.start >= span[1]:
+                break
+            for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
+                masked[k - span[0]] = "|"
+        out: dict[str, _Term] = {}
+        for chunk in _PHRASE_BREAK.split("".join(masked)):
+            found = nz.tokens(chunk)
+            words = [token for token, _, _ in found]
+            cased = [chunk[start : start + 1].isupper() for _, start, _ in found]
+            for k, (a, b) in enumerate(itertools.pairwise(words)):
+                left, right = terms.get(nz.stem(a)), terms.get(nz.stem(b))
+                if not _key_word(a) or not _key_word(b) or left is None or right is None:
+                    continue
+                if cased[k] != cased[k + 1]:
+                    continue  # a name and a word ("Northcott recorded"): no phrase
+                if not left.stems or not right.stems or left is right:
+                    continue
+                key = f"{nz.stem(a)} {nz.stem(b)}"
+                out[key] = _Term(
+                    f"{a} {b}",
+                    min(left.count, right.count),
+                    min(left.weight, right.weight),
+                    pair=(nz.stem(a), nz.stem(b)),
+                    groups=(left.stems, right.stems),
+                )
+        return out
 
     def _weighed_terms(self, span: tuple[int, int], *, values: bool = False) -> dict[str, "_Term"]:
         """The span's key terms (outside its claims), each with the pages that carry it or a
@@ -867,10 +1011,20 @@ class _Context:
 
     def _carries(self, page: int, term: "_Term") -> bool:
         """The page holds the term (a date or amount: that value), or a paraphrase of it."""
+        if term.pair:
+            if not self._holds_words(page, term):
+                return False
+            sentences = zip(self._passages(page), self._sentence_runs(page), strict=True)
+            return any(_phrase_in(stems, runs, term) for stems, runs in sentences)
         if not term.stems:
             return page in term.pages
         stems = self.index.stems[page]
         return any(s in stems for s in term.stems)
+
+    def _holds_words(self, page: int, term: "_Term") -> bool:
+        """The page holds both words of the phrase `term` (or their paraphrases), anywhere."""
+        stems = self.index.stems[page]
+        return all(any(s in stems for s in group) for group in term.groups)
 
     def _holders(self, term: "_Term") -> Iterable[int]:
         """The pages holding the term or a paraphrase (few: see CANDIDATE_PAGES)."""
@@ -884,6 +1038,14 @@ class _Context:
         candidates walks its holders; a common one is a set of its pages, made once a run."""
         scores = dict.fromkeys(candidates, 0.0)
         for term in terms.values():
+            if term.pair:
+                # A page holding both words may print them side by side: counted as if it
+                # did (an upper bound for `_passage_lead`'s candidates, whose sentences are
+                # read next).
+                for page in scores:
+                    if self._holds_words(page, term):
+                        scores[page] += term.weight
+                continue
             held = self._holders(term)
             if isinstance(held, Collection) and len(held) <= len(scores):
                 for page in held:
@@ -937,6 +1099,13 @@ class _Context:
             cached = self.forms[page] = (months, shorts)
         return cached
 
+    def _ocr_pair(self, pages: list[int], term: "_Term", carried: set[str]) -> bool:
+        """An OCR page among `pages` holds both words of the phrase `term` (OCR may break the
+        line or the spacing between them: the benefit of the doubt is the page's)."""
+        return all(part in carried for part in term.pair) and any(
+            self.index.pages[p].source == OCR for p in pages
+        )
+
     def _ocr_slip(self, pages: list[int], group: Sequence[str]) -> bool:
         """An OCR page among `pages` holds a stem of `group` one slip away."""
         return any(
@@ -956,6 +1125,9 @@ class _Context:
         return found[at] if at >= 0 else span
 
     def not_a_record_cite(self, claim: Claim) -> Finding:
+        named = self._titled_after_all(claim)
+        if named is not None:
+            return named
         if _GENERATED.search(claim.text) or is_generated_reference(claim.text):
             message = (
                 f"{claim.text!r} refers to a system-generated document (an earlier draft or "
@@ -977,6 +1149,21 @@ class _Context:
             excerpt=excerpt_of(page.text, *printed[1]) if page and printed else "",
             match=printed[1] if printed else None,
         )
+
+    def _titled_after_all(self, claim: Claim) -> Finding | None:
+        """A piece the extractor read as no record cite by its words ("Discharge Summary at 1":
+        "summary" is a word of the system's own work) that names a packet document with a
+        page, every word of the name in that document's file name or title: a cite of that
+        document, checked as one (the packet decides, not a list of words)."""
+        found = document_name_cite(claim.text)
+        if found is None:
+            return None
+        title, pin = found
+        if self.documents is None:
+            self.documents = exhibits.catalogue(self.index)
+        if exhibits.titled(self.documents, self.index, title, names_only=True).document is None:
+            return None
+        return self._named_cite(replace(claim, kind="record_cite", title=title, pins=(pin,)))
 
     def _what_it_is(self, text: str) -> tuple[str, tuple[int, tuple[int, int]] | None]:
         """Why a token used as a cite is none of this case's (from the packet, not a list of
@@ -1624,15 +1811,25 @@ def moved_finding(claim: Claim, hit: QuoteHit, index: PacketIndex) -> Finding:
 def _best_sentence(
     terms: Mapping[str, "_Term"],
     words: Mapping[str, "_Term"],
-    sentences: Iterable[frozenset[str]],
+    sentences: Sequence[frozenset[str]],
     values: frozenset[str] = frozenset(),
+    runs: Sequence[list[str]] | None = None,
 ) -> tuple[float, frozenset[str]]:
     """The weight and the keys of the terms that one of `sentences` (each a set of stems)
-    carries at most (a word term by its stem or a paraphrase's), with `values` (the dates and
-    amounts its page holds) counted in each."""
+    carries at most (a word term by its stem or a paraphrase's; a phrase by the sentence's
+    `runs`, `_phrase_in`), with `values` (the dates and amounts its page holds) counted in
+    each."""
     best: tuple[float, frozenset[str]] = (0.0, frozenset())
-    for stems in sentences:
-        held = frozenset(k for k, t in words.items() if any(x in stems for x in t.stems)) | values
+    runs = runs or [[] for _ in sentences]
+    for at, stems in enumerate(sentences):
+        held = (
+            frozenset(
+                k
+                for k, t in words.items()
+                if (_phrase_in(stems, runs[at], t) if t.pair else any(x in stems for x in t.stems))
+            )
+            | values
+        )
         weight = sum(terms[k].weight for k in held)
         if weight > best[0]:
             best = (weight, held)
@@ -1683,6 +1880,34 @@ def _page_sentences(text: str) -> list[str]:
     return [part for part in out if part.strip()]
 
 
+# Where a phrase of the draft or a page breaks: a claim (masked as "|"), a comma, a colon, a
+# bracket or a quotation mark.
+_PHRASE_BREAK = re.compile(r"[|,;:()\[\]\"\u201c\u201d]+")
+
+
+def _key_word(word: str) -> bool:
+    """A word `_weighed_terms` keeps as a key term."""
+    return not (word in nz.STOPWORDS or len(word) < 3 or (word.isdigit() and len(word) < 4))
+
+
+def _phrase_in(stems: frozenset[str], runs: list[str], term: "_Term") -> bool:
+    """A sentence (its `stems`, and its `runs`, `_Context._sentence_runs`) prints the phrase
+    `term`: its two words (or their paraphrases) side by side, in order."""
+    left, right = term.groups
+    if not (any(s in stems for s in left) and any(s in stems for s in right)):
+        return False
+    pairs = [f" {first} {second} " for first in left for second in right]
+    return any(pair in run for run in runs for pair in pairs)
+
+
+def _stemmed(word: str, known: dict[str, tuple[str, bool]]) -> tuple[str, bool]:
+    """The word's stem and whether it is a key word (`known`: a cache of both)."""
+    found = known.get(word)
+    if found is None:
+        found = known[word] = (nz.stem(word), _key_word(word))
+    return found
+
+
 def wrong_finding(
     claim: Claim, weighed: "_Weighed", pages: list[int], index: PacketIndex
 ) -> Finding:
@@ -1719,6 +1944,8 @@ class _Term:
     stems: tuple[str, ...] = ()  # a word: its stem and its paraphrases' (none: a value)
     pages: frozenset[int] = frozenset()  # a date or amount: the pages holding it
     holders: Collection[int] = ()  # a word: the pages holding it or a paraphrase
+    pair: tuple[str, ...] = ()  # a phrase: its two words' keys (see `_phrase_terms`)
+    groups: tuple[tuple[str, ...], ...] = ()  # ... and each word's stems (paraphrases too)
 
 
 @dataclass(frozen=True)

@@ -174,8 +174,9 @@ def exhibit(cat: Catalogue, label: str) -> Resolved:
     )
 
 
-def titled(cat: Catalogue, index: PacketIndex, name: str) -> Resolved:
-    """The document a cite names by `name` (see the module's docstring)."""
+def titled(cat: Catalogue, index: PacketIndex, name: str, *, names_only: bool = False) -> Resolved:
+    """The document a cite names by `name` (see the module's docstring); with `names_only`,
+    only a document whose names hold every word of it (not its first page)."""
     stem = name.rsplit(".", 1)[0] if re.search(r"\.[A-Za-z]\w{1,4}$", name) else name
     words = [w for w in _words(stem) if w not in TITLE_SMALL_WORDS]
     if not words:
@@ -186,7 +187,7 @@ def titled(cat: Catalogue, index: PacketIndex, name: str) -> Resolved:
 
     found = [d for d in cat.documents if all(held(w, d.names) for w in words)]
     how = "by its name"
-    if not found:
+    if not found and not names_only:
         # Some words in its name, the others on its first page ("Voss Letter").
         found = []
         for d in cat.documents:

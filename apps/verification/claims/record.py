@@ -111,6 +111,29 @@ def _names_a_document(name: str) -> bool:
     )
 
 
+def document_name_cite(piece: str) -> tuple[str, str] | None:
+    """The name and the pin of a cite naming a document with a page ("Discharge Summary at 1",
+    "See Voss Letter, p. 2"), as the extractor reads one where a cite belongs, or None. The
+    checks use it for a piece read as a reference to the system's own work by its words
+    ("summary"), which names a packet document all the same."""
+    text = piece.strip()
+    signal = SIGNAL.match(text)
+    if signal is not None:
+        text = text[signal.end() :]
+    match = _PLAIN_NAME.fullmatch(text)
+    if match is None or not _names_a_document(match.group("name")):
+        return None
+    return match.group("name").strip(), _name_pin(match)
+
+
+# A sentence that is a document's name with a page and nothing else: at a line's start or after
+# a sentence's end, closed by a stop at the line's or the text's end or before the next sentence.
+_BARE_NAME_SENTENCE = re.compile(
+    r"(?:^|(?<=[.!?]\s)|(?<=[.!?][\"\u201d)]\s))[ \t]*(?P<cite>[A-Z][^.;:()\n\"\u201c]{1,80}?"
+    + _NAME_PIN
+    + r")\.(?=\s|$)",
+    re.MULTILINE,
+)
 _CITE_POSITION = re.compile(
     # A parenthetical, or what follows a signal, within a paragraph (soft line breaks allowed).
     r"\((?P<paren>(?:[^()\n]|\n(?![ \t]*\n)){1,200})\)"
@@ -454,6 +477,24 @@ def record_cites(
                 pin = _name_pin(named_match)
                 title = named_match.group("name").strip()
                 add(RecordCite("record_cite", head, b, (), (pin,), title=title))
+
+    # A citation sentence of its own, with no signal or parenthesis ("Subcontract at 3."): a
+    # document named with a page, vouching for the sentence before. Which document, if any,
+    # the packet says (an unresolved one is left for review, `checks`).
+    for match in _BARE_NAME_SENTENCE.finditer(text):
+        a, b = match.span("cite")
+        named_match = _PLAIN_NAME.fullmatch(text, a, b)
+        if (
+            named_match is not None
+            and free(a, b)
+            and not _in_heading(text, a)
+            and SIGNAL.match(text[a:b]) is None  # "See Rule 56 at 3.": a cite position's
+            and _names_a_document(named_match.group("name"))
+        ):
+            pin = _name_pin(named_match)
+            add(
+                RecordCite("record_cite", a, b, (), (pin,), title=named_match.group("name").strip())
+            )
 
     # After "at" or "Ex." in running prose, where a pin or an exhibit belongs ("the logs are
     # at gpu_node_7.log."): a name of a thing closing its clause is used as a cite.
