@@ -16,7 +16,7 @@ from django.utils.html import format_html
 
 from apps.accounts import services
 from apps.accounts.admin_audit import AuditedAdmin
-from apps.accounts.forms import TokenForm
+from apps.accounts.forms import PasswordPairForm, TokenForm
 from apps.accounts.models import ApiToken, AuditEvent, User
 from apps.accounts.reauth import reauthenticated_at
 from apps.cases.models import Membership
@@ -45,27 +45,6 @@ class UserCreateForm(forms.ModelForm):
         if password:
             validate_password(password)
         return password
-
-
-class PasswordSetForm(forms.Form):
-    password = forms.CharField(
-        label="New password",
-        strip=False,
-        max_length=4096,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-    )
-    again = forms.CharField(
-        label="The same again",
-        strip=False,
-        max_length=4096,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-    )
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        if cleaned.get("password") != cleaned.get("again"):
-            raise forms.ValidationError("The two passwords differ.")
-        return cleaned
 
 
 class UserChangeForm(forms.ModelForm):
@@ -150,7 +129,7 @@ class UserAdmin(AuditedAdmin):
         """Set a person's password: a first one (the demo lawyer, an account made without one)
         or a new one; the rules of AUTH_PASSWORD_VALIDATORS apply."""
         person = self._person(user_id)
-        form = PasswordSetForm(request.POST if request.method == "POST" else None)
+        form = PasswordPairForm(request.POST if request.method == "POST" else None)
         if request.method == "POST" and form.is_valid():
             try:
                 services.user_password_set(

@@ -57,7 +57,7 @@ class ReauthForm(forms.Form):
 # --- People (the admin's users page) ----------------------------------------------------------
 
 
-class _PasswordPair(forms.Form):
+class PasswordPairForm(forms.Form):
     """A new password typed twice. The password rules are the service's (validate_password)."""
 
     password = forms.CharField(
@@ -80,7 +80,7 @@ class _PasswordPair(forms.Form):
         return cleaned
 
 
-class PersonCreateForm(_PasswordPair):
+class PersonCreateForm(PasswordPairForm):
     """Create an account. Without a password the person cannot sign in until one is set."""
 
     field_order = ["full_name", "email", "role", "password", "again"]
@@ -111,5 +111,5 @@ class PersonChangeForm(forms.Form):
     role = forms.ChoiceField(choices=User.Role.choices)
 
 
-class PersonPasswordForm(_PasswordPair):
+class PersonPasswordForm(PasswordPairForm):
     pass
