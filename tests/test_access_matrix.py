@@ -142,6 +142,7 @@ MATRIX: tuple[Route, ...] = (
         {"POST": {"origin": "client", "files": UPLOAD}},
     ),
     Route(PAGE, "cases/<int:case_id>/documents/<int:document_id>/", ("GET",)),
+    Route(PAGE, "cases/<int:case_id>/documents/rows/", ("GET",), {"GET": {"ids": "1"}}),
     Route(
         PAGE,
         "cases/<int:case_id>/documents/bulk/",

@@ -249,6 +249,7 @@ PAGES: dict[str, Entry] = {
     "cases/<int:case_id>/worker-check/": NotMaterial("queues a test job (POST)"),
     "cases/<int:case_id>/documents/": Read("document.list"),
     "cases/<int:case_id>/documents/<int:document_id>/": Read("document.view", "document"),
+    "cases/<int:case_id>/documents/rows/": Read("document.list"),
     "cases/<int:case_id>/documents/bulk/": NotMaterial("tags or withdraws (POST, audited)"),
     "cases/<int:case_id>/documents/<int:document_id>/restore/": NotMaterial(
         "restores a withdrawn document (POST, audited)"
