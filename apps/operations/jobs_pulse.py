@@ -12,6 +12,7 @@ import logging
 import time
 
 from asgiref.sync import sync_to_async
+from django.db import DatabaseError
 
 from lexweb.live import publish_on_commit
 
@@ -52,5 +53,8 @@ class JobsPulse:
         self._last = time.monotonic()
         try:
             await sync_to_async(jobs_changed_send, thread_sensitive=True)()
+        except DatabaseError as exc:  # the database is away: the worker says so itself
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            logger.warning("Job-queue pages not told of a change: %s", reason)
         except Exception:
             logger.exception("Telling job-queue pages that the queues changed failed.")

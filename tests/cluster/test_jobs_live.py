@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import OperationalError
 from django.test import Client
 
 from apps.accounts.models import AuditEvent, User
@@ -42,6 +43,36 @@ async def test_a_workers_changes_are_coalesced_into_one_message_a_second(
     assert sent[1] - sent[0] >= 0.5 - 0.01
     await asyncio.sleep(0.6)
     assert len(sent) == 2  # quiet: nothing more
+
+
+@pytest.mark.asyncio
+async def test_a_send_while_the_database_is_away_is_one_line_and_a_later_one_goes_out(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker keeps running its jobs while PostgreSQL restarts: the pulse it could not send
+    is one warning line (no traceback for each second of the outage), and it pulses again."""
+    outcomes: list[str] = []
+
+    def send() -> None:
+        if not outcomes:
+            outcomes.append("failed")
+            raise OperationalError("connection to server on socket failed: Connection refused")
+        outcomes.append("sent")
+
+    monkeypatch.setattr(jobs_pulse, "jobs_changed_send", send)
+    pulse = jobs_pulse.JobsPulse(interval=0.2)
+    with caplog.at_level("WARNING", logger="apps.operations.jobs_pulse"):
+        pulse.changed()
+        await asyncio.sleep(0.4)
+        pulse.changed()
+        await asyncio.sleep(0.4)
+    assert outcomes == ["failed", "sent"]
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "Job-queue pages not told of a change: connection to server on socket failed: "
+        "Connection refused"
+    )
+    assert record.exc_info is None
 
 
 @pytest.mark.asyncio
