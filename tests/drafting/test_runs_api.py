@@ -165,7 +165,9 @@ def test_a_role_with_no_deployment_is_refused_before_anything_is_queued(
     response = _start(lawyer_api, case, packet)
 
     assert response.status_code == 400
-    assert "No deployment for the Gate (are there grounds?) role" in response.json()["detail"]
+    assert response.json()["detail"].startswith(
+        "No deployment is routed for the Gate (are there grounds?) role: an admin must route one"
+    )
     assert not Run.objects.exists() and not Stage.objects.exists()
 
 
