@@ -127,14 +127,13 @@ def member_candidates_for_user(
     people = people.filter(Q(full_name__icontains=query) | Q(email__icontains=query))
     exact = Q(email__iexact=query)
     return list(
-        people.annotate(exact=SqlCase(When(exact, then=0), default=1))
-        .order_by("exact", "full_name", "email")[:limit]
+        people.annotate(exact=SqlCase(When(exact, then=0), default=1)).order_by(
+            "exact", "full_name", "email"
+        )[:limit]
     )
 
 
-def member_pick_for_user(
-    *, user: User, case: Case, text: str
-) -> tuple[str | None, list[User]]:
+def member_pick_for_user(*, user: User, case: Case, text: str) -> tuple[str | None, list[User]]:
     """What the add-member form's "who" names: an e-mail address typed in full is passed on as
     it is (the service says if nobody has it); anything else is a search. Returns (e-mail,
     []) for an address, (None, the people found) for a search: one person found is the one
