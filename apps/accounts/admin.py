@@ -14,7 +14,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from apps.accounts import services
+from apps.accounts import selectors, services
 from apps.accounts.admin_audit import AuditedAdmin
 from apps.accounts.forms import PasswordPairForm, TokenForm
 from apps.accounts.models import ApiToken, AuditEvent, User
@@ -108,7 +108,7 @@ class UserAdmin(AuditedAdmin):
         ]
 
     def _person(self, user_id: int) -> User:
-        person = User.objects.filter(pk=user_id).first()
+        person = selectors.user_get_for_admin(user_id=user_id)
         if person is None:
             raise Http404("No such user.")
         return person

@@ -46,6 +46,12 @@ def user_list_for_admin(*, query: str = "") -> QuerySet[User]:
     return people.order_by("-is_active", "full_name", "email")
 
 
+def user_get_for_admin(*, user_id: int) -> User | None:
+    """One account, active or not, for an admin's page about it (the People page and the
+    Django admin's tools; the caller checks that an admin asks); None when there is none."""
+    return User.objects.filter(pk=user_id).first()
+
+
 # --- Open websockets ------------------------------------------------------------------------
 
 

@@ -163,7 +163,7 @@ def _people_admin(request: HttpRequest) -> User:
 
 
 def _person_or_404(user_id: int) -> User:
-    person = User.objects.filter(pk=user_id).first()
+    person = selectors.user_get_for_admin(user_id=user_id)
     if person is None:
         raise Http404("No such person.")
     return person
