@@ -5,9 +5,9 @@ document's file name or title, the cite is that document's, checked as one; a re
 names no packet document ("the earlier summary at 2") is still the system's own work. Packets
 of our own, not the evaluation's sentences."""
 
-from apps.verification.checks import Finding, verify_text
+from apps.verification.checks import Finding
 from apps.verification.claims import extract_claims
-from apps.verification.index import PacketIndex, PageRecord
+from tests.verification.packets import findings_by_claim, text_index
 
 PREFIX = "TTL"
 
@@ -27,30 +27,8 @@ DOCUMENTS = [
 ]
 
 
-def _index() -> PacketIndex:
-    records: list[PageRecord] = []
-    for document_id, (filename, pages) in enumerate(DOCUMENTS, 1):
-        for number, text in enumerate(pages, 1):
-            position = len(records) + 1
-            records.append(
-                PageRecord(
-                    position,
-                    document_id,
-                    filename,
-                    number,
-                    (f"{PREFIX}{position:06d}",),
-                    text,
-                    "text_layer",
-                    None,
-                    "client",
-                )
-            )
-    return PacketIndex.build(records)
-
-
 def _cite(text: str, cite: str) -> Finding:
-    claims = extract_claims(text, bates_prefixes=[PREFIX])
-    return next(f for f in verify_text(text, claims, _index()) if f.claim.text == cite)
+    return findings_by_claim(text, text_index(PREFIX, DOCUMENTS), PREFIX)[cite]
 
 
 def test_a_title_holding_a_word_of_the_systems_own_work_is_a_record_cite() -> None:

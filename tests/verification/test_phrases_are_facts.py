@@ -5,9 +5,9 @@ page that prints it whole, and loses to a neighbour that states the sentence wit
 the cited page prints adds nothing to its words, and a name followed by its verb is no phrase.
 Packets of our own, not the evaluation's sentences."""
 
-from apps.verification.checks import Finding, verify_text
-from apps.verification.claims import extract_claims
-from apps.verification.index import PacketIndex, PageRecord
+from apps.verification.checks import Finding
+from apps.verification.index import PacketIndex
+from tests.verification.packets import findings_by_claim, numbered_index
 
 PREFIX = "PHR"
 
@@ -52,29 +52,11 @@ Letter - Page 1 of 1""",
 
 
 def _index(*documents: list[str]) -> PacketIndex:
-    records: list[PageRecord] = []
-    for document_id, pages in enumerate(documents, 1):
-        for number, text in enumerate(pages, 1):
-            position = len(records) + 1
-            records.append(
-                PageRecord(
-                    position,
-                    document_id,
-                    f"doc-{document_id}.pdf",
-                    number,
-                    (f"{PREFIX}{position:06d}",),
-                    text,
-                    "text_layer",
-                    None,
-                    "client",
-                )
-            )
-    return PacketIndex.build(records)
+    return numbered_index(PREFIX, *documents)
 
 
 def _findings(text: str, index: PacketIndex) -> dict[str, Finding]:
-    claims = extract_claims(text, bates_prefixes=[PREFIX])
-    return {f.claim.text: f for f in verify_text(text, claims, index)}
+    return findings_by_claim(text, index, PREFIX)
 
 
 def test_a_name_held_apart_loses_to_a_neighbour_stating_it_whole() -> None:
