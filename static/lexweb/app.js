@@ -1,5 +1,7 @@
 // lexweb — small progressive enhancements. Every page works without this file.
 
+import { serverHtml } from "./server_html.js";
+
 // (a) Ask before destructive submits: <button data-confirm="…"> or <form data-confirm="…">.
 document.addEventListener("submit", (event) => {
   const form = event.target;
@@ -237,13 +239,8 @@ function setupDocuments(root) {
     if (withNewer) params.set("newer_than", String(shown.length ? Math.max(...shown) : 0));
     const joiner = rowsUrl.includes("?") ? "&" : "?";
     try {
-      const response = await fetch(`${rowsUrl}${joiner}${params}`, {
-        credentials: "same-origin",
-        headers: { Accept: "text/html" },
-      });
-      if (!response.ok) return;
-      const holder = document.createElement("div");
-      holder.innerHTML = await response.text(); // our own template's output, escaped by Django
+      const holder = await serverHtml(`${rowsUrl}${joiner}${params}`);
+      if (!holder) return;
       const count = holder.querySelector("#list-count");
       const current = document.getElementById("list-count");
       if (count && current) current.replaceWith(count);

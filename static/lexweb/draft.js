@@ -5,6 +5,7 @@
 // the database row is the truth).
 
 import { onCaseEvent, redraw } from "./app.js";
+import { serverHtml } from "./server_html.js";
 
 const FINISHED = new Set(["done", "failed"]);
 
@@ -65,13 +66,8 @@ function setupVersion(root) {
     const fragment = new URL(url);
     fragment.searchParams.set("panel", "1");
     fragment.hash = "";
-    const response = await fetch(fragment, {
-      credentials: "same-origin",
-      headers: { Accept: "text/html" },
-    });
-    if (!response.ok) throw new Error(String(response.status));
-    const holder = document.createElement("div");
-    holder.innerHTML = await response.text(); // our own template's output, escaped by Django
+    const holder = await serverHtml(fragment);
+    if (!holder) throw new Error("the panel was not answered");
     const panel = holder.querySelector("#finding-panel");
     if (!panel || !panelBox) throw new Error("no panel");
     panelBox.replaceChildren(panel);

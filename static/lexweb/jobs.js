@@ -6,6 +6,7 @@
 // Heartbeat ages count up in place, and a worker past the stalled limit shows as silent.
 
 import { ageText } from "./cluster.js";
+import { serverHtml } from "./server_html.js";
 
 const READ_AGAIN_MS = 300;
 const TICK_MS = 1000;
@@ -26,13 +27,8 @@ function setupJobs(root) {
     }
     reading = true;
     try {
-      const response = await fetch(root.dataset.jobsPart, {
-        credentials: "same-origin",
-        headers: { Accept: "text/html" },
-      });
-      if (!response.ok) return;
-      const holder = document.createElement("div");
-      holder.innerHTML = await response.text(); // our own template's output, escaped by Django
+      const holder = await serverHtml(root.dataset.jobsPart);
+      if (!holder) return;
       const fresh = holder.querySelector("#jobs-live");
       const current = document.getElementById("jobs-live");
       if (fresh && current) current.replaceWith(fresh);

@@ -7,6 +7,8 @@
 // After a lost connection it reconnects with ?after=<the last number it saw>, so no batch is
 // lost or shown twice.
 
+import { serverHtml } from "./server_html.js";
+
 const root = document.querySelector("[data-run-stream]");
 
 function setupRun(page) {
@@ -86,13 +88,8 @@ function setupRun(page) {
     }
     refreshing = true;
     try {
-      const response = await fetch(page.dataset.partUrl, {
-        credentials: "same-origin",
-        headers: { Accept: "text/html" },
-      });
-      if (!response.ok) return;
-      const holder = document.createElement("div");
-      holder.innerHTML = await response.text(); // our own template's output, escaped by Django
+      const holder = await serverHtml(page.dataset.partUrl);
+      if (!holder) return;
       const fresh = holder.querySelector("#run-state");
       const current = document.getElementById("run-state");
       if (!fresh || !current) return;
