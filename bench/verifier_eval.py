@@ -17,7 +17,8 @@ flags <= 3%) with whether each is met; --details adds every missed label and wro
 The findings can be checked with the README's scorer: `python SET/score.py SET OUT --json`.
 
 --variant PREFIX:START:DIGITS runs on a copy of the set (in a temporary folder) whose
-productions use that Bates prefix, first number and digit count instead of case.json's: every
+productions use that Bates prefix, first number and digit count instead of case.json's (in a
+case with several `productions`, the first one, the case's own; the others keep theirs): every
 label in case.json, page_text.jsonl, the drafts and labels.jsonl is renumbered (ranges and
 their short tails too, label offsets moved with the text), so the figures can be compared
 across prefixes, start numbers and digit counts (`make_variant`).
@@ -136,14 +137,31 @@ def make_variant(set_dir: Path, out_dir: Path, prefix: str, start: int, digits: 
 
 def _variant_case(case_dir: Path, prefix: str, start: int, digits: int) -> None:
     meta = json.loads((case_dir / "case.json").read_text(encoding="utf-8"))
+    # The case's production is the first of `productions` where it has them (as
+    # lexweb_dev.evaluation.load_case reads it), else the first format's top-level fields.
+    # Only that production is renumbered; the others' numbers stay as they are.
+    productions = meta.get("productions") or [meta]
+    ours = productions[0]
     old_prefix, old_start, old_digits = (
-        meta["bates_prefix"],
-        meta["bates_start"],
-        meta["bates_digits"],
+        ours["bates_prefix"],
+        ours["bates_start"],
+        ours["bates_digits"],
     )
     core = re.escape(old_prefix.rstrip("-_. "))
+    # Another production's prefix that begins with ours ("AB2" beside "AB") is never ours.
+    longer = sorted(
+        {
+            other["bates_prefix"].rstrip("-_. ")
+            for other in productions[1:]
+            if other["bates_prefix"].rstrip("-_. ").startswith(old_prefix.rstrip("-_. "))
+            and len(other["bates_prefix"].rstrip("-_. ")) > len(old_prefix.rstrip("-_. "))
+        },
+        key=len,
+        reverse=True,
+    )
+    not_theirs = "".join(rf"(?!{re.escape(p)}[\s\-_.]?\d)" for p in longer)
     label = re.compile(
-        rf"(?<![A-Za-z0-9]){core}[\s\-_.]?(\d+)"
+        rf"(?<![A-Za-z0-9]){not_theirs}{core}[\s\-_.]?(\d+)"
         rf"(?:(\s*[-\u2013]\s*)(\d{{1,{old_digits - 1}}})(?![\d]))?(?![A-Za-z0-9])"
     )
 
@@ -183,7 +201,10 @@ def _variant_case(case_dir: Path, prefix: str, start: int, digits: int) -> None:
             shift = new_b - old_b
         return offset + shift
 
-    meta["bates_prefix"], meta["bates_start"], meta["bates_digits"] = prefix, start, digits
+    ours["bates_prefix"], ours["bates_start"], ours["bates_digits"] = prefix, start, digits
+    if ours is not meta:  # the first format's fields beside `productions` are the first's
+        given = {"bates_prefix": prefix, "bates_start": start, "bates_digits": digits}
+        meta.update({key: value for key, value in given.items() if key in meta})
     for row in meta["bates_map"]:
         row["bates"] = renumber(row["bates"])[0]
     (case_dir / "case.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")

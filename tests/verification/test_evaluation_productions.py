@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.verification import checks, claims, index
+from bench import verifier_eval
 from lexweb_dev import evaluation
 from tests.harness.serial import serial
 from tests.verification.test_evaluation import SHARED_SET, TINY_DOCS, write_tiny_set
@@ -188,6 +189,62 @@ def test_a_page_suffix_is_part_of_the_number(tmp_path: Path) -> None:
     (spec,) = case.productions
     assert spec.page_suffix_digits == 4
     assert (spec.label(101, 1), spec.label(101, 12)) == ("ABC000101.0001", "ABC000101.0012")
+
+
+def test_a_variant_renumbers_the_first_production_of_a_case_that_gives_only_productions(
+    tmp_path: Path,
+) -> None:
+    # bench/verifier_eval.py --variant on the productions format (no top-level bates_prefix):
+    # the case's own production (the first, as the loader reads it) takes the variant's
+    # prefix, start and digits; the other side's numbers stay as stamped.
+    set_dir = write_productions_case(tmp_path / "original")
+    copy = verifier_eval.make_variant(set_dir, tmp_path / "variant", "HX_", 77, 8)
+
+    (case,) = evaluation.load_set(copy)
+
+    ours, theirs = case.productions
+    assert (ours.prefix, ours.start, ours.digits) == ("HX_", 77, 8)
+    assert (theirs.prefix, theirs.start, theirs.digits) == ("OPP-", 1, 6)
+    assert [(row.bates, row.legend) for row in case.bates_map] == [
+        ("HX_00000077", "CONFIDENTIAL"),
+        ("HX_00000078", "CONFIDENTIAL"),
+        ("HX_00000079", "CONFIDENTIAL"),
+        ("OPP-000001", ""),
+        ("OPP-000002", ""),
+    ]
+    draft = case.draft_text("drafts/brief.md")
+    assert "QZR" not in draft and "HX_00000077" in draft and "(OPP 000002)" in draft
+    for label in case.labels:  # every label still names its text in the renumbered draft
+        assert draft[label.start : label.end] == label.text
+    # The same claims caught and flagged as on the original.
+    (original,) = evaluation.load_set(set_dir)
+    assert [(lb.kind, lb.error) for lb in case.labels] == [
+        (lb.kind, lb.error) for lb in original.labels
+    ]
+    scored = [
+        verifier_eval.run_fast(folder, tmp_path / f"{name}.jsonl")["result"]
+        for name, folder in (("original", set_dir), ("variant", copy))
+    ]
+    assert scored[0]["recall"] == scored[1]["recall"]
+    assert scored[0]["precision"] == scored[1]["precision"]
+    assert scored[0]["false_flag_rate"] == scored[1]["false_flag_rate"]
+
+
+def test_a_variant_leaves_another_production_whose_prefix_begins_with_ours(
+    tmp_path: Path,
+) -> None:
+    # "QZR2-000001" is the other side's number, though it begins with our "QZR".
+    set_dir = write_productions_case(tmp_path / "original")
+    case_dir = set_dir / "case-tiny"
+    for name in ("case.json", "page_text.jsonl", "drafts/brief.md", "labels.jsonl"):
+        path = case_dir / name
+        path.write_text(path.read_text().replace("OPP-", "QZR2-").replace("OPP ", "QZR2 "))
+    copy = verifier_eval.make_variant(set_dir, tmp_path / "variant", "HX_", 77, 8)
+
+    (case,) = evaluation.load_set(copy)
+
+    assert [row.bates for row in case.bates_map][3:] == ["QZR2-000001", "QZR2-000002"]
+    assert "(QZR2 000002)" in case.draft_text("drafts/brief.md")
 
 
 # --- Bad input ------------------------------------------------------------------------------
