@@ -301,8 +301,6 @@ APP_ORDER = (
 # structure"); no other may appear. An edge removed must leave this list in the same change:
 # `test_every_listed_upward_edge_still_exists` says which.
 UPWARD_EDGES_LEFT = {
-    # Membership and break-glass checks of the accounts selectors and admin read cases' models.
-    ("accounts", "cases"),
     # Uploads look up the provenance registry; the review list, viewer and productions read
     # packets and flag clearances.
     ("documents", "evidence"),

@@ -16,10 +16,10 @@ from django.utils.html import format_html
 
 from apps.accounts import selectors, services
 from apps.accounts.admin_audit import AuditedAdmin
+from apps.accounts.case_access import case_access
 from apps.accounts.forms import PasswordPairForm, TokenForm
 from apps.accounts.models import ApiToken, AuditEvent, User
 from apps.accounts.reauth import reauthenticated_at
-from apps.cases.models import Membership
 from lexweb.errors import DomainError
 
 
@@ -288,7 +288,7 @@ class AuditEventAdmin(admin.ModelAdmin):
     actions = None
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
-        member_cases = Membership.objects.filter(user=_admin(request)).values("case_id")
+        member_cases = case_access().member_case_ids(user_id=_admin(request).pk)
         events = super().get_queryset(request).select_related("actor", "case")
         # Events of no case (sign-ins, tokens, users) are the admin's business; case events only
         # for cases the admin belongs to.

@@ -36,8 +36,7 @@ from django.forms.models import _get_foreign_key
 from django.http import HttpRequest, HttpResponseBase
 
 from apps.accounts import services
-from apps.accounts.models import User
-from apps.cases.models import Case
+from apps.accounts.models import AuditEvent, User
 
 Scalar = str | int | bool | None
 Key = tuple[str, str]  # (model label, primary key)
@@ -122,12 +121,14 @@ def _record(
     services.audit_record(actor=actor, action=action, case=_case_of(obj), target=obj, detail=detail)
 
 
-def _case_of(obj: models.Model) -> Case | None:
-    """A row of a case is audited on that case, so only its members see the event."""
-    if isinstance(obj, Case):
+def _case_of(obj: models.Model) -> models.Model | None:
+    """A row of a case is audited on that case, so only its members see the event. A case is
+    what the audit log's `case` field points at (the cases app sits above accounts)."""
+    case_model = AuditEvent._meta.get_field("case").related_model
+    if isinstance(obj, case_model):  # type: ignore[arg-type]
         return obj
     case = getattr(obj, "case", None)
-    return case if isinstance(case, Case) else None
+    return case if isinstance(case, case_model) else None  # type: ignore[arg-type]
 
 
 def record_differences(

@@ -8,6 +8,7 @@ from django.contrib.sessions.models import Session
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from apps.accounts.case_access import case_access
 from apps.accounts.models import ApiToken, AuditEvent, User
 
 
@@ -19,9 +20,7 @@ def token_list_for_user(*, user: User) -> QuerySet[ApiToken]:
 def audit_list_for_user(*, user: User, case_id: int | None = None) -> QuerySet[AuditEvent]:
     """Audit events the user may read: those of cases they belong to now, and their own events
     that concern no case (sign-ins, tokens). Events of a case they have left stay behind."""
-    from apps.cases.models import Membership
-
-    member_cases = Membership.objects.filter(user=user).values("case_id")
+    member_cases = case_access().member_case_ids(user_id=user.pk)
     events = AuditEvent.objects.select_related("actor", "case")
     if case_id is not None:
         return events.filter(case_id=case_id, case_id__in=member_cases)
@@ -76,9 +75,6 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
     the token or session, then the membership). Five queries whatever the number of sockets
     (six when a member left a case): the websocket watch checks every socket of a process at
     once."""
-    from apps.cases import selectors as case_selectors
-    from apps.cases.models import Membership
-
     now = timezone.now()
     active = dict(
         User.objects.filter(pk__in={a.user_id for a in accesses}).values_list("pk", "is_active")
@@ -100,13 +96,8 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
     case_user_ids = {a.user_id for a in accesses if a.case_id is not None}
     members: set[tuple[int, int]] = set()
     if case_ids:
-        members = set(
-            Membership.objects.filter(user_id__in=case_user_ids, case_id__in=case_ids).values_list(
-                "user_id", "case_id"
-            )
-        )
-        # An admin's live break-glass grant counts as membership until it expires.
-        members |= case_selectors.break_glass_live_pairs(user_ids=case_user_ids, case_ids=case_ids)
+        # Memberships, and an admin's live break-glass grant until it expires.
+        members = case_access().member_pairs(user_ids=case_user_ids, case_ids=case_ids)
     ended: SocketAccessEnded = {}
     for access in accesses:
         reason = _ended_reason(access, active, tokens, live_sessions, members, now)
@@ -115,12 +106,9 @@ def socket_access_ended(*, accesses: Collection[SocketAccess]) -> SocketAccessEn
     left = [a for a, reason in ended.items() if reason == "membership_ended"]
     if left:
         # Say "break-glass access ended" to an admin who was in by a grant, not as a member.
-        from apps.cases.models import BreakGlassGrant
-
-        by_grant = set(
-            BreakGlassGrant.objects.filter(
-                user_id__in={a.user_id for a in left}, case_id__in={a.case_id for a in left}
-            ).values_list("user_id", "case_id")
+        by_grant = case_access().grant_pairs(
+            user_ids={a.user_id for a in left},
+            case_ids={a.case_id for a in left if a.case_id is not None},
         )
         for access in left:
             if (access.user_id, access.case_id) in by_grant:

@@ -5,3 +5,11 @@ class CasesConfig(AppConfig):
     name = "apps.cases"
     label = "cases"
     verbose_name = "Cases"
+
+    def ready(self) -> None:
+        # The accounts app beneath asks who belongs to which case through a registry, not an
+        # import of this app (docs/architecture/modules.md, "The order of the apps").
+        from apps.accounts import case_access
+        from apps.cases.selectors import CaseAccessForAccounts
+
+        case_access.register(CaseAccessForAccounts())

@@ -2,6 +2,7 @@
 which return only what the user's memberships allow."""
 
 from collections.abc import Collection
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -217,6 +218,30 @@ def break_glass_live_pairs(
         user__role=User.Role.ADMIN,
     ).values_list("user_id", "case_id")
     return set(rows)
+
+
+class CaseAccessForAccounts:
+    """Who belongs to which case, for the accounts app beneath (apps/accounts/case_access.py):
+    registered when Django starts (apps.cases.apps.CasesConfig.ready)."""
+
+    def member_pairs(
+        self, *, user_ids: Collection[int], case_ids: Collection[int]
+    ) -> set[tuple[int, int]]:
+        members = set(
+            Membership.objects.filter(user_id__in=user_ids, case_id__in=case_ids).values_list(
+                "user_id", "case_id"
+            )
+        )
+        return members | break_glass_live_pairs(user_ids=user_ids, case_ids=case_ids)
+
+    def grant_pairs(
+        self, *, user_ids: Collection[int], case_ids: Collection[int]
+    ) -> set[tuple[int, int]]:
+        rows = BreakGlassGrant.objects.filter(user_id__in=user_ids, case_id__in=case_ids)
+        return set(rows.values_list("user_id", "case_id"))
+
+    def member_case_ids(self, *, user_id: int) -> QuerySet[Any, Any]:
+        return Membership.objects.filter(user_id=user_id).values("case_id")
 
 
 # --- The case's feed (apps/cases/events.py, apps/cases/feed.py) ---------------------------------
