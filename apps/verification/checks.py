@@ -279,10 +279,24 @@ class _Context:
         if claim.kind == "record_cite":
             from apps.verification import transcripts  # page:line pins (issue 28 req 7)
 
-            return transcripts.lined(paragraphs.pinned(self.record_cite(claim), self), self)
+            finding = transcripts.lined(paragraphs.pinned(self.record_cite(claim), self), self)
+            return _as_id(finding) if claim.cited_as else finding
         if claim.kind == "not_a_record_cite":
             return self.not_a_record_cite(claim)
         if claim.kind == "case_citation":
+            if claim.bates and claim.cited_as:  # "Id. at 2" after a Bates cite
+                read = self._id_page(claim)
+                if read is not None:
+                    return read
+                found = authorities.court_fits(self.case_citation(claim))
+                if found.status == "supported":
+                    return found
+                numbers = ", ".join(str(n) for n in paragraphs.page_numbers(claim.pins)[:3])
+                return replace(
+                    found,
+                    message=f"{found.message}; nor is page {numbers} a page of the document "
+                    f"of {claim.cited_as}, the record cite before it",
+                )
             return authorities.court_fits(self.case_citation(claim))
         if claim.kind == "statute":
             return authorities.statute(claim, self.index)
@@ -401,6 +415,33 @@ class _Context:
         if claim.exhibit is not None:
             return self._in_exhibit(claim, pages, self.judge_pages(claim, pages))
         return self.judge_pages(claim, pages)
+
+    def _id_page(self, claim: Claim) -> Finding | None:
+        """ "Id. at 2" / "(Id. at p. 2.)" after a Bates cite: page 2 of the document that Bates
+        page is in, judged as a record cite's pages are. None where that document has no such
+        page: then the pin is read as a case's Id. (drafters put a record cite between a case
+        and its Id.; claims.record.record_id)."""
+        numbers = paragraphs.page_numbers(claim.pins)
+        cited: list[int] = []
+        for ref in claim.bates:
+            cited.extend(self.index.bates_indexes(ref)[0])
+        documents = {self.index.pages[p].document_id for p in cited}
+        if not numbers or len(documents) != 1:
+            return None
+        pages = [
+            p
+            for p in self.index.document_pages(documents.pop())
+            if self.index.pages[p].page_number in numbers
+        ]
+        if len({self.index.pages[p].page_number for p in pages}) != len(numbers):
+            return None
+        finding = self.judge_pages(claim, pages)
+        name = self.index.pages[pages[0]].filename
+        said = (
+            f"{claim.text} refers to the record cite before it, {claim.cited_as}: page "
+            f"{'-'.join(str(n) for n in numbers[:: max(1, len(numbers) - 1)])} of {name}"
+        )
+        return replace(finding, message=f"{said}; {finding.message}")
 
     def _in_exhibit(self, claim: Claim, pages: list[int], finding: Finding) -> Finding:
         """ "Ex. 3 at ACME000022": the Bates page must be in exhibit 3. Where the packet's
@@ -1957,6 +1998,20 @@ class _Weighed:
     page: int
     words: tuple[str, ...]
     together: bool = False  # the other page states them in one sentence, the cited ones apart
+
+
+def _as_id(finding: Finding) -> Finding:
+    """The finding on an Id. or Ibid. of a record cite, saying which cite it was read as."""
+    claim = finding.claim
+    read = ""
+    if claim.bates:  # the first and the last label named (a range is never spelt out)
+        first, last = claim.bates[0], claim.bates[-1]
+        low = replace(first, last=first.first, last_page=first.first_page).labels()[:1]
+        high = replace(last, first=last.last, first_page=last.last_page).labels()[-1:]
+        shown = "-".join(low + [label for label in high if label not in low])
+        read = f", read as {shown}" if shown != claim.cited_as else ""
+    said = f"{claim.text} refers to the record cite before it, {claim.cited_as}{read}"
+    return replace(finding, message=f"{said}: {finding.message}")
 
 
 _TOKEN_TAIL = re.compile(r"(?:[-_/.]?[A-Za-z0-9])+")  # "-07" of "KVN-2021-07", "A" of "...09A"

@@ -181,7 +181,7 @@ def paragraphs_on(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
 
 def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
     """The pages of the one document titled as the pleading `claim` cites, or None."""
-    words = _pleading_words(claim.text)
+    words = _pleading_words(claim.cited_as or claim.text)  # an Id. names the pleading cited
     if not words:
         return None
     matches: list[int] = []

@@ -117,7 +117,7 @@ def _transcript_of(finding: Finding, index: PacketIndex) -> list[int] | None:
         if len(documents) != 1:
             return None
         return index.document_pages(documents.pop())
-    if not set(_pleading_words(claim.text)) & {"deposition", "transcript"}:
+    if not set(_pleading_words(claim.cited_as or claim.text)) & {"deposition", "transcript"}:
         return None  # page:line names a transcript's lines; a pleading has none
     return pleading_pages(claim, index)
 

@@ -144,6 +144,9 @@ class Claim:
     # against the packet's documents (apps.verification.exhibits).
     exhibit: str | None = None
     title: str | None = None
+    # An "Id." or "Ibid." that stands for a record cite: that cite as written ("Voss Dep.
+    # 45:3-12", "Ex. 3 at 2"), which names the document where `text` ("Id. at 46:1") does not.
+    cited_as: str | None = None
 
 
 # Unicode spaces that eyecite and the patterns below should read as a plain space. Each is one

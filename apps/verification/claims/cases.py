@@ -14,7 +14,7 @@ from typing import Any
 
 from apps.verification.claims import statutes, styles
 from apps.verification.claims.base import CaseCite, Spans, StatuteCite
-from apps.verification.claims.record import RecordCite
+from apps.verification.claims.record import RecordCite, pinned_by_record, record_id
 
 logger = logging.getLogger(__name__)
 
@@ -289,13 +289,17 @@ def _with_pin(case: CaseCite, pin: styles.Pin) -> CaseCite:
 
 
 def _add_style_cites(
-    masked: str, result: list[tuple[int, int, CaseCite | StatuteCite]], record: Sequence[RecordCite]
+    text: str,
+    masked: str,
+    result: list[tuple[int, int, CaseCite | StatuteCite]],
+    record: Sequence[RecordCite],
+    record_ids: list[RecordCite],
 ) -> None:
     """Id., Ibid. and named short forms that eyecite did not read (`styles.style_cites`),
     added to `result` in order. Id./Ibid. take the citation just before them: a case citation
-    (Ibid.: at its pin too), not a record cite or a statute (nothing is added then); with
-    nothing before, an unresolved short form."""
-    taken = Spans([(a, b) for a, b, _ in result])
+    (Ibid.: at its pin too), a record cite (the Id. goes to `record_ids`, `record.record_id`),
+    not a statute (nothing is added then); with nothing before, an unresolved short form."""
+    taken = Spans([(a, b) for a, b, _ in result] + [(c.start, c.end) for c in record_ids])
     added: list[tuple[int, int, CaseCite | StatuteCite]] = []
     by_end = sorted(result, key=lambda r: r[1])
     ends = [r[1] for r in by_end]
@@ -310,7 +314,16 @@ def _add_style_cites(
             previous = max(candidates, key=lambda r: r[1], default=None)
             k = bisect.bisect_right(record_ends, found.start) - 1
             if k >= 0 and (previous is None or record_ends[k] > previous[1]):
-                continue  # after a record cite, Id. is that record
+                # After a record cite, Id. is that record.
+                word_end = found.start + len(found.word)
+                if pinned_by_record(text, record, word_end):
+                    continue  # "Id. at QZR0000041": the record cite is the claim
+                ibid = styles.is_ibid(found.word)
+                cite = record_id(text, record, found.start, word_end, ibid=ibid)
+                if cite is not None and not taken.overlaps(cite.start, cite.end):
+                    record_ids.append(cite)
+                    taken.add(cite.start, cite.end)
+                continue
             before_case = previous[2] if previous is not None else None
             if previous is not None and not isinstance(before_case, CaseCite):
                 continue  # a statute's Id. is eyecite's
@@ -334,10 +347,19 @@ def _add_style_cites(
 
 
 def case_citations(
-    text: str, masked: str, record: Sequence[RecordCite], deadline: float
+    text: str,
+    masked: str,
+    record: Sequence[RecordCite],
+    deadline: float,
+    record_ids: list[RecordCite] | None = None,
 ) -> list[tuple[int, int, CaseCite | StatuteCite]]:
     """The case citations and statutes of the draft (`masked`: its text with record cites and
-    quotations blanked), with spans into `text`. An Id. bound to a statute is a statute."""
+    quotations blanked), with spans into `text`. An Id. bound to a statute is a statute; an
+    Id. or Ibid. whose nearest preceding cite is a record cite is that record's and goes to
+    `record_ids` (`record.record_id`), not to the result."""
+    if record_ids is None:
+        record_ids = []
+    record_by_end = sorted(record, key=lambda c: c.end)
     # Markdown emphasis (*Smith v. Jones*, _Id._ at 4) is no part of a citation: eyecite reads
     # the text without those marks and the spans are mapped back.
     keep = [i for i, char in enumerate(masked) if char not in EMPHASIS]
@@ -382,18 +404,30 @@ def case_citations(
                 continue
             if isinstance(cite, FullCaseCitation):
                 full = cite
-            elif isinstance(cite, IdCitation) and full is not None:
+            elif isinstance(cite, IdCitation):
                 # The nearest preceding cite decides what "Id." means: a record cite after the
                 # last case citation takes it, unless the case is named again after that record
                 # cite.
                 at = bisect.bisect_left(record_ends, item.start) - 1
                 if at >= 0 and record_ends[at] > last_case_end:
                     between = text[record_ends[at] : item.start]
-                    named = any(
+                    named = full is not None and any(
                         re.search(rf"\b{re.escape(w)}\b", between) for w in _name_words(full)
                     )
                     if not named:
                         full = None
+                        word = re.match(r"(?i)id\.", text[item.start : item.end])
+                        if word is not None and pinned_by_record(
+                            text, record_by_end, item.start + 3
+                        ):
+                            continue  # "Id. at QZR0000041": the record cite is the claim
+                        if word is not None:
+                            record_cite = record_id(
+                                text, record_by_end, item.start, item.start + 3, ibid=False
+                            )
+                            if record_cite is not None:
+                                record_ids.append(record_cite)
+                                continue
             if isinstance(full, FullLawCitation):
                 end, statute = _statute_id(text, item.end, statutes.from_eyecite(full))
                 result.append((item.start, end, statute))
@@ -423,12 +457,26 @@ def case_citations(
             read_to,
             len(compact),
         )
+        # An Id. after a record cite is that record's, after the limit too.
+        record_ends = [c.end for c in record_by_end]
+        last_case_end = max((r[1] for r in result), default=-1)
         for a, b, unresolved in _fallback_cites(compact, read_to):
-            result.append((start_of(a), end_of(b), unresolved))
+            start, end = start_of(a), end_of(b)
+            if unresolved.short and not unresolved.volume:
+                at = bisect.bisect_right(record_ends, start) - 1
+                if at >= 0 and record_ends[at] > last_case_end:
+                    if pinned_by_record(text, record_by_end, start + 3):
+                        continue  # "Id. at QZR0000041": the record cite is the claim
+                    record_cite = record_id(text, record_by_end, start, start + 3, ibid=False)
+                    if record_cite is not None:
+                        record_ids.append(record_cite)
+                        continue
+            result.append((start, end, unresolved))
+            last_case_end = end
     # The forms of the titled codes that eyecite does not read ("42 USC 1983", "section 1983
     # of title 42 of the United States Code").
     for a, b, statute in statutes.titled_statutes(compact):
         if not eyecite_spans.overlaps(a, b):
             result.append((start_of(a), end_of(b), statute))
-    _add_style_cites(masked, result, record)
+    _add_style_cites(text, masked, result, record_by_end, record_ids)
     return result

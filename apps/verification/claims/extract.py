@@ -9,12 +9,22 @@ import re
 import time
 from collections.abc import Sequence
 
-from apps.verification.claims.base import ODD_SPACES, WORD, Claim, Spans, StatuteCite
+from apps.verification.claims.base import (
+    ODD_SPACES,
+    WORD,
+    CaseCite,
+    Claim,
+    Spans,
+    StatuteCite,
+)
 from apps.verification.claims.cases import case_citations
 from apps.verification.claims.quotations import Quote, find_quotes, is_defined_term
-from apps.verification.claims.record import record_cites
+from apps.verification.claims.record import RecordCite, record_cites
 from apps.verification.claims.sentences import block_sentence, sentence_spans, shared_sentences
 from apps.verification.claims.values import value_claims
+
+# "Id. at " just before a record cite ("Id. at QZR0000041"): the cite is Id.'s pin.
+_ID_AT = re.compile(r"(?<![\w.])(?:[Ii]d|[Ii]bid)\.[ \t,]*(?:at[ \t]+)?\Z")
 
 
 def _mask(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -83,13 +93,17 @@ def extract_claims(
         claims.append(Claim("quote", q.start, q.end, text[q.start : q.end], span, quote=q.quote))
 
     for c in record:
+        span = sentence(c.start, c.end)
+        lead = _ID_AT.search(plain, span[0], c.start)
+        if lead is not None:  # "Id. at QZR0000041." vouches for the sentence before
+            span = with_previous(*span, [(lead.start(), c.end)])
         claims.append(
             Claim(
                 c.kind,
                 c.start,
                 c.end,
                 text[c.start : c.end],
-                sentence(c.start, c.end),
+                span,
                 c.bates,
                 c.pins,
                 exhibit=c.exhibit,
@@ -101,7 +115,8 @@ def extract_claims(
     # A citation wrapped over lines is one citation: a soft line break reads as a space (not the
     # break before a blank line, a list item, a heading or a block quote).
     masked = re.sub(r"(?<!\n)\n(?![ \t]*(?:\n|[-*+\u2022>#][ \t]|\d{1,3}[.)][ \t]))", " ", masked)
-    cases = case_citations(plain, masked, record, deadline)
+    record_ids: list[RecordCite] = []
+    cases = case_citations(plain, masked, record, deadline, record_ids)
     case_spans = sorted((a, b) for a, b, _ in cases)
     case_sentences = Spans()
     for start, end, cite in cases:
@@ -112,6 +127,34 @@ def extract_claims(
             claims.append(Claim("case_citation", start, end, text[start:end], span, citation=cite))
         if not case_sentences.overlaps(*span):
             case_sentences.add(*span)
+    # An Id. or Ibid. of a record cite is a record cite; standing as a citation sentence of
+    # its own ("(Id. at p. 41.)"), it vouches for the sentence before, as a case's Id. does.
+    # A page pin after a Bates cite ("Id. at 2") is a case's Id. carrying that record: the
+    # checks read it as a page of the Bates page's document where the packet has that page.
+    for c in record_ids:
+        citation = None
+        id_span = with_previous(*sentence(c.start, c.end), [(c.start, c.end)])
+        if c.kind == "case_citation":
+            pages = re.search(r"\d+(?:[-\u2013]\d+)?", c.pins[0]) if c.pins else None
+            pin = pages.group() if pages else None
+            citation = CaseCite("", "", "", pin, None, None, None, True, False)
+            if not case_sentences.overlaps(*id_span):
+                case_sentences.add(*id_span)
+        claims.append(
+            Claim(
+                c.kind,
+                c.start,
+                c.end,
+                text[c.start : c.end],
+                id_span,
+                c.bates,
+                c.pins,
+                citation=citation,
+                exhibit=c.exhibit,
+                title=c.title,
+                cited_as=c.cited_as,
+            )
+        )
     # A short quoted term is a quotation of a source where an authority is cited for it.
     for q, span in short_quoted:
         if case_sentences.covers(q.start, q.end):
@@ -120,7 +163,7 @@ def extract_claims(
                 Claim("quote", q.start, q.end, text[q.start : q.end], span, quote=q.quote)
             )
 
-    taken = Spans(quote_spans + [(c.start, c.end) for c in record] + case_spans)
+    taken = Spans(quote_spans + [(c.start, c.end) for c in [*record, *record_ids]] + case_spans)
     claims.extend(value_claims(text, plain, taken, sentence))
     claims.sort(key=lambda c: (c.start, c.end))
     return shared_sentences(claims)

@@ -6,6 +6,7 @@ what is none (apps.verification.claims.references)."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,6 +92,68 @@ _PLAIN_NAME = re.compile(r"(?:the\s+)?(?P<name>[A-Z0-9][^,;()\n]{1,80}?)" + _NAM
 _NOT_A_NAME = re.compile(r"\b(?:Id|Ibid|supra|infra|v|vs|n|nn)\.|\bsupra\b|\u00a7|\bv\.\s", re.I)
 
 
+# A pin of pages (not of paragraphs or lines) as `_pin_text` writes it: "at 4", "p. 4",
+# "pp. 4-5".
+_PAGE_PIN = re.compile(r"(?:at|pp?\.) \d+(?:[-\u2013]\d+)?")
+# What may stand between two record cites of one citation ("QZR0000040; Ex. 3 at 2").
+_ID_AT = re.compile(r"[ \t,]*(?:at[ \t]+)?")
+_ONE_CITATION = re.compile(r"[\s,;]*(?:(?:see(?:\s+also)?|cf\.|and)[\s,]+)?", re.I)
+
+
+def pinned_by_record(text: str, cites: Sequence[RecordCite], word_end: int) -> bool:
+    """Whether the "Id." ending at `word_end` is pinned by a record cite of `cites` (in
+    position order) that follows it ("Id. at QZR0000041"): that record cite is the claim."""
+    k = bisect.bisect_left(cites, word_end, key=lambda c: c.start)
+    return k < len(cites) and _ID_AT.fullmatch(text, word_end, cites[k].start) is not None
+
+
+def record_id(
+    text: str, cites: Sequence[RecordCite], at: int, word_end: int, *, ibid: bool
+) -> RecordCite | None:
+    """An "Id." or "Ibid." (from `at` to `word_end` in `text`) whose nearest preceding cite is a
+    record cite, the last of `cites` (disjoint, in position order) before it: that record
+    (Bluebook rule 4.1, California Style Manual 1:2). "Ibid." and "Id." with no pin are the
+    record cite again, at its pins;
+    "Id. at 4" / "(Id. at p. 4.)" / "Id. ¶ 6" / "Id. at 46:1-5" pin that record's document at
+    another page, paragraph or line: a cite naming its document ("Ex. 3 at 2", "Subcontract at
+    3", "Voss Dep. 45:3") in that document, a Bates cite's paragraph or line pins on its pages.
+    A page number after a Bates cite is returned with kind "case_citation": the page of the
+    document the Bates page is in, or a pin of a case cited before the record cite, as the
+    packet says (`checks`). None where there is no such cite, where the cite before is none of
+    this case's (`not_a_record_cite`), or where it is one of several sources of one citation
+    (rule 4.1: "id." only follows a citation of one source)."""
+    k = bisect.bisect_right(cites, at, key=lambda c: c.end) - 1
+    if k < 0 or pinned_by_record(text, cites, word_end):
+        return None
+    antecedent = cites[k]
+    if antecedent.kind != "record_cite":
+        return None
+    if k > 0 and _ONE_CITATION.fullmatch(text, cites[k - 1].end, antecedent.start):
+        return None  # several sources in the citation before: which one is meant is unsaid
+    end, pins = (word_end, []) if ibid else _pins_after(text, word_end)
+    cited_as = antecedent.cited_as or text[antecedent.start : antecedent.end]
+    if not pins:
+        return RecordCite(
+            "record_cite",
+            at,
+            end,
+            antecedent.bates,
+            antecedent.pins,
+            antecedent.exhibit,
+            antecedent.title,
+            cited_as,
+        )
+    bates = antecedent.bates
+    if bates and any(_PAGE_PIN.fullmatch(pin) for pin in pins):
+        # A page number after a Bates cite: a page of the document that Bates page is in, or
+        # (drafters write it so) a pin of the case cited before the record cite; the packet
+        # decides (checks), so it stays a case's Id. that carries the record it may be.
+        return RecordCite("case_citation", at, end, bates, tuple(pins), None, None, cited_as)
+    return RecordCite(
+        "record_cite", at, end, bates, tuple(pins), antecedent.exhibit, antecedent.title, cited_as
+    )
+
+
 def _name_pin(match: re.Match[str]) -> str:
     """The pin of a name cite, as `_pin_text` writes pins ("at 3", "¶ 4", "¶¶ 4-6")."""
     if match.group("para") is not None:
@@ -151,6 +214,7 @@ class RecordCite:
     pins: tuple[str, ...] = ()
     exhibit: str | None = None  # "Ex. 3 at 2": "3" (see Claim.exhibit)
     title: str | None = None  # "Subcontract at 3": "Subcontract" (see Claim.title)
+    cited_as: str | None = None  # an Id.'s record cite as written (see Claim.cited_as)
 
 
 def _pin_text(match: re.Match[str]) -> str:
