@@ -30,6 +30,10 @@ from lexweb.text import one_line
 
 MIN_INTERVAL_S = 0.5
 MAX_INTERVAL_S = 3600.0
+# After the database refused or lost a report (PostgreSQL restarting), the next try comes this
+# soon, not a whole interval later, so reports reach the cluster page within about a second
+# of the database's return (at most the interval, when that is shorter).
+DATABASE_RETRY_S = 1.0
 
 
 def interval_parse(value: str) -> float:
@@ -79,30 +83,35 @@ def run_agent(
     5. An NVML error while connected: status error, say so, shut NVML down, and after
        `interval` go back to 2.
     6. A database error (PostgreSQL restarting) or a reading it refuses: say so once, drop the
-       connection, and after `interval` go back to 2; the host keeps its last status.
+       connection, and try again after DATABASE_RETRY_S (or `interval`, if shorter): from 4
+       while sampling, else from 2; the host keeps its last status.
     With `once`, one pass of 2-4 and return: 0 when samples were recorded, 1 otherwise.
     """
     if not (interval > 0 and math.isfinite(interval)):
         raise ValueError(f"interval must be a positive number of seconds, not {interval!r}")
     host = gpu.host_register(name=host_name)
     console = _Console(say)
-    every = f"every {interval:g} s"
     while not stop_event.is_set():
         try:
             status = _attempt(host, nvml_factory, interval, once, stop_event, console)
         except (DatabaseError, DomainError) as exc:
             # PostgreSQL restarting, or a reading the database refuses: the agent outlives it.
             db.close_old_connections()
+            wait = _retry_after(exc, interval)
             console.line(
                 f"gpu_agent: cannot record on {host.name}: {_first_line(exc)}"
-                + ("" if once else f"; retrying {every}")
+                + ("" if once else f"; retrying every {wait:g} s")
             )
             status = 1 if once else None
             if not once:
-                stop_event.wait(interval)
+                stop_event.wait(wait)
         if status is not None:
             return status
     return 0
+
+
+def _retry_after(exc: Exception, interval: float) -> float:
+    return min(interval, DATABASE_RETRY_S) if isinstance(exc, DatabaseError) else interval
 
 
 def _first_line(exc: Exception) -> str:
@@ -185,10 +194,12 @@ def _serve(
                 if once:
                     raise
                 db.close_old_connections()
+                wait = _retry_after(exc, interval)
                 console.line(
                     f"gpu_agent: cannot record on {host.name}: {_first_line(exc)}; "
-                    f"retrying every {interval:g} s"
+                    f"retrying every {wait:g} s"
                 )
+                due = time.monotonic() + wait - interval  # the next pass after `wait`
             else:
                 if once:
                     return

@@ -5,6 +5,7 @@ while it answers, an impossible role, odd NVML readings, a database that refuses
 import asyncio
 import dataclasses
 import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -168,3 +169,43 @@ def test_a_sample_the_database_refuses_is_said_once_and_the_agent_goes_on() -> N
         "retrying every 0.01 s"
     ], lines
     assert not GpuStatus.objects.exists()  # nothing half-written
+
+
+class _RefusedOnce(ReferenceSiteNvml):
+    """The reference site, whose GPU 0 reports a temperature no column holds on the first pass
+    only (as a database away for one report would refuse it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.normal, self.temperature[0], self.left = self.temperature[0], 10**6, 12
+
+    def nvmlDeviceGetTemperature(self, handle: int, sensor: int) -> int:
+        self.left -= 1
+        if self.left == 0:
+            self.temperature[0] = self.normal
+        return super().nvmlDeviceGetTemperature(handle, sensor)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_a_refused_report_the_next_comes_within_a_second_not_an_interval_later() -> None:
+    stop, lines = threading.Event(), list[str]()
+    nvml = _RefusedOnce()
+    agent_thread = threading.Thread(
+        target=agent.run_agent,
+        kwargs={
+            "host_name": "tr", "interval": 60.0, "nvml_factory": lambda: nvml, "once": False,
+            "stop_event": stop, "say": lines.append,
+        },
+    )  # fmt: skip
+    started = time.monotonic()
+    agent_thread.start()
+    try:
+        while not GpuStatus.objects.exists() and time.monotonic() - started < 10:
+            time.sleep(0.05)
+        recorded_after = time.monotonic() - started
+    finally:
+        stop.set()
+        agent_thread.join(timeout=30)
+    assert GpuStatus.objects.exists(), lines
+    assert recorded_after < agent.DATABASE_RETRY_S + 5, recorded_after
+    assert any(line.endswith("; retrying every 1 s") for line in lines), lines

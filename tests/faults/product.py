@@ -259,10 +259,12 @@ class Product:
         return []
 
     # --- driving it ---------------------------------------------------------------------------
-    def _make_token(self) -> str:
+    def _make_token(self, email: str = "admin@lexweb.local") -> str:
+        """An API token of the account with this e-mail address, made through the services in
+        the product's own database (`manage shell`); its secret."""
         code = (
             "from apps.accounts import services; from apps.accounts.models import User; "
-            "user = User.objects.get(email='admin@lexweb.local'); "
+            f"user = User.objects.get(email={email!r}); "
             "print('TOKEN=' + services.token_create(user=user, name='faults-"
             + uuid.uuid4().hex[:8]
             + "').secret)"
