@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
+from apps.accounts.models import User
 from apps.cases.shortcuts import request_user
 from apps.documents import provenance_selectors, selectors, viewer_selectors
 from apps.documents.list_forms import DocumentListForm, DocumentListQuery
@@ -24,6 +25,7 @@ MAX_QUERY = selectors.MAX_QUERY_LENGTH
 MAX_LIST_CONTEXT = 2000  # characters of `?list=`; the list's filters need far fewer
 MAX_PAGE = 10**6  # no document has more pages; a longer number is not a page
 HIT_PAGE = "hit"  # `?page=hit&q=...`: the page holding the search's first match
+PART_VIEWER = "viewer"  # `?part=viewer`: the viewer alone, for viewer.js's page turns
 
 
 def viewer_url(
@@ -68,7 +70,9 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
     thumbnail strip, page and document navigation and, where the page is produced, its
     stamped versions. `?page=` the page, `?q=` the search the user came from (its words are
     marked on the image; previous/next document follow its hits), `?stamped=` a production
-    whose stamped page to show. Audited once, as a view of the document."""
+    whose stamped page to show, `?part=viewer` the viewer alone (templates/documents/
+    _viewer.html: viewer.js puts it in place on a page turn, without reloading the page; the
+    side pane's facts are not read). Audited once, as a view of the document."""
     user = request_user(request)
     query = request.GET.get("q", "")[:MAX_QUERY].replace("\x00", "")
     raw_page = request.GET.get("page", "")
@@ -87,24 +91,8 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
     except NotFound as exc:
         raise Http404(exc.message) from None
     document = view.document
-    provenance_selectors.documents_load_provenance([document], user=user)
-    chain = lineage.provenance_chain(document)
-    origins, untrusted = dict(Document.Origin.choices), provenance_selectors.UNTRUSTED_ORIGINS
     wanted = request.GET.get("stamped", "")
     stamped = next((s for s in view.stamped if str(s.production_id) == wanted), None)
-    attachments = (
-        [
-            (child, provenance_selectors.provenance_of(child))
-            for child in provenance_selectors.documents_with_provenance(
-                selectors.attachment_list_for_user(
-                    user=user, case_id=case_id, document_id=document.pk
-                ),
-                user=user,
-            )
-        ]
-        if document.kind == Document.Kind.EMAIL
-        else []
-    )
 
     def here(page: int, stamped: int | None = None) -> str:
         return viewer_url(
@@ -118,7 +106,6 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
 
     current = view.number
     keep = stamped.production_id if stamped else None
-    generated_ancestor = lineage.generated_ancestor(document)
     context = {
         "case": document.case,
         "document": document,
@@ -136,9 +123,37 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
         "next_document_url": _neighbour_url(case_id, view.next, query, listed, view),
         "list_context": bool(listed),
         "listed": listed,
-        "attachments": attachments,
         "has_images": viewer_selectors.has_page_images(document, current),
         "rendition": selectors.rendition_for(document),
+    }
+    if request.GET.get("part") == PART_VIEWER:
+        return render(request, "documents/_viewer.html", context)
+    context.update(_side_pane(user, document))
+    return render(request, "documents/document_detail.html", context)
+
+
+def _side_pane(user: User, document: Document) -> dict[str, object]:
+    """What the viewer's side pane shows of the document: its provenance, lineage and
+    attachments, and the form to clear its flag."""
+    provenance_selectors.documents_load_provenance([document], user=user)
+    chain = lineage.provenance_chain(document)
+    origins, untrusted = dict(Document.Origin.choices), provenance_selectors.UNTRUSTED_ORIGINS
+    generated_ancestor = lineage.generated_ancestor(document)
+    attachments = (
+        [
+            (child, provenance_selectors.provenance_of(child))
+            for child in provenance_selectors.documents_with_provenance(
+                selectors.attachment_list_for_user(
+                    user=user, case_id=document.case_id, document_id=document.pk
+                ),
+                user=user,
+            )
+        ]
+        if document.kind == Document.Kind.EMAIL
+        else []
+    )
+    return {
+        "attachments": attachments,
         "provenance": provenance_selectors.provenance_of(document),
         "chain": [
             (link, origins.get(link.origin, link.origin), link.origin in untrusted)
@@ -151,7 +166,6 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
             user=user, document=document, generated_ancestor=generated_ancestor
         ),
     }
-    return render(request, "documents/document_detail.html", context)
 
 
 def _neighbour_url(

@@ -92,6 +92,56 @@ def test_viewer_shows_one_page_with_its_neighbours_thumbnails_and_text(
     ]
 
 
+def test_the_page_image_comes_first_and_the_facts_in_a_side_pane_after_it(
+    lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
+) -> None:
+    document = _add(lawyer, case, "three.pdf", _pdf([f"This is page {n}." for n in range(1, 4)]))
+    run_jobs()
+
+    _, body = _get(lawyer_client, document, page=2)
+
+    # In the page's order: the viewer (its controls, then the image), then the side pane with
+    # the origin, Bates and hashes.
+    workspace = body.index('class="viewer-workspace"')
+    controls = body.index('data-key="next-page"')
+    image = body.index('id="viewer-image"')
+    side = body.index('class="viewer-side"')
+    assert workspace < controls < image < side
+    assert side < body.index('id="doc-sha256"') and side < body.index('class="viewer-bates"')
+    assert side < body.index('class="doc-origin"')
+    # Page turns are announced where a screen reader hears them (the section is replaced).
+    assert body.index('id="viewer-turned"') < workspace
+
+
+def test_the_viewer_alone_for_a_page_turn(
+    lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
+) -> None:
+    document = _add(lawyer, case, "five.pdf", _pdf([f"This is page {n}." for n in range(1, 6)]))
+    run_jobs()
+    mark = _audit_mark()
+
+    status, part = _get(lawyer_client, document, page=4, part="viewer")
+
+    assert status == 200
+    # The viewer section alone: no page around it, no side pane.
+    assert part.lstrip().startswith('<section class="section viewer" id="viewer"')
+    assert part.rstrip().endswith("</section>")
+    assert "<html" not in part and "viewer-side" not in part and "doc-sha256" not in part
+    # Page 4 with its links, thumbnails, image and text, as the whole page draws them.
+    base = f"/cases/{case.pk}/documents/{document.pk}/"
+    assert _hrefs(part, "previous-page") == [f"{base}?page=3#viewer"]
+    assert _hrefs(part, "next-page") == [f"{base}?page=5#viewer"]
+    assert re.search(r'aria-current="page" data-thumb="4"', part)
+    assert f"/documents/{document.pk}/pages/4/image?dpi=150" in part
+    assert "This is page 4." in part and "This is page 3." not in part
+    # A page read all the same: audited as the whole page is.
+    assert list(AuditEvent.objects.filter(pk__gt=mark).values_list("action", "target_id")) == [
+        ("document.view", str(document.pk))
+    ]
+    # Past the last page it is a 404, as the whole page is.
+    assert _get(lawyer_client, document, page=6, part="viewer")[0] == 404
+
+
 def test_first_and_last_pages_have_no_link_past_the_end(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:
