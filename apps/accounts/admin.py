@@ -262,7 +262,13 @@ admin.site.unregister(Group)
 
 @admin.register(Group)
 class GroupAdmin(AuditedAdmin, DjangoGroupAdmin):
-    """Permission groups: every add, change (name or permissions) and delete is audited."""
+    """Permission groups: every add, change (name or permissions) and delete is audited.
+
+    Permissions are a plain labelled multiple select, not Django's two-box filter: its script
+    names its search icons with `aria-label` on a bare `<span>`, which axe-core reports as a
+    serious violation (aria-prohibited-attr) on the group's add and change pages."""
+
+    filter_horizontal = ()
 
 
 @admin.register(AuditEvent)

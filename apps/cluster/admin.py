@@ -23,6 +23,7 @@ from apps.cluster.models import (
     GpuSample,
     GpuStatus,
     Host,
+    Role,
     RoleRoute,
 )
 from apps.cluster.services import gpu as gpu_services
@@ -299,6 +300,30 @@ class GpuSampleAdmin(ReadOnlyAdmin):
         return words.decimal(sample.power_avg_w, 0)
 
 
+class CallRoleFilter(admin.SimpleListFilter):
+    """The roles of the recorded calls by their names, and the calls made for no role (a
+    deployment called directly) as such: Django's filter of a field's values showed those as a
+    link with no text (axe-core: link-name)."""
+
+    title = "role"
+    parameter_name = "role"
+    NO_ROLE = "none"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        names = dict(Role.choices)
+        present = CallRecord.objects.order_by("role").values_list("role", flat=True).distinct()
+        return [
+            (role, names.get(role, role)) if role else (self.NO_ROLE, "no role (a direct call)")
+            for role in present
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[CallRecord]) -> Any:
+        value = self.value()
+        if value is None:
+            return queryset
+        return queryset.filter(role="" if value == self.NO_ROLE else value)
+
+
 @admin.register(CallRecord)
 class CallRecordAdmin(ReadOnlyAdmin):
     list_display = [
@@ -313,7 +338,7 @@ class CallRecordAdmin(ReadOnlyAdmin):
         "decode_speed",
         "stage_id",
     ]
-    list_filter = ["outcome", "role"]
+    list_filter = ["outcome", CallRoleFilter]
     # The stage (a case's material: its prompt, its run) is never rendered here, only its id;
     # case members read it through the run's pages and API.
     exclude = [
