@@ -187,6 +187,39 @@ def test_a_state_code_section_is_matched_by_code_and_section() -> None:
     assert wrong.status == "unsupported" and NOT_IN_EVIDENCE in wrong.message
 
 
+@pytest.mark.parametrize(
+    ("text", "sections"),
+    [
+        ("Relief lies under 42 U.S.C. \u00a7\u00a7 1983 and 1988.", ["1983", "1988"]),
+        ("See 42 USC \u00a7\u00a7 1981, 1983, and 1985(3).", ["1981", "1983", "1985"]),
+        ("Cal. Civ. Code \u00a7\u00a7 1572 and 1573 define fraud.", ["1572", "1573"]),
+        ("See 15 U.S.C. \u00a7\u00a7 78j(b) & 78t(a).", ["78j", "78t"]),
+    ],
+)
+def test_every_section_of_a_double_section_list_is_a_claim(text: str, sections: list[str]) -> None:
+    # Bluebook rule 3.3(b): "\u00a7\u00a7" marks several sections of one code, each cited.
+    found = _statutes(text)
+
+    assert [c.statute.section for c in found if c.statute] == sections
+    codes = {(c.statute.code, c.statute.title) for c in found if c.statute}
+    assert len(codes) == 1
+
+
+def test_one_section_marked_once_takes_no_number_after_it() -> None:
+    found = _statutes("Under 42 U.S.C. \u00a7 1983 and 20 other claims, the fee was paid.")
+
+    assert [c.statute.section for c in found if c.statute] == ["1983"]
+
+
+def test_each_listed_section_is_checked_against_the_packet() -> None:
+    # The order names 42 U.S.C. \u00a7\u00a7 1981 and 1983, not \u00a7 1985.
+    first, second, third = _findings("See 42 U.S.C. \u00a7\u00a7 1981, 1983 and 1985.")
+
+    assert (first.status, second.status) == ("supported", "supported"), second.message
+    assert third.status == "unsupported"
+    assert third.message == f"42 U.S.C. \u00a7 1985: {NOT_IN_EVIDENCE}"
+
+
 def test_a_statute_not_in_the_packet_is_not_in_the_evidence() -> None:
     (finding,) = _findings("The notice violated 15 U.S.C. \u00a7 1692g(a).")
     assert finding.status == "unsupported"

@@ -399,8 +399,13 @@ def case_citations(
             cite = item.cite
             full = full_of.get(id(cite))
             if isinstance(cite, FullLawCitation):
-                result.append((item.start, item.end, statutes.from_eyecite(cite)))
+                statute = statutes.from_eyecite(cite)
+                result.append((item.start, item.end, statute))
                 last_case_end = item.end
+                # "§§ 1983 and 1988": every section listed is a citation of its own.
+                for listed in statutes.listed_sections(text, item.start, item.end, statute):
+                    result.append(listed)
+                    last_case_end = listed[1]
                 continue
             if isinstance(cite, FullCaseCitation):
                 full = cite
@@ -478,5 +483,8 @@ def case_citations(
     for a, b, statute in statutes.titled_statutes(compact):
         if not eyecite_spans.overlaps(a, b):
             result.append((start_of(a), end_of(b), statute))
+            for c, d, listed in statutes.listed_sections(compact, a, b, statute):
+                if not eyecite_spans.overlaps(c, d):
+                    result.append((start_of(c), end_of(d), listed))
     _add_style_cites(text, masked, result, record_by_end, record_ids)
     return result

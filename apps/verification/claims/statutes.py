@@ -142,6 +142,48 @@ def titled_statutes(text: str) -> Iterator[tuple[int, int, StatuteCite]]:
         yield match.start(), match.end(), cite
 
 
+# After a "§§" list's first section: ", 1985", " and 1988", ", or 1986(a)", " & 1988".
+_LISTED = re.compile(
+    r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*)(?P<section>"
+    + SECTION
+    + ")"
+    + _END
+    + r"(?P<pin>"
+    + SUBSECTIONS
+    + ")"
+)
+_SEVERAL = re.compile(r"\u00a7\u00a7|\b(?:[Ss]ections|SECTIONS|[Ss]ecs\.)")
+MAX_LISTED = 8  # further sections read after the first of one "§§" list
+
+
+def listed_sections(
+    text: str, start: int, end: int, cite: StatuteCite
+) -> list[tuple[int, int, StatuteCite]]:
+    """The further sections of a citation that marks several ("42 U.S.C. §§ 1983 and 1988",
+    "Cal. Civ. Code §§ 1572, 1573": Bluebook rule 3.3(b) and the California Style Manual
+    write "§§" before a list of sections of one code), `text[start:end]` being the citation
+    of the first: each the same code and title at its own section, with its span (the
+    section number and its subsections). Nothing where the citation marks one section."""
+    if not _SEVERAL.search(text, start, end):
+        return []
+    found: list[tuple[int, int, StatuteCite]] = []
+    at = end
+    while len(found) < MAX_LISTED:
+        match = _LISTED.match(text, at)
+        if match is None:
+            break
+        section = StatuteCite(
+            cite.code,
+            cite.title,
+            match.group("section"),
+            match.group("pin") or None,
+            cite.year,
+        )
+        found.append((match.start("section"), match.end(), section))
+        at = match.end()
+    return found
+
+
 def from_eyecite(cite: Any) -> StatuteCite:
     """A StatuteCite from eyecite's FullLawCitation."""
     groups = getattr(cite, "groups", {}) or {}
