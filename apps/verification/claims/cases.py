@@ -483,8 +483,8 @@ def case_citations(
     for a, b, statute in statutes.titled_statutes(compact):
         if not eyecite_spans.overlaps(a, b):
             result.append((start_of(a), end_of(b), statute))
-            for c, d, listed in statutes.listed_sections(compact, a, b, statute):
+            for c, d, section in statutes.listed_sections(compact, a, b, statute):
                 if not eyecite_spans.overlaps(c, d):
-                    result.append((start_of(c), end_of(d), listed))
+                    result.append((start_of(c), end_of(d), section))
     _add_style_cites(text, masked, result, record_by_end, record_ids)
     return result
