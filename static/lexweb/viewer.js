@@ -12,7 +12,7 @@ import { serverHtml } from "./server_html.js";
 const ZOOM_KEY = "lexweb.viewer.zoom";
 const STEPS = [50, 75, 100, 150, 200];
 const CSS_DPI = 96; // 100% shows the page at its printed size
-const KEPT = 40; // pages kept for turning back to them
+const KEPT = 12; // pages kept for turning back to them (each holds its decoded image)
 
 const kept = new Map(); // address (path and query) -> its viewer section, as last shown
 let shown = ""; // the address of the viewer section in place
