@@ -156,6 +156,7 @@ async def test_every_admin_page_has_no_serious_or_critical_accessibility_violati
     for app_label in sorted({model._meta.app_label for model in registry}):
         await visit(reverse("admin:app_list", args=[app_label]), f"app-{app_label}")
 
+    objects: dict[str, str] = {}  # a model's label: the address of the object opened
     for model, model_admin in registry.items():
         opts = model._meta
         url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
@@ -164,6 +165,7 @@ async def test_every_admin_page_has_no_serious_or_critical_accessibility_violati
         assert await page.evaluate(ADD_LINK) == may_add, (opts.label, may_add)
         first = await page.evaluate(FIRST_OBJECT)
         assert first, f"{opts.label}: the list shows no object to open"
+        objects[opts.label] = first
         pk = re.findall(r"/(\d+)/change/", first)
         if may_add:
             url = reverse(f"admin:{opts.app_label}_{opts.model_name}_add")
@@ -176,11 +178,21 @@ async def test_every_admin_page_has_no_serious_or_critical_accessibility_violati
             )
 
     await visit(reverse("admin:password_change"), "password-change")
+    # Django's other pages of an object, on the group made here: its history and the question
+    # before deleting it (not answered).
+    group = objects["auth.Group"].split("?")[0]
+    await visit(group.replace("/change/", "/history/"), "auth-group-history")
+    await visit(group.replace("/change/", "/delete/"), "auth-group-delete")
     # Every model's list and object, and the project's own views (the people's tools, the job
     # queues).
     assert {_name(model, "change") for model in registry} <= set(opened), opened
     own = {"accounts_user_password", "accounts_user_issue_token", "operations_job_queues"}
     assert {name.rsplit("-", 1)[1] for name in opened if "_" in name} >= own, opened
+    # Signing out with the header's button ends on the sign-in page (LOGOUT_REDIRECT_URL).
+    async with page.expect_navigation():
+        await page.click("#logout-form button")
+    await arrive(page, re.compile(r"/accounts/login/"))
+    await shot(page, "signed-out")
     print(  # noqa: T201  (its run time, for the status page)
         f"admin data made in {made:.1f} s; {len(opened)} admin pages checked in "
         f"{time.monotonic() - started - made:.1f} s"
