@@ -42,7 +42,9 @@ class ReadOnlyAdmin(AuditedAdmin):
         return False
 
 
-class GpuInline(admin.TabularInline):
+class GpuInline(admin.StackedInline):
+    # Stacked, not tabular: Django's tabular inline leaves its inputs without labels (axe-core:
+    # critical), and a copy of its template would be vendored code.
     model = Gpu
     form = forms.GpuForm
     extra = 0
@@ -137,8 +139,8 @@ class BackendAdmin(AuditedAdmin):
         return health.get_state_display() if health else "not checked yet"
 
 
-class RoleRouteInline(admin.TabularInline):
-    model = RoleRoute
+class RoleRouteInline(admin.StackedInline):
+    model = RoleRoute  # stacked for its labels, as GpuInline
     extra = 0
     fields = ["role", "position"]
 
