@@ -11,6 +11,7 @@ and the finding panel are query-string links); static/lexweb/draft.js opens the 
 place, follows verification progress live and applies filters as they are ticked.
 """
 
+import dataclasses
 import itertools
 import uuid
 from collections.abc import Callable, Sequence
@@ -33,6 +34,7 @@ from apps.documents import viewer_selectors
 from apps.drafting import (
     diff_selectors,
     exports,
+    margin_notes,
     runs,
     selectors,
     services,
@@ -50,6 +52,7 @@ from apps.drafting.forms import (
     RunRejectForm,
     VersionForm,
 )
+from apps.drafting.margin_notes import MarginNote
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
 from apps.evidence.models import Packet
 from apps.evidence.selectors import packets as packet_selectors
@@ -259,6 +262,8 @@ class Segment:
     text: str
     claim: Claim | None = None
     first: bool = False  # the claim starts here: its icon and label go here
+    notes: tuple[int, ...] = ()  # the margin notes whose span covers this piece, by number
+    note_starts: tuple[int, ...] = ()  # the notes whose span starts here: their marks go here
 
 
 def _claim(finding: Finding) -> Claim:
@@ -300,6 +305,36 @@ def segments(text: str, claims: Sequence[Claim]) -> list[Segment]:
         first = inner[2] not in started
         started.add(inner[2])
         out.append(Segment(text[a:b], inner[3], first))
+    return out
+
+
+def with_notes(pieces: Sequence[Segment], notes: Sequence[MarginNote]) -> list[Segment]:
+    """`pieces` (from `segments`) cut again at each anchored margin note's start and end; each
+    piece names the notes covering it, and the one where a note starts names it in
+    `note_starts`. A claim cut in two keeps its icon on its first piece only."""
+    spans = [(n.start, n.end, n.number) for n in notes if n.start is not None and n.end is not None]
+    if not spans:
+        return list(pieces)
+    out: list[Segment] = []
+    started: set[int] = set()
+    at = 0
+    for piece in pieces:
+        end = at + len(piece.text)
+        cuts = sorted({at, end, *(x for s in spans for x in s[:2] if at < x < end)})
+        for a, b in itertools.pairwise(cuts):
+            covering = tuple(num for s, e, num in spans if s <= a and b <= e)
+            starts = tuple(num for num in covering if num not in started)
+            started.update(starts)
+            out.append(
+                dataclasses.replace(
+                    piece,
+                    text=piece.text[a - at : b - at],
+                    first=piece.first and a == at,
+                    notes=covering,
+                    note_starts=starts,
+                )
+            )
+        at = end
     return out
 
 
@@ -384,6 +419,7 @@ def _render_version(
     selected_id = selected_id or override_for or _selected_id(request.GET)
     selected = next((c for c in claims if c.finding.pk == selected_id), None)
     verification = found.verification
+    notes = margin_notes.margin_notes(version)
     lawyer = verification_selectors.is_case_lawyer(user=user, case=case)
     done = verification is not None and verification.status == Verification.Status.DONE
     membership = case_selectors.membership_get(user=user, case=case)
@@ -403,7 +439,8 @@ def _render_version(
         "blocking": found.blocking,
         "claims": claims,
         "shown": shown,
-        "segments": segments(version.text, shown),
+        "segments": with_notes(segments(version.text, shown), notes.anchored),
+        "notes": notes,
         "counts": {s: sum(1 for c in claims if c.state == s) for s in STATES},
         "states": [(key, icon, label) for key, (icon, label) in STATES.items()],
         "kinds": list(KINDS.items()),

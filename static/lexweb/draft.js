@@ -78,7 +78,7 @@ function setupVersion(root) {
     }
     url.hash = "finding-panel";
     history.replaceState(null, "", url);
-    panel.focus({ preventScroll: window.matchMedia("(min-width: 901px)").matches });
+    panel.focus({ preventScroll: window.matchMedia("(min-width: 56rem)").matches });
   }
 
   root.addEventListener("click", (event) => {
@@ -92,6 +92,75 @@ function setupVersion(root) {
   // (c) Filters apply as they are ticked (the form's own button stays for keyboards).
   const filters = root.querySelector("#claim-filters");
   if (filters) filters.addEventListener("change", () => filters.requestSubmit());
+}
+
+// The reviewer's points (templates/drafting/_margin_notes.html): with the margin beside the
+// text, each note is set level with the words it attacks (pushed down when the one above it is
+// long); a click on a note, or focus on it, marks its words and brings them into view; a click
+// on marked words marks their note. Without this file the notes are a list whose links jump to
+// the words.
+const BESIDE = window.matchMedia("(min-width: 80rem)");
+
+function setupNotes(root) {
+  const aside = root.querySelector("[data-margin-notes]");
+  const list = aside && aside.querySelector("[data-margin-list]");
+  const text = root.querySelector("#draft-text");
+  if (!list || !text) return;
+  const notes = [...list.querySelectorAll("li[data-note]")];
+
+  function place() {
+    const beside = BESIDE.matches && aside.offsetLeft > text.offsetLeft;
+    list.classList.toggle("margin-notes__list--placed", beside);
+    if (!beside) {
+      for (const note of notes) note.style.top = "";
+      list.style.height = "";
+      return;
+    }
+    const origin = list.getBoundingClientRect().top;
+    let bottom = 0;
+    for (const note of notes) {
+      const start = text.querySelector(`#note-at-${note.dataset.note}`);
+      const wanted = start ? start.getBoundingClientRect().top - origin : bottom;
+      const top = Math.max(wanted, bottom);
+      note.style.top = `${top}px`;
+      bottom = top + note.offsetHeight + 8;
+    }
+    list.style.height = `${bottom}px`;
+  }
+
+  function mark(number, scroll) {
+    for (const span of text.querySelectorAll(".note-span--active")) span.classList.remove("note-span--active");
+    for (const note of aside.querySelectorAll(".margin-note--active")) note.classList.remove("margin-note--active");
+    const spans = text.querySelectorAll(`.note-span[data-notes~="${CSS.escape(number)}"]`);
+    for (const span of spans) span.classList.add("note-span--active");
+    const note = list.querySelector(`li[data-note="${CSS.escape(number)}"]`);
+    if (note) note.classList.add("margin-note--active");
+    if (scroll && spans.length) spans[0].scrollIntoView({ block: "nearest" });
+  }
+
+  list.addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-note]");
+    if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    mark(link.dataset.note, true);
+    history.replaceState(null, "", `#note-${link.dataset.note}`);
+  });
+  list.addEventListener("focusin", (event) => {
+    const link = event.target.closest("a[data-note]");
+    if (link) mark(link.dataset.note, true);
+  });
+  text.addEventListener("click", (event) => {
+    const span = event.target.closest(".note-span");
+    if (span) mark(span.dataset.notes.split(" ")[0], false);
+  });
+
+  place();
+  const again = () => window.requestAnimationFrame(place);
+  if (window.ResizeObserver) new ResizeObserver(again).observe(text);
+  BESIDE.addEventListener("change", again);
+  if (document.fonts) document.fonts.ready.then(again);
+  const wanted = /^#note-(\d+)$/.exec(location.hash);
+  if (wanted) mark(wanted[1], true);
 }
 
 // The draft page: a version's state follows its verification; a finished run reloads.
@@ -114,6 +183,9 @@ function setupDraft(root) {
 }
 
 const versionRoot = document.querySelector("[data-draft-version]");
-if (versionRoot) setupVersion(versionRoot);
+if (versionRoot) {
+  setupVersion(versionRoot);
+  setupNotes(versionRoot);
+}
 const draftRoot = document.querySelector("[data-draft-page]");
 if (draftRoot) setupDraft(draftRoot);
