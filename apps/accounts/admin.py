@@ -12,7 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from apps.accounts import selectors, services
 from apps.accounts.admin_audit import AuditedAdmin
@@ -271,12 +272,63 @@ class GroupAdmin(AuditedAdmin, DjangoGroupAdmin):
     filter_horizontal = ()
 
 
+# Where an audited action came from (apps.accounts.context.Origin.via), in words; "cli" is
+# also what code outside a request (a worker's job, a management command) records.
+VIA_LABELS = {
+    "web": "the web app",
+    "api": "the REST API",
+    "websocket": "a live connection (WebSocket)",
+    "mcp": "an agent (MCP)",
+    "cli": "a command or background job",
+}
+
+
+def via_label(via: str) -> str:
+    return VIA_LABELS.get(via, via) if via else "not recorded"
+
+
+def detail_value(value: object) -> str:
+    """One value of an audit event's detail as a person reads it (the stored JSON keeps its
+    types: null, booleans, numbers, text)."""
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict | list):
+        return ", ".join(
+            f"{key}: {detail_value(item)}" if isinstance(value, dict) else detail_value(item)
+            for key, item in (value.items() if isinstance(value, dict) else enumerate(value))
+        )
+    return str(value)
+
+
+class ViaFilter(admin.SimpleListFilter):
+    """Where events came from, by their labels (Django's filter of a field's values would list
+    the stored codes)."""
+
+    title = "via"
+    parameter_name = "via"
+    NOT_RECORDED = "none"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        present = AuditEvent.objects.order_by("via").values_list("via", flat=True).distinct()
+        return [(via or self.NOT_RECORDED, via_label(via)) for via in present]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[AuditEvent]) -> Any:
+        value = self.value()
+        if value is None:
+            return queryset
+        return queryset.filter(via="" if value == self.NOT_RECORDED else value)
+
+
 @admin.register(AuditEvent)
 class AuditEventAdmin(admin.ModelAdmin):
-    """Read-only. Like every admin list of case material, filtered by the admin's memberships."""
+    """Read-only. Like every admin list of case material, filtered by the admin's memberships.
+    Actions keep their codes (searched and filtered by them; the case page's activity tells
+    them in words); where an event came from and its detail are said in words."""
 
-    list_display = ["at", "actor_label", "action", "case", "target_label", "client_ip", "via"]
-    list_filter = ["action", "via"]
+    list_display = ["at", "actor_label", "action", "case", "target_label", "client_ip", "origin"]
+    list_filter = ["action", ViaFilter]
     search_fields = ["actor_label", "action", "target_label"]
     fields = readonly_fields = (
         "at",
@@ -288,10 +340,24 @@ class AuditEventAdmin(admin.ModelAdmin):
         "target_id",
         "target_label",
         "client_ip",
-        "via",
-        "detail",
+        "origin",
+        "details",
     )
     actions = None
+
+    @admin.display(description="via", ordering="via")
+    def origin(self, event: AuditEvent) -> str:
+        return via_label(event.via)
+
+    @admin.display(description="detail")
+    def details(self, event: AuditEvent) -> SafeString | str:
+        """One line per entry ("after.role: lawyer"), not the stored JSON."""
+        detail = event.detail if isinstance(event.detail, dict) else {}
+        if not detail:
+            return "none"
+        return format_html_join(
+            "", "<div>{}: {}</div>", ((key, detail_value(v)) for key, v in detail.items())
+        )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
         member_cases = case_access().member_case_ids(user_id=_admin(request).pk)

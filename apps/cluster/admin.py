@@ -32,6 +32,35 @@ from lexweb import words
 from lexweb.errors import DomainError
 
 
+def role_label(role: str) -> str:
+    """A role (a `Role` value, stored without choices where it is a record's copy) by its
+    label; a call made for no role says so."""
+    if not role:
+        return "no role (a direct call)"
+    return dict(Role.choices).get(role, role)
+
+
+def gpu_groups(groups: object) -> str:
+    """Proposed boards (lists of GPU indices) in words: "GPUs 0, 1 · GPU 2"."""
+    if not isinstance(groups, list) or not groups:
+        return "none"
+    said = []
+    for group in groups:
+        indices = [str(index) for index in group] if isinstance(group, list) else [str(group)]
+        said.append(f"GPU{'s' * (len(indices) != 1)} {', '.join(indices)}")
+    return " · ".join(said)
+
+
+# How a model's reply ended (llama.cpp's finish_reason, Ollama's done_reason), in words.
+FINISH_REASONS = {
+    "stop": "finished (stop)",
+    "length": "stopped at the token limit (length)",
+    "load": "loaded the model only (load)",
+    "unload": "unloaded the model (unload)",
+    "unknown": "not said by the backend",
+}
+
+
 class ReadOnlyAdmin(AuditedAdmin):
     """Observed rows: listed and opened, never edited by hand."""
 
@@ -60,7 +89,7 @@ class GpuInline(admin.StackedInline):
 
 @admin.register(Host)
 class HostAdmin(AuditedAdmin):
-    list_display = ["name", "description", "agent_status", "agent_seen_at", "proposed_boards"]
+    list_display = ["name", "description", "agent_status", "agent_seen_at", "proposed"]
     fields = [
         "name",
         "description",
@@ -74,6 +103,10 @@ class HostAdmin(AuditedAdmin):
     readonly_fields = ["agent_status", "agent_message", "agent_seen_at", "proposed_at"]
     inlines = [GpuInline]
     actions = ["accept_proposed_boards"]
+
+    @admin.display(description="proposed boards")
+    def proposed(self, host: Host) -> str:
+        return gpu_groups(host.proposed_boards)
 
     @admin.action(description="Accept the proposed boards (NVLink groups from the GPU agent)")
     def accept_proposed_boards(self, request: HttpRequest, queryset: QuerySet[Host]) -> None:
@@ -90,7 +123,7 @@ class HostAdmin(AuditedAdmin):
 
 @admin.register(Board)
 class BoardAdmin(AuditedAdmin):
-    list_display = ["name", "host", "gpu_indices", "memory_gib"]
+    list_display = ["name", "host", "gpu_indices", "memory"]
     list_filter = ["host"]
     fields = ["host", "name"]
 
@@ -101,9 +134,9 @@ class BoardAdmin(AuditedAdmin):
     def gpu_indices(self, board: Board) -> str:
         return ", ".join(str(gpu.index) for gpu in board.gpus.all()) or "none"
 
-    @admin.display(description="memory (GiB)")
-    def memory_gib(self, board: Board) -> str:
-        return f"{sum(gpu.memory_bytes for gpu in board.gpus.all()) / 2**30:.1f}"
+    @admin.display(description="memory")
+    def memory(self, board: Board) -> str:
+        return words.size(sum(gpu.memory_bytes for gpu in board.gpus.all()))
 
 
 @admin.register(Gpu)
@@ -220,6 +253,13 @@ class BackendHealthAdmin(ReadOnlyAdmin):
     list_display = ["backend", "state", "message", "checked_at", "slots_busy", "slots_total"]
     list_filter = ["state"]
     list_select_related = ["backend"]
+    exclude = ["models_loaded"]
+    readonly_fields = ["loaded"]
+
+    @admin.display(description="models loaded")
+    def loaded(self, health: BackendHealth) -> str:
+        names = health.models_loaded if isinstance(health.models_loaded, list) else []
+        return ", ".join(str(name) for name in names) or "none reported"
 
 
 @admin.register(DeploymentHealth)
@@ -249,8 +289,20 @@ class GpuStatusAdmin(ReadOnlyAdmin):
     ]
     list_select_related = ["gpu__host"]
     # Its page shows the measures in words too (not bytes, not every digit of a float).
-    exclude = ["memory_used_bytes", "memory_total_bytes", "power_w", "power_limit_w"]
-    readonly_fields = ["memory_used", "memory_total", "power", "power_limit"]
+    exclude = ["memory_used_bytes", "memory_total_bytes", "power_w", "power_limit_w", "processes"]
+    readonly_fields = ["memory_used", "memory_total", "power", "power_limit", "running"]
+
+    @admin.display(description="processes")
+    def running(self, status: GpuStatus) -> str:
+        """Each process on the GPU: its name, its id and the memory it holds."""
+        said = []
+        for process in status.processes if isinstance(status.processes, list) else []:
+            if not isinstance(process, dict):
+                continue
+            name = process.get("name") or "a process"
+            used = words.size(process.get("used_memory_bytes")) or "memory not known"
+            said.append(f"{name} (pid {process.get('pid', '?')}): {used}")
+        return "; ".join(said) or "none"
 
     @admin.display(description="utilisation (%)", ordering="utilisation_pct")
     def utilisation(self, status: GpuStatus) -> str:
@@ -312,12 +364,8 @@ class CallRoleFilter(admin.SimpleListFilter):
     NO_ROLE = "none"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        names = dict(Role.choices)
         present = CallRecord.objects.order_by("role").values_list("role", flat=True).distinct()
-        return [
-            (role, names.get(role, role)) if role else (self.NO_ROLE, "no role (a direct call)")
-            for role in present
-        ]
+        return [(role or self.NO_ROLE, role_label(role)) for role in present]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[CallRecord]) -> Any:
         value = self.value()
@@ -332,7 +380,7 @@ class CallRecordAdmin(ReadOnlyAdmin):
         "started_at",
         "deployment_label",
         "board_label",
-        "role",
+        "role_name",
         "outcome",
         "prompt_tokens",
         "completion_tokens",
@@ -345,12 +393,32 @@ class CallRecordAdmin(ReadOnlyAdmin):
     # case members read it through the run's pages and API.
     exclude = [
         "stage",
+        "role",
+        "finish_reason",
         "time_to_first_token_ms",
         "duration_ms",
         "prefill_tokens_per_second",
         "decode_tokens_per_second",
     ]
-    readonly_fields = ["stage_id", "first_token", "duration", "prefill_speed", "decode_speed"]
+    readonly_fields = [
+        "stage_id",
+        "role_name",
+        "finish",
+        "first_token",
+        "duration",
+        "prefill_speed",
+        "decode_speed",
+    ]
+
+    @admin.display(description="role", ordering="role")
+    def role_name(self, record: CallRecord) -> str:
+        return role_label(record.role)
+
+    @admin.display(description="how the reply ended")
+    def finish(self, record: CallRecord) -> str:
+        if not record.finish_reason:
+            return "—"
+        return FINISH_REASONS.get(record.finish_reason, record.finish_reason)
 
     @admin.display(description="first token", ordering="time_to_first_token_ms")
     def first_token(self, record: CallRecord) -> str:
