@@ -47,6 +47,22 @@ def _labels() -> dict[str, dict[str, str]]:
     }
 
 
+# The review list's columns a person may hide (its column chooser, document_list.js): the
+# `data-col` of their headers, and their titles. The file's name and the tick box always show.
+LIST_COLUMNS = [
+    ("kind", "Kind"),
+    ("origin", "Origin"),
+    ("custodian", "Custodian"),
+    ("provenance", "Provenance"),
+    ("status", "Status"),
+    ("pages", "Pages"),
+    ("bates", "Bates"),
+    ("size", "Size"),
+    ("review", "For review"),
+    ("added", "Added"),
+]
+
+
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
@@ -81,6 +97,9 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
         )
         provenance_selectors.documents_load_provenance(page.documents, user=user)
     query = query or DocumentListQuery()
+    # The filter pane opens by itself while a filter is active (the sort and page size are not
+    # filters) or the filters were refused.
+    filters_active = len(set(query.filter_params()) - {"sort", "per_page"})
     context = {
         "case": case,
         "page": page,
@@ -101,6 +120,9 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
             initial={"filters": urlencode(query.filter_params())},
         ),
         "max_bulk": f"{review_services.MAX_BULK_DOCUMENTS:,}",
+        "filters_active": filters_active,
+        "filters_open": bool(filters_active or list_form.errors),
+        "columns": LIST_COLUMNS,
     }
     return render(request, "documents/document_list.html", context, status=400 if refused else 200)
 

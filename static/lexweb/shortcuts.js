@@ -12,13 +12,13 @@ const SHORTCUTS = [
   { keys: "g p", text: "Go to the case's packets", go: '.case-nav a[href$="/packets/"]' },
   { keys: "g r", text: "Go to the case's productions", go: '.case-nav a[href$="/productions/"]' },
   { keys: "u", text: "Upload files: the file chooser (Space or Enter opens it)", focus: 'main input[type="file"]' },
-  { keys: "b", text: "Bulk actions on the documents listed", focus: "#id_bulk_action" },
+  { keys: "b", text: "Bulk actions on the documents listed", focus: "#id_bulk_scope" },
   { keys: "/", text: "Search or filter this page", focus: 'main input[type="search"], main input[name="q"]' },
 ];
 
 const SKIPS = [
   { text: "Skip to upload", target: 'main input[type="file"]' },
-  { text: "Skip to bulk actions", target: "#id_bulk_action" },
+  { text: "Skip to bulk actions", target: "#id_bulk_scope" },
 ];
 
 function available(shortcut) {

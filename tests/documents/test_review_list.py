@@ -685,10 +685,38 @@ def test_column_headers_sort_and_flip_keeping_the_filters(
     ).content.decode()
 
     assert (
-        '<th scope="col" aria-sort="descending"><a href="?origin=opposing&amp;sort=added">' in plain
+        '<th data-col="added" scope="col" aria-sort="descending">'
+        '<a href="?origin=opposing&amp;sort=added">' in plain
     )
     assert '<a href="?origin=opposing&amp;sort=name">File</a>' in plain
     assert (
         '<th scope="col" aria-sort="ascending"><a href="?origin=opposing&amp;sort=-name">'
         in by_name
     )
+
+
+def test_the_filter_pane_opens_only_with_a_filter_and_every_column_is_drawn(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    _doc(case, lawyer, "a.pdf", custodian="Jane Roe")
+    documents = f"/cases/{case.pk}/documents/"
+
+    plain = lawyer_client.get(documents).content.decode()
+    by_name = lawyer_client.get(f"{documents}?sort=name&per_page=50").content.decode()
+    filtered = lawyer_client.get(f"{documents}?custodian=Jane+Roe&kind=pdf").content.decode()
+    refused = lawyer_client.get(f"{documents}?kind=exe").content.decode()
+
+    # Closed without a filter (a sort or a page size is not one), open with one or a refusal.
+    assert '<details class="list-filters-pane">' in plain
+    assert '<details class="list-filters-pane">' in by_name
+    assert '<details class="list-filters-pane" open>' in filtered and "2 active" in filtered
+    assert '<details class="list-filters-pane" open>' in refused
+    # The column chooser hides columns in the browser: the server draws every one.
+    for column in ("kind", "origin", "custodian", "provenance", "status", "pages", "bates"):
+        assert f'<th data-col="{column}" scope="col"' in plain
+        assert f'value="{column}" data-column' in plain
+    # The bulk actions' toolbar and each action's group, the plain form's Apply for no script.
+    assert "data-bulk-toolbar hidden" in plain
+    for action in ("tag", "untag", "packet", "produce", "withdraw"):
+        assert f'data-bulk-action="{action}"' in plain
+    assert plain.count("data-confirm=") == 2  # withdrawing and the plain Apply; not tagging

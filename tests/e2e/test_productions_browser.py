@@ -63,11 +63,10 @@ async def test_pick_order_preview_commit_watch_and_download_a_production(
     for document_id in ids:
         await page.check(f'#document-rows tr[data-document-id="{document_id}"] input[name=ids]')
     assert len(ids) == 2
-    page.once("dialog", lambda dialog: dialog.accept())
-    await page.select_option("#id_bulk_action", "produce")
+    await page.click("#bulk-open-produce")
     await page.fill("#id_bulk_volume", "E2EPROD1")
     await page.fill("#id_bulk_bates_prefix", "E2EP")
-    await page.evaluate("document.querySelector('#bulk-form').requestSubmit()")
+    await page.click("[data-bulk-submit=produce]")
     await arrive(page, re.compile(r"/productions/new/"))
     assert await page.evaluate(PICKED) == ids
     assert await page.input_value("#id_volume") == "E2EPROD1"

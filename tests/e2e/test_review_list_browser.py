@@ -33,11 +33,11 @@ async def test_case_feed_health_check_and_review_list_in_a_browser(
     rows = await page.evaluate(f"{ROWS}.length")
     counted = await page.text_content("[data-selected-count]")
     assert rows >= 1 and counted == str(rows)
-    page.once("dialog", lambda dialog: dialog.accept())
-    await page.select_option("#id_bulk_action", "tag")
+    # The toolbar's Tag opens its dialog; tagging asks no confirmation.
+    await page.click("#bulk-open-tag")
     await page.fill("#id_bulk_tag_name", "e2e-hot")
     async with page.expect_navigation():
-        await page.evaluate("document.querySelector('#bulk-form').requestSubmit()")
+        await page.click("[data-bulk-submit=tag]")
     await arrive(page)
     assert await page.evaluate("location.search") == ""
     message = await wait_for(
@@ -48,7 +48,8 @@ async def test_case_feed_health_check_and_review_list_in_a_browser(
     )
     assert "e2e-hot" in message
     await shot(page, "list-tagged")
-    # Filter by the tag: only tagged rows, each with its badge.
+    # Filter by the tag (in the filter pane): only tagged rows, each with its badge.
+    await page.click(".list-filters-pane > summary")
     await page.select_option("#id_tag", label="e2e-hot")
     async with page.expect_navigation():
         await page.evaluate("document.querySelector('form.list-filters').requestSubmit()")

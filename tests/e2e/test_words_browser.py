@@ -60,12 +60,13 @@ async def test_bulk_produce_keeps_the_lists_sort_and_the_day_reads_in_words(
     help_text = await page.text_content("#bulk-form")
     assert help_text and "the list\u2019s order" in help_text
     await shot(page, "list-by-name")
-    page.once("dialog", lambda dialog: dialog.accept())
-    await page.select_option("#id_bulk_action", "produce")
+    # "All matching" brings the toolbar; Produce opens its dialog (nothing is made yet: no
+    # confirmation).
     await page.select_option("#id_bulk_scope", "all")
+    await page.click("#bulk-open-produce")
     await page.fill("#id_bulk_volume", "E2EWORDS1")
     await page.fill("#id_bulk_bates_prefix", "E2EW")
-    await page.evaluate("document.querySelector('#bulk-form').requestSubmit()")
+    await page.click("[data-bulk-submit=produce]")
     await arrive(page, re.compile(r"/productions/new/"))
     picked = await page.evaluate(PICKED_NAMES)
     assert picked == everything, picked
@@ -74,11 +75,10 @@ async def test_bulk_produce_keeps_the_lists_sort_and_the_day_reads_in_words(
     # The same with the list sorted by most pages: the order page follows that sort instead.
     await goto(page, f"{case.path}documents/?sort=-pages")
     list_order = await page.evaluate(NAMES_ON_PAGE)
-    page.once("dialog", lambda dialog: dialog.accept())
-    await page.select_option("#id_bulk_action", "produce")
     await page.select_option("#id_bulk_scope", "all")
+    await page.click("#bulk-open-produce")
     await page.fill("#id_bulk_volume", "E2EWORDS2")
-    await page.evaluate("document.querySelector('#bulk-form').requestSubmit()")
+    await page.click("[data-bulk-submit=produce]")
     await arrive(page, re.compile(r"/productions/new/"))
     picked = await page.evaluate(PICKED_NAMES)
     # 3 pages, 2, then the two of one page (by newest id, as the list shows them).
