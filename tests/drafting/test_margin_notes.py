@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 FIRST = "The tenant paid rent in full.\nThe landlord never repaired the roof.\nRent was late once."
 SECOND = "The tenant paid rent in full.\nThe landlord fixed the roof in May.\nRent was late once."
-FINDINGS = [
+FINDINGS: list[dict[str, Any]] = [
     {
         "kind": "counter_argument",
         "quote": "The landlord never repaired the roof.",
@@ -125,6 +125,7 @@ def test_the_reviewed_version_anchors_each_found_quote_and_lists_the_one_not_fou
 def test_a_later_version_shows_only_the_points_whose_words_it_still_has(
     lawyer_client: Client, reviewed: Run
 ) -> None:
+    assert reviewed.draft_id is not None
     later = DraftVersion.objects.get(draft_id=reviewed.draft_id, number=2)
     notes = margin_notes.margin_notes(later)
 
