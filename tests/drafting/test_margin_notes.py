@@ -178,3 +178,21 @@ def test_with_notes_cuts_claims_at_note_bounds_and_keeps_every_character() -> No
         ("g", True, False, (), ()),
         ("hij", False, False, (), ()),
     ]
+
+
+def test_without_an_earlier_writing_stage_the_version_newest_at_the_reviews_start_is_read(
+    reviewed: Run,
+) -> None:
+    first = _drafter_version(reviewed)
+    later = DraftVersion.objects.get(draft_id=first.draft_id, number=2)
+    Stage.objects.filter(run=reviewed, name="drafter").update(version=None)
+    between = first.created_at + (later.created_at - first.created_at) / 2
+    Stage.objects.filter(run=reviewed, name="adversary").update(started_at=between)
+
+    assert [n.reviewed for n in margin_notes.margin_notes(first).anchored] == [1, 1]
+    # Started after version 2 was stored: the review read version 2, and version 1 shows none.
+    Stage.objects.filter(run=reviewed, name="adversary").update(started_at=later.created_at)
+    assert not margin_notes.margin_notes(first)
+    notes = margin_notes.margin_notes(later)
+    assert [(n.quote, n.reviewed) for n in notes.anchored] == [("paid rent in full", 2)]
+    assert len(notes.not_found) == 2 and notes.gone == 0
