@@ -171,3 +171,21 @@ async def test_review_list_workspace(page: Page, product: Product, tmp_path: Pat
     await check(page)
     await shot(page, "list-820")
     assert await csp_violations(page) == []
+
+    # Without the list's script (blocked here): the plain bulk form, every field and its Apply,
+    # under each action's name; the filters pane still opens (it is a details element).
+    await page.set_viewport_size({"width": 1366, "height": 768})
+    await page.route("**/document_list.js", lambda route: route.abort())
+    await goto(page, documents)
+    plain = await page.evaluate(
+        "['#id_bulk_action', '#id_bulk_tag_name', '#id_bulk_packet', '#id_bulk_volume',"
+        " '#id_bulk_reason', 'button[data-confirm]:not([data-bulk-submit])']"
+        ".map((s) => document.querySelector(s).offsetParent !== null)"
+    )
+    assert all(plain), plain
+    assert not await toolbar_shown(page)
+    assert len(await page.evaluate(SHOWN_COLUMNS)) == 12
+    await page.click(".list-filters-pane > summary")
+    assert await page.is_visible("#id_custodian")
+    await check(page)
+    await shot(page, "list-without-its-script")
