@@ -28,6 +28,19 @@ from lexweb.errors import DomainError
 admin.site.unregister(ProcrastinateJob)
 
 
+# Procrastinate's job statuses as the job queues page says them (the admin's job list and its
+# filter keep Procrastinate's own words).
+JOB_STATUS_WORDS = {
+    "todo": "Queued",
+    "doing": "Running",
+    "succeeded": "Succeeded",
+    "failed": "Failed for good",
+    "cancelled": "Cancelled",
+    "aborting": "Being aborted",
+    "aborted": "Aborted",
+}
+
+
 @admin.register(ProcrastinateJob)
 class JobAdmin(ProcrastinateJobAdmin):
     change_list_template = "admin/operations/job_change_list.html"
@@ -62,6 +75,8 @@ class JobAdmin(ProcrastinateJobAdmin):
         if not (isinstance(user, User) and user.role == User.Role.ADMIN):
             raise PermissionDenied  # is_staff already means admin; said twice for this page
         statuses = list(ProcrastinateJob.STATUSES)
+        labels = [(status, JOB_STATUS_WORDS.get(status, status)) for status in statuses]
+        periodic = selectors.periodic_state()
         queues = [
             {
                 "name": queue.name,
@@ -76,9 +91,15 @@ class JobAdmin(ProcrastinateJobAdmin):
             "opts": self.model._meta,
             "queues": queues,
             "statuses": statuses,
+            "status_labels": labels,
             "stuck": selectors.jobs_stuck(),
             "stalled_seconds": settings.LEXWEB_JOB_STALLED_SECONDS,
-            "periodic": selectors.periodic_state(),
+            "periodic": periodic,
+            # Each periodic job with its last run's status in words ("" if it never ran).
+            "periodic_rows": [
+                (job, JOB_STATUS_WORDS.get(job.last_status or "", job.last_status or ""))
+                for job in periodic
+            ],
             "grace_seconds": settings.LEXWEB_PERIODIC_GRACE_SECONDS,
         }
         return TemplateResponse(request, "admin/operations/job_queues.html", context)

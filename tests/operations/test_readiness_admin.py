@@ -1,9 +1,11 @@
 """The admin's Job queues page and retrying a job that failed for good: admins only, audited."""
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test import Client
 from procrastinate.contrib.django import app
@@ -11,9 +13,11 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
+from apps.operations import selectors
 from apps.operations.services import jobs as job_services
 from apps.operations.services import recovery
 from lexweb.errors import Conflict, PermissionDenied
+from lexweb.words import duration
 from tests.operations.test_readiness import _empty_job_tables, _fetch, _register_worker, _unregister
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
@@ -70,6 +74,22 @@ def test_admin_sees_job_queues_with_counts_stuck_jobs_and_periodic_jobs(
     assert f"/admin/procrastinate/procrastinatejob/{stuck}/change/" in page
     assert "operations.sweep (sweep)" in page and "cluster.health_check (health)" in page
     assert "not yet" in page  # periodic jobs that never ran
+
+
+def test_the_job_queues_page_says_statuses_and_times_in_words(admin_client_: Client) -> None:
+    app.configure_task(name="cases.worker_check").defer(case_id=1, requested_by=1, queued_at="x")
+
+    page = admin_client_.get(QUEUES_URL).content.decode()
+
+    headings = re.findall(r'<th scope="col">([^<]+)</th>', page.split('id="job-queues"')[1])
+    assert headings[:4] == ["Queue", "Queued", "Running", "Succeeded"], headings
+    assert "Failed for good" in headings and "todo" not in headings and "doing" not in headings
+    # The periodic jobs' schedules and the stalled time in words, not counts of seconds.
+    periodic = selectors.periodic_state()
+    assert any(job.interval_seconds >= 60 for job in periodic)  # else words and seconds agree
+    for job in periodic:
+        assert f"(every {duration(job.interval_seconds)})" in page, job
+    assert f"silent for {duration(settings.LEXWEB_JOB_STALLED_SECONDS)})" in page
 
 
 def test_the_job_list_links_to_the_job_queues_page(admin_client_: Client) -> None:
