@@ -100,6 +100,23 @@ class ArtifactFingerprint(models.Model):
         return f"{self.artifact_id}:{self.hash}"
 
 
+class DocumentFingerprint(models.Model):
+    """The fingerprint (`apps.evidence.fingerprint.fingerprint`) of a document's text, all of
+    its pages joined as the registry checks join them, kept with the SHA-256 of that text: a
+    re-check of the document (packet add, freeze) reuses it while the text is the same, and
+    fingerprints again when it is not. Only ever a cache of what the text gives."""
+
+    document = models.OneToOneField(
+        "documents.Document", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    text_sha256 = models.CharField(max_length=64)
+    hashes = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"document {self.document_id}: {len(self.hashes)} hashes"
+
+
 class FlagClearance(models.Model):
     """A lawyer of the document's case cleared the registry's flag on it, with a written reason
     (issue 20 req 8): the matches it covers (`ArtifactMatch.clearance`) no longer flag the

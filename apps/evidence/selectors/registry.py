@@ -22,6 +22,7 @@ planner told to probe the hash index directly, see `_exact_counts`):
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -34,6 +35,9 @@ from apps.evidence.models import ArtifactFingerprint, FrozenPage, GeneratedArtif
 STOP_POSTINGS = 200
 # Most candidates counted exactly per lookup (step 3).
 CANDIDATES = 50
+# Most hashes looked up in one statement by `artifact_matches_for_documents` (a packet's 500
+# documents of a few pages each are a few statements).
+BATCH_HASHES = 100_000
 # Artifacts with fewer hashes than this (a line or two of text) are matched by bytes only: a
 # sentence shared with a court order is not a reason to flag the order.
 MIN_FINGERPRINTS = 8
@@ -94,17 +98,68 @@ def artifact_matches_for_hashes(
         return []
     counts = _exact_counts(hashes=sorted(hashes), threshold=threshold)
     artifacts = GeneratedArtifact.objects.in_bulk(list(counts))
+    return _matches(counts, artifacts, size=len(hashes), threshold=threshold, limit=limit)
+
+
+def artifact_matches_for_documents(
+    *, hashes: dict[int, set[int]], limit: int = 5, threshold: float | None = None
+) -> dict[int, list[TextMatch]]:
+    """`artifact_matches_for_hashes` for many fingerprints at once ({key: hashes}, e.g. one per
+    document), in one SQL statement per `BATCH_HASHES` hashes: the same matches, key by key,
+    as one lookup per key (the same steps, each key's stop-shingles, candidates and exact
+    counts its own), without a round trip and a plan per key. Keys with no match (or no
+    hashes) are left out."""
+    if threshold is None:
+        threshold = float(settings.LEXWEB_ARTIFACT_MATCH_THRESHOLD)
+    if limit <= 0:
+        return {}
+    counts: dict[int, dict[int, tuple[int, int]]] = {}
+    batch: dict[int, list[int]] = {}
+    size = 0
+    for key, key_hashes in hashes.items():
+        if not key_hashes:
+            continue
+        batch[key] = sorted(key_hashes)
+        size += len(key_hashes)
+        if size >= BATCH_HASHES:
+            counts.update(_exact_counts_many(batch, threshold=threshold))
+            batch, size = {}, 0
+    if batch:
+        counts.update(_exact_counts_many(batch, threshold=threshold))
+    artifacts = GeneratedArtifact.objects.in_bulk(
+        list({artifact_id for found in counts.values() for artifact_id in found})
+    )
+    result = {}
+    for key, found in counts.items():
+        matches = _matches(
+            found, artifacts, size=len(hashes[key]), threshold=threshold, limit=limit
+        )
+        if matches:
+            result[key] = matches
+    return result
+
+
+def _matches(
+    counts: dict[int, tuple[int, int]],
+    artifacts: dict[int, GeneratedArtifact],
+    *,
+    size: int,
+    threshold: float,
+    limit: int,
+) -> list[TextMatch]:
+    """The candidates' exact counts made matches: the share reaches the threshold, or the text
+    (of `size` hashes) is a piece of the artifact; highest share first, at most `limit`."""
     matches = []
     for artifact_id, (common, own_common) in counts.items():
         artifact = artifacts[artifact_id]
         share = common / artifact.fingerprint_count
-        if share >= threshold or is_piece(own_common=own_common, document_hashes=len(hashes)):
+        if share >= threshold or is_piece(own_common=own_common, document_hashes=size):
             matches.append(
                 TextMatch(
                     artifact=artifact,
                     share=share,
-                    document_share=common / len(hashes),
-                    own_document_share=own_common / len(hashes),
+                    document_share=common / size,
+                    own_document_share=own_common / size,
                 )
             )
     matches.sort(key=lambda m: (-m.share, -m.document_share, m.artifact.pk))
@@ -149,6 +204,59 @@ GROUP BY f.artifact_id
 """
 
 
+# The same steps for many texts at once: `doc` holds each key's distinct hashes; a hash is
+# probed once however many keys hold it; stop-shingles, candidates (ranked per key, in the
+# order of `_LOOKUP`) and exact counts are each key's own.
+_LOOKUP_MANY = """
+WITH doc AS (
+    SELECT d.k, d.h FROM unnest(%(keys)s::bigint[], %(hashes)s::bigint[]) AS d(k, h)
+),
+size AS (
+    SELECT s.k, s.n FROM unnest(%(size_keys)s::bigint[], %(sizes)s::bigint[]) AS s(k, n)
+),
+posting AS (
+    SELECT q.h, l.artifact_id, l.quoted, count(*) OVER (PARTITION BY q.h) AS postings
+    FROM (SELECT DISTINCT doc.h FROM doc) q
+    CROSS JOIN LATERAL (
+        SELECT f.artifact_id, f.quoted FROM {fingerprints} f
+        WHERE f.hash = q.h LIMIT %(stop)s + 1
+    ) l
+),
+stop AS (
+    SELECT doc.k, count(*) AS n
+    FROM doc JOIN (SELECT DISTINCT h FROM posting WHERE postings > %(stop)s) s ON s.h = doc.h
+    GROUP BY doc.k
+),
+hits AS (
+    SELECT doc.k, p.artifact_id, count(*) AS n, count(*) FILTER (WHERE NOT p.quoted) AS own
+    FROM doc JOIN posting p ON p.h = doc.h
+    WHERE p.postings <= %(stop)s
+    GROUP BY doc.k, p.artifact_id
+),
+ranked AS (
+    SELECT hits.k, hits.artifact_id, row_number() OVER (
+        PARTITION BY hits.k
+        ORDER BY GREATEST(hits.n::float / a.fingerprint_count, hits.own::float / size.n) DESC,
+                 hits.artifact_id
+    ) AS r
+    FROM hits JOIN {artifacts} a ON a.id = hits.artifact_id
+    JOIN size ON size.k = hits.k
+    LEFT JOIN stop ON stop.k = hits.k
+    WHERE a.fingerprint_count >= %(min_fingerprints)s
+      AND (hits.n + LEAST(COALESCE(stop.n, 0), a.fingerprint_count)
+               >= %(threshold)s * a.fingerprint_count
+           OR hits.own + COALESCE(stop.n, 0)
+               >= GREATEST(%(piece_min)s, %(piece_share)s * size.n))
+)
+SELECT c.k, c.artifact_id, count(*), count(*) FILTER (WHERE NOT f.quoted)
+FROM ranked c
+JOIN {fingerprints} f ON f.artifact_id = c.artifact_id
+JOIN doc ON doc.k = c.k AND doc.h = f.hash
+WHERE c.r <= %(candidates)s
+GROUP BY c.k, c.artifact_id
+"""
+
+
 def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, tuple[int, int]]:
     """{artifact id: (hashes in common, unquoted hashes in common)} for the candidates (see
     the module's steps)."""
@@ -156,6 +264,53 @@ def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, tuple[int
         fingerprints=ArtifactFingerprint._meta.db_table,
         artifacts=GeneratedArtifact._meta.db_table,
     )
+    params = {
+        "hashes": hashes,
+        "stop": STOP_POSTINGS,
+        "min_fingerprints": MIN_FINGERPRINTS,
+        "threshold": threshold,
+        "piece_min": PIECE_MIN_COMMON,
+        "piece_share": PIECE_DOCUMENT_SHARE,
+        "document": len(hashes),
+        "candidates": CANDIDATES,
+    }
+    counts = {}
+    for _key, artifact_id, common, own in _planned(sql, params, keyed=False):
+        counts[artifact_id] = (common, own)
+    return counts
+
+
+def _exact_counts_many(
+    hashes: dict[int, list[int]], *, threshold: float
+) -> dict[int, dict[int, tuple[int, int]]]:
+    """{key: {artifact id: (hashes in common, unquoted in common)}} for each key's candidates
+    (`_exact_counts` for every key of `hashes`, in one statement)."""
+    sql = _LOOKUP_MANY.format(
+        fingerprints=ArtifactFingerprint._meta.db_table,
+        artifacts=GeneratedArtifact._meta.db_table,
+    )
+    keys = [key for key, key_hashes in hashes.items() for _ in key_hashes]
+    flat = [h for key_hashes in hashes.values() for h in key_hashes]
+    params = {
+        "keys": keys,
+        "hashes": flat,
+        "size_keys": list(hashes),
+        "sizes": [len(key_hashes) for key_hashes in hashes.values()],
+        "stop": STOP_POSTINGS,
+        "min_fingerprints": MIN_FINGERPRINTS,
+        "threshold": threshold,
+        "piece_min": PIECE_MIN_COMMON,
+        "piece_share": PIECE_DOCUMENT_SHARE,
+        "candidates": CANDIDATES,
+    }
+    counts: dict[int, dict[int, tuple[int, int]]] = {}
+    for key, artifact_id, common, own in _planned(sql, params, keyed=True):
+        counts.setdefault(key, {})[artifact_id] = (common, own)
+    return counts
+
+
+def _planned(sql: str, params: dict[str, Any], *, keyed: bool) -> list[tuple[int, int, int, int]]:
+    """Rows of a lookup statement, (key or 0, artifact id, in common, unquoted in common)."""
     with transaction.atomic(), connection.cursor() as cursor:
         # Two planner settings, for this statement only (measured with 100,000 artifacts,
         # bench/bench_fingerprint_lookup.py): each probe of step 1 reads a handful of rows,
@@ -171,28 +326,18 @@ def _exact_counts(*, hashes: list[int], threshold: float) -> dict[int, tuple[int
             "AS bitmap, current_setting('jit') AS jit OFFSET 0) s"
         )
         bitmap, jit, _, _ = cursor.fetchone()
-        cursor.execute(
-            sql,
-            {
-                "hashes": hashes,
-                "stop": STOP_POSTINGS,
-                "min_fingerprints": MIN_FINGERPRINTS,
-                "threshold": threshold,
-                "piece_min": PIECE_MIN_COMMON,
-                "piece_share": PIECE_DOCUMENT_SHARE,
-                "document": len(hashes),
-                "candidates": CANDIDATES,
-            },
-        )
-        counts = {
-            int(artifact_id): (int(common), int(own))
-            for artifact_id, common, own in cursor.fetchall()
-        }
+        cursor.execute(sql, params)
+        rows = [
+            (int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+            if keyed
+            else (0, int(row[0]), int(row[1]), int(row[2]))
+            for row in cursor.fetchall()
+        ]
         cursor.execute(
             "SELECT set_config('enable_bitmapscan', %s, true), set_config('jit', %s, true)",
             [bitmap, jit],
         )
-    return counts
+    return rows
 
 
 def packet_evidence_hashes(*, packet_id: int | None) -> frozenset[int]:

@@ -25,13 +25,16 @@ Flagging is lexweb's act, not the uploader's: the audit rows have no actor and t
 "lexweb registry"; the uploader is in the detail.
 """
 
+import hashlib
 from collections.abc import Iterable
 
 from django.db import transaction
+from django.utils import timezone
 
 from apps.accounts.services import audit_record
 from apps.documents.models import Document, Page
-from apps.evidence.models import ArtifactMatch, GeneratedArtifact
+from apps.evidence import fingerprint as fp
+from apps.evidence.models import ArtifactMatch, DocumentFingerprint, GeneratedArtifact
 from apps.evidence.selectors import registry as registry_selectors
 
 ACTOR_LABEL = "lexweb registry"
@@ -67,7 +70,10 @@ def document_check_text(document: Document) -> list[ArtifactMatch]:
     gets no text match (and is CLEAR unless its bytes matched); this never raises for that."""
     texts = Page.objects.filter(document=document).order_by("number").values_list("text", flat=True)
     text = "\n\n".join(texts)
-    found = registry_selectors.artifact_matches_for_text(text=text, limit=MAX_TEXT_MATCHES)
+    hashes = fp.fingerprint(text)
+    # Kept for the re-checks at packet add and freeze, which reuse it while the text is this.
+    _fingerprints_keep({document.pk: (_text_sha256(text), hashes)})
+    found = registry_selectors.artifact_matches_for_hashes(hashes=hashes, limit=MAX_TEXT_MATCHES)
     matches = []
     for hit in found:
         match, created = ArtifactMatch.objects.update_or_create(
@@ -91,27 +97,82 @@ def documents_recheck(*, document_ids: Iterable[int], found: str) -> list[int]:
     """Look the text of each CLEAR, READY document among `document_ids` up in the registry as it
     is now; record what matches as late flags (`found`: ArtifactMatch.Found.PACKET_ADD or
     FREEZE), flag and audit. Returns the ids of the documents flagged now. Each document in a
-    transaction of its own, so its flag stays whatever the caller then does."""
-    documents = Document.objects.filter(
-        pk__in=list(document_ids),
-        provenance=Document.Provenance.CLEAR,
-        status=Document.Status.READY,
-    ).select_related("case")
+    transaction of its own, so its flag stays whatever the caller then does.
+
+    The texts are looked up together (`artifact_matches_for_documents`: one statement for a
+    packet's worth, the same matches as one lookup per document), and each text's fingerprint
+    is the one kept from its last check (`DocumentFingerprint`) while the text is the same. A
+    500-item freeze against 100,000 artifacts: see bench/bench_freeze_recheck.py."""
+    documents = list(
+        Document.objects.filter(
+            pk__in=list(document_ids),
+            provenance=Document.Provenance.CLEAR,
+            status=Document.Status.READY,
+        ).select_related("case")
+    )
     texts: dict[int, list[str]] = {}
     for document_id, text in (
-        Page.objects.filter(document__in=documents)
+        Page.objects.filter(document__in=[d.pk for d in documents])
         .order_by("document_id", "number")
         .values_list("document_id", "text")
     ):
         texts.setdefault(document_id, []).append(text)
+    hashes = _fingerprints({d.pk: "\n\n".join(texts.get(d.pk, [])) for d in documents})
+    found_hits = registry_selectors.artifact_matches_for_documents(
+        hashes=hashes, limit=MAX_TEXT_MATCHES
+    )
     flagged = []
     for document in documents:
-        hits = registry_selectors.artifact_matches_for_text(
-            text="\n\n".join(texts.get(document.pk, [])), limit=MAX_TEXT_MATCHES
-        )
+        hits = found_hits.get(document.pk, [])
         if hits and _flag_late(document, hits, found=found):
             flagged.append(document.pk)
     return flagged
+
+
+def _text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _fingerprints(texts: dict[int, str]) -> dict[int, set[int]]:
+    """{document id: the fingerprint of its text}: the kept one where its text is the one it
+    was made of, made (and kept) otherwise."""
+    digests = {document_id: _text_sha256(text) for document_id, text in texts.items()}
+    kept = {
+        document_id: (digest, hashes)
+        for document_id, digest, hashes in DocumentFingerprint.objects.filter(
+            document_id__in=list(texts)
+        ).values_list("document_id", "text_sha256", "hashes")
+    }
+    result: dict[int, set[int]] = {}
+    made: dict[int, set[int]] = {}
+    for document_id, text in texts.items():
+        stored = kept.get(document_id)
+        if stored is not None and stored[0] == digests[document_id]:
+            result[document_id] = set(stored[1])
+        else:
+            result[document_id] = made[document_id] = fp.fingerprint(text)
+    _fingerprints_keep(
+        {document_id: (digests[document_id], made[document_id]) for document_id in made}
+    )
+    return result
+
+
+def _fingerprints_keep(made: dict[int, tuple[str, set[int]]]) -> None:
+    """Keep the fingerprints made now (replacing those of an earlier text)."""
+    if not made:
+        return
+    now = timezone.now()
+    DocumentFingerprint.objects.bulk_create(
+        [
+            DocumentFingerprint(
+                document_id=document_id, text_sha256=digest, hashes=sorted(hashes), updated_at=now
+            )
+            for document_id, (digest, hashes) in made.items()
+        ],
+        update_conflicts=True,
+        unique_fields=["document"],
+        update_fields=["text_sha256", "hashes", "updated_at"],
+    )
 
 
 @transaction.atomic
