@@ -51,6 +51,7 @@ import itertools
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import date
 
@@ -148,8 +149,12 @@ for _group in PARAPHRASES:
     _stems = tuple(dict.fromkeys(nz.stem(w) for w in _group.split()))
     for _stem in _stems:
         PARAPHRASE_OF[_stem] = tuple(dict.fromkeys(PARAPHRASE_OF.get(_stem, ()) + _stems))
+# A year and month in figures ("2023-11", "11/2023"). Each starts with a digit: the lookahead
+# says so first, which lets the pattern skip to the digits of a page instead of trying every
+# character.
 _YEAR_MONTH = re.compile(
-    r"(?<![\d/-])(?:(?:19|20)\d\d[-/](?P<m1>0[1-9]|1[0-2])|(?P<m2>0?[1-9]|1[0-2])/(?:19|20)\d\d)"
+    r"(?=[0-9])(?<![\d/-])"
+    r"(?:(?:19|20)\d\d[-/](?P<m1>0[1-9]|1[0-2])|(?P<m2>0?[1-9]|1[0-2])/(?:19|20)\d\d)"
     r"(?![\d/-])"
 )
 # Where a page's sentence ends: a stop (and a footnote's call number after it) before a capital
@@ -159,8 +164,9 @@ _PAGE_SENTENCE = re.compile(
 )
 _LINE_END_HYPHEN = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
 # A line laid out apart from running prose: no lowercase letter (a heading, a label), columns
-# (two spaces or a tab inside it), or a list item.
-_LAID_OUT = re.compile(r"^[^a-z]*$|\S(?: {2,}|\t)\S|^\s*(?:[-*\u2022]|\d{1,3}[.)])\s")
+# (two spaces or a tab inside it), or a list item (`_laid_out`).
+_LAID_OUT_START = re.compile(r"[^a-z]*$|\s*(?:[-*\u2022]|\d{1,3}[.)])\s")
+_COLUMNS = re.compile(r"\S(?: {2,}|\t)\S")
 # The drafter's frame before a sentence's proposition: a short opening that introduces it and
 # names nothing ("The record shows that", "It is undisputed that", "As the file reflects,",
 # "Notably,", "Courts hold that"). Its words are about the evidence or the argument, not facts
@@ -191,7 +197,7 @@ def _is_frame(words: str) -> bool:
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]")
 # An abbreviation on a page standing for a run of the draft's words ("SLA"): three capitals or
 # more (two initials match too many pairs of words).
-_ACRONYM = re.compile(r"\b[A-Z]{3,5}\b")
+_ACRONYM = re.compile(r"(?=[A-Z])\b[A-Z]{3,5}\b")  # (the lookahead first: tried at capitals only)
 _MONTHS = [
     *("january", "february", "march", "april", "may", "june"),
     *("july", "august", "september", "october", "november", "december"),
@@ -265,11 +271,12 @@ class _Context:
         self.sentence_starts: list[int] = []
         self.forms: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         self.passages: dict[int, list[frozenset[str]]] = {}  # a page's sentences, as stems
-        self.stemmed: dict[str, tuple[str, bool]] = {}  # a word's stem, and if it is a key word
+        self.stemmed: dict[str, tuple[str, str]] = {}  # a word's stem, and its form in runs
         self.sentence_runs: dict[int, list[list[str]]] = {}  # ... as runs of words
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
         self.held: dict[tuple[str, ...], frozenset[int]] = {}  # a common word's pages, as a set
+        self.document_sets: dict[int, frozenset[int]] = {}  # a document's pages, as a set
         self.spans_label: str | None = None  # the production's labels, for messages
         self.bound: dict[int, Opinion | None] = {}  # short forms bound to a packet opinion
         self.documents: exhibits.Catalogue | None = None  # read when a cite names a document
@@ -863,9 +870,9 @@ class _Context:
         # letterhead, parties and defined terms (a page of another document is told apart by
         # its words, `_terms_elsewhere`).
         documents = {self.index.pages[p].document_id for p in pages}
-        candidates = {
-            p for p in candidates if p not in pages and self.index.pages[p].document_id in documents
-        }
+        in_documents = [self._document_set(d) for d in documents]
+        neighbours = in_documents[0] if len(in_documents) == 1 else frozenset().union(*in_documents)
+        candidates = (candidates & neighbours).difference(pages)
         if within is not None:
             candidates &= within
         # A page whose words, even all in one sentence, could not lead is not read by sentence.
@@ -952,16 +959,18 @@ class _Context:
         record = self.index.pages[page]
         text = ocr_read(record.text) if record.source == OCR else record.text
         known = self.stemmed
+        seen = known.get
         passages: list[frozenset[str]] = []
         runs: list[list[str]] = []
         for part in _page_sentences(text):
             stems: set[str] = set()
             cut: list[str] = []
             for chunk in _PHRASE_BREAK.split(part):
-                read = [_stemmed(w, known) for w in nz.token_list(chunk)]
-                stems.update(stem for stem, _ in read)
+                # Each word's (stem, form in a run): looked up, made once a run (`_stemmed`).
+                read = [seen(w) or _stemmed(w, known) for w in nz.token_list(chunk)]
+                stems.update([stem for stem, _ in read])
                 if len(read) > 1:
-                    cut.append(" " + " ".join(stem if key else "|" for stem, key in read) + " ")
+                    cut.append(f" {' '.join([shown for _, shown in read])} ")
             passages.append(frozenset(stems))
             runs.append(cut)
         self.passages[page] = passages
@@ -989,22 +998,24 @@ class _Context:
         for chunk in _PHRASE_BREAK.split("".join(masked)):
             found = nz.tokens(chunk)
             words = [token for token, _, _ in found]
+            stems = [nz.stem(word) for word in words]  # each word stemmed once
             cased = [chunk[start : start + 1].isupper() for _, start, _ in found]
             for k, (a, b) in enumerate(itertools.pairwise(words)):
-                left, right = terms.get(nz.stem(a)), terms.get(nz.stem(b))
+                left, right = terms.get(stems[k]), terms.get(stems[k + 1])
                 if not _key_word(a) or not _key_word(b) or left is None or right is None:
                     continue
                 if cased[k] != cased[k + 1]:
                     continue  # a name and a word ("Northcott recorded"): no phrase
                 if not left.stems or not right.stems or left is right:
                     continue
-                key = f"{nz.stem(a)} {nz.stem(b)}"
+                key = f"{stems[k]} {stems[k + 1]}"
                 out[key] = _Term(
                     f"{a} {b}",
                     min(left.count, right.count),
                     min(left.weight, right.weight),
-                    pair=(nz.stem(a), nz.stem(b)),
+                    pair=(stems[k], stems[k + 1]),
                     groups=(left.stems, right.stems),
+                    group_holders=(left.holders, right.holders),
                 )
         return out
 
@@ -1082,9 +1093,14 @@ class _Context:
             if term.pair:
                 # A page holding both words may print them side by side: counted as if it
                 # did (an upper bound for `_passage_lead`'s candidates, whose sentences are
-                # read next).
+                # read next). The pages holding each word, as sets (`_holds_words` of every
+                # candidate page, without reading each page's terms).
+                left, right = (
+                    self._held_set(stems, held)
+                    for stems, held in zip(term.groups, term.group_holders, strict=True)
+                )
                 for page in scores:
-                    if self._holds_words(page, term):
+                    if page in left and page in right:
                         scores[page] += term.weight
                 continue
             held = self._holders(term)
@@ -1095,14 +1111,28 @@ class _Context:
                 continue
             if term.stems:
                 # A common word recurs in many claims' sentences: its pages, once as a set.
-                known = self.held.get(term.stems)
-                if known is None:
-                    known = self.held[term.stems] = frozenset(held)
-                held = known
+                held = self._held_set(term.stems, held)
             for page in scores:
                 if page in held:
                     scores[page] += term.weight
         return scores
+
+    def _document_set(self, document_id: int) -> frozenset[int]:
+        """The pages of a document, as a set made once a run."""
+        known = self.document_sets.get(document_id)
+        if known is None:
+            known = self.document_sets[document_id] = frozenset(
+                self.index.document_pages(document_id)
+            )
+        return known
+
+    def _held_set(self, stems: tuple[str, ...], held: Iterable[int]) -> AbstractSet[int]:
+        """`held`, the pages holding a word of `stems` (a `_Term`'s holders), as a set made
+        once a run."""
+        known = self.held.get(stems)
+        if known is None:
+            known = self.held[stems] = frozenset(held)
+        return known
 
     def _carried_otherwise(self, span: tuple[int, int], pages: list[int]) -> set[str]:
         """Key terms of the span the cited pages carry in another form: the month of a
@@ -1910,8 +1940,10 @@ def _page_sentences(text: str) -> list[str]:
     sentence of its own, as is each line of a list."""
     out: list[str] = []
     prose: list[str] = []
-    for line in _LINE_END_HYPHEN.sub("", text).splitlines():
-        if _LAID_OUT.search(line) or not line.strip():
+    if "-\n" in text:
+        text = _LINE_END_HYPHEN.sub("", text)
+    for line in text.splitlines():
+        if _laid_out(line):
             out.extend(_PAGE_SENTENCE.split(" ".join(prose)))
             prose = []
             out.append(line)
@@ -1919,6 +1951,15 @@ def _page_sentences(text: str) -> list[str]:
             prose.append(line.strip())
     out.extend(_PAGE_SENTENCE.split(" ".join(prose)))
     return [part for part in out if part.strip()]
+
+
+def _laid_out(line: str) -> bool:
+    """A line of a page laid out apart from its prose (see `_LAID_OUT_START`, `_COLUMNS`), or a
+    blank one. Columns are looked for only on a line with two spaces or a tab (most lines of
+    prose have neither: the pattern is not run over them)."""
+    if _LAID_OUT_START.match(line):
+        return True
+    return ("  " in line or "\t" in line) and _COLUMNS.search(line) is not None
 
 
 # Where a phrase of the draft or a page breaks: a claim (masked as "|"), a comma, a colon, a
@@ -1941,11 +1982,13 @@ def _phrase_in(stems: frozenset[str], runs: list[str], term: "_Term") -> bool:
     return any(pair in run for run in runs for pair in pairs)
 
 
-def _stemmed(word: str, known: dict[str, tuple[str, bool]]) -> tuple[str, bool]:
-    """The word's stem and whether it is a key word (`known`: a cache of both)."""
+def _stemmed(word: str, known: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """The word's stem, and its form in a sentence's runs (`_Context._sentence_runs`): its
+    stem for a key word, "|" for another (`known`: a cache of both)."""
     found = known.get(word)
     if found is None:
-        found = known[word] = (nz.stem(word), _key_word(word))
+        stem = nz.stem(word)
+        found = known[word] = (stem, stem if _key_word(word) else "|")
     return found
 
 
@@ -1987,6 +2030,7 @@ class _Term:
     holders: Collection[int] = ()  # a word: the pages holding it or a paraphrase
     pair: tuple[str, ...] = ()  # a phrase: its two words' keys (see `_phrase_terms`)
     groups: tuple[tuple[str, ...], ...] = ()  # ... and each word's stems (paraphrases too)
+    group_holders: tuple[Collection[int], ...] = ()  # ... and each word's `holders`
 
 
 @dataclass(frozen=True)

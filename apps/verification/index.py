@@ -476,7 +476,9 @@ class PacketIndex:
                 skip.append((start, end))
         # Star-page markers ("*457", "[*457]") and bracketed footnote calls ("costs.[4]") sit
         # inside the opinion's sentences and are no part of a quotation.
-        skip.extend(m.span() for m in _IN_TEXT_MARKER.finditer(page.text))
+        # Each has a star or an opening bracket: a page with neither has none.
+        if "*" in page.text or "[" in page.text:
+            skip.extend(m.span() for m in _IN_TEXT_MARKER.finditer(page.text))
         # A deposition page: most lines start with their line number.
         if len(_NUMBERED_LINE.findall(page.text)) >= 5:
             content = [ln for ln in _lines(page.text) if ln[2].strip()]

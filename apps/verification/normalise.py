@@ -99,9 +99,19 @@ def tokens(text: str) -> list[tuple[str, int, int]]:
 
 def token_list(text: str) -> list[str]:
     """The normalised tokens of `text`, without spans (cheaper)."""
+    folded = fold(text)
+    if folded.isascii():
+        # ASCII lowercasing keeps every character's class and the text's length: the words
+        # of the lowercased text are the words, lowercased; only one holding a joiner (an
+        # apostrophe or a hyphen) needs `norm_token`'s stripping.
+        low = folded.lower()
+        found = _WORD.findall(low)
+        if "'" in low or "-" in low:
+            return [raw if raw.isalnum() else _JOINERS.sub("", raw) for raw in found]
+        return found
     return [
         raw.lower() if raw.isascii() and raw.isalnum() else norm_token(raw)
-        for raw in _WORD.findall(fold(text))
+        for raw in _WORD.findall(folded)
     ]
 
 
