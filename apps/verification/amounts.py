@@ -39,18 +39,20 @@ _CURRENCY_NAMES = {"$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", 
 _CURRENCY_NAMES |= {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR"}
 _CURRENCY_NAMES |= {"gbp": "GBP", "£": "GBP", "pounds sterling": "GBP"}
 
+# Each pattern looks first at the one character an amount can start with (a currency's sign or
+# code, a digit or a point): the rest is tried only there.
 _PATTERNS = [
     # $12,450.00 / $ 12,450 / US$12,450 / USD 12,450 / USD$12,450 / $1.2 million / EUR 3.5m /
     # €3,500.00 / £12k
     re.compile(
-        r"(?<![\w$€£])(?P<cur>(?:US|USD)\s?\$|\$|USD\s?|EUR\s?|€|GBP\s?|£)\s?"
+        r"(?=[$€£UEG])(?<![\w$€£])(?P<cur>(?:US|USD)\s?\$|\$|USD\s?|EUR\s?|€|GBP\s?|£)\s?"
         + _NUMBER
         + r"(?!\d|,\d|\.\d)"
         + _SCALE,
     ),
     # 12,450.00 dollars / 12,450 USD / 1.2 million dollars / 1,250 EUR / 3,500 euros
     re.compile(
-        r"(?<![\w$€£.,/])"
+        r"(?=[\d.])(?<![\w$€£.,/])"
         + _NUMBER
         + _SCALE
         + r"\s+(?:U\.?S\.?\s+)?(?P<cur>dollars|USD|EUR|euros|GBP)(?![A-Za-z])",

@@ -39,11 +39,13 @@ _COMMA = r"\s*[,.]?\s*"
 # before the year ("April 22,\n 5  2021"; the comma marks the year to come).
 _COMMA_OR_LINE = r"(?:\s*,[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s*[,.]?\s*)"
 
+# Each pattern looks first at the one character a date can start with (a digit, or a month's or
+# an ordinal's first letter): the rest is tried only there, not at every character of a page.
 _PATTERNS = [
     # March 3, 2024 / Mar. 3 2024 / March 3rd, 2024; a transcript's line may end after the
     # month, its next line's number before the day ("on June\n 5  9, 2023": June 9)
     re.compile(
-        r"(?<![\w])"
+        r"(?=[adfjmnos])(?<![\w])"
         + _MONTH.format(g="m")
         + r"(?:[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s*)"
         + r"(?P<d>\d{1,2})"
@@ -55,7 +57,7 @@ _PATTERNS = [
     ),
     # 3rd day of March, 2024 / 3 day of March 2024
     re.compile(
-        r"(?<![\w])(?P<d>\d{1,2})"
+        r"(?=\d)(?<![\w])(?P<d>\d{1,2})"
         + _ORD
         + _S
         + r"day"
@@ -69,7 +71,7 @@ _PATTERNS = [
     ),
     # 3 March 2024 / 3rd of March, 2024 / 03-Mar-2024
     re.compile(
-        r"(?<![\w])(?P<d>\d{1,2})"
+        r"(?=\d)(?<![\w])(?P<d>\d{1,2})"
         + _ORD
         + r"(?:"
         + _S
@@ -83,11 +85,11 @@ _PATTERNS = [
     ),
     # 2024-03-03 / 2024/03/03
     re.compile(
-        r"(?<![\w/.-])(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?![\w]|[-/]\d)"
+        r"(?=\d)(?<![\w/.-])(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?![\w]|[-/]\d)"
     ),
     # 03/03/2024 / 3/3/24 / 03-03-2024 / 03.03.2024
     re.compile(
-        r"(?<![\w/.-])(?P<m>\d{1,2})(?P<sep>[/.-])(?P<d>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})"
+        r"(?=\d)(?<![\w/.-])(?P<m>\d{1,2})(?P<sep>[/.-])(?P<d>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})"
         r"(?![\w]|[-/]\d)"
     ),
 ]
@@ -120,7 +122,7 @@ _GAP = r"(?:[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s+)"
 _WORD_PATTERNS = [
     # the second of April, 2007 / second day of April 2007 / the nineteenth day of October, 2023
     re.compile(
-        r"(?<![\w-])"
+        r"(?=[efnst])(?<![\w-])"
         + _ORDINAL_WORD
         + rf"{_GAP}(?:day{_GAP})?of{_GAP}"
         + _MONTH.format(g="m")
@@ -132,7 +134,7 @@ _WORD_PATTERNS = [
     ),
     # April second, 2007 / April the second, 2007
     re.compile(
-        r"(?<![\w])"
+        r"(?=[adfjmnos])(?<![\w])"
         + _MONTH.format(g="m")
         + rf"{_GAP}(?:the{_GAP})?"
         + _ORDINAL_WORD
@@ -307,7 +309,7 @@ _MONTH_DAY_PATTERNS = [
         _WORD_MONTH_DAY_PATTERNS := [
             # the second of April / second day of April (no year after)
             re.compile(
-                r"(?<![\w-])(?i:"
+                r"(?=(?i:[efnst]))(?<![\w-])(?i:"
                 + _ORDINAL_WORD
                 + r")(?:[ \t]+(?i:day))?[ \t]+(?i:of)[ \t]+"
                 + _MONTH_WORD

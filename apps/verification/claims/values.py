@@ -19,8 +19,9 @@ def value_claims(
     """The dates and amounts of `plain` (the draft with odd spaces read as spaces) that overlap
     no span of `taken`; `text` is the draft as written (the claims' text)."""
     claims: list[Claim] = []
+    full_dates = date_values(plain)
     values: list[tuple[Kind, list[tuple[int, int, str]]]] = [
-        ("date", date_values(plain)),
+        ("date", full_dates),
         ("amount", amount_values(plain)),
     ]
     for kind, found in values:
@@ -33,7 +34,7 @@ def value_claims(
     for claim in claims:
         if claim.kind == "date" and claim.value is not None:
             anchors.setdefault(claim.sentence, []).append((claim.start, claim.value))
-    for start, end, value in month_day_values(plain):
+    for start, end, value in month_day_values(plain, full_dates):  # dates read once
         if not taken.overlaps(start, end):
             span = sentence(start, end)
             years = context_years(value, anchors.get(span, []), start)
