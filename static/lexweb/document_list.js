@@ -105,7 +105,8 @@ function enhanceBulk() {
       if (event.submitter !== own) {
         event.preventDefault();
         event.stopImmediatePropagation();
-        form.requestSubmit(own);
+        // Not from inside this submit event: the browser ignores a submit while one fires.
+        window.setTimeout(() => form.requestSubmit(own), 0);
         return;
       }
       if (action) action.value = own.dataset.bulkSubmit;
