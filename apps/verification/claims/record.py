@@ -60,6 +60,7 @@ _APPENDIX = re.compile(r"^(?:\d{1,2}\s+)?" + _APPENDIX_BODY)
 # "1 App. 24" anywhere a cite can start (not "301 Or. App. 512": a reporter's "App." follows a
 # word; the volume of an appendix cite follows a space, a bracket or a signal).
 _APPENDIX_ANYWHERE = re.compile(
+    r"(?=\d)"  # (at a digit only: the lookbehinds are not tried at every character)
     r"(?:(?<=^)|(?<=[(\[;])|(?<=[(\[;,:]\s)|(?<=\b[Ss]ee\s)|(?<=\balso\s)|(?<=\b[Cc]f\.\s)"
     r"|(?<=\.\s))\d{1,2}\s+" + _APPENDIX_BODY,
     re.MULTILINE,
