@@ -206,13 +206,19 @@ GROUP BY f.artifact_id
 
 # The same steps for many texts at once: `doc` holds each key's distinct hashes; a hash is
 # probed once however many keys hold it; stop-shingles, candidates (ranked per key, in the
-# order of `_LOOKUP`) and exact counts are each key's own.
+# order of `_LOOKUP`) and exact counts are each key's own. The exact counts are a lateral
+# probe per candidate (its rows through the (artifact, hash) index): as a join, the planner
+# (its estimates of the probes far too high) hashed the whole fingerprint table, 5.5 s of a
+# 7.9 s statement for 500 documents against 100,000 artifacts.
 _LOOKUP_MANY = """
 WITH doc AS (
     SELECT d.k, d.h FROM unnest(%(keys)s::bigint[], %(hashes)s::bigint[]) AS d(k, h)
 ),
 size AS (
     SELECT s.k, s.n FROM unnest(%(size_keys)s::bigint[], %(sizes)s::bigint[]) AS s(k, n)
+),
+keyed AS (
+    SELECT doc.k, array_agg(doc.h) AS hs FROM doc GROUP BY doc.k
 ),
 posting AS (
     SELECT q.h, l.artifact_id, l.quoted, count(*) OVER (PARTITION BY q.h) AS postings
@@ -248,12 +254,15 @@ ranked AS (
            OR hits.own + COALESCE(stop.n, 0)
                >= GREATEST(%(piece_min)s, %(piece_share)s * size.n))
 )
-SELECT c.k, c.artifact_id, count(*), count(*) FILTER (WHERE NOT f.quoted)
+SELECT c.k, c.artifact_id, x.n, x.own
 FROM ranked c
-JOIN {fingerprints} f ON f.artifact_id = c.artifact_id
-JOIN doc ON doc.k = c.k AND doc.h = f.hash
-WHERE c.r <= %(candidates)s
-GROUP BY c.k, c.artifact_id
+JOIN keyed ON keyed.k = c.k
+CROSS JOIN LATERAL (
+    SELECT count(*) AS n, count(*) FILTER (WHERE NOT f.quoted) AS own
+    FROM {fingerprints} f
+    WHERE f.artifact_id = c.artifact_id AND f.hash = ANY(keyed.hs)
+) x
+WHERE c.r <= %(candidates)s AND x.n > 0
 """
 
 
