@@ -33,9 +33,11 @@ reason, audited and kept with the finding. A version that is a model's reply cut
 with no override: its end is missing.
 """
 
+import gc
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -285,6 +287,52 @@ def verification_run(*, verification_id: int) -> None:
 def _run(verification: Verification) -> None:
     # The verifier's modules are imported here, not at the top: the drafts API keeps working
     # (and says why a run failed) if they cannot be imported.
+    from apps.verification import checks
+
+    with _collector_paused():
+        version, results, packet_index, by_position, rows = _checked(verification)
+    # Added findings only: the deterministic rows above are never changed by a model. (The
+    # collector runs as usual while a model is asked: that may take minutes.)
+    opinion = _second_opinion(verification, version.text, results, packet_index, by_position)
+    with _collector_paused():
+        rows.extend(
+            second_opinion.finding_rows(
+                verification=verification,
+                results=results,
+                opinions=opinion.opinions,
+                verifier_version=checks.VERIFIER_VERSION,
+            )
+        )
+        _done(verification, rows, opinion)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a stretch of the run. The run makes millions
+    of small objects (the packet's pages, the loaded index, claims, findings) and no cycles
+    among them; the collector would walk them, and everything else the worker holds, again and
+    again for nothing (as `PacketIndex.build`, `index_cache.decode` and `checks.verify_text`
+    say). Objects are still freed when no longer referenced; a cycle is collected after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _checked(
+    verification: Verification,
+) -> tuple[
+    DraftVersion,
+    list["CheckedClaim"],
+    "index.PacketIndex",
+    "FrozenPagesByPosition",
+    list[Finding],
+]:
+    """Step 2 of the module's docstring: the version, its checked claims, the packet's index,
+    the findings' pages and the finding rows (boxes added)."""
     from apps.verification import checks, claims, index_cache
 
     version = verification.version
@@ -323,16 +371,13 @@ def _run(verification: Verification) -> None:
         verification.claims_done = len(found)
         verification.save(update_fields=["claims_done"])
         _publish_run(verification)
-    # Added findings only: the deterministic rows above are never changed by a model.
-    opinion = _second_opinion(verification, version.text, results, packet_index, by_position)
-    rows.extend(
-        second_opinion.finding_rows(
-            verification=verification,
-            results=results,
-            opinions=opinion.opinions,
-            verifier_version=checks.VERIFIER_VERSION,
-        )
-    )
+    return version, results, packet_index, by_position, rows
+
+
+def _done(verification: Verification, rows: list[Finding], opinion: second_opinion.Outcome) -> None:
+    """Step 4 of the module's docstring: the findings written and the run marked done."""
+    from apps.verification import checks
+
     with transaction.atomic():
         Finding.objects.filter(verification=verification, override__isnull=True).delete()
         Finding.objects.bulk_create(rows)

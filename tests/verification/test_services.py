@@ -3,6 +3,7 @@ checked against the packet's snapshot only, findings stored tied to FrozenPage r
 published to the case's stream; and the request's job on the `cpu` queue."""
 
 import asyncio
+import gc
 from typing import Any
 
 import pytest
@@ -230,3 +231,31 @@ def test_the_run_reads_page_rows_plainly_and_the_same_as_the_model_pages(
     assert 3 not in pages and "1" not in pages and pages.get(3) is None
     with pytest.raises(KeyError):
         pages[0]
+
+
+def test_a_run_reads_and_writes_with_the_cycle_collector_paused_and_turns_it_back_on(
+    lawyer: User, draft: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run makes millions of small objects on a large packet and no cycles: the collector
+    # is off while it reads the pages and writes the findings, on again afterwards.
+    seen: dict[str, bool] = {}
+    reading, writing = services.page_records, services._add_boxes
+
+    def read(**kwargs: Any) -> Any:
+        seen["reading"] = gc.isenabled()
+        return reading(**kwargs)
+
+    def boxed(rows: Any) -> None:
+        seen["boxing"] = gc.isenabled()
+        writing(rows)
+
+    monkeypatch.setattr(services, "page_records", read)
+    monkeypatch.setattr(services, "_add_boxes", boxed)
+    verification = _request(lawyer, draft)
+
+    services.verification_run(verification_id=verification.pk)
+
+    verification.refresh_from_db()
+    assert verification.status == Verification.Status.DONE, verification.error
+    assert seen == {"reading": False, "boxing": False}
+    assert gc.isenabled()
