@@ -111,9 +111,19 @@ class LiveRowsForm(forms.Form):
 
     ids = forms.CharField(required=False, max_length=4000)
     newer_than = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
+    # The ids a page of another sort, filter or cursor shows, with `order=1`: the answer says
+    # the page's order as a reload shows it and draws the rows it lacks.
+    shown = forms.CharField(required=False, max_length=4000)
+    order = forms.ChoiceField(choices=[("", "no"), ("1", "yes")], required=False)
 
     def clean_ids(self) -> list[int]:
-        text = self.cleaned_data["ids"].strip()
+        return self._id_list("ids")
+
+    def clean_shown(self) -> list[int]:
+        return self._id_list("shown")
+
+    def _id_list(self, name: str) -> list[int]:
+        text = self.cleaned_data[name].strip()
         if not text:
             return []
         parts = text.split(",")

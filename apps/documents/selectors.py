@@ -506,21 +506,7 @@ def document_review_page_for_user(
     filtered = _review_filtered(case, query)
     field = list_forms.SORTS[query.sort.lstrip("-")]
     backward = query.before is not None
-    descending = query.sort.startswith("-") != backward
-    cursor = query.before if backward else query.after
-    keyed = filtered
-    if cursor is not None:
-        value, pk = cursor
-        op = "lt" if descending else "gt"
-        keyed = filtered.filter(
-            Q(**{f"{field}__{op}": value}) | Q(**{field: value, f"pk__{op}": pk})
-        )
-    order = _review_order(query.sort, descending=descending)
-    ids = list(keyed.order_by(*order).values_list("pk", flat=True)[: query.per_page + 1])
-    more = len(ids) > query.per_page
-    ids = ids[: query.per_page]
-    if backward:
-        ids.reverse()
+    ids, more = _review_page_ids(filtered, query)
     documents = _review_rows(ids)
     total = filtered.order_by().values("pk")[: REVIEW_COUNT_CAP + 1].count()
 
@@ -536,6 +522,31 @@ def document_review_page_for_user(
         next_cursor=cursor_of(documents[-1]) if has_next and documents else None,
         previous_cursor=cursor_of(documents[0]) if has_previous and documents else None,
     )
+
+
+def _review_page_ids(
+    filtered: QuerySet[Document], query: DocumentListQuery
+) -> tuple[list[int], bool]:
+    """The ids of `query`'s keyset page of `filtered`, in the list's order (its sort, then id),
+    and whether there are more past it in the direction it was read."""
+    field = list_forms.SORTS[query.sort.lstrip("-")]
+    backward = query.before is not None
+    descending = query.sort.startswith("-") != backward
+    cursor = query.before if backward else query.after
+    keyed = filtered
+    if cursor is not None:
+        value, pk = cursor
+        op = "lt" if descending else "gt"
+        keyed = filtered.filter(
+            Q(**{f"{field}__{op}": value}) | Q(**{field: value, f"pk__{op}": pk})
+        )
+    order = _review_order(query.sort, descending=descending)
+    ids = list(keyed.order_by(*order).values_list("pk", flat=True)[: query.per_page + 1])
+    more = len(ids) > query.per_page
+    ids = ids[: query.per_page]
+    if backward:
+        ids.reverse()
+    return ids, more
 
 
 def _review_rows(ids: list[int]) -> list[Document]:
@@ -582,6 +593,7 @@ class ReviewRows:
     newer: list[Document]
     total: int
     capped: bool
+    order: list[int] | None = None  # with `shown`: the page's ids as a reload shows them
 
 
 def document_review_rows_for_user(
@@ -591,19 +603,28 @@ def document_review_rows_for_user(
     query: DocumentListQuery,
     ids: list[int],
     newer_than: int | None = None,
+    shown: list[int] | None = None,
 ) -> ReviewRows:
     """The rows `ids` of the review list with `query`'s filters, as the list renders them, and
     its count; with `newer_than` (an id) also the set's documents of a higher id (at most
     query.per_page, newest first): what a live page adds on top of its newest-first first page.
-    A row that left the filtered set (withdrawn, no longer matching) is not returned. Audited
-    as a read of the list."""
+    With `shown` (the ids a page of any sort, filter or cursor shows), `order` is its page as a
+    reload would show it now (`query`'s keyset page, in its order) and `newer` the rows of that
+    page it does not show yet: documents added, or moved into it by their sort value. A row
+    that left the filtered set (withdrawn, no longer matching) is not returned. Audited as a
+    read of the list."""
     case = _case(user=user, case_id=case_id)
     read_audit.read_record(user=user, action="document.list", case=case)
     filtered = _review_filtered(case, query)
     wanted = list(dict.fromkeys(ids))[:REVIEW_ROWS_MAX]
     found = set(filtered.filter(pk__in=wanted).values_list("pk", flat=True))
     newer_ids: list[int] = []
-    if newer_than is not None:
+    order: list[int] | None = None
+    if shown is not None:
+        order, _more = _review_page_ids(filtered, query)
+        showing = set(shown)
+        newer_ids = [pk for pk in order if pk not in showing][:REVIEW_ROWS_MAX]
+    elif newer_than is not None:
         newer_ids = list(
             filtered.filter(pk__gt=newer_than)
             .order_by("-pk")
@@ -617,6 +638,7 @@ def document_review_rows_for_user(
         newer=[d for d in rows if d.pk in newer_set],
         total=min(total, REVIEW_COUNT_CAP),
         capped=total > REVIEW_COUNT_CAP,
+        order=order,
     )
 
 

@@ -21,7 +21,13 @@ from apps.documents import (
     services,
 )
 from apps.documents.forms import LiveRowsForm, SearchForm, UploadForm
-from apps.documents.list_forms import SORTS, BulkForm, DocumentListForm, DocumentListQuery
+from apps.documents.list_forms import (
+    SORTS,
+    BulkForm,
+    DocumentListForm,
+    DocumentListQuery,
+    cursor_encode,
+)
 from apps.documents.models import Document
 from apps.documents.viewer_views import viewer_url
 from apps.evidence.models import Packet
@@ -110,6 +116,8 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
         "list_form": list_form,
         "query": query,
         "filters": urlencode(query.filter_params()),
+        # What the live rows are read with: the filters, sort and this page's own cursor.
+        "rows_params": urlencode(_rows_params(query)),
         "sort_links": _sort_links(query),
         "summary": summary,
         "labels": _labels(),
@@ -125,6 +133,15 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
         "columns": LIST_COLUMNS,
     }
     return render(request, "documents/document_list.html", context, status=400 if refused else 200)
+
+
+def _rows_params(query: DocumentListQuery) -> dict[str, str]:
+    params = query.filter_params()
+    for name in ("after", "before"):
+        cursor = getattr(query, name)
+        if cursor is not None:
+            params[name] = cursor_encode(*cursor)
+    return params
 
 
 @login_required
@@ -152,6 +169,7 @@ def document_rows(request: HttpRequest, case_id: int) -> HttpResponse:
         query=query,
         ids=rows_form.cleaned_data["ids"],
         newer_than=rows_form.cleaned_data["newer_than"],
+        shown=rows_form.cleaned_data["shown"] if rows_form.cleaned_data["order"] else None,
     )
     provenance_selectors.documents_load_provenance(found.documents + found.newer, user=user)
     context = {
@@ -159,6 +177,7 @@ def document_rows(request: HttpRequest, case_id: int) -> HttpResponse:
         "page": found,
         "query": query,
         "filters": urlencode(query.filter_params()),
+        "order": ",".join(str(pk) for pk in found.order) if found.order is not None else None,
         "rows": [(d, provenance_selectors.provenance_of(d)) for d in found.documents],
         "newer": [(d, provenance_selectors.provenance_of(d)) for d in found.newer],
     }

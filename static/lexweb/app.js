@@ -210,7 +210,8 @@ function setupDocuments(root) {
   }
 
   // Put a row the server rendered in place of the shown one; a row not shown yet goes, on the
-  // newest-first first page only, above the first row of a lower id (older).
+  // newest-first first page, above the first row of a lower id (older), and on any other view
+  // at the end, until the page's order (below) puts it where a reload would.
   function place(fresh) {
     const id = Number(fresh.dataset.documentId);
     const old = findRow(id);
@@ -220,9 +221,27 @@ function setupDocuments(root) {
       old.replaceWith(fresh);
       return;
     }
-    if (!firstPage) return;
+    if (!firstPage) {
+      tbody.append(fresh);
+      return;
+    }
     const older = [...tbody.rows].find((r) => Number(r.dataset.documentId) < id);
     tbody.insertBefore(fresh, older || null);
+  }
+
+  // A view of another sort, filter or page: the rows as a reload would show them now, in that
+  // order; a row no longer on the page (moved past its end by a new one, or out of the list)
+  // goes.
+  function arrange(order) {
+    const ids = order ? order.split(",").map(Number) : [];
+    const keep = new Set(ids);
+    for (const row of [...tbody.rows]) {
+      if (!keep.has(Number(row.dataset.documentId))) row.remove();
+    }
+    for (const id of ids) {
+      const row = findRow(id);
+      if (row) tbody.append(row);
+    }
   }
 
   async function readRows() {
@@ -237,6 +256,10 @@ function setupDocuments(root) {
     params.set("ids", ids.join(","));
     const shown = shownIds();
     if (withNewer) params.set("newer_than", String(shown.length ? Math.max(...shown) : 0));
+    if (!firstPage) {
+      params.set("order", "1");
+      params.set("shown", shown.join(","));
+    }
     const joiner = rowsUrl.includes("?") ? "&" : "?";
     try {
       const holder = await serverHtml(`${rowsUrl}${joiner}${params}`);
@@ -252,6 +275,8 @@ function setupDocuments(root) {
       // Asked for and not returned: it left the list (withdrawn, or no longer matching).
       for (const id of ids) if (!returned.has(id)) findRow(id)?.remove();
       for (const fresh of holder.querySelectorAll("#rows-newer > tr")) place(fresh);
+      const order = holder.querySelector("#page-order");
+      if (order) arrange(order.dataset.order);
       document.getElementById("documents-empty")?.toggleAttribute("hidden", tbody.rows.length > 0);
       document.dispatchEvent(new CustomEvent("documents:rows-changed"));
     } catch {
@@ -304,7 +329,8 @@ function setupDocuments(root) {
     const row = findRow(id);
     if (!row) {
       // Not shown: a new document (on top of the first page, asked for by its id too, since
-      // a row of a higher id may be shown first) and, anywhere, the count.
+      // a row of a higher id may be shown first; on another view where its page has it) and,
+      // anywhere, the count.
       readSoon(firstPage ? [id] : [], true);
       return;
     }

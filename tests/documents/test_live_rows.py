@@ -11,6 +11,7 @@ from django.test import Client
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
 from apps.documents import review_services
+from apps.documents.list_forms import cursor_encode
 from apps.documents.models import Derivation, Document
 from tests.documents.test_review_list import _doc
 
@@ -116,6 +117,8 @@ def test_a_row_that_left_the_list_is_not_returned(
         ({"ids": ",".join(["1"] * 201)}, "at most 200"),
         ({"newer_than": "-1"}, "newer_than"),
         ({"kind": "spreadsheet-ish"}, "kind"),
+        ({"order": "2"}, "order"),
+        ({"order": "1", "shown": "1,x"}, "shown"),
     ],
 )
 def test_bad_parameters_are_a_400_that_says_why(
@@ -144,3 +147,63 @@ def test_the_page_names_where_its_rows_are_read_with_its_filters(
     assert f'data-documents-rows="/cases/{case.pk}/documents/rows/?kind=pdf"' in html
     # The rows a live page adds come from the server, not from a copy of the row in the page.
     assert "document-row-template" not in html
+
+
+def _order(fragment: str) -> list[int]:
+    found = re.search(r'id="page-order" data-order="([0-9,]*)"', fragment)
+    assert found, fragment[:500]
+    return [int(pk) for pk in found.group(1).split(",") if pk]
+
+
+def _newer_ids(fragment: str) -> list[int]:
+    newer = fragment.split('id="rows-newer"', 1)[1]
+    return [int(pk) for pk in re.findall(r'<tr data-document-id="(\d+)"', newer)]
+
+
+def test_a_sorted_view_gets_a_new_document_in_its_place_and_its_page_order(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    bravo, delta = _doc(case, lawyer, "bravo.pdf"), _doc(case, lawyer, "delta.pdf")
+    page = lawyer_client.get(f"/cases/{case.pk}/documents/?sort=name").content.decode()
+    assert "data-documents-first-page" not in page  # not the newest-first view: no newer_than
+    charlie = _doc(case, lawyer, "charlie.pdf")  # added since, between the two by name
+
+    fragment = _rows(lawyer_client, case, sort="name", order="1", shown=f"{bravo.pk},{delta.pk}")
+
+    assert _order(fragment) == [bravo.pk, charlie.pk, delta.pk]
+    assert _newer_ids(fragment) == [charlie.pk]
+    assert "charlie.pdf" in _row(fragment, charlie)
+    assert "3 documents" in fragment
+
+
+def test_a_later_page_gets_only_what_a_reload_of_it_shows(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    bravo, delta = _doc(case, lawyer, "bravo.pdf"), _doc(case, lawyer, "delta.pdf")
+    # The page after "bravo" by name: what its next-page link's cursor reads.
+    cursor = cursor_encode("bravo.pdf", bravo.pk)
+    page = lawyer_client.get(f"/cases/{case.pk}/documents/?sort=name&after={cursor}")
+    assert f"after={cursor}" in page.content.decode()  # its live rows are read with its cursor
+    _doc(case, lawyer, "alpha.pdf")  # before the page: on the first page, not this one
+    echo = _doc(case, lawyer, "echo.pdf")  # after delta: on this page
+
+    fragment = _rows(lawyer_client, case, sort="name", after=cursor, order="1", shown=str(delta.pk))
+
+    assert _order(fragment) == [delta.pk, echo.pk]
+    assert _newer_ids(fragment) == [echo.pk]
+
+
+def test_a_row_whose_sort_value_changed_moves_in_the_page_order(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    small = _doc(case, lawyer, "small.pdf", page_count=2, pages_done=2)
+    large = _doc(case, lawyer, "large.pdf", page_count=9, pages_done=9)
+    Document.objects.filter(pk=small.pk).update(page_count=40, pages_done=40)  # read further
+
+    fragment = _rows(
+        lawyer_client, case, sort="-pages", order="1", ids=str(small.pk),
+        shown=f"{large.pk},{small.pk}",
+    )  # fmt: skip
+
+    assert _order(fragment) == [small.pk, large.pk]
+    assert _newer_ids(fragment) == []

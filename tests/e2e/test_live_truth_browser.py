@@ -14,6 +14,7 @@ Screenshots of each step are kept as test artifacts; axe checks every page opene
 
 import asyncio
 import contextlib
+import json
 import re
 from email.message import EmailMessage
 from pathlib import Path
@@ -136,6 +137,38 @@ async def test_the_review_lists_live_rows_and_count_are_those_of_a_reload(
     late_row = (await page.evaluate(ROW_TEXTS))["e2e-late.pdf"]
     await goto(page, documents)
     assert (await page.evaluate(ROW_TEXTS))["e2e-late.pdf"] == late_row
+
+
+NAMES = f"[...{ROWS}].map((r) => r.querySelector('[data-field=filename]').textContent)"
+
+
+async def test_a_view_sorted_by_name_shows_a_new_document_where_a_reload_would(
+    page: Page, product: Product, tmp_path: Path
+) -> None:
+    names = ["e2e-bravo.pdf", "e2e-charlie.pdf", "e2e-delta.pdf"]
+    bravo, charlie, delta = (write_pdf(tmp_path / name, [f"Page of {name}"]) for name in names)
+    case = product.new_case()
+    with contextlib.closing(product.signed_in(case.lawyer.email, case.lawyer.password)) as client:
+        for pdf in (bravo, delta):
+            await asyncio.to_thread(_upload, client, case.id, pdf)
+        await sign_in(page, case.lawyer)
+        sorted_view = f"{case.path}documents/?sort=name"
+        await goto(page, sorted_view)
+        await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
+        await wait_ready(page, "e2e-delta.pdf")
+        await page.evaluate("window.__samePage = true")
+
+        # Uploaded elsewhere: its row appears between the two, as the name sort puts it.
+        await asyncio.to_thread(_upload, client, case.id, charlie)
+    await wait_ready(page, "e2e-charlie.pdf")
+    await wait_for(
+        page, f"JSON.stringify({NAMES}) === {json.dumps(json.dumps(names, separators=(',', ':')))}"
+    )
+    await wait_for(page, f"{COUNT}.startsWith('3 documents ')")
+    await shot(page, "3-sorted-view-live")
+    assert await page.evaluate("window.__samePage === true")  # no reload did it
+    await goto(page, sorted_view)
+    assert await page.evaluate(NAMES) == names
 
 
 async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
