@@ -36,8 +36,10 @@ STOP_POSTINGS = 200
 # Most candidates counted exactly per lookup (step 3).
 CANDIDATES = 50
 # Most hashes looked up in one statement by `artifact_matches_for_documents` (a packet's 500
-# documents of a few pages each are a few statements).
-BATCH_HASHES = 100_000
+# documents of three pages each, some 185,000 hashes, are one statement).
+BATCH_HASHES = 250_000
+# PostgreSQL's work_mem for one such statement.
+BATCH_WORK_MEM = "64MB"
 # Artifacts with fewer hashes than this (a line or two of text) are matched by bytes only: a
 # sentence shared with a court order is not a reason to flag the order.
 MIN_FINGERPRINTS = 8
@@ -222,7 +224,7 @@ keyed AS (
 ),
 posting AS (
     SELECT q.h, l.artifact_id, l.quoted, count(*) OVER (PARTITION BY q.h) AS postings
-    FROM (SELECT DISTINCT doc.h FROM doc) q
+    FROM unnest(%(distinct)s::bigint[]) AS q(h)
     CROSS JOIN LATERAL (
         SELECT f.artifact_id, f.quoted FROM {fingerprints} f
         WHERE f.hash = q.h LIMIT %(stop)s + 1
@@ -303,6 +305,8 @@ def _exact_counts_many(
     params = {
         "keys": keys,
         "hashes": flat,
+        # Each hash once, in order: the probes walk the hash index from one end to the other.
+        "distinct": sorted(set(flat)),
         "size_keys": list(hashes),
         "sizes": [len(key_hashes) for key_hashes in hashes.values()],
         "stop": STOP_POSTINGS,
@@ -328,13 +332,16 @@ def _planned(sql: str, params: dict[str, Any], *, keyed: bool) -> list[tuple[int
         # 100 rows each, from the hash column's statistics) is far above what they read, so
         # it would JIT-compile the query, 0.7 s of compiling for 0.1 s of work. The old values
         # are put back: SET LOCAL would last to the end of the caller's transaction (the
-        # upload's).
+        # upload's). And memory for a batch's sorts and hashes (a packet's 185,000 hashes went
+        # to disk with the default 4 MB; bench/bench_freeze_recheck.py).
         cursor.execute(
-            "SELECT s.bitmap, s.jit, set_config('enable_bitmapscan', 'off', true), "
-            "set_config('jit', 'off', true) FROM (SELECT current_setting('enable_bitmapscan') "
-            "AS bitmap, current_setting('jit') AS jit OFFSET 0) s"
+            "SELECT s.bitmap, s.jit, s.mem, set_config('enable_bitmapscan', 'off', true), "
+            "set_config('jit', 'off', true), set_config('work_mem', COALESCE(%s, s.mem), true) "
+            "FROM (SELECT current_setting('enable_bitmapscan') AS bitmap, "
+            "current_setting('jit') AS jit, current_setting('work_mem') AS mem OFFSET 0) s",
+            [BATCH_WORK_MEM if keyed else None],
         )
-        bitmap, jit, _, _ = cursor.fetchone()
+        bitmap, jit, mem, _, _, _ = cursor.fetchone()
         cursor.execute(sql, params)
         rows = [
             (int(row[0]), int(row[1]), int(row[2]), int(row[3]))
@@ -343,8 +350,9 @@ def _planned(sql: str, params: dict[str, Any], *, keyed: bool) -> list[tuple[int
             for row in cursor.fetchall()
         ]
         cursor.execute(
-            "SELECT set_config('enable_bitmapscan', %s, true), set_config('jit', %s, true)",
-            [bitmap, jit],
+            "SELECT set_config('enable_bitmapscan', %s, true), set_config('jit', %s, true), "
+            "set_config('work_mem', %s, true)",
+            [bitmap, jit, mem],
         )
     return rows
 
