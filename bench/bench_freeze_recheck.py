@@ -10,8 +10,19 @@ own query on the packet's items), and beside it, in the same run:
   (a) naive: one lookup per document (`selectors.registry.artifact_matches_for_text` on each
       document's pages, one after the other), each hit recorded by the same `_flag_late` (the
       re-check as lexweb did it until 2026-12-05);
-  (b) the whole `packet_freeze` call (re-check included; it is refused, since some items are
+  (b) lexweb's re-check with no fingerprint kept (as for documents read before fingerprints
+      were kept, or whose text changed): every text fingerprinted again, and kept;
+  (c) the whole `packet_freeze` call (re-check included; it is refused, since some items are
       flagged by the re-check), to show what the re-check is of a freeze.
+
+lexweb looks all the texts up in one statement (`artifact_matches_for_documents`), with each
+text's fingerprint kept from its last check (the packet add's re-check, or intake). Figures
+on 2026-12-05 (2 cores, load 2.8-3.9 from other work), two runs of two rounds each: lexweb
+1.70 / 1.75 s and 1.18 / 1.13 s; with no fingerprint kept 3.08 / 3.13 s and 2.21 / 3.34 s;
+naive 4.19 / 5.27 s and 2.98 / 4.01 s (2.7x and 3.0x); the whole refused freeze 1.80 / 1.45 s
+and 1.31 / 1.81 s. The same run on lexweb as it was before (one lookup per document, every
+text fingerprinted again; 17:04-17:05, load 3.6-3.9): 5.13 / 3.11 s and 2.93 / 3.54 s, the
+whole freeze 3.32 / 3.20 s and 3.41 / 7.37 s.
 
 Both ways must reach the same verdicts: the same late ArtifactMatch rows (document, artifact,
 shares, found), the same documents flagged and the same number of "document.flagged" audit
