@@ -260,6 +260,9 @@ class Stage(models.Model):
     # How the excerpts were chosen and counted (pipeline.context.Evidence.budget): the budget,
     # the tokenizer or the estimate used, and why an estimate stood in for the tokenizer.
     evidence_budget = models.JSONField(default=dict, blank=True)
+    # The role's deployments routed before the one this attempt used that the health registry
+    # had left out when it started, each {"deployment": label, "reason": why} (no call made).
+    passed_over = models.JSONField(default=list, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     # How the model's reply ended, as its backend said: llama.cpp `finish_reason` ("stop",

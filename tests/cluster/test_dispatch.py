@@ -543,6 +543,30 @@ async def test_routing_skips_backends_the_registry_marks_down_or_cooling(
     assert result.deployment_id == unchecked.pk
 
 
+async def test_routing_says_which_deployments_ahead_of_the_first_routable_it_left_out_and_why(
+    fake_llama: FakeBackend,
+) -> None:
+    down = await _deployment(closed_port_url(), board="board-a")
+    loading = await _deployment(closed_port_url(), board="board-b")
+    answering = await _deployment(fake_llama, board="board-c")
+    behind = await _deployment(closed_port_url(), board="board-d")
+    await sync_to_async(route_make)(Role.GATE, down, loading, answering, behind)
+    await BackendHealth.objects.acreate(backend_id=down.backend_id, state=BackendHealth.State.DOWN)
+    for late in (loading, behind):
+        await BackendHealth.objects.acreate(
+            backend_id=late.backend_id, state=BackendHealth.State.LOADING
+        )
+
+    routed, passed = await sync_to_async(dispatch.routing_for_role)(Role.GATE)
+
+    assert [d.pk for d in routed] == [answering.pk]
+    # Only those that would have been tried before the one that answers: not `behind`.
+    assert [(p.deployment.pk, p.reason) for p in passed] == [
+        (down.pk, "its backend is down"),
+        (loading.pk, "its backend is still loading its model"),
+    ]
+
+
 async def test_no_fallback_once_tokens_have_been_streamed(fake_ollama: FakeBackend) -> None:
     settings = FakeSettings(kind="llama_cpp", hang_after_tokens=2, tokens_per_second=5000)
     async with FakeBackend(settings) as stalls:

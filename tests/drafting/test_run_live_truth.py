@@ -151,6 +151,24 @@ def test_a_stage_that_fell_back_to_another_model_says_so_and_why(
     }
 
 
+def test_a_stage_answered_after_the_registry_left_its_first_model_out_says_so_and_why(
+    staff_client: Client, made: dict[str, Run]
+) -> None:
+    run = made["waiting_run"]
+    drafter = run.stages.get(name="drafter")
+    drafter.passed_over = [{"deployment": "big-model on gpu-1", "reason": "its backend is down"}]
+    drafter.save(update_fields=["passed_over"])
+    _call(drafter, "small-model on gpu-2", "ok", "", 0)  # the only call: no failed one
+
+    html = _page(staff_client, run)
+
+    notes = dict(re.findall(r'data-fallback-for="(\d+)">([^<]*)</p>', html))
+    assert notes == {
+        str(drafter.pk): "Fell back to small-model on gpu-2: big-model on gpu-1 was left out "
+        "of routing: its backend is down"
+    }
+
+
 def test_a_refusal_says_a_route_is_missing_or_which_backend_is_unhealthy(
     lawyer_client: Client, case: Case, packet: Packet
 ) -> None:

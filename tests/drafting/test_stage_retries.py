@@ -7,9 +7,11 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.cluster.models import BackendHealth, CallRecord
+from apps.cluster.models import BackendHealth, CallRecord, Role, RoleRoute
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
 from apps.drafting.pipeline import execute
+from apps.drafting.stage_fallbacks import stage_fallbacks
+from tests.cluster.dispatch_fixtures import backend_make, closed_port_url, deployment_make
 from tests.drafting import run_fixtures as rf
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -105,3 +107,31 @@ def test_a_prompt_too_long_is_not_tried_again(
     gate = run.stages.get(name="gate")
     assert run.status == Run.Status.FAILED and gate.attempt == 1, gate.error
     assert not RunEvent.objects.filter(run=run, kind="stage.retrying").exists()
+
+
+def test_a_stage_whose_first_model_was_out_of_routing_records_it_and_says_it_fell_back(
+    lawyer: User, case: Case
+) -> None:
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    with rf.site_running() as site:
+        # Routed before the site's drafter, on a backend the registry marks down: never called.
+        down = deployment_make(backend_make(base_url=closed_port_url(), board="board-down"))
+        RoleRoute.objects.create(role=Role.DRAFTER, position=0, deployment=down)
+        BackendHealth.objects.create(backend_id=down.backend_id, state=BackendHealth.State.DOWN)
+        run = rf.start(user=lawyer, case=case, packet=packet)
+        with rf.ThreadWorker():
+            run = rf.finished(run)
+
+    drafter = run.stages.get(name="drafter")
+    assert run.status == Run.Status.WAITING_FOR_APPROVAL, run.error
+    assert drafter.deployment == site.deployments["drafter"]
+    assert drafter.passed_over == [{"deployment": str(down), "reason": "its backend is down"}]
+    assert not CallRecord.objects.filter(deployment_label=str(down)).exists()
+    fallback = stage_fallbacks([drafter])[drafter.pk]
+    assert drafter.call_record is not None
+    assert fallback.sentence == (
+        f"Fell back to {drafter.call_record.deployment_label}: {down} was left out of routing: "
+        "its backend is down"
+    )
+    gate = run.stages.get(name="gate")
+    assert gate.passed_over == [] and gate.pk not in stage_fallbacks([gate])

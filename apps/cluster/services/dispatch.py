@@ -148,6 +148,14 @@ class _Call:
 # --- Routing --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class PassedOver:
+    """A deployment routed for a role before the first one routable now, left out: why."""
+
+    deployment: Deployment
+    reason: str
+
+
 def deployments_for_role(role: str, *, now: datetime | None = None) -> list[Deployment]:
     """The role's enabled deployments in fallback order, without those whose backend the
     registry marks down, loading or cooling down, and without those whose server serves another
@@ -157,6 +165,15 @@ def deployments_for_role(role: str, *, now: datetime | None = None) -> list[Depl
     A backend not checked yet ("unknown") is kept: a fresh install must work before the first
     health job. A cooldown whose time is over is kept too: the next call or check decides.
     """
+    return routing_for_role(role, now=now)[0]
+
+
+def routing_for_role(
+    role: str, *, now: datetime | None = None
+) -> tuple[list[Deployment], list[PassedOver]]:
+    """`deployments_for_role`, and the deployments routed for the role ahead of the first one
+    routable now that the registry left out, each with why ("its backend is down"): what a
+    stage answered by a later deployment fell back from without calling it."""
     if role not in Role.values:
         raise DomainError(f"Unknown role {role!r:.40}.")
     now = now or timezone.now()
@@ -169,12 +186,19 @@ def deployments_for_role(role: str, *, now: datetime | None = None) -> list[Depl
         )
         .order_by("position")
     )
-    routable = [route.deployment for route in routes if _routable(route.deployment, now)]
+    routable: list[Deployment] = []
+    passed: list[PassedOver] = []
+    for route in routes:
+        reason = _unroutable_reason(route.deployment, now)
+        if reason is None:
+            routable.append(route.deployment)
+        elif not routable:
+            passed.append(PassedOver(route.deployment, reason))
     # A deployment whose backend counts failed calls (still routable: fewer than it takes to
     # leave) comes after those whose backends do not, each group in route order: a stage run
     # again after its stream dropped goes to a healthy fallback first, and back to its own
     # deployment once a call or a check has found that backend working again.
-    return sorted(routable, key=_failing)
+    return sorted(routable, key=_failing), passed
 
 
 def _failing(deployment: Deployment) -> bool:
@@ -182,15 +206,20 @@ def _failing(deployment: Deployment) -> bool:
     return row is not None and row.consecutive_failures > 0
 
 
-def _routable(deployment: Deployment, now: datetime) -> bool:
+def _unroutable_reason(deployment: Deployment, now: datetime) -> str | None:
+    """Why the registry leaves `deployment` out of routing now; None when it is routable."""
     if _misconfigured(deployment):
-        return False
+        return "its server serves another model"
     row = _health_of(deployment.backend)
     if row is None:
-        return True
-    if row.state in (BackendHealth.State.DOWN, BackendHealth.State.LOADING):
-        return False
-    return not health.health_is_cooling_down(row, now=now)
+        return None
+    if row.state == BackendHealth.State.DOWN:
+        return "its backend is down"
+    if row.state == BackendHealth.State.LOADING:
+        return "its backend is still loading its model"
+    if health.health_is_cooling_down(row, now=now):
+        return "its backend is cooling down after failed calls"
+    return None
 
 
 def _health_of(backend: Backend) -> BackendHealth | None:

@@ -259,7 +259,7 @@ async def _body(work: Work) -> Outcome:
 
 async def _model_stage(work: Work) -> Outcome:
     template = template_load(work.name)
-    deployments = await sync_to_async(dispatch.deployments_for_role)(work.role)
+    deployments, passed = await sync_to_async(dispatch.routing_for_role)(work.role)
     if not deployments:
         # Every backend of the role out of routing at this moment: a retry may find one back.
         raise dispatch.DeploymentUnavailableError(
@@ -293,6 +293,9 @@ async def _model_stage(work: Work) -> Outcome:
         "packet_content_hash": work.packet_hash,
         "pages_sent": evidence.labels,
         "evidence_budget": evidence.budget | {"reply_tokens": max_tokens, "window": window},
+        "passed_over": [
+            {"deployment": str(p.deployment)[:300], "reason": p.reason} for p in passed
+        ],
     }
     await sync_to_async(_custody_store)(work=work, custody=custody)
     batcher = TokenBatcher(work)
