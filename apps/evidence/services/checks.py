@@ -28,7 +28,7 @@ Flagging is lexweb's act, not the uploader's: the audit rows have no actor and t
 import hashlib
 from collections.abc import Iterable
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.accounts.services import audit_record
@@ -158,21 +158,33 @@ def _fingerprints(texts: dict[int, str]) -> dict[int, set[int]]:
 
 
 def _fingerprints_keep(made: dict[int, tuple[str, set[int]]]) -> None:
-    """Keep the fingerprints made now (replacing those of an earlier text)."""
+    """Keep the fingerprints made now (replacing those of an earlier text), in one statement
+    with flat array parameters: a packet's 500 rows took 0.6 s through `bulk_create`, whose
+    array values are adapted row by row."""
     if not made:
         return
-    now = timezone.now()
-    DocumentFingerprint.objects.bulk_create(
-        [
-            DocumentFingerprint(
-                document_id=document_id, text_sha256=digest, hashes=sorted(hashes), updated_at=now
-            )
-            for document_id, (digest, hashes) in made.items()
-        ],
-        update_conflicts=True,
-        unique_fields=["document"],
-        update_fields=["text_sha256", "hashes", "updated_at"],
-    )
+    ids = list(made)
+    keys = [document_id for document_id in ids for _ in made[document_id][1]]
+    hashes = [value for document_id in ids for value in made[document_id][1]]
+    table = DocumentFingerprint._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (document_id, text_sha256, hashes, updated_at) "  # noqa: S608
+            "SELECT d.id, d.sha, COALESCE(h.hs, '{}'), %s "
+            "FROM unnest(%s::bigint[], %s::text[]) AS d(id, sha) LEFT JOIN ("
+            "  SELECT u.k, array_agg(u.h ORDER BY u.h) AS hs "
+            "  FROM unnest(%s::bigint[], %s::bigint[]) AS u(k, h) GROUP BY u.k"
+            ") h ON h.k = d.id "
+            "ON CONFLICT (document_id) DO UPDATE SET text_sha256 = EXCLUDED.text_sha256, "
+            "hashes = EXCLUDED.hashes, updated_at = EXCLUDED.updated_at",
+            [
+                timezone.now(),
+                registry_selectors.bigint_array(ids),
+                [made[i][0] for i in ids],
+                registry_selectors.bigint_array(keys),
+                registry_selectors.bigint_array(hashes),
+            ],
+        )
 
 
 @transaction.atomic
