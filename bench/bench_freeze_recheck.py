@@ -17,22 +17,24 @@ own query on the packet's items), and beside it, in the same run:
 
 lexweb looks all the texts up in one statement (`artifact_matches_for_documents`), with each
 text's fingerprint kept from its last check (the packet add's re-check, or intake). Figures
-on 2026-12-05 (2 cores, load 2.8-3.9 from other work), two runs of two rounds each: lexweb
-1.70 / 1.75 s and 1.18 / 1.13 s; with no fingerprint kept 3.08 / 3.13 s and 2.21 / 3.34 s;
-naive 4.19 / 5.27 s and 2.98 / 4.01 s (2.7x and 3.0x); the whole refused freeze 1.80 / 1.45 s
-and 1.31 / 1.81 s. The same run on lexweb as it was before (one lookup per document, every
-text fingerprinted again; 17:04-17:05, load 3.6-3.9): 5.13 / 3.11 s and 2.93 / 3.54 s, the
-whole freeze 3.32 / 3.20 s and 3.41 / 7.37 s.
+on 2026-12-05 17:11 (2 cores, load 2.0-2.1 from other work), two runs of two rounds each:
+lexweb 0.91 / 0.87 s and 0.87 / 0.84 s; with no fingerprint kept 1.69 / 1.53 s and 1.61 /
+1.53 s; naive 3.00 / 2.91 s and 3.04 / 2.87 s (3.3x and 3.5x); the whole refused freeze 1.05 /
+1.02 s and 1.10 / 1.00 s. The same bench on lexweb as it was before (one lookup per document,
+every text fingerprinted again): 17:04-17:05 at load 3.6-3.9, 5.13 / 3.11 s and 2.93 / 3.54 s;
+17:12 at load 2.1-2.8, 3.23 / 3.34 s (the whole freeze 3.13 / 3.58 s). Fingerprinting the 500
+texts alone takes 0.50 s.
 
 Both ways must reach the same verdicts: the same late ArtifactMatch rows (document, artifact,
-shares, found), the same documents flagged and the same number of "document.flagged" audit
-rows; the bench asserts it. Between runs the late flags are taken back (the matches deleted,
+shares, found), the same documents flagged and the same "document.flagged" audit rows (target
+and detail); the bench asserts it. Between runs the late flags are taken back (the matches deleted,
 the documents CLEAR again); audit rows stay (they are append-only).
 
 The registry is the one of bench/bench_fingerprint_lookup.py (100,000 draft-like texts, 29.0
 million fingerprint rows: the same texts, made by its code, under its mark), loaded here with
 COPY when the bench database does not hold it yet (with the `text_key` that migration evidence
-0006 requires), reused otherwise. The packet: 500 documents of one case, 3 pages each (1,500
+0006 requires), reused otherwise (the load took 314 s on the 2-core machine, other work
+running). The packet: 500 documents of one case, 3 pages each (1,500
 pages): page 1 is a page of a real court document (which shares quoted passages with some
 drafts, as a client's documents do), pages 2-3 are sentences of words drawn from real court
 documents, every page with a running head and a Bates stamp. Five of them carry a registered
