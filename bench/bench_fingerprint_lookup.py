@@ -62,6 +62,7 @@ from django.db import connection, transaction  # noqa: E402
 from apps.evidence import fingerprint as fp  # noqa: E402
 from apps.evidence.models import ArtifactFingerprint, GeneratedArtifact  # noqa: E402
 from apps.evidence.selectors import registry as selectors  # noqa: E402
+from apps.evidence.services import registry as registry_services  # noqa: E402
 
 SHARED = Path(settings.BASE_DIR).parent / "shared"
 REAL = SHARED / "fixtures" / "real"
@@ -168,14 +169,18 @@ def _worker_init(corpus: Corpus) -> None:
     _WORKER.append(corpus)
 
 
-def _worker_make(n: int) -> tuple[int, str, int, list[int], list[bool]]:
+def _worker_make(n: int) -> tuple[int, str, int, list[int], list[bool], str]:
     """What `artifact_register` would store for draft `n`: its bytes' digest and size, its
-    hashes and which of them are quoted."""
+    hashes and which of them are quoted, and its text's key (the registry's own)."""
     text = _artifact_text(n, _WORKER[0])
     data = text.encode("utf-8")
     hashes, quoted = fp.fingerprint_with_quotes(text)
     ordered = sorted(hashes)
-    return n, hashlib.sha256(data).hexdigest(), len(data), ordered, [h in quoted for h in ordered]
+    key = registry_services._text_key(set(hashes), set(quoted))
+    return (
+        n, hashlib.sha256(data).hexdigest(), len(data), ordered, [h in quoted for h in ordered],
+        key,
+    )  # fmt: skip
 
 
 def _registry_ready() -> bool:
@@ -227,20 +232,21 @@ def _secondary_indexes(cursor: object) -> list[tuple[str, str]]:
 def _copy_rows(cursor: object, ids: list[int], corpus: Corpus) -> None:
     raw = cursor.cursor  # type: ignore[attr-defined]  # psycopg's own cursor, for COPY
     processes = os.cpu_count() or 1
-    made: list[tuple[int, str, int, list[int], list[bool]]] = []
+    made: list[tuple[int, str, int, list[int], list[bool], str]] = []
     with multiprocessing.Pool(processes, initializer=_worker_init, initargs=(corpus,)) as pool:
         made = pool.map(_worker_make, range(ARTIFACTS), chunksize=500)
     with raw.copy(
         f"COPY {ARTIFACT_TABLE} (id, sha256, kind, media_type, title, source, size, "
-        "fingerprint_count, unquoted_fingerprint_count, created_at) FROM STDIN"
+        "fingerprint_count, unquoted_fingerprint_count, created_at, text_key, "
+        "evidence_fingerprint_count) FROM STDIN"
     ) as copy:
-        for n, sha256, size, hashes, quoted in made:
+        for n, sha256, size, hashes, quoted, key in made:
             copy.write_row(
                 (ids[n], sha256, "model_output", "text/markdown", f"Bench draft {n}", MARK, size,
-                 len(hashes), len(hashes) - sum(quoted), "2026-12-01T00:00:00Z")
+                 len(hashes), len(hashes) - sum(quoted), "2026-12-01T00:00:00Z", key, 0)
             )  # fmt: skip
     with raw.copy(f"COPY {FINGERPRINTS} (artifact_id, hash, quoted) FROM STDIN") as copy:
-        for n, _sha256, _size, hashes, quoted in made:
+        for n, _sha256, _size, hashes, quoted, _key in made:
             artifact_id = ids[n]
             for value, inside in zip(hashes, quoted, strict=True):
                 copy.write_row((artifact_id, value, inside))
