@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING
 
 import psycopg
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, transaction
 
 from lexweb.errors import DomainError
 
@@ -71,4 +71,25 @@ def job_defer(
     deferrer = jobs.JobDeferrer(
         job_manager=manager.JobManager(DjangoConnector()), job=configured.job
     )
-    return deferrer.defer(**task_kwargs)
+    job_id = deferrer.defer(**task_kwargs)
+    _queues_changed_on_commit()
+    return job_id
+
+
+def _queues_changed_on_commit() -> None:
+    """Tell open job-queue pages that a job was queued, once the caller's transaction commits
+    (apps.operations.jobs_pulse: workers say when they take or finish jobs; a job queued while
+    no worker takes any would otherwise change no page). Once per transaction, however many
+    jobs it queues: a rolled-back one sends nothing."""
+    connection = transaction.get_connection()
+    if connection.in_atomic_block and any(
+        func is _queues_changed for _sids, func, _robust in connection.run_on_commit
+    ):
+        return
+    transaction.on_commit(_queues_changed, robust=True)
+
+
+def _queues_changed() -> None:
+    from apps.operations.jobs_pulse import jobs_changed_send
+
+    jobs_changed_send()

@@ -8,11 +8,12 @@ from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import OperationalError
+from django.db import OperationalError, transaction
 from django.test import Client
 
 from apps.accounts.models import AuditEvent, User
 from apps.operations import jobs_pulse
+from lexweb.jobs import job_defer
 from tests.cluster.test_cluster_alive import _jobs, _worker
 from tests.cluster.test_dashboard import _stream_ready, ws_db
 from tests.conftest import session_client, ws_connect
@@ -143,3 +144,33 @@ async def test_a_worker_marks_a_change_when_a_job_starts_and_when_it_ends() -> N
 
     assert marks == ["changed", "job", "changed"] * 2
     assert runner._running == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_queued_tells_the_pages_once_per_transaction_and_never_if_it_rolls_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no worker taking or finishing jobs, a queued job still changes the page."""
+    sent: list[str] = []
+    monkeypatch.setattr(jobs_pulse, "jobs_changed_send", lambda: sent.append("sent"))
+    args = {"case_id": 1, "requested_by": 1, "queued_at": "x"}
+
+    with transaction.atomic():
+        job_defer("cases.worker_check", **args)
+        job_defer("cases.worker_check", **args)
+        assert sent == []  # not before the jobs are there to be read
+    assert sent == ["sent"]  # two jobs, one message
+
+    class RolledBack(Exception):
+        pass
+
+    with pytest.raises(RolledBack), transaction.atomic():
+        job_defer("cases.worker_check", **args)
+        raise RolledBack
+    assert sent == ["sent"]  # nothing for jobs that were never queued
+
+    with transaction.atomic():
+        job_defer("cases.worker_check", **args)
+    assert sent == ["sent", "sent"]  # the next transaction tells them again
+    job_defer("cases.worker_check", **args)  # no transaction: at once
+    assert sent == ["sent", "sent", "sent"]
