@@ -176,6 +176,14 @@ else:
     )
 
 
+class PassedOverOut(Schema):
+    """A deployment routed for the stage's role ahead of the one its attempt used, left out by
+    the health registry when the attempt started (never called)."""
+
+    deployment: str
+    reason: str
+
+
 class StageOut(Schema):
     """One stage and its chain of custody (the prompt itself is in `prompt_text`)."""
 
@@ -209,6 +217,7 @@ class StageOut(Schema):
     # How the excerpts were chosen and counted: budget_tokens, margin_tokens, used_tokens,
     # selection, counted_by (tokenizer or estimate), tokenizer, fallback_reason, pages_*.
     evidence_budget: dict[str, object]
+    passed_over: list[PassedOverOut]
     prompt_tokens: int
     completion_tokens: int
     # How the model's reply ended, as its backend said: "stop", "length" (cut at max_tokens;

@@ -3,6 +3,7 @@
 fails its run after the last attempt with the true reason."""
 
 import pytest
+from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from apps.accounts.models import User
@@ -135,3 +136,12 @@ def test_a_stage_whose_first_model_was_out_of_routing_records_it_and_says_it_fel
     )
     gate = run.stages.get(name="gate")
     assert gate.passed_over == [] and gate.pk not in stage_fallbacks([gate])
+    # And in the API's stage.
+    client = Client()
+    client.force_login(lawyer)
+    answer = client.get(f"/api/v1/cases/{case.pk}/runs/{run.pk}").json()
+    by_name = {stage["name"]: stage for stage in answer["stages"]}
+    assert by_name["drafter"]["passed_over"] == [
+        {"deployment": str(down), "reason": "its backend is down"}
+    ]
+    assert by_name["gate"]["passed_over"] == []
