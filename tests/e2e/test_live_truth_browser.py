@@ -237,6 +237,25 @@ async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
     assert await page.evaluate("window.__samePage === true")
     await visits.note(page)
 
+    # A stage that fell back says so and why. The demo's backends do not fail, so the
+    # summarizer stage is given what dispatch stores when the registry had left a deployment
+    # ahead of it out (tests/drafting/test_stage_retries.py runs that for real); the page,
+    # read again, says it beside the stage.
+    found = re.search(r"/runs/(\d+)/$", page.url)
+    assert found
+    passed = [{"deployment": "big-model on gpu-1", "reason": "its backend is down"}]
+    await asyncio.to_thread(
+        product.shell,
+        "from apps.drafting.models import Stage; "
+        f"Stage.objects.filter(run_id={int(found[1])}, name='summarizer')"
+        f".update(passed_over={passed!r})",
+    )
+    await goto(page, page.url)
+    note = await page.evaluate("document.querySelector('[data-fallback-for]')?.textContent")
+    assert note and note.startswith("Fell back to "), note
+    assert note.endswith("big-model on gpu-1 was left out of routing: its backend is down")
+    await shot(page, "3b-stage-fell-back")
+
     # A motion: the page follows the running stage down the timeline, and the gate's JSON
     # answer is shown as a list of its fields once the gate has answered.
     await visits.go(page, f"{runs}new/")
