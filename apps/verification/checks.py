@@ -1723,15 +1723,30 @@ class _Context:
                     page=other,
                     excerpt=excerpt_of(other.text, 0, 200),
                 )
-        page = pages[numbers[0]]
+        # A range ("640-41") holds the proposition on any of its pages: the finding names the
+        # one that carries most of it.
+        number = self._carrying_page(span, numbers, pin_pages)
+        page = pages[number]
         return Finding(
             claim,
             "supported",
             "case_pin",
-            f"the opinion is in the packet and page {numbers[0]} carries the proposition",
+            f"the opinion is in the packet and page {number} carries the proposition",
             page=page,
             excerpt=excerpt_of(page.text, 0, 200),
         )
+
+    def _carrying_page(
+        self, span: tuple[int, int], numbers: list[int], pin_pages: list[int]
+    ) -> int:
+        """The reporter page of a pin's `numbers` (printed on `pin_pages`, in order) that
+        carries most of the segment's key terms; the first on a tie."""
+        if len(numbers) < 2:
+            return numbers[0]
+        terms = {k: t for k, t in self._weighed_terms(span).items() if t.count}
+        scores = self._scores(set(pin_pages), terms) if terms else {}
+        best = max(range(len(numbers)), key=lambda k: (scores.get(pin_pages[k], 0.0), -k))
+        return numbers[best]
 
     def _star_pin(self, claim: Claim, pin: str, numbers: list[int], opinion: Opinion) -> Finding:
         """A pin into an opinion whose reporter pages are marked in its text: the quotation

@@ -11,7 +11,8 @@
    -> "complaint", "Am. Compl." -> "amended" and "complaint", "Smith Decl." -> "smith" and
    "declaration"): then its pages.
 2. The paragraphs: a numbered paragraph starts a line with its number and a period or bracket
-   ("4.", "4)") or after a pilcrow ("¶ 4"); on OCR pages also with a comma for the period. It
+   ("4.", "4)") or after a pilcrow ("¶ 4"); on OCR pages also with a comma for the period; in
+   a document that marks none so, in brackets ("(4)", `_numbers_in_brackets`). It
    runs to the next such line, over a page break within the cited pages. Pages with no
    numbered paragraph: needs review (an unnumbered paragraph cannot be located).
 3. A pinned paragraph missing from the pages: unsupported, naming the page of the document
@@ -62,6 +63,10 @@ _MARKER = re.compile(
 _OCR_MARKER = re.compile(
     r"(?m)^[ \t]*(?:\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.,)](?=\s))"
 )
+# A paragraph numbered in brackets, "(4)" at a line's start: the paragraphs' numbers only in a
+# document that numbers none of its paragraphs otherwise (where it does, "(4)" is a clause
+# inside one: "4. Payment. (1) The Buyer shall ...").
+_BRACKETED = re.compile(r"(?m)^[ \t]*\((?P<a>\d{1,3})\)(?=\s)")
 _PIN_NUMBERS = re.compile(r"(\d+)(?:\s*[-\u2013]\s*(\d+))?")
 # Pleading abbreviations (Bluebook, table BT1) and the words of the document's title.
 _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -137,10 +142,15 @@ def paragraphs_of(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
     found: list[Paragraph] = []
     open_paragraph: Paragraph | None = None
     previous: int | None = None
+    bracketed: dict[int, bool] = {}
     for page_index in pages:
         page = index.pages[page_index]
         text = nz.fold(ocr_read(page.text) if page.source == OCR else page.text)
         marker = _OCR_MARKER if page.source == OCR else _MARKER
+        if page.document_id not in bracketed:
+            bracketed[page.document_id] = _numbers_in_brackets(index, page.document_id)
+        if bracketed[page.document_id]:
+            marker = _BRACKETED
         starts = [(m.start(), int(m.group("a") or m.group("b"))) for m in marker.finditer(text)]
         follows = (
             previous is not None
@@ -158,6 +168,19 @@ def paragraphs_of(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
             found.append(open_paragraph)
         previous = page_index
     return found
+
+
+def _numbers_in_brackets(index: PacketIndex, document_id: int) -> bool:
+    """Whether a document numbers its paragraphs "(1)", "(2)", ... only: no page of it marks a
+    paragraph "4." or "¶ 4", and a page of it starts lines with "(N)"."""
+    texts = [index.pages[p] for p in index.document_pages(document_id)]
+    folded = [nz.fold(ocr_read(p.text) if p.source == OCR else p.text) for p in texts]
+    if any(
+        (_OCR_MARKER if p.source == OCR else _MARKER).search(text)
+        for p, text in zip(texts, folded, strict=True)
+    ):
+        return False
+    return any(_BRACKETED.search(text) for text in folded)
 
 
 def paragraphs_on(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
@@ -300,17 +323,27 @@ def pinned(finding: Finding, context: Context) -> Finding:
 
 
 def page_numbers(pins: Sequence[str]) -> list[int]:
-    """The pages a cite's page pins name: "at 3" -> [3]; "pp. 3-4" -> [3, 4]; a transcript's
-    page:line ("at 12:3") names none (its pages are the transcript's own numbers)."""
+    """The pages a cite's page pins name: "at 3" -> [3]; "pp. 3-4" -> [3, 4]; "at 41-3" ->
+    [41, 42, 43] (`range_end`); a transcript's page:line ("at 12:3") names none (its pages are
+    the transcript's own numbers)."""
     numbers: list[int] = []
     for pin in pins:
         if not re.match(r"(?:at|pp?\.)\s", pin) or ":" in pin:
             continue
         for match in _PIN_NUMBERS.finditer(pin):
             first = int(match.group(1))
-            last = max(first, int(match.group(2)) if match.group(2) else first)
+            last = max(first, range_end(match.group(1), match.group(2) or match.group(1)))
             numbers.extend(n for n in range(first, min(last, first + 49) + 1) if n not in numbers)
     return numbers
+
+
+def range_end(first: str, last: str) -> int:
+    """The last page of a page range as written: a short end takes the first page's leading
+    digits ("41-3" -> 43, "640-41" -> 641, "1045-46" -> 1046; Bluebook rule 3.2(a) drops the
+    repeated digits), a full one is itself ("41-43")."""
+    if len(last) < len(first):
+        return int(first[: len(first) - len(last)] + last)
+    return int(last)
 
 
 def _pleading_page(finding: Finding, context: Context) -> Finding:
@@ -508,4 +541,5 @@ __all__ = [
     "paragraphs_on",
     "pinned",
     "pleading_pages",
+    "range_end",
 ]

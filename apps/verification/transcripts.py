@@ -5,9 +5,11 @@
 
 1. The transcript: for a Bates cite with a page:line pin ("SKP0001005 at 27:4-8"), the one
    document its pages belong to, when the page check supported them (a wrong page stays that
-   check's finding); for a cite of a deposition or transcript ("Dep.", "Tr.", "Hr'g Tr."; a
-   pleading's "Compl. 2:4" is left as it is), the one document of the packet titled as the
-   cite (its file name holds "deposition" and the witness's name for "Voss Dep.",
+   check's finding, naming the page and lines of the transcript where the testimony is:
+   `_testimony_elsewhere`); "ACME000123:4-9" names lines 4-9 of the transcript page stamped
+   ACME000123 (`_bates_lines`); for a cite of a deposition or transcript ("Dep.", "Tr.",
+   "Hr'g Tr."; a pleading's "Compl. 2:4" is left as it is), the one document of the packet
+   titled as the cite (its file name holds "deposition" and the witness's name for "Voss Dep.",
    "transcript" for "Tr.": `paragraphs.pleading_pages`). None, or several: the finding stays
    as it was.
 2. Its pages: the transcript's own page numbers ("Page 45" at a page's edge, or a number
@@ -153,13 +155,120 @@ def _lines_of(
     return held[1][pages[0]]
 
 
+_BATES_LINES = re.compile(r":(?P<l1>\d{1,6})(?:[ \t]*[-\u2013][ \t]*(?P<l2>\d{1,6}))?")
+
+
+def _bates_lines(
+    finding: Finding, index: PacketIndex
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The lines of a Bates page:line cite ("ACME000123:4-9": lines 4-9 of the transcript page
+    stamped ACME000123), on that page's own transcript page number; None for any other cite,
+    or one of several pages."""
+    claim = finding.claim
+    if not claim.bates:
+        return None
+    match = next((m for p in claim.pins if (m := _BATES_LINES.fullmatch(p))), None)
+    if match is None:
+        return None
+    cited = [p for ref in claim.bates for p in index.bates_indexes(ref)[0]]
+    if len(cited) != 1:
+        return None
+    page = index.pages[cited[0]]
+    number = _page_number(page.text, page.page_number)
+    first = int(match.group("l1"))
+    last = max(first, int(match.group("l2") or first))
+    return (number, first), (number, last)
+
+
+def _testimony_elsewhere(
+    finding: Finding, context: Context, wanted: tuple[tuple[int, int], tuple[int, int]]
+) -> Finding:
+    """A Bates page:line cite whose page the page check found wrong: the page check's finding,
+    naming the page and lines of the transcript where the testimony is (the transcript of the
+    page that check names, else of the cited page), as a deposition's page:line cite does."""
+    index = context.index
+    claim = finding.claim
+    records = [index.page_index(finding.page)] if finding.page is not None else []
+    records += [p for ref in claim.bates for p in index.bates_indexes(ref)[0]]
+    span = context.segment(claim)
+    (p1, l1), (p2, l2) = wanted
+    size = l2 - l1 + 1 if p1 == p2 else LAST_LINE - l1 + 1 + l2
+    size = max(1, min(size, MAX_LINES))
+    for record in dict.fromkeys(records):
+        pages = index.document_pages(index.pages[record].document_id)
+        by_page, line_terms = _lines_of(index, pages)
+        if not by_page:
+            continue
+        ordered = [line for number in sorted(by_page) for line in by_page[number]]
+        found = _located(context, span, ordered, line_terms, size)
+        if found is None:
+            continue
+        lines, what = found
+        name = index.pages[pages[0]].filename
+        return replace(
+            finding,
+            message=f"{finding.message}; {what} at {_label(lines)} of {name}",
+            page=index.pages[lines[0].record],
+            excerpt=excerpt_of(index.pages[lines[0].record].text, *_lines_span(lines)),
+            match=_lines_span(lines),
+        )
+    return finding
+
+
+def _located(
+    context: Context,
+    span: tuple[int, int],
+    ordered: list[Line],
+    line_terms: list[frozenset[str]],
+    size: int,
+) -> tuple[list[Line], str] | None:
+    """The lines of a transcript (`ordered`) that carry the segment `span`: a quotation's, or
+    the stretch of `size` lines holding most of its key terms (at least WRONG_OTHER of their
+    weight), and what they carry; None when no lines do."""
+    index = context.index
+    for quote in context.members(span, ("quote",)):
+        segments = quote_segments(quote.quote or quote.text)
+        if sum(len(s) for s in segments) < 4:
+            continue
+        hit = index.find_quote(segments, within=sorted({line.record for line in ordered}))
+        if hit is None:
+            continue
+        record = index.page_index(hit.page)
+        on = [
+            line
+            for line in ordered
+            if line.record == record and line.span[0] < hit.span[1] and hit.span[0] < line.span[1]
+        ]
+        if on:
+            return on, "the quotation is"
+    terms = [t for t in context.key_terms(span) if index.document_frequency(t)]
+    if len(terms) < 2:
+        return None
+    weights = {t: index.idf(t) for t in terms}
+    total = sum(weights.values())
+    best, best_score = None, 0.0
+    for k in range(0, max(1, len(ordered) - size + 1)):
+        stems: frozenset[str] = frozenset().union(*line_terms[k : k + size])
+        value = sum(w for t, w in weights.items() if t in stems)
+        if value > best_score:
+            best, best_score = ordered[k : k + size], value
+    if best is None or best_score / total < WRONG_OTHER:
+        return None
+    # The stretch's lines that hold its terms, from the first to the last.
+    start = ordered.index(best[0])
+    holding = [k for k in range(len(best)) if line_terms[start + k] & weights.keys()]
+    return best[holding[0] : holding[-1] + 1], "the testimony is"
+
+
 def lined(finding: Finding, context: Context) -> Finding:
     """The finding on a record cite, refined by its page:line pin (see the module)."""
     claim = finding.claim
-    wanted = cited_lines(claim.pins)
+    index = context.index
+    wanted = cited_lines(claim.pins) or _bates_lines(finding, index)
     if wanted is None:
         return finding
-    index = context.index
+    if claim.bates and finding.status == "unsupported" and finding.check == "record_cite_page":
+        return _testimony_elsewhere(finding, context, wanted)
     pages = _transcript_of(finding, index)
     if not pages:
         return finding
