@@ -35,6 +35,7 @@ otherwise it stays for review, since a pleading's own page numbers need not be i
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -170,9 +171,26 @@ def paragraphs_of(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
     return found
 
 
+# Per packet index (while it lives): each document read so far, and whether it numbers its
+# paragraphs in brackets.
+_BRACKETS: dict[int, tuple[weakref.ref[PacketIndex], dict[int, bool]]] = {}
+
+
 def _numbers_in_brackets(index: PacketIndex, document_id: int) -> bool:
     """Whether a document numbers its paragraphs "(1)", "(2)", ... only: no page of it marks a
-    paragraph "4." or "¶ 4", and a page of it starts lines with "(N)"."""
+    paragraph "4." or "¶ 4", and a page of it starts lines with "(N)". Read once a packet."""
+    held = _BRACKETS.get(id(index))
+    if held is None or held[0]() is not index:
+        for stale in [k for k, (ref, _) in _BRACKETS.items() if ref() is None]:
+            del _BRACKETS[stale]
+        held = _BRACKETS[id(index)] = (weakref.ref(index), {})
+    known = held[1].get(document_id)
+    if known is None:
+        known = held[1][document_id] = _read_brackets(index, document_id)
+    return known
+
+
+def _read_brackets(index: PacketIndex, document_id: int) -> bool:
     texts = [index.pages[p] for p in index.document_pages(document_id)]
     folded = [nz.fold(ocr_read(p.text) if p.source == OCR else p.text) for p in texts]
     if any(
