@@ -133,7 +133,8 @@ def _writer_sessions() -> int:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE application_name = %s AND datname = current_database()",
             [token_events.WRITER_NAME],
         )
         return int(cursor.fetchone()[0])
@@ -227,7 +228,10 @@ def _writer_terminate() -> int:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            # This test database's writer only: another xdist worker's tests, on the same
+            # server, may have theirs open at this moment.
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = %s AND datname = current_database()",
             [token_events.WRITER_NAME],
         )
         return len(cursor.fetchall())
