@@ -129,3 +129,54 @@ async def frozen_packet_of(
     await visits.go(page, freeze)
     await visits.submit(page, 'form[action$="/freeze/"]', {})
     assert "Frozen" in await page.evaluate("document.body.textContent")
+
+
+# Resolves once a health check of the cluster's backends has run since it was called (they run
+# every 30 s), false after `timeout` ms: what a person refused for want of a healthy deployment
+# waits for before trying again.
+NEXT_HEALTH_CHECK = """
+async (timeout) => {
+  const states = async () => {
+    const status = await (await fetch('/api/v1/cluster/status')).json();
+    return JSON.stringify(status.backends.map((b) => [b.id, b.state, b.checked_at]));
+  };
+  const before = await states();
+  for (const end = Date.now() + timeout; Date.now() < end; ) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    if ((await states()) !== before) return true;
+  }
+  return false;
+}
+"""
+
+
+async def start_run(
+    page: Page, visits: "Visits", runs: str, *, packet: str, kind: str, instructions: str
+) -> list[str]:
+    """Start a run of `kind` on the frozen packet titled `packet` from the case's New run form
+    (`runs` is the Runs tab's path), as a person would: until the first health checks of the
+    demo's backends have run, the form may refuse it, and the person tries again after the
+    next check. Ends on the run's page; returns the refusals seen on the way."""
+    refusals: list[str] = []
+    for _attempt in range(6):
+        await visits.go(page, f"{runs}new/")
+        value = await page.evaluate(
+            "(title) => [...document.querySelectorAll('#id_packet option')]"
+            ".find((o) => o.textContent.startsWith(title)).value",
+            packet,
+        )
+        await visits.submit(
+            page,
+            f'form[action="{runs}new/"]',
+            {"kind": kind, "packet": value, "instructions": instructions},
+        )
+        if await page.evaluate(r"/\/runs\/\d+\/$/.test(location.pathname)"):
+            return refusals
+        refusals.append(
+            await page.evaluate(
+                "[...document.querySelectorAll('.alert, .errorlist')].map((e) => "
+                "e.textContent.trim()).join(' / ')"
+            )
+        )
+        assert await page.evaluate(NEXT_HEALTH_CHECK, 45_000), "no health check ran in 45 s"
+    raise AssertionError(f"the run was refused every time: {refusals}")

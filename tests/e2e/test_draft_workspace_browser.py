@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page
 
-from tests.e2e.steps import Visits, frozen_packet_of, write_pdf
+from tests.e2e.steps import Visits, frozen_packet_of, start_run, write_pdf
 from tests.harness.browser import (
     check,
     csp_violations,
@@ -32,22 +32,6 @@ RECORD = [
     "The tenant shall repair the roof before the winter.",
     "On April 2, 2024 Widget Ltd. wrote that the roof leaked.",
 ]
-# Resolves once a health check of the cluster's backends has run since it was called (they run
-# every 30 s), false after `timeout` ms (as in test_run_page.py).
-NEXT_HEALTH_CHECK = """
-async (timeout) => {
-  const states = async () => {
-    const status = await (await fetch('/api/v1/cluster/status')).json();
-    return JSON.stringify(status.backends.map((b) => [b.id, b.state, b.checked_at]));
-  };
-  const before = await states();
-  for (const end = Date.now() + timeout; Date.now() < end; ) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    if ((await states()) !== before) return true;
-  }
-  return false;
-}
-"""
 # On the run page: the version the adversarial reviewer read, the one the last writing stage
 # before it saved.
 READ_VERSION = """(() => {
@@ -83,26 +67,6 @@ SIDEWAYS = "document.documentElement.scrollWidth <= document.documentElement.cli
 WIDTHS = "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
 
 
-async def _start_motion(page: Page, visits: Visits, runs: str) -> None:
-    """Start a motion from the New run form; until the first health checks of the demo's
-    backends have run the form may refuse it, and the person tries again after the next."""
-    for _attempt in range(6):
-        await visits.go(page, f"{runs}new/")
-        packet = await page.evaluate(
-            "[...document.querySelectorAll('#id_packet option')]"
-            ".find((o) => o.textContent.startsWith('Workspace record')).value"
-        )
-        await visits.submit(
-            page,
-            f'form[action="{runs}new/"]',
-            {"kind": "motion", "packet": packet, "instructions": "Move to compel the repair."},
-        )
-        if await page.evaluate(r"/\/runs\/\d+\/$/.test(location.pathname)"):
-            return
-        assert await page.evaluate(NEXT_HEALTH_CHECK, 45_000), "no health check ran in 45 s"
-    raise AssertionError("the run was refused every time")
-
-
 async def test_the_draft_view_is_a_workspace_with_the_reviewers_points_in_the_margin(
     page: Page, product: Product, tmp_path: Path
 ) -> None:
@@ -115,7 +79,10 @@ async def test_the_draft_view_is_a_workspace_with_the_reviewers_points_in_the_ma
         page, visits, case.path, pdf, title="Workspace record", reason="The lease record"
     )
     runs = f"{case.path}runs/"
-    await _start_motion(page, visits, runs)
+    await start_run(
+        page, visits, runs, packet="Workspace record", kind="motion",
+        instructions="Move to compel the repair.",
+    )  # fmt: skip
     await wait_for(
         page,
         "!['queued', 'running'].includes(document.querySelector('#run-state').dataset.status)",

@@ -23,7 +23,16 @@ import httpx
 import pytest
 from playwright.async_api import Page
 
-from tests.e2e.steps import ROWS, Visits, choose_files, frozen_packet_of, row, wait_ready, write_pdf
+from tests.e2e.steps import (
+    ROWS,
+    Visits,
+    choose_files,
+    frozen_packet_of,
+    row,
+    start_run,
+    wait_ready,
+    write_pdf,
+)
 from tests.e2e.test_case_feed_browser import SOCKETS
 from tests.harness.browser import (
     csp_violations,
@@ -202,27 +211,14 @@ async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
     await sign_in(page, case.lawyer)
     await frozen_packet_of(page, visits, case.path, pdf, title="Live record", reason="Ledger")
     runs = f"{case.path}runs/"
-    for _attempt in range(6):
-        await visits.go(page, f"{runs}new/")
-        packet = await page.evaluate(
-            "[...document.querySelectorAll('#id_packet option')]"
-            ".find((o) => o.textContent.startsWith('Live record')).value"
-        )
-        await visits.submit(
-            page,
-            f'form[action="{runs}new/"]',
-            {"kind": "summary", "packet": packet, "instructions": "Summarise the payment."},
-        )
-        if await page.evaluate(r"/\/runs\/\d+\/$/.test(location.pathname)"):
-            break
-        refusal = await page.evaluate("document.querySelector('.alert')?.textContent || ''")
-        # Before the first health check: the role is routed, its backends not healthy yet.
+    refusals = await start_run(
+        page, visits, runs, packet="Live record", kind="summary",
+        instructions="Summarise the payment.",
+    )  # fmt: skip
+    # Before the first health check: the role is routed, its backends not healthy yet.
+    for refusal in refusals:
         assert "Summarizer role is routed, but no backend" in refusal, refusal
         assert "an admin must route one" not in refusal
-        await shot(page, "2-refused-for-health")
-        await asyncio.sleep(10)
-    else:
-        raise AssertionError("the run was refused every time")
     line = "document.querySelector('#run-status-line').textContent"
     first = await page.evaluate(line)
     # A summary may be done before its page has loaded: then the page says so at once.
@@ -258,13 +254,10 @@ async def test_the_job_queues_page_and_the_run_page_follow_what_happens(
 
     # A motion: the page follows the running stage down the timeline, and the gate's JSON
     # answer is shown as a list of its fields once the gate has answered.
-    await visits.go(page, f"{runs}new/")
-    await visits.submit(
-        page,
-        f'form[action="{runs}new/"]',
-        {"kind": "motion", "packet": packet, "instructions": "Move for summary judgment."},
-    )
-    assert await page.evaluate(r"/\/runs\/\d+\/$/.test(location.pathname)")
+    await start_run(
+        page, visits, runs, packet="Live record", kind="motion",
+        instructions="Move for summary judgment.",
+    )  # fmt: skip
     await page.evaluate("window.__samePage = true")
     await wait_for(
         page,

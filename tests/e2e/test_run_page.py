@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page
 
-from tests.e2e.steps import Visits, frozen_packet_of, write_pdf
+from tests.e2e.steps import Visits, frozen_packet_of, start_run, write_pdf
 from tests.harness.browser import arrive, listen_for_csp, shot, sign_in, wait_for
 from tests.harness.product import Product
 
@@ -35,23 +35,6 @@ setInterval(() => {
   if (text && state) window.__samples.push([state.dataset.status, text.textContent.length]);
 }, 25);
 """
-# Resolves once a health check of the cluster's backends has run since it was called (they
-# run every 30 s), false after `timeout` ms: what a person refused for want of a healthy
-# deployment waits for before trying again.
-NEXT_HEALTH_CHECK = """
-async (timeout) => {
-  const states = async () => {
-    const status = await (await fetch('/api/v1/cluster/status')).json();
-    return JSON.stringify(status.backends.map((b) => [b.id, b.state, b.checked_at]));
-  };
-  const before = await states();
-  for (const end = Date.now() + timeout; Date.now() < end; ) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    if ((await states()) !== before) return true;
-  }
-  return false;
-}
-"""
 RUN_STATUS = "document.querySelector('#run-state')?.dataset.status"
 LIVE_TEXT = "document.querySelector('[data-live-stage]').textContent"
 STAGE = """(() => {
@@ -62,39 +45,6 @@ STAGE = """(() => {
   }
   return {cls: li.className, status: li.querySelector('.stage__head').textContent, facts};
 })()"""
-
-
-async def _start_summary(page: Page, visits: Visits, runs: str) -> None:
-    """Start a summary of the frozen packet from the New run form, as a person would: until the
-    first health checks of the demo's backends have run, the form may say no deployment is
-    available; the person tries again after the next check."""
-    refusal = ""
-    for attempt in range(6):
-        await visits.go(page, f"{runs}new/")
-        packet = await page.evaluate(
-            "[...document.querySelectorAll('#id_packet option')]"
-            ".find((o) => o.textContent.startsWith('Run record')).value"
-        )
-        if not attempt:
-            await shot(page, "1-new")
-        await visits.submit(
-            page,
-            f'form[action="{runs}new/"]',
-            {
-                "kind": "summary",
-                "packet": packet,
-                "instructions": "Summarise the payments in the ledger, citing each page.",
-            },
-        )
-        if await page.evaluate(r"/\/runs\/\d+\/$/.test(location.pathname)"):
-            return
-        refusal = await page.evaluate(
-            "[...document.querySelectorAll('.alert, .errorlist')].map((e) => "
-            "e.textContent.trim()).join(' / ')"
-        )
-        assert "Summarizer role" in refusal, refusal
-        assert await page.evaluate(NEXT_HEALTH_CHECK, 45_000), "no health check ran in 45 s"
-    raise AssertionError(f"the run was refused every time: {refusal}")
 
 
 async def test_a_summary_run_streams_live_on_its_page_with_the_stage_timeline(
@@ -112,7 +62,14 @@ async def test_a_summary_run_streams_live_on_its_page_with_the_stage_timeline(
     runs = await page.get_attribute('.case-nav a[href$="/runs/"]', "href")
     assert runs
     await visits.go(page, runs)
-    await _start_summary(page, visits, runs)
+    await visits.go(page, f"{runs}new/")
+    await shot(page, "1-new")
+    refusals = await start_run(
+        page, visits, runs, packet="Run record", kind="summary",
+        instructions="Summarise the payments in the ledger, citing each page.",
+    )  # fmt: skip
+    # Before the first health checks the form may refuse: for the role's backends only.
+    assert all("Summarizer role" in refusal for refusal in refusals), refusals
     # A reload would drop this: its survival proves the page was never reloaded.
     await page.evaluate("window.__samePage = true")
 
