@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 
 from apps.verification import normalise as nz
 from apps.verification.findings import Finding
-from apps.verification.index import PacketIndex
+from apps.verification.index import PacketIndex, QuoteHit
 from apps.verification.paragraphs import Context, _pleading_words, pleading_pages
 from apps.verification.quoting import quote_segments
 from apps.verification.spans import excerpt_of
@@ -215,16 +215,11 @@ def _testimony_elsewhere(
     return finding
 
 
-def _located(
-    context: Context,
-    span: tuple[int, int],
-    ordered: list[Line],
-    line_terms: list[frozenset[str]],
-    size: int,
-) -> tuple[list[Line], str] | None:
-    """The lines of a transcript (`ordered`) that carry the segment `span`: a quotation's, or
-    the stretch of `size` lines holding most of its key terms (at least WRONG_OTHER of their
-    weight), and what they carry; None when no lines do."""
+def _quoted_lines(
+    context: Context, span: tuple[int, int], ordered: list[Line]
+) -> tuple[list[Line], QuoteHit] | None:
+    """The lines of a transcript (`ordered`) that the first quotation of the segment `span`
+    found on them stands on, and where it was found; None when no quotation is found there."""
     index = context.index
     for quote in context.members(span, ("quote",)):
         segments = quote_segments(quote.quote or quote.text)
@@ -240,7 +235,24 @@ def _located(
             if line.record == record and line.span[0] < hit.span[1] and hit.span[0] < line.span[1]
         ]
         if on:
-            return on, "the quotation is"
+            return on, hit
+    return None
+
+
+def _located(
+    context: Context,
+    span: tuple[int, int],
+    ordered: list[Line],
+    line_terms: list[frozenset[str]],
+    size: int,
+) -> tuple[list[Line], str] | None:
+    """The lines of a transcript (`ordered`) that carry the segment `span`: a quotation's, or
+    the stretch of `size` lines holding most of its key terms (at least WRONG_OTHER of their
+    weight), and what they carry; None when no lines do."""
+    index = context.index
+    quoted = _quoted_lines(context, span, ordered)
+    if quoted is not None:
+        return quoted[0], "the quotation is"
     terms = [t for t in context.key_terms(span) if index.document_frequency(t)]
     if len(terms) < 2:
         return None
@@ -307,20 +319,10 @@ def lined(finding: Finding, context: Context) -> Finding:
     held = {(line.page, line.number) for line in cited}
     span = context.segment(claim)
 
-    for quote in context.members(span, ("quote",)):
-        segments = quote_segments(quote.quote or quote.text)
-        if sum(len(s) for s in segments) < 4:
-            continue
-        hit = index.find_quote(segments, within=sorted({line.record for line in ordered}))
-        if hit is None:
-            continue
-        record = index.page_index(hit.page)
-        on = [
-            line
-            for line in ordered
-            if line.record == record and line.span[0] < hit.span[1] and hit.span[0] < line.span[1]
-        ]
-        if on and not {(line.page, line.number) for line in on} & held:
+    quoted = _quoted_lines(context, span, ordered)
+    if quoted is not None:
+        on, hit = quoted
+        if not {(line.page, line.number) for line in on} & held:
             return _finding(
                 finding,
                 "unsupported",
@@ -328,10 +330,9 @@ def lined(finding: Finding, context: Context) -> Finding:
                 hit.page,
                 hit.span,
             )
-        if on:
-            return _finding(
-                finding, "supported", f"{label} of {name} carries the quotation", hit.page, hit.span
-            )
+        return _finding(
+            finding, "supported", f"{label} of {name} carries the quotation", hit.page, hit.span
+        )
     terms = [t for t in context.key_terms(span) if index.document_frequency(t)]
     if len(terms) >= 2:
         weights = {t: index.idf(t) for t in terms}
