@@ -149,7 +149,9 @@ def test_streams_asked_for_at_once_take_turns_on_a_few_connections_and_hold_none
         sessions.stop.set()
         watcher.join(10)
         # Open and waiting, the streams hold no connection: back to the sessions before them.
-        wait_until(lambda: sessions.now() <= before, 10, "the open streams' connections to go")
+        # The streams stay open however long this takes; 10 s was once too short for the
+        # sessions PostgreSQL still lists to go in a full parallel run on two busy cores.
+        wait_until(lambda: sessions.now() <= before, 30, "the open streams' connections to go")
 
     watcher = sessions.watching()
     statuses = asyncio.run(_streams(url, secret, STREAMS, while_open))
