@@ -151,7 +151,15 @@ def test_streams_asked_for_at_once_take_turns_on_a_few_connections_and_hold_none
         # Open and waiting, the streams hold no connection: back to the sessions before them.
         # The streams stay open however long this takes; 10 s was once too short for the
         # sessions PostgreSQL still lists to go in a full parallel run on two busy cores.
-        wait_until(lambda: sessions.now() <= before, 30, "the open streams' connections to go")
+        try:
+            wait_until(lambda: sessions.now() <= before, 30, "the open streams' connections to go")
+        except AssertionError as exc:  # say which sessions stayed, for whoever reads the failure
+            with psycopg.connect(sessions.conninfo, autocommit=True) as probe:
+                rows = probe.execute(
+                    "SELECT application_name, state, left(query, 80) FROM pg_stat_activity"
+                    " WHERE datname = current_database()"
+                ).fetchall()
+            raise AssertionError(f"{exc}; {before} before, now: {rows}") from None
 
     watcher = sessions.watching()
     statuses = asyncio.run(_streams(url, secret, STREAMS, while_open))
