@@ -328,10 +328,11 @@ function setupDocuments(root) {
     const id = Number(event.document_id);
     const row = findRow(id);
     if (!row) {
-      // Not shown: a new document (on top of the first page, asked for by its id too, since
-      // a row of a higher id may be shown first; on another view where its page has it) and,
-      // anywhere, the count.
-      readSoon(firstPage ? [id] : [], true);
+      // Not shown: a new document (on top of the first page; on another view where its page
+      // has it) and, anywhere, the count. Asked for by its id too: a read already under way
+      // may bring its row as it was before this event, and the next read must bring it again
+      // (a row the page's order does not hold is not kept).
+      readSoon([id], true);
       return;
     }
     const stale = changed(row, event);
