@@ -110,10 +110,11 @@ async def test_a_packet_bigger_than_the_context_gets_the_best_ranked_pages_that_
     texts[7] = f"{FILLER} A second notice of termination followed."
     texts[9] = f"{FILLER} Termination."
     pages = _pages(texts)
-    one = count_text_tokens(render_packet_pages(pages[:1])) - count_text_tokens(
-        render_packet_pages([])
-    )
-    preamble = count_text_tokens(render_packet_pages([]))
+    # Counted as the counter counts them (with its nonce): the render's own random nonce takes
+    # more or fewer tokens from one render to the next, which made the budget a lottery.
+    nonce = context.COUNTING_NONCE
+    preamble = count_text_tokens(render_packet_pages([], nonce=nonce))
+    one = count_text_tokens(render_packet_pages(pages[:1], nonce=nonce)) - preamble
     # Room for the preamble and two excerpts (with the margin), not three.
     budget = int((preamble + 2.5 * (one + 2) + context.MARGIN_MIN_TOKENS) / 0.95)
 
