@@ -65,6 +65,11 @@ class DocumentListQuery:
         """The plain newest-first first page, where new uploads appear live."""
         return self == DocumentListQuery(per_page=self.per_page)
 
+    @property
+    def filter_count(self) -> int:
+        """How many filters narrow the list: the sort and the page size are not filters."""
+        return len(set(self.filter_params()) - {"sort", "per_page"})
+
     def filter_params(self) -> dict[str, str]:
         """The filters and sort as query parameters (for page links and bulk "all matching")."""
         params = {

@@ -105,7 +105,7 @@ def document_list(request: HttpRequest, case_id: int) -> HttpResponse:
     query = query or DocumentListQuery()
     # The filter pane opens by itself while a filter is active (the sort and page size are not
     # filters) or the filters were refused.
-    filters_active = len(set(query.filter_params()) - {"sort", "per_page"})
+    filters_active = query.filter_count
     context = {
         "case": case,
         "page": page,
@@ -177,6 +177,7 @@ def document_rows(request: HttpRequest, case_id: int) -> HttpResponse:
         "page": found,
         "query": query,
         "filters": urlencode(query.filter_params()),
+        "filters_active": query.filter_count,
         "order": ",".join(str(pk) for pk in found.order) if found.order is not None else None,
         "rows": [(d, provenance_selectors.provenance_of(d)) for d in found.documents],
         "newer": [(d, provenance_selectors.provenance_of(d)) for d in found.newer],

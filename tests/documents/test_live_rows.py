@@ -9,11 +9,12 @@ import pytest
 from django.test import Client
 
 from apps.accounts.models import AuditEvent, User
-from apps.cases.models import Case
+from apps.cases.models import Case, Membership
 from apps.documents import review_services
 from apps.documents.list_forms import cursor_encode
 from apps.documents.models import Derivation, Document
 from tests.documents.test_review_list import _doc
+from tests.factories import CaseFactory, MembershipFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -207,3 +208,33 @@ def test_a_row_whose_sort_value_changed_moves_in_the_page_order(
 
     assert _order(fragment) == [small.pk, large.pk]
     assert _newer_ids(fragment) == []
+
+
+def test_a_sorted_view_counts_its_documents_without_saying_filters(
+    lawyer: User, lawyer_client: Client, case: Case
+) -> None:
+    """The sort and the page size are not filters: the count line of a view that is only sorted
+    (on the page and in the rows a live page reads again) says how many documents there are,
+    not that they "match these filters"; a filter beside the sort still says so."""
+    for n in range(3):
+        _doc(case, lawyer, f"d{n}.pdf")
+    _doc(case, lawyer, "mail.eml", kind=Document.Kind.EMAIL)
+    url = f"/cases/{case.pk}/documents/"
+
+    page = lawyer_client.get(url, {"sort": "name", "per_page": "50"}).content.decode()
+    rows = _rows(lawyer_client, case, sort="name", per_page="50", newer_than=0)
+    for html in (page, rows):
+        assert 'id="list-count">4 documents.</p>' in html
+        assert "these filters" not in html
+
+    page = lawyer_client.get(url, {"sort": "name", "kind": "email"}).content.decode()
+    rows = _rows(lawyer_client, case, sort="name", kind="email", newer_than=0)
+    for html in (page, rows):
+        assert 'id="list-count">1 document matches these filters.</p>' in html
+
+    # An empty sorted view is a case without documents yet, not a filter that found none.
+    other = CaseFactory.create(created_by=lawyer, number="CV-2026-0998", title="Empty v. Matter")
+    MembershipFactory(case=other, user=lawyer, role=Membership.Role.LAWYER)
+    empty = lawyer_client.get(f"/cases/{other.pk}/documents/", {"sort": "name"})
+    assert "No documents yet." in empty.content.decode()
+    assert "No documents match these filters." not in empty.content.decode()
