@@ -1,7 +1,8 @@
 """The MCP server's tools, part two (part one is mcp_tools.py; how a tool is made is in
 mcp_core.py): cases and their members, the review list (tags, withdraw, restore), clearing a
-registry flag, productions' exports and volumes, packet versions and their comparison, draft
-versions and their diffs, and a financial extraction's transactions CSV.
+registry flag, productions' exports and volumes, packet versions and their comparison, the
+lists of runs and of drafts, draft versions and their diffs, and a financial extraction's
+transactions CSV.
 
 A file (an export's zip, a stamped volume, the CSV) comes as `FileOut`: its bytes base64 in
 `content_base64` when it is at most INLINE_BYTES, else null, with `download_path`, the REST
@@ -15,7 +16,7 @@ from typing import Annotated, Any, Protocol
 
 from mcp.server.mcpserver import Context
 from ninja import Schema
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from apps.accounts.models import User
 from apps.api.mcp_core import Id, IdempotencyKey, NoNul, keyed_tool, run_sync, tool
@@ -43,7 +44,8 @@ from apps.documents.review_schemas import (
 from apps.drafting import diff_selectors, transactions
 from apps.drafting import selectors as draft_selectors
 from apps.drafting import services as draft_services
-from apps.drafting.schemas import VersionDetailOut, VersionDiffOut, VersionIn
+from apps.drafting.models import Run
+from apps.drafting.schemas import DraftOut, RunOut, VersionDetailOut, VersionDiffOut, VersionIn
 from apps.evidence import schemas as packet_schemas
 from apps.evidence.schemas import MAX_REASON_CHARS, ComparisonOut, PacketDetailOut, PacketOut
 from apps.evidence.selectors import packets as packet_selectors
@@ -502,6 +504,54 @@ async def packet_compare(ctx: Context, case_id: Id, packet_id: Id, other_id: Id)
             )
         ),
     )
+
+
+# --- The lists of runs and of drafts ---------------------------------------------------------
+
+
+class RunListMcpOut(RunOut):
+    """RunOut with `last_event` named as the REST API writes it (the SDK writes aliases)."""
+
+    last_event: int = Field(validation_alias=AliasChoices("last_event", "event_seq"))
+
+
+@tool
+async def runs_list(
+    ctx: Context,
+    case_id: Id,
+    status: Run.Status | None = None,
+    kind: Run.Kind | None = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> list[RunListMcpOut]:
+    """The case's runs, newest first (without their stages: run_get has them); `status` and
+    `kind` keep only runs in that state or of that kind, e.g. `waiting_for_approval` for the
+    runs a lawyer should approve or reject. A run's `draft_id` is the draft it wrote."""
+
+    def work(user: User) -> list[RunListMcpOut]:
+        found = draft_selectors.run_list_for_user(
+            user=user,
+            case_id=case_id,
+            status=status.value if status is not None else None,
+            kind=kind.value if kind is not None else None,
+        )
+        return [RunListMcpOut.from_orm(run) for run in found[offset : offset + limit]]
+
+    return await run_sync(ctx, work)
+
+
+@tool
+async def drafts_list(
+    ctx: Context, case_id: Id, limit: Limit = 50, offset: Offset = 0
+) -> list[DraftOut]:
+    """The case's drafts, newest first, each with its packet and `version_count` (draft_get
+    lists the versions)."""
+
+    def work(user: User) -> list[DraftOut]:
+        drafts = draft_selectors.draft_list_for_user(user=user, case_id=case_id)
+        return [DraftOut.from_orm(draft) for draft in drafts[offset : offset + limit]]
+
+    return await run_sync(ctx, work)
 
 
 # --- Draft versions and diffs; a financial extraction's table ---------------------------------

@@ -8,6 +8,7 @@ import base64
 import csv
 import io
 import zipfile
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -252,6 +253,73 @@ def test_the_transactions_csv_and_a_flag_cleared_over_mcp_are_the_apis(
     assert table["artifact_id"] == int(rest["X-Lexweb-Artifact"])  # the same artifact, once
 
 
+def _ms(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def _to_ms(value: Any) -> Any:
+    """`value` with its times (`..._at`) to the millisecond."""
+    if isinstance(value, list):
+        return [_to_ms(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            k: _ms(v) if k.endswith("_at") and isinstance(v, str) else _to_ms(v)
+            for k, v in value.items()
+        }
+    return value
+
+
+def test_the_lists_of_runs_and_drafts_over_mcp_are_the_apis(
+    lawyer: User, case: Case, lawyer_api: Client
+) -> None:
+    # An agent that comes back to a matter finds its runs (by status and kind) and the drafts
+    # they wrote without knowing their ids.
+    packet = rf.frozen_packet(case=case, user=lawyer)
+    table = financial_run(case=case, user=lawyer, packet=packet)
+    summary = rf.start(user=lawyer, case=case, packet=packet, kind="summary")
+    assert table.draft_id is not None and summary.status == Run.Status.QUEUED
+    secret, _ = token_for(lawyer)
+    c = case.pk
+    asks: dict[str, tuple[str, dict[str, Any]]] = {
+        "runs": ("runs_list", {"case_id": c}),
+        "succeeded": ("runs_list", {"case_id": c, "status": "succeeded"}),
+        "summaries": ("runs_list", {"case_id": c, "kind": "summary"}),
+        "none": ("runs_list", {"case_id": c, "status": "rejected", "kind": "financial"}),
+        "second": ("runs_list", {"case_id": c, "limit": 1, "offset": 1}),
+        "drafts": ("drafts_list", {"case_id": c}),
+    }
+
+    async def script(client: McpClient) -> dict[str, Any]:
+        answers = {name: await _ok(client, tool, args) for name, (tool, args) in asks.items()}
+        answers["bad_status"] = _error(
+            await _refused(client, "runs_list", {"case_id": c, "status": "done"})
+        )
+        return answers
+
+    with served_asgi() as base:
+        got = _agent(base, secret, script)
+
+    assert [r["id"] for r in got["runs"]] == [summary.pk, table.pk]
+    assert [r["id"] for r in got["succeeded"]] == [table.pk]
+    assert [r["id"] for r in got["summaries"]] == [summary.pk]
+    assert got["none"] == [] and [r["id"] for r in got["second"]] == [table.pk]
+    assert got["runs"][1]["draft_id"] == table.draft_id and got["runs"][0]["draft_id"] is None
+    assert [d["id"] for d in got["drafts"]] == [table.draft_id]
+    # The same items the REST lists answer, field for field (`last_event` included; times to
+    # the millisecond, as the REST API writes them).
+    rest_runs = lawyer_api.get(f"/api/v1/cases/{c}/runs").json()["items"]
+    rest_succeeded = lawyer_api.get(f"/api/v1/cases/{c}/runs?status=succeeded").json()["items"]
+    rest_drafts = lawyer_api.get(f"/api/v1/cases/{c}/drafts").json()["items"]
+    assert _to_ms(got["runs"]) == _to_ms(rest_runs)
+    assert _to_ms(got["succeeded"]) == _to_ms(rest_succeeded)
+    assert _to_ms(got["drafts"]) == _to_ms(rest_drafts)
+    assert got["bad_status"]["code"] == "invalid" and got["bad_status"]["status"] == 422
+    assert [e["loc"] for e in got["bad_status"]["errors"]] == [["status"]]
+    for action in ("run.list", "draft.list"):
+        assert AuditEvent.objects.filter(action=action, actor=lawyer, via="mcp").exists(), action
+
+
 def test_a_non_member_gets_the_apis_not_found_from_every_new_tool(
     lawyer: User, staff: User, case: Case, outsider: User, other_case: Case, outsider_api: Client
 ) -> None:
@@ -290,6 +358,8 @@ def test_a_non_member_gets_the_apis_not_found_from_every_new_tool(
         ("version_add", {"case_id": c, "draft_id": 1, "body": {"text": "Mine."}}),
         ("version_diff", {"case_id": c, "draft_id": 1, "number": 2}),
         ("run_transactions_csv", {"case_id": c, "run_id": run.pk}),
+        ("runs_list", {"case_id": c}),
+        ("drafts_list", {"case_id": c}),
     ]  # fmt: skip
 
     async def script(client: McpClient) -> list[str]:
