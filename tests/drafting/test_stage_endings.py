@@ -55,7 +55,7 @@ def _calls(stage: Stage) -> list[tuple[str, int]]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_draft_cut_at_its_limit_is_continued_and_stored_whole(
-    lawyer: User, case: Case, lawyer_api: Client
+    lawyer: User, case: Case, lawyer_api: Client, lawyer_client: Client
 ) -> None:
     packet = rf.frozen_packet(case=case, user=lawyer)
     draft = _words(DRAFTER_LIMIT + 100)
@@ -87,6 +87,14 @@ def test_a_draft_cut_at_its_limit_is_continued_and_stored_whole(
     assert shown["drafter"]["ending"] == drafter.ending
     assert (shown["gate"]["finish_reason"], shown["gate"]["ending"]) == ("stop", "stop")
     assert shown["verifier"]["finish_reason"] == ""  # no model reply
+
+    # The run page says how each model stage's reply ended; a check that called no model, no
+    # ending at all.
+    page = lawyer_client.get(f"/cases/{case.pk}/runs/{run.pk}/").content.decode()
+    for stage in run.stages.exclude(finish_reason=""):
+        line = f'data-ending-for="{stage.pk}" data-finish-reason="{stage.finish_reason}"'
+        assert f"{line}>{stage.ending}</dd>" in page, stage.name
+    assert f'data-ending-for="{run.stages.get(name="verifier").pk}"' not in page
 
 
 # What the drafter claims before its words run on: the amount is in no page of the packet.
