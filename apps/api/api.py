@@ -218,8 +218,10 @@ def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResp
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # Each status its code of the table (docs/reference/errors.md); a 422 (a parameter out of
+    # its range, a bad Last-Event-ID) is `invalid`, as a body that fails its schema is.
     code = {400: "bad_request", 403: "forbidden", 404: "not_found", 413: "too_large"}
-    return _error(request, exc.status_code, str(exc), code.get(exc.status_code, "error"))
+    return _error(request, exc.status_code, str(exc), code.get(exc.status_code, "invalid"))
 
 
 @api.exception_handler(Http404)

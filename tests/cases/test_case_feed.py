@@ -210,7 +210,7 @@ def test_the_list_pages_after_a_number_and_is_audited(
 def test_bad_numbers_are_a_422(case: Case, lawyer_api: Client, query: str) -> None:
     answer = lawyer_api.get(f"/api/v1/cases/{case.pk}/events?{query}")
     assert answer.status_code == 422, (query, answer.content)
-    assert answer.json()["code"]
+    assert answer.json()["code"] == "invalid"
 
 
 def test_outsiders_get_404_and_see_nothing(
@@ -331,6 +331,7 @@ def test_a_bad_last_event_id_is_a_422(base_url: str, case: Case, lawyer: User) -
             timeout=10,
         )
         assert answer.status_code == 422, bad
+        assert answer.json()["code"] == "invalid", bad
 
 
 # --- The websocket -------------------------------------------------------------------------------
@@ -470,3 +471,28 @@ async def test_a_bad_after_closes_the_socket(case: Case, lawyer: User, after: st
     path = f"/ws/cases/{case.pk}/events/?after={after}"
     _, (connected, code) = await ws_connect(path, cookie_user=lawyer)
     assert (connected, code) == (False, 4400)
+
+
+# --- The schema ----------------------------------------------------------------------------------
+
+
+def test_the_schema_documents_the_feed_its_stream_and_wait(client: Client) -> None:
+    schema = client.get("/api/v1/openapi.json").json()
+    path = "/api/v1/cases/{case_id}/events"
+
+    stream = schema["paths"][path + "/stream"]["get"]
+    listing = schema["paths"][path]["get"]
+
+    assert "text/event-stream" in stream["responses"]["200"]["content"]
+    assert "keep-alive" in stream["responses"]["200"]["description"]
+    assert {"404", "422", "429"} <= set(stream["responses"])
+    assert "after" in [p["name"] for p in stream["parameters"]]
+    assert "Last-Event-ID" in stream["description"]
+    (wait,) = [p for p in listing["parameters"] if p["name"] == "wait"]
+    assert wait["schema"]["maximum"] == 60 and wait["schema"]["minimum"] == 0
+    page = listing["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert set(schema["components"]["schemas"][page.rsplit("/", 1)[1]]["properties"]) == {
+        "items",
+        "count",
+        "next",
+    }

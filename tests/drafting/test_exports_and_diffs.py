@@ -157,7 +157,7 @@ def test_a_diff_of_version_1_needs_against_and_refuses_bad_numbers_and_outsiders
     outsider = outsider_api.get(f"{_base(draft)}/diff", {"against": "1"})
 
     assert first.status_code == 400
-    assert bad.status_code == 422
+    assert bad.status_code == 422 and bad.json()["code"] == "invalid"
     assert missing.status_code == 404
     assert outsider.status_code == 404
     assert not AuditEvent.objects.filter(action="draft.version_diff").exists()
