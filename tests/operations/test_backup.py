@@ -1,17 +1,21 @@
 """`manage.py backup` and `restore`: the database and the original store, consistent together,
 restored into a second, empty database and store, verified by SHA-256 and content hash."""
 
+import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import httpx
 import psycopg
 import pymupdf
 import pytest
@@ -19,13 +23,16 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.accounts.models import User
+from apps.cases import services as case_services
 from apps.cases.models import Case
 from apps.documents import services as document_services
 from apps.documents import storage
 from apps.evidence.models import Packet
 from apps.operations.services import backup
 from tests.drafting.makers import packet_of, read_pdf
+from tests.faults.product import Product
 from tests.harness.commands import command_as_process
+from tests.harness.product import prepare_var, stop_database
 from tests.operations.processes import clean_jobs, start_worker, wait_until, worker_env
 
 BASE_DIR = Path(settings.BASE_DIR)
@@ -87,10 +94,10 @@ def _restore(
     )
 
 
-def _rows(database_url: str, sql: str) -> list[tuple[Any, ...]]:
+def _rows(database_url: str, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     name = database_url.rsplit("/", 1)[1]
     with psycopg.connect(**_server_conninfo(name)) as conn:
-        return conn.execute(sql).fetchall()
+        return conn.execute(sql, params).fetchall()
 
 
 def _pdf(lines: list[str], pages: int = 1) -> bytes:
@@ -238,10 +245,82 @@ def test_a_backup_taken_while_a_worker_reads_and_an_upload_commits_restores_cons
         assert (new_store / sha[:2] / sha[2:4] / sha).is_file(), sha
     assert _rows(second_database, "SELECT filename FROM documents_document") == [("long.pdf",)]
 
+    # `make run` on the restored install serves it: the document the worker was reading is
+    # read to the end by the new install's worker, and its original downloads byte for byte.
+    _serve_restored(second_database, new_store, case, being_read.pk, being_read.blob.sha256)
 
-def _rows_here(sql: str) -> list[tuple[Any, ...]]:
+
+def _serve_restored(
+    database_url: str, blob_root: Path, case: Case, document_id: int, sha256: str
+) -> None:
+    home = Path(tempfile.mkdtemp(prefix="lexweb-restored-"))
+    home.chmod(0o755)
+    product = Product(
+        prepare_var(home / "var"), DATABASE_URL=database_url, LEXWEB_BLOB_ROOT=str(blob_root)
+    )
+    try:
+        product.start()  # migrations (none left), the first admin, web and workers
+        lawyer_token = product._make_token("lawyer@firm.test")
+        headers = {"Authorization": f"Bearer {lawyer_token}"}
+        base = f"{product.base}/api/v1/cases/{case.pk}/documents/{document_id}"
+        with httpx.Client(headers=headers, timeout=30, trust_env=False) as client:
+
+            def read() -> dict[str, Any] | None:
+                answer = client.get(base)
+                assert answer.status_code == 200, answer.text
+                document: dict[str, Any] = answer.json()
+                return document if document["status"] == "ready" else None
+
+            document = wait_until(read, timeout=120, what="the restored document read")
+            assert document["page_count"] == 40, document
+            original = client.get(f"{base}/original")
+            assert original.status_code == 200, original.text[:500]
+            assert hashlib.sha256(original.content).hexdigest() == sha256
+            ready = client.get(f"{product.base}/readyz")
+            assert ready.status_code == 200, ready.text
+    finally:
+        product.close()
+        stop_database(home / "var")
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_job_running_at_the_backup_is_queued_again_by_the_restored_installs_recovery(
+    clean_jobs: None, store: Path, tmp_path: Path, second_database: str, lawyer: User,
+    case: Case,
+) -> None:  # fmt: skip
+    job_id = case_services.case_worker_check_request(actor=lawyer, case=case)
+    worker_id = _rows_here("SELECT worker_id FROM procrastinate_register_worker_v1()")[0][0]
+    fetched = _rows_here(
+        "SELECT id FROM procrastinate_fetch_job_v2(%s::varchar[], %s)", [["cpu"], worker_id]
+    )
+    assert fetched == [(job_id,)]  # running in a live worker (it beat just now) at the backup
+    assert command_as_process("backup", str(tmp_path / "backup")).returncode == 0
+
+    restored = _restore(tmp_path / "backup", second_database, tmp_path / "new-store")
+
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert "1 job(s) were running when the backup was taken" in restored.stdout
+    # That worker does not work for the restored install: the first recovery there (a
+    # worker's start) queues its job again at once, not once its heartbeat is old.
+    assert _rows(second_database, "SELECT count(*) FROM procrastinate_workers") == [(0,)]
+    recovered = subprocess.run(
+        [sys.executable, str(BASE_DIR / "manage.py"), "shell", "-c",
+         "from apps.operations.services import recovery; "
+         "print('RETRIED', recovery.jobs_recover_stalled().retried)"],
+        cwd=BASE_DIR,
+        env={**os.environ, "DATABASE_URL": second_database,
+             "LEXWEB_BLOB_ROOT": str(tmp_path / "new-store"), "LEXWEB_LOG_LEVEL": "WARNING"},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert f"RETRIED [{job_id}]" in recovered.stdout, recovered.stdout + recovered.stderr
+    assert _rows(
+        second_database, "SELECT status FROM procrastinate_jobs WHERE id = %s", [job_id]
+    ) == [("todo",)]
+
+
+def _rows_here(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
-        cursor.execute(sql)
+        cursor.execute(sql, params)
         return list(cursor.fetchall())
 
 

@@ -21,7 +21,9 @@ copied; stored files are read-only), else copied; either way each one's SHA-256 
 and a store that holds any stored file, and a folder whose manifest, dump or files do not match
 their SHA-256 (checked before anything is written). It copies the files into the store
 (verifying each), runs pg_restore in one transaction, then verifies every stored file the
-restored rows name and every frozen packet's content hash, and says what it found.
+restored rows name and every frozen packet's content hash, and says what it found. The backed-up
+install's worker rows are removed, so the jobs they were running at the snapshot are queued
+again by the first worker that starts (recovery at worker start).
 
 pg_dump must be at least the server's major version; pg_restore at least the dumping pg_dump's.
 The tools are looked for in `--pg-bin`, on PATH, in /usr/lib/postgresql/*/bin and in the
@@ -92,6 +94,7 @@ class RestoreReport:
     seconds: float = 0.0
     pg_restore: str = ""
     unapplied_migrations: int = 0
+    running_jobs: int = 0  # jobs running at the snapshot: queued again when a worker starts
 
 
 # --- Backup -----------------------------------------------------------------------------------
@@ -268,6 +271,7 @@ def backup_restore(
         raise
     progress("database restored; verifying every stored file and frozen packet")
     with psycopg.connect(**conninfo, autocommit=True) as conn:
+        _forget_workers(conn, report)
         _verify_restored(conn, report)
     report.seconds = time.monotonic() - started
     return report
@@ -368,6 +372,18 @@ def _store_empty(root: Path) -> None:
                 f"The store {root} already holds files: restore needs an empty store "
                 "(a new LEXWEB_BLOB_ROOT, or move this one aside)."
             )
+
+
+def _forget_workers(conn: psycopg.Connection[Any], report: RestoreReport) -> None:
+    """The backed-up install's worker rows go: none of its workers works for this install. The
+    jobs they were running at the snapshot (`doing`; the foreign key sets their worker to NULL)
+    are then stalled by recovery's first rule, so the first worker of this install to start
+    queues them again at once, instead of taking them for running until the restored
+    heartbeats grow LEXWEB_JOB_STALLED_SECONDS old."""
+    report.running_jobs = _one(
+        conn, "SELECT count(*) FROM procrastinate_jobs WHERE status = 'doing'"
+    )
+    conn.execute("DELETE FROM procrastinate_workers")
 
 
 def _verify_restored(conn: psycopg.Connection[Any], report: RestoreReport) -> None:

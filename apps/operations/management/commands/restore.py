@@ -51,6 +51,11 @@ class Command(BaseCommand):
             f"verified {report.blobs} stored file(s) by SHA-256, {report.documents} document(s), "
             f"{report.frozen_packets} frozen packet(s) by content hash"
         )
+        if report.running_jobs:
+            progress(
+                f"{report.running_jobs} job(s) were running when the backup was taken: they run "
+                "again from the start when the workers start"
+            )
         if report.unapplied_migrations:
             progress(
                 f"{report.unapplied_migrations} migration(s) of this code are newer than the "
