@@ -19,6 +19,7 @@ does not hold (judged here from the stored text and the packet's pages, not from
 is a blocking finding, and the version cannot be approved.
 """
 
+import contextlib
 import html
 import io
 import json
@@ -26,23 +27,27 @@ import re
 import time
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pymupdf
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import Client
 from procrastinate.contrib.django.models import ProcrastinateJob
+from pytest_django.fixtures import Settings as SettingsWrapper
 
 from apps.cases.models import Case
-from apps.cluster.models import RoleRoute
+from apps.cluster.models import CallRecord, RoleRoute
 from apps.cluster.services import health
 from apps.drafting.models import Run
 from apps.evidence.models import FrozenPage
 from apps.verification.models import Verification
 from tests.cluster.dispatch_fixtures import backend_make, deployment_make, route_make
 from tests.drafting import run_fixtures as rf
-from tests.harness.llamacpp import LlamaCppServer, running_llamacpp
+from tests.harness.llamacpp import LlamaCppServer, running_llamacpp, stop_llamacpp
+from tests.harness.ports import free_port_below_ephemeral
 from tests.harness.tiny_gguf import write_tiny_gguf
 
 pytestmark = [
@@ -491,3 +496,79 @@ def test_a_draft_a_model_never_ends_is_kept_truncated_verified_and_never_approve
     final = writing[-1]["version"]
     assert f'id="final-cut-v{final}"' in page
     assert "cut at its limit" in page
+
+
+# --- A server restarted mid-stage -------------------------------------------------------------
+
+
+def _drafter_call_open(api: Client, case: Case, run_id: int, served: LlamaCppServer) -> bool:
+    """Whether the run's drafter is running and the server is at work on a call (a slot
+    processing): the drafter's, as no other stage runs then."""
+    body = _ok(api.get(f"/api/v1/cases/{case.pk}/runs/{run_id}"))
+    drafter = next(s for s in body["stages"] if s["name"] == "drafter")
+    assert drafter["status"] in ("pending", "queued", "running"), _summary(body)
+    if drafter["status"] != "running":
+        return False
+    try:
+        slots = httpx.get(f"{served.base_url}/slots", timeout=2).json()
+    except httpx.HTTPError:
+        return False
+    return any(slot["is_processing"] for slot in slots)
+
+
+def test_a_draft_whose_server_was_restarted_mid_stage_reaches_waiting_for_approval(
+    lawyer_api: Client,
+    lawyer_client: Client,
+    case: Case,
+    packet_id: int,
+    tmp_path: Path,
+    settings: SettingsWrapper,
+) -> None:
+    """Bad input: the real server is stopped (SIGTERM: it drops every open request) while the
+    drafter's call is open, and started again on its port 3 s later. The drafter runs again on
+    the same deployment once the server is back (after LEXWEB_STAGE_RETRY_SECONDS' waits), and
+    the run reaches `waiting_for_approval`: no job lost, the retry said, no address shown. (On
+    main before issue 29 such a run failed: "no deployment for the role is available now".)"""
+    settings.LEXWEB_STAGE_RETRY_SECONDS = [5, 10, 20]
+    # The variant that never ends a reply: the drafter's call takes a while to reach its limit,
+    # so the server is stopped while it is open.
+    model = write_tiny_gguf(tmp_path / "tiny.gguf", ending=False, claims=INVENTED)
+    port = free_port_below_ephemeral()
+    log = tmp_path / "server.log"
+
+    def serve() -> contextlib.AbstractContextManager[LlamaCppServer]:
+        context = SLOT_TOKENS * SLOTS
+        return running_llamacpp(model, log, context=context, slots=SLOTS, alias="tiny", port=port)
+
+    with serve() as first:
+        _routed_to(first)
+        run_id = _start(lawyer_api, case, packet_id, "affidavit", AFFIDAVITS[0])
+        body = _settled(lawyer_api, case, run_id)
+        assert body["status"] == Run.Status.STOPPED_BY_GATE, _summary(body)
+        _ok(
+            lawyer_api.post(
+                f"/api/v1/cases/{case.pk}/runs/{run_id}/gate-override",
+                {"reason": OVERRIDE},
+                content_type="application/json",
+            )
+        )
+        rf.eventually(lambda: _drafter_call_open(lawyer_api, case, run_id, first), 120)
+        stop_llamacpp(first)
+        stopped = time.monotonic()
+    time.sleep(max(0.0, 3.0 - (time.monotonic() - stopped)))
+    with serve() as again:
+        body = _settled(lawyer_api, case, run_id)
+
+        _assert_reason_true_and_shown(
+            body, api=lawyer_api, client=lawyer_client, case=case, server=again
+        )
+    assert body["status"] == Run.Status.WAITING_FOR_APPROVAL, _summary(body)
+    drafter = next(s for s in body["stages"] if s["name"] == "drafter")
+    assert drafter["status"] == "succeeded" and drafter["attempt"] >= 2, drafter
+    # Its first call was the one the stop cut; the stage said it would try again.
+    records = CallRecord.objects.filter(stage_id=drafter["id"]).order_by("pk")
+    assert records[0].outcome == CallRecord.Outcome.ERROR
+    assert records.last().outcome == CallRecord.Outcome.OK  # type: ignore[union-attr]
+    assert {r.deployment_id for r in records} == {drafter["deployment_id"]}
+    retrying = [e for e in _events(lawyer_api, case, run_id) if e["kind"] == "stage.retrying"]
+    assert retrying and "Retrying (attempt 2 of 4) in 5 s." in retrying[0]["payload"]["error"]

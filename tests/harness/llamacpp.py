@@ -75,11 +75,18 @@ def stop_llamacpp(server: LlamaCppServer) -> None:
 
 @contextlib.contextmanager
 def running_llamacpp(
-    model: Path, log: Path, *, context: int = CONTEXT, slots: int = SLOTS, alias: str = ALIAS
+    model: Path,
+    log: Path,
+    *,
+    context: int = CONTEXT,
+    slots: int = SLOTS,
+    alias: str = ALIAS,
+    port: int | None = None,
 ) -> Iterator[LlamaCppServer]:
-    """Serve `model` on a free port (below the ephemeral range, so that a test may restart it
-    on the same port) until the block ends; ready (/health 200) when the block starts."""
-    port = free_port_below_ephemeral()
+    """Serve `model` on `port`, or a free port (below the ephemeral range, so that a test may
+    restart it on the same port), until the block ends; ready (/health 200) when the block
+    starts."""
+    port = port or free_port_below_ephemeral()
     command = server_command(model=model, port=port, context=context, slots=slots, alias=alias)
     env = {**os.environ, **SERVER_ENV}
     with log.open("ab") as output:
