@@ -128,7 +128,8 @@ def test_an_audit_events_origin_and_detail_are_in_words(admin_client_: Client) -
     assert '<td class="field-origin">the REST API</td>' in listing
     assert ">the web app</a>" in listing  # the filter, by its label
     assert ">api</a>" not in listing and ">web</a>" not in listing
-    assert "<div>before.slots: 2</div>" in page and "<div>after.slots: 3</div>" in page
-    assert "<div>after.enabled: no</div>" in page and "<div>before.board: empty</div>" in page
+    assert "<div>Slots before: 2</div>" in page and "<div>Slots after: 3</div>" in page
+    assert "<div>Enabled after: no</div>" in page and "<div>Board before: empty</div>" in page
+    assert "<div>Fields changed: slots,enabled</div>" in page and "before.slots" not in page
     assert "the REST API" in page
     assert "&quot;before.slots&quot;" not in page

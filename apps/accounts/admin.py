@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from apps.accounts import selectors, services
+from apps.accounts import audit_words, selectors, services
 from apps.accounts.admin_audit import AuditedAdmin
 from apps.accounts.case_access import case_access
 from apps.accounts.forms import PasswordPairForm, TokenForm
@@ -302,6 +302,30 @@ def detail_value(value: object) -> str:
     return str(value)
 
 
+# Detail keys said otherwise than by their name with its first letter made capital.
+DETAIL_KEY_LABELS = {
+    "fields": "Fields changed",
+    "sha256": "SHA-256",
+}
+
+
+def detail_key(key: str) -> str:
+    """An audit event's detail key as a person reads it: "after.role" is "Role after",
+    "issued_for_another" is "Issued for another"."""
+    side, dot, name = key.partition(".")
+    if dot and side in ("before", "after"):
+        return f"{detail_key(name)} {side}"
+    return DETAIL_KEY_LABELS.get(key) or key.replace("_", " ").capitalize()
+
+
+class ActionCodeFilter(admin.AllValuesFieldListFilter):
+    """The actions' codes, as the search also finds them; the list says them in words."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.title = "action code"
+
+
 class ViaFilter(admin.SimpleListFilter):
     """Where events came from, by their labels (Django's filter of a field's values would list
     the stored codes)."""
@@ -324,17 +348,27 @@ class ViaFilter(admin.SimpleListFilter):
 @admin.register(AuditEvent)
 class AuditEventAdmin(admin.ModelAdmin):
     """Read-only. Like every admin list of case material, filtered by the admin's memberships.
-    Actions keep their codes (searched and filtered by them; the case page's activity tells
-    them in words); where an event came from and its detail are said in words."""
+    An action is said in words (`apps.accounts.audit_words`, which each app fills with the
+    codes it writes) and still searched and filtered by its code; where an event came from and
+    its detail are said in words too."""
 
-    list_display = ["at", "actor_label", "action", "case", "target_label", "client_ip", "origin"]
-    list_filter = ["action", ViaFilter]
+    list_display = [
+        "at",
+        "actor_label",
+        "action_words",
+        "case",
+        "target_label",
+        "client_ip",
+        "origin",
+    ]
+    list_filter = [("action", ActionCodeFilter), ViaFilter]
     search_fields = ["actor_label", "action", "target_label"]
     fields = readonly_fields = (
         "at",
         "actor",
         "actor_label",
-        "action",
+        "action_words",
+        "action_code",
         "case",
         "target_type",
         "target_id",
@@ -345,18 +379,28 @@ class AuditEventAdmin(admin.ModelAdmin):
     )
     actions = None
 
+    @admin.display(description="action", ordering="action")
+    def action_words(self, event: AuditEvent) -> str:
+        return audit_words.action_text(event)
+
+    @admin.display(description="action code")
+    def action_code(self, event: AuditEvent) -> str:
+        return event.action
+
     @admin.display(description="via", ordering="via")
     def origin(self, event: AuditEvent) -> str:
         return via_label(event.via)
 
     @admin.display(description="detail")
     def details(self, event: AuditEvent) -> SafeString | str:
-        """One line per entry ("after.role: lawyer"), not the stored JSON."""
+        """One line per entry ("Role after: lawyer"), not the stored JSON."""
         detail = event.detail if isinstance(event.detail, dict) else {}
         if not detail:
             return "none"
         return format_html_join(
-            "", "<div>{}: {}</div>", ((key, detail_value(v)) for key, v in detail.items())
+            "",
+            "<div>{}: {}</div>",
+            ((detail_key(key), detail_value(v)) for key, v in detail.items()),
         )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:

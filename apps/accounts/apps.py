@@ -7,4 +7,6 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and audit"
 
     def ready(self) -> None:
-        from apps.accounts import receivers  # noqa: F401  (connects Django's auth signals)
+        from apps.accounts import audit_words, receivers  # noqa: F401  (receivers: auth signals)
+
+        audit_words.register_words(audit_words.ACCOUNTS_WORDS)

@@ -4,8 +4,9 @@ A lawyer reads "Laura Lawyer uploaded contract.pdf", not `document.upload`. Read
 lists, searches, downloads) are folded: one person's reads in a row, with nothing else in
 between, are one line ("looked at 3 documents, the document list and 1 search"). Changes are
 folded too: one person's same change in a row is one line with a count ("uploaded a.pdf,
-b.pdf, c.pdf and 3 more", or the same sentence "6 times"). The raw codes stay in the admin's
-audit log; nothing here writes.
+b.pdf, c.pdf and 3 more", or the same sentence "6 times"). The admin's audit log tells each
+event with these sentences too (`event_text`, registered by CasesConfig.ready); nothing here
+writes.
 """
 
 from collections import Counter
@@ -156,6 +157,25 @@ def _change_text(event: AuditEvent) -> str:
         noun = "document" if count == 1 else "documents"
         verb = "tagged" if event.action == "document.tag" else "removed the tag from"
         text = f"{verb} {count} {noun} “{str(detail['tag'])[:100]}”"
+    return text
+
+
+# Every code the feed tells in words; the admin's audit log tells them with the same sentences
+# (registered by CasesConfig.ready with apps.accounts.audit_words).
+TOLD_CODES = frozenset(_READS) | frozenset(_WRITES)
+
+
+def event_text(event: AuditEvent) -> str:
+    """One event in words, as the feed tells it when it stands alone ("uploaded a.pdf",
+    "looked at the document list", "looked at a page image")."""
+    if event.action not in _READS:
+        return _change_text(event)
+    text = _read_text([event])
+    # One counted read: "a page image", not "1 page image".
+    singular = _READS[event.action][0]
+    if text == f"looked at 1 {singular}":
+        article = "an" if singular[0].lower() in "aeiou" else "a"
+        text = f"looked at {article} {singular}"
     return text
 
 
