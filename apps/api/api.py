@@ -3,7 +3,10 @@
 No `from __future__ import annotations` in modules that declare endpoints (django-ninja #1424).
 """
 
+import functools
+import importlib
 import logging
+import pkgutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +19,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.schema import OpenAPISchema
 from ninja.security import HttpBearer, SessionAuth
 
+import apps
 from apps.accounts import services as account_services
 from apps.accounts import throttle
 from apps.accounts.api import router as accounts_router
@@ -85,6 +89,7 @@ class LexwebAPI(NinjaAPI):
         schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
         idempotency.document_header(schema)
         _document_common_errors(schema)
+        _document_error_codes(schema)
         return schema
 
 
@@ -130,6 +135,49 @@ def _document_common_errors(schema: dict[str, Any]) -> None:
                 for media in declared.get("content", {}).values():
                     if media.get("schema") not in (error, None):
                         media["schema"] = {"anyOf": [media["schema"], error]}
+
+
+# Codes the API's own handlers, the idempotency guard and the failure middleware answer with,
+# rather than a DomainError's (lexweb/failures.py, apps/api/idempotency.py, the handlers below).
+HANDLER_CODES = frozenset(
+    {
+        "unauthenticated",
+        "throttled",
+        "too_large",
+        "bad_request",
+        "database_unavailable",
+        "internal_error",
+        "invalid_idempotency_key",
+        "idempotency_key_in_progress",
+        "idempotency_key_reused",
+        "idempotency_response_not_kept",
+    }
+)
+
+
+@functools.cache
+def error_codes() -> tuple[str, ...]:
+    """Every code an API error may carry, sorted: each DomainError's of lexweb and its apps
+    (every module of apps/ imported first, so that none is missed for not being loaded yet)
+    and the handlers'. The table of docs/reference/errors.md lists these (tested)."""
+    for module in pkgutil.walk_packages(apps.__path__, "apps."):
+        if ".migrations" not in module.name:
+            importlib.import_module(module.name)
+    codes, todo = set(HANDLER_CODES), [DomainError]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.__module__.startswith(("apps.", "lexweb.")):
+            codes.add(cls.code)
+    return tuple(sorted(codes))
+
+
+def _document_error_codes(schema: dict[str, Any]) -> None:
+    """The error body's `code` is one of `error_codes()`: an enum in the schema, so a client
+    (and schemathesis) knows every code it can get."""
+    code = schema["components"]["schemas"]["ErrorOut"]["properties"]["code"]
+    code["enum"] = list(error_codes())
+    code["description"] = "A stable code for programs: see the table of error codes."
 
 
 api = LexwebAPI(

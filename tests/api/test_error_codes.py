@@ -1,6 +1,7 @@
 """Issue 22 requirement 4 (part): a specific, stable code for every error, and a table of them
 in the docs. Every DomainError's code that the API can answer with is in
-docs/reference/errors.md, and every code the table lists is one the code base can give."""
+docs/reference/errors.md, every code the table lists is one the code base can give, and the
+schema's error body says them all (`code` is an enum of exactly the table's codes)."""
 
 import importlib
 import pkgutil
@@ -8,24 +9,13 @@ import re
 from pathlib import Path
 
 from django.conf import settings
+from django.test import Client
 
 import apps
+from apps.api.api import HANDLER_CODES
 from lexweb.errors import DomainError
 
 TABLE = Path(settings.BASE_DIR) / "docs" / "reference" / "errors.md"
-# Answered by the API's own handlers and middleware rather than by a DomainError.
-HANDLER_CODES = {
-    "unauthenticated",
-    "throttled",
-    "too_large",
-    "bad_request",
-    "database_unavailable",
-    "internal_error",
-    "invalid_idempotency_key",
-    "idempotency_key_in_progress",
-    "idempotency_key_reused",
-    "idempotency_response_not_kept",
-}
 SOURCES = [Path(settings.BASE_DIR) / name for name in ("apps", "lexweb")]
 
 
@@ -103,3 +93,11 @@ def test_every_domain_error_says_its_status_and_the_edges_answer_with_it() -> No
         )
     ]
     assert own_tables == []
+
+
+def test_the_schema_lists_the_tables_codes_as_the_error_bodys_enum(client: Client) -> None:
+    schema = client.get("/api/v1/openapi.json").json()
+    code = schema["components"]["schemas"]["ErrorOut"]["properties"]["code"]
+
+    assert code["type"] == "string"
+    assert set(code["enum"]) == _documented()
