@@ -85,9 +85,10 @@ documents are "ready"; or documents_list) -> search / bates_lookup -> packet_cre
 packet_items_add -> packet_freeze -> run_start -> run_events (after=the last seq, wait=60,
 until run.status says it finished or waits for approval) -> draft_get / version_get ->
 version_verify -> findings_list -> finding_override (lawyer, with a reason) -> version_approve
--> version_export. Tools that change something take an optional `idempotency_key` (the
-REST API's Idempotency-Key: the same key and arguments answer the first answer again). Errors
-end with JSON {detail, code, status}, the REST API's."""
+-> version_export. Back at a matter later: runs_list (status="waiting_for_approval") and
+drafts_list find earlier work. Tools that change something take an optional
+`idempotency_key` (the REST API's Idempotency-Key: the same key and arguments answer the
+first answer again). Errors end with JSON {detail, code, status}, the REST API's."""
 
 
 # --- Cases, documents, search ----------------------------------------------------------------
