@@ -11,7 +11,8 @@
 
 The rest is done on demand for the few pages a check looks at, and cached: token spans, the
 body of a page (its running heads and footers, repeated on the pages of its document, and
-deposition line numbers left out: they are not part of a quotation), and the opinions (a page
+deposition line numbers left out: they are not part of a quotation; a condensed transcript
+sheet's mini-pages each in turn, apps.verification.sheets), and the opinions (a page
 whose head prints a reporter citation; each page of an opinion is one reporter page, its
 number printed alone on a line of the head).
 
@@ -28,12 +29,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from itertools import pairwise
 from operator import methodcaller
 
 from apps.verification import amounts as amount_parser
 from apps.verification import dates as date_parser
 from apps.verification import normalise as nz
 from apps.verification.claims import BatesRef
+from apps.verification.sheets import MiniPage, sheet_pages
 
 OCR = "ocr"
 # A label: its prefix, the separator after it, its number and, where the production numbers
@@ -456,13 +459,23 @@ class PacketIndex:
         # The body: every word but those starting inside a skipped span (a few lines), cut
         # out by position.
         starts = [s for s, _ in spans]
+        skipped = self._skipped_spans(index)
+        # A condensed transcript sheet: its mini-pages' headers and line numbers (also of lines
+        # with no words) are no part of a quotation.
+        minis = sheet_pages(page.text)
+        if minis:
+            skipped += [mini.header for mini in minis if mini.header]
+            skipped += [(line.start, line.span[0]) for mini in minis for line in mini.lines]
+            skipped.sort()
         body: list[int] = []
         kept = 0
-        for skip_start, skip_end in self._skipped_spans(index):
+        for skip_start, skip_end in skipped:
             first = max(kept, bisect.bisect_left(starts, skip_start))
             body.extend(range(kept, first))
             kept = max(kept, bisect.bisect_left(starts, skip_end))
         body.extend(range(kept, len(words)))
+        if minis:
+            body = _sheet_order(body, starts, minis)
         return PageDetail(words, spans, body, [words[k] for k in body])
 
     def _skipped_spans(self, index: int) -> list[tuple[int, int]]:
@@ -661,7 +674,7 @@ class PacketIndex:
             position = at + len(segment)
         if first is None:
             return None
-        return detail.spans[detail.body[first]][0], detail.spans[detail.body[last]][1]
+        return _span_of(detail, first, last)
 
     def closest_passage(
         self, words: Sequence[str], *, within: Iterable[int] | None = None
@@ -706,7 +719,7 @@ class PacketIndex:
                 best_count, best_span = count, (start_block.b, end)
         ratio = best_count / len(words)
         first, last = best_span[0], max(best_span[0], best_span[1] - 1)
-        span = detail.spans[detail.body[first]][0], detail.spans[detail.body[last]][1]
+        span = _span_of(detail, first, last)
         return QuoteHit(self.pages[index], span, False, ratio)
 
     # -- opinions -------------------------------------------------------------------------
@@ -996,6 +1009,34 @@ def _word_edge(text: str, position: int, step: int) -> int:
 
 def _values(found: list[tuple[int, int, str]]) -> list[Value]:
     return [Value(start, end, value) for start, end, value in found]
+
+
+def _span_of(detail: PageDetail, first: int, last: int) -> tuple[int, int]:
+    """The text span of body words `first` to `last` (a sheet's body is in reading order,
+    not always in the text's: the span holds both ends)."""
+    a, b = detail.spans[detail.body[first]], detail.spans[detail.body[last]]
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
+def _sheet_order(body: list[int], starts: list[int], minis: list[MiniPage]) -> list[int]:
+    """A condensed sheet's body words in reading order: each mini-page's lines in turn (a
+    text layer read row by row across the sheet interleaves them); a word outside the numbered
+    lines goes with the numbered line before it."""
+    marks = sorted(
+        (line.start, order, k)
+        for order, mini in enumerate(minis)
+        for k, line in enumerate(mini.lines)
+    )
+    if not marks:
+        return body
+    line_starts = [mark[0] for mark in marks]
+    keys = []
+    for word in body:
+        at = bisect.bisect_right(line_starts, starts[word]) - 1
+        keys.append(marks[at][1:] if at >= 0 else (-1, -1))
+    if all(a <= b for a, b in pairwise(keys)):
+        return body
+    return [word for _, word in sorted(zip(keys, body, strict=True), key=lambda pair: pair[0])]
 
 
 def _lines(text: str) -> list[tuple[int, int, str]]:

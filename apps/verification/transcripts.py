@@ -14,8 +14,11 @@
    as it was.
 2. Its pages: the transcript's own page numbers ("Page 45" at a page's edge, or a number
    alone on its first line), else the file's page numbers. Its lines: a line starting with its
-   number, 1 to 25 (a page with fewer than five such lines has none). A transcript with no
-   numbered lines: needs review, saying so.
+   number, 1 to 25 (a page with fewer than five such lines has none). A condensed sheet (four
+   transcript pages to a PDF page, each under its "Page 45" header) is read as the pages it
+   prints, each with its own lines (apps.verification.sheets). A transcript with no numbered
+   lines, a cited page whose header stands over no numbered lines, or one missing while a sheet
+   prints numbered lines under no header: needs review, saying so.
 3. The cited lines run from the first page:line to the last ("112:4-113:2" crosses a page). A
    page the transcript lacks, or a line past the page's last: unsupported, saying what the
    transcript has (a range is read up to MAX_LINES lines).
@@ -36,6 +39,7 @@ from apps.verification.findings import Finding
 from apps.verification.index import PacketIndex, QuoteHit
 from apps.verification.paragraphs import Context, _pleading_words, pleading_pages
 from apps.verification.quoting import quote_segments
+from apps.verification.sheets import sheet_pages
 from apps.verification.spans import excerpt_of
 
 MAX_LINES = 25 * 20  # a cited range is read up to twenty pages of lines
@@ -87,11 +91,37 @@ def _page_number(text: str, fallback: int) -> int:
     return fallback
 
 
-def transcript_lines(index: PacketIndex, pages: list[int]) -> dict[int, list[Line]]:
-    """The numbered lines of each transcript page, by the transcript's page number."""
+@dataclass
+class Unread:
+    """What a transcript's condensed sheets print that cannot be read by line: pages whose
+    header stands over no numbered lines, and sheets with numbered lines under no header (by
+    packet page index)."""
+
+    unnumbered: dict[int, int]  # transcript page number -> packet page index
+    headless: list[int]
+
+
+def transcript_lines(
+    index: PacketIndex, pages: list[int], unread: Unread | None = None
+) -> dict[int, list[Line]]:
+    """The numbered lines of each transcript page, by the transcript's page number (a
+    condensed sheet's mini-pages each by its own number: apps.verification.sheets); what a
+    sheet prints that cannot be read so is noted in `unread`."""
     found: dict[int, list[Line]] = {}
     for record in pages:
         page = index.pages[record]
+        minis = sheet_pages(page.text)
+        if minis is not None:
+            for mini in minis:
+                if mini.number is None:
+                    if unread is not None:
+                        unread.headless.append(record)
+                elif mini.lines:
+                    read = [Line(mini.number, ln.number, record, ln.span) for ln in mini.lines]
+                    found.setdefault(mini.number, read)
+                elif unread is not None:
+                    unread.unnumbered.setdefault(mini.number, record)
+            continue
         number = _page_number(page.text, page.page_number)
         lines: list[Line] = []
         for match in _LINE.finditer(page.text):
@@ -124,24 +154,21 @@ def _transcript_of(finding: Finding, index: PacketIndex) -> list[int] | None:
     return pleading_pages(claim, index)
 
 
-# Per packet index (while it lives): a transcript's first page -> its numbered lines by page
-# and each line's content terms.
-_LINES: dict[
-    int,
-    tuple[weakref.ref[PacketIndex], dict[int, tuple[dict[int, list[Line]], list[frozenset[str]]]]],
-] = {}
+# Per packet index (while it lives): a transcript's first page -> its numbered lines by page,
+# each line's content terms and what its sheets print that cannot be read by line.
+_Read = tuple[dict[int, list[Line]], list[frozenset[str]], Unread]
+_LINES: dict[int, tuple[weakref.ref[PacketIndex], dict[int, _Read]]] = {}
 
 
-def _lines_of(
-    index: PacketIndex, pages: list[int]
-) -> tuple[dict[int, list[Line]], list[frozenset[str]]]:
+def _lines_of(index: PacketIndex, pages: list[int]) -> _Read:
     held = _LINES.get(id(index))
     if held is None or held[0]() is not index:
         for stale in [k for k, (ref, _) in _LINES.items() if ref() is None]:
             del _LINES[stale]
         held = _LINES[id(index)] = (weakref.ref(index), {})
     if pages[0] not in held[1]:
-        by_page = transcript_lines(index, pages)
+        unread = Unread({}, [])
+        by_page = transcript_lines(index, pages, unread)
         terms = [
             frozenset(
                 nz.content_terms(
@@ -151,7 +178,7 @@ def _lines_of(
             for number in sorted(by_page)
             for line in by_page[number]
         ]
-        held[1][pages[0]] = (by_page, terms)
+        held[1][pages[0]] = (by_page, terms, unread)
     return held[1][pages[0]]
 
 
@@ -196,7 +223,7 @@ def _testimony_elsewhere(
     size = max(1, min(size, MAX_LINES))
     for record in dict.fromkeys(records):
         pages = index.document_pages(index.pages[record].document_id)
-        by_page, line_terms = _lines_of(index, pages)
+        by_page, line_terms, _ = _lines_of(index, pages)
         if not by_page:
             continue
         ordered = [line for number in sorted(by_page) for line in by_page[number]]
@@ -235,6 +262,12 @@ def _quoted_lines(
             if line.record == record and line.span[0] < hit.span[1] and hit.span[0] < line.span[1]
         ]
         if on:
+            # A condensed sheet read row by row: the span also crosses the lines of the
+            # mini-pages beside the quotation's; its lines are those of the page it starts on
+            # (and the line it ends on).
+            first = min(on, key=lambda line: line.span[0])
+            ends = [line for line in on if line.span[0] < hit.span[1] <= line.span[1]]
+            on = [line for line in on if line.page == first.page or line in ends[-1:]]
             return on, hit
     return None
 
@@ -285,9 +318,31 @@ def lined(finding: Finding, context: Context) -> Finding:
     if not pages:
         return finding
     name = index.pages[pages[0]].filename
-    by_page, line_terms = _lines_of(index, pages)
+    by_page, line_terms, unread = _lines_of(index, pages)
     (p1, l1), (p2, l2) = wanted
     label = f"{p1}:{l1}" + (f"-{p2}:{l2}" if p2 != p1 else f"-{l2}" if l2 != l1 else "")
+    for page_number in (p1, p2):
+        if page_number in by_page:
+            continue
+        if page_number in unread.unnumbered:
+            record = index.pages[unread.unnumbered[page_number]]
+            return _finding(
+                finding,
+                "needs_review",
+                f"page {page_number} of {name} (on its page {record.page_number}) has no "
+                f"numbered lines that can be read; {label} cannot be located",
+                record,
+            )
+        if unread.headless:
+            record = index.pages[unread.headless[0]]
+            return _finding(
+                finding,
+                "needs_review",
+                f"{name} has no page {page_number} with numbered lines, and its page "
+                f"{record.page_number} prints numbered lines under no page number; {label} "
+                "cannot be located",
+                record,
+            )
     if not by_page:
         return _finding(
             finding,
