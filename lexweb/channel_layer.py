@@ -24,7 +24,18 @@ bench/bench_run_relay.py). On the listening side:
 - LISTEN first, then catch up by *reading* (never deleting) the unexpired messages of the
   channels this layer receives on, and again for each channel that starts receiving later;
 - queues belong to this layer object and its event loop, and a message id is queued at most
-  once per channel, so the overlaps above are harmless.
+  once per channel, so the overlaps above are harmless;
+- a process's own channels (`new_channel`: a name with this layer's random prefix and a `!`,
+  which no other process can receive on) take no advisory lock in the database, and what the
+  layer keeps for one (its queue, the ids it has seen) is dropped when its receive is cancelled,
+  which is how Channels ends a consumer (a socket closed, a long poll or stream over): the
+  library held one session-level lock per socket in a pooled session after the socket had gone,
+  so a day's sockets filled PostgreSQL's lock table, and the web process kept each channel's
+  state for its whole life;
+- leaving a group schedules the removal of expired messages (10 to 20 minutes later) only when
+  none is pending on that event loop: the library started one sleeping task per call, so a web
+  process held one for every socket, long poll and stream of the last 10 to 20 minutes (about
+  1 KB each) and then ran as many DELETEs.
 """
 
 import asyncio
@@ -77,6 +88,12 @@ _SEND_ONE_SQL = sql.SQL(
 ).format(messages=sql.Identifier(MESSAGE_TABLE), groups=sql.Identifier(GROUP_CHANNEL_TABLE))
 
 
+def _own_channel(channel: str) -> bool:
+    """A channel made by `new_channel` ("<prefix>.<this layer's client prefix>!<uuid>"): only the
+    process that made it receives on it."""
+    return "!" in channel
+
+
 class Cursor(Protocol):
     """What `group_send_in` needs of a cursor (Django's, or psycopg's)."""
 
@@ -109,6 +126,8 @@ class PostgresChannelLayer(_LibraryLayer):
         self._queues: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue[str]]] = {}
         self._seen: dict[str, _Seen] = {}
         self._listening_on: asyncio.AbstractEventLoop | None = None
+        # The pending removal of expired messages, per event loop (group_discard).
+        self._expired_removal: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
 
     # -- sending -----------------------------------------------------------------------------
 
@@ -127,6 +146,25 @@ class PostgresChannelLayer(_LibraryLayer):
             await pool.check()
             async with pool.connection() as connection:
                 await connection.execute(_SEND_ONE_SQL, params)
+
+    async def group_discard(self, group: str, channel: str, expire: int | None = None) -> None:
+        """Take `channel` out of `group`; then expired messages are removed (and expired group
+        rows, with a group expiry) by one pending task per event loop, not one per call."""
+        self.require_valid_group_name(group)  # raise on a bad name
+        self.require_valid_channel_name(channel)
+        await self.django_db.delete_channel_group(self._group_key(group), channel)
+        loop = asyncio.get_running_loop()
+        pending = self._expired_removal.get(loop)
+        if pending is None or pending.done():
+            self._expired_removal = {
+                held: task for held, task in self._expired_removal.items() if not task.done()
+            }
+            self._expired_removal[loop] = loop.create_task(self._remove_expired(expire))
+
+    async def _remove_expired(self, expire: int | None) -> None:
+        if self.group_expiry > 0:
+            await self.django_db.delete_expired_groups()
+        await self.django_db.delete_expired_messages(expire)
 
     def group_send_in(
         self, cursor: Cursor, messages: Sequence[tuple[str, Mapping[str, Any]]]
@@ -244,11 +282,34 @@ class PostgresChannelLayer(_LibraryLayer):
     def _receiving(self) -> list[str]:
         return [channel for channel, held in self._channel_advisory_locks.items() if held]
 
+    async def receive(self, channel: str) -> dict[str, Any]:
+        """The library's receive; cancelled (Channels ends the consumer that receives on the
+        channel), a channel of this process's own is forgotten (see the module docstring)."""
+        try:
+            message: dict[str, Any] = await super().receive(channel)
+        except asyncio.CancelledError:
+            if _own_channel(channel):
+                self._channel_forget(channel)
+            raise
+        return message
+
+    def _channel_forget(self, channel: str) -> None:
+        """Nothing more is received on `channel`: its queue and seen ids go, and a notice for
+        it is no longer queued (`_enqueue` looks for its flag)."""
+        self._channel_advisory_locks.pop(channel, None)
+        self._queues.pop(channel, None)
+        self._seen.pop(channel, None)
+
     async def _get_or_create_channel_advisory_lock(self, channel: str) -> bool:
-        """Take the channel (as the library does) and, the first time, catch up on messages
-        sent to it before this layer received on it: the listener dropped their notices."""
+        """Take the channel (as the library does; a channel of this process's own needs no
+        lock) and, the first time, catch up on messages sent to it before this layer received
+        on it: the listener dropped their notices."""
         had = bool(self._channel_advisory_locks.get(channel))
-        held: bool = await super()._get_or_create_channel_advisory_lock(channel)
+        if _own_channel(channel):
+            self._channel_advisory_locks[channel] = True
+            held = True
+        else:
+            held = await super()._get_or_create_channel_advisory_lock(channel)
         if held and not had:
             # Whatever the listener is doing meanwhile (not started, between LISTEN and its own
             # catch-up, running): this read plus its notices cover every message; ids dedupe.

@@ -183,3 +183,65 @@ async def test_messages_sent_in_a_transaction_arrive_in_order_once_it_commits_an
     assert received == [3, 4, 5]
     await _next_is_sentinel(socket)
     await socket.disconnect()
+
+
+def _advisory_locks_held() -> int:
+    """Advisory locks granted in this test database (the layer took one per channel)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _channels_kept(layer: object) -> set[str]:
+    """Every channel the layer keeps something for: its queue, its seen ids, its lock flag."""
+    kept: set[str] = set()
+    for name in ("_queues", "_seen", "_channel_advisory_locks"):
+        kept |= set(getattr(layer, name))
+    return kept
+
+
+def _expired_removals_pending() -> int:
+    """Tasks of this event loop waiting to remove expired messages (leaving a group asks for
+    one)."""
+    names = {"delete_expired_messages", "_remove_expired"}
+    return sum(
+        1
+        for task in asyncio.all_tasks()
+        if not task.done() and getattr(task.get_coro(), "__name__", "") in names
+    )
+
+
+async def test_sockets_and_long_polls_that_ended_leave_no_channel_state_and_no_lock_behind(
+    lawyer: User,
+) -> None:
+    from apps.accounts.streams import Listener
+
+    layer = get_channel_layer()
+    kept_before = _channels_kept(layer)
+    locks_before = await sync_to_async(_advisory_locks_held)()
+    for n in range(6):
+        socket, state = await ws_connect(WS, cookie_user=lawyer)
+        assert state == (True, None)
+        await _listening()
+        await layer.group_send(CLUSTER_GROUP, _ping(n))
+        assert (await socket.receive_json_from(timeout=5))["host_id"] == n
+        await socket.disconnect()
+    for n in range(3):  # a long poll's or an event stream's listener
+        async with Listener([CLUSTER_GROUP]) as listener:
+            await layer.group_send(CLUSTER_GROUP, _ping(10 + n))
+            message = await listener.get(timeout=5)
+            assert message is not None and message["host_id"] == 10 + n
+
+    deadline = asyncio.get_running_loop().time() + 10
+    while _channels_kept(layer) - kept_before:
+        assert asyncio.get_running_loop().time() < deadline, _channels_kept(layer) - kept_before
+        await asyncio.sleep(0.05)
+    # Before, each of the 9 left a session-level lock in a pooled session of the layer, held
+    # after it ended (until the session closed), and its queue and seen ids in this process.
+    assert await sync_to_async(_advisory_locks_held)() <= locks_before
+    # Nor one task each, asleep 10 to 20 minutes before removing expired messages: one waits.
+    assert _expired_removals_pending() == 1
