@@ -7,7 +7,8 @@
    document its pages belong to, when the page check supported them (a wrong page stays that
    check's finding, naming the page and lines of the transcript where the testimony is:
    `_testimony_elsewhere`); "ACME000123:4-9" names lines 4-9 of the transcript page stamped
-   ACME000123 (`_bates_lines`); for a cite of a deposition or transcript ("Dep.", "Tr.",
+   ACME000123 (`_bates_lines`; of a condensed sheet, of the transcript page on it whose lines
+   carry the sentence, else of its first); for a cite of a deposition or transcript ("Dep.", "Tr.",
    "Hr'g Tr."; a pleading's "Compl. 2:4" is left as it is), the one document of the packet
    titled as the cite (its file name holds "deposition" and the witness's name for "Voss Dep.",
    "transcript" for "Tr.": `paragraphs.pleading_pages`). None, or several: the finding stays
@@ -63,7 +64,10 @@ class Line:
     span: tuple[int, int]  # the line's text in the page's text
 
 
-def cited_lines(pins: tuple[str, ...]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+_Wanted = tuple[tuple[int, int], tuple[int, int]]  # (first page, line), (last page, line)
+
+
+def cited_lines(pins: tuple[str, ...]) -> _Wanted | None:
     """((first page, first line), (last page, last line)) of a page:line pin, or None."""
     for pin in pins:
         match = _CITE.search(pin)
@@ -185,31 +189,30 @@ def _lines_of(index: PacketIndex, pages: list[int]) -> _Read:
 _BATES_LINES = re.compile(r":(?P<l1>\d{1,6})(?:[ \t]*[-\u2013][ \t]*(?P<l2>\d{1,6}))?")
 
 
-def _bates_lines(
-    finding: Finding, index: PacketIndex
-) -> tuple[tuple[int, int], tuple[int, int]] | None:
+def _bates_lines(finding: Finding, index: PacketIndex) -> list[_Wanted]:
     """The lines of a Bates page:line cite ("ACME000123:4-9": lines 4-9 of the transcript page
-    stamped ACME000123), on that page's own transcript page number; None for any other cite,
-    or one of several pages."""
+    stamped ACME000123), on that page's own transcript page number; on a condensed sheet, those
+    lines of each transcript page it prints (the cite does not say which), in sheet order; none
+    for any other cite, or one of several pages."""
     claim = finding.claim
     if not claim.bates:
-        return None
+        return []
     match = next((m for p in claim.pins if (m := _BATES_LINES.fullmatch(p))), None)
     if match is None:
-        return None
+        return []
     cited = [p for ref in claim.bates for p in index.bates_indexes(ref)[0]]
     if len(cited) != 1:
-        return None
+        return []
     page = index.pages[cited[0]]
-    number = _page_number(page.text, page.page_number)
+    minis = sheet_pages(page.text) or []
+    numbers = [m.number for m in minis if m.number is not None and m.lines]
+    numbers = numbers or [_page_number(page.text, page.page_number)]
     first = int(match.group("l1"))
     last = max(first, int(match.group("l2") or first))
-    return (number, first), (number, last)
+    return [((number, first), (number, last)) for number in numbers]
 
 
-def _testimony_elsewhere(
-    finding: Finding, context: Context, wanted: tuple[tuple[int, int], tuple[int, int]]
-) -> Finding:
+def _testimony_elsewhere(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
     """A Bates page:line cite whose page the page check found wrong: the page check's finding,
     naming the page and lines of the transcript where the testimony is (the transcript of the
     page that check names, else of the cited page), as a deposition's page:line cite does."""
@@ -308,12 +311,21 @@ def _located(
 def lined(finding: Finding, context: Context) -> Finding:
     """The finding on a record cite, refined by its page:line pin (see the module)."""
     claim = finding.claim
-    index = context.index
-    wanted = cited_lines(claim.pins) or _bates_lines(finding, index)
-    if wanted is None:
+    cited = cited_lines(claim.pins)
+    choices = [cited] if cited else _bates_lines(finding, context.index)
+    if not choices:
         return finding
     if claim.bates and finding.status == "unsupported" and finding.check == "record_cite_page":
-        return _testimony_elsewhere(finding, context, wanted)
+        return _testimony_elsewhere(finding, context, choices[0])
+    # A sheet's Bates page with lines: the transcript page of the sheet whose lines carry the
+    # sentence, else the first.
+    found = [_lined(finding, context, wanted) for wanted in choices]
+    return next((f for f in found if f.status == "supported"), found[0])
+
+
+def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
+    claim = finding.claim
+    index = context.index
     pages = _transcript_of(finding, index)
     if not pages:
         return finding

@@ -52,13 +52,17 @@ CORNERS = [(30, 40), (410, 40), (30, 320), (410, 320)]
 LEADING = 10
 
 
-def _mini(page: int, *, header: bool = True, numbered: bool = True) -> list[str]:
-    """A mini-page's printed lines: its header, then lines 1-25 with their numbers."""
+def _mini(
+    page: int, *, header: bool = True, numbered: bool = True, under: bool = False
+) -> list[str]:
+    """A mini-page's printed lines: its header, then lines 1-25 with their numbers (`under`:
+    the header printed under the lines)."""
     lines = TESTIMONY.get(page, {})
     body = [
         f"{n} {lines.get(n, '')}".strip() if numbered else lines.get(n, "") for n in range(1, 26)
     ]
-    return [f"Page {page}" if header else "", *body]
+    head = f"Page {page}" if header else ""
+    return [*body, head] if under else [head, *body]
 
 
 def _sheets_pdf(sheets: list[list[list[str]]], layout: str) -> bytes:
@@ -281,3 +285,48 @@ def test_a_bates_cite_of_the_sheet_with_page_and_lines_is_checked_on_that_mini_p
     assert wrong_lines.status == "unsupported" and "50:6-7 does" in wrong_lines.message
     assert wrong_sheet.status == "unsupported" and "VOS0000002" in wrong_sheet.message
     assert "the testimony is at 50:7" in wrong_sheet.message, wrong_sheet.message
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_bates_page_and_lines_of_a_sheet_are_read_on_the_mini_page_they_fit(
+    lawyer: User, case: Case, layout: str
+) -> None:
+    """ "VOS0000002:7" names line 7 of one of the four transcript pages the sheet stamped
+    VOS0000002 prints: the one whose line 7 carries the sentence."""
+    document = _read(case, lawyer, _sheets_pdf(VOSS, layout), "exhibit-12.pdf")
+    packet = packet_of(case=case, user=lawyer, documents=[document])
+    index = _stamped(list(FrozenPage.objects.filter(packet=packet).order_by("position")))
+
+    def check(text: str) -> Checked:
+        claims = extract_claims(text, bates_prefixes=["VOS"])
+        return next(f for f in verify_text(text, claims, index) if f.claim.kind == "record_cite")
+
+    crane = check("The crane operator Priya Venkataraman signed the logbook (VOS0000002:7).")
+    invoice = check(
+        "The Tarrant Freight invoice was paid in cash on the twelfth of May (VOS0000001:10-11)."
+    )
+    elsewhere = check(
+        "The Tarrant Freight invoice was paid in cash on the twelfth of May (VOS0000001:20-21)."
+    )
+
+    assert (crane.status, crane.check) == ("supported", "record_cite_lines"), crane.message
+    assert "50:7 of exhibit-12.pdf" in crane.message
+    assert invoice.status == "supported" and "47:10-11" in invoice.message, invoice.message
+    assert elsewhere.status == "unsupported" and "47:" in elsewhere.message, elsewhere.message
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_headers_printed_under_their_mini_pages_are_read_too(
+    lawyer: User, case: Case, layout: str
+) -> None:
+    sheets = _sheets(*(_mini(n, under=True) for n in range(45, 53)))
+    text = (
+        "Tarrant Freight's invoice was paid in cash on the twelfth of May. Voss Dep. 47:10-11. "
+        "The crane operator Priya Venkataraman signed the logbook. Voss Dep. 49:7."
+    )
+
+    findings = _verified(case, lawyer, text, sheets, layout)
+
+    assert _cite(findings, "47:10-11").status == Finding.Status.SUPPORTED
+    wrong = _cite(findings, "49:7")
+    assert wrong.status == Finding.Status.UNSUPPORTED and "50:" in wrong.message, wrong.message
