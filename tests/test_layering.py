@@ -304,8 +304,6 @@ UPWARD_EDGES_LEFT = {
     # Uploads look up the provenance registry; the review list, viewer and productions read
     # packets and flag clearances.
     ("documents", "evidence"),
-    # Verifications are of drafting's versions (selectors, services, the version API).
-    ("verification", "drafting"),
 }
 
 

@@ -29,6 +29,7 @@ from apps.cases.api import router as cases_router
 from apps.cluster.api import router as cluster_router
 from apps.documents.api import router as documents_router
 from apps.documents.review_api import router as review_router
+from apps.drafting.api import approval_router
 from apps.drafting.api import router as drafting_router
 from apps.evidence.api import router as evidence_router
 from apps.verification.api import router as verification_router
@@ -307,4 +308,5 @@ api.add_router("/", documents_router)
 api.add_router("/", evidence_router)
 api.add_router("/", drafting_router)
 api.add_router("/", verification_router)
+api.add_router("/", approval_router)
 api.add_router("/", cluster_router)

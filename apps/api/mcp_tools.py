@@ -53,7 +53,7 @@ from apps.documents.schemas import (
     producible_for_user,
     search_for_user,
 )
-from apps.drafting import exports, run_stream, runs
+from apps.drafting import approval_services, exports, run_stream, runs
 from apps.drafting import selectors as draft_selectors
 from apps.drafting import services as draft_services
 from apps.drafting.schemas import (
@@ -614,7 +614,7 @@ async def version_approve(
     return await run_sync(
         ctx,
         lambda user: VersionOut.from_orm(
-            verification_services.version_approve(
+            approval_services.version_approve(
                 user=user, case_id=case_id, draft_id=draft_id, number=number
             )
         ),

@@ -5,7 +5,9 @@ A create or a new version is one of two bodies: JSON (`DraftIn` / `VersionIn`, t
 or multipart/form-data (the same fields as form fields, and the draft as a `file` part:
 Markdown, plain text or DOCX). Every endpoint parses, calls one service or selector of
 apps.drafting (which checks case membership, audits, and raises the DomainError the API maps),
-and shapes the answer. The verification endpoints are in apps/verification/api.py.
+and shapes the answer. The verification endpoints are in apps/verification/api.py; approving a
+version (`approval_router`, after them in the schema and in its "verification" tag, as before
+it moved here from there) is drafting's.
 """
 
 import json
@@ -26,6 +28,7 @@ from pydantic import ValidationError as PydanticError
 from apps.accounts import stream_endpoints as streams
 from apps.accounts.types import AuthedRequest
 from apps.drafting import (
+    approval_services,
     diff_selectors,
     exports,
     run_stream,
@@ -50,6 +53,7 @@ from apps.drafting.schemas import (
     VersionDetailOut,
     VersionDiffOut,
     VersionIn,
+    VersionOut,
 )
 from lexweb.api_schemas import ErrorOut, ObjectId
 
@@ -416,3 +420,26 @@ def run_transactions_csv(
     response["Content-Disposition"] = _attachment(export.filename)
     response["X-Lexweb-Artifact"] = str(export.artifact.pk)
     return response
+
+
+# --- Approval --------------------------------------------------------------------------------
+
+# Added to the API after the verification router, with its tag and the operation id it had
+# there, so the schema is as it was when this endpoint lived in apps/verification/api.py.
+approval_router = Router(tags=["verification"])
+
+
+@approval_router.post(
+    _BASE + "/{draft_id}/versions/{number}/approve",
+    response={200: VersionOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    operation_id="apps_verification_api_approve_version",
+)
+def approve_version(
+    request: AuthedRequest, case_id: ObjectId, draft_id: ObjectId, number: ObjectId
+) -> DraftVersion:
+    """A lawyer approves the version: 409 `unsupported_findings` while any finding blocks,
+    `not_verified` before a finished verification, `already_approved` the second time,
+    `version_truncated` always for a model's reply cut at its limit (`truncated`)."""
+    return approval_services.version_approve(
+        user=request.auth, case_id=case_id, draft_id=draft_id, number=number
+    )

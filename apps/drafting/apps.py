@@ -7,6 +7,11 @@ class DraftingConfig(AppConfig):
     verbose_name = "Drafting"
 
     def ready(self) -> None:
+        from apps.drafting import selectors
+        from apps.verification import versions
+
+        # The verifier, beneath drafting, finds the versions it is asked about through this.
+        versions.register(selectors.version_in_case)
         # A stage whose worker died is announced on its run (stage.stalled) by the stalled-job
         # recovery, which knows no app above it.
         from apps.drafting import runs

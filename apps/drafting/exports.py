@@ -2,7 +2,7 @@
 
 `version_export` is a service: a lawyer or staff member of the case exports a version whose
 newest verification is done and has no open unsupported or contradicted finding (the rule of
-approval, `apps.verification.services.version_approve`): before that it is refused with the
+approval, `apps.drafting.approval_services.version_approve`): before that it is refused with the
 same 409s (`not_verified`, `unsupported_findings`), and a model's reply kept cut at its limit
 never is (`version_truncated`).
 
@@ -50,16 +50,16 @@ from apps.documents import services as document_services
 from apps.documents.models import Document
 from apps.drafting import runs
 from apps.drafting import selectors as draft_selectors
+from apps.drafting.approval_services import (
+    NotVerified,
+    UnsupportedFindings,
+    version_complete_require,
+)
 from apps.drafting.models import DraftVersion
 from apps.evidence.models import GeneratedArtifact
 from apps.evidence.services import registry
 from apps.verification import selectors as verification_selectors
 from apps.verification.models import Verification
-from apps.verification.services import (
-    NotVerified,
-    UnsupportedFindings,
-    version_complete_require,
-)
 from lexweb.errors import DomainError
 from lexweb.text import model_text
 

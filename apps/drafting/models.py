@@ -85,7 +85,7 @@ class DraftVersion(models.Model):
     # Set when the version is a model's reply still cut at its limit after the continuations
     # its stage's policy allows (apps/drafting/pipeline/endings.py): the reply's tokens. Its
     # end is missing: it is verified like any version, but never approved or exported as it
-    # is (apps.verification.services.VersionTruncated, 409 `version_truncated`).
+    # is (apps.drafting.approval_services.VersionTruncated, 409 `version_truncated`).
     truncated_tokens = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:

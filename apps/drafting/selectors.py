@@ -1,6 +1,7 @@
 """Reads of drafts. The `_for_user` functions check case membership (NotFound for non-members,
 as for a missing draft) and write the read audit (one row per request and case)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count, Prefetch, QuerySet
@@ -11,6 +12,7 @@ from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
 from apps.drafting.models import Draft, DraftVersion, Run, RunEvent, Stage
+from apps.verification.models import Finding, Verification
 from lexweb.errors import NotFound
 
 _MAX_ID = 2**63 - 1
@@ -44,6 +46,14 @@ def version_in_draft(*, draft: Draft, number: int) -> DraftVersion:
         raise NotFound(f"No version {number} of this draft.")
     version.draft = draft
     return version
+
+
+def version_in_case(*, case: Case, draft_id: int, number: int) -> DraftVersion:
+    """Version `number` of draft `draft_id` of `case` (membership already checked by the
+    caller), or NotFound. The verifier finds the versions it is asked about with this
+    (registered in DraftingConfig.ready: apps.verification.versions)."""
+    draft = draft_in_case(case=case, draft_id=draft_id)
+    return version_in_draft(draft=draft, number=number)
 
 
 def draft_list_for_user(*, user: User, case_id: int) -> QuerySet[Draft]:
@@ -272,3 +282,53 @@ def versions_written_by(versions: list[DraftVersion]) -> dict[int, WrittenBy]:
             ),
         )
     return found
+
+
+# --- The state of versions, for the browser pages (apps/drafting/views.py) -------------------
+
+
+@dataclass(frozen=True)
+class VersionState:
+    """A version's newest verification (None before the first request) and how many of its
+    findings block approval."""
+
+    verification: Verification | None
+    blocking: int
+
+
+def version_states(versions: Sequence[DraftVersion]) -> dict[int, VersionState]:
+    """The state of each version (by version id), in three queries whatever their number.
+    For versions the caller has already read through a `_for_user` selector."""
+    ids = [version.pk for version in versions]
+    latest = {
+        v.version_id: v
+        for v in Verification.objects.filter(version_id__in=ids)
+        .order_by("version_id", "-created_at", "-id")
+        .distinct("version_id")
+    }
+    open_counts = dict(
+        Finding.objects.filter(
+            verification_id__in=[v.pk for v in latest.values()],
+            status__in=Finding.BLOCKING,
+            override__isnull=True,
+        )
+        .values("verification_id")
+        .annotate(n=Count("id"))
+        .values_list("verification_id", "n")
+    )
+    return {
+        pk: VersionState(latest.get(pk), open_counts.get(latest[pk].pk, 0) if pk in latest else 0)
+        for pk in ids
+    }
+
+
+def latest_versions(drafts: Sequence[Draft]) -> dict[int, DraftVersion]:
+    """The newest version (without its text) of each draft, by draft id. For drafts the caller
+    has already read through `draft_list_for_user`."""
+    return {
+        version.draft_id: version
+        for version in DraftVersion.objects.defer("text")
+        .filter(draft_id__in=[draft.pk for draft in drafts])
+        .order_by("draft_id", "-number")
+        .distinct("draft_id")
+    }

@@ -33,7 +33,6 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
-from apps.drafting import runs
 from apps.drafting.models import Draft, DraftVersion
 from apps.evidence.models import Packet
 from lexweb.errors import DomainError, NotFound
@@ -322,10 +321,3 @@ def _write_version(
         created_by=user,
         truncated_tokens=content.truncated_tokens,
     )
-
-
-def version_approved(*, user: User, version: DraftVersion) -> None:
-    """What drafting does once a lawyer has approved `version` (called by
-    apps.verification.services.version_approve, in its transaction): a run of the draft waiting
-    for that approval succeeds (`apps.drafting.runs.runs_close_on_approval`)."""
-    runs.runs_close_on_approval(version=version, user=user)

@@ -16,6 +16,7 @@ import itertools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import quote, urlencode
 
 from django.conf import settings
@@ -32,6 +33,7 @@ from apps.cases.models import Case, Membership
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import viewer_selectors
 from apps.drafting import (
+    approval_services,
     diff_selectors,
     exports,
     margin_notes,
@@ -95,8 +97,8 @@ def draft_list(request: HttpRequest, case_id: int) -> HttpResponse:
     drafts = Paginator(
         selectors.draft_list_for_user(user=user, case_id=case.pk), DRAFTS_PER_VIEW
     ).get_page(request.GET.get("page"))
-    latest = verification_selectors.latest_versions(list(drafts))
-    states = verification_selectors.version_states(list(latest.values()))
+    latest = selectors.latest_versions(list(drafts))
+    states = selectors.version_states(list(latest.values()))
     rows = [
         (
             draft,
@@ -196,7 +198,7 @@ def _render_draft(
     status: int = 200,
 ) -> HttpResponse:
     versions = list(draft.versions.all())
-    states = verification_selectors.version_states(versions)
+    states = selectors.version_states(versions)
     written_by = selectors.versions_written_by(versions)
     context = {
         "case": case,
@@ -411,7 +413,7 @@ def _render_version(
         )
     except NotFound:
         raise Http404("No such version.") from None
-    version = found.version
+    version = cast(DraftVersion, found.version)  # the verifier finds it with our lookup
     draft = version.draft
     filters = Filters.read(request.GET)
     claims = [_claim(finding) for finding in found.findings]
@@ -544,12 +546,12 @@ def version_approve(request: HttpRequest, case_id: int, draft_id: int, number: i
     """A lawyer approves the version; while anything blocks, the page says what."""
     case = case_or_404(request, case_id)
     try:
-        verification_services.version_approve(
+        approval_services.version_approve(
             user=request_user(request), case_id=case.pk, draft_id=draft_id, number=number
         )
     except NotFound:
         raise Http404("No such version.") from None
-    except verification_services.UnsupportedFindings as exc:
+    except approval_services.UnsupportedFindings as exc:
         message = (
             f"Not approved: {exc.count} finding{'s' if exc.count != 1 else ''} "
             f"{'are' if exc.count != 1 else 'is'} unsupported or contradicted and not "

@@ -1,17 +1,15 @@
 """The verification endpoints, under /api/v1/cases/{case_id}/drafts/{draft_id}/versions/{n}:
-verify (queue a run), findings, override a finding, approve.
+verify (queue a run), findings, override a finding. (Approving the version is the drafting
+app's: apps/drafting/api.py, `approval_router`, in this tag of the schema.)
 
 Every endpoint parses, calls one service or selector of apps.verification (which checks case
 membership, audits, and raises the DomainError the API maps: 404 for what the caller cannot
-see, 403 `lawyer_required` for staff, 409 `unsupported_findings` while a finding blocks
-approval), and shapes the answer.
+see, 403 `lawyer_required` for staff), and shapes the answer.
 """
 
 from ninja import Query, Router, Status
 
 from apps.accounts.types import AuthedRequest
-from apps.drafting.models import DraftVersion
-from apps.drafting.schemas import VersionOut
 from apps.verification import schemas, selectors, services
 from apps.verification.models import Verification
 from apps.verification.schemas import (
@@ -81,15 +79,3 @@ def override_finding(
         reason=payload.reason,
     )
     return schemas.finding_out(override.finding)
-
-
-@router.post(_BASE + "/approve", response={200: VersionOut, **_ERRORS})
-def approve_version(
-    request: AuthedRequest, case_id: ObjectId, draft_id: ObjectId, number: ObjectId
-) -> DraftVersion:
-    """A lawyer approves the version: 409 `unsupported_findings` while any finding blocks,
-    `not_verified` before a finished verification, `already_approved` the second time,
-    `version_truncated` always for a model's reply cut at its limit (`truncated`)."""
-    return services.version_approve(
-        user=request.auth, case_id=case_id, draft_id=draft_id, number=number
-    )

@@ -212,8 +212,6 @@ def findings_out(
             and (not only.kind or finding.kind in only.kind)
         )
     ]
-    if verification is not None:
-        verification.version = found.version
     return FindingsOut.model_validate(
         {
             "verification": verification,

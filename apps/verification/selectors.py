@@ -1,12 +1,13 @@
 """Reads of verifications and findings. `findings_for_user` checks case membership (NotFound
 for non-members, as for a missing draft or version) and writes the read audit; the helpers
-read for services that have already checked."""
+read for services that have already checked. A version is reached through the lookup the
+drafting app registers (`apps.verification.versions`); the state of a draft's versions is read
+by the drafting app (`apps.drafting.selectors.version_states`)."""
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pymupdf
-from django.db.models import Count, QuerySet
+from django.db.models import Model, QuerySet
 from PIL import Image
 
 from apps.accounts.models import User
@@ -16,18 +17,17 @@ from apps.cases.models import Case, Membership
 from apps.documents import storage
 from apps.documents.extraction import _own_dpi as stated_dpi  # how ingest sized image pages
 from apps.documents.models import Document
-from apps.drafting import selectors as draft_selectors
-from apps.drafting.models import Draft, DraftVersion
 from apps.evidence.models import FrozenPage
+from apps.verification import versions
 from apps.verification.models import Finding, Verification
 from lexweb.errors import NotFound
 
 _MAX_ID = 2**63 - 1
 
 
-def latest_verification(version: DraftVersion) -> Verification | None:
+def latest_verification(version: Model) -> Verification | None:
     """The version's newest verification, whatever its status."""
-    return Verification.objects.filter(version=version).order_by("-created_at", "-id").first()
+    return Verification.objects.filter(version_id=version.pk).order_by("-created_at", "-id").first()
 
 
 def open_blocking(verification: Verification) -> QuerySet[Finding]:
@@ -43,10 +43,11 @@ def blocking_count(verification: Verification | None) -> int:
 
 @dataclass(frozen=True)
 class VersionFindings:
-    """A version, its newest verification (None before the first request) and that
+    """A version (drafting's DraftVersion, as `versions.version_in_case` finds it), its newest
+    verification (None before the first request, its version selected) and that
     verification's findings, in text order."""
 
-    version: DraftVersion
+    version: Model
     verification: Verification | None
     findings: list[Finding]
     blocking: int
@@ -59,9 +60,10 @@ def findings_for_user(*, user: User, case_id: int, draft_id: int, number: int) -
     if not isinstance(case_id, int) or isinstance(case_id, bool) or not 0 < case_id <= _MAX_ID:
         raise NotFound(f"No case {case_id}.")
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
-    draft = draft_selectors.draft_in_case(case=case, draft_id=draft_id)
-    version = draft_selectors.version_in_draft(draft=draft, number=number)
+    version = versions.version_in_case(case=case, draft_id=draft_id, number=number)
     verification = latest_verification(version)
+    if verification is not None:
+        verification.version = version  # type: ignore[assignment]  # drafting's DraftVersion
     findings = (
         list(
             Finding.objects.filter(verification=verification)
@@ -84,56 +86,6 @@ def finding_overridden(finding: Finding) -> bool:
     except Finding.override.RelatedObjectDoesNotExist:
         return False
     return True
-
-
-# --- For the browser pages (apps/drafting/views.py) ------------------------------------------
-
-
-@dataclass(frozen=True)
-class VersionState:
-    """A version's newest verification (None before the first request) and how many of its
-    findings block approval."""
-
-    verification: Verification | None
-    blocking: int
-
-
-def version_states(versions: Sequence[DraftVersion]) -> dict[int, VersionState]:
-    """The state of each version (by version id), in three queries whatever their number.
-    For versions the caller has already read through a `_for_user` selector."""
-    ids = [version.pk for version in versions]
-    latest = {
-        v.version_id: v
-        for v in Verification.objects.filter(version_id__in=ids)
-        .order_by("version_id", "-created_at", "-id")
-        .distinct("version_id")
-    }
-    open_counts = dict(
-        Finding.objects.filter(
-            verification_id__in=[v.pk for v in latest.values()],
-            status__in=Finding.BLOCKING,
-            override__isnull=True,
-        )
-        .values("verification_id")
-        .annotate(n=Count("id"))
-        .values_list("verification_id", "n")
-    )
-    return {
-        pk: VersionState(latest.get(pk), open_counts.get(latest[pk].pk, 0) if pk in latest else 0)
-        for pk in ids
-    }
-
-
-def latest_versions(drafts: Sequence[Draft]) -> dict[int, DraftVersion]:
-    """The newest version (without its text) of each draft, by draft id. For drafts the caller
-    has already read through `draft_list_for_user`."""
-    return {
-        version.draft_id: version
-        for version in DraftVersion.objects.defer("text")
-        .filter(draft_id__in=[draft.pk for draft in drafts])
-        .order_by("draft_id", "-number")
-        .distinct("draft_id")
-    }
 
 
 def is_case_lawyer(*, user: User, case: Case) -> bool:

@@ -1,8 +1,10 @@
-"""Writes of the verifier: request a verification, run it (the job's body), override a finding,
-approve a version.
+"""Writes of the verifier: request a verification, run it (the job's body), override a finding.
+Approving a version is the drafting app's (apps.drafting.approval_services), above this one:
+it reads the blocking findings here.
 
 Every function called from an edge checks membership of the case itself (`case_get_for_user`:
-NotFound for non-members, the same answer as for a missing case).
+NotFound for non-members, the same answer as for a missing case), and finds the version through
+the lookup the drafting app registers (`apps.verification.versions`).
 
 Verifying a version:
 1. `verification_request` writes a queued Verification and defers the job
@@ -26,11 +28,9 @@ again: at once when someone asks to verify it, and by `verifications_fail_stale`
 job "verification.fail_stale") for runs older than LEXWEB_JOB_STALLED_SECONDS.
 
 Blocking: a version whose newest verification has an open unsupported or contradicted finding
-cannot be approved (UnsupportedFindings, 409 `unsupported_findings`); a lawyer of the case
-(never staff, so never a staff member's token) may override one such finding with a written
-reason, audited and kept with the finding. A version that is a model's reply cut at its limit
-(DraftVersion.truncated_tokens) is never approved (VersionTruncated, 409 `version_truncated`),
-with no override: its end is missing.
+cannot be approved (`selectors.blocking_count`; the drafting app refuses with 409
+`unsupported_findings`); a lawyer of the case (never staff, so never a staff member's token) may
+override one such finding with a written reason, audited and kept with the finding.
 """
 
 import gc
@@ -53,11 +53,8 @@ from apps.cases import selectors as case_selectors
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
 from apps.documents.models import Production
-from apps.drafting import selectors as draft_selectors
-from apps.drafting import services as draft_services
-from apps.drafting.models import DraftVersion
 from apps.evidence.models import FrozenPage
-from apps.verification import boxes, second_opinion, selectors
+from apps.verification import boxes, second_opinion, selectors, versions
 from apps.verification.events import VerificationProgress
 from apps.verification.models import Finding, Override, Verification
 from apps.verification.pages import page_record, page_records  # noqa: F401  (read here too)
@@ -65,7 +62,7 @@ from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 from lexweb.jobs import database_lost, job_defer
 
 if TYPE_CHECKING:
-    from django.db.models import QuerySet
+    from django.db.models import Model, QuerySet
 
     from apps.verification import index
     from apps.verification.findings import Finding as CheckedClaim
@@ -80,50 +77,6 @@ MIN_REASON = 10
 _MAX_ID = 2**63 - 1
 _LABEL = re.compile(r"^(.*?)(\d+)$")
 _PAGE_SUFFIX = re.compile(r"(?<=\d{3})\.\d{1,6}$")  # "ABC000101.0002": page 2 of ABC000101
-
-
-class UnsupportedFindings(Conflict):
-    """The version has open unsupported or contradicted findings (409)."""
-
-    code = "unsupported_findings"
-
-    def __init__(self, message: str, *, count: int) -> None:
-        super().__init__(message)
-        self.count = count
-
-
-class NotVerified(Conflict):
-    """The version has no finished verification to approve on (409)."""
-
-    code = "not_verified"
-
-
-class AlreadyApproved(Conflict):
-    code = "already_approved"
-
-
-class VersionTruncated(Conflict):
-    """The version is a model's reply cut at its limit (DraftVersion.truncated_tokens): its
-    end is missing, so it is never approved or exported as it is, whatever its findings and
-    with no override (409; apps/drafting/pipeline/endings.py says why)."""
-
-    code = "version_truncated"
-
-
-def version_complete_require(version: DraftVersion, *, doing: str) -> None:
-    """Raise VersionTruncated for a version kept cut at its limit; `doing`: "approved",
-    "exported"."""
-    if version.truncated_tokens is None:
-        return
-    raise VersionTruncated(
-        f"Version {version.number} cannot be {doing}: the model's reply was cut at its limit "
-        f"after {version.truncated_tokens:,} tokens, so its end is missing. Write the end as a "
-        "new version, verify it and approve that one; or reject the run."
-    )
-
-
-class VersionRejected(Conflict):
-    code = "version_rejected"
 
 
 class LawyerRequired(PermissionDenied):
@@ -142,10 +95,9 @@ def _case(*, user: User, case_id: int) -> Case:
     return case_selectors.case_get_for_user(user=user, case_id=case_id)
 
 
-def _version(*, user: User, case_id: int, draft_id: int, number: int) -> tuple[Case, DraftVersion]:
+def _version(*, user: User, case_id: int, draft_id: int, number: int) -> tuple[Case, "Model"]:
     case = _case(user=user, case_id=case_id)
-    draft = draft_selectors.draft_in_case(case=case, draft_id=draft_id)
-    return case, draft_selectors.version_in_draft(draft=draft, number=number)
+    return case, versions.version_in_case(case=case, draft_id=draft_id, number=number)
 
 
 def _require_lawyer(*, user: User, case: Case, doing: str) -> None:
@@ -161,11 +113,11 @@ def verification_request(*, user: User, case_id: int, draft_id: int, number: int
     """Queue a verification of the version (or answer the one already queued or running).
     Audited ("verification.request") when a new one is queued."""
     case, version = _version(user=user, case_id=case_id, draft_id=draft_id, number=number)
-    DraftVersion.objects.select_for_update().filter(pk=version.pk).get()
+    type(version)._default_manager.select_for_update().filter(pk=version.pk).get()
     pending = (
         Verification.objects.select_for_update()
         .filter(
-            version=version,
+            version_id=version.pk,
             status__in=(Verification.Status.QUEUED, Verification.Status.RUNNING),
         )
         .first()
@@ -176,7 +128,7 @@ def verification_request(*, user: User, case_id: int, draft_id: int, number: int
             return pending
         # Its job will never finish it: fail it and queue a new run.
         _fail_stale(pending, gone)
-    verification = Verification.objects.create(version=version, requested_by=user)
+    verification = Verification.objects.create(version_id=version.pk, requested_by=user)
     account_services.audit_record(
         actor=user,
         action="verification.request",
@@ -290,10 +242,10 @@ def _run(verification: Verification) -> None:
     from apps.verification import checks
 
     with _collector_paused():
-        version, results, packet_index, by_position, rows = _checked(verification)
+        text, results, packet_index, by_position, rows = _checked(verification)
     # Added findings only: the deterministic rows above are never changed by a model. (The
     # collector runs as usual while a model is asked: that may take minutes.)
-    opinion = _second_opinion(verification, version.text, results, packet_index, by_position)
+    opinion = _second_opinion(verification, text, results, packet_index, by_position)
     with _collector_paused():
         rows.extend(
             second_opinion.finding_rows(
@@ -325,13 +277,13 @@ def _collector_paused() -> Iterator[None]:
 def _checked(
     verification: Verification,
 ) -> tuple[
-    DraftVersion,
+    str,
     list["CheckedClaim"],
     "index.PacketIndex",
     "FrozenPagesByPosition",
     list[Finding],
 ]:
-    """Step 2 of the module's docstring: the version, its checked claims, the packet's index,
+    """Step 2 of the module's docstring: the version's text, its checked claims, the packet's index,
     the findings' pages and the finding rows (boxes added)."""
     from apps.verification import checks, claims, index_cache
 
@@ -371,7 +323,7 @@ def _checked(
         verification.claims_done = len(found)
         verification.save(update_fields=["claims_done"])
         _publish_run(verification)
-    return version, results, packet_index, by_position, rows
+    return version.text, results, packet_index, by_position, rows
 
 
 def _done(verification: Verification, rows: list[Finding], opinion: second_opinion.Outcome) -> None:
@@ -626,7 +578,7 @@ def finding_override(
     valid = isinstance(finding_id, int) and not isinstance(finding_id, bool)
     finding = (
         Finding.objects.select_for_update()
-        .filter(pk=finding_id, verification__version=version)
+        .filter(pk=finding_id, verification__version_id=version.pk)
         .first()
         if valid and 0 < finding_id <= _MAX_ID
         else None
@@ -660,50 +612,3 @@ def finding_override(
         },
     )
     return override
-
-
-@transaction.atomic
-def version_approve(*, user: User, case_id: int, draft_id: int, number: int) -> DraftVersion:
-    """A lawyer of the case approves the version. Refused (409) while its newest verification
-    is not done (`not_verified`), while any finding of it is unsupported or contradicted and
-    not overridden (`unsupported_findings`), once approved (`already_approved`), once
-    rejected with the run that wrote it (`version_rejected`), and always for a model's reply
-    kept cut at its limit (`version_truncated`). Audited ("draft.approve")."""
-    case, version = _version(user=user, case_id=case_id, draft_id=draft_id, number=number)
-    version = DraftVersion.objects.select_for_update().select_related("draft").get(pk=version.pk)
-    _require_lawyer(user=user, case=case, doing="approve a draft")
-    if version.approved_at is not None:
-        raise AlreadyApproved(f"Version {number} was approved already.")
-    if version.rejected_at is not None:
-        raise VersionRejected(
-            f"Version {number} was rejected with its run ({version.rejection_reason}): write or "
-            "run a new version, and approve that one."
-        )
-    version_complete_require(version, doing="approved")
-    latest = selectors.latest_verification(version)
-    if latest is None or latest.status != Verification.Status.DONE:
-        state = "has not been verified" if latest is None else f"verification is {latest.status}"
-        raise NotVerified(
-            f"Version {number} {state}: verify it, and approve once the verification is done."
-        )
-    blocking = selectors.blocking_count(latest)
-    if blocking:
-        raise UnsupportedFindings(
-            f"Version {number} has {blocking} unsupported or contradicted finding"
-            f"{'' if blocking == 1 else 's'} open: correct the draft, or have a lawyer override "
-            "each with a reason.",
-            count=blocking,
-        )
-    version.approved_by = user
-    version.approved_at = timezone.now()
-    version.save(update_fields=["approved_by", "approved_at"])
-    account_services.audit_record(
-        actor=user,
-        action="draft.approve",
-        case=case,
-        target=version,
-        detail={"draft": draft_id, "version": number, "verification": latest.pk},
-    )
-    # A drafting run waiting for this approval succeeds.
-    draft_services.version_approved(user=user, version=version)
-    return version

@@ -19,6 +19,7 @@ from apps.cases.models import Case
 from apps.cluster.backends.grammar import schema_to_gbnf
 from apps.cluster.models import Backend, CallRecord, Deployment
 from apps.documents.models import Document
+from apps.drafting import approval_services
 from apps.drafting.models import Draft
 from apps.verification import second_opinion, services
 from apps.verification.checks import Finding as CheckedClaim
@@ -202,8 +203,8 @@ def test_does_not_support_adds_a_blocking_finding_naming_reason_and_deployment(
     (body, *_rest) = chat_requests(fake_ollama)
     assert body["format"]["required"] == ["verdict", "reason"] and body["stream"] is True
     # They block approval like any unsupported finding...
-    with pytest.raises(services.UnsupportedFindings):
-        services.version_approve(user=lawyer, case_id=case.pk, draft_id=draft.pk, number=1)
+    with pytest.raises(approval_services.UnsupportedFindings):
+        approval_services.version_approve(user=lawyer, case_id=case.pk, draft_id=draft.pk, number=1)
     # ... and the API shows them as the model's, with the second opinion's record.
     response = lawyer_client.get(f"/api/v1/cases/{case.pk}/drafts/{draft.pk}/versions/1/findings")
     assert response.status_code == 200, response.content
@@ -229,7 +230,7 @@ def test_does_not_support_adds_a_blocking_finding_naming_reason_and_deployment(
             finding_id=finding.pk,
             reason="The inspection report says the roof was inspected; the model misread it.",
         )
-    services.version_approve(user=lawyer, case_id=case.pk, draft_id=draft.pk, number=1)
+    approval_services.version_approve(user=lawyer, case_id=case.pk, draft_id=draft.pk, number=1)
 
 
 def test_unclear_adds_a_needs_review_finding(
@@ -381,8 +382,8 @@ def test_a_model_saying_supports_never_clears_a_finding_of_the_checks(
     assert _findings(verification, model=True) == []
     blocking = Finding.objects.filter(verification=verification, status__in=Finding.BLOCKING)
     assert "July 9, 2021" in {f.text for f in blocking}
-    with pytest.raises(services.UnsupportedFindings):
-        services.version_approve(user=lawyer, case_id=case.pk, draft_id=draft.pk, number=1)
+    with pytest.raises(approval_services.UnsupportedFindings):
+        approval_services.version_approve(user=lawyer, case_id=case.pk, draft_id=draft.pk, number=1)
 
 
 def test_opinions_on_blocked_claims_add_nothing_and_change_nothing() -> None:
