@@ -29,10 +29,13 @@ STREAMS = 40
 TURNS = 2
 # Sessions above the ones before the burst that opening STREAMS streams may add: the turns', the
 # access watch's one batched check, and backends of connections just closed that PostgreSQL
-# still lists for a moment (6-7 in quiet runs, 13 once in a full parallel suite). Without the
-# turns each opening holds a connection of its own (about STREAMS more: 51 seen), so half of
-# STREAMS tells the two apart with room on both sides.
-BURST_BOUND = STREAMS // 2
+# still lists for a moment (2-8 in quiet runs, 13 once in a full parallel suite, 22 once in a
+# full suite beside other test runs at a load of 10 on two cores). With a turn for every stream
+# (LEXWEB_SSE_DATABASE_CONNECTIONS = STREAMS) quiet runs saw 22-32 more, and earlier 51: the
+# peak seen by sampling is a rough measure, so this bound only tells a burst that takes a
+# connection a stream from one that takes turns; what the streams hold while they wait (back
+# to the count before them, below) is the exact check.
+BURST_BOUND = STREAMS * 3 // 4
 
 # Client sessions only: an autovacuum worker (or a parallel worker) of this database is listed
 # under its name too, and comes and goes on its own while a full suite truncates tables.
