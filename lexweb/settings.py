@@ -347,6 +347,35 @@ if LEXWEB_BREAK_GLASS_SECONDS > 86_400:
         f"LEXWEB_BREAK_GLASS_SECONDS is at most 86400 (a day), not {LEXWEB_BREAK_GLASS_SECONDS}."
     )
 
+# --- Mail -----------------------------------------------------------------------------------
+# lexweb sends one kind of mail: the sign-in link an admin sends a person from the People page
+# (apps/accounts/link_services.py). With no LEXWEB_EMAIL_HOST it sends none and the page says so.
+EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_HOST = env_str("LEXWEB_EMAIL_HOST", "").strip()
+EMAIL_PORT = env_int("LEXWEB_EMAIL_PORT", 587, minimum=1)
+if EMAIL_PORT > 65_535:
+    raise ImproperlyConfigured(f"LEXWEB_EMAIL_PORT is a TCP port (1-65535), not {EMAIL_PORT}.")
+EMAIL_HOST_USER = env_str("LEXWEB_EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_secret("LEXWEB_EMAIL_HOST_PASSWORD")
+# TLS from the first byte (port 465) with LEXWEB_EMAIL_USE_SSL, else STARTTLS (port 587) unless
+# LEXWEB_EMAIL_USE_TLS is false (a relay on the same host or network that speaks plain SMTP).
+EMAIL_USE_SSL = env_bool("LEXWEB_EMAIL_USE_SSL", False)
+EMAIL_USE_TLS = env_bool("LEXWEB_EMAIL_USE_TLS", not EMAIL_USE_SSL)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured(
+        "Set at most one of LEXWEB_EMAIL_USE_TLS (STARTTLS, port 587) and LEXWEB_EMAIL_USE_SSL "
+        "(TLS from the first byte, port 465)."
+    )
+EMAIL_TIMEOUT = env_int("LEXWEB_EMAIL_TIMEOUT_SECONDS", 30, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("LEXWEB_EMAIL_FROM", "lexweb <lexweb@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# A sign-in link works once, for this many minutes after it is sent (at most a day).
+LEXWEB_SIGN_IN_LINK_MINUTES = env_int("LEXWEB_SIGN_IN_LINK_MINUTES", 60, minimum=5)
+if LEXWEB_SIGN_IN_LINK_MINUTES > 1440:
+    raise ImproperlyConfigured(
+        f"LEXWEB_SIGN_IN_LINK_MINUTES is at most 1440 (a day), not {LEXWEB_SIGN_IN_LINK_MINUTES}."
+    )
+
 # --- Limits ---------------------------------------------------------------------------------
 # Non-file request bodies (JSON, forms). Larger ones are refused with 413 before parsing.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("LEXWEB_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)

@@ -56,8 +56,12 @@ ACCOUNTS_WORDS = {
     "auth.login_throttled": "was refused signing in: too many attempts",
     "auth.reauth": "confirmed their password",
     "auth.reauth_failed": "typed a wrong password when asked to confirm it",
+    "auth.login_link_failed": "opened a sign-in link that does not work (unknown, expired, "
+    "used or replaced)",
+    "auth.password_choose": "chose their own password after signing in with a link",
     "user.create": "created the account of {target}",
     "user.password_set": "set the password of {target}",
+    "user.signin_link_send": "sent a sign-in link to {target}",
     "user.update": "changed the account of {target}",
     "token.create": "created API token {target}",
     "token.revoke": "revoked API token {target}",

@@ -104,6 +104,36 @@ class ApiToken(models.Model):
         return self.revoked_at is None and self.expires_at > now
 
 
+class SignInLink(models.Model):
+    """A sign-in link an admin sent a person by mail (apps/accounts/link_services.py). Only a
+    SHA-256 digest of its secret is stored. It works once (`used_at`), until `expires_at`, and
+    not after a newer link for the same person replaced it (`voided_at`): a person has at most
+    one open link."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="sign_in_links")
+    sent_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    voided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                "user",
+                condition=models.Q(used_at__isnull=True, voided_at__isnull=True),
+                name="accounts_signinlink_one_open_per_user",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"sign-in link for {self.user_id} sent {self.created_at:%Y-%m-%d %H:%M}"
+
+
 class AuditLogImmutableError(RuntimeError):
     """Raised on any attempt to change or delete an audit event."""
 

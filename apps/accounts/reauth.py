@@ -32,3 +32,6 @@ def reauthenticated_at(session: SessionBase) -> datetime | None:
 SIGNED_IN = "_lexweb_signed_in"
 CONFIRMED = "_lexweb_password_confirmed"
 FAILURE_RECORDED = "_lexweb_signin_failure_recorded"
+# Set by the sign-in link's view before it signs the person in: the login is audited as made
+# with a link, and it is no password confirmation (creating an API token still asks for one).
+SIGNED_IN_BY_LINK = "_lexweb_signed_in_by_link"

@@ -18,16 +18,25 @@ from django.http import HttpRequest
 from apps.accounts import services
 from apps.accounts.events import publish_access_ended
 from apps.accounts.models import User
-from apps.accounts.reauth import FAILURE_RECORDED, SIGNED_IN, mark_reauthenticated
+from apps.accounts.reauth import (
+    FAILURE_RECORDED,
+    SIGNED_IN,
+    SIGNED_IN_BY_LINK,
+    mark_reauthenticated,
+)
 
 
 @receiver(user_logged_in)
 def _audit_login(sender: Any, request: HttpRequest | None, user: User, **kwargs: Any) -> None:
-    services.audit_record(actor=user, action="auth.login")
+    by_link = request is not None and getattr(request, SIGNED_IN_BY_LINK, False)
+    services.audit_record(
+        actor=user, action="auth.login", detail={"by": "sign-in link"} if by_link else None
+    )
     if request is not None:
         setattr(request, SIGNED_IN, True)
-        # Signing in is entering the password: it counts as a fresh confirmation.
-        if hasattr(request, "session"):
+        # Signing in is entering the password: it counts as a fresh confirmation (a sign-in
+        # link is not).
+        if hasattr(request, "session") and not by_link:
             mark_reauthenticated(request.session)
 
 

@@ -94,6 +94,17 @@ def signin_attempt_succeeded(*, email: str, client_ip: str | None) -> None:
     _give_back(signin_address_budget(), _address(client_ip))
 
 
+def signin_link_attempt_begin(*, client_ip: str | None) -> int:
+    """Opening a sign-in link is an attempt of `client_ip`'s sign-in budget (a link names no
+    account until it is found). Return 0 when it may go ahead, else the seconds to wait."""
+    return _take(signin_address_budget(), _address(client_ip))
+
+
+def signin_link_attempt_succeeded(*, client_ip: str | None) -> None:
+    """The link worked: give back what its attempt took."""
+    _give_back(signin_address_budget(), _address(client_ip))
+
+
 # --- API tokens -----------------------------------------------------------------------------
 
 

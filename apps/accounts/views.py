@@ -1,6 +1,8 @@
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -9,9 +11,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.accounts import selectors, services, throttle
+from apps.accounts import link_services, selectors, services, throttle
 from apps.accounts.forms import (
     PersonChangeForm,
     PersonCreateForm,
@@ -21,7 +24,12 @@ from apps.accounts.forms import (
     TokenForm,
 )
 from apps.accounts.models import User
-from apps.accounts.reauth import CONFIRMED, FAILURE_RECORDED, mark_reauthenticated
+from apps.accounts.reauth import (
+    CONFIRMED,
+    FAILURE_RECORDED,
+    SIGNED_IN_BY_LINK,
+    mark_reauthenticated,
+)
 from apps.accounts.reauth import reauthenticated_at as session_reauthenticated_at
 from lexweb.errors import DomainError, NotFound
 
@@ -204,6 +212,8 @@ def people(request: HttpRequest) -> HttpResponse:
         "count": everyone.count(),
         "query": query,
         "page_max": selectors.PEOPLE_PAGE_MAX,
+        "mail_configured": link_services.mail_configured(),
+        "link_minutes": link_services.link_minutes(),
     }
     return render(request, "accounts/people.html", context, status=400 if form.errors else 200)
 
@@ -238,7 +248,8 @@ def _person_page(
         "form": form,
         "password_form": password_form,
         "is_self": subject.pk == _user(request).pk,
-        "mail_configured": False,
+        "mail_configured": link_services.mail_configured(),
+        "link_minutes": link_services.link_minutes(),
     }
     return render(request, "accounts/person.html", context, status=status)
 
@@ -290,3 +301,94 @@ def person_active(request: HttpRequest, user_id: int) -> HttpResponse:
             f"working and their open pages lose live updates. Nothing of theirs is deleted.",
         )
     return redirect("accounts:person", user_id=subject.pk)
+
+
+# --- Sign-in links ------------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def person_sign_in_link(request: HttpRequest, user_id: int) -> HttpResponse:
+    """Send the person a sign-in link by mail (only where a mail server is configured)."""
+    admin = _people_admin(request)
+    subject = _person_or_404(user_id)
+    try:
+        link = link_services.signin_link_send(
+            actor=admin, user_id=subject.pk, site_url=request.build_absolute_uri("/")
+        )
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request,
+            f"Sent a sign-in link to {subject.email}. It works once, until "
+            f"{link_services.when_text(link.expires_at)}; any earlier link no longer works.",
+        )
+    if request.POST.get("back") == "people":
+        return redirect("accounts:people")
+    return redirect("accounts:person", user_id=subject.pk)
+
+
+@never_cache
+@require_http_methods(["GET", "HEAD", "POST"])
+def sign_in_link(request: HttpRequest, secret: str) -> HttpResponse:
+    """A sign-in link from a mail. GET shows who it signs in and a button (mail scanners open
+    links, so opening changes nothing); POST signs the person in, once, and asks a person
+    without a password to choose one."""
+    client_ip = request.META.get("REMOTE_ADDR") or None
+    try:
+        if request.method == "POST":
+            person = link_services.signin_link_use(secret=secret, client_ip=client_ip)
+        else:
+            link = link_services.signin_link_check(secret=secret, client_ip=client_ip)
+    except throttle.TooManyAttempts as exc:
+        return too_many_attempts(request, exc.retry_after)
+    except link_services.LinkRefused as exc:
+        refused = {"message": exc.message}
+        return render(request, "accounts/sign_in_link_refused.html", refused, status=exc.status)
+    if request.method != "POST":
+        context = {"person": link.user, "expires_at": link.expires_at}
+        return render(request, "accounts/sign_in_link.html", context)
+    setattr(request, SIGNED_IN_BY_LINK, True)
+    login(request, person, backend="django.contrib.auth.backends.ModelBackend")
+    link_services.mark_signed_in_by_link(request.session)
+    if not person.has_usable_password():
+        messages.info(request, "You are signed in. Choose a password to sign in with from now on.")
+    else:
+        messages.success(
+            request,
+            f"You are signed in. If you forgot your password, choose a new one now (for the "
+            f"next {link_services.link_minutes()} minutes).",
+        )
+    return redirect("accounts:password_choose")
+
+
+@login_required
+@never_cache
+@require_http_methods(["GET", "HEAD", "POST"])
+def password_choose(request: HttpRequest) -> HttpResponse:
+    """A person signed in with a link chooses their own password: a first one, or a new one
+    for the one they forgot, without typing the old one."""
+    user = _user(request)
+    link_at = link_services.signed_in_by_link_at(request.session)
+    if not link_services.password_choose_allowed(user=user, link_signed_in_at=link_at):
+        return render(
+            request, "accounts/password_choose.html", {"is_admin": user.is_staff}, status=403
+        )
+    form = PersonPasswordForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            link_services.password_choose(
+                user=user, password=form.cleaned_data["password"], link_signed_in_at=link_at
+            )
+        except DomainError as exc:
+            form.add_error("password", exc.message)
+        else:
+            update_session_auth_hash(request, user)
+            request.session.pop(link_services.LINK_SESSION_KEY, None)
+            messages.success(request, "Your password is set: sign in with it from now on.")
+            return redirect(settings.LOGIN_REDIRECT_URL)
+    context = {"form": form, "allowed": True, "has_password": user.has_usable_password()}
+    return render(
+        request, "accounts/password_choose.html", context, status=400 if form.errors else 200
+    )
