@@ -49,6 +49,16 @@ def membership_get(*, user: User, case: Case) -> Membership | None:
     return Membership.objects.filter(case=case, user=user).first()
 
 
+def is_case_lawyer(*, user: User, case: Case) -> bool:
+    """A lawyer by role, on the case as a lawyer: never staff (nor a staff member's token,
+    which acts as its user), never an admin let in by break-glass. Who may clear a registry
+    flag or include a held-back document in a production."""
+    if not user.is_active or user.role != User.Role.LAWYER:
+        return False
+    membership = membership_get(user=user, case=case)
+    return membership is not None and membership.role == Membership.Role.LAWYER
+
+
 def case_can_manage_members(*, user: User, case: Case) -> bool:
     """Only a lawyer member of the case adds, removes and changes the role of its members: not
     an admin (admins never hold the lawyer role), nor a break-glass grant (read access only).

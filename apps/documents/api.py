@@ -16,6 +16,7 @@ from apps.documents import (
     storage,
     viewer_selectors,
 )
+from apps.documents.evidence_hooks import evidence
 from apps.documents.models import Document, Page, Production, ProductionExport
 from apps.documents.schemas import (
     BatesHitOut,
@@ -37,7 +38,6 @@ from apps.documents.schemas import (
     producible_for_user,
     search_for_user,
 )
-from apps.evidence.services import clearance as clearance_services
 from lexweb.api_schemas import ErrorOut, ObjectId, file_response_doc
 from lexweb.downloads import FileDownload
 
@@ -117,7 +117,7 @@ def clear_flag(
     non-members; 409 `generated_lineage` (system generated, or derived from something
     generated), `generated_bytes` (its bytes are a generated file's), `not_flagged`,
     `flag_already_cleared`; 400 `reason_invalid`. Answers the document."""
-    clearance_services.document_flag_clear(
+    evidence().flag_clear(
         user=request.auth, case_id=case_id, document_id=document_id, reason=payload.reason
     )
     document = selectors.document_get_for_user(

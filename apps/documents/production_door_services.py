@@ -35,11 +35,11 @@ from typing import ClassVar
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
+from apps.documents import lineage_selectors as provenance
 from apps.documents.models import Document, Production
-from apps.evidence.selectors import clearance as clearance_selectors
-from apps.evidence.selectors import provenance
-from apps.evidence.services.clearance import LawyerRequired, reason_clean
+from apps.documents.reasons import LawyerRequired, reason_clean
 from lexweb.errors import DomainError
 
 # A lawyer may include it with a written reason: said after every held-back reason.
@@ -111,7 +111,7 @@ def production_door_check(
         if inclusion.document_id in reasons:
             raise DomainError(f"Document {inclusion.document_id} is included twice.")
         reasons[inclusion.document_id] = reason_clean(inclusion.reason)
-    if reasons and not clearance_selectors.is_case_lawyer(user=actor, case=case):
+    if reasons and not case_selectors.is_case_lawyer(user=actor, case=case):
         raise LawyerRequired(
             "Only a lawyer on this case may include a held-back document in a production; ask "
             "one to include it, with the reason."

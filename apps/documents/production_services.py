@@ -29,6 +29,7 @@ from apps.documents import (
     storage,
 )
 from apps.documents.events import ExportProgress, ProductionProgress
+from apps.documents.evidence_hooks import evidence
 from apps.documents.models import (
     BatesPage,
     Blob,
@@ -39,7 +40,6 @@ from apps.documents.models import (
     ProductionDocument,
     ProductionExport,
 )
-from apps.evidence.models import ArtifactMatch
 from lexweb.errors import Conflict, DomainError
 from lexweb.jobs import database_lost, job_defer
 
@@ -450,7 +450,7 @@ def _volume_document(
             [volume.pk, production.pk, [d.pk for d in originals if d.kind in RENDERED]],
         )
     _rendered_volume_pages(volume, items)
-    _copy_matches(volume, originals)
+    evidence().matches_copy(volume=volume, originals=originals)
     version = production.transform.partition("/")[2] or "1"
     services.derivation_record(
         child=volume,
@@ -514,18 +514,6 @@ def _rendered_volume_pages(volume: Document, items: list[ProductionDocument]) ->
         Page.objects.filter(document=volume, search_vector__isnull=True).update(
             search_vector=SearchVector("text", config=services.SEARCH_CONFIG)
         )
-
-
-def _copy_matches(volume: Document, originals: list[Document]) -> None:
-    best: dict[tuple[int, str], float] = {}
-    for artifact_id, by, share in ArtifactMatch.objects.filter(document__in=originals).values_list(
-        "artifact_id", "by", "share"
-    ):
-        best[(artifact_id, by)] = max(share, best.get((artifact_id, by), 0.0))
-    ArtifactMatch.objects.bulk_create(
-        ArtifactMatch(document=volume, artifact_id=artifact_id, by=by, share=share)
-        for (artifact_id, by), share in best.items()
-    )
 
 
 def production_source(

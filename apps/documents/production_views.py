@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
 from apps.cases.shortcuts import case_or_404, request_user
 from apps.documents import (
@@ -26,6 +27,7 @@ from apps.documents import (
     production_services,
     selectors,
 )
+from apps.documents.evidence_hooks import evidence
 from apps.documents.list_forms import DocumentListForm
 from apps.documents.models import Document, PrivilegeLogEntry, Production
 from apps.documents.production_forms import (
@@ -36,8 +38,6 @@ from apps.documents.production_forms import (
     ProductionForm,
     ids_from,
 )
-from apps.evidence.selectors import clearance as clearance_selectors
-from apps.evidence.selectors import packets as packet_selectors
 from lexweb.errors import DomainError, NotFound, Unavailable
 
 PRODUCTIONS_PER_PAGE = 50
@@ -74,9 +74,8 @@ def production_list(request: HttpRequest, case_id: int) -> HttpResponse:
 
 
 def _packets(user: User, case_id: int) -> list[tuple[int, str]]:
-    packets = packet_selectors.packet_list_for_user(user=user, case_id=case_id)
-    counted = [(p, int(getattr(p, "item_count", 0))) for p in packets[:MENU_PACKETS]]
-    return [(p.pk, f"{p} ({n} item{'s' * (n != 1)})") for p, n in counted][:MENU_PACKETS]
+    packets = evidence().packet_menu(user=user, case_id=case_id, limit=MENU_PACKETS, editable=False)
+    return [(p.id, f"{p.title} ({p.item_count} item{'s' * (p.item_count != 1)})") for p in packets]
 
 
 def _more_ids(user: User, case: Case, picks: PickForm) -> list[int]:
@@ -98,12 +97,11 @@ def _more_ids(user: User, case: Case, picks: PickForm) -> list[int]:
         ids += [hit.document_id for hit in hits]
     if data.get("packet"):
         try:
-            packet = packet_selectors.packet_get_for_user(
+            ids += evidence().packet_document_ids(
                 user=user, case_id=case.pk, packet_id=data["packet"]
             )
         except NotFound as exc:
             raise DomainError(exc.message) from None
-        ids += [item.document_id for item in packet.items.all()]
     return ids
 
 
@@ -267,7 +265,7 @@ def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
         "rows": [(*row, _typed(request, row[0].pk)) for row in rows],
         "pages": sum(row[2] for row in rows),
         # Held-back documents get a reason field for a lawyer of the case (the service decides).
-        "may_include": clearance_selectors.is_case_lawyer(user=user, case=case),
+        "may_include": case_selectors.is_case_lawyer(user=user, case=case),
         "privileges": PrivilegeLogEntry.Privilege.choices,
         "sort_keys": SORT_KEYS,
         "preview": preview,

@@ -11,86 +11,31 @@ generated". The registry is site-wide, so a match may point at another case's ar
 A lawyer's clearing of a flag (issue 20 req 8) is shown for good: "Flag cleared by X on D:
 reason", with the matches it covers marked cleared.
 
+The registry's matches and a lawyer's clearings are the evidence app's, above this one: they are
+loaded and shaped through `evidence_hooks` (registered by the evidence app).
+
 Lists stay at a fixed number of queries: `documents_with_provenance` adds three prefetches and
 one annotation, whatever the page size.
 """
 
-import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from django.db.models import (
-    BooleanField,
-    Exists,
     F,
-    OuterRef,
     Prefetch,
-    Q,
     QuerySet,
-    Value,
     prefetch_related_objects,
 )
-from django.db.models.expressions import Combinable
-from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.cases.models import BreakGlassGrant, Case, Membership
+from apps.cases.models import Case
+from apps.documents.evidence_hooks import ClearanceView, MatchView, evidence
 from apps.documents.models import Derivation, Document, Production
-from apps.evidence.models import ArtifactMatch, FlagClearance
 
 EMAIL_ATTACHMENT = Derivation.EMAIL_ATTACHMENT
 UNTRUSTED_ORIGINS = frozenset(str(origin) for origin in Document.UNTRUSTED_ORIGINS)
 _ORIGIN_LABELS = dict(Document.Origin.choices)
-# What a person reads instead of a title they may not see.
-HIDDEN_ARTIFACT = "a document lexweb generated"
-
-
-@dataclass(frozen=True)
-class MatchView:
-    """One registry match of a document. `title` is None when the user may not see the
-    artifact's case."""
-
-    artifact_id: int
-    title: str | None
-    by: str  # ArtifactMatch.By: "bytes" | "text"
-    share: float  # of the artifact found in the document, 0..1
-    # ArtifactMatch.Found: "intake", or a late flag ("packet_add", "freeze")
-    found: str = "intake"
-    # A lawyer cleared it (FlagClearance): it no longer flags the document.
-    cleared: bool = False
-
-    @property
-    def percent(self) -> int:
-        """The share as a whole percentage, never rounded up to 100 when it is not all."""
-        value = math.floor(round(self.share * 100, 6))
-        return min(max(value, 0), 100 if self.share >= 1 else 99)
-
-    @property
-    def sentence(self) -> str:
-        what = f"“{self.title}”" if self.title is not None else HIDDEN_ARTIFACT
-        which = ", which lexweb generated" if self.title is not None else ""
-        if self.by == ArtifactMatch.By.BYTES:
-            return f"Same bytes as {what}{which}."
-        late = ""
-        if self.found != ArtifactMatch.Found.INTAKE:
-            late = f" Found late, {ArtifactMatch.Found(self.found).label.lower()}."
-        return f"Its text matches {self.percent}% of {what}{which}.{late}"
-
-
-@dataclass(frozen=True)
-class ClearanceView:
-    """A lawyer's clearing of the document's flag, with the reason: shown for good."""
-
-    id: int
-    cleared_by: str  # the lawyer's name (or e-mail)
-    cleared_by_id: int
-    cleared_at: datetime
-    reason: str
-
-    @property
-    def sentence(self) -> str:
-        return f"Flag cleared by {self.cleared_by} on {self.cleared_at:%Y-%m-%d}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -144,27 +89,7 @@ class ProvenanceView:
         return "Flagged: " + " ".join(match.sentence for match in standing)
 
 
-def _visible_case(user: User) -> Combinable | Q:
-    """True for a match whose artifact's case `user` may see (the artifact's case_id is read
-    through OuterRef, so this is one subquery per statement, not one per row)."""
-    member = Exists(
-        Membership.objects.filter(user_id=user.pk, case_id=OuterRef("artifact__case_id"))
-    )
-    if not (user.is_active and user.role == User.Role.ADMIN):
-        return member
-    return member | Exists(
-        BreakGlassGrant.objects.filter(
-            user_id=user.pk, case_id=OuterRef("artifact__case_id"), expires_at__gt=timezone.now()
-        )
-    )
-
-
 def _lookups(user: User | None) -> "list[Prefetch[str]]":
-    matches = ArtifactMatch.objects.select_related("artifact").order_by("-share", "by", "id")
-    if user is not None and user.is_authenticated and user.is_active:
-        matches = matches.annotate(title_visible=_visible_case(user))
-    else:
-        matches = matches.annotate(title_visible=Value(False, output_field=BooleanField()))
     parents = (
         Derivation.objects.select_related("parent")
         .only(
@@ -179,11 +104,9 @@ def _lookups(user: User | None) -> "list[Prefetch[str]]":
         )
         .order_by("order", "id")
     )
-    clearances = FlagClearance.objects.select_related("cleared_by").order_by("cleared_at", "id")
     return [
-        Prefetch("artifact_matches", queryset=matches, to_attr="provenance_matches"),
+        *evidence().provenance_lookups(user),
         Prefetch("derived_from", queryset=parents, to_attr="provenance_parents"),
-        Prefetch("flag_clearances", queryset=clearances, to_attr="provenance_clearances"),
     ]
 
 
@@ -218,24 +141,12 @@ def provenance_of(document: Document) -> ProvenanceView:
     """What to show about `document`'s provenance. Reads only what `documents_with_provenance`
     or `documents_load_provenance` loaded: a document loaded otherwise shows no matches or
     parents rather than run queries (or name an artifact) behind the caller's back."""
-    matches: Iterable[ArtifactMatch] = getattr(document, "provenance_matches", ())
     parents: Iterable[Derivation] = getattr(document, "provenance_parents", ())
-    clearances: Iterable[FlagClearance] = getattr(document, "provenance_clearances", ())
     return ProvenanceView(
         origin=document.origin,
         untrusted=document.origin in UNTRUSTED_ORIGINS,
         verdict=document.provenance,
-        matches=[
-            MatchView(
-                artifact_id=match.artifact_id,
-                title=match.artifact.title if getattr(match, "title_visible", False) else None,
-                by=match.by,
-                share=match.share,
-                found=match.found,
-                cleared=match.clearance_id is not None,
-            )
-            for match in matches
-        ],
+        matches=evidence().matches_of(document),
         derived_from=[
             ParentView(
                 document_id=row.parent.pk,
@@ -248,16 +159,7 @@ def provenance_of(document: Document) -> ProvenanceView:
             for row in parents
         ],
         volume=getattr(document, "production_volume", None),
-        clearances=[
-            ClearanceView(
-                id=row.pk,
-                cleared_by=str(row.cleared_by),
-                cleared_by_id=row.cleared_by_id,
-                cleared_at=row.cleared_at,
-                reason=row.reason,
-            )
-            for row in clearances
-        ],
+        clearances=evidence().clearances_of(document),
     )
 
 

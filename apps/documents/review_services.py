@@ -19,6 +19,7 @@ from django.utils import timezone
 from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases.models import Case
+from apps.documents.evidence_hooks import evidence
 from apps.documents.list_forms import MAX_BULK_DOCUMENTS
 from apps.documents.models import Document, DocumentTag, Production, ProductionDocument, Tag
 from lexweb.errors import Conflict, DomainError, NotFound
@@ -133,34 +134,22 @@ def withdraw_reason_clean(reason: str) -> str:
 
 def _withdraw_refusal(documents: list[Document]) -> str | None:
     """Why these documents cannot be withdrawn (the first reason found), or None."""
-    from apps.evidence.models import Packet, PacketItem
-
     ids = [d.pk for d in documents]
     names = {d.pk: d.filename for d in documents}
     already = [d for d in documents if d.withdrawn_at is not None]
     if already:
         return f"{already[0].filename} is already withdrawn."
-    frozen = (
-        PacketItem.objects.filter(document_id__in=ids, packet__status=Packet.Status.FROZEN)
-        .select_related("packet")
-        .order_by("document_id")
-        .first()
-    )
+    frozen = evidence().packet_holding(document_ids=ids, frozen=True)
     if frozen is not None:
         return (
-            f"{names[frozen.document_id]} is in the frozen packet “{frozen.packet}”; what was "
+            f"{names[frozen[0]]} is in the frozen packet “{frozen[1]}”; what was "
             "frozen must still resolve to it, so it cannot be withdrawn."
         )
-    editable = (
-        PacketItem.objects.filter(document_id__in=ids, packet__status=Packet.Status.EDITABLE)
-        .select_related("packet")
-        .order_by("document_id")
-        .first()
-    )
+    editable = evidence().packet_holding(document_ids=ids, frozen=False)
     if editable is not None:
         # Freezing it would make the withdrawn document evidence again: take it out first.
         return (
-            f"{names[editable.document_id]} is in the packet “{editable.packet}”, not yet "
+            f"{names[editable[0]]} is in the packet “{editable[1]}”, not yet "
             "frozen; take it out of the packet first."
         )
     produced = (

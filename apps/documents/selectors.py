@@ -35,6 +35,7 @@ from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
 from apps.documents import list_forms, rendering, storage
+from apps.documents.evidence_hooks import evidence
 from apps.documents.list_forms import DocumentListQuery
 from apps.documents.models import (
     BatesPage,
@@ -440,8 +441,6 @@ class ReviewPage:
 
 
 def _review_filtered(case: Case, query: DocumentListQuery) -> QuerySet[Document]:
-    from apps.evidence.models import PacketItem
-
     docs = Document.objects.filter(case=case, withdrawn_at__isnull=not query.withdrawn)
     exact = {"origin": query.origin, "kind": query.kind, "status": query.status}
     docs = docs.filter(**{name: value for name, value in exact.items() if value})
@@ -459,7 +458,7 @@ def _review_filtered(case: Case, query: DocumentListQuery) -> QuerySet[Document]
             Exists(Page.objects.filter(document=OuterRef("pk"), needs_review=True)),
         ),
         "produced": (query.produced, Exists(_productions_of_row())),
-        "in_packet": (query.in_packet, Exists(PacketItem.objects.filter(document=OuterRef("pk")))),
+        "in_packet": (query.in_packet, evidence().in_packet()),
     }
     for wanted, exists in flags.values():
         if wanted is not None:

@@ -18,11 +18,10 @@ from apps.accounts.models import User
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
 from apps.documents import containers, extraction, formats, intake, rendition_services, storage
+from apps.documents import lineage_selectors as provenance
 from apps.documents.events import DocumentProgress
+from apps.documents.evidence_hooks import evidence
 from apps.documents.models import Blob, Derivation, Document, Page
-from apps.evidence.models import GeneratedArtifact
-from apps.evidence.selectors import provenance
-from apps.evidence.services import checks, registry
 from lexweb.errors import Conflict, DomainError
 from lexweb.jobs import database_lost, job_defer
 
@@ -295,7 +294,7 @@ def _create(
             parameters={"member": family.member} if family.member else None,
         )
     # Bytes that are a registered artifact flag the document at once (same transaction).
-    checks.document_check_bytes(document)
+    evidence().check_bytes(document)
     account_services.audit_record(
         actor=uploaded_by if audit_actor == "uploader" else audit_actor,
         action=action,
@@ -490,10 +489,9 @@ def document_create_generated(
     bytes were uploaded by a person: say so, store nothing).
     """
     with transaction.atomic():
-        registry.artifact_register(
+        evidence().model_output_register(
             data=data,
             text=text,
-            kind=GeneratedArtifact.Kind.MODEL_OUTPUT,
             media_type=media_type,
             title=intake.clean_line(filename, 200) or "model output",
             case=case,
@@ -691,7 +689,7 @@ def _finish_batch(document_id: int) -> None:
         else:
             # The registry's check of the text, before anyone can use the document: it is
             # READY (and CLEAR or FLAGGED) in the same commit.
-            checks.document_check_text(document)
+            evidence().check_text(document)
             _set_progress(document, status=Document.Status.READY)
             # Text files, e-mails and office files are rendered to PDF next (searchable now).
             rendition_services.rendition_queue(document)

@@ -13,8 +13,10 @@ from django.db.models import Q
 from PIL import Image
 
 from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
 from apps.documents import list_forms, rendering, selectors, storage
 from apps.documents.extraction import _own_dpi
+from apps.documents.lineage_selectors import Link
 from apps.documents.list_forms import DocumentListQuery
 from apps.documents.models import (
     BatesPage,
@@ -499,3 +501,16 @@ def _page_size(document: Document, number: int) -> tuple[float, float]:
             raise NotFound(f"No page {number}.") from None
         dpi = _own_dpi(image)
         return image.width * 72.0 / dpi, image.height * 72.0 / dpi
+
+
+def flag_can_clear(*, user: User, document: Document, generated_ancestor: Link | None) -> bool:
+    """Whether to offer `user` the clearing of `document`'s flag: flagged, its lineage not
+    generated (`generated_ancestor`, as `lineage_selectors.generated_ancestor` read it), and
+    `user` a lawyer of its case. The evidence app's clearing service decides again (and refuses
+    a byte match)."""
+    return (
+        document.provenance == Document.Provenance.FLAGGED
+        and document.origin != Document.Origin.SYSTEM_GENERATED
+        and generated_ancestor is None
+        and case_selectors.is_case_lawyer(user=user, case=document.case)
+    )

@@ -12,11 +12,10 @@ from django.views.decorators.http import require_safe
 
 from apps.accounts.models import User
 from apps.cases.shortcuts import request_user
+from apps.documents import lineage_selectors as lineage
 from apps.documents import provenance_selectors, selectors, viewer_selectors
 from apps.documents.list_forms import DocumentListForm, DocumentListQuery
 from apps.documents.models import Document
-from apps.evidence.selectors import clearance as clearance_selectors
-from apps.evidence.selectors import provenance as lineage
 from lexweb.errors import NotFound
 
 # Ancestors listed on the viewer (a production volume has one per original); the rest counted.
@@ -162,7 +161,7 @@ def _side_pane(user: User, document: Document) -> dict[str, object]:
         "chain_more": max(len(chain) - CHAIN_SHOWN, 0),
         "generated_ancestor": generated_ancestor,
         # The form to clear a flag, for lawyers of the case (issue 20 req 8).
-        "can_clear_flag": clearance_selectors.flag_can_clear(
+        "can_clear_flag": viewer_selectors.flag_can_clear(
             user=user, document=document, generated_ancestor=generated_ancestor
         ),
     }

@@ -20,6 +20,7 @@ from apps.documents import (
     selectors,
     services,
 )
+from apps.documents.evidence_hooks import evidence
 from apps.documents.forms import LiveRowsForm, SearchForm, UploadForm
 from apps.documents.list_forms import (
     SORTS,
@@ -29,11 +30,8 @@ from apps.documents.list_forms import (
     cursor_encode,
 )
 from apps.documents.models import Document
+from apps.documents.reasons import LawyerRequired
 from apps.documents.viewer_views import viewer_url
-from apps.evidence.models import Packet
-from apps.evidence.selectors import packets as packet_selectors
-from apps.evidence.services import clearance as clearance_services
-from apps.evidence.services import packets as packet_services
 from lexweb.errors import DomainError, NotFound
 
 MENU_PACKETS = 100
@@ -284,8 +282,8 @@ def _sort_links(query: DocumentListQuery) -> dict[str, tuple[str, str]]:
 
 def _editable_packets(user: User, case_id: int) -> list[tuple[int, str]]:
     """(id, title) of the case's editable packets, for the bulk "add to a packet" menu."""
-    packets = packet_selectors.packet_list_for_user(user=user, case_id=case_id)
-    return [(p.pk, str(p)) for p in packets.filter(status=Packet.Status.EDITABLE)[:MENU_PACKETS]]
+    packets = evidence().packet_menu(user=user, case_id=case_id, limit=MENU_PACKETS, editable=True)
+    return [(p.id, p.title) for p in packets]
 
 
 # Ticked documents sent on to the new production's page in its address (the list shows at
@@ -317,9 +315,7 @@ def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
     form = BulkForm(
         request.POST,
         tags=selectors.tag_choices_for_user(user=user, case_id=case.pk),
-        packets=packet_selectors.packet_choices_for_user(
-            user=user, case_id=case.pk, limit=MENU_PACKETS
-        ),
+        packets=evidence().packet_choices(user=user, case_id=case.pk, limit=MENU_PACKETS),
     )
     back = reverse("documents:list", kwargs={"case_id": case.pk})
     if not form.is_valid():
@@ -360,16 +356,14 @@ def documents_bulk(request: HttpRequest, case_id: int) -> HttpResponse:
             messages.success(request, f"Tag taken off {removed} document{'s' * (removed != 1)}.")
         elif action == "packet":
             # The packet's own service and rules (provenance, page limits, all or none).
-            items = packet_services.packet_items_add(
+            added = evidence().packet_add(
                 user=user,
                 case_id=case.pk,
                 packet_id=data["packet"],
-                selections=[
-                    packet_services.Selection(document_id=i, reason=data["packet_reason"])
-                    for i in ids
-                ],
+                document_ids=ids,
+                reason=data["packet_reason"],
             )
-            messages.success(request, f"Added {len(items)} to the packet.")
+            messages.success(request, f"Added {added} to the packet.")
         else:
             withdrawn = review_services.documents_withdraw(
                 actor=user, case=case, document_ids=ids, reason=data["reason"]
@@ -405,11 +399,12 @@ def document_restore(request: HttpRequest, case_id: int, document_id: int) -> Ht
 @require_POST
 def document_flag_clear(request: HttpRequest, case_id: int, document_id: int) -> HttpResponse:
     """A lawyer clears the registry's flag on the document with a written reason (POST, issue 20
-    req 8; the rules are apps.evidence.services.clearance's). Back to the document with a
-    message; 404 for non-members, 403 for members who are not lawyers of the case."""
+    req 8; the rules are the evidence app's, reached through evidence_hooks). Back to the
+    document with a message; 404 for non-members, 403 for members who are not lawyers of the
+    case."""
     case = case_or_404(request, case_id)
     try:
-        clearance = clearance_services.document_flag_clear(
+        document = evidence().flag_clear(
             user=request_user(request),
             case_id=case.pk,
             document_id=document_id,
@@ -417,10 +412,10 @@ def document_flag_clear(request: HttpRequest, case_id: int, document_id: int) ->
         )
     except NotFound:
         raise Http404("No such document.") from None
-    except clearance_services.LawyerRequired as exc:
+    except LawyerRequired as exc:
         raise PermissionDenied(exc.message) from None
     except DomainError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"The flag is cleared: {clearance.document.filename} is clear.")
+        messages.success(request, f"The flag is cleared: {document.filename} is clear.")
     return redirect("documents:detail", case_id=case.pk, document_id=document_id)

@@ -19,11 +19,11 @@ from django.test import Client
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
+from apps.documents import lineage_selectors as provenance
 from apps.documents import production_services, selectors, services
 from apps.documents.models import Derivation, Document, Page, Production
 from apps.documents.production_door_services import Inclusion
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
-from apps.evidence.selectors import provenance
 from apps.evidence.services import registry
 from lexweb.errors import DomainError
 from tests.documents.files import REAL, real, scanned_pdf, text_pdf

@@ -14,11 +14,11 @@ from django.urls import reverse
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
+from apps.documents import lineage_selectors as provenance
 from apps.documents import services
 from apps.documents.forms import UploadForm
 from apps.documents.models import Blob, Derivation, Document
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
-from apps.evidence.selectors import provenance
 from lexweb.errors import Conflict, DomainError
 from tests.documents.files import real, text_pdf, upload
 

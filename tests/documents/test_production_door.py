@@ -21,10 +21,10 @@ from apps.documents import services as document_services
 from apps.documents.models import Derivation, Document, Production, ProductionDocument
 from apps.documents.privilege_log import Withholding
 from apps.documents.production_door_services import Inclusion, ProductionRefused
+from apps.documents.reasons import LawyerRequired, ReasonInvalid
 from apps.evidence.models import GeneratedArtifact
 from apps.evidence.services import packets as packet_services
 from apps.evidence.services import registry
-from apps.evidence.services.clearance import LawyerRequired, ReasonInvalid
 from apps.evidence.services.packets import ProvenanceRefused, Selection
 from lexweb.errors import DomainError
 

@@ -26,7 +26,7 @@ from apps.cases.models import BreakGlassGrant, Case, Membership
 from apps.documents import production_services, provenance_selectors, services
 from apps.documents.models import Blob, Derivation, Document, Page, Production
 from apps.evidence.models import ArtifactMatch, GeneratedArtifact
-from apps.evidence.services import registry
+from apps.evidence.services import checks, registry
 from tests.conftest import session_client, token_client
 from tests.factories import MembershipFactory
 
@@ -750,7 +750,8 @@ def test_a_failing_registry_check_fails_the_document_instead_of_leaving_it_proce
     def broken(document: Document) -> list[ArtifactMatch]:
         raise RuntimeError("registry unreadable")
 
-    monkeypatch.setattr(services.checks, "document_check_text", broken)
+    # The registry check the document app calls through its evidence hooks.
+    monkeypatch.setattr(checks, "document_check_text", broken)
     with pytest.raises(RuntimeError):
         services.document_extract_text(document_id=outcome.document.pk)
 

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case, Membership
+from apps.documents import reasons
 from apps.documents.models import Blob, Document
 from apps.evidence.models import ArtifactMatch, FlagClearance, GeneratedArtifact, Packet
 from apps.evidence.services import checks, clearance, registry
@@ -331,10 +332,10 @@ def test_the_longest_reason_allowed_is_kept_whole(
 ) -> None:
     document = flagged(case, lawyer)
 
-    response = clear(lawyer_api, case, document, reason="y" * clearance.MAX_REASON)
+    response = clear(lawyer_api, case, document, reason="y" * reasons.MAX_REASON)
 
     assert response.status_code == 201
-    assert FlagClearance.objects.get().reason == "y" * clearance.MAX_REASON
+    assert FlagClearance.objects.get().reason == "y" * reasons.MAX_REASON
 
 
 def test_a_bad_reason_on_the_page_says_why_and_changes_nothing(

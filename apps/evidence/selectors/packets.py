@@ -28,12 +28,12 @@ from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
+from apps.documents import lineage_selectors as provenance
 from apps.documents.bates import label as bates_label
+from apps.documents.lineage_selectors import Link
 from apps.documents.models import BatesPage, Document, Page
 from apps.evidence import prompt
 from apps.evidence.models import ArtifactMatch, FrozenPage, Packet, PacketItem
-from apps.evidence.selectors import provenance
-from apps.evidence.selectors.provenance import Link
 from lexweb.errors import DomainError, NotFound
 
 _MAX_ID = 2**63 - 1

@@ -6,8 +6,8 @@ clear the flag on a FLAGGED document with a written reason:
 
 1. The case is reached through membership (NotFound, 404, for everyone else, as for a bad id);
    a member who is not a lawyer of the case is refused (LawyerRequired, 403).
-2. The reason is trimmed and checked (ReasonInvalid, 400): at least MIN_REASON and at most
-   MAX_REASON characters, no control or format characters but line breaks and tabs.
+2. The reason is trimmed and checked (apps.documents.reasons.reason_clean: ReasonInvalid,
+   400; 10 to 2,000 characters, no control or format characters but line breaks and tabs).
 3. With the document row locked: a document whose lineage is generated (system generated, or
    derived from something generated at any depth) is refused (GeneratedLineage, 409), and so
    is one whose bytes are a registered artifact's (GeneratedBytes, 409: that is lexweb's own
@@ -24,37 +24,19 @@ again leaves the document CLEAR; a match with another artifact, found later (a d
 since, at packet add or freeze), flags it again, and that flag needs a clearing of its own.
 """
 
-import unicodedata
-
 from django.db import transaction
 
 from apps.accounts.models import User
 from apps.accounts.services import audit_record
 from apps.cases import selectors as case_selectors
 from apps.cases.models import Case
+from apps.documents import lineage_selectors as provenance_selectors
 from apps.documents.models import Document
+from apps.documents.reasons import LawyerRequired, reason_clean
 from apps.evidence.models import ArtifactMatch, FlagClearance
-from apps.evidence.selectors import clearance as clearance_selectors
-from apps.evidence.selectors import provenance as provenance_selectors
-from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+from lexweb.errors import Conflict, NotFound
 
-MIN_REASON = 10
-MAX_REASON = 2000
-# Characters a written reason may hold of the categories refused below.
-_ALLOWED_CONTROLS = frozenset("\n\t")
-# Control, format (bidi overrides, zero-width), surrogate and private-use characters.
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
 _MAX_ID = 2**63 - 1
-
-
-class LawyerRequired(PermissionDenied):
-    """Only a lawyer of the case may clear a flag (403); the caller is a member already."""
-
-    code = "lawyer_required"
-
-
-class ReasonInvalid(DomainError):
-    code = "reason_invalid"
 
 
 class GeneratedLineage(Conflict):
@@ -71,27 +53,6 @@ class NotFlagged(Conflict):
 
 class FlagAlreadyCleared(Conflict):
     code = "flag_already_cleared"
-
-
-def reason_clean(reason: object) -> str:
-    """The reason, trimmed (line ends as \\n), or ReasonInvalid saying what to change."""
-    if not isinstance(reason, str):
-        raise ReasonInvalid("The reason must be text.")
-    text = reason.replace("\r\n", "\n").replace("\r", "\n").strip()
-    if len(text) < MIN_REASON:
-        raise ReasonInvalid(
-            f"Write why this flag is wrong (at least {MIN_REASON} characters): the reason is "
-            "shown on the document for good."
-        )
-    if len(text) > MAX_REASON:
-        raise ReasonInvalid(f"The reason is {len(text):,} characters; at most {MAX_REASON:,}.")
-    for char in text:
-        if char not in _ALLOWED_CONTROLS and unicodedata.category(char) in _REFUSED_CATEGORIES:
-            raise ReasonInvalid(
-                f"The reason holds a control or invisible character (U+{ord(char):04X}); "
-                "write it as plain text (line breaks are fine)."
-            )
-    return text
 
 
 def _document(*, case: Case, document_id: int) -> Document:
@@ -163,7 +124,7 @@ def document_flag_clear(
     if not isinstance(case_id, int) or isinstance(case_id, bool) or not 0 < case_id <= _MAX_ID:
         raise NotFound(f"No case {case_id!r:.20}.")
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
-    if not clearance_selectors.is_case_lawyer(user=user, case=case):
+    if not case_selectors.is_case_lawyer(user=user, case=case):
         raise LawyerRequired(
             "Only a lawyer on this case may clear a flag; ask one to do it, with the reason."
         )

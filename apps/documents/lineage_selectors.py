@@ -1,9 +1,10 @@
 """Lineage reads: where a document came from, over the Derivation table.
 
-Each function is one recursive query. None checks case access or writes the read audit: call
-them on a document the caller already holds through a `*_for_user` selector (or a service that
-checked membership). A document's ancestors are all in its own case (`derivation_record`
-refuses lineage across cases), so nothing of another case is revealed.
+Lineage is this app's; the evidence app above reads it too (packets refuse generated lineage,
+a flag is not cleared on it). Each function is one recursive query. None checks case access or
+writes the read audit: call them on a document the caller already holds through a `*_for_user`
+selector (or a service that checked membership). A document's ancestors are all in its own
+case (`derivation_record` refuses lineage across cases), so nothing of another case is revealed.
 
 For the viewer and the API (H5):
 - `provenance_chain(document)` lists every ancestor once, nearest first: show it as "derived
