@@ -232,6 +232,11 @@ PAGES: dict[str, Entry] = {
     "accounts/people/<int:user_id>/": NotMaterial("admins only: one account, no case"),
     "accounts/people/<int:user_id>/password/": NotMaterial("sets a password (POST, audited)"),
     "accounts/people/<int:user_id>/active/": NotMaterial("(de)activates (POST, audited)"),
+    "accounts/people/<int:user_id>/sign-in-link/": NotMaterial(
+        "admins only: mails a sign-in link (POST, audited)"
+    ),
+    "accounts/sign-in/<str:secret>/": NotMaterial("a sign-in link's confirm page and sign-in"),
+    "accounts/password/": NotMaterial("the user's own new password"),
     "accounts/tokens/": NotMaterial("the user's own tokens"),
     "accounts/tokens/revoke-all/": NotMaterial("revokes the user's tokens (audited)"),
     "accounts/tokens/<int:token_id>/revoke/": NotMaterial("revokes a token (audited)"),

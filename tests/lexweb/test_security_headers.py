@@ -77,6 +77,7 @@ def _ids(case: Case, member: User, doc: Document, admin: User) -> dict[str, Any]
         "export_id": ProductionExport.objects.get(production=production).pk,
         "reference": "MTX000001",
         "token_id": 1,
+        "secret": "no-such-sign-in-link",  # a sign-in link's page: "this link does not work"
         # Admin change pages of the admin's own user answer 200; other models' say "no such".
         "object_id": admin.pk,
         "content_type_id": 1,
