@@ -49,7 +49,7 @@ def membership_get(*, user: User, case: Case) -> Membership | None:
     return Membership.objects.filter(case=case, user=user).first()
 
 
-def is_case_lawyer(*, user: User, case: Case) -> bool:
+def case_is_lawyer(*, user: User, case: Case) -> bool:
     """A lawyer by role, on the case as a lawyer: never staff (nor a staff member's token,
     which acts as its user), never an admin let in by break-glass. Who may clear a registry
     flag or include a held-back document in a production."""

@@ -111,7 +111,7 @@ def production_door_check(
         if inclusion.document_id in reasons:
             raise DomainError(f"Document {inclusion.document_id} is included twice.")
         reasons[inclusion.document_id] = reason_clean(inclusion.reason)
-    if reasons and not case_selectors.is_case_lawyer(user=actor, case=case):
+    if reasons and not case_selectors.case_is_lawyer(user=actor, case=case):
         raise LawyerRequired(
             "Only a lawyer on this case may include a held-back document in a production; ask "
             "one to include it, with the reason."

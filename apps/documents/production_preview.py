@@ -181,7 +181,7 @@ def production_check_for_user(
     lawyer of the case). Audited as a read of the list."""
     documents = picked_documents_for_user(user=user, case_id=case_id, ids=ids)
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
-    return producible(documents), case_selectors.is_case_lawyer(user=user, case=case)
+    return producible(documents), case_selectors.case_is_lawyer(user=user, case=case)
 
 
 def production_pages(document: Document) -> int:

@@ -265,7 +265,7 @@ def production_new(request: HttpRequest, case_id: int) -> HttpResponse:
         "rows": [(*row, _typed(request, row[0].pk)) for row in rows],
         "pages": sum(row[2] for row in rows),
         # Held-back documents get a reason field for a lawyer of the case (the service decides).
-        "may_include": case_selectors.is_case_lawyer(user=user, case=case),
+        "may_include": case_selectors.case_is_lawyer(user=user, case=case),
         "privileges": PrivilegeLogEntry.Privilege.choices,
         "sort_keys": SORT_KEYS,
         "preview": preview,

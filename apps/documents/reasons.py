@@ -3,7 +3,7 @@
 Two acts take it: including a held-back document in a production
 (`production_door_services`) and clearing a wrong registry flag (the evidence app's
 `services.clearance`, above this app). Both refuse anyone but a lawyer of the case
-(LawyerRequired, 403; `apps.cases.selectors.is_case_lawyer`) and check the reason with
+(LawyerRequired, 403; `apps.cases.selectors.case_is_lawyer`) and check the reason with
 `reason_clean` (ReasonInvalid, 400): at least MIN_REASON and at most MAX_REASON characters once
 trimmed, no control or format characters but line breaks and tabs. The reason is shown for good.
 """

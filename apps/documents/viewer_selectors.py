@@ -512,5 +512,5 @@ def flag_can_clear(*, user: User, document: Document, generated_ancestor: Link |
         document.provenance == Document.Provenance.FLAGGED
         and document.origin != Document.Origin.SYSTEM_GENERATED
         and generated_ancestor is None
-        and case_selectors.is_case_lawyer(user=user, case=document.case)
+        and case_selectors.case_is_lawyer(user=user, case=document.case)
     )

@@ -124,7 +124,7 @@ def document_flag_clear(
     if not isinstance(case_id, int) or isinstance(case_id, bool) or not 0 < case_id <= _MAX_ID:
         raise NotFound(f"No case {case_id!r:.20}.")
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
-    if not case_selectors.is_case_lawyer(user=user, case=case):
+    if not case_selectors.case_is_lawyer(user=user, case=case):
         raise LawyerRequired(
             "Only a lawyer on this case may clear a flag; ask one to do it, with the reason."
         )
