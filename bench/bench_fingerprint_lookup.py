@@ -298,7 +298,7 @@ def _found(common: Common, counts: dict[int, int], document: int, threshold: flo
         if counts[artifact_id] >= selectors.MIN_FINGERPRINTS
         and (
             n / counts[artifact_id] >= threshold
-            or selectors.is_piece(own_common=own, document_hashes=document)
+            or selectors.document_is_piece(own_common=own, document_hashes=document)
         )
     )
 

@@ -63,10 +63,10 @@ from tests.evidence import attacks  # noqa: E402
 #   b: a, or document_share >= DOCUMENT_SHARE with >= MIN_COMMON hashes in common (a document
 #      that is mostly one artifact's text; measured to show why it is not the rule: it refuses
 #      short excerpts of the very passages a draft quotes).
-#   registry: a, or the document is a piece of the artifact (registry.is_piece: enough of the
-#      artifact's own hashes, the ones not inside its quotation marks, make up at least half of
-#      the document). This is lexweb's rule (apps.evidence.selectors.registry); artifacts with
-#      fewer than MIN_FINGERPRINTS hashes match by bytes only, as there.
+#   registry: a, or the document is a piece of the artifact (registry.document_is_piece:
+#      enough of the artifact's own hashes, the ones not inside its quotation marks, make up at
+#      least half of the document). This is lexweb's rule (apps.evidence.selectors.registry);
+#      artifacts with fewer than MIN_FINGERPRINTS hashes match by bytes only, as there.
 DOCUMENT_SHARE = 0.75
 MIN_COMMON = 12
 RULES = ("a", "b", "registry")
@@ -100,7 +100,7 @@ class Scored:
     # best |artifact's own ∩ document| / |document| among artifacts with >= PIECE_MIN_COMMON
     # of their own hashes in common
     own_document_share: float
-    piece: bool  # registry.is_piece for some artifact
+    piece: bool  # registry.document_is_piece for some artifact
 
     def refused(self, rule: str, threshold: float) -> bool:
         if self.share >= threshold:
@@ -139,7 +139,9 @@ def score(label: str, kind: str, text: str, artifacts: list[Artifact]) -> Scored
             for a in usable
         ),
         piece=any(
-            registry_selectors.is_piece(own_common=len(a.own & hashes), document_hashes=len(hashes))
+            registry_selectors.document_is_piece(
+                own_common=len(a.own & hashes), document_hashes=len(hashes)
+            )
             for a in usable
         ),
     )

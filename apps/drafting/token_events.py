@@ -294,7 +294,9 @@ async def _store(
                     messages = [(run_group(e.run_id), runs.event_message(e)) for e in events]
                     await connection.execute(*layer.group_send_sql(messages))
             if growths:
-                await connection.execute(streaming.GROW_SQL, streaming.grow_params(growths))
+                await connection.execute(
+                    streaming.GROW_SQL, streaming.stream_growth_params(growths)
+                )
             if progressed:
                 await connection.execute(_PROGRESS_SQL, [timezone.now(), progressed])
     except psycopg.OperationalError as exc:

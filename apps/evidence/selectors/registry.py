@@ -14,7 +14,7 @@ planner told to probe the hash index directly, see `_exact_counts`):
    rows.
 2. Candidates are the artifacts that the remaining hashes hit often enough that, even counting
    every stop-shingle of the upload in their favour, they could reach the threshold, or the
-   upload could be a piece of them (`is_piece`); at most `CANDIDATES`, best first.
+   upload could be a piece of them (`document_is_piece`); at most `CANDIDATES`, best first.
 3. For the candidates, the intersection with all of the upload's hashes (stop-shingles
    included) is counted exactly, through the (artifact, hash) unique index, so the share that
    is reported and compared with the threshold is the exact one.
@@ -45,8 +45,8 @@ BATCH_WORK_MEM = "64MB"
 MIN_FINGERPRINTS = 8
 # A document is a piece of an artifact when at least this many of the artifact's own
 # (unquoted) hashes, and at least this share of the document's hashes, are in common
-# (`is_piece`). Measured by H6 (bench/provenance_eval.py): single printed pages of the eval's
-# drafts 0.72-1.0, legitimate documents at most 0.13.
+# (`document_is_piece`). Measured by H6 (bench/provenance_eval.py): single printed pages of the
+# eval's drafts 0.72-1.0, legitimate documents at most 0.13.
 PIECE_MIN_COMMON = 10
 PIECE_DOCUMENT_SHARE = 0.5
 
@@ -75,13 +75,13 @@ def artifact_matches_for_text(
     """Artifacts that `text` substantially holds, highest share first, at most `limit`:
     either the share of the artifact found in the text is at least `threshold` (default: the
     setting LEXWEB_ARTIFACT_MATCH_THRESHOLD), or the text is mostly a piece of the artifact
-    (see `is_piece`)."""
+    (see `document_is_piece`)."""
     return artifact_matches_for_hashes(
         hashes=fp.fingerprint(text), limit=limit, threshold=threshold
     )
 
 
-def is_piece(*, own_common: int, document_hashes: int) -> bool:
+def document_is_piece(*, own_common: int, document_hashes: int) -> bool:
     """A document that is mostly the artifact's own words is a piece of it, however little of
     the artifact it holds (one printed page of a long draft, uploaded alone): at least
     `PIECE_MIN_COMMON` of the artifact's unquoted hashes, and they are at least
@@ -155,7 +155,7 @@ def _matches(
     for artifact_id, (common, own_common) in counts.items():
         artifact = artifacts[artifact_id]
         share = common / artifact.fingerprint_count
-        if share >= threshold or is_piece(own_common=own_common, document_hashes=size):
+        if share >= threshold or document_is_piece(own_common=own_common, document_hashes=size):
             matches.append(
                 TextMatch(
                     artifact=artifact,

@@ -146,7 +146,7 @@ def _overlap_start(text: str, done: int) -> int:
     return starts[0] if window > 0 and starts else 0
 
 
-def grow_params(growths: list[tuple[StreamPostings, list[int]]]) -> list[object]:
+def stream_growth_params(growths: list[tuple[StreamPostings, list[int]]]) -> list[object]:
     """GROW_SQL's parameters for the growing artifacts of one write."""
     ids, hashes = [], []
     for postings, fresh in growths:
