@@ -524,7 +524,7 @@ def production_source(
     `first_page_only`: the facts of page 1 alone (the stamp preview)."""
     known, ocr_pages = _page_facts(document, first_page_only)
     # A rendered document's rendition (its Page rows hold no margin boxes or OCR words).
-    path, kind = rendition_services.stamp_file(document)
+    path, kind = rendition_services.document_file_to_stamp(document)
     return stamping.Source(
         path=path,
         kind=kind,

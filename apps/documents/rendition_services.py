@@ -9,7 +9,7 @@ rendered to, for viewing and production.
    it ready with transform, version, tool and the input's SHA-256 (its lineage); or failed
    with the reason; or unavailable where LibreOffice is not installed. The document itself
    stays ready and searchable whatever happens here.
-3. Productions stamp the rendition's pages (`production_page_counts`, `stamp_file`).
+3. Productions stamp the rendition's pages (`production_page_counts`, `document_file_to_stamp`).
 Each change is pushed to the case as `documents.rendition_progress`.
 """
 
@@ -213,7 +213,7 @@ def production_page_counts(documents: Sequence[Document]) -> dict[int, int]:
     return counts
 
 
-def stamp_file(document: Document) -> tuple[Path, str]:
+def document_file_to_stamp(document: Document) -> tuple[Path, str]:
     """The file to stamp for `document` and its kind: a rendered kind's ready rendition
     ("pdf"), else the original. DomainError when the rendition is not ready."""
     if document.kind not in rendering.RENDERED_KINDS:

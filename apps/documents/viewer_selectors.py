@@ -69,7 +69,7 @@ class Neighbour:
     page: int  # where to open it: the best hit of the search, else 1
 
 
-def has_page_images(document: Document, number: int = 1) -> bool:
+def document_has_page_images(document: Document, number: int = 1) -> bool:
     """Whether page `number` has an image at the page-image endpoint: PDFs and images always;
     the kinds rendered to PDF (text, e-mail, Word, Excel, Outlook) once their rendition is
     ready and has that page. The one test of it: the viewer, its hit boxes and the drafting

@@ -122,7 +122,7 @@ def document_detail(request: HttpRequest, case_id: int, document_id: int) -> Htt
         "next_document_url": _neighbour_url(case_id, view.next, query, listed, view),
         "list_context": bool(listed),
         "listed": listed,
-        "has_images": viewer_selectors.has_page_images(document, current),
+        "has_images": viewer_selectors.document_has_page_images(document, current),
         "rendition": selectors.rendition_for(document),
     }
     if request.GET.get("part") == PART_VIEWER:

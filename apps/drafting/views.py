@@ -378,7 +378,9 @@ def _panel(request: HttpRequest, claim: Claim | None) -> dict[str, object]:
         return {"selected": None}
     page = claim.finding.page
     size = None
-    if page is not None and viewer_selectors.has_page_images(page.document, page.page_number):
+    if page is not None and viewer_selectors.document_has_page_images(
+        page.document, page.page_number
+    ):
         size = verification_selectors.frozen_page_size(page) or viewer_selectors.rendered_page_size(
             page.document, page.page_number
         )

@@ -231,13 +231,13 @@ def test_a_productions_page_counts_each_rendered_documents_stamped_pages(
 def test_has_page_images_follows_the_rendition(lawyer: User, case: Case, run_jobs: Jobs) -> None:
     document, rendition = _rendered(lawyer, case, run_jobs)
 
-    assert viewer_selectors.has_page_images(document, 1)
-    assert viewer_selectors.has_page_images(document, rendition.page_count)
-    assert not viewer_selectors.has_page_images(document, rendition.page_count + 1)
+    assert viewer_selectors.document_has_page_images(document, 1)
+    assert viewer_selectors.document_has_page_images(document, rendition.page_count)
+    assert not viewer_selectors.document_has_page_images(document, rendition.page_count + 1)
     Rendition.objects.filter(pk=rendition.pk).update(
         status=Rendition.Status.FAILED, output=None, page_count=0
     )
-    assert not viewer_selectors.has_page_images(Document.objects.get(pk=document.pk), 1)
+    assert not viewer_selectors.document_has_page_images(Document.objects.get(pk=document.pk), 1)
 
 
 def test_the_drafting_panel_shows_a_rendered_documents_page_image(
