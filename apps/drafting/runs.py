@@ -203,7 +203,7 @@ def _instructions(text: object) -> str:
 def _frozen_packet(*, case: Case, packet_id: int) -> Packet:
     packet = (
         Packet.objects.filter(pk=packet_id, case=case).first()
-        if selectors.is_id(packet_id)
+        if selectors.id_is_valid(packet_id)
         else None
     )
     if packet is None:
@@ -625,7 +625,7 @@ def stages_close(*, run: Run, status: str) -> None:
 def _locked_run(*, case: Case, run_id: int) -> Run:
     run = (
         Run.objects.select_for_update().filter(pk=run_id, case=case).first()
-        if selectors.is_id(run_id)
+        if selectors.id_is_valid(run_id)
         else None
     )
     if run is None:

@@ -18,21 +18,21 @@ from lexweb.errors import NotFound
 _MAX_ID = 2**63 - 1
 
 
-def is_id(value: object) -> bool:
+def id_is_valid(value: object) -> bool:
     """A positive id that fits PostgreSQL's bigint (anything else names nothing)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= _MAX_ID
 
 
 def case_for_user(*, user: User, case_id: int) -> Case:
     """The case if `user` may see it (NotFound otherwise, as for a case that never existed)."""
-    if not is_id(case_id):
+    if not id_is_valid(case_id):
         raise NotFound(f"No case {case_id}.")
     return case_selectors.case_get_for_user(user=user, case_id=case_id)
 
 
 def draft_in_case(*, case: Case, draft_id: int) -> Draft:
     """The draft of `case` (membership already checked by the caller), or NotFound."""
-    draft = Draft.objects.filter(pk=draft_id, case=case).first() if is_id(draft_id) else None
+    draft = Draft.objects.filter(pk=draft_id, case=case).first() if id_is_valid(draft_id) else None
     if draft is None:
         raise NotFound(f"No draft {draft_id} in this case.")
     return draft
@@ -106,7 +106,7 @@ MAX_EVENTS_PAGE = 1000
 
 def run_in_case(*, case: Case, run_id: int) -> Run:
     """The run of `case` (membership already checked by the caller), or NotFound."""
-    run = Run.objects.filter(pk=run_id, case=case).first() if is_id(run_id) else None
+    run = Run.objects.filter(pk=run_id, case=case).first() if id_is_valid(run_id) else None
     if run is None:
         raise NotFound(f"No run {run_id} in this case.")
     return run
@@ -322,7 +322,7 @@ def version_states(versions: Sequence[DraftVersion]) -> dict[int, VersionState]:
     }
 
 
-def latest_versions(drafts: Sequence[Draft]) -> dict[int, DraftVersion]:
+def draft_latest_versions(drafts: Sequence[Draft]) -> dict[int, DraftVersion]:
     """The newest version (without its text) of each draft, by draft id. For drafts the caller
     has already read through `draft_list_for_user`."""
     return {

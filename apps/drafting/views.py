@@ -97,7 +97,7 @@ def draft_list(request: HttpRequest, case_id: int) -> HttpResponse:
     drafts = Paginator(
         selectors.draft_list_for_user(user=user, case_id=case.pk), DRAFTS_PER_VIEW
     ).get_page(request.GET.get("page"))
-    latest = selectors.latest_versions(list(drafts))
+    latest = selectors.draft_latest_versions(list(drafts))
     states = selectors.version_states(list(latest.values()))
     rows = [
         (
