@@ -18,9 +18,7 @@ import smtplib
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth.password_validation import validate_password
 from django.contrib.sessions.backends.base import SessionBase
-from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.urls import reverse
@@ -28,7 +26,13 @@ from django.utils import timezone
 
 from apps.accounts import throttle
 from apps.accounts.models import SignInLink, User
-from apps.accounts.services import UNKNOWN_ACCOUNT, audit_record, user_can_manage_people
+from apps.accounts.reauth import session_time, session_time_mark
+from apps.accounts.services import (
+    UNKNOWN_ACCOUNT,
+    audit_record,
+    password_store,
+    user_can_manage_people,
+)
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 
 logger = logging.getLogger(__name__)
@@ -279,18 +283,11 @@ def signin_link_use(*, secret: str, client_ip: str | None) -> User:
 
 
 def mark_signed_in_by_link(session: SessionBase) -> None:
-    session[LINK_SESSION_KEY] = timezone.now().isoformat()
+    session_time_mark(session, LINK_SESSION_KEY)
 
 
 def signed_in_by_link_at(session: SessionBase) -> datetime | None:
-    raw = session.get(LINK_SESSION_KEY)
-    if not isinstance(raw, str):
-        return None
-    try:
-        when = datetime.fromisoformat(raw)
-    except ValueError:
-        return None
-    return when if timezone.is_aware(when) else None
+    return session_time(session, LINK_SESSION_KEY)
 
 
 def password_choose_allowed(*, user: User, link_signed_in_at: datetime | None) -> bool:
@@ -316,15 +313,7 @@ def password_choose(*, user: User, password: str, link_signed_in_at: datetime | 
             "You already have a password: change it with the current one, or ask an admin to "
             "send you a sign-in link."
         )
-    if len(password) > 4096:
-        raise DomainError("A password is at most 4,096 characters.")
-    try:
-        validate_password(password, user)
-    except ValidationError as exc:
-        raise DomainError(" ".join(exc.messages)) from None
-    had_one = user.has_usable_password()
-    user.set_password(password)
-    user.save(update_fields=["password"])
+    had_one = password_store(user=user, password=password)
     audit_record(
         actor=user, action="auth.password_choose", target=user, detail={"replaced": had_one}
     )

@@ -12,12 +12,15 @@ from django.utils import timezone
 REAUTH_SESSION_KEY = "lexweb_reauthenticated_at"
 
 
-def mark_reauthenticated(session: SessionBase) -> None:
-    session[REAUTH_SESSION_KEY] = timezone.now().isoformat()
+def session_time_mark(session: SessionBase, key: str) -> None:
+    """Keep now under `key` in the session."""
+    session[key] = timezone.now().isoformat()
 
 
-def reauthenticated_at(session: SessionBase) -> datetime | None:
-    raw = session.get(REAUTH_SESSION_KEY)
+def session_time(session: SessionBase, key: str) -> datetime | None:
+    """The time kept under `key` in the session (by session_time_mark), or None when there is
+    none or it is not an aware ISO time (a session is the client's to send back)."""
+    raw = session.get(key)
     if not isinstance(raw, str):
         return None
     try:
@@ -25,6 +28,14 @@ def reauthenticated_at(session: SessionBase) -> datetime | None:
     except ValueError:
         return None
     return when if timezone.is_aware(when) else None
+
+
+def mark_reauthenticated(session: SessionBase) -> None:
+    session_time_mark(session, REAUTH_SESSION_KEY)
+
+
+def reauthenticated_at(session: SessionBase) -> datetime | None:
+    return session_time(session, REAUTH_SESSION_KEY)
 
 
 # Flags a sign-in request carries for SignInGuardMiddleware, set by the receivers and views

@@ -166,6 +166,14 @@ def user_password_set(*, actor: User, user_id: int, password: str) -> User:
     user = User.objects.select_for_update().filter(pk=user_id).first()
     if user is None:
         raise NotFound("No such user.")
+    had_one = password_store(user=user, password=password)
+    audit_record(actor=actor, action="user.password_set", target=user, detail={"replaced": had_one})
+    return user
+
+
+def password_store(*, user: User, password: str) -> bool:
+    """Store `password` as `user`'s after the password rules (and a length cap), and say
+    whether it replaced one. The caller audits it, never with the password."""
     if len(password) > 4096:
         raise DomainError("A password is at most 4,096 characters.")
     try:
@@ -175,8 +183,7 @@ def user_password_set(*, actor: User, user_id: int, password: str) -> User:
     had_one = user.has_usable_password()
     user.set_password(password)
     user.save(update_fields=["password"])
-    audit_record(actor=actor, action="user.password_set", target=user, detail={"replaced": had_one})
-    return user
+    return had_one
 
 
 USER_EDITABLE_FIELDS = ("email", "full_name", "role", "is_active")
