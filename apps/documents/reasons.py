@@ -6,6 +6,7 @@ Two acts take it: including a held-back document in a production
 (LawyerRequired, 403; `apps.cases.selectors.case_is_lawyer`) and check the reason with
 `reason_clean` (ReasonInvalid, 400): at least MIN_REASON and at most MAX_REASON characters once
 trimmed, no control or format characters but line breaks and tabs. The reason is shown for good.
+`LawyerRequired` is also the refusal of the verifier's overrides and of drafting's approval.
 """
 
 import unicodedata

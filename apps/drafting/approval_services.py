@@ -15,10 +15,11 @@ from django.utils import timezone
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
+from apps.cases import selectors as case_selectors
+from apps.documents.reasons import LawyerRequired
 from apps.drafting import runs, selectors
 from apps.drafting.models import DraftVersion
 from apps.verification import selectors as verification_selectors
-from apps.verification import services as verification_services
 from apps.verification.models import Verification
 from lexweb.errors import Conflict
 
@@ -77,10 +78,8 @@ def version_approve(*, user: User, case_id: int, draft_id: int, number: int) -> 
     case = selectors.case_for_user(user=user, case_id=case_id)
     version = selectors.version_in_case(case=case, draft_id=draft_id, number=number)
     version = DraftVersion.objects.select_for_update().select_related("draft").get(pk=version.pk)
-    if not verification_selectors.is_case_lawyer(user=user, case=case):
-        raise verification_services.LawyerRequired(
-            "Only a lawyer on this case may approve a draft; ask one to do it."
-        )
+    if not case_selectors.case_is_lawyer(user=user, case=case):
+        raise LawyerRequired("Only a lawyer on this case may approve a draft; ask one to do it.")
     if version.approved_at is not None:
         raise AlreadyApproved(f"Version {number} was approved already.")
     if version.rejected_at is not None:
@@ -89,7 +88,7 @@ def version_approve(*, user: User, case_id: int, draft_id: int, number: int) -> 
             "run a new version, and approve that one."
         )
     version_complete_require(version, doing="approved")
-    latest = verification_selectors.latest_verification(version)
+    latest = verification_selectors.verification_latest(version)
     if latest is None or latest.status != Verification.Status.DONE:
         state = "has not been verified" if latest is None else f"verification is {latest.status}"
         raise NotVerified(

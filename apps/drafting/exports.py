@@ -275,7 +275,7 @@ def _require_exportable(version: DraftVersion) -> Verification:
     """The approval rule: a complete version (never one cut at its limit) whose newest
     verification is done with no open blocking finding."""
     version_complete_require(version, doing="exported")
-    latest = verification_selectors.latest_verification(version)
+    latest = verification_selectors.verification_latest(version)
     if latest is None or latest.status != Verification.Status.DONE:
         state = "has not been verified" if latest is None else f"verification is {latest.status}"
         raise NotVerified(

@@ -129,7 +129,7 @@ def table_of(run: Run) -> TransactionTable | None:
     raw = data.get("transactions")
     items = [item for item in raw if isinstance(item, dict)] if isinstance(raw, list) else []
     version = stage.version
-    verification = verification_selectors.latest_verification(version)
+    verification = verification_selectors.verification_latest(version)
     done = verification is not None and verification.status == Verification.Status.DONE
     findings = (
         list(

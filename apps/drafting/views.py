@@ -424,7 +424,7 @@ def _render_version(
     selected = next((c for c in claims if c.finding.pk == selected_id), None)
     verification = found.verification
     notes = margin_notes.margin_notes(version)
-    lawyer = verification_selectors.is_case_lawyer(user=user, case=case)
+    lawyer = case_selectors.case_is_lawyer(user=user, case=case)
     done = verification is not None and verification.status == Verification.Status.DONE
     membership = case_selectors.membership_get(user=user, case=case)
     exporter = membership is not None and membership.role in (
@@ -836,7 +836,7 @@ def _render_run(
     except NotFound:
         raise Http404("No such run.") from None
     run = state.run
-    lawyer = verification_selectors.is_case_lawyer(user=user, case=case)
+    lawyer = case_selectors.case_is_lawyer(user=user, case=case)
     table = transactions.table_of(run)
     fallbacks = stage_fallbacks.stage_fallbacks(state.stages)
     context = {

@@ -13,7 +13,6 @@ from PIL import Image
 from apps.accounts.models import User
 from apps.cases import read_audit
 from apps.cases import selectors as case_selectors
-from apps.cases.models import Case, Membership
 from apps.documents import storage
 from apps.documents.extraction import _own_dpi as stated_dpi  # how ingest sized image pages
 from apps.documents.models import Document
@@ -25,12 +24,12 @@ from lexweb.errors import NotFound
 _MAX_ID = 2**63 - 1
 
 
-def latest_verification(version: Model) -> Verification | None:
+def verification_latest(version: Model) -> Verification | None:
     """The version's newest verification, whatever its status."""
     return Verification.objects.filter(version_id=version.pk).order_by("-created_at", "-id").first()
 
 
-def open_blocking(verification: Verification) -> QuerySet[Finding]:
+def finding_list_open_blocking(verification: Verification) -> QuerySet[Finding]:
     """Unsupported or contradicted findings no lawyer has overridden: they block approval."""
     return Finding.objects.filter(
         verification=verification, status__in=Finding.BLOCKING, override__isnull=True
@@ -38,7 +37,7 @@ def open_blocking(verification: Verification) -> QuerySet[Finding]:
 
 
 def blocking_count(verification: Verification | None) -> int:
-    return 0 if verification is None else open_blocking(verification).count()
+    return 0 if verification is None else finding_list_open_blocking(verification).count()
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def findings_for_user(*, user: User, case_id: int, draft_id: int, number: int) -
         raise NotFound(f"No case {case_id}.")
     case = case_selectors.case_get_for_user(user=user, case_id=case_id)
     version = versions.version_in_case(case=case, draft_id=draft_id, number=number)
-    verification = latest_verification(version)
+    verification = verification_latest(version)
     if verification is not None:
         verification.version = version  # type: ignore[assignment]  # drafting's DraftVersion
     findings = (
@@ -86,17 +85,6 @@ def finding_overridden(finding: Finding) -> bool:
     except Finding.override.RelatedObjectDoesNotExist:
         return False
     return True
-
-
-def is_case_lawyer(*, user: User, case: Case) -> bool:
-    """Whether `user` may override findings and approve on `case`: a lawyer, on the case
-    as a lawyer (the one rule: `services._require_lawyer` refuses everyone else)."""
-    membership = case_selectors.membership_get(user=user, case=case)
-    return (
-        membership is not None
-        and membership.role == Membership.Role.LAWYER
-        and user.role == User.Role.LAWYER
-    )
 
 
 def frozen_page_size(page: FrozenPage) -> tuple[float, float] | None:

@@ -53,12 +53,13 @@ from apps.cases import selectors as case_selectors
 from apps.cases.events import publish_to_case
 from apps.cases.models import Case
 from apps.documents.models import Production
+from apps.documents.reasons import LawyerRequired
 from apps.evidence.models import FrozenPage
 from apps.verification import boxes, second_opinion, selectors, versions
 from apps.verification.events import VerificationProgress
 from apps.verification.models import Finding, Override, Verification
 from apps.verification.pages import page_record, page_records  # noqa: F401  (read here too)
-from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
+from lexweb.errors import Conflict, DomainError, NotFound
 from lexweb.jobs import database_lost, job_defer
 
 if TYPE_CHECKING:
@@ -79,13 +80,6 @@ _LABEL = re.compile(r"^(.*?)(\d+)$")
 _PAGE_SUFFIX = re.compile(r"(?<=\d{3})\.\d{1,6}$")  # "ABC000101.0002": page 2 of ABC000101
 
 
-class LawyerRequired(PermissionDenied):
-    """Only a lawyer of the case may do this (403); the caller is a member, so this reveals
-    nothing about the case."""
-
-    code = "lawyer_required"
-
-
 # --- Reaching a version ----------------------------------------------------------------------
 
 
@@ -101,7 +95,7 @@ def _version(*, user: User, case_id: int, draft_id: int, number: int) -> tuple[C
 
 
 def _require_lawyer(*, user: User, case: Case, doing: str) -> None:
-    if not selectors.is_case_lawyer(user=user, case=case):
+    if not case_selectors.case_is_lawyer(user=user, case=case):
         raise LawyerRequired(f"Only a lawyer on this case may {doing}; ask one to do it.")
 
 
@@ -587,7 +581,7 @@ def finding_override(
         raise NotFound(f"No finding {finding_id} on version {number} of this draft.")
     _require_lawyer(user=user, case=case, doing="override a finding")
     text = _reason(reason)
-    latest = selectors.latest_verification(version)
+    latest = selectors.verification_latest(version)
     if latest is None or latest.pk != finding.verification_id:
         raise Conflict("This finding is from an earlier verification; override the newest one's.")
     if not finding.blocks:
