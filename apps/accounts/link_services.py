@@ -282,7 +282,7 @@ def signin_link_use(*, secret: str, client_ip: str | None) -> User:
 # --- The session a link opened ------------------------------------------------------------------
 
 
-def mark_signed_in_by_link(session: SessionBase) -> None:
+def session_mark_signed_in_by_link(session: SessionBase) -> None:
     session_time_mark(session, LINK_SESSION_KEY)
 
 

@@ -70,7 +70,7 @@ def signin_failure_record(*, tried: str, action: str = "auth.login_failed") -> A
     )
 
 
-def reauthenticate(*, user: User, password: str) -> None:
+def user_reauthenticate(*, user: User, password: str) -> None:
     """Confirm that the person at the browser knows `user`'s password (before creating a token).
     Audited either way; a wrong password raises DomainError."""
     if not password or not user.check_password(password):

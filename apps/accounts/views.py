@@ -142,7 +142,7 @@ def reauthenticate(request: HttpRequest) -> HttpResponse:
     form = ReauthForm(request.POST) if request.method == "POST" else ReauthForm()
     if request.method == "POST" and form.is_valid():
         try:
-            services.reauthenticate(user=user, password=form.cleaned_data["password"])
+            services.user_reauthenticate(user=user, password=form.cleaned_data["password"])
         except DomainError as exc:
             setattr(request, FAILURE_RECORDED, True)
             form.add_error("password", exc.message)
@@ -351,7 +351,7 @@ def sign_in_link(request: HttpRequest, secret: str) -> HttpResponse:
         return render(request, "accounts/sign_in_link.html", context)
     setattr(request, SIGNED_IN_BY_LINK, True)
     login(request, person, backend="django.contrib.auth.backends.ModelBackend")
-    link_services.mark_signed_in_by_link(request.session)
+    link_services.session_mark_signed_in_by_link(request.session)
     if not person.has_usable_password():
         messages.info(request, "You are signed in. Choose a password to sign in with from now on.")
     else:
