@@ -4,17 +4,12 @@ scanners open links), within LEXWEB_SIGN_IN_LINK_MINUTES, and a person without a
 chooses one. The mail goes through a real SMTP server (aiosmtpd on 127.0.0.1) and is read back
 from it; nothing is mocked."""
 
-import email
 import re
-import socket
 from collections.abc import Iterator
 from datetime import timedelta
-from email.message import EmailMessage
-from email.policy import default as default_policy
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from django.test import Client
 from django.utils import timezone
 
@@ -23,6 +18,8 @@ from apps.accounts.models import AuditEvent, SignInLink, User
 from apps.accounts.reauth import REAUTH_SESSION_KEY
 from tests.conftest import session_client
 from tests.factories import PASSWORD
+from tests.harness import mail
+from tests.harness.ports import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -30,57 +27,27 @@ GOOD = "A-good-long-passphrase-7"
 LINK = re.compile(r"http://testserver(/accounts/sign-in/[A-Za-z0-9_-]{43}/)")
 
 
-class Inbox:
-    """What the SMTP server received (aiosmtpd calls handle_DATA for each message)."""
-
-    def __init__(self) -> None:
-        self.messages: list[EmailMessage] = []
-        self.recipients: list[list[str]] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        message = email.message_from_bytes(envelope.content, policy=default_policy)
-        assert isinstance(message, EmailMessage)
-        self.messages.append(message)
-        self.recipients.append(list(envelope.rcpt_tos))
-        return "250 Message accepted for delivery"
-
-    def body(self, n: int = -1) -> str:
-        part = self.messages[n].get_body(preferencelist=("plain",))
-        assert part is not None
-        return str(part.get_content())
-
+class Inbox(mail.Inbox):
     def link_path(self, n: int = -1) -> str:
         found = LINK.search(self.body(n))
         assert found, self.body(n)
         return found.group(1)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def inbox(settings: Any) -> Iterator[Inbox]:
     """A real SMTP server on 127.0.0.1, and the mail settings pointed at it."""
-    received = Inbox()
-    port = _free_port()
-    controller = Controller(received, hostname="127.0.0.1", port=port)
-    controller.start()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST = "127.0.0.1"
-    settings.EMAIL_PORT = port
-    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
-    settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
-    settings.EMAIL_TIMEOUT = 10
-    settings.DEFAULT_FROM_EMAIL = "lexweb <lexweb@firm.test>"
-    settings.LEXWEB_SIGN_IN_LINK_MINUTES = 60
-    settings.TIME_ZONE = "UTC"
-    try:
+    with mail.smtp_server(Inbox()) as (received, port):
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST = "127.0.0.1"
+        settings.EMAIL_PORT = port
+        settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+        settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+        settings.EMAIL_TIMEOUT = 10
+        settings.DEFAULT_FROM_EMAIL = "lexweb <lexweb@firm.test>"
+        settings.LEXWEB_SIGN_IN_LINK_MINUTES = 60
+        settings.TIME_ZONE = "UTC"
         yield received
-    finally:
-        controller.stop()
 
 
 @pytest.fixture
@@ -254,7 +221,7 @@ def test_an_unreachable_mail_server_sends_nothing_and_the_earlier_link_still_wor
 ) -> None:
     _send(admin_user, newcomer)
     first = inbox.link_path()
-    settings.EMAIL_PORT = _free_port()  # nothing listens there
+    settings.EMAIL_PORT = free_port()  # nothing listens there
 
     failed = session_client(admin_user).post(
         f"/accounts/people/{newcomer.pk}/sign-in-link/", follow=True

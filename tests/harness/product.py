@@ -5,9 +5,10 @@ tests.
 `product` is a session fixture: one launched product per test session (per xdist worker), shared
 by the browser and process tests. Each test makes its own case through the product itself
 (`Product.new_case`: the admin site and the REST API, as a firm's admin and lawyers would), so
-tests never depend on one another nor on the demo's cases. Tests that need the product started
-with settings of their own, or that stop and restart it, start their own with
-`running_product(...)`, the same code.
+tests never depend on one another nor on the demo's cases. Its mail goes to a real SMTP server
+in the test process (`Product.mail`, tests/harness/mail.py), so a test reads what it sent. Tests
+that need the product started with settings of their own, or that stop and restart it, start
+their own with `running_product(...)`, the same code.
 """
 
 import contextlib
@@ -36,6 +37,7 @@ import httpx
 import pytest
 from django.conf import settings
 
+from tests.harness.mail import Inbox, smtp_server
 from tests.harness.ports import free_port_below_ephemeral, free_port_run
 from tests.harness.waiting import wait_until
 
@@ -248,6 +250,8 @@ class Product:
     env: dict[str, str]
     log: Path  # everything the launcher and its children printed (a test artifact)
     process: subprocess.Popen[bytes] | None = None
+    # What its mail server received, where the test process runs the one it sends to.
+    mail: Inbox | None = None
     admin: Account = field(
         default_factory=lambda: Account(ADMIN_EMAIL, ADMIN_PASSWORD, "Administrator", "admin")
     )
@@ -458,17 +462,35 @@ def running_product(name: str, **extra_env: str) -> Iterator[Product]:
 @pytest.fixture(scope="session")
 def product() -> Iterator[Product]:
     """The product launched once for the test session (once per xdist worker), demo cluster
-    on (its fake backends serve the runs); stopped, and its clean stop checked, at the end.
+    on (its fake backends serve the runs), its mail sent to an SMTP server in the test process
+    (plain SMTP on 127.0.0.1; what it received is `product.mail`); stopped, and its clean stop
+    checked, at the end.
 
     With LEXWEB_TEST_PRODUCT_URL set, the product already running there is used instead (one
-    started by `python -m tests.harness.product`, for working on the browser tests)."""
+    started by `python -m tests.harness.product`, for working on the browser tests); its mail is
+    not readable (`product.mail` is None)."""
     running = os.environ.get("LEXWEB_TEST_PRODUCT_URL")
     if running:
         port = int(running.rstrip("/").rsplit(":", 1)[1])
         yield Product(var_dir=Path(), port=port, env={}, log=Path(os.devnull))
         return
-    with running_product("session") as launched:
+    with (
+        smtp_server(Inbox()) as (inbox, smtp_port),
+        running_product("session", **mail_env(smtp_port)) as launched,
+    ):
+        launched.mail = inbox
         yield launched
+
+
+def mail_env(smtp_port: int) -> dict[str, str]:
+    """The launcher's settings for sending mail to the tests' SMTP server on `smtp_port`."""
+    return {
+        "LEXWEB_EMAIL_HOST": "127.0.0.1",
+        "LEXWEB_EMAIL_PORT": str(smtp_port),
+        "LEXWEB_EMAIL_USE_TLS": "false",
+        "LEXWEB_EMAIL_TIMEOUT_SECONDS": "10",
+        "LEXWEB_EMAIL_FROM": "lexweb <lexweb@firm.test>",
+    }
 
 
 if __name__ == "__main__":
