@@ -19,6 +19,10 @@ from typing import Any, Protocol
 from lexweb_dev.fakebackend.config import FakeSettings
 from lexweb_dev.fakebackend.http import BadRequest, BodyStream, Request, head, read_request
 
+# The requests a fake keeps (method, path, decoded JSON body), the oldest dropped first: all a
+# test sends, by default; the demo's long-running fakes keep far fewer (demo_backends): a
+# drafting prompt decodes to tens of kilobytes, and these bodies were what tracemalloc saw grow
+# (by about 23 KB a request) when demo-backends grew 12% in ten minutes of load (issue 24 req 6).
 MAX_RECORDED = 10_000
 
 
@@ -125,11 +129,20 @@ def pacing_rate(settings: FakeSettings) -> float:
 
 
 class FakeBackend:
-    def __init__(self, settings: FakeSettings, *, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        settings: FakeSettings,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        keep_requests: int = MAX_RECORDED,
+    ) -> None:
         self.settings = settings
         self.host = host
         self.port = port
+        # The last `keep_requests` requests, oldest first (see MAX_RECORDED).
         self.requests: list[tuple[str, str, object | None]] = []
+        self.keep_requests = max(keep_requests, 1)
         self.generating = 0
         self.cancelled = 0
         self.connections_accepted = 0
@@ -224,9 +237,11 @@ class FakeBackend:
 
     @classmethod
     @contextlib.contextmanager
-    def in_thread(cls, settings: FakeSettings, *, port: int = 0) -> Iterator["FakeBackend"]:
+    def in_thread(
+        cls, settings: FakeSettings, *, port: int = 0, keep_requests: int = MAX_RECORDED
+    ) -> Iterator["FakeBackend"]:
         """A running fake on its own event loop in a daemon thread, for sync code and tests."""
-        fake = cls(settings, port=port)
+        fake = cls(settings, port=port, keep_requests=keep_requests)
         ready = threading.Event()
         failure: list[BaseException] = []
         loop = asyncio.new_event_loop()
@@ -299,9 +314,8 @@ class FakeBackend:
             if request is None:
                 return
             self.requests.append((request.method, request.path, request.json_or_none()))
-            if len(self.requests) > MAX_RECORDED:
-                # A demo fake runs for days: keep the recent half, not every prompt ever sent.
-                del self.requests[: MAX_RECORDED // 2]
+            if len(self.requests) > self.keep_requests:
+                del self.requests[: len(self.requests) - self.keep_requests]
             self.changed()
             exchange = Exchange(request, reader, writer)
             reply = await app.handle(exchange)

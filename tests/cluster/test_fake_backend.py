@@ -608,3 +608,23 @@ def test_in_thread_serves_sync_callers() -> None:
     frames = [json.loads(line) for line in reply.text.splitlines()]
     assert frames[-1]["done"] is True and frames[-1]["eval_count"] == 128
     assert fake.requests[0][:2] == ("POST", "/api/chat")
+
+
+def test_demo_fakes_keep_a_bounded_record_of_requests() -> None:
+    """A demo fake serves for days: after many requests over HTTP it keeps only the last
+    DEMO_KEPT_REQUESTS (each with its prompt), not every prompt ever sent (issue 24 req 6: the
+    kept prompts grew demo-backends by 12% in ten minutes of load)."""
+    from lexweb_dev.management.commands.demo_backends import DEMO_KEPT_REQUESTS
+
+    settings = FakeSettings(kind="llama_cpp", tokens_per_second=math.inf)
+    sent = DEMO_KEPT_REQUESTS * 3
+    with (
+        FakeBackend.in_thread(settings, keep_requests=DEMO_KEPT_REQUESTS) as fake,
+        httpx.Client() as client,
+    ):
+        for n in range(sent):
+            client.post(f"{fake.base_url}/tokenize", json={"content": f"prompt {n} " + "x" * 4000})
+
+    assert len(fake.requests) == DEMO_KEPT_REQUESTS < sent
+    kept = [body["content"].split()[1] for _, _, body in fake.requests]  # type: ignore[index]
+    assert kept == [str(n) for n in range(sent - DEMO_KEPT_REQUESTS, sent)]

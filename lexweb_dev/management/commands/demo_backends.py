@@ -13,6 +13,10 @@ from lexweb_dev import demo, llamacpp
 from lexweb_dev.fakebackend.config import FakeSettings
 from lexweb_dev.fakebackend.server import FakeBackend
 
+# The requests each demo fake keeps for inspection: a few, not MAX_RECORDED (tests' default),
+# as the demo serves for days and each request's prompt is tens of kilobytes.
+DEMO_KEPT_REQUESTS = 50
+
 
 class Command(BaseCommand):
     help = (
@@ -128,7 +132,7 @@ class Command(BaseCommand):
             loop.add_signal_handler(signum, stop.set)
         running: list[FakeBackend] = []
         for name, port, fake_settings in plan:
-            fake = FakeBackend(fake_settings, port=port)
+            fake = FakeBackend(fake_settings, port=port, keep_requests=DEMO_KEPT_REQUESTS)
             try:
                 await fake.start()
             except (OSError, OverflowError) as exc:
