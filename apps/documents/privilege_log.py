@@ -212,8 +212,13 @@ def privilege_log_write(
             actor=actor,
             action="production.document_withheld",
             case=production.case,
-            target=production,
-            detail={"document": document.pk, "privilege": one.privilege},
+            target=document,  # the activity names the document; the production is in detail
+            detail={
+                "document": document.pk,
+                "production": production.pk,
+                "volume": production.volume,
+                "privilege": one.privilege,
+            },
         )
 
 

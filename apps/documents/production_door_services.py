@@ -147,12 +147,20 @@ def production_inclusions_audit(
     *, production: Production, actor: User, included: dict[int, tuple[str, str]]
 ) -> None:
     """One audit row per included document (step 4), with why it was held back and the
-    reason it was produced all the same."""
+    reason it was produced all the same. Its target is the document (the case's activity
+    names it); the production is in its detail."""
+    documents = Document.objects.in_bulk(list(included))
     for document_id, (problem, reason) in included.items():
         account_services.audit_record(
             actor=actor,
             action="production.document_included",
             case=production.case,
-            target=production,
-            detail={"document": document_id, "held_back": problem, "reason": reason},
+            target=documents.get(document_id, production),
+            detail={
+                "document": document_id,
+                "production": production.pk,
+                "volume": production.volume,
+                "held_back": problem,
+                "reason": reason,
+            },
         )

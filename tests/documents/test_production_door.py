@@ -175,6 +175,11 @@ def test_a_lawyer_includes_each_held_back_document_with_a_reason_kept_and_audite
         (lawyer, held[k].pk, REASON) for k in kept
     ]
     assert audits[2].detail["held_back"] == "it is firm work product"
+    # The row is about the document (the case's activity names it), in this production.
+    assert [a.target_label for a in audits] == [held[k].filename for k in kept]
+    assert {(a.detail["production"], a.detail["volume"]) for a in audits} == {
+        (production.pk, production.volume)
+    }
 
 
 def test_staff_may_not_include_and_nothing_is_produced(
@@ -526,6 +531,7 @@ def test_withheld_documents_go_to_the_privilege_log_exported_as_csv_and_pdf_with
     assert "Attorney-client privilege" in text
     audits = AuditEvent.objects.filter(action="production.document_withheld").order_by("id")
     assert [a.detail["document"] for a in audits] == [held["work"].pk, held["draft"].pk]
+    assert [a.target_label for a in audits] == [held["work"].filename, held["draft"].filename]
 
 
 def test_a_volume_without_withheld_documents_has_no_privilege_log(
