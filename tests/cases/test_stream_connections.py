@@ -37,6 +37,12 @@ TURNS = 2
 # to the count before them, below) is the exact check.
 BURST_BOUND = STREAMS * 3 // 4
 
+# Sessions above the count before that may stay while the streams wait, whatever STREAMS is: a
+# full suite (2026-12-05, 20:40) once kept one idle Django session more than before, its last
+# query the access check's break-glass read, on another of the server's worker threads; a
+# stream holding a connection would keep STREAMS more.
+WAITING_SLACK = TURNS
+
 # Client sessions only: an autovacuum worker (or a parallel worker) of this database is listed
 # under its name too, and comes and goes on its own while a full suite truncates tables.
 COUNT_SQL = (
@@ -156,11 +162,16 @@ def test_streams_asked_for_at_once_take_turns_on_a_few_connections_and_hold_none
     def while_open() -> None:
         sessions.stop.set()
         watcher.join(10)
-        # Open and waiting, the streams hold no connection: back to the sessions before them.
-        # The streams stay open however long this takes; 10 s was once too short for the
-        # sessions PostgreSQL still lists to go in a full parallel run on two busy cores.
+        # Open and waiting, the streams hold no connection: back to the sessions before them,
+        # give or take WAITING_SLACK idle sessions that no stream holds (below). The streams
+        # stay open however long this takes; 10 s was once too short for the sessions
+        # PostgreSQL still lists to go in a full parallel run on two busy cores.
         try:
-            wait_until(lambda: sessions.now() <= before, 30, "the open streams' connections to go")
+            wait_until(
+                lambda: sessions.now() <= before + WAITING_SLACK,
+                30,
+                "the open streams' connections to go",
+            )
         except AssertionError as exc:  # say which sessions stayed, for whoever reads the failure
             with psycopg.connect(sessions.conninfo, autocommit=True) as probe:
                 rows = probe.execute(
