@@ -2,13 +2,15 @@
 form, finding a row of the documents list, calling the API as the signed-in page does."""
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pymupdf
 from playwright.async_api import Page
 
-from tests.harness.browser import arrive, csp_violations, goto, wait_for
+from tests.harness.browser import arrive, csp_violations, goto, shot, wait_for
+from tests.harness.product import Account
 
 ROWS = "document.querySelectorAll('#document-rows tr')"
 
@@ -180,3 +182,23 @@ async def start_run(
         )
         assert await page.evaluate(NEXT_HEALTH_CHECK, 45_000), "no health check ran in 45 s"
     raise AssertionError(f"the run was refused every time: {refusals}")
+
+
+async def person_create(page: Page, person: Account, *, password: str = "", snap: str = "") -> str:
+    """The admin signed in on `page` creates `person` on the People page (its role, and
+    `password` or none: the person then needs a sign-in link); a screenshot `snap` of the
+    filled form if named. The new person's page address."""
+    await page.click('nav a[href="/accounts/people/"]')
+    await arrive(page, re.compile(r"/accounts/people/$"))
+    await page.fill("#id_full_name", person.full_name)
+    await page.fill("#id_email", person.email)
+    await page.select_option("#id_role", person.role)
+    if password:
+        await page.fill("#id_password", password)
+        await page.fill("#id_again", password)
+    if snap:
+        await shot(page, snap)
+    async with page.expect_navigation():
+        await page.click("form[data-people-create] button[type=submit]")
+    await arrive(page, re.compile(r"/accounts/people/\d+/$"))
+    return page.url

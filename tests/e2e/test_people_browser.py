@@ -4,12 +4,12 @@ member through the member picker, by part of their name, without knowing their e
 new person then signs in with the password the admin set and sees the case. Each page is
 checked with axe-core; screenshots are kept as artifacts."""
 
-import re
 import secrets
 
 import pytest
 from playwright.async_api import Page
 
+from tests.e2e.steps import person_create
 from tests.harness.browser import arrive, goto, shot, sign_in, sign_out, wait_for
 from tests.harness.product import Account, Product
 
@@ -26,17 +26,7 @@ async def test_admin_creates_a_person_and_a_lawyer_adds_them_through_the_picker(
     person = Account(f"pia.{tag}@firm.test", PASSWORD, f"Pia Paralegal{tag}", "staff")
 
     await sign_in(page, product.admin)
-    await page.click('nav a[href="/accounts/people/"]')
-    await arrive(page, re.compile(r"/accounts/people/$"))
-    await page.fill("#id_full_name", person.full_name)
-    await page.fill("#id_email", person.email)
-    await page.select_option("#id_role", "staff")
-    await page.fill("#id_password", PASSWORD)
-    await page.fill("#id_again", PASSWORD)
-    await shot(page, "people-create")
-    async with page.expect_navigation():
-        await page.click("form[data-people-create] button[type=submit]")
-    await arrive(page, re.compile(r"/accounts/people/\d+/$"))
+    await person_create(page, person, password=PASSWORD, snap="people-create")
     assert person.full_name in (await page.text_content("h1") or "")
     await shot(page, "person-created")
     await goto(page, f"/accounts/people/?q={tag}")

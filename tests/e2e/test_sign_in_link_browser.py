@@ -14,6 +14,7 @@ import secrets
 import pytest
 from playwright.async_api import Page
 
+from tests.e2e.steps import person_create
 from tests.harness.browser import Pages, arrive, goto, shot, sign_in, sign_out
 from tests.harness.product import Account, Product
 from tests.harness.waiting import wait_until
@@ -36,15 +37,7 @@ async def test_admin_sends_a_sign_in_link_and_the_person_chooses_a_password(
 
     # The admin creates the person without a password and sends them a link.
     await sign_in(page, product.admin)
-    await page.click('nav a[href="/accounts/people/"]')
-    await arrive(page, re.compile(r"/accounts/people/$"))
-    await page.fill("#id_full_name", person.full_name)
-    await page.fill("#id_email", person.email)
-    await page.select_option("#id_role", "staff")
-    async with page.expect_navigation():
-        await page.click("form[data-people-create] button[type=submit]")
-    await arrive(page, re.compile(r"/accounts/people/\d+/$"))
-    person_url = page.url
+    person_url = await person_create(page, person)
     assert "No password yet" in (await page.text_content("dl.facts") or "")
     await shot(page, "person-without-password")
     async with page.expect_navigation():
