@@ -3,6 +3,7 @@ product writes has words (apps.accounts.audit_words, filled by each app's AppCon
 list and an event's page show them, and the code is still searched and filtered by."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,13 @@ def test_the_admin_lists_and_shows_an_action_in_words_and_still_finds_it_by_its_
     page = admin_client_.get(f"/admin/accounts/auditevent/{token.pk}/change/").content.decode()
     assert "created API token laptop (lxw_ab12_…)" in page
     assert "Action code" in page and "token.create" in page
+    # The page's title, heading and breadcrumb say it in words, not by its code.
+    told = f"{token.at:%Y-%m-%d %H:%M:%S} Ada Admin created API token laptop (lxw_ab12_…)"
+    title = re.search(r"<title>(.*?)</title>", page, re.S)
+    assert title and title.group(1).startswith(f"{told} | "), title
+    assert f"<h2>{told}</h2>" in page
+    assert re.search(r'<div class="breadcrumbs">.*?created API token laptop', page, re.S)
+    assert "token.create" not in title.group(1)
 
 
 def test_one_event_is_told_as_the_case_page_tells_it_alone() -> None:

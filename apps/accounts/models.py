@@ -6,6 +6,8 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from apps.accounts import audit_words
+
 
 class UserManager(BaseUserManager["User"]):
     """Only `createsuperuser` and tests reach this; the app creates users via services."""
@@ -177,7 +179,10 @@ class AuditEvent(models.Model):
         indexes = [models.Index(fields=["case", "-at"], name="accounts_audit_case_at")]
 
     def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action}"
+        """When, who and what in words ("2026-12-05 10:02:03 Ada Admin created API token
+        laptop"): the admin's page of an event is titled so (its code is on the page)."""
+        parts = (f"{self.at:%Y-%m-%d %H:%M:%S}", self.actor_label, audit_words.action_text(self))
+        return " ".join(part for part in parts if part)
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
