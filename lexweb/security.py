@@ -7,9 +7,9 @@
    - `/admin/` (Django's admin) needs nothing more than our pages: it loads its scripts and
      styles from files, and the one `<style>` block Django can write (change lists of a model
      with `actions_on_top` and `actions_on_bottom` both off) is written by none of ours.
-   - `/admin/procrastinate/` (the job queue's admin, from the procrastinate package) writes
-     three fixed `style=""` attributes; those values, and only they, are allowed by hash
-     (`'unsafe-hashes'` with their SHA-256, CSP Level 3), on those pages only.
+     The job queue's admin (`/admin/procrastinate/`) is Django's too: its package's columns
+     and inline, which wrote `style=""` attributes, are replaced by ours in words
+     (apps/operations/admin.py), which write none.
    - `/api/v1/docs` (Swagger UI, served from ninja's static files): its stylesheet draws its
      icons from `data:` SVG images, so `img-src` adds `data:` there.
 3. Every response that is not a static file gets `Cache-Control: no-store`: pages, the API,
@@ -44,12 +44,7 @@ _BASE: dict[str, str] = {
 }
 
 ADMIN_PREFIX = "/admin/"
-JOBS_ADMIN_PREFIX = "/admin/procrastinate/"
 API_DOCS_PATH = "/api/v1/docs"
-# The style attributes procrastinate's admin writes (contrib/django/admin.py and
-# templates/procrastinate/admin/summary.html); tests/lexweb/test_security_headers.py renders
-# those pages and fails if one is written that is not here.
-JOBS_ADMIN_STYLE_ATTRIBUTES = ("margin: 0", "padding: 0; margin: 0;", "list-style-type: none")
 
 
 def _policy(**extra: str) -> str:
@@ -65,17 +60,10 @@ def inline_hash(text: str) -> str:
 
 PAGE_POLICY = ADMIN_POLICY = _policy()
 API_DOCS_POLICY = _policy(img_src="'self' data:")
-JOBS_ADMIN_POLICY = _policy(
-    style_src=" ".join(
-        ["'self'", "'unsafe-hashes'", *(inline_hash(v) for v in JOBS_ADMIN_STYLE_ATTRIBUTES)]
-    )
-)
 
 
 def policy_for(path: str) -> str:
     """The Content-Security-Policy sent for a request to `path`."""
-    if path.startswith(JOBS_ADMIN_PREFIX):
-        return JOBS_ADMIN_POLICY
     if path.startswith(ADMIN_PREFIX):
         return ADMIN_POLICY
     if path == API_DOCS_PATH:
