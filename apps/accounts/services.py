@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, models, transaction
@@ -210,11 +212,24 @@ def user_update_validate(*, user: User, changes: dict[str, str | bool]) -> None:
         raise Conflict("This is the last active admin; make someone else an admin first.")
 
 
+def _sessions_end(*, user_id: int) -> int:
+    """Delete the person's live browser sessions; how many. The session table does not say whose
+    a session is until it is decoded: as many are decoded as people signed in within
+    LEXWEB_SESSION_SECONDS. Each delete tells the session's sockets (receivers.py)."""
+    ended = 0
+    for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator():
+        if session.get_decoded().get(SESSION_KEY) == str(user_id):
+            session.delete()
+            ended += 1
+    return ended
+
+
 @transaction.atomic
 def user_update(*, actor: User, user_id: int, changes: dict[str, str | bool]) -> User:
     """Change a user's name, e-mail, role or active flag. Admin-site access follows the role.
-    Deactivating closes the person's open websockets (receivers.py, on every save of an
-    inactive user, whoever saves it)."""
+    Deactivating ends the person's browser sessions (else reactivating would let an old one,
+    on a lost laptop say, back in) and closes their open websockets (receivers.py, on every
+    save of an inactive user, whoever saves it)."""
     if not user_can_manage_people(actor):
         raise PermissionDenied("Only an admin may change accounts.")
     user = User.objects.select_for_update().filter(pk=user_id).first()
@@ -230,6 +245,8 @@ def user_update(*, actor: User, user_id: int, changes: dict[str, str | bool]) ->
         setattr(user, name, value)
     user.is_staff = user.is_superuser = user.role == User.Role.ADMIN
     user.save()
+    if changes.get("is_active") is False:
+        _sessions_end(user_id=user.pk)
     audit_record(
         actor=actor,
         action="user.update",

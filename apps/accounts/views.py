@@ -297,8 +297,9 @@ def person_active(request: HttpRequest, user_id: int) -> HttpResponse:
             request,
             f"{subject.email} can sign in again."
             if wanted == "1"
-            else f"{subject.email} is deactivated: they cannot sign in, their API tokens stop "
-            f"working and their open pages lose live updates. Nothing of theirs is deleted.",
+            else f"{subject.email} is deactivated: they are signed out and cannot sign in, their "
+            f"API tokens stop working and their open pages lose live updates. Nothing of theirs "
+            f"is deleted.",
         )
     return redirect("accounts:person", user_id=subject.pk)
 

@@ -190,6 +190,12 @@ def test_admin_deactivates_and_reactivates(admin_user: User, staff: User) -> Non
     staff.refresh_from_db()
     assert staff.is_active
     assert AuditEvent.objects.filter(action="user.update", actor=admin_user).count() == 2
+    # Their session ended with the deactivation: reactivated, it does not come back (found by
+    # tests/e2e/test_people_access_browser.py); they sign in again.
+    assert staff_client.get("/").status_code == 302
+    assert session_client(staff).get("/").status_code == 200
+    # The admin's own session was not touched.
+    assert client.get(PEOPLE).status_code == 200
 
 
 def test_admin_cannot_deactivate_themselves(admin_user: User) -> None:
