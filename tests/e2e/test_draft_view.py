@@ -10,11 +10,15 @@ Screenshots of each step are saved as test artifacts.
 """
 
 import base64
+import io
 import secrets
 from pathlib import Path
+from typing import Any
 
+import docx
 import pymupdf
 import pytest
+from docx.enum.text import WD_ALIGN_PARAGRAPH
 from playwright.async_api import Page
 
 from tests.e2e.steps import Visits, frozen_packet_of, write_pdf
@@ -28,6 +32,27 @@ RECORD = ["The tenant paid $12,450.00 on March 3, 2024.", "Signed at Springfield
 DRAFT = "The tenant paid USD 12,450 on 03/03/2024. The landlord then paid $99.00 on June 9, 2021."
 LAWYER_PASSWORD = "E2e-lawyer-password-1"
 REASON = "The receipt for $99.00 is in the client's file; checked by hand."
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+async def export(page: Page, fmt: str) -> dict[str, Any]:
+    """Press the version's Export button of `fmt` as the signed-in page does, by fetch (a
+    download would leave the page): {status, type, data (base64)}."""
+    result: dict[str, Any] = await page.evaluate(
+        """async (fmt) => {
+          const form = document.querySelector('#exports form');
+          const body = new FormData(form);
+          body.append('format', fmt);
+          const r = await fetch(form.action, {method: 'POST', body, credentials: 'same-origin'});
+          let text = '';
+          for (const byte of new Uint8Array(await r.arrayBuffer())) {
+            text += String.fromCharCode(byte);
+          }
+          return {status: r.status, type: r.headers.get('content-type'), data: btoa(text)};
+        }""",
+        fmt,
+    )
+    return result
 
 
 async def test_a_lawyer_verifies_a_draft_reads_its_findings_overrides_and_approves(
@@ -186,26 +211,36 @@ async def test_a_lawyer_verifies_a_draft_reads_its_findings_overrides_and_approv
     await shot(page, "6-approved")
     await visits.note(page)
 
+    # A person's version says so in words (issue 25 req 6): pasted, not "Markdown (pasted)".
+    written = await page.text_content("[data-written-by]") or ""
+    assert written.strip() == "Pasted", written
+
     # Its PDF export opens with the case's caption and numbers its pages (issue 25 req 6).
-    exported = await page.evaluate(
-        """(async () => {
-          const form = document.querySelector('#exports form');
-          const body = new FormData(form);
-          body.append('format', 'pdf');
-          const r = await fetch(form.action, {method: 'POST', body, credentials: 'same-origin'});
-          let text = '';
-          for (const byte of new Uint8Array(await r.arrayBuffer())) {
-            text += String.fromCharCode(byte);
-          }
-          return {status: r.status, type: r.headers.get('content-type'), data: btoa(text)};
-        })()"""
-    )
+    exported = await export(page, "pdf")
     assert exported["status"] == 200 and exported["type"] == "application/pdf", exported["status"]
     with pymupdf.open(stream=base64.b64decode(exported["data"]), filetype="pdf") as pdf:
         first, pages = pdf[0].get_text(), pdf.page_count
     head = [line for line in first.split("The tenant")[0].splitlines() if line.strip()]
     assert head[-3:] == [case.title, f"Case No. {case.number}", "Motion to compel v1"], head
     assert f"Case No. {case.number} · Page 1 of {pages}" in first
+
+    # So does its DOCX export: the caption centred at its top, the case number and a page
+    # number field (Word fills it in) in every page's footer.
+    exported = await export(page, "docx")
+    assert exported["status"] == 200 and exported["type"] == DOCX, exported["status"]
+    document = docx.Document(io.BytesIO(base64.b64decode(exported["data"])))
+    paragraphs = [(p.text, p.alignment) for p in document.paragraphs]
+    top = paragraphs[: [text for text, _ in paragraphs].index(case.title) + 3]
+    centre = WD_ALIGN_PARAGRAPH.CENTER
+    assert top[-3:] == [
+        (case.title, centre),
+        (f"Case No. {case.number}", centre),
+        ("Motion to compel v1", centre),
+    ], top
+    assert all(alignment == centre for _, alignment in top), top
+    footer = document.sections[0].footer.paragraphs[0]._p.xml
+    assert f"Case No. {case.number} · Page " in footer and 'w:instr="PAGE"' in footer
+    assert "The tenant paid" in "\n".join(text for text, _ in paragraphs)
 
     assert len(visits.seen) > 10
     assert visits.violations() == {}

@@ -7,6 +7,7 @@ a click on a note marks its words, and focus on a note (by keyboard) does too. A
 nothing scrolls sideways. Every state is checked with axe and breaks no rule of the content
 security policy; screenshots are saved as artifacts."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,7 @@ async def test_the_draft_view_is_a_workspace_with_the_reviewers_points_in_the_ma
         300,
     )
     await page.reload()
+    run_path = await page.evaluate("location.pathname")
     status = await page.evaluate("document.querySelector('#run-state').dataset.status")
     assert status in ("waiting_for_approval", "succeeded"), status
     read = await page.evaluate(READ_VERSION)
@@ -105,6 +107,17 @@ async def test_the_draft_view_is_a_workspace_with_the_reviewers_points_in_the_ma
     await page.set_viewport_size({"width": 1366, "height": 768})
     await goto(page, read)
     await wait_for(page, "document.querySelector('.margin-notes__list--placed') !== null")
+    # The version says which run and stage wrote it, in words (issue 25 req 6), not "Markdown
+    # (pasted)", and links to that run.
+    written = await page.evaluate(
+        "(() => { const w = document.querySelector('[data-written-by]');"
+        " return {text: w.textContent.trim(), run: w.querySelector('a')?.pathname}; })()"
+    )
+    run_number = run_path.rstrip("/").rsplit("/", 1)[-1]
+    assert re.match(rf"Written by the [a-z ]+ stage of run {run_number}\b", written["text"]), (
+        written
+    )
+    assert written["run"] == run_path, written
     place = await page.evaluate(PLACE)
     assert place["scrollY"] == 0, place
     assert place["paraTop"] >= 0 and place["paraBottom"] <= place["height"], place
