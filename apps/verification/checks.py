@@ -271,7 +271,8 @@ class _Context:
         self.sentence_starts: list[int] = []
         self.forms: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         self.passages: dict[int, list[frozenset[str]]] = {}  # a page's sentences, as stems
-        self.stemmed: dict[str, tuple[str, str]] = {}  # a word's stem, and its form in runs
+        self.stems_of: dict[str, str] = {}  # a word's stem, and its form in runs (`_stemmed`)
+        self.shown_of: dict[str, str] = {}
         self.sentence_runs: dict[int, list[list[str]]] = {}  # ... as runs of words
         self.ordered = sorted(claims, key=lambda c: c.start)
         self.starts = [c.start for c in self.ordered]
@@ -958,19 +959,21 @@ class _Context:
         """Reads the page's sentences once for `_passages` and `_sentence_runs`."""
         record = self.index.pages[page]
         text = ocr_read(record.text) if record.source == OCR else record.text
-        known = self.stemmed
-        seen = known.get
+        stem_of, shown_of = self.stems_of, self.shown_of
         passages: list[frozenset[str]] = []
         runs: list[list[str]] = []
         for part in _page_sentences(text):
             stems: set[str] = set()
             cut: list[str] = []
             for chunk in _PHRASE_BREAK.split(part):
-                # Each word's (stem, form in a run): looked up, made once a run (`_stemmed`).
-                read = [seen(w) or _stemmed(w, known) for w in nz.token_list(chunk)]
-                stems.update([stem for stem, _ in read])
-                if len(read) > 1:
-                    cut.append(f" {' '.join([shown for _, shown in read])} ")
+                words = nz.token_list(chunk)
+                # Each word's stem and form in a run, made once a run for a word first met
+                # (`_stemmed`), then looked up word by word in C.
+                for word in set(words).difference(stem_of):
+                    stem_of[word], shown_of[word] = _stemmed(word)
+                stems.update(map(stem_of.__getitem__, words))
+                if len(words) > 1:
+                    cut.append(f" {' '.join(map(shown_of.__getitem__, words))} ")
             passages.append(frozenset(stems))
             runs.append(cut)
         self.passages[page] = passages
@@ -1997,14 +2000,11 @@ def _phrase_in(stems: frozenset[str], runs: list[str], term: "_Term") -> bool:
     return any(pair in run for run in runs for pair in pairs)
 
 
-def _stemmed(word: str, known: dict[str, tuple[str, str]]) -> tuple[str, str]:
+def _stemmed(word: str) -> tuple[str, str]:
     """The word's stem, and its form in a sentence's runs (`_Context._sentence_runs`): its
-    stem for a key word, "|" for another (`known`: a cache of both)."""
-    found = known.get(word)
-    if found is None:
-        stem = nz.stem(word)
-        found = known[word] = (stem, stem if _key_word(word) else "|")
-    return found
+    stem for a key word, "|" for another."""
+    stem = nz.stem(word)
+    return stem, stem if _key_word(word) else "|"
 
 
 def wrong_finding(

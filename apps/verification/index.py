@@ -206,6 +206,8 @@ class PacketIndex:
     _ocr_pages: frozenset[int] | None = None  # the pages whose text came from OCR
     _details: dict[int, PageDetail] = field(default_factory=dict)
     _repeats: dict[int, set[str]] = field(default_factory=dict)  # page -> edge line shapes
+    # page -> its edge lines (start, end, line) with each one's shape (`normalise.shape`)
+    _edges: dict[int, list[tuple[int, int, str, str]]] = field(default_factory=dict)
     _documents: dict[int, list[int]] = field(default_factory=dict)  # document -> page indexes
     _prefix_numbers: dict[str, list[int]] = field(default_factory=dict)  # prefix -> numbers
     # (prefix key, number) -> the document's pages by suffix, [(suffix, page index)], sorted:
@@ -453,9 +455,7 @@ class PacketIndex:
 
     def _make_detail(self, index: int) -> PageDetail:
         page = self.pages[index]
-        found = nz.tokens(ocr_read(page.text) if page.source == OCR else page.text)
-        words = [w for w, _, _ in found]
-        spans = [(s, e) for _, s, e in found]
+        words, spans = nz.token_spans(ocr_read(page.text) if page.source == OCR else page.text)
         # The body: every word but those starting inside a skipped span (a few lines), cut
         # out by position.
         starts = [s for s, _ in spans]
@@ -483,8 +483,7 @@ class PacketIndex:
         page = self.pages[index]
         repeated = self._repeated_shapes(index)
         skip: list[tuple[int, int]] = []
-        for start, end, line in _edge_lines(page.text):
-            line_shape = nz.shape(line)
+        for start, end, line, line_shape in self._edge_shaped(index):
             if line_shape in repeated or _LONE_NUMBER.match(line) or _is_page_footer(line_shape):
                 skip.append((start, end))
         # Star-page markers ("*457", "[*457]") and bracketed footnote calls ("costs.[4]") sit
@@ -514,8 +513,16 @@ class PacketIndex:
     def _edge_shapes(self, index: int) -> set[str]:
         cached = self._repeats.get(index)
         if cached is None:
+            cached = self._repeats[index] = {s for *_, s in self._edge_shaped(index) if s}
+        return cached
+
+    def _edge_shaped(self, index: int) -> list[tuple[int, int, str, str]]:
+        """The page's edge lines (`_edge_lines`), each with its shape (cached: a page's are
+        read for its own quotable body and for its neighbours')."""
+        cached = self._edges.get(index)
+        if cached is None:
             lines = _edge_lines(self.pages[index].text)
-            cached = self._repeats[index] = {s for _, _, ln in lines if (s := nz.shape(ln))}
+            cached = self._edges[index] = [(a, b, ln, nz.shape(ln)) for a, b, ln in lines]
         return cached
 
     def document_pages(self, document_id: int) -> list[int]:
@@ -1072,8 +1079,11 @@ def _edge_lines(text: str) -> list[tuple[int, int, str]]:
     return head + tail[::-1]
 
 
+_PAGE_FOOTER = re.compile(r"(.* )?(page )?# of #|(.* )?page #|#/#")
+
+
 def _is_page_footer(line_shape: str) -> bool:
-    return bool(re.fullmatch(r"(.* )?(page )?# of #|(.* )?page #|#/#", line_shape))
+    return _PAGE_FOOTER.fullmatch(line_shape) is not None
 
 
 def _head_words(text: str) -> list[str]:

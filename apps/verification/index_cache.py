@@ -183,14 +183,21 @@ def _decode(
         _rows(arrays, f"{kind}_pages", len(values), f"{kind}_pages_pages", bound=n)
         _spans_fit(arrays, kind, pages)
     records = list(pages)
+    # Each term's and value's number, made once for the views that look them up.
+    term_ids = _numbered(terms)
+    value_ids = _numbered(values)
     return PacketIndex(
         pages=records,
-        stems=page_terms(arrays["page_offsets"], arrays["page_terms"], terms),
-        postings=Postings(arrays["post_offsets"], arrays["post_pages"], terms),
+        stems=page_terms(arrays["page_offsets"], arrays["page_terms"], terms, term_ids),
+        postings=Postings(arrays["post_offsets"], arrays["post_pages"], terms, term_ids),
         dates=PageValues(arrays, "date", values),
         amounts=PageValues(arrays, "amount", values),
-        date_pages=Postings(arrays["date_pages_offsets"], arrays["date_pages_pages"], values),
-        amount_pages=Postings(arrays["amount_pages_offsets"], arrays["amount_pages_pages"], values),
+        date_pages=Postings(
+            arrays["date_pages_offsets"], arrays["date_pages_pages"], values, value_ids
+        ),
+        amount_pages=Postings(
+            arrays["amount_pages_offsets"], arrays["amount_pages_pages"], values, value_ids
+        ),
         bates=index.bates_table(records),
     )
 
@@ -291,10 +298,18 @@ def _text(page: PageRecord) -> str:
     return page.text
 
 
-def page_terms(offsets: "Ints", flat: "Ints", terms: list[str]) -> "PageTerms":
+def _numbered(keys: list[str]) -> dict[str, int]:
+    """Each key's position in `keys`."""
+    return dict(zip(keys, range(len(keys)), strict=True))
+
+
+def page_terms(
+    offsets: "Ints", flat: "Ints", terms: list[str], ids: dict[str, int] | None = None
+) -> "PageTerms":
     """Each page's stems (`PacketIndex.stems`) as a set over its stored row: a check asks a few
-    terms of thousands of pages, so no set of a page's terms is built for it."""
-    ids = dict(zip(terms, range(len(terms)), strict=True))
+    terms of thousands of pages, so no set of a page's terms is built for it. `ids`: each
+    term's position in `terms` (`_numbered`), when already made."""
+    ids = _numbered(terms) if ids is None else ids
     table = _TermTable(ids, terms, flat, flat.tobytes(), flat.itemsize)  # native byte order
     return PageTerms(table, offsets)
 
@@ -369,9 +384,11 @@ class Postings(Mapping[str, list[int]]):
     """key -> the pages holding it (`PacketIndex.postings`, `.date_pages`, `.amount_pages`),
     each list made when first asked for; a key on no page is not in it."""
 
-    def __init__(self, offsets: "Ints", flat: "Ints", keys: list[str]) -> None:
+    def __init__(
+        self, offsets: "Ints", flat: "Ints", keys: list[str], ids: dict[str, int] | None = None
+    ) -> None:
         self._offsets, self._flat, self._keys = offsets, flat, keys
-        self._ids = dict(zip(keys, range(len(keys)), strict=True))
+        self._ids = _numbered(keys) if ids is None else ids  # each key's position in `keys`
         self._made: dict[str, list[int]] = {}
 
     def __getitem__(self, key: str) -> list[int]:

@@ -76,7 +76,9 @@ STOPWORDS = frozenset(
 
 def fold(text: str) -> str:
     """Map curly quotes, dashes and odd spaces to ASCII, one character for one."""
-    return text.translate(_FOLD)
+    # Every character folded is outside ASCII: an ASCII text (most pages) is its own fold,
+    # and `isascii` is answered without reading it.
+    return text if text.isascii() else text.translate(_FOLD)
 
 
 def norm_token(raw: str) -> str:
@@ -89,23 +91,89 @@ def norm_token(raw: str) -> str:
 
 def tokens(text: str) -> list[tuple[str, int, int]]:
     """Every word of `text` as (normalised token, start, end) with offsets into `text`."""
-    out = []
-    for match in _WORD.finditer(fold(text)):
-        raw = match.group()
-        word = raw.lower() if raw.isascii() and raw.isalnum() else norm_token(raw)
-        out.append((word, match.start(), match.end()))
+    words, spans = token_spans(text)
+    return [(word, start, end) for word, (start, end) in zip(words, spans, strict=True)]
+
+
+# The ASCII text fast paths. Lowercasing ASCII keeps every character's class and the text's
+# length, so the words of the lowercased text are the words, lowercased, at the same places.
+# Where no hyphen ends a line, a word never spans anything but letters, digits, apostrophes
+# and hyphens: the text with every other character made a space (`_KEEP`, a byte table: a
+# translation in C) splits into runs, each a run of letters and digits (a word as it is) or
+# one holding a joiner, which the word pattern reads (`_ascii_raw`). The pattern over the whole
+# text ran character by character in Python's regular expression engine, the largest part of
+# reading a page.
+_KEEP = bytes(c if chr(c).isalnum() or chr(c) in "'-" else 32 for c in range(128)) + bytes(
+    [32] * 128
+)
+_HYPHEN_AT_LINE_END = re.compile(r"-[ \t]*\r?\n")
+_RUN = re.compile(r"[^ ]+")
+
+
+def _ascii_runs(low: str) -> str | None:
+    """`low` (lowercased ASCII) with every character that no word holds made a space; None
+    where a hyphen ends a line (a word may run across it: the pattern reads the text)."""
+    if "-" in low and _HYPHEN_AT_LINE_END.search(low):
+        return None
+    return low.encode("ascii").translate(_KEEP).decode("ascii")
+
+
+def _ascii_raw(low: str) -> list[str]:
+    """`_WORD.findall(low)` for lowercased ASCII text."""
+    kept = _ascii_runs(low)
+    if kept is None:
+        return _WORD.findall(low)
+    runs = kept.split()
+    if "'" not in low and "-" not in low:
+        return runs
+    out: list[str] = []
+    for run in runs:
+        if run.isalnum():
+            out.append(run)
+        else:
+            out.extend(_WORD.findall(run))
     return out
+
+
+def token_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """`tokens` as two lists: the normalised tokens, and their spans in `text`."""
+    folded = fold(text)
+    words: list[str] = []
+    spans: list[tuple[int, int]] = []
+    if folded.isascii():
+        low = folded.lower()
+        kept = _ascii_runs(low)
+        if kept is not None:
+            for match in _RUN.finditer(kept):
+                run = match.group()
+                if run.isalnum():
+                    words.append(run)
+                    spans.append(match.span())
+                    continue
+                at = match.start()
+                for part in _WORD.finditer(run):
+                    raw = part.group()
+                    words.append(raw if raw.isalnum() else _JOINERS.sub("", raw))
+                    spans.append((at + part.start(), at + part.end()))
+            return words, spans
+        spans = [match.span() for match in _WORD.finditer(low)]
+        words = [raw if raw.isalnum() else _JOINERS.sub("", raw) for raw in _WORD.findall(low)]
+        return words, spans
+    for match in _WORD.finditer(folded):
+        raw = match.group()
+        words.append(raw.lower() if raw.isascii() and raw.isalnum() else norm_token(raw))
+        spans.append(match.span())
+    return words, spans
 
 
 def token_list(text: str) -> list[str]:
     """The normalised tokens of `text`, without spans (cheaper)."""
     folded = fold(text)
     if folded.isascii():
-        # ASCII lowercasing keeps every character's class and the text's length: the words
-        # of the lowercased text are the words, lowercased; only one holding a joiner (an
-        # apostrophe or a hyphen) needs `norm_token`'s stripping.
+        # Only a word holding a joiner (an apostrophe or a hyphen) needs `norm_token`'s
+        # stripping.
         low = folded.lower()
-        found = _WORD.findall(low)
+        found = _ascii_raw(low)
         if "'" in low or "-" in low:
             return [raw if raw.isalnum() else _JOINERS.sub("", raw) for raw in found]
         return found
@@ -118,7 +186,10 @@ def token_list(text: str) -> list[str]:
 def raw_words(text: str) -> list[str]:
     """The words of `text` lowercased but not yet normalised (`norm_token` finishes them):
     the cheapest form, for indexing many pages."""
-    return _WORD.findall(fold(text).lower())
+    folded = fold(text)
+    if folded.isascii():
+        return _ascii_raw(folded.lower())
+    return _WORD.findall(folded.lower())
 
 
 def stem(token: str) -> str:
@@ -165,4 +236,4 @@ def _within_one_edit(a: str, b: str) -> bool:
 
 def shape(line: str) -> str:
     """A line with its digits masked, to recognise running heads ("Page 3 of 8")."""
-    return _DIGIT_RUN.sub("#", " ".join(_WORD.findall(fold(line).lower())))
+    return _DIGIT_RUN.sub("#", " ".join(raw_words(line)))
