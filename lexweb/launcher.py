@@ -18,7 +18,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -173,6 +173,7 @@ class Child:
     argv: list[str]
     is_worker: bool
     nice: int = 0  # added to its niceness (and its children's) when it starts
+    env: dict[str, str] = field(default_factory=dict)  # added to the launcher's environment
     process: "subprocess.Popen[bytes] | None" = None
     started_at: float = 0.0
     restarts: int = 0
@@ -183,6 +184,7 @@ class Child:
         self.process = subprocess.Popen(  # noqa: S603  (our own interpreter and modules)
             self.argv,
             cwd=BASE_DIR,
+            env={**os.environ, **self.env} if self.env else None,
             preexec_fn=functools.partial(_child_setup, self.nice),  # the launcher has no threads
         )
         self.started_at = time.monotonic()
@@ -496,6 +498,20 @@ def _web_argv(host: str, port: int, trusted_proxies: list[str]) -> list[str]:
     return [*argv, "--no-proxy-headers"]
 
 
+# glibc's malloc arenas in the web process. Django runs each request's sync code on a thread of
+# its own (asgiref starts one per request), and glibc gives threads up to 8 arenas a core, each
+# keeping the memory freed in it for its next allocations: the web process's freed memory,
+# spread over 16 arenas on two cores, grew by about 40 MB over five minutes of the load test
+# while what it held stayed the same (bench/bench_load.py; docs/reference/performance.md).
+# Two arenas hold it still. An operator's own MALLOC_ARENA_MAX is kept.
+WEB_MALLOC_ARENA_MAX = "2"
+
+
+def _web_env() -> dict[str, str]:
+    """What the web server's environment adds to the launcher's."""
+    return {"MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", WEB_MALLOC_ARENA_MAX)}
+
+
 def run() -> int:
     """Set up, then supervise web, workers and demo backends until Ctrl-C (or until the database
     cannot be brought back)."""
@@ -514,7 +530,7 @@ def run() -> int:
 
     web = _web_argv(host, port, settings.LEXWEB_TRUSTED_PROXIES)
     children = [
-        Child("web", "web server", web, is_worker=False),
+        Child("web", "web server", web, is_worker=False, env=_web_env()),
         Child("cpu-worker", "cpu worker", _worker_argv("cpu"), is_worker=True, nice=_cpu_nice()),
         # Backend calls mostly wait on the network: their own worker, many at once, so that a
         # long call never holds up a health check and different boards work in parallel.

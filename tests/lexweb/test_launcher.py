@@ -140,6 +140,23 @@ def _pid(var_dir: Path, child: str) -> int | None:
     return pid
 
 
+def _environ(pid: int) -> dict[str, str]:
+    """The environment process `pid` was started with."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+    return dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)
+
+
+def test_the_web_servers_malloc_arenas_are_the_operators_when_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lexweb import launcher
+
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert launcher._web_env() == {"MALLOC_ARENA_MAX": launcher.WEB_MALLOC_ARENA_MAX}
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert launcher._web_env() == {"MALLOC_ARENA_MAX": "4"}
+
+
 def _poll(what: str, check: Callable[[], Any], timeout: float = 120) -> Any:
     deadline = time.monotonic() + timeout
     while not (value := check()):
@@ -170,6 +187,7 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
     prepare_var(var_dir)  # a launch, not a first start: migrated, static files collected
     port = free_port_below_ephemeral()
     env = _launcher_env(var_dir, port, LEXWEB_DEMO_BACKEND_PORT=str(_five_free_ports()))
+    env.pop("MALLOC_ARENA_MAX", None)  # the launcher's own choice for the web server, below
     launcher = _launch(["run"], env)
     try:
         _read_until(launcher, "running at", timeout=START_TIMEOUT)
@@ -199,6 +217,11 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
             assert os.getpriority(os.PRIO_PROCESS, entry["pid"]) == (
                 min(base + 10, 19) if key == "cpu-worker" else base
             ), key
+            # The web server's malloc has two arenas (its threads, one a request, would spread
+            # its freed memory over 16 on two cores); the others keep glibc's default.
+            assert _environ(entry["pid"]).get("MALLOC_ARENA_MAX") == (
+                "2" if key == "web" else None
+            ), key
 
         # Any end, exit status 0 included, is followed by a restart after a backoff.
         ends = {
@@ -224,6 +247,7 @@ def test_supervisor_restarts_every_child_that_ends_and_the_database_and_says_so(
 
             _poll(f"{key} again", replaced)
             assert _processes(var_dir)["children"][key]["restarts"] == 1
+        assert _environ(_pid(var_dir, "web") or 0).get("MALLOC_ARENA_MAX") == "2"  # restarted
         # Dying again soon after: the wait doubles.
         old = _pid(var_dir, "cpu-worker")
         assert old is not None
