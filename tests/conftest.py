@@ -5,11 +5,15 @@
 (session cookie or a bearer token created through the service).
 """
 
+import asyncio
+import gc
+import io
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -57,6 +61,50 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         file_tier[file(item)] = min(file_tier.get(file(item), 2), tier(item))
     position = {id(item): index for index, item in enumerate(items)}
     items.sort(key=lambda item: (file_tier[file(item)], position[id(item)]))
+
+
+# pytest-timeout fails a test that runs past its `timeout` (pyproject.toml) and prints every
+# thread's stack; an async test's hang is in a task waiting on something, which no thread's
+# stack shows. This long before the timeout, every pending asyncio task's stack is printed
+# into the test's captured output too.
+TASKS_DUMPED_BEFORE_TIMEOUT_SECONDS = 15
+
+
+def _test_timeout(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and marker.args:
+        return float(marker.args[0])
+    return float(item.config.getoption("timeout", None) or item.config.getini("timeout") or 0)
+
+
+def _dump_pending_tasks(nodeid: str) -> None:
+    tasks = [o for o in gc.get_objects() if isinstance(o, asyncio.Task) and not o.done()]
+    out = io.StringIO()
+    out.write(f"\n{len(tasks)} asyncio task(s) pending in {nodeid} near its timeout:\n")
+    for task in tasks:
+        try:
+            task.print_stack(file=out)
+        except Exception as exc:  # read from another thread while the loop runs: best effort
+            out.write(f"{task!r}: stack not read ({exc!r})\n")
+    sys.stderr.write(out.getvalue())
+    sys.stderr.flush()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    timeout = _test_timeout(item)
+    timer = None
+    if timeout > TASKS_DUMPED_BEFORE_TIMEOUT_SECONDS:
+        timer = threading.Timer(
+            timeout - TASKS_DUMPED_BEFORE_TIMEOUT_SECONDS, _dump_pending_tasks, [item.nodeid]
+        )
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 @pytest.fixture(scope="session")
