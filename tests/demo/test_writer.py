@@ -21,6 +21,7 @@ from apps.cluster.backends import (
     Token,
 )
 from apps.drafting.pipeline import outputs
+from apps.drafting.pipeline.budget import scope_sentence
 from apps.drafting.pipeline.prompts import template_load
 from apps.evidence.models import FrozenPage
 from apps.evidence.prompt import render_packet_pages
@@ -67,6 +68,8 @@ def stage_messages(name: str, **values: str) -> list[Message]:
         "max_findings": "3",
         "quote_chars": "110",
         "comment_chars": "160",
+        # The whole draft (a section's prompt names its part: pipeline.sections).
+        "scope": scope_sentence(name),
         "evidence": evidence(),
     } | values
     system, user = template_load(name).render(**filled)

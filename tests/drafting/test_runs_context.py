@@ -255,9 +255,12 @@ def test_every_stage_template_has_a_version_and_fills_its_placeholders() -> None
         "max_findings": "3",
         "quote_chars": "110",
         "comment_chars": "160",
+        "scope": "S",
     }
-    # Versions 2: the gate's and the reviewer's state the bounds of their schemas (issue 29).
-    versions = {"gate": "2", "adversary": "2"}
+    # Versions 2: the gate's and the reviewer's state the bounds of their schemas (issue 29);
+    # the reasoner's, the reviewer's (3) and the revision's are told the whole draft or which
+    # part of it they read ($scope: long drafts reviewed in sections).
+    versions = {"gate": "2", "adversary": "3", "reasoner": "2", "revision": "2"}
     for name in ("gate", "drafter", "reasoner", "adversary", "revision", "summarizer", "extractor"):
         template = template_load(name)
         system, user = template.render(**values)

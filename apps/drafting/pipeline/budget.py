@@ -1,39 +1,41 @@
 """A run's token plan: each model stage's window is shared between its prompt's fixed part
 (template and instructions), the draft under review, evidence and the reply, so that a draft
-written to its limit still fits every stage after it.
+written to its limit still fits every stage after it, read in sections where it must be.
 
 1. Windows: a stage's window is the smallest context a slot has among its role's routable
    deployments (cluster selectors.deployment_context_tokens: the smaller of the configured one
    and what the server reported), as the stage itself will see it.
 2. The draft limit D is the most a writing stage (drafter, heavy reasoner, revision) may write
-   in all, continuations included. It starts at the drafter's MAX_TOKENS times
-   (1 + LEXWEB_STAGE_CONTINUATIONS) and is lowered until every model stage of the run fits its
-   window with at least MIN_EVIDENCE_TOKENS of evidence and PROMPT_MARGIN_TOKENS to spare:
-   - the drafter: fixed + evidence + D (its reply);
-   - the heavy reasoner and the revision read the draft and write it again:
-     fixed + D (the draft) + evidence + D (the reply); the revision's fixed part also holds
-     FINDINGS_TOKENS for the verifier's and the reviewer's findings it is given;
-   - the adversarial reviewer: fixed + D + evidence + its reply (MAX_TOKENS, a bounded schema);
-   - the gate, the summarizer, the extractor: fixed + evidence + reply (MAX_TOKENS; the
-     summarizer's may shrink to MIN_DRAFT_TOKENS).
+   in all, continuations included: the drafter's MAX_TOKENS times
+   (1 + LEXWEB_STAGE_CONTINUATIONS), lowered only until the stages that do not read a draft
+   fit their windows with at least MIN_EVIDENCE_TOKENS of evidence and PROMPT_MARGIN_TOKENS to
+   spare (the drafter: fixed + evidence + D; the gate, the summarizer, the extractor: fixed +
+   evidence + reply).
+3. The stages that read the draft (heavy reasoner, adversary, revision) read it in sections
+   (pipeline.sections) of at most S tokens each, their own (`section_tokens`):
+   - the heavy reasoner and the revision read a section and write it again:
+     fixed + S + evidence + S; the revision's fixed part also holds FINDINGS_TOKENS for the
+     verifier's and the reviewer's findings it is given;
+   - the adversarial reviewer: fixed + S + evidence + its reply (MAX_TOKENS, a bounded schema).
+   A draft of S tokens or less is one section: the stage reads it whole, as before.
    Fixed parts are counted with context.estimate_tokens (conservative: more than a real
    tokenizer counts), as no backend is asked at start.
-3. At start (`run_plan_check`, called by runs.run_start before anything is written or any job
-   queued) a run whose D would fall under MIN_DRAFT_TOKENS, or one of whose stages cannot fit
-   even then, is refused (RunDoesNotFit) with the arithmetic of the stage that does not fit.
-4. In each stage (`reply_tokens`, pipeline.execute): the reply asked for is the stage's
-   MAX_TOKENS (half its window at most), for a writing stage at most what D leaves, and at most
-   what the window leaves after the prompt as counted then (the draft under review in it) and
-   the evidence minimum; continuations stop at D (`draft_room`). So a window that shrank, or a
-   tokenizer that counts more than the plan's estimate, shortens the reply and the evidence
-   instead of failing the stage late.
-
-Long drafts are not reviewed in sections: a draft is kept within D instead.
+4. At start (`run_plan_check`, called by runs.run_start before anything is written or any job
+   queued) a run whose D would fall under MIN_DRAFT_TOKENS, one with a stage reading the draft
+   whose S falls under MIN_SECTION_TOKENS, or one of whose other stages cannot fit at all, is
+   refused (RunDoesNotFit) with the arithmetic of the stage that does not fit. Any draft up to
+   D then fits: a paragraph longer than S is cut at its sentences, then its words.
+5. In each stage (`reply_tokens`, pipeline.execute): the reply asked for is the stage's
+   MAX_TOKENS (half its window at most), for a writing stage at most what D leaves (a
+   section's share of it), and at most what the window leaves after the prompt as counted then
+   (the draft or section under review in it) and the evidence minimum; continuations stop at D
+   (`draft_room`). So a window that shrank, or a tokenizer that counts more than the plan's
+   estimate, shortens the reply and the evidence instead of failing the stage late.
 """
 
 import string
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
@@ -60,6 +62,8 @@ MODEL_STAGES = set(MAX_TOKENS)
 PROMPT_MARGIN_TOKENS = 64
 MIN_EVIDENCE_TOKENS = 512
 MIN_DRAFT_TOKENS = 256
+# The smallest section of the draft a stage reading it must be able to take (pipeline.sections).
+MIN_SECTION_TOKENS = 256
 # What the findings given to the revision take at most: outputs.revision_findings lists them
 # within it (blocking ones first, the rest counted), however many the verifier found.
 FINDINGS_TOKENS = 512
@@ -81,6 +85,8 @@ class Plan:
     draft_limit: int  # D: tokens a writing stage may write in all
     windows: dict[str, int]  # stage name -> its window
     fixed: dict[str, int]  # stage name -> its prompt's estimated fixed part
+    # Stage name -> S, the largest section of the draft it reads at once (READS_DRAFT only).
+    sections: dict[str, int] = field(default_factory=dict)
 
 
 def fixed_tokens(name: str, *, kind: str, instructions: str) -> int:
@@ -92,6 +98,9 @@ def fixed_tokens(name: str, *, kind: str, instructions: str) -> int:
         *string.Template(template.user).get_identifiers(),
     }
     values = dict.fromkeys(names, "") | {"kind": kind, "instructions": instructions}
+    if "scope" in names:
+        # The longer of its two scope sentences: the one a section's prompt carries.
+        values["scope"] = scope_sentence(name, part=99, parts=99)
     system, user = template.render(**{key: values[key] for key in names})
     extra = FINDINGS_TOKENS if name == N.REVISION else 0
     return extra + estimate_message_tokens(
@@ -113,11 +122,35 @@ def _reply(name: str, window: int, limit: int) -> int:
     return min(reply, limit) if name in WRITES_DRAFT else reply
 
 
+def scope_sentence(name: str, *, part: int = 1, parts: int = 1) -> str:
+    """What a stage reading the draft is told to do with it: the whole draft, or part `part`
+    of `parts` (pipeline.sections); the templates' $scope."""
+    if parts <= 1:
+        whole: dict[str, str] = {
+            N.REASONER: "Return the whole improved draft in Markdown.",
+            N.REVISION: "Return the whole revised draft in Markdown.",
+            N.ADVERSARY: "Attack the whole draft.",
+        }
+        return whole.get(name, "")
+    part_of = (
+        f"The draft is long, so it is reviewed in parts: you are given part {part} of {parts} "
+        "(the parts are joined again in order)."
+    )
+    parted: dict[str, str] = {
+        N.REASONER: f"{part_of} Return this part, improved, in Markdown, and nothing else.",
+        N.REVISION: f"{part_of} The findings listed are this part's and those tied to no "
+        "place in the draft. Return this part, revised, in Markdown, and nothing else.",
+        N.ADVERSARY: f"{part_of} Attack this part only, quoting its exact words.",
+    }
+    return parted.get(name, "")
+
+
 def _needs(name: str, fixed: int, limit: int, window: int) -> list[tuple[int, str]]:
-    """The parts of the stage's window, with D = `limit`: (tokens, what)."""
+    """The parts of the stage's window, with D (or, for a stage reading the draft, S) =
+    `limit`: (tokens, what)."""
     parts = [(fixed, "template and instructions")]
     if name in READS_DRAFT:
-        parts.append((limit, "the draft under review"))
+        parts.append((limit, "a section of the draft under review, at least"))
     parts.append((MIN_EVIDENCE_TOKENS, "evidence at least"))
     reply = limit if name in WRITES_DRAFT and name in READS_DRAFT else _reply(name, window, limit)
     if name == N.SUMMARIZER:
@@ -127,21 +160,29 @@ def _needs(name: str, fixed: int, limit: int, window: int) -> list[tuple[int, st
     return parts
 
 
+def section_tokens(name: str, *, window: int, fixed: int) -> int:
+    """S: the largest section of the draft the stage `name` (one of READS_DRAFT) may read at
+    once in a `window`-token slot whose prompt without the draft takes `fixed` (module
+    docstring, 3)."""
+    room = window - fixed - MIN_EVIDENCE_TOKENS - PROMPT_MARGIN_TOKENS
+    if name in WRITES_DRAFT:
+        return room // 2
+    return room - min(MAX_TOKENS[name], max(window // 2, MIN_REPLY_TOKENS))
+
+
 def draft_limit(names: list[str], *, windows: dict[str, int], fixed: dict[str, int]) -> int:
     """The largest D (at most the drafter's MAX_TOKENS times 1 + continuations) with which
-    every stage of `names` that has a window fits it; below MIN_DRAFT_TOKENS when none does."""
+    every stage of `names` that has a window and reads no draft fits it; below
+    MIN_DRAFT_TOKENS when none does. The stages reading the draft read it in sections
+    (`section_tokens`) and do not lower D."""
     limit = MAX_TOKENS[N.DRAFTER] * (1 + settings.LEXWEB_STAGE_CONTINUATIONS)
     for name in names:
-        if name not in windows:
+        if name not in windows or name in READS_DRAFT:
             continue
         window, base = windows[name], fixed[name]
-        # Room for the evidence minimum and the margin; the rest is the draft's (read, written).
+        # Room for the evidence minimum and the margin; the rest is the draft's.
         room = window - base - MIN_EVIDENCE_TOKENS - PROMPT_MARGIN_TOKENS
-        if name in READS_DRAFT and name in WRITES_DRAFT:
-            limit = min(limit, room // 2)
-        elif name in READS_DRAFT:
-            limit = min(limit, room - _reply(name, window, limit))
-        elif name in WRITES_DRAFT:
+        if name in WRITES_DRAFT:
             limit = min(limit, room)
         elif sum(tokens for tokens, _what in _needs(name, base, limit, window)) > window:
             return 0  # a stage that reads no draft does not fit at all
@@ -157,8 +198,16 @@ def run_plan(names: list[str], *, roles: Mapping[str, str], kind: str, instructi
         if window is not None:
             windows[name] = window
     fixed = {name: fixed_tokens(name, kind=kind, instructions=instructions) for name in windows}
+    sections = {
+        name: section_tokens(name, window=windows[name], fixed=fixed[name])
+        for name in windows
+        if name in READS_DRAFT
+    }
     return Plan(
-        draft_limit=draft_limit(names, windows=windows, fixed=fixed), windows=windows, fixed=fixed
+        draft_limit=draft_limit(names, windows=windows, fixed=fixed),
+        windows=windows,
+        fixed=fixed,
+        sections=sections,
     )
 
 
@@ -166,15 +215,20 @@ def run_plan_check(
     names: list[str], *, roles: Mapping[str, str], kind: str, instructions: str
 ) -> Plan:
     """The run's plan; RunDoesNotFit, with the arithmetic of the first stage that does not fit
-    its window even with a draft of MIN_DRAFT_TOKENS, when D falls under MIN_DRAFT_TOKENS."""
+    its window even with a draft of MIN_DRAFT_TOKENS (a section of MIN_SECTION_TOKENS for a
+    stage reading the draft), when D falls under MIN_DRAFT_TOKENS or an S under
+    MIN_SECTION_TOKENS."""
     plan = run_plan(names, roles=roles, kind=kind, instructions=instructions)
-    if plan.draft_limit >= MIN_DRAFT_TOKENS:
+    if plan.draft_limit >= MIN_DRAFT_TOKENS and all(
+        size >= MIN_SECTION_TOKENS for size in plan.sections.values()
+    ):
         return plan
     for name in names:
         if name not in plan.windows:
             continue
         window = plan.windows[name]
-        parts = _needs(name, plan.fixed[name], MIN_DRAFT_TOKENS, window)
+        least = MIN_SECTION_TOKENS if name in READS_DRAFT else MIN_DRAFT_TOKENS
+        parts = _needs(name, plan.fixed[name], least, window)
         total = sum(tokens for tokens, _what in parts)
         if total > window:
             sums = " + ".join(f"{tokens:,} ({what})" for tokens, what in parts)
@@ -189,7 +243,7 @@ def run_plan_check(
 
 
 def reply_tokens(name: str, *, window: int, prompt: int, draft_left: int) -> int:
-    """The reply a stage asks for (module docstring, 4): `prompt` is its prompt without
+    """The reply a stage asks for (module docstring, 5): `prompt` is its prompt without
     evidence as counted now, `draft_left` what D leaves a writing stage."""
     reply = min(MAX_TOKENS[name], window // 2)
     if name in WRITES_DRAFT:

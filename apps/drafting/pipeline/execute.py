@@ -72,8 +72,17 @@ from apps.cluster.models import Backend, CallRecord, Deployment, Gpu, Role
 from apps.cluster.services import dispatch
 from apps.drafting import runs, token_events
 from apps.drafting.models import Run, RunEvent, Stage
-from apps.drafting.pipeline import budget, context, endings, outputs, ranking, streamed, watch
-from apps.drafting.pipeline.prompts import template_load
+from apps.drafting.pipeline import (
+    budget,
+    context,
+    endings,
+    outputs,
+    ranking,
+    sections,
+    streamed,
+    watch,
+)
+from apps.drafting.pipeline.prompts import PromptTemplate, template_load
 from apps.drafting.pipeline.work import Outcome, Work
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
@@ -276,6 +285,12 @@ async def _model_stage(work: Work) -> Outcome:
         instructions=work.instructions,
     )
     values = outputs.template_values(work)
+    if work.name in budget.READS_DRAFT and work.draft_text.strip():
+        parts = await _sections_plan(work, deployments, window, template, values)
+        if parts is not None:
+            return await _sectioned_stage(
+                work, deployments, passed, window, contexts, plan, values, parts
+            )
     evidence, max_tokens = await _evidence(
         work, deployments, window, template.render(**values, evidence=""), plan.draft_limit
     )
@@ -334,6 +349,232 @@ async def _model_stage(work: Work) -> Outcome:
     )
 
 
+async def _sections_plan(
+    work: Work,
+    deployments: list[Deployment],
+    window: int,
+    template: PromptTemplate,
+    values: dict[str, str],
+) -> list[sections.Section] | None:
+    """The sections a stage reading the draft reads it in (pipeline.sections), counted by the
+    first deployment's tokenizer; None when the whole draft fits its window (one prompt, as
+    ever). S is pipeline.budget.section_tokens of the window and of the prompt without the
+    draft as counted now (with the longer scope sentence a section's prompt carries)."""
+    counter = await context.token_counter(deployments[0], role=work.role)
+    try:
+        bare = values | {
+            "draft": "",
+            "scope": budget.scope_sentence(work.name, part=99, parts=99),
+        }
+        system, user = template.render(**bare, evidence="")
+        fixed = await counter.messages(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        )
+        size = budget.section_tokens(work.name, window=window, fixed=fixed)
+        if await counter.text(work.draft_text) <= size:
+            return None
+        if size < budget.MIN_SECTION_TOKENS:
+            label = Stage.Name(work.name).label
+            raise DomainError(
+                f"The draft does not fit the {label.lower()}'s model even in sections: its "
+                f"prompt without the draft takes {fixed:,} tokens of a {window:,}-token slot, "
+                f"which leaves room for sections of {max(size, 0):,} tokens, and at least "
+                f"{budget.MIN_SECTION_TOKENS} are needed. Ask an admin to route a deployment "
+                "with a larger context per slot."
+            )
+        return await sections.sections_plan(work.draft_text, size, counter.text)
+    finally:
+        await counter.aclose()
+
+
+async def _sectioned_stage(
+    work: Work,
+    deployments: list[Deployment],
+    passed: list[Any],
+    window: int,
+    contexts: dict[int, int],
+    plan: budget.Plan,
+    values: dict[str, str],
+    parts: list[sections.Section],
+) -> Outcome:
+    """A stage reading the draft run once per section (docs/architecture/drafting.md, "Long
+    drafts reviewed in sections"): every section on the deployment that answered the first,
+    its own evidence and reply, the tokens streamed as one stage's; the outputs merged by
+    outputs.sections_outcome."""
+    template = template_load(work.name)
+    total = len(parts)
+    prompts: list[list[Message]] = []
+    labels: list[str] = []
+    facts: list[dict[str, object]] = []
+    replies: list[endings.Reply] = []
+    first: tuple[context.Evidence, int] | None = None
+    deployment_id: int | None = None
+    written = 0
+    limit = sections.stage_limit(plan.draft_limit, sum(part.tokens for part in parts))
+    custody: dict[str, object] = {
+        "template_name": f"drafting/prompts/{template.name}.txt",
+        "template_version": template.version,
+        "packet_content_hash": work.packet_hash,
+        "passed_over": [
+            {"deployment": str(p.deployment)[:300], "reason": p.reason} for p in passed
+        ],
+    }
+    batcher = TokenBatcher(work)
+    batcher.start()
+    try:
+        for index, section in enumerate(parts):
+            part = index + 1
+            text = section.text(work.draft_text)
+            part_values = outputs.section_values(
+                work, values, section=section, part=part, parts=total
+            )
+            share = sections.reply_room(
+                limit,
+                written=written,
+                rest=sum(later.tokens for later in parts[part:]),
+                own=section.tokens,
+            )
+            chosen = [d for d in deployments if d.pk == deployment_id] or deployments
+            evidence, max_tokens = await _evidence(
+                work,
+                chosen,
+                window,
+                template.render(**part_values, evidence=""),
+                share,
+                draft=text,
+            )
+            first = first or (evidence, max_tokens)
+            system, user = template.render(**part_values, evidence=evidence.text)
+            messages: list[Message] = [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+            ]
+            prompts.append(messages)
+            labels += [label for label in evidence.labels if label not in labels]
+            prompt = json.dumps(prompts, ensure_ascii=False)
+            custody |= {
+                "prompt_text": prompt,
+                "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest(),
+                "pages_sent": labels,
+            }
+            await sync_to_async(_custody_store)(work=work, custody=custody)
+            if replies:
+                batcher.separate(
+                    sections.joint(replies[-1].text) if work.name in endings.FREE_TEXT else "\n"
+                )
+            if deployment_id is None:
+                result = await dispatch.chat_for_role(
+                    role=work.role,
+                    messages=messages,
+                    max_tokens=max_tokens,
+                    json_schema=outputs.schema_for(work.name),
+                    on_token=batcher.add,
+                    timeouts=STAGE_TIMEOUTS,
+                    stage_id=work.stage_id,
+                )
+                deployment_id = result.deployment_id
+            else:
+                result = await dispatch.chat(
+                    deployment=deployment_id,
+                    messages=messages,
+                    max_tokens=max_tokens,
+                    role=work.role,
+                    json_schema=outputs.schema_for(work.name),
+                    on_token=batcher.add,
+                    timeouts=STAGE_TIMEOUTS,
+                    stage_id=work.stage_id,
+                )
+            reply = endings.Reply(calls=[result], text=model_text(result.text))
+            if work.name in endings.FREE_TEXT:
+                await _continue(
+                    work,
+                    messages,
+                    reply,
+                    context=contexts.get(deployment_id, window),
+                    max_tokens=max_tokens,
+                    draft_limit=share,
+                    on_token=batcher.add,
+                    limit_reached=(
+                        f"its share ({share:,} tokens) of the {limit:,} tokens the "
+                        f"{Stage.Name(work.name).label.lower()} may write in all was reached"
+                    ),
+                )
+            written += reply.completion_tokens
+            replies.append(reply)
+            facts.append(
+                {
+                    "part": part,
+                    "start": section.start,
+                    "end": section.end,
+                    "draft_tokens": section.tokens,
+                    "pages_sent": evidence.labels,
+                    "evidence_tokens": evidence.budget.get("used_tokens"),
+                    "reply_tokens": max_tokens,
+                    "prompt_tokens": result.prompt_tokens,
+                    "completion_tokens": reply.completion_tokens,
+                    "finish_reason": reply.calls[-1].finish_reason[:32],
+                    "continuations": len(reply.calls) - 1,
+                }
+            )
+    finally:
+        await batcher.stop()
+    if first is None or deployment_id is None:  # pragma: no cover  (parts is never empty)
+        raise DomainError("The draft had no section to review.")
+    evidence, max_tokens = first
+    custody["evidence_budget"] = evidence.budget | {
+        "reply_tokens": max_tokens,
+        "window": window,
+        "sections": facts,
+    }
+    custody |= await sync_to_async(_call_custody)(result=replies[0].calls[0])
+    calls = [call for reply in replies for call in reply.calls]
+    cut = [(part, reply) for part, reply in enumerate(replies, start=1) if reply.cut]
+    custody |= {
+        "prompt_tokens": sum(reply.calls[0].prompt_tokens for reply in replies),
+        "completion_tokens": sum(reply.completion_tokens for reply in replies),
+        "finish_reason": (endings.CUT if cut else calls[-1].finish_reason)[:32],
+        "continuations": len(calls) - total,
+        "duration_ms": sum(call.duration_ms for call in calls),
+        "tokens_per_second": endings.replied_custody(endings.Reply(calls=calls, text=""))[
+            "tokens_per_second"
+        ],
+    }
+    custody["model_file_sha256"] = await _model_file_sha256(deployment_id)
+    joined = ""
+    for reply in replies:
+        if joined:
+            joined += sections.joint(joined) if work.name in endings.FREE_TEXT else "\n"
+        joined += reply.text
+    kept = None
+    if cut and work.name in endings.KEEPS_CUT:
+        kept = endings.Cut(
+            tokens=sum(reply.completion_tokens for reply in replies),
+            not_continued="; ".join(
+                f"part {part} of {total} was cut at its limit "
+                f"({reply.completion_tokens:,} tokens)"
+                + (f": {reply.not_continued}" if reply.not_continued else "")
+                for part, reply in cut
+            ),
+        )
+    own = [
+        {
+            "completion_tokens": reply.completion_tokens,
+            "finish_reason": reply.calls[-1].finish_reason,
+        }
+        for reply in replies
+    ]
+    return outputs.sections_outcome(
+        work,
+        replies=[
+            (section, reply.text, mine)
+            for section, reply, mine in zip(parts, replies, own, strict=True)
+        ],
+        text=joined,
+        custody=custody,
+        kept=kept,
+    )
+
+
 async def _continue(
     work: Work,
     messages: list[Message],
@@ -343,10 +584,12 @@ async def _continue(
     max_tokens: int,
     draft_limit: int,
     on_token: dispatch.TokenCallback,
+    limit_reached: str = "",
 ) -> None:
     """Continue a free-text reply cut at its limit, as its policy allows (pipeline.endings):
     each continuation on the same deployment, its text appended to `reply`. A writing stage's
-    reply stops at the run's draft limit (pipeline.budget), so the stages after it fit."""
+    reply stops at the run's draft limit (pipeline.budget), so the stages after it fit; a
+    section's at its share of it (`limit_reached` says so when it is reached)."""
     deployment_id = reply.calls[0].deployment_id
     while room := endings.next_continuation(
         work.name, reply, context=context, max_tokens=max_tokens
@@ -354,7 +597,7 @@ async def _continue(
         if work.name in budget.WRITES_DRAFT:
             room = min(room, draft_limit - reply.completion_tokens)
             if room < endings.MIN_CONTINUATION_TOKENS:
-                reply.not_continued = (
+                reply.not_continued = limit_reached or (
                     f"the run's draft limit ({draft_limit:,} tokens, planned so that the stages "
                     "after it fit their models) was reached"
                 )
@@ -378,11 +621,18 @@ async def _continue(
 
 
 async def _evidence(
-    work: Work, deployments: list[Deployment], window: int, bare: tuple[str, str], draft_limit: int
+    work: Work,
+    deployments: list[Deployment],
+    window: int,
+    bare: tuple[str, str],
+    draft_limit: int,
+    *,
+    draft: str | None = None,
 ) -> tuple[context.Evidence, int]:
     """The reply's max_tokens (pipeline.budget.reply_tokens, from the prompt `bare`, rendered
     without evidence) and the excerpts that fit what `window` leaves beside both, counted by
-    the first deployment's tokenizer."""
+    the first deployment's tokenizer, ranked against the instructions and `draft` (the draft
+    under review, or the section being worked on)."""
     first = deployments[0] if deployments else None
     counter = await context.token_counter(first, role=work.role)
     try:
@@ -393,7 +643,8 @@ async def _evidence(
             work.name, window=window, prompt=skeleton, draft_left=draft_limit
         )
         room = max(window - max_tokens - skeleton - PROMPT_MARGIN_TOKENS, 0)
-        query = ranking.query_text(work.instructions, work.draft_text[:QUERY_DRAFT_CHARS])
+        under_review = work.draft_text if draft is None else draft
+        query = ranking.query_text(work.instructions, under_review[:QUERY_DRAFT_CHARS])
         ranked = await sync_to_async(ranking.frozen_pages_ranked)(
             packet_id=work.packet_id, query=query
         )
@@ -546,6 +797,11 @@ class TokenBatcher:
         self.tokens += 1
         if self.first_at is None:
             self.first_at = time.monotonic()
+
+    def separate(self, text: str) -> None:
+        """Text between two sections' replies (pipeline.sections.joint): streamed with them,
+        not counted as a token."""
+        self.pending.append(text)
 
     def tokens_per_second(self) -> float | None:
         """Tokens after the first over the time since the first, as received from the backend."""

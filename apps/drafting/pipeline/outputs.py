@@ -15,7 +15,8 @@ from django.conf import settings
 from apps.cluster.tokens import estimate_tokens
 from apps.drafting import services as draft_services
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
-from apps.drafting.pipeline.budget import FINDINGS_TOKENS
+from apps.drafting.pipeline import sections
+from apps.drafting.pipeline.budget import FINDINGS_TOKENS, scope_sentence
 from apps.drafting.pipeline.endings import Cut
 from apps.drafting.pipeline.work import Outcome, Work
 from apps.evidence.prompt import page_label
@@ -150,7 +151,30 @@ def template_values(work: "Work") -> dict[str, str]:
         "max_findings": str(ADVERSARY_MAX_FINDINGS),
         "quote_chars": str(ADVERSARY_QUOTE_CHARS),
         "comment_chars": str(ADVERSARY_COMMENT_CHARS),
+        # The whole draft; a section's prompt says which part it is (pipeline.sections).
+        "scope": scope_sentence(work.name),
     }
+
+
+def section_values(
+    work: "Work", values: dict[str, str], *, section: sections.Section, part: int, parts: int
+) -> dict[str, str]:
+    """`values` (template_values) for part `part` of `parts` of the draft (pipeline.sections):
+    the section as the draft, the scope sentence saying which part it is, and for the
+    revision the findings in that section and those anchored nowhere."""
+    section_values = values | {
+        "draft": section.text(work.draft_text).rstrip(),
+        "scope": scope_sentence(work.name, part=part, parts=parts),
+    }
+    if work.name == N.REVISION:
+        verifier = _items(work.earlier.get(N.VERIFIER, {}).get("findings"))
+        adversary = _items(work.earlier.get(N.ADVERSARY, {}).get("findings"))
+        problems, attacks = revision_findings(
+            [item for item in verifier if sections.in_section(item, section)],
+            [item for item in adversary if sections.in_section(item, section)],
+        )
+        section_values |= {"verifier_findings": problems, "reviewer_findings": attacks}
+    return section_values
 
 
 # A finding's claim and message as the revision is given them, at most (the stored finding keeps
@@ -416,6 +440,50 @@ def model_outcome(
         )
         raise ReplyTruncated(message, text=text, custody=custody)
     return Outcome(text=text, custody=custody)
+
+
+def sections_outcome(
+    work: "Work",
+    *,
+    replies: list[tuple[sections.Section, str, dict[str, object]]],
+    text: str,
+    custody: dict[str, object],
+    kept: Cut | None,
+) -> "Outcome":
+    """The outcome of a stage run in sections (pipeline.sections): `replies` holds each
+    section, its reply and that reply's own custody (token counts, finish reason); `text` the
+    replies joined as they streamed, `custody` the stage's. The reviewer's findings are every
+    section's, anchored in the whole draft; a writing stage's text is the joined replies, kept
+    truncated (`kept`) when a section ended cut. A section's reply that is not the JSON asked
+    for, or holds no text, fails the stage saying which part."""
+    parts = len(replies)
+    what = Stage.Name(work.name).label.lower()
+    if work.name == N.ADVERSARY:
+        findings: list[dict[str, object]] = []
+        for part, (section, reply, own) in enumerate(replies, start=1):
+            part_work = dataclasses.replace(work, draft_text=section.text(work.draft_text))
+            try:
+                outcome = model_outcome(part_work, text=reply, custody=own)
+            except ReplyRejected as error:
+                raise ReplyRejected(
+                    f"Part {part} of {parts} of the draft: {error.message}",
+                    text=text,
+                    custody=custody,
+                ) from None
+            found = _items((outcome.data or {}).get("findings"))
+            findings += sections.findings_moved(found, section)
+        return Outcome(text=text, data={"findings": findings}, custody=custody)
+    for part, (_section, reply, own) in enumerate(replies, start=1):
+        if not reply.strip():
+            raise ReplyRejected(
+                f"The {what} wrote no text for part {part} of {parts} of the draft "
+                f"({own.get('completion_tokens', 0)} tokens of nothing but white space or "
+                "control characters, which are not kept); the stage failed. Start the run "
+                "again, or ask an admin to check the model.",
+                text=text,
+                custody=custody,
+            )
+    return model_outcome(work, text=text, custody=custody, kept=kept)
 
 
 # --- Financial validation --------------------------------------------------------------------
