@@ -83,6 +83,7 @@ class JobAdmin(ProcrastinateJobAdmin):
 
     change_list_template = "admin/operations/job_change_list.html"
     change_form_template = "admin/operations/job_change_form.html"
+    object_history_template = "admin/operations/job_history.html"
     list_display = ["pk", "task", "arguments", "job_status", "queue_name", "last_event"]
     list_filter = [JobStatusFilter, "queue_name", JobTaskFilter, "scheduled_at", "priority"]
     # Locks are found by search (a task's name, or a lock such as "verification:12"), not listed
@@ -158,6 +159,18 @@ class JobAdmin(ProcrastinateJobAdmin):
         if job is not None:
             extra_context = {**(extra_context or {}), "subtitle": job_title(job)}
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def history_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """Titled by the job in words too (its history is always empty: jobs are not changed
+        in the admin)."""
+        job = self.get_object(request, object_id)
+        if job is not None:
+            title = job_title(job)
+            words = {"title": f"Change history: {title}", "job_title": title}
+            extra_context = {**(extra_context or {}), **words}
+        return super().history_view(request, object_id, extra_context)
 
     @admin.action(description="Retry jobs that failed for good")
     def retry_failed(self, request: HttpRequest, queryset: QuerySet[ProcrastinateJob]) -> None:

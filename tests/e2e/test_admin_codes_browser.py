@@ -92,6 +92,11 @@ async def test_the_audit_log_and_the_job_pages_say_codes_in_words(
     assert "Scheduled for: " in (await page.text_content(".field-arguments") or "")
     assert await csp_violations(page) == []
     await shot(page, "job-page")
+    async with page.expect_navigation():
+        await page.click("a.historylink")
+    await arrive(page, re.compile(r"/procrastinatejob/\d+/history/"))
+    assert (await page.text_content("h1") or "").strip() == f"Change history: {heading}"
+    assert heading in (await page.text_content(".breadcrumbs") or "")
 
     # The job queues page names the periodic jobs' tasks in words, their names below.
     await goto(page, f"{JOBS}queues/")

@@ -108,6 +108,11 @@ def test_a_jobs_page_is_titled_by_its_task_in_words_and_keeps_its_name(
     assert history and re.fullmatch(r"<div>[\d-]+ [\d:]+: Queued</div>", history.group(1))
     assert 'style="' not in page.split('id="content-main"')[1]
 
+    changes = admin_client_.get(f"{JOBS_URL}{job_id}/history/").content.decode()
+    assert f"<h1>Change history: {title}</h1>" in changes
+    assert f'/{job_id}/change/">{title}</a>' in changes
+    assert "ProcrastinateJob object" not in changes
+
 
 @pytest.mark.django_db
 def test_cancelling_queued_jobs_still_cancels_them(admin_client_: Client) -> None:
