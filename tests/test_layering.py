@@ -11,6 +11,7 @@ The import walk reads every module's syntax tree, so a new module is covered wit
 
 import ast
 import contextlib
+import functools
 import shutil
 import signal
 import subprocess
@@ -43,13 +44,25 @@ def product_modules(root: Path = BASE_DIR) -> dict[str, Path]:
     return modules
 
 
+@functools.cache
+def import_nodes(source: str) -> tuple[ast.AST, ...]:
+    """The import statements and dynamic imports of `source`, anywhere in it. Parsed once per
+    text: the checks below read every product module, each several times."""
+    return tuple(
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        or (isinstance(node, ast.Call) and _is_dynamic_import(node))
+    )
+
+
 def imported_names(source: str, module: str, *, is_package: bool = False) -> set[str]:
     """Every module name `source` imports, anywhere in it (functions included), resolved to
     absolute names. `from a.b import c` yields both `a.b` and `a.b.c` (c may be a module);
     `importlib.import_module("x")` and `__import__("x")` with a literal name yield `x`."""
     names: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
+    for node in import_nodes(source):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -350,7 +363,7 @@ def _module_edges(source: str, module: str, modules: set[str], *, is_package: bo
     importer's."""
     package = module if is_package else module.rpartition(".")[0]
     edges: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in import_nodes(source):
         if isinstance(node, ast.Import):
             edges.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -12,12 +12,22 @@ walks the code base for every code it writes and fails on one without words.
 """
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from apps.accounts.models import AuditEvent
 
-Teller = Callable[["AuditEvent"], str]
+class Event(Protocol):
+    """What the words read of an audit event (apps.accounts.models.AuditEvent, whose `__str__`
+    calls `action_text`: named here by what it has, so the two modules import no loop)."""
+
+    @property
+    def action(self) -> str: ...
+
+    @property
+    def target_label(self) -> str: ...
+
+
+# A teller receives the AuditEvent itself (an app's teller may read more of it than Event).
+Teller = Callable[[Any], str]
 
 _tellers: dict[str, Teller] = {}
 
@@ -32,13 +42,13 @@ def register_words(words: Mapping[str, str]) -> None:
     """Codes told by one sentence each; `{target}` is the event's target ("an item" if none)."""
     table = dict(words)
 
-    def tell(event: "AuditEvent") -> str:
+    def tell(event: Event) -> str:
         return table[event.action].format(target=event.target_label or "an item")
 
     register(table, tell)
 
 
-def action_text(event: "AuditEvent") -> str:
+def action_text(event: Event) -> str:
     """What the event's action says in words; its code when no app told it."""
     tell = _tellers.get(event.action)
     return tell(event) if tell is not None else event.action
