@@ -128,27 +128,8 @@ async def test_the_draft_view_is_a_workspace_with_the_reviewers_points_in_the_ma
         "[...document.querySelectorAll('#margin-notes li[data-note]')].map((li) => li.dataset.note)"
     )
     assert notes, "no note anchored in the text"
-    for number in notes:
-        # Each anchored note has its words marked in the text, starting where its mark is, and
-        # sits level with them (or below the note above it).
-        anchored = await page.evaluate(
-            f"(() => {{ const start = document.querySelector('#note-at-{number}');"
-            f" const note = document.querySelector('#note-{number}');"
-            " const spans = document.querySelectorAll("
-            f"'#draft-text .note-span[data-notes~=\"{number}\"]');"
-            " return {start: !!start && !!start.closest('#draft-text'), spans: spans.length,"
-            " noteTop: note.getBoundingClientRect().top,"
-            " startTop: start ? start.getBoundingClientRect().top : null}; })()"
-        )
-        assert anchored["start"] and anchored["spans"] >= 1, anchored
-        assert anchored["noteTop"] >= anchored["startTop"] - 2, anchored
+    await assert_notes_level_with_their_words(page, notes)
     first = notes[0]
-    first_words = await page.evaluate(
-        f"(() => {{ const note = document.querySelector('#note-{first}').getBoundingClientRect();"
-        f" const start = document.querySelector('#note-at-{first}').getBoundingClientRect();"
-        " return Math.abs(note.top - start.top); })()"
-    )
-    assert first_words < 4, first_words  # the first note is level with its words
     await check(page)
     await shot(page, "workspace-1366x768")
 
@@ -175,6 +156,24 @@ async def test_the_draft_view_is_a_workspace_with_the_reviewers_points_in_the_ma
         f"document.querySelector('#note-{last} a').textContent.includes('Point {last}:')"
     )
 
+    # 1024x768 (64rem; a 1280 px laptop at 125%): the notes are still beside the words they
+    # quote, between the text and the finding panel, and the text keeps a readable width.
+    await page.set_viewport_size({"width": 1024, "height": 768})
+    await goto(page, read)
+    await wait_for(page, "document.querySelector('.margin-notes__list--placed') !== null")
+    place = await page.evaluate(PLACE)
+    assert place["paraTop"] >= 0 and place["paraBottom"] <= place["height"], place
+    assert place["notesLeft"] >= place["textRight"], place
+    assert place["panelLeft"] >= place["notesRight"], place
+    assert abs(place["panelTop"] - place["textTop"]) < 80, place
+    assert await page.evaluate(
+        "document.querySelector('#draft-text').getBoundingClientRect().width >= 400"
+    )
+    assert await page.evaluate(SIDEWAYS), await page.evaluate(WIDTHS)
+    await assert_notes_level_with_their_words(page, notes)
+    await check(page)
+    await shot(page, "workspace-1024x768")
+
     # 820 px wide: nothing scrolls sideways; the notes are a list below the text.
     await page.set_viewport_size({"width": 820, "height": 1000})
     await goto(page, read)
@@ -189,3 +188,27 @@ async def test_the_draft_view_is_a_workspace_with_the_reviewers_points_in_the_ma
     await check(page)
     assert await csp_violations(page) == []
     assert visits.violations() == {}
+
+
+async def assert_notes_level_with_their_words(page: Page, notes: list[str]) -> None:
+    """Each anchored note has its words marked in the text, starting where its mark is, and sits
+    level with them (or below the note above it); the first is level with its words."""
+    for number in notes:
+        anchored = await page.evaluate(
+            f"(() => {{ const start = document.querySelector('#note-at-{number}');"
+            f" const note = document.querySelector('#note-{number}');"
+            " const spans = document.querySelectorAll("
+            f"'#draft-text .note-span[data-notes~=\"{number}\"]');"
+            " return {start: !!start && !!start.closest('#draft-text'), spans: spans.length,"
+            " noteTop: note.getBoundingClientRect().top,"
+            " startTop: start ? start.getBoundingClientRect().top : null}; })()"
+        )
+        assert anchored["start"] and anchored["spans"] >= 1, anchored
+        assert anchored["noteTop"] >= anchored["startTop"] - 2, anchored
+    first = notes[0]
+    first_words = await page.evaluate(
+        f"(() => {{ const note = document.querySelector('#note-{first}').getBoundingClientRect();"
+        f" const start = document.querySelector('#note-at-{first}').getBoundingClientRect();"
+        " return Math.abs(note.top - start.top); })()"
+    )
+    assert first_words < 4, first_words  # the first note is level with its words
