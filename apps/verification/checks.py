@@ -965,7 +965,7 @@ class _Context:
         for part in _page_sentences(text):
             stems: set[str] = set()
             cut: list[str] = []
-            for chunk in _PHRASE_BREAK.split(part):
+            for chunk in _phrases(part):
                 words = nz.token_list(chunk)
                 # Each word's stem and form in a run, made once a run for a word first met
                 # (`_stemmed`), then looked up word by word in C.
@@ -1081,7 +1081,7 @@ class _Context:
         stems = self.index.stems[page]
         return all(any(s in stems for s in group) for group in term.groups)
 
-    def _holders(self, term: "_Term") -> Iterable[int]:
+    def _holders(self, term: "_Term") -> Collection[int]:
         """The pages holding the term or a paraphrase (few: see CANDIDATE_PAGES)."""
         if not term.stems:
             return term.pages
@@ -1099,12 +1099,11 @@ class _Context:
                 # read next). The pages holding each word, as sets (`_holds_words` of every
                 # candidate page, without reading each page's terms).
                 left, right = (
-                    self._held_set(stems, held)
+                    _holding(self._held_set(stems, held), scores)
                     for stems, held in zip(term.groups, term.group_holders, strict=True)
                 )
-                for page in scores:
-                    if page in left and page in right:
-                        scores[page] += term.weight
+                for page in left.intersection(right):
+                    scores[page] += term.weight
                 continue
             held = self._holders(term)
             if isinstance(held, Collection) and len(held) <= len(scores):
@@ -1115,9 +1114,8 @@ class _Context:
             if term.stems:
                 # A common word recurs in many claims' sentences: its pages, once as a set.
                 held = self._held_set(term.stems, held)
-            for page in scores:
-                if page in held:
-                    scores[page] += term.weight
+            for page in _holding(held, scores):
+                scores[page] += term.weight
         return scores
 
     def _document_set(self, document_id: int) -> frozenset[int]:
@@ -1129,9 +1127,15 @@ class _Context:
             )
         return known
 
-    def _held_set(self, stems: tuple[str, ...], held: Iterable[int]) -> AbstractSet[int]:
+    def _held_set(
+        self, stems: tuple[str, ...], held: Iterable[int]
+    ) -> "AbstractSet[int] | list[int]":
         """`held`, the pages holding a word of `stems` (a `_Term`'s holders), as a set made
-        once a run."""
+        once a run; a word's own pages (`PacketIndex.pages_with_term`, a list in packet order)
+        as they are, asked by bisection (`_holding`): a common word's thousands of pages made
+        a set cost more than the look-ups."""
+        if isinstance(held, list):
+            return held
         known = self.held.get(stems)
         if known is None:
             known = self.held[stems] = frozenset(held)
@@ -1962,13 +1966,36 @@ def _page_sentences(text: str) -> list[str]:
         text = _LINE_END_HYPHEN.sub("", text)
     for line in text.splitlines():
         if _laid_out(line):
-            out.extend(_PAGE_SENTENCE.split(" ".join(prose)))
+            out.extend(_prose_sentences(" ".join(prose)))
             prose = []
             out.append(line)
         else:
             prose.append(line.strip())
-    out.extend(_PAGE_SENTENCE.split(" ".join(prose)))
+    out.extend(_prose_sentences(" ".join(prose)))
     return [part for part in out if part.strip()]
+
+
+_STOP = re.compile(r"[.!?]")
+_AFTER_STOP = re.compile(r"[\"\u201d']?(?:\d{1,3}(?=\s))?\s+(?=[\"\u201c]?[A-Z])")
+
+
+def _prose_sentences(prose: str) -> list[str]:
+    """`_PAGE_SENTENCE.split(prose)`. A line of prose holds no line break, so a sentence ends
+    only after a stop: the end is looked for after each stop (`_AFTER_STOP`, the pattern's
+    first branch), not tried at every character of the page."""
+    if "\n" in prose:
+        return _PAGE_SENTENCE.split(prose)
+    out: list[str] = []
+    last = 0
+    for stop in _STOP.finditer(prose):
+        if stop.end() < last:
+            continue
+        end = _AFTER_STOP.match(prose, stop.end())
+        if end is not None:
+            out.append(prose[last : end.start()])
+            last = end.end()
+    out.append(prose[last:])
+    return out
 
 
 def _laid_out(line: str) -> bool:
@@ -1983,6 +2010,18 @@ def _laid_out(line: str) -> bool:
 # Where a phrase of the draft or a page breaks: a claim (masked as "|"), a comma, a colon, a
 # bracket or a quotation mark.
 _PHRASE_BREAK = re.compile(r"[|,;:()\[\]\"\u201c\u201d]+")
+
+
+# `_PHRASE_BREAK`'s characters of ASCII text, each made "|" (a byte table: a translation in C).
+_BREAKS = bytes(ord("|") if chr(c) in '|,;:()[]"' else c for c in range(256))
+
+
+def _phrases(part: str) -> list[str]:
+    """`part` cut where a phrase breaks (`_PHRASE_BREAK`); in ASCII text by a translation, so
+    that a run of breaks leaves empty phrases between them (which hold no words)."""
+    if part.isascii():
+        return part.encode("ascii").translate(_BREAKS).decode("ascii").split("|")
+    return _PHRASE_BREAK.split(part)
 
 
 def _key_word(word: str) -> bool:
@@ -2089,6 +2128,20 @@ def _range_end(claim: Claim) -> Claim:
     return replace(
         claim, start=claim.start + match.start(), end=claim.start + end, text=match.group().rstrip()
     )
+
+
+def _holding(held: Collection[int], pages: Iterable[int]) -> set[int]:
+    """The pages of `pages` that `held` holds: a set, or a list in packet order (ascending,
+    `_Context._held_set`) looked up by bisection."""
+    if not isinstance(held, list):
+        return {page for page in pages if page in held}
+    found: set[int] = set()
+    end = len(held)
+    for page in pages:
+        at = bisect.bisect_left(held, page)
+        if at < end and held[at] == page:
+            found.add(page)
+    return found
 
 
 def _pages_with_any(index: PacketIndex, terms: Sequence[str]) -> set[int]:

@@ -286,7 +286,7 @@ def _spans_fit(arrays: Mapping[str, "Ints"], kind: str, pages: Sequence[PageReco
     if not len(starts) == len(ends) == offsets[-1]:
         raise IndexCacheError(f"the {kind} spans do not match their values")
     counts = map(operator.sub, islice(offsets, 1, None), offsets)  # values per page
-    sizes = chain.from_iterable(map(repeat, map(len, map(_text, pages)), counts))
+    sizes = chain.from_iterable(map(repeat, map(len, map(_TEXT, pages)), counts))
     if not (all(map(operator.lt, starts, ends)) and all(map(operator.le, ends, sizes))):
         raise IndexCacheError(f"a {kind} span is outside its page's text")
 
@@ -294,8 +294,7 @@ def _spans_fit(arrays: Mapping[str, "Ints"], kind: str, pages: Sequence[PageReco
 # --- 2. Views of a loaded index, decoded page by page ----------------------------------------
 
 
-def _text(page: PageRecord) -> str:
-    return page.text
+_TEXT = operator.attrgetter("text")  # a page's text (in C: read for every page)
 
 
 def _numbered(keys: list[str]) -> dict[str, int]:
@@ -342,12 +341,13 @@ class PageTerms(Sequence["TermRow"]):
 
 
 class _TermTable:
-    __slots__ = ("bytes", "flat", "ids", "terms", "width")
+    __slots__ = ("bytes", "flat", "ids", "needles", "terms", "width")
 
     def __init__(
         self, ids: dict[str, int], terms: list[str], flat: "Ints", data: bytes, width: int
     ) -> None:
         self.ids, self.terms, self.flat, self.bytes, self.width = ids, terms, flat, data, width
+        self.needles: dict[str, bytes] = {}  # a term's number as the bytes of a row, once made
 
 
 class TermRow(AbstractSet[str]):
@@ -361,11 +361,16 @@ class TermRow(AbstractSet[str]):
 
     def __contains__(self, term: object) -> bool:
         table = self._table
-        k = table.ids.get(term) if isinstance(term, str) else None
-        if k is None:
+        if not isinstance(term, str):
             return False
+        needle = table.needles.get(term)
         width = table.width
-        needle, stop = k.to_bytes(width, sys.byteorder), self._end * width
+        if needle is None:
+            k = table.ids.get(term)
+            if k is None:
+                return False
+            needle = table.needles[term] = k.to_bytes(width, sys.byteorder)
+        stop = self._end * width
         at = table.bytes.find(needle, self._start * width, stop)
         # A match must start on a number's first byte, not straddle two numbers.
         while at >= 0 and at % width:
@@ -399,6 +404,21 @@ class Postings(Mapping[str, list[int]]):
             if start == end:
                 raise KeyError(key)
             made = self._made[key] = self._flat[start:end].tolist()
+        return made
+
+    def get(self, key: str, default: Sequence[int] | None = None) -> Sequence[int] | None:  # type: ignore[override]
+        """`self[key]`, or `default` for a key on no page (as Mapping.get, without raising
+        and catching KeyError for each)."""
+        made = self._made.get(key)
+        if made is not None:
+            return made
+        k = self._ids.get(key)
+        if k is None:
+            return default
+        start, end = self._offsets[k], self._offsets[k + 1]
+        if start == end:
+            return default
+        made = self._made[key] = self._flat[start:end].tolist()
         return made
 
     def __iter__(self) -> Iterator[str]:
