@@ -41,6 +41,9 @@ class MarginNote:
     end: int | None
     run_id: int
     reviewed: int  # the number of the version the reviewer read
+    # The quote's other occurrences in the text (start, end): the reviewer gives only the words,
+    # so which of them it attacks is not known and each is marked, the note beside `start`.
+    also: tuple[tuple[int, int], ...] = ()
 
     @property
     def anchored(self) -> bool:
@@ -135,6 +138,17 @@ def _locate(text: str, point: _Point, own: bool) -> tuple[int, int] | None:
     return (at, at + len(quote)) if at >= 0 else None
 
 
+def _others(text: str, quote: str, span: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """Every other place `quote` occurs in `text` (overlapping ones included), in text order."""
+    found = []
+    at = text.find(quote)
+    while at >= 0:
+        if at != span[0]:
+            found.append((at, at + len(quote)))
+        at = text.find(quote, at + 1)
+    return tuple(found)
+
+
 def margin_notes(version: DraftVersion) -> MarginNotes:
     """The reviewer's points of every review of `version` or of an earlier version of its
     draft, anchored to `version`'s text. Three queries; none when the draft had no review."""
@@ -164,7 +178,7 @@ def margin_notes(version: DraftVersion) -> MarginNotes:
     read = {s.pk: _read_number(s, writers, numbers, created) for s in stages}
 
     text = version.text
-    placed: list[tuple[int, int, _Point]] = []
+    placed: list[tuple[int, int, _Point, tuple[tuple[int, int], ...]]] = []
     missing: list[_Point] = []
     gone = 0
     reviewed: list[tuple[int, int]] = []
@@ -176,14 +190,19 @@ def margin_notes(version: DraftVersion) -> MarginNotes:
             reviewed.append((point.run_id, point.reviewed))
         span = _locate(text, point, own)
         if span is not None:
-            placed.append((span[0], span[1], point))
+            placed.append((span[0], span[1], point, _others(text, point.quote, span)))
         elif own:
             missing.append(point)
         else:
             gone += 1
     placed.sort(key=lambda s: (s[0], s[1]))
 
-    def note(number: int, point: _Point, span: tuple[int, int] | None) -> MarginNote:
+    def note(
+        number: int,
+        point: _Point,
+        span: tuple[int, int] | None,
+        also: tuple[tuple[int, int], ...] = (),
+    ) -> MarginNote:
         return MarginNote(
             number=number,
             kind=point.kind,
@@ -194,8 +213,9 @@ def margin_notes(version: DraftVersion) -> MarginNotes:
             end=span[1] if span else None,
             run_id=point.run_id,
             reviewed=point.reviewed,
+            also=also,
         )
 
-    anchored = [note(n, p, (a, b)) for n, (a, b, p) in enumerate(placed, start=1)]
+    anchored = [note(n, p, (a, b), also) for n, (a, b, p, also) in enumerate(placed, start=1)]
     not_found = [note(len(anchored) + n, p, None) for n, p in enumerate(missing, start=1)]
     return MarginNotes(anchored, not_found, gone, reviewed)

@@ -311,10 +311,16 @@ def segments(text: str, claims: Sequence[Claim]) -> list[Segment]:
 
 
 def with_notes(pieces: Sequence[Segment], notes: Sequence[MarginNote]) -> list[Segment]:
-    """`pieces` (from `segments`) cut again at each anchored margin note's start and end; each
-    piece names the notes covering it, and the one where a note starts names it in
-    `note_starts`. A claim cut in two keeps its icon on its first piece only."""
-    spans = [(n.start, n.end, n.number) for n in notes if n.start is not None and n.end is not None]
+    """`pieces` (from `segments`) cut again at each anchored margin note's start and end, and
+    at its quote's other occurrences (`also`); each piece names the notes covering it, and the
+    one where a note's own span starts names it in `note_starts`. A claim cut in two keeps its
+    icon on its first piece only."""
+    spans = [
+        (start, end, n.number, own)
+        for n in notes
+        if n.start is not None and n.end is not None
+        for start, end, own in ((n.start, n.end, True), *((a, b, False) for a, b in n.also))
+    ]
     if not spans:
         return list(pieces)
     out: list[Segment] = []
@@ -324,8 +330,9 @@ def with_notes(pieces: Sequence[Segment], notes: Sequence[MarginNote]) -> list[S
         end = at + len(piece.text)
         cuts = sorted({at, end, *(x for s in spans for x in s[:2] if at < x < end)})
         for a, b in itertools.pairwise(cuts):
-            covering = tuple(num for s, e, num in spans if s <= a and b <= e)
-            starts = tuple(num for num in covering if num not in started)
+            inside = [(num, own) for s, e, num, own in spans if s <= a and b <= e]
+            covering = tuple(dict.fromkeys(num for num, _ in inside))
+            starts = tuple(num for num, own in inside if own and num not in started)
             started.update(starts)
             out.append(
                 dataclasses.replace(

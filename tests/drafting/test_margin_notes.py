@@ -155,6 +155,29 @@ def test_stored_offsets_that_no_longer_hold_the_quote_fall_back_to_finding_it(
     assert [(n.start, n.end) for n in notes.anchored] == [(11, 28)]
 
 
+def test_a_quote_found_twice_is_marked_at_each_occurrence_and_the_note_says_so(
+    lawyer_client: Client, reviewed: Run
+) -> None:
+    # "The" starts the first two sentences; the reviewer gives only the words, so which one it
+    # attacks is not known: both are marked, the note stands by the one its stage stored.
+    twice = {"kind": "weak_point", "quote": "The", "comment": "Which one?", "start": 0, "end": 3}
+    Stage.objects.filter(run=reviewed, name="adversary").update(output_json={"findings": [twice]})
+
+    notes = margin_notes.margin_notes(_drafter_version(reviewed))
+
+    assert [(n.start, n.end, n.also) for n in notes.anchored] == [(0, 3, ((30, 33),))]
+    html = _page(lawyer_client, reviewed, 1)
+    assert _marked(html, 1) == "TheThe"
+    assert html.count('id="note-at-1"') == 1
+    assert "These words are in the text 2 times" in html
+    # A quote found once says nothing of the kind.
+    Stage.objects.filter(run=reviewed, name="adversary").update(
+        output_json={"findings": FINDINGS[:1]}
+    )
+    assert margin_notes.margin_notes(_drafter_version(reviewed)).anchored[0].also == ()
+    assert "These words are in the text" not in _page(lawyer_client, reviewed, 1)
+
+
 def test_a_draft_without_a_review_has_no_notes(lawyer_client: Client, reviewed: Run) -> None:
     Stage.objects.filter(run=reviewed, name="adversary").update(status="failed")
 
@@ -177,6 +200,23 @@ def test_with_notes_cuts_claims_at_note_bounds_and_keeps_every_character() -> No
         ("def", True, True, (1,), ()),
         ("g", True, False, (), ()),
         ("hij", False, False, (), ()),
+    ]
+
+
+def test_with_notes_marks_a_quotes_other_occurrences_without_a_second_start() -> None:
+    pieces = [Segment("ab ab ab")]
+    note = margin_notes.MarginNote(
+        1, "weak_point", "Weak point", "ab", "", 3, 5, 1, 1, also=((0, 2), (6, 8))
+    )
+
+    out = with_notes(pieces, [note])
+
+    assert [(p.text, p.notes, p.note_starts) for p in out] == [
+        ("ab", (1,), ()),
+        (" ", (), ()),
+        ("ab", (1,), (1,)),
+        (" ", (), ()),
+        ("ab", (1,), ()),
     ]
 
 
