@@ -99,7 +99,7 @@ function setupVersion(root) {
 // long); a click on a note, or focus on it, marks its words and brings them into view; a click
 // on marked words marks their note. Without this file the notes are a list whose links jump to
 // the words.
-const BESIDE = window.matchMedia("(min-width: 64rem)"); // drafts.css: the margin from 64rem
+const BESIDE = window.matchMedia("(min-width: 56rem)"); // drafts.css: the margin from 56rem
 
 function setupNotes(root) {
   const aside = root.querySelector("[data-margin-notes]");

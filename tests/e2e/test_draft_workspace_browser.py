@@ -156,23 +156,11 @@ async def test_the_draft_view_is_a_workspace_with_the_reviewers_points_in_the_ma
         f"document.querySelector('#note-{last} a').textContent.includes('Point {last}:')"
     )
 
-    # 1024x768 (64rem; a 1280 px laptop at 125%): the notes are still beside the words they
-    # quote, between the text and the finding panel, and the text keeps a readable width.
-    await page.set_viewport_size({"width": 1024, "height": 768})
-    await goto(page, read)
-    await wait_for(page, "document.querySelector('.margin-notes__list--placed') !== null")
-    place = await page.evaluate(PLACE)
-    assert place["paraTop"] >= 0 and place["paraBottom"] <= place["height"], place
-    assert place["notesLeft"] >= place["textRight"], place
-    assert place["panelLeft"] >= place["notesRight"], place
-    assert abs(place["panelTop"] - place["textTop"]) < 80, place
-    assert await page.evaluate(
-        "document.querySelector('#draft-text').getBoundingClientRect().width >= 400"
-    )
-    assert await page.evaluate(SIDEWAYS), await page.evaluate(WIDTHS)
-    await assert_notes_level_with_their_words(page, notes)
-    await check(page)
-    await shot(page, "workspace-1024x768")
+    # 1024x768 (64rem) and 960x800 (half of a 1920 px screen, beside the evidence): the notes
+    # are still beside the words they quote, between the text and the finding panel, and the
+    # text keeps a readable width.
+    for width, height in ((1024, 768), (960, 800)):
+        await narrower(page, read, width, height)
 
     # 820 px wide: nothing scrolls sideways; the notes are a list below the text.
     await page.set_viewport_size({"width": 820, "height": 1000})
@@ -212,3 +200,26 @@ async def assert_notes_level_with_their_words(page: Page, notes: list[str]) -> N
         " return Math.abs(note.top - start.top); })()"
     )
     assert first_words < 4, first_words  # the first note is level with its words
+
+
+async def narrower(page: Page, read: str, width: int, height: int) -> None:
+    """At `width` x `height`: the notes are placed beside their words, between the text (400 px
+    wide or more) and the finding panel, both from the top; nothing scrolls sideways."""
+    await page.set_viewport_size({"width": width, "height": height})
+    await goto(page, read)
+    await wait_for(page, "document.querySelector('.margin-notes__list--placed') !== null")
+    place = await page.evaluate(PLACE)
+    assert place["paraTop"] >= 0 and place["paraBottom"] <= place["height"], place
+    assert place["notesLeft"] >= place["textRight"], place
+    assert place["panelLeft"] >= place["notesRight"], place
+    assert abs(place["panelTop"] - place["textTop"]) < 80, place
+    assert await page.evaluate(
+        "document.querySelector('#draft-text').getBoundingClientRect().width >= 400"
+    ), width
+    assert await page.evaluate(SIDEWAYS), await page.evaluate(WIDTHS)
+    notes = await page.evaluate(
+        "[...document.querySelectorAll('#margin-notes li[data-note]')].map((li) => li.dataset.note)"
+    )
+    await assert_notes_level_with_their_words(page, notes)
+    await check(page)
+    await shot(page, f"workspace-{width}x{height}")
