@@ -316,26 +316,17 @@ async def _model_stage(work: Work) -> Outcome:
     batcher = TokenBatcher(work)
     batcher.start()
     try:
-        result = await dispatch.chat_for_role(
-            role=work.role,
-            messages=messages,
+        reply = await _reply(
+            work,
+            messages,
+            batcher,
             max_tokens=max_tokens,
-            json_schema=outputs.schema_for(work.name),
-            on_token=batcher.add,
-            timeouts=STAGE_TIMEOUTS,
-            stage_id=work.stage_id,
+            deployment_id=None,
+            contexts=contexts,
+            window=window,
+            draft_limit=plan.draft_limit,
         )
-        reply = endings.Reply(calls=[result], text=model_text(result.text))
-        if work.name in endings.FREE_TEXT:
-            await _continue(
-                work,
-                messages,
-                reply,
-                context=contexts.get(result.deployment_id, window),
-                max_tokens=max_tokens,
-                draft_limit=plan.draft_limit,
-                on_token=batcher.add,
-            )
+        result = reply.calls[0]
     finally:
         await batcher.stop()
     custody |= await sync_to_async(_call_custody)(result=result)
@@ -462,43 +453,22 @@ async def _sectioned_stage(
                 batcher.separate(
                     sections.joint(replies[-1].text) if work.name in endings.FREE_TEXT else "\n"
                 )
-            if deployment_id is None:
-                result = await dispatch.chat_for_role(
-                    role=work.role,
-                    messages=messages,
-                    max_tokens=max_tokens,
-                    json_schema=outputs.schema_for(work.name),
-                    on_token=batcher.add,
-                    timeouts=STAGE_TIMEOUTS,
-                    stage_id=work.stage_id,
-                )
-                deployment_id = result.deployment_id
-            else:
-                result = await dispatch.chat(
-                    deployment=deployment_id,
-                    messages=messages,
-                    max_tokens=max_tokens,
-                    role=work.role,
-                    json_schema=outputs.schema_for(work.name),
-                    on_token=batcher.add,
-                    timeouts=STAGE_TIMEOUTS,
-                    stage_id=work.stage_id,
-                )
-            reply = endings.Reply(calls=[result], text=model_text(result.text))
-            if work.name in endings.FREE_TEXT:
-                await _continue(
-                    work,
-                    messages,
-                    reply,
-                    context=contexts.get(deployment_id, window),
-                    max_tokens=max_tokens,
-                    draft_limit=share,
-                    on_token=batcher.add,
-                    limit_reached=(
-                        f"its share ({share:,} tokens) of the {limit:,} tokens the "
-                        f"{Stage.Name(work.name).label.lower()} may write in all was reached"
-                    ),
-                )
+            reply = await _reply(
+                work,
+                messages,
+                batcher,
+                max_tokens=max_tokens,
+                deployment_id=deployment_id,
+                contexts=contexts,
+                window=window,
+                draft_limit=share,
+                limit_reached=(
+                    f"its share ({share:,} tokens) of the {limit:,} tokens the "
+                    f"{Stage.Name(work.name).label.lower()} may write in all was reached"
+                ),
+            )
+            result = reply.calls[0]
+            deployment_id = result.deployment_id
             written += reply.completion_tokens
             replies.append(reply)
             facts.append(
@@ -573,6 +543,48 @@ async def _sectioned_stage(
         custody=custody,
         kept=kept,
     )
+
+
+async def _reply(
+    work: Work,
+    messages: list[Message],
+    batcher: "TokenBatcher",
+    *,
+    max_tokens: int,
+    deployment_id: int | None,
+    contexts: dict[int, int],
+    window: int,
+    draft_limit: int,
+    limit_reached: str = "",
+) -> endings.Reply:
+    """One prompt's reply, streamed through `batcher`: on the role's routing (`deployment_id`
+    None) or on that deployment, and continued as the stage's policy allows (`_continue`, in the
+    slot of the deployment that answered: its context in `contexts`, else `window`)."""
+    common: dict[str, Any] = {
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "json_schema": outputs.schema_for(work.name),
+        "on_token": batcher.add,
+        "timeouts": STAGE_TIMEOUTS,
+        "stage_id": work.stage_id,
+    }
+    if deployment_id is None:
+        result = await dispatch.chat_for_role(role=work.role, **common)
+    else:
+        result = await dispatch.chat(deployment=deployment_id, role=work.role, **common)
+    reply = endings.Reply(calls=[result], text=model_text(result.text))
+    if work.name in endings.FREE_TEXT:
+        await _continue(
+            work,
+            messages,
+            reply,
+            context=contexts.get(result.deployment_id, window),
+            max_tokens=max_tokens,
+            draft_limit=draft_limit,
+            on_token=batcher.add,
+            limit_reached=limit_reached,
+        )
+    return reply
 
 
 async def _continue(
