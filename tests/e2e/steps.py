@@ -9,10 +9,11 @@ from typing import Any
 import pymupdf
 from playwright.async_api import Page
 
-from tests.harness.browser import arrive, csp_violations, goto, shot, wait_for
-from tests.harness.product import Account
+from tests.harness.browser import arrive, csp_violations, goto, shot, sign_in, wait_for
+from tests.harness.product import Account, Product
 
 ROWS = "document.querySelectorAll('#document-rows tr')"
+VIEWER_IMAGE = "document.querySelector('#viewer-image')"
 
 
 def row(filename: str) -> str:
@@ -48,6 +49,29 @@ async def wait_ready(page: Page, filename: str, *, timeout: float = 90) -> None:
         f"{row(filename)}?.querySelector('[data-field=status]').textContent === 'Ready'",
         timeout,
     )
+
+
+async def upload_rendered(
+    page: Page, product: Product, path: Path, *, timeout: float
+) -> tuple[str, int]:
+    """Upload `path` to a new case as the admin, wait for it to be read and for its rendering
+    to PDF (a job of its own, after the text) to have a page 2, then open the viewer at page 1
+    with its image drawn: (the viewer's path, the document's id)."""
+    case = product.new_case()
+    await sign_in(page, product.admin)
+    await goto(page, f"{case.path}documents/")
+    await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
+    await choose_files(page, path)
+    await wait_ready(page, path.name, timeout=timeout)
+    viewer = await page.evaluate(
+        f"{row(path.name)}.querySelector('[data-field=filename]').getAttribute('href')"
+    )
+    document_id = int(viewer.strip("/").split("/")[-1])
+    image = f"/api/v1/cases/{case.id}/documents/{document_id}/pages/2/image?thumb=1"
+    await wait_for(page, f"fetch({image!r}).then(r => r.ok)", 2 * timeout)
+    await goto(page, f"{viewer}?page=1")
+    await wait_for(page, f"{VIEWER_IMAGE}?.complete && {VIEWER_IMAGE}.naturalWidth > 0")
+    return viewer, document_id
 
 
 async def api(page: Page, method: str, path: str, body: object | None = None) -> dict[str, Any]:

@@ -8,15 +8,14 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page
 
-from tests.e2e.steps import choose_files, row, wait_ready
+from tests.e2e.steps import upload_rendered
 from tests.e2e.test_viewer_browser import IMAGE, arrived
-from tests.harness.browser import goto, shot, sign_in, wait_for
+from tests.harness.browser import goto, shot, wait_for
 from tests.harness.product import Product
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 FILENAME = "e2e-rendered-memo.txt"
-ROW = row(FILENAME)
 TEXT = "document.querySelector('.page-text')?.textContent || ''"
 
 
@@ -31,22 +30,7 @@ async def test_a_rendered_text_file_pages_by_keyboard_and_opens_at_its_search_hi
 ) -> None:
     memo = tmp_path / FILENAME
     _write_text(memo)
-    case = product.new_case()
-    await sign_in(page, product.admin)
-    await goto(page, f"{case.path}documents/")
-    await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
-    await choose_files(page, memo)
-    await wait_ready(page, FILENAME, timeout=60)
-    viewer = await page.evaluate(
-        f"{ROW}.querySelector('[data-field=filename]').getAttribute('href')"
-    )
-    document_id = int(viewer.strip("/").split("/")[-1])
-    # The rendering is a job of its own, after the text is read: wait for page 2's image.
-    image = f"/api/v1/cases/{case.id}/documents/{document_id}/pages/2/image?thumb=1"
-    await wait_for(page, f"fetch({image!r}).then(r => r.ok)", 60)
-
-    await goto(page, f"{viewer}?page=1")
-    await wait_for(page, f"{IMAGE}?.complete && {IMAGE}.naturalWidth > 0")
+    viewer, document_id = await upload_rendered(page, product, memo, timeout=60)
     count = int(await page.evaluate("document.querySelector('#viewer-page').max"))
     thumbs = await page.evaluate("document.querySelectorAll('[data-thumb]').length")
     assert count >= 3 and thumbs == count

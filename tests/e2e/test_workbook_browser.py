@@ -13,15 +13,14 @@ import openpyxl
 import pytest
 from playwright.async_api import Page
 
-from tests.e2e.steps import choose_files, row, wait_ready
-from tests.e2e.test_viewer_browser import IMAGE, arrived
-from tests.harness.browser import goto, shot, sign_in, wait_for
+from tests.e2e.steps import upload_rendered
+from tests.e2e.test_viewer_browser import arrived
+from tests.harness.browser import shot
 from tests.harness.product import Product
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 FILENAME = "e2e-ledger.xlsx"
-ROW = row(FILENAME)
 TEXT = "document.querySelector('.page-text')?.textContent || ''"
 ROWS = 150  # three pages or more of LibreOffice's print layout
 
@@ -50,22 +49,7 @@ async def test_a_workbooks_rendering_shows_every_date_whole(
 ) -> None:
     ledger = tmp_path / FILENAME
     dates = _ledger(ledger)
-    case = product.new_case()
-    await sign_in(page, product.admin)
-    await goto(page, f"{case.path}documents/")
-    await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
-    await choose_files(page, ledger)
-    await wait_ready(page, FILENAME, timeout=90)
-    viewer = await page.evaluate(
-        f"{ROW}.querySelector('[data-field=filename]').getAttribute('href')"
-    )
-    document_id = int(viewer.strip("/").split("/")[-1])
-    # The rendering is a job of its own, after the cells are read: wait for page 2's image.
-    image = f"/api/v1/cases/{case.id}/documents/{document_id}/pages/2/image?thumb=1"
-    await wait_for(page, f"fetch({image!r}).then(r => r.ok)", 120)
-
-    await goto(page, f"{viewer}?page=1")
-    await wait_for(page, f"{IMAGE}?.complete && {IMAGE}.naturalWidth > 0")
+    await upload_rendered(page, product, ledger, timeout=90)
     count = int(await page.evaluate("document.querySelector('#viewer-page').max"))
     assert count >= 2, count
     source = await page.evaluate("document.querySelector('.viewer-text-source')?.textContent")
