@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.harness.product import prepare_var
-from tests.running import free_port, launch, launcher_env, read_until
+from tests.running import START_TIMEOUT, free_port, launch, launcher_env, read_until
 
 pytestmark = pytest.mark.product  # launches the whole product (make run)
-
-START_TIMEOUT = 180
 
 
 def _free_port_run(count: int) -> int:

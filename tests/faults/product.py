@@ -554,9 +554,12 @@ class Source:
 
 _SOURCES: dict[tuple[int, int], Source] = {}
 
-# Stamping runs at about 1,500-2,500 pages a second, so a 120-page volume is stamped between two
-# looks at its state: the kill during stamping needs a document that takes a second or more.
-STAMPING_SOURCE_PAGES = 3000
+# Stamping runs at about 1,000-2,500 pages a second (1,000 on a 2-core machine four times slower
+# than others), so a 120-page volume is stamped between two looks at its state (every 20 ms): the
+# kill during stamping needs a document that takes some tenths of a second. 1,000 pages give
+# 0.4-1 s; 3,000 did too, but their ingest, two stampings and the check of every stamped page
+# cost three times as much (245 s of that slow machine's suite).
+STAMPING_SOURCE_PAGES = 1000
 
 
 def source(product: Product, pages: int = 120) -> Source:

@@ -17,16 +17,14 @@ import httpx
 import pytest
 
 from tests.harness.product import prepare_var
+from tests.running import START_TIMEOUT, free_port_below_ephemeral
 from tests.running import free_port as _free_port
-from tests.running import free_port_below_ephemeral
 from tests.running import launch as _launch
 from tests.running import launcher_env as _launcher_env
 from tests.running import one_shot as _one_shot
 from tests.running import read_until as _read_until
 
 pytestmark = pytest.mark.product  # launches the whole product (make run)
-
-START_TIMEOUT = 120
 
 
 def test_run_serves_the_product_then_ctrl_c_stops_everything_and_data_survives(

@@ -17,9 +17,15 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from lexweb import launcher
 from tests.harness.product import prepare_var
 from tests.lexweb.test_settings import _settings_probe
-from tests.running import ADMIN_PASSWORD, free_port, launch, launcher_env, read_until
+from tests.running import (
+    ADMIN_PASSWORD,
+    START_TIMEOUT,
+    free_port,
+    launch,
+    launcher_env,
+    read_until,
+)
 
-START_TIMEOUT = 300  # initdb and every migration, on a machine that may be busy
 FORGED = "203.0.113.9"
 
 
