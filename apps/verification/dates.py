@@ -19,6 +19,7 @@ import datetime
 import re
 from collections.abc import Callable, Collection, Sequence
 
+from apps.verification import numwords
 from apps.verification.spans import disjoint_values, whole_value
 
 MONTHS = {
@@ -39,6 +40,32 @@ _COMMA = r"\s*[,.]?\s*"
 # before the year ("April 22,\n 5  2021"; the comma marks the year to come).
 _COMMA_OR_LINE = r"(?:\s*,[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s*[,.]?\s*)"
 
+# A year in words, as testimony, deeds and formal notices write it (issue 28 req 4): "two
+# thousand seven", "two thousand and twenty-three", "nineteen ninety-nine", "twenty
+# twenty-three", "nineteen oh five", "nineteen hundred and five". Its words may be split by a
+# transcript's line number, like the other words of a date. Read by `_year_in_words`.
+_YW_GAP = r"(?:[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s+)"  # a line may end inside it
+_YW_UNIT = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_YW_TEEN = r"(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
+_YW_TENS = r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+# 10 to 99: a teen, or a tens word with or without a unit ("ninety-nine", "ninety nine").
+_YW_TEN_TO_99 = rf"(?:{_YW_TEEN}|{_YW_TENS}(?:(?:-|{_YW_GAP}){_YW_UNIT}(?![\w-]))?)"
+_YW_BELOW_100 = rf"(?:{_YW_TEN_TO_99}|{_YW_UNIT})"
+_YEAR_WORDS = (
+    r"(?P<yw>(?>"  # atomic: the longest reading stands or falls whole (no "two thousand" of
+    # "two thousand seven hundred")
+    rf"(?:one|two){_YW_GAP}thousand(?:(?:{_YW_GAP}and)?{_YW_GAP}{_YW_BELOW_100})?"
+    rf"|(?:{_YW_TEEN}|twenty){_YW_GAP}"
+    rf"(?:hundred(?:(?:{_YW_GAP}and)?{_YW_GAP}{_YW_BELOW_100})?"
+    rf"|o[h]?(?:-|{_YW_GAP}){_YW_UNIT}"
+    rf"|{_YW_TEN_TO_99})"
+    r"))(?![\w-])"
+    # A number that goes on ("two thousand seven hundred dollars") is no year.
+    rf"(?!{_YW_GAP}(?:and{_YW_GAP})?(?:hundred|thousand|million|billion|trillion|point)\b)"
+)
+# Where a date ends with its year: in digits, or in words.
+_YEAR = r"(?:(?P<y>\d{4})(?!\d)|" + _YEAR_WORDS + ")"
+
 # Each pattern looks first at the one character a date can start with (a digit, or a month's or
 # an ordinal's first letter): the rest is tried only there, not at every character of a page.
 _PATTERNS = [
@@ -52,7 +79,7 @@ _PATTERNS = [
         + _ORD
         + r"(?!\d)"
         + _COMMA_OR_LINE
-        + r"(?P<y>\d{4})(?!\d)",
+        + _YEAR,
         re.IGNORECASE,
     ),
     # 3rd day of March, 2024 / 3 day of March 2024
@@ -66,7 +93,7 @@ _PATTERNS = [
         + _S
         + _MONTH.format(g="m")
         + _COMMA
-        + r"(?P<y>\d{4})(?!\d)",
+        + _YEAR,
         re.IGNORECASE,
     ),
     # 3 March 2024 / 3rd of March, 2024 / 03-Mar-2024
@@ -80,7 +107,7 @@ _PATTERNS = [
         + r"(?:"
         + _COMMA
         + r"|-)"
-        + r"(?P<y>\d{4})(?!\d)",
+        + _YEAR,
         re.IGNORECASE,
     ),
     # 2024-03-03 / 2024/03/03
@@ -129,7 +156,7 @@ _WORD_PATTERNS = [
         + r"(?:\s*,\s*|"
         + _GAP
         + r")"
-        + r"(?P<y>\d{4})(?!\d)",
+        + _YEAR,
         re.IGNORECASE,
     ),
     # April second, 2007 / April the second, 2007
@@ -141,7 +168,7 @@ _WORD_PATTERNS = [
         + r"(?:\s*,\s*|"
         + _GAP
         + r")"
-        + r"(?P<y>\d{4})(?!\d)",
+        + _YEAR,
         re.IGNORECASE,
     ),
 ]
@@ -167,6 +194,32 @@ def _year(text: str) -> int:
     if len(text) == 2:
         year += 2000 if year < 70 else 1900
     return year
+
+
+def _year_in_words(text: str) -> int:
+    """The year `_YEAR_WORDS` matched ("two thousand and seven" 2007, "nineteen ninety-nine"
+    1999, "twenty oh five" 2005, "nineteen hundred" 1900); 0 (no year) if it reads as none.
+    A transcript's line number between its words is no part of it."""
+    words = numwords.words_of(text)
+    if "thousand" in words:
+        value = numwords.parse_words(words)
+        return int(value) if value is not None and value == int(value) else 0
+    century = numwords.parse_words(words[:1])
+    rest = words[1:]
+    if century is None or not rest:
+        return 0
+    if rest[0] == "hundred":
+        tail = rest[2:] if rest[1:2] == ["and"] else rest[1:]
+        below = numwords.parse_words(tail) if tail else 0
+    elif rest[0] in ("o", "oh"):
+        below = numwords.parse_words(rest[1:])
+    else:
+        below = numwords.parse_words(rest)
+        if below is not None and below < 10:
+            return 0  # "nineteen five" is no year anyone writes
+    if below is None or not 0 <= below < 100:
+        return 0
+    return int(century) * 100 + int(below)
 
 
 def _iso(year: int, month: int, day: int) -> str | None:
@@ -201,7 +254,7 @@ def date_order() -> str:
 
 def _value(match: re.Match[str], order: str = "mdy") -> str | None:
     groups = match.groupdict()
-    year = _year(groups["y"])
+    year = _year(groups["y"]) if groups.get("y") is not None else _year_in_words(groups["yw"])
     if not 1000 <= year <= 2999:
         return None
     day = int(groups["d"]) if groups.get("d") is not None else _ordinal_day(groups["dw"])
@@ -367,24 +420,36 @@ def month_day_values(
     return [v for v in disjoint_values(_MONTH_DAY_PATTERNS, text, _month_day) if free(v[0], v[1])]
 
 
-def word_month_day_values(
+def word_date_values(
     text: str, taken: Sequence[tuple[int, int, str]] = (), words: Collection[str] | None = None
 ) -> list[tuple[int, int, str]]:
-    """The year-less dates with the day in words in `text` ("the second of April", "April
-    the second"), as `month_day_values` gives them, overlapping no span of `taken`. Quick
-    where there is no ordinal word (most pages): `words` (the text's words, lowercased, when
-    the caller has them) or a substring look first."""
+    """The dates with the day in words in `text` that overlap no span of `taken`, in order:
+    whole ones ("the second of April, two thousand seven", "April second, 2007") as
+    `date_values` gives them, then the year-less ones ("the second of April", "April the
+    second") as `month_day_values` does, overlapping neither. A page's reader looks for dates
+    only around its figures; these may have none. Quick where there is no ordinal word (most
+    pages): `words` (the text's words, lowercased, when the caller has them) or a substring
+    look first."""
     if words is not None:
-        if ORDINAL_WORDS.isdisjoint(words):
+        # A day broken at a line's end is one word of the page ("twenty-\nninth").
+        if ORDINAL_WORDS.isdisjoint(words) and not any(
+            "\n" in word and word.endswith(_ORDINAL_STEMS) for word in words
+        ):
             return []
     elif not any(stem in text.lower() for stem in _ORDINAL_STEMS):
         return []
-    full = sorted(taken)
-    return [
-        v
-        for v in disjoint_values(_WORD_MONTH_DAY_PATTERNS, text, _month_day)
-        if not any(v[0] < b and v[1] > a for a, b, _ in full)
+    order = date_order()
+    spans = sorted(taken)
+
+    def free(value: tuple[int, int, str]) -> bool:
+        return not any(value[0] < b and value[1] > a for a, b, _ in spans)
+
+    whole = [
+        v for v in disjoint_values(_WORD_PATTERNS, text, lambda m: _value(m, order)) if free(v)
     ]
+    spans = sorted([*spans, *whole])
+    year_less = [v for v in disjoint_values(_WORD_MONTH_DAY_PATTERNS, text, _month_day) if free(v)]
+    return sorted([*whole, *year_less])
 
 
 def is_month_day(value: str | None) -> bool:

@@ -35,6 +35,7 @@ from operator import methodcaller
 from apps.verification import amounts as amount_parser
 from apps.verification import dates as date_parser
 from apps.verification import normalise as nz
+from apps.verification import numwords
 from apps.verification.claims import BatesRef
 from apps.verification.sheets import MiniPage, sheet_pages
 
@@ -52,6 +53,13 @@ _BARE_MONEY = re.compile(
 RARE_TERMS = 8  # a quotation's candidate pages are found by its rarest words
 WINDOW = 40  # characters around an anchor that a date or amount may take
 _DIGITS = re.compile(r"\d+")
+# A run of number words (and "and", "oh") and the white space or hyphens before each, capped.
+_NUMBER_WORDS_AFTER = re.compile(
+    r"(?:[\s-]+(?:and|oh|o|hundred|thousand|million|billion|"
+    + "|".join(sorted(numwords.UNITS.keys() | numwords.TEENS.keys() | numwords.TENS.keys()))
+    + r")(?!\w)){0,12}",
+    re.IGNORECASE,
+)
 _LINE_END_HYPHEN = re.compile(r"-[ \t]*\r?\n")
 # What each parser's patterns need (apps.verification.dates, .amounts), looked for the same
 # way (same case folding): a month name starting a word, or digit, separator, digit; "USD" or
@@ -959,13 +967,14 @@ def _page_values(text: str, words: set[str] | None = None) -> tuple[list[Value],
         # starts and ends on whitespace) with the characters its pattern looks at around it.
         for match in _BARE_MONEY.finditer(chunk):
             bare.setdefault(start + match.start(), (start + match.end(), match.group()))
-    # Year-less dates with the day in words ("the second of April") and amounts in words
-    # ("four point one million dollars") have no figure to window around: read on the whole
+    # Dates with the day in words ("the second of April", "the second of April, two thousand
+    # seven") and amounts in words ("four point one million dollars") may have no figure to
+    # window around: read on the whole
     # page (one linear scan each), only where the page's words (`words`, when the caller has
     # them) hold an ordinal or a currency word. Words first: a numeral inside a run of words (a
     # transcript's line number) is no amount of its own.
     taken_dates = [(d.start, d.end, d.value) for d in dates]
-    words_dates = date_parser.word_month_day_values(text, taken_dates, words)
+    words_dates = date_parser.word_date_values(text, taken_dates, words)
     if words_dates:
         dates.extend(Value(a, b, v) for a, b, v in words_dates)
         dates.sort(key=lambda v: v.start)
@@ -1003,7 +1012,11 @@ def _windows(text: str) -> list[list[int]]:
             windows.append([start, end])
     for window in windows:
         window[0] = _word_edge(text, max(0, window[0]), -1)
-        window[1] = _word_edge(text, min(len(text), window[1]), 1)
+        end = _word_edge(text, min(len(text), window[1]), 1)
+        # A year in words after the figure ("the 2nd day of April, two thousand and
+        # twenty-three") is read whole, never cut into another year.
+        words_after = _NUMBER_WORDS_AFTER.match(text, end)  # matches always (may be empty)
+        window[1] = words_after.end() if words_after else end
     return windows
 
 

@@ -786,7 +786,21 @@ def suffix_day(day: int) -> str:
     return f"{day}{tail}"
 
 
+def year_words(year: int) -> str:
+    """A year as English writes it in words: "two thousand and seven", "two thousand
+    twenty-three", "twenty twenty-three", "nineteen ninety-nine", "nineteen oh five"."""
+    century, rest = divmod(year, 100)
+    if 2000 <= year < 2100 and (rest < 10 or year % 2):
+        return "two thousand" + ("" if rest == 0 else (" and " if rest < 10 else " ") + words(rest))
+    if rest == 0:
+        return f"{words(century)} hundred"
+    return f"{words(century)} " + (f"oh {words(rest)}" if rest < 10 else words(rest))
+
+
 def date_forms(d: date) -> dict[str, str]:
+    # Testimony, deeds and formal notices write the year in words too (issue 28 req 4): which
+    # dates do is decided by the date itself, so the generator's seeded choices stay the same.
+    year = year_words(d.year) if d.toordinal() % 3 == 0 else str(d.year)
     return {
         "long": f"{MONTHS[d.month - 1]} {d.day}, {d.year}",
         "abbr": f"{MONTH_ABBR[d.month - 1]} {d.day}, {d.year}",
@@ -794,8 +808,8 @@ def date_forms(d: date) -> dict[str, str]:
         "us": f"{d.month:02d}/{d.day:02d}/{d.year}",
         "us_short": f"{d.month}/{d.day}/{d.year % 100:02d}",
         "iso": d.isoformat(),
-        "words": f"the {ordinal_day(d.day)} of {MONTHS[d.month - 1]}, {d.year}",
-        "day_of": f"the {suffix_day(d.day)} day of {MONTHS[d.month - 1]}, {d.year}",
+        "words": f"the {ordinal_day(d.day)} of {MONTHS[d.month - 1]}, {year}",
+        "day_of": f"the {suffix_day(d.day)} day of {MONTHS[d.month - 1]}, {year}",
     }
 
 

@@ -3,6 +3,7 @@ kind labelled many times, deterministic per seed, other sentences under another 
 No scans here (no OCR is run; the fast evaluation reads page_text.jsonl)."""
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -59,6 +60,14 @@ def test_the_set_varies_bates_formats_domains_styles_and_productions(generated: 
     assert {"motion", "memo", "declaration", "letter", "chronology"} <= styles
     pages = "\n".join(p.read_text() for p in generated.glob("*/page_text.jsonl"))
     assert "*" in pages and "Page " in pages  # star paging and transcripts
+    # Dates with the year in words ("two thousand and seven", "twenty twenty-four"), as
+    # testimony and deeds write them, on source pages and in drafts.
+    year_in_words = re.compile(
+        r"(?:January|February|March|April|May|June|July|August|September|October|November"
+        r"|December),\s+(?:two\s+thousand|nineteen|twenty)\b"
+    )
+    assert year_in_words.search(pages.replace("\\n", " "))
+    assert any(year_in_words.search(d) for d in _drafts(generated).values())
 
 
 def test_the_same_seed_writes_the_same_files_and_another_seed_other_sentences(
