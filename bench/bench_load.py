@@ -347,11 +347,15 @@ class Recorder:
         response_time: float,
         exception: Any,
         context: dict[str, Any] | None = None,
+        response: Any = None,
         **_: Any,
     ) -> None:
         now = time.monotonic()
         if now <= self.stop_at:
             error = None if exception is None else f"{type(exception).__name__}: {exception}"
+            if error is not None and getattr(response, "status_code", 0) >= 400:
+                # What the product said (an API error's code and detail), not only the status.
+                error += f": {' '.join(str(getattr(response, 'text', '')).split())[:300]}"
             idle = (context or {}).get("idle_s")
             if error is not None:
                 self.errors.append((name, error, idle))
@@ -746,7 +750,11 @@ def main() -> None:
         )
     finally:
         if product is not None:
-            product.close()
+            product.close()  # writes its output beside the var folder
+            kept = PLOT.parent / "load-product.log"
+            with contextlib.suppress(OSError):
+                shutil.copyfile(folder / "launcher-output.log", kept)
+                print(f"bench_load: the product's output is in {kept}", file=sys.stderr)
         if os.environ.get("BENCH_LOAD_KEEP"):
             print(f"bench_load: var folder kept at {folder}", file=sys.stderr)
         else:

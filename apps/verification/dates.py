@@ -44,10 +44,10 @@ _COMMA_OR_LINE = r"(?:\s*,[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s*[,.]?\s*)"
 # thousand seven", "two thousand and twenty-three", "nineteen ninety-nine", "twenty
 # twenty-three", "nineteen oh five", "nineteen hundred and five". Its words may be split by a
 # transcript's line number, like the other words of a date. Read by `_year_in_words`.
-_YW_GAP = r"(?:[ \t]*\n[ \t]*\d{1,2}[ \t]+|\s+)"  # a line may end inside it
-_YW_UNIT = r"(?:one|two|three|four|five|six|seven|eight|nine)"
-_YW_TEEN = r"(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
-_YW_TENS = r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+_YW_GAP = numwords.GAP  # a line may end inside it
+_YW_UNIT = "(?:" + "|".join(word for word, value in numwords.UNITS.items() if value) + ")"
+_YW_TEEN = "(?:" + "|".join(numwords.TEENS) + ")"
+_YW_TENS = "(?:" + "|".join(numwords.TENS) + ")"
 # 10 to 99: a teen, or a tens word with or without a unit ("ninety-nine", "ninety nine").
 _YW_TEN_TO_99 = rf"(?:{_YW_TEEN}|{_YW_TENS}(?:(?:-|{_YW_GAP}){_YW_UNIT}(?![\w-]))?)"
 _YW_BELOW_100 = rf"(?:{_YW_TEN_TO_99}|{_YW_UNIT})"
@@ -61,7 +61,7 @@ _YEAR_WORDS = (
     rf"|{_YW_TEN_TO_99})"
     r"))(?![\w-])"
     # A number that goes on ("two thousand seven hundred dollars") is no year.
-    rf"(?!{_YW_GAP}(?:and{_YW_GAP})?(?:hundred|thousand|million|billion|trillion|point)\b)"
+    rf"(?!{_YW_GAP}(?:and{_YW_GAP})?(?:{'|'.join(['hundred', *numwords.SCALES, 'point'])})\b)"
 )
 # Where a date ends with its year: in digits, or in words.
 _YEAR = r"(?:(?P<y>\d{4})(?!\d)|" + _YEAR_WORDS + ")"
