@@ -18,7 +18,7 @@ from playwright.async_api import Page
 
 from tests.e2e.steps import row, write_pdf
 from tests.harness.browser import Pages, goto, shot, sign_in, wait_for
-from tests.harness.product import Product, running_product
+from tests.harness.product import Product
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -164,35 +164,35 @@ def _ready_again(product: Product, killed: int, timeout: float = 180) -> None:
 
 
 async def test_a_page_open_across_a_database_restart_follows_the_events_after_it(
-    pages: Pages, tmp_path: Path
+    pages: Pages, product: Product, tmp_path: Path
 ) -> None:
+    """On the session's product: its PostgreSQL is killed and the launcher starts it again (as
+    under `make run`); every process of it carries on (tests/faults/test_database_restart.py),
+    so the tests after this one find it whole."""
     pdf = write_pdf(tmp_path / FILENAME, ["Read after the database came back."])
-    with running_product("feed-restart") as product:
-        case = product.new_case()
-        page = await pages.open(product.base_url)
-        await page.add_init_script(SOCKETS)
-        await sign_in(page, case.lawyer)
-        await goto(page, f"{case.path}documents/")
-        await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
-        assert await page.evaluate(RECORD)
-        await page.evaluate("window.__sameDocument = true")
+    case = product.new_case()
+    page = await pages.open(product.base_url)
+    await page.add_init_script(SOCKETS)
+    await sign_in(page, case.lawyer)
+    await goto(page, f"{case.path}documents/")
+    await wait_for(page, "document.querySelector('#live-state').textContent === 'live'")
+    assert await page.evaluate(RECORD)
+    await page.evaluate("window.__sameDocument = true")
 
-        killed = _database_pid(product)
-        os.kill(killed, signal.SIGKILL)
-        await asyncio.to_thread(_ready_again, product, killed)
-        with contextlib.closing(
-            product.signed_in(case.lawyer.email, case.lawyer.password)
-        ) as client:
-            document = await asyncio.to_thread(_upload, client, case.id, pdf)
-            stored = await asyncio.to_thread(_progress_until_read, client, case.id, 0, document)
+    killed = _database_pid(product)
+    os.kill(killed, signal.SIGKILL)
+    await asyncio.to_thread(_ready_again, product, killed)
+    with contextlib.closing(product.signed_in(case.lawyer.email, case.lawyer.password)) as client:
+        document = await asyncio.to_thread(_upload, client, case.id, pdf)
+        stored = await asyncio.to_thread(_progress_until_read, client, case.id, 0, document)
 
-        await wait_for(
-            page,
-            f"{ROW}?.querySelector('[data-field=status]').textContent === 'Ready' && "
-            f"{ROW}.querySelector('[data-field=provenance]').dataset.provenance === 'clear'",
-            timeout=90,
-        )
-        applied = await page.evaluate("window.__applied")
-        assert applied == [item["seq"] for item in stored]  # each once, in the feed's order
-        assert await page.evaluate("window.__sameDocument === true")
-        await shot(page, "after-restart")
+    await wait_for(
+        page,
+        f"{ROW}?.querySelector('[data-field=status]').textContent === 'Ready' && "
+        f"{ROW}.querySelector('[data-field=provenance]').dataset.provenance === 'clear'",
+        timeout=90,
+    )
+    applied = await page.evaluate("window.__applied")
+    assert applied == [item["seq"] for item in stored]  # each once, in the feed's order
+    assert await page.evaluate("window.__sameDocument === true")
+    await shot(page, "after-restart")

@@ -33,9 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import django
 import httpx
 import pytest
 from django.conf import settings
+
+if __name__ == "__main__":  # `python -m tests.harness.product` (at the end): Django first
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lexweb.settings")
+    django.setup()
 
 from tests.harness.mail import Inbox, smtp_server
 from tests.harness.ports import free_port_below_ephemeral, free_port_run

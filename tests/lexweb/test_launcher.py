@@ -16,6 +16,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from lexweb.embedded_db import DATABASE_NAME
 from tests.harness.product import prepare_var
 from tests.running import START_TIMEOUT, free_port_below_ephemeral
 from tests.running import free_port as _free_port
@@ -359,11 +360,14 @@ def test_external_database_that_goes_away_is_waited_for_then_given_up_on(
     from pgserver import _commands
 
     # Beside var_dir, not under pytest's folders: another pytest session starting meanwhile
-    # makes those private again, out of the reach of PostgreSQL's own user.
-    server = pgserver.get_server(var_dir.parent / "external", cleanup_mode="stop")
+    # makes those private again, out of the reach of PostgreSQL's own user. The other server's
+    # data folder is a prepared one (its lexweb database migrated, as another install's would
+    # be): the launch does not spend its time on initdb and every migration.
+    external = prepare_var(var_dir.parent / "external") / "pgdata"
+    server = pgserver.get_server(external, cleanup_mode="stop")
     try:
         socket_dir = server.get_postmaster_info().socket_dir
-        url = f"postgres://postgres@{quote(str(socket_dir), safe='')}/postgres"
+        url = f"postgres://postgres@{quote(str(socket_dir), safe='')}/{DATABASE_NAME}"
         env = _launcher_env(
             var_dir,
             free_port_below_ephemeral(),
