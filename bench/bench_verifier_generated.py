@@ -34,6 +34,7 @@ def _figures(report: dict) -> dict:
         "false_flag_rate",
         "recall_by_error",
         "recall_by_kind",
+        "by_form",
         "targets",
         "targets_met",
     )

@@ -23,7 +23,11 @@ a product install has no evaluation harness (issue 23).
    finding; an unsupported label is caught when a flag in its draft overlaps its span; recall =
    caught / unsupported labels (overall and per error kind); precision = flags overlapping an
    unsupported label / flags; false-flag rate = supported labels overlapped by a flag /
-   supported labels; needs_review is counted, never a flag.
+   supported labels; needs_review is counted, never a flag. Each label's written form
+   (`written_form`: an amount in words or with a currency code, a date with its year in words,
+   a transcript's page and line, a footnote pin, a California-style cite, ...) is read from its
+   text, and recall and false flags are reported per kind and form too (`by_form`), so that a
+   form the checks read badly shows even when its kind's figure hides it.
 """
 
 import json
@@ -33,6 +37,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
+
+from apps.verification import numwords
 
 if TYPE_CHECKING:
     from apps.verification.claims import Claim
@@ -570,6 +576,68 @@ def read_findings(path: Path) -> list[dict[str, Any]]:
 # --- 4. Scoring ------------------------------------------------------------------------------
 
 
+# --- The written form of a claim --------------------------------------------------------------
+
+_NUMBER_WORD = re.compile(
+    r"\b(?:" + "|".join([*numwords.UNITS, *numwords.TEENS, *numwords.TENS, "hundred",
+    *numwords.SCALES]) + r")\b",
+    re.IGNORECASE,
+)  # fmt: skip
+_ORDINAL_WORD = re.compile(
+    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
+    r"|\w+teenth|twentieth|thirtieth)\b",
+    re.IGNORECASE,
+)
+_CURRENCY_CODE = re.compile(r"(?:^|\s)[A-Z]{3}(?:\s|$)|^[A-Z]{3}\d")
+_MONTH_WORD = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+
+
+def written_form(kind: str, text: str) -> str:
+    """How a claim of `kind` is written, read from its text alone (not by the verifier): the
+    forms issue 28 names, so that each is scored on its own. One form per claim, the most
+    telling first."""
+    text = " ".join(text.split())
+    if kind == "amount":
+        if _NUMBER_WORD.search(text):
+            return "mixed figures and words" if re.search(r"\d", text) else "in words"
+        if _CURRENCY_CODE.search(text):
+            return "currency code"
+        return "figures"
+    if kind == "date":
+        if not re.search(r"\d", text):
+            return "in words, year in words"
+        if _NUMBER_WORD.search(text) or _ORDINAL_WORD.search(text):
+            return "day in words"
+        if re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2,4}", text):
+            return "numeric"
+        if re.fullmatch(rf"\d{{1,2}}(?:st|nd|rd|th)? (?:day of )?{_MONTH_WORD},? \d{{4}}", text):
+            return "day month year"
+        if re.search(r"\d(?:st|nd|rd|th)\b", text):
+            return "ordinal figures"
+        return "month day, year"
+    if kind == "bates":
+        if re.search(r"\b\d{1,3}:\d{1,2}\b", text):
+            return "transcript page and line"
+        if ";" in text:
+            return "several cites"
+        if re.search(r"[a-z]{2}.*(?: at |, p\. )\d", text) or '"' in text:
+            return "by title or file name"
+        if re.search(r"\d[-\u2013]\d+$", text):
+            return "range"
+        if re.search(r"\d\.\d{1,4}$", text):
+            return "page suffix"
+        return "number"
+    if kind == "case_citation":
+        if re.search(r"\bn\.\s?\d", text):
+            return "footnote pin"
+        if re.search(r"\(\d{4}\)\s+\d+\s+Cal", text) or re.search(r"\bat pp?\.", text):
+            return "California style"
+        if re.match(r"(?:Id\.|Ibid\.)", text) or "supra" in text:
+            return "short form"
+        return "full cite"
+    return kind
+
+
 class Score(TypedDict):
     labels: int
     supported_labels: int
@@ -582,6 +650,7 @@ class Score(TypedDict):
     false_flag_rate: float | None
     recall_by_error: dict[str, dict[str, float | int | None]]
     recall_by_kind: dict[str, dict[str, float | int | None]]
+    by_form: dict[str, dict[str, float | int | None]]
     targets: dict[str, bool]
     targets_met: bool
     missed: list[dict[str, object]]
@@ -643,6 +712,7 @@ def score(labels: Sequence[Label], findings: Sequence[Mapping[str, Any]]) -> Sco
         false_flag_rate=false_flag_rate,
         recall_by_error=by_error,
         recall_by_kind=by_kind,
+        by_form=_by_form(labels, flagged),
         targets=targets,
         targets_met=all(targets.values()),
         missed=[_label_json(labels[i]) for i in unsupported if not flagged[i]],
@@ -662,6 +732,32 @@ def _per(
     return {
         name: {"caught": hits[name], "total": total, "recall": _ratio(hits[name], total)}
         for name, total in sorted(totals.items())
+    }
+
+
+def _by_form(
+    labels: Sequence[Label], flagged: Sequence[bool]
+) -> dict[str, dict[str, float | int | None]]:
+    """Per "kind: written form": the unsupported labels caught (recall) and the supported ones
+    flagged (the false-flag rate)."""
+    counts: dict[str, Counter[str]] = {}
+    for label, hit in zip(labels, flagged, strict=True):
+        tally = counts.setdefault(
+            f"{label.kind}: {written_form(label.kind, label.text)}", Counter()
+        )
+        side = "supported" if label.supported else "unsupported"
+        tally[side] += 1
+        tally[f"{side}_flagged"] += int(hit)
+    return {
+        form: {
+            "unsupported": tally["unsupported"],
+            "caught": tally["unsupported_flagged"],
+            "recall": _ratio(tally["unsupported_flagged"], tally["unsupported"]),
+            "supported": tally["supported"],
+            "flagged": tally["supported_flagged"],
+            "false_flag_rate": _ratio(tally["supported_flagged"], tally["supported"]),
+        }
+        for form, tally in sorted(counts.items())
     }
 
 

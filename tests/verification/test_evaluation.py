@@ -337,6 +337,72 @@ def test_one_flag_over_a_supported_and_an_unsupported_claim_is_precise_but_a_fal
     assert (result["precision"], result["false_flag_rate"]) == (1.0, 1 / 8)
 
 
+# --- Written forms (issue 28 req 10) --------------------------------------------------------
+# A claim's form is read from its text by the rules of how each form is written (the style
+# manuals', and the forms issue 28 names), not by the verifier; the score reports recall and
+# false flags per kind and form.
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "form"),
+    [
+        ("amount", "$1,250.00", "figures"),
+        ("amount", "USD 4,000", "currency code"),
+        ("amount", "4,000.50 EUR", "currency code"),
+        ("amount", "$1.2 million", "mixed figures and words"),
+        ("amount", "eighty-four thousand two hundred fifty dollars", "in words"),
+        ("amount", "Four Point One Million Dollars", "in words"),
+        ("date", "3/7/24", "numeric"),
+        ("date", "03/07/2024", "numeric"),
+        ("date", "4 December 2023", "day month year"),
+        ("date", "December 4, 2023", "month day, year"),
+        ("date", "Feb. 14, 2021", "month day, year"),
+        ("date", "the 2nd day of April, 2007", "ordinal figures"),
+        ("date", "the second of April, 2007", "day in words"),
+        ("date", "the second of April, two thousand and seven", "in words, year in words"),
+        ("date", "April 2, twenty\ntwenty-three", "day in words"),
+        ("bates", "SMITH 000123", "number"),
+        ("bates", "ABC000123-125", "range"),
+        ("bates", "DEF 000045.0002", "page suffix"),
+        ("bates", "SKP0001005 at 27:4-8", "transcript page and line"),
+        ("bates", "Notice of Breach, p. 1", "by title or file name"),
+        ("bates", "Inspection Report at 2", "by title or file name"),
+        ("bates", "ABC000123; ABC000130", "several cites"),
+        ("case_citation", "Brown v. Board, 347 U.S. 483, 495 n.11 (1954)", "footnote pin"),
+        ("case_citation", "People v. Smith (2001) 25 Cal.4th 1, 12", "California style"),
+        ("case_citation", "Smith, supra, 25 Cal.4th at p. 14", "California style"),
+        ("case_citation", "Id. at 497", "short form"),
+        ("case_citation", "Roe v. Wade, 410 U.S. 113, 120 (1973)", "full cite"),
+        ("quote", "the tenant shall pay", "quote"),
+    ],
+)
+def test_a_claims_written_form_is_read_from_its_text(kind: str, text: str, form: str) -> None:
+    assert evaluation.written_form(kind, text) == form
+
+
+def test_the_score_counts_each_written_form_caught_and_flagged(tmp_path: Path) -> None:
+    labels = _tiny_labels(tmp_path)
+    exact = [_flag(lb, "supported" if lb.supported else "contradicted") for lb in labels]
+    everything = [_flag(lb) for lb in labels]
+
+    right = evaluation.score(labels, exact)["by_form"]
+    wrong = evaluation.score(labels, everything)["by_form"]
+
+    assert sum(int(f["unsupported"] or 0) for f in right.values()) == 3
+    assert sum(int(f["supported"] or 0) for f in right.values()) == 8
+    for form, figures in right.items():
+        assert figures["flagged"] == 0, form
+        assert figures["caught"] == figures["unsupported"], form
+    for form, figures in wrong.items():
+        assert figures["flagged"] == figures["supported"], form
+        if figures["supported"]:
+            assert figures["false_flag_rate"] == 1.0, form
+    amount = next(lb for lb in labels if lb.text == "$950.00")
+    assert right["amount: figures"]["recall"] == 1.0
+    assert evaluation.score(labels, [])["by_form"]["amount: figures"]["caught"] == 0
+    assert not amount.supported
+
+
 # --- Agreement with the README's scorer -------------------------------------------------------
 
 
