@@ -604,9 +604,10 @@ def written_form(kind: str, text: str) -> str:
             return "currency code"
         return "figures"
     if kind == "date":
-        if not re.search(r"\d", text):
-            return "in words, year in words"
-        if _NUMBER_WORD.search(text) or _ORDINAL_WORD.search(text):
+        words = bool(_NUMBER_WORD.search(text) or _ORDINAL_WORD.search(text))
+        if words and not re.search(r"\d{4}|/\d{2}\b|'\d{2}\b", text):
+            return "year in words"  # whether its day is in words or in figures
+        if words:
             return "day in words"
         if re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2,4}", text):
             return "numeric"

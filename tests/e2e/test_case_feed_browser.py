@@ -5,7 +5,6 @@ of the embedded PostgreSQL follows the events stored after it, each once."""
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import time
@@ -142,18 +141,12 @@ async def test_a_page_whose_socket_dropped_catches_up_from_the_feed_without_relo
     await shot(page, "caught-up")
 
 
-def _database_pid(product: Product) -> int:
-    record = json.loads((product.var_dir / "run" / "processes.json").read_text())
-    pid: int = record["database"]["pid"]
-    return pid
-
-
 def _ready_again(product: Product, killed: int, timeout: float = 180) -> None:
     """Wait for a new PostgreSQL and for /readyz to answer ok."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            fresh = _database_pid(product) != killed
+            fresh = product.pid("database") not in (None, killed)
             ready = httpx.get(f"{product.base_url}/readyz", timeout=10).status_code == 200
         except (OSError, ValueError, KeyError, httpx.TransportError):
             fresh = ready = False
@@ -179,7 +172,8 @@ async def test_a_page_open_across_a_database_restart_follows_the_events_after_it
     assert await page.evaluate(RECORD)
     await page.evaluate("window.__sameDocument = true")
 
-    killed = _database_pid(product)
+    killed = product.pid("database")
+    assert killed is not None
     os.kill(killed, signal.SIGKILL)
     await asyncio.to_thread(_ready_again, product, killed)
     with contextlib.closing(product.signed_in(case.lawyer.email, case.lawyer.password)) as client:

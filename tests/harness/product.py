@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import importlib.metadata
 import itertools
+import json
 import os
 import queue
 import re
@@ -332,6 +333,18 @@ class Product:
                     f"the launcher did not stop in {STOP_TIMEOUT} s:\n{self.output()[-6000:]}"
                 ) from None
         return self.process.returncode
+
+    def pid(self, process: str) -> int | None:
+        """The pid the launcher recorded for `process` (`database`, or a child: `web`,
+        `cpu-worker`, ...) in var/run/processes.json; None while none is recorded."""
+        try:
+            record = json.loads((self.var_dir / "run" / "processes.json").read_text())
+        except (OSError, ValueError):
+            return None
+        entry = record.get("database") if process == "database" else None
+        entry = entry or record.get("children", {}).get(process) or {}
+        pid = entry.get("pid")
+        return int(pid) if pid else None
 
     def manage(self, *args: str) -> subprocess.CompletedProcess[str]:
         """`python -m lexweb.launcher manage ARGS` on this product's own database."""
