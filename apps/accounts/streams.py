@@ -157,9 +157,15 @@ class Listener:
             return self
         self.layer = layer
         self.channel = await layer.new_channel()
-        for group in self.groups:
-            await layer.group_add(group, self.channel)
-            self.joined.append(group)
+        try:
+            for group in self.groups:
+                await layer.group_add(group, self.channel)
+                self.joined.append(group)
+        except BaseException:
+            forget = getattr(layer, "forget_channel", None)
+            if forget is not None:  # lexweb's layer keeps state for a channel from its making
+                forget(self.channel)
+            raise
         self.reader = asyncio.get_running_loop().create_task(self._read())
         return self
 

@@ -245,3 +245,53 @@ async def test_sockets_and_long_polls_that_ended_leave_no_channel_state_and_no_l
     assert await sync_to_async(_advisory_locks_held)() <= locks_before
     # Nor one task each, asleep 10 to 20 minutes before removing expired messages: one waits.
     assert _expired_removals_pending() == 1
+
+
+async def test_a_channel_made_while_the_listener_listens_receives_without_a_catch_up_read(
+    lawyer: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long poll's or stream's channel is made while the layer listens: what is sent to it
+    after its groups are joined and before its first receive arrives, and no catch-up read
+    (one PostgreSQL connection each, most cancelled under load) is made for it."""
+    socket, state = await ws_connect(WS, cookie_user=lawyer)
+    assert state == (True, None)
+    await _listening()
+    layer = get_channel_layer()
+    reads: list[list[str]] = []
+    real_catch_up = layer._catch_up  # type: ignore[union-attr]
+
+    async def counted(channels: list[str]) -> None:
+        reads.append(channels)
+        await real_catch_up(channels)
+
+    monkeypatch.setattr(layer, "_catch_up", counted)
+    channel = await layer.new_channel()
+    await layer.group_add(CLUSTER_GROUP, channel)
+    await layer.group_send(CLUSTER_GROUP, _ping(41))
+    assert (await socket.receive_json_from(timeout=5))["host_id"] == 41  # the notice went out
+    message = await asyncio.wait_for(layer.receive(channel), timeout=5)
+    assert message["host_id"] == 41
+    assert reads == []
+    await layer.group_discard(CLUSTER_GROUP, channel)
+    await socket.disconnect()
+
+
+async def test_a_new_layers_channel_gets_what_was_sent_before_it_received() -> None:
+    """With no listener on this loop when the channel is made (a new layer), its first receive
+    starts one, and the catch-up reads what was sent to it before."""
+    from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers
+
+    layer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+    channel = await layer.new_channel()
+    await layer.group_add("catch-up-test", channel)
+    await layer.group_send("catch-up-test", _ping(42))
+    try:
+        message = await asyncio.wait_for(layer.receive(channel), timeout=10)
+        assert message["host_id"] == 42
+        await layer.group_discard("catch-up-test", channel)
+    finally:
+        for task in asyncio.all_tasks():
+            if getattr(task.get_coro(), "cr_frame", None) is not None and (
+                task.get_coro().cr_frame.f_locals.get("self") is layer  # type: ignore[union-attr]
+            ):
+                task.cancel()
