@@ -28,8 +28,9 @@ process with its children; PostgreSQL in parts, below), the open database connec
 (`pg_stat_activity`, client backends) and the p99 of the people's and agents' requests (the
 waits on a run's events left out: their time is the run's) and the backends the registry
 holds not healthy (a run whose role has no healthy deployment is refused, `role_unavailable`).
-Targets: 0 errors; each process's memory grows under 10% from its sample at 2 minutes to its
-last; the connections stay under PostgreSQL's `max_connections` and do not climb.
+Targets: 0 errors; each process's memory grows under 10% from the minute after 2 minutes to the
+last minute (the medians of their samples, bench/load_memory.py); the connections stay under
+PostgreSQL's `max_connections` and do not climb.
 
 PostgreSQL's memory is sampled in parts (from each process's memory maps), since its processes
 share a fixed cache: `postgresql` is the sum of its processes' PSS (RSS would count the shared
@@ -88,6 +89,7 @@ import psutil  # noqa: E402
 from locust import HttpUser, between, task  # noqa: E402
 from locust.env import Environment  # noqa: E402
 
+from bench.load_memory import GROWTH_FROM, memory_growth  # noqa: E402
 from tests.faults.product import (  # noqa: E402
     BASE_DIR,
     FAULT_ENV,
@@ -104,7 +106,6 @@ AGENTS = int(os.environ.get("BENCH_LOAD_AGENTS", "10"))
 # (to tell memory that follows the data from memory that follows the requests).
 UPLOAD_WEIGHT = int(os.environ.get("BENCH_LOAD_UPLOADS", "1"))
 SAMPLE_EVERY = 30.0
-GROWTH_FROM = 120.0  # memory growth is measured from the sample at this second
 GROWTH_TARGET = 0.10
 # PostgreSQL's shared memory as its processes map it: the main segment (shared_buffers and the
 # rest, an anonymous shared mapping shown as /dev/zero) and dynamic shared memory (/dev/shm).
@@ -513,25 +514,10 @@ def _error_causes(recorder: Recorder) -> dict[str, dict[str, object]]:
     }
 
 
-def _memory_growth(samples: list[Sample]) -> dict[str, dict[str, object]]:
-    """Per process: its memory at GROWTH_FROM s (the first sample from then on), at the end, at
-    its highest, and the growth between the first two."""
-    later = [s for s in samples if s.at >= GROWTH_FROM - 1]
-    growth: dict[str, dict[str, object]] = {}
-    if not later:
-        return growth
-    for key in sorted({key for s in samples for key in s.memory_mb}):
-        values = [s.memory_mb[key] for s in later if key in s.memory_mb]
-        if not values:
-            continue
-        first, last = values[0], values[-1]
-        growth[key] = {
-            "mb_at_2_min": first,
-            "mb_at_end": last,
-            "mb_max": max(s.memory_mb.get(key, 0.0) for s in samples),
-            "growth": round((last - first) / first, 3) if first else None,
-        }
-    return growth
+def _memory_growth(samples: list[Sample]) -> dict[str, dict[str, float | None]]:
+    """Per process: its memory at 2 minutes, at the end, at its highest, and its growth
+    (bench/load_memory.py says how it is judged)."""
+    return memory_growth([(s.at, s.memory_mb) for s in samples])
 
 
 def _judged(samples: list[Sample]) -> set[str]:
