@@ -633,7 +633,11 @@ def written_form(kind: str, text: str) -> str:
             return "footnote pin"
         if re.search(r"\(\d{4}\)\s+\d+\s+Cal", text) or re.search(r"\bat pp?\.", text):
             return "California style"
+        # Id., Ibid., supra, or the Bluebook's short form: a name, the volume and reporter,
+        # then "at" and the pin, without the first page and the parenthetical of a full cite.
         if re.match(r"(?:Id\.|Ibid\.)", text) or "supra" in text:
+            return "short form"
+        if re.search(r"\d+\s+\S.*\bat\s+\d", text) and not re.search(r"\(.*\d{4}\)", text):
             return "short form"
         return "full cite"
     return kind

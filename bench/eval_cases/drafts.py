@@ -155,7 +155,7 @@ class Writer:
             if page.doc.kind == "record" and rng.random() < 0.25:
                 named = self.named_cite(page.doc, page.number)
                 return [bare] + self.wrap_cite([("bates", kind, named)])
-            return [bare] + self.wrap_cite([("bates", kind, page.labels[0])])
+            return [bare] + self.wrap_cite(self.wrong_cite(fact, page))
         if kind == "bates_out_of_range" and rng.random() < 0.25:
             # An exhibit past the packet's documents, or a page past a document's pages.
             doc = fact.page.doc if fact.page.doc.kind == "record" else world.docs[0]
@@ -238,6 +238,53 @@ class Writer:
                     break
             return self.quoted(fact, text, kind)
         raise ValueError(kind)
+
+    def wrong_cite(self, fact: Fact, page: Page) -> Sentence:
+        """A cite that does not carry `fact`, of `page` (not the fact's) in one of the forms
+        `cite` writes correct ones in: its number alone, the prefix spaced or hyphenated, after
+        an exhibit number, a range, two cites, or a transcript's page and lines (the fact's page
+        with other lines, or another page with the fact's lines). The form is drawn from a
+        generator of its own, seeded by the cite, so that the case's other draws (and so every
+        other label of a seed) stay as they were before these forms were written."""
+        label = page.labels[0]
+        form = random.Random(f"wrong form|{fact.obj}|{label}")  # noqa: S311  (test data)
+        roll = form.random()
+        right = fact.page
+        assert right is not None
+        if fact.lines and right.transcript_page and page.transcript_page:
+            a, b = fact.lines
+            if roll < 0.5:  # the testimony's page, lines that do not hold it
+                span = b - a
+                starts = [n for n in range(1, 26 - span) if n + span < a or n > b]
+                if starts:
+                    n = form.choice(starts)
+                    cite = f"{right.labels[0]} at {right.transcript_page}:{n}-{n + span}"
+                    return [("bates", "bates_wrong_page", cite)]
+            cite = f"{label} at {page.transcript_page}:{a}-{b}"
+            return [("bates", "bates_wrong_page", cite)]
+        doc = page.doc
+        following = doc.pages[page.number] if page.number < len(doc.pages) else None
+        if roll < 0.15:
+            return [f"Ex. {doc.exhibit} at ", ("bates", "bates_wrong_page", label)]
+        if roll < 0.3 and following is not None and following is not right:
+            nxt = following.labels[0]
+            if "." not in nxt and label[:-2] == nxt[:-2] and form.random() < 0.5:
+                return [("bates", "bates_wrong_page", f"{label}-{nxt[-2:]}")]
+            return [("bates", "bates_wrong_page", f"{label}-{nxt}")]
+        others = [
+            p
+            for p in doc.pages
+            if p is not page and p is not right and fact.obj not in " ".join(p.text.split())
+        ]
+        if roll < 0.45 and others:
+            other = form.choice(others).labels[0]
+            return [("bates", "bates_wrong_page", f"{other}; {label}")]
+        if roll < 0.6 and label[:1].isalpha():
+            core = re.match(r"([A-Z]+)[ -]?(\d+)$", label)
+            if core:
+                sep = form.choice(("", " ", "-"))
+                return [("bates", "bates_wrong_page", core.group(1) + sep + core.group(2))]
+        return [("bates", "bates_wrong_page", label)]
 
     def wrong_page(self, fact: Fact) -> Page:
         assert fact.page is not None

@@ -250,3 +250,31 @@ def test_a_date_whose_day_follows_a_transcripts_line_number_is_read() -> None:
     text = "Brannigan reviewed the overtime records on June 9, 2023 (HLD000001 at 4:4-5)."
     date = next(f for f in _findings(text, index).values() if f.claim.kind == "date")
     assert date.status == "supported"
+
+
+# Two pages of one agreement: page 1 prints "put" beside the fee; page 2 states who signed the
+# invoice. A drafter's "put a name to" is the signing, in other words.
+AGREEMENT = [
+    """MASTER TRANSPORTATION AGREEMENT
+Gideon Quigley surveyed the delivery receipt on 2 May 2025.
+Quigley put the detention fee at $362,718.32.
+Agreement - Page 1 of 2""",
+    """MASTER TRANSPORTATION AGREEMENT (continued)
+Entry of May 17, 2024: Hesper Ashgrove signed the detention invoice.
+The parties reserve all rights under the agreement.
+Agreement - Page 2 of 2""",
+]
+
+
+def test_a_light_verb_is_no_fact_a_page_must_carry() -> None:
+    # "put" is on page 1 only, which made it the sentence's rarest word; it says nothing of its
+    # own ("put a name to", "made a payment", "took delivery"), so the page that names the
+    # person and the invoice is the one the sentence is about.
+    index = _index(AGREEMENT)
+    text = "The documents confirm that Ashgrove put a name to the detention invoice (HLD000001)."
+    wrong = _findings(text, index)["HLD000001"]
+    assert wrong.status == "unsupported"
+    assert "HLD000002" in wrong.message
+
+    text = "The documents confirm that Ashgrove put a name to the detention invoice (HLD000002)."
+    assert _findings(text, index)["HLD000002"].status == "supported"
