@@ -77,17 +77,14 @@ class Writer:
         doc = page.doc
         if roll < 0.25 and page.number < len(doc.pages):
             nxt = doc.pages[page.number].labels[0]
-            if "." not in nxt and label[:-2] == nxt[:-2] and rng.random() < 0.5:
-                return [("bates", "none", f"{label}-{nxt[-2:]}")]
-            return [("bates", "none", f"{label}-{nxt}")]
+            return [("bates", "none", cite_range(rng, label, nxt))]
         if roll < 0.32 and page.number > 1:
             other = doc.pages[page.number - 2].labels[0]
             return [("bates", "none", f"{other}; {label}")]
         if roll < 0.4 and label[:1].isalpha():
-            core = re.match(r"([A-Z]+)[ -]?(\d+)$", label)
-            if core:
-                sep = rng.choice(("", " ", "-"))
-                return [("bates", "none", core.group(1) + sep + core.group(2))]
+            spaced = cite_spaced(rng, label)
+            if spaced:
+                return [("bates", "none", spaced)]
         return [("bates", "none", label)]
 
     def named_cite(self, doc: Doc, number: int) -> str:
@@ -267,10 +264,7 @@ class Writer:
         if roll < 0.15:
             return [f"Ex. {doc.exhibit} at ", ("bates", "bates_wrong_page", label)]
         if roll < 0.3 and following is not None and following is not right:
-            nxt = following.labels[0]
-            if "." not in nxt and label[:-2] == nxt[:-2] and form.random() < 0.5:
-                return [("bates", "bates_wrong_page", f"{label}-{nxt[-2:]}")]
-            return [("bates", "bates_wrong_page", f"{label}-{nxt}")]
+            return [("bates", "bates_wrong_page", cite_range(form, label, following.labels[0]))]
         others = [
             p
             for p in doc.pages
@@ -280,10 +274,9 @@ class Writer:
             other = form.choice(others).labels[0]
             return [("bates", "bates_wrong_page", f"{other}; {label}")]
         if roll < 0.6 and label[:1].isalpha():
-            core = re.match(r"([A-Z]+)[ -]?(\d+)$", label)
-            if core:
-                sep = form.choice(("", " ", "-"))
-                return [("bates", "bates_wrong_page", core.group(1) + sep + core.group(2))]
+            spaced = cite_spaced(form, label)
+            if spaced:
+                return [("bates", "bates_wrong_page", spaced)]
         return [("bates", "bates_wrong_page", label)]
 
     def wrong_page(self, fact: Fact) -> Page:
@@ -463,6 +456,23 @@ class Writer:
                     )
                 )
         return out
+
+
+def cite_range(rng: random.Random, label: str, following: str) -> str:
+    """A cite of a page and the one after it: "ABC000101-02" (the end's last two digits) or
+    "ABC000101-ABC000102"."""
+    if "." not in following and label[:-2] == following[:-2] and rng.random() < 0.5:
+        return f"{label}-{following[-2:]}"
+    return f"{label}-{following}"
+
+
+def cite_spaced(rng: random.Random, label: str) -> str | None:
+    """The label with its prefix joined, spaced or hyphenated ("ABC000101", "ABC 000101",
+    "ABC-000101"); None for a label of another shape."""
+    core = re.match(r"([A-Z]+)[ -]?(\d+)$", label)
+    if core is None:
+        return None
+    return core.group(1) + rng.choice(("", " ", "-")) + core.group(2)
 
 
 def title_case(title: str) -> str:
