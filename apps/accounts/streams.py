@@ -162,9 +162,7 @@ class Listener:
                 await layer.group_add(group, self.channel)
                 self.joined.append(group)
         except BaseException:
-            forget = getattr(layer, "forget_channel", None)
-            if forget is not None:  # lexweb's layer keeps state for a channel from its making
-                forget(self.channel)
+            self._forget()
             raise
         self.reader = asyncio.get_running_loop().create_task(self._read())
         return self
@@ -173,8 +171,18 @@ class Listener:
         if self.reader is not None:
             self.reader.cancel()
         if self.layer is not None:
-            for group in self.joined:
-                await self.layer.group_discard(group, self.channel)
+            try:
+                for group in self.joined:
+                    await self.layer.group_discard(group, self.channel)
+            finally:
+                self._forget()
+
+    def _forget(self) -> None:
+        """lexweb's layer keeps state for a channel from its making; a cancelled receive drops
+        it, and this drops it too where the reader never got to receive (or never started)."""
+        forget = getattr(self.layer, "forget_channel", None)
+        if forget is not None:
+            forget(self.channel)
 
     async def _read(self) -> None:
         layer = self.layer

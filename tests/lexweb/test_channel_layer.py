@@ -295,3 +295,21 @@ async def test_a_new_layers_channel_gets_what_was_sent_before_it_received() -> N
                 task.get_coro().cr_frame.f_locals.get("self") is layer  # type: ignore[union-attr]
             ):
                 task.cancel()
+
+
+async def test_a_long_poll_that_ends_before_its_reader_starts_leaves_no_channel_state(
+    lawyer: User,
+) -> None:
+    """Its channel was made receiving (the listener listens); its reader is cancelled before
+    its first step, so no cancelled receive drops what the layer keeps: the Listener does."""
+    from apps.accounts.streams import Listener
+
+    socket, state = await ws_connect(WS, cookie_user=lawyer)
+    assert state == (True, None)
+    await _listening()
+    layer = get_channel_layer()
+    kept_before = _channels_kept(layer)
+    async with Listener([CLUSTER_GROUP]) as listener:
+        assert listener.channel in _channels_kept(layer)
+    assert _channels_kept(layer) - kept_before == set()
+    await socket.disconnect()
