@@ -592,55 +592,83 @@ _CURRENCY_CODE = re.compile(r"(?:^|\s)[A-Z]{3}(?:\s|$)|^[A-Z]{3}\d")
 _MONTH_WORD = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 
 
+def _has(pattern: str) -> Callable[[str], bool]:
+    return lambda text: re.search(pattern, text) is not None
+
+
+def _in_words(text: str) -> bool:
+    return bool(_NUMBER_WORD.search(text) or _ORDINAL_WORD.search(text))
+
+
+# Per kind: its written forms, each with the test that tells it, the most telling first, and
+# the form of a claim that passes none of them.
+_FORMS: dict[str, tuple[tuple[tuple[str, Callable[[str], bool]], ...], str]] = {
+    "amount": (
+        (
+            ("mixed figures and words", lambda t: bool(_NUMBER_WORD.search(t)) and _has(r"\d")(t)),
+            ("in words", lambda t: bool(_NUMBER_WORD.search(t))),
+            ("currency code", lambda t: bool(_CURRENCY_CODE.search(t))),
+        ),
+        "figures",
+    ),
+    "date": (
+        (
+            # whether its day is in words or in figures
+            ("year in words", lambda t: _in_words(t) and not _has(r"\d{4}|/\d{2}\b|'\d{2}\b")(t)),
+            ("day in words", _in_words),
+            ("numeric", lambda t: re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2,4}", t) is not None),
+            (
+                "day month year",
+                lambda t: (
+                    re.fullmatch(
+                        rf"\d{{1,2}}(?:st|nd|rd|th)? (?:day of )?{_MONTH_WORD},? \d{{4}}", t
+                    )
+                    is not None
+                ),
+            ),
+            ("ordinal figures", _has(r"\d(?:st|nd|rd|th)\b")),
+        ),
+        "month day, year",
+    ),
+    "bates": (
+        (
+            ("transcript page and line", _has(r"\b\d{1,3}:\d{1,2}\b")),
+            ("several cites", lambda t: ";" in t),
+            (
+                "by title or file name",
+                lambda t: _has(r"[a-z]{2}.*(?: at |, p\. )\d")(t) or '"' in t,
+            ),
+            ("range", _has(r"\d[-\u2013]\d+$")),
+            ("page suffix", _has(r"\d\.\d{1,4}$")),
+        ),
+        "number",
+    ),
+    "case_citation": (
+        (
+            ("footnote pin", _has(r"\bn\.\s?\d")),
+            ("California style", _has(r"\(\d{4}\)\s+\d+\s+Cal|\bat pp?\.")),
+            # Id., Ibid., supra, or the Bluebook's short form: a name, the volume and reporter,
+            # then "at" and the pin, without the first page and the parenthetical of a full cite.
+            ("short form", lambda t: re.match(r"(?:Id\.|Ibid\.)", t) is not None or "supra" in t),
+            (
+                "short form",
+                lambda t: _has(r"\d+\s+\S.*\bat\s+\d")(t) and not _has(r"\(.*\d{4}\)")(t),
+            ),
+        ),
+        "full cite",
+    ),
+}
+
+
 def written_form(kind: str, text: str) -> str:
     """How a claim of `kind` is written, read from its text alone (not by the verifier): the
     forms issue 28 names, so that each is scored on its own. One form per claim, the most
-    telling first."""
+    telling first (`_FORMS`); a kind with no forms is its own form."""
+    if kind not in _FORMS:
+        return kind
     text = " ".join(text.split())
-    if kind == "amount":
-        if _NUMBER_WORD.search(text):
-            return "mixed figures and words" if re.search(r"\d", text) else "in words"
-        if _CURRENCY_CODE.search(text):
-            return "currency code"
-        return "figures"
-    if kind == "date":
-        words = bool(_NUMBER_WORD.search(text) or _ORDINAL_WORD.search(text))
-        if words and not re.search(r"\d{4}|/\d{2}\b|'\d{2}\b", text):
-            return "year in words"  # whether its day is in words or in figures
-        if words:
-            return "day in words"
-        if re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2,4}", text):
-            return "numeric"
-        if re.fullmatch(rf"\d{{1,2}}(?:st|nd|rd|th)? (?:day of )?{_MONTH_WORD},? \d{{4}}", text):
-            return "day month year"
-        if re.search(r"\d(?:st|nd|rd|th)\b", text):
-            return "ordinal figures"
-        return "month day, year"
-    if kind == "bates":
-        if re.search(r"\b\d{1,3}:\d{1,2}\b", text):
-            return "transcript page and line"
-        if ";" in text:
-            return "several cites"
-        if re.search(r"[a-z]{2}.*(?: at |, p\. )\d", text) or '"' in text:
-            return "by title or file name"
-        if re.search(r"\d[-\u2013]\d+$", text):
-            return "range"
-        if re.search(r"\d\.\d{1,4}$", text):
-            return "page suffix"
-        return "number"
-    if kind == "case_citation":
-        if re.search(r"\bn\.\s?\d", text):
-            return "footnote pin"
-        if re.search(r"\(\d{4}\)\s+\d+\s+Cal", text) or re.search(r"\bat pp?\.", text):
-            return "California style"
-        # Id., Ibid., supra, or the Bluebook's short form: a name, the volume and reporter,
-        # then "at" and the pin, without the first page and the parenthetical of a full cite.
-        if re.match(r"(?:Id\.|Ibid\.)", text) or "supra" in text:
-            return "short form"
-        if re.search(r"\d+\s+\S.*\bat\s+\d", text) and not re.search(r"\(.*\d{4}\)", text):
-            return "short form"
-        return "full cite"
-    return kind
+    rules, otherwise = _FORMS[kind]
+    return next((form for form, test in rules if test(text)), otherwise)
 
 
 class Score(TypedDict):
