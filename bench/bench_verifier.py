@@ -27,16 +27,28 @@ totals include extraction; peer (b)'s own reading of the pages is not counted (i
 rows), extraction, the stored index read and loaded, checks, 1,000 findings with boxes
 written (their pages read as models).
 
-The packet is synthetic and deterministic (seeded): 200 documents of 50 pages, each page about
-300 words drawn from a 6,000-word vocabulary with Zipf frequencies, a running head and footer,
-one date and two amounts in varied forms, a Bates label ("BNC" + 7 digits). The draft: a
-quarter each of sentences citing a page for words of that page, dates written in another form
-with their page, amounts without a cite, and quotations of 8-14 words of a page (a tenth of
-each kind altered: wrong page, shifted date, changed amount, changed word).
+The packet is synthetic and deterministic (seeded): 200 documents of 50 pages, each page
+stamped with a Bates label ("BNC" + 7 digits) and about 300 words drawn from a 6,000-word
+vocabulary with Zipf frequencies. Of the documents (`--mix all`, the default since 2026-12-06,
+issue 28's performance requirement: "with the new forms in the mix"), one in ten is a
+deposition transcript ("Page N" over 25 numbered Q./A. lines) and one in ten a star-paged
+opinion (the full citation in the first page's head, a short running head after, each reporter
+page starting at its "*N" marker in the middle of a file page, a footnote at each file page's
+foot called in its reporter page's text; half in the Federal Reporter, half in California's
+Appellate Reports); the rest are records (a running head and footer, one date and two amounts
+in varied forms). The draft, in seven sentence kinds taken in turn: a page cited for words of
+that page, a date written in another form with its page, an amount without a cite, a quotation
+of 8-14 words of a page, testimony cited by deposition page and lines ("Name Dep. 12:4-5"), a
+Bluebook case cite with its pin (now and then with its note, "at 512 n.3"), and a California
+Style Manual cite with its pin followed by an "(Id. at p. N.)" for another page (a tenth of each
+kind altered: wrong page, shifted date, changed amount, changed word, lines ten further down,
+a pin two pages on). `--mix classic`: the records and the first four kinds only (the benchmark
+as it was before).
 
 Figures: docs/reference/performance.md, section "The verifier".
 
 Run: .venv/bin/python -m bench.bench_verifier [--pages N] [--claims N] [--sample N]
+     [--mix all|classic]
 """
 
 import argparse
@@ -46,8 +58,9 @@ import os
 import random
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, TypeVar
 
@@ -84,6 +97,7 @@ WARM_ROUNDS = 5
 class Corpus:
     pages: list[PageRecord]
     text: str
+    mix: str = "all"
 
 
 def _vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
@@ -109,28 +123,42 @@ def _money(cents: int, rng: random.Random) -> str:
     return rng.choice([f"${dollars:,}.{rest:02d}", f"{dollars:,}.{rest:02d}", f"USD {dollars:,}"])
 
 
-def build_corpus(pages: int, claims: int) -> Corpus:
+def build_corpus(pages: int, claims: int, *, mix: str = "all") -> Corpus:
+    """The packet and the draft. `mix="classic"`: every document a record of text pages (the
+    benchmark as it was until 2026-12-06); `"all"`: besides those, issue 28's forms, one
+    document in ten a deposition transcript (a "Page N" header over 25 numbered lines) and one
+    in ten a star-paged opinion with footnotes (half in the Federal Reporter, half
+    California's), and the draft cites them too."""
     rng = random.Random(SEED)  # noqa: S311  (a repeatable corpus, not a secret)
     vocabulary = _vocabulary(rng)
     weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
     records: list[PageRecord] = []
     facts: list[tuple[date, int, list[str]]] = []
+    sources = Sources()
     for n in range(pages):
         document, page_number = divmod(n, PAGES_PER_DOCUMENT)
         day = date(2015, 1, 1) + timedelta(days=rng.randrange(3650))
         cents = rng.randrange(1000, 50_000_000, 100) + rng.randrange(100)
         body = rng.choices(vocabulary, weights, k=300)
-        lines = [" ".join(body[i : i + 12]) for i in range(0, 300, 12)]
-        lines.insert(5, f"On {_date_forms(day, rng)} the sum of {_money(cents, rng)} was paid.")
-        lines.insert(15, f"A further {_money(rng.randrange(100, 900_000), rng)} fell due.")
-        text = "\n".join(
-            [f"RECORD {document + 1} - CONFIDENTIAL", *lines, f"Page {page_number + 1} of 50"]
-        )
+        kind = document % 10 if mix == "all" else 0
+        if kind == TRANSCRIPT_DOCUMENT:
+            filename, text = _transcript_page(sources, document, page_number, body, vocabulary)
+        elif kind == OPINION_DOCUMENT:
+            filename, text = _opinion_page(sources, document, page_number, body, vocabulary)
+        else:
+            filename = f"doc-{document + 1:03d}.pdf"
+            lines = [" ".join(body[i : i + 12]) for i in range(0, 300, 12)]
+            lines.insert(5, f"On {_date_forms(day, rng)} the sum of {_money(cents, rng)} was paid.")
+            lines.insert(15, f"A further {_money(rng.randrange(100, 900_000), rng)} fell due.")
+            text = "\n".join(
+                [f"RECORD {document + 1} - CONFIDENTIAL", *lines, f"Page {page_number + 1} of 50"]
+            )
+            sources.records.append(n)
         records.append(
             PageRecord(
                 position=n + 1,
                 document_id=document + 1,
-                filename=f"doc-{document + 1:03d}.pdf",
+                filename=filename,
                 page_number=page_number + 1,
                 bates=(f"{PREFIX}{n + 1:07d}",),
                 text=text,
@@ -140,7 +168,98 @@ def build_corpus(pages: int, claims: int) -> Corpus:
             )
         )
         facts.append((day, cents, body))
-    return Corpus(records, _draft(rng, records, facts, claims))
+    return Corpus(records, _draft(rng, records, facts, claims, sources, mix), mix)
+
+
+TRANSCRIPT_DOCUMENT = 3  # document % 10: a deposition transcript
+OPINION_DOCUMENT = 7  # document % 10: a star-paged opinion
+HALF_PAGE = 120  # words of a reporter page on each of the two file pages it spans
+
+
+@dataclass
+class Witness:
+    name: str
+    pages: dict[int, list[list[str]]]  # transcript page -> its 25 lines' words
+
+
+@dataclass
+class Opinion:
+    name: str
+    other: str
+    volume: int
+    first: int
+    year: int
+    california: bool
+    words: dict[int, list[str]]  # reporter page -> its words
+
+
+@dataclass
+class Sources:
+    records: list[int] = field(default_factory=list)  # packet page indexes of record pages
+    witnesses: dict[int, Witness] = field(default_factory=dict)  # by document
+    opinions: dict[int, Opinion] = field(default_factory=dict)  # by document
+
+
+def _name(vocabulary: list[str], document: int, salt: int = 0) -> str:
+    """A proper name of the packet, from the vocabulary's rarer half (never a common word)."""
+    return vocabulary[len(vocabulary) - 1 - (7 * document + 3 * salt) % 2500].capitalize()
+
+
+def _transcript_page(
+    sources: Sources, document: int, page_number: int, body: list[str], vocabulary: list[str]
+) -> tuple[str, str]:
+    witness = sources.witnesses.setdefault(document, Witness(_name(vocabulary, document), {}))
+    lines = [body[i * 12 : i * 12 + 10] for i in range(25)]
+    witness.pages[page_number + 1] = lines
+    numbered = [
+        f"{n:2d} {'Q.' if n % 2 else 'A.'} {' '.join(words)}" for n, words in enumerate(lines, 1)
+    ]
+    text = "\n".join([f"Page {page_number + 1}", *numbered])
+    return f"{witness.name.lower()}-deposition.pdf", text
+
+
+def _opinion_page(
+    sources: Sources, document: int, page_number: int, body: list[str], vocabulary: list[str]
+) -> tuple[str, str]:
+    """One file page of a star-paged opinion: reporter page R (the opinion's first + the file
+    page's number) starts at its marker "*R" in the middle of the file page, after the end of
+    page R-1; the first file page holds the first half of the first reporter page and the
+    full citation; each file page ends with one footnote, called in page R's text."""
+    opinion = sources.opinions.get(document)
+    if opinion is None:
+        california = len(sources.opinions) % 2 == 1
+        opinion = Opinion(
+            name=_name(vocabulary, document, 1),
+            other=_name(vocabulary, document, 2),
+            volume=10 + document,
+            first=100 + 10 * document,
+            year=1990 + document % 30,
+            california=california,
+            words={},
+        )
+        sources.opinions[document] = opinion
+    number = opinion.first + page_number
+    opinion.words[number] = body[: 2 * HALF_PAGE]
+    if opinion.california:
+        cite = (
+            f"{opinion.name} v. {opinion.other} ({opinion.year}) {opinion.volume} Cal.App.5th "
+            f"{opinion.first}"
+        )
+    else:
+        cite = (
+            f"{opinion.name} v. {opinion.other}, {opinion.volume} F.3d {opinion.first} "
+            f"(9th Cir. {opinion.year})"
+        )
+    note = page_number + 1
+    start = " ".join(opinion.words[number][:HALF_PAGE])
+    if page_number == 0:
+        head, text = cite, f"{start}.[{note}]"
+    else:
+        end_of_last = " ".join(opinion.words[number - 1][HALF_PAGE:])
+        head = f"{opinion.name.upper()} v. {opinion.other.upper()}"
+        text = f"{end_of_last}. *{number} {start}.[{note}]"
+    footnote = f"{note} {' '.join(body[2 * HALF_PAGE : 2 * HALF_PAGE + 12])}."
+    return f"opinion-{document + 1:03d}.pdf", "\n".join([head, text, "____", footnote])
 
 
 def _draft(
@@ -148,17 +267,22 @@ def _draft(
     pages: list[PageRecord],
     facts: list[tuple[date, int, list[str]]],
     claims: int,
+    sources: Sources,
+    mix: str,
 ) -> str:
     sentences: list[str] = []
     made = 0
-    # A sentence carries one claim (a cite, an amount) or two (a date or quotation, its cite).
+    kinds = 4 if mix == "classic" else 7
+    # A sentence carries one claim (a cite, an amount) or two (a date or quotation, its cite);
+    # issue 28's: a transcript's page and lines, a case cite with its pin (Bluebook, a note
+    # pinned now and then), a California cite followed by its "(Id. at p. N.)".
     while made < claims:
-        made += (1, 2, 1, 2)[len(sentences) % 4]
-        n = rng.randrange(len(pages))
+        kind = len(sentences) % kinds
+        made += (1, 2, 1, 2, 1, 1, 2)[kind]
+        n = rng.randrange(len(pages)) if mix == "classic" else rng.choice(sources.records)
         day, cents, body = facts[n]
         label = pages[n].bates[0]
         altered = rng.random() < 0.1
-        kind = len(sentences) % 4
         if kind == 0:
             cited = pages[(n + 7) % len(pages)].bates[0] if altered else label
             words = " ".join(rng.sample(sorted(set(body[:60])), 4))
@@ -171,14 +295,55 @@ def _draft(
             dollars, rest = divmod(shown_cents, 100)
             money = rng.choice([f"${dollars:,}.{rest:02d}", f"USD {dollars:,}.{rest:02d}"])
             sentences.append(f"The parties settled {money} in full.")
-        else:
+        elif kind == 3:
             start = rng.randrange(0, 280)
             words_list = body[start : start + rng.randint(8, 14)]
             if altered:
                 words_list = [*words_list[:-2], "zzquux", words_list[-1]]
             sentences.append(f'The witness wrote "{" ".join(words_list)}" ({label}).')
+        elif kind == 4:
+            sentences.append(_testimony(rng, rng.choice(list(sources.witnesses.values())), altered))
+        else:
+            opinions = [o for o in sources.opinions.values() if o.california == (kind == 6)]
+            sentences.extend(_holding(rng, rng.choice(opinions), altered))
     paragraphs = [" ".join(sentences[i : i + 6]) for i in range(0, len(sentences), 6)]
     return "\n\n".join(paragraphs)
+
+
+def _some(rng: random.Random, words: list[str], k: int = 4) -> str:
+    return " ".join(rng.sample(sorted(set(words)), k))
+
+
+def _testimony(rng: random.Random, witness: Witness, altered: bool) -> str:
+    """Testimony of two lines of a transcript page, cited by page and lines (altered: ten
+    lines further down the same page)."""
+    page = rng.choice(sorted(witness.pages))
+    line = rng.randrange(1, 14)
+    said = _some(rng, witness.pages[page][line - 1] + witness.pages[page][line])
+    cited = line + 10 if altered else line
+    return f"The witness testified that {said}. {witness.name} Dep. {page}:{cited}-{cited + 1}."
+
+
+def _holding(rng: random.Random, opinion: Opinion, altered: bool) -> list[str]:
+    """A proposition of one reporter page, cited with that page as its pin (altered: two pages
+    on); in the Federal Reporter now and then with its note ("at 512 n.3"; altered: the next
+    page's note); in California's with an "(Id. at p. N.)" for another page after it."""
+    pages = sorted(opinion.words)
+    page = rng.choice(pages[1:-3])
+    said = _some(rng, opinion.words[page])
+    pin = page + 2 if altered else page
+    if not opinion.california:
+        note = f" n.{page - opinion.first + 1}" if rng.random() < 0.25 else ""
+        return [
+            f"Courts hold that {said}. {opinion.name} v. {opinion.other}, {opinion.volume} "
+            f"F.3d {opinion.first}, {pin}{note} (9th Cir. {opinion.year})."
+        ]
+    again = rng.choice([p for p in pages[1:-1] if p != page])
+    return [
+        f"The court held that {said}. ({opinion.name} v. {opinion.other} ({opinion.year}) "
+        f"{opinion.volume} Cal.App.5th {opinion.first}, {pin}.)",
+        f"It added that {_some(rng, opinion.words[again])}. (Id. at p. {again}.)",
+    ]
 
 
 class ScanIndex(PacketIndex):
@@ -325,7 +490,9 @@ def _shown(findings: Sequence[Finding]) -> list[tuple[object, ...]]:
     return [(f.claim.start, f.status, f.check, f.message, f.match) for f in findings]
 
 
-CASE_NUMBER = "BENCH-VERIFIER-10K"
+def _case_number(corpus: Corpus) -> str:
+    """The bench case of this mix (its pages in documents of their own since 2026-12-06)."""
+    return f"BENCH-VERIFIER-10K-{corpus.mix.upper()}-2"
 
 
 def end_to_end(corpus: Corpus) -> dict[str, object]:
@@ -398,38 +565,47 @@ def _bench_draft(corpus: Corpus) -> Any:
     from apps.evidence.models import FrozenPage, Packet, PacketItem
     from apps.evidence.services import packets as packet_services
 
-    existing = Draft.objects.filter(case__number=CASE_NUMBER).select_related("packet").first()
+    number = _case_number(corpus)
+    existing = Draft.objects.filter(case__number=number).select_related("packet").first()
     if existing is not None and existing.packet.page_count == len(corpus.pages):
         version = existing.versions.get()
         if version.text == corpus.text:
             return existing
-    if Case.objects.filter(number=CASE_NUMBER).exists():
-        raise SystemExit(f"Remove the bench case {CASE_NUMBER} (made for other settings) first.")
+    if Case.objects.filter(number=number).exists():
+        raise SystemExit(f"Remove the bench case {number} (made for other settings) first.")
     user, _ = User.objects.get_or_create(
         email="bench-verifier@firm.test", defaults={"full_name": "Bench", "role": "lawyer"}
     )
     case = Case.objects.create(
-        number=CASE_NUMBER, title="Bench v. Verifier", client="Bench", created_by=user
+        number=number, title="Bench v. Verifier", client="Bench", created_by=user
     )
     Membership.objects.create(case=case, user=user, role=Membership.Role.LAWYER)
-    digest = hashlib.sha256(CASE_NUMBER.encode()).hexdigest()
-    blob, _ = Blob.objects.get_or_create(sha256=digest, defaults={"size": 1})
-    document = Document.objects.create(
-        case=case, blob=blob, filename="bench.pdf", kind="pdf", content_type="application/pdf",
-        origin="client", status="done", page_count=len(corpus.pages),
-        pages_done=len(corpus.pages), uploaded_by=user,
-    )  # fmt: skip
     packet = Packet.objects.create(case=case, title="Bench", created_by=user)
-    item = PacketItem.objects.create(
-        packet=packet, document=document, order=1, reason="bench", added_by=user
-    )
+    documents: dict[int, tuple[int, int]] = {}  # corpus document -> (document, item)
+    counts = Counter(p.document_id for p in corpus.pages)
+    for p in corpus.pages:
+        if p.document_id in documents:
+            continue
+        count = counts[p.document_id]
+        digest = hashlib.sha256(f"{number}|{p.document_id}".encode()).hexdigest()
+        blob, _ = Blob.objects.get_or_create(sha256=digest, defaults={"size": 1})
+        document = Document.objects.create(
+            case=case, blob=blob, filename=p.filename, kind="pdf",
+            content_type="application/pdf", origin="client", status="done", page_count=count,
+            pages_done=count, uploaded_by=user,
+        )  # fmt: skip
+        item = PacketItem.objects.create(
+            packet=packet, document=document, order=len(documents) + 1, reason="bench",
+            added_by=user,
+        )  # fmt: skip
+        documents[p.document_id] = (document.pk, item.pk)
     pages = [
         FrozenPage(
             packet_id=packet.pk,
-            item_id=item.pk,
+            item_id=documents[p.document_id][1],
             position=p.position,
-            document_id=document.pk,
-            page_number=p.position,
+            document_id=documents[p.document_id][0],
+            page_number=p.page_number,
             bates=list(p.bates),
             text=p.text,
             text_sha256=hashlib.sha256(p.text.encode()).hexdigest(),
@@ -464,9 +640,15 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=PAGES)
     parser.add_argument("--claims", type=int, default=CLAIMS)
     parser.add_argument("--sample", type=int, default=40, help="claims timed by the scan peer")
+    parser.add_argument(
+        "--mix",
+        choices=["all", "classic"],
+        default="all",
+        help="all: issue 28's transcripts and opinions too; classic: record pages only",
+    )
     args = parser.parse_args()
 
-    corpus = build_corpus(args.pages, args.claims)
+    corpus = build_corpus(args.pages, args.claims, mix=args.mix)
     measured = _rounds(corpus, sample=args.sample)
     times = measured["times"]
     med = {name: statistics.median(values) for name, values in times.items()}
@@ -476,8 +658,10 @@ def main() -> None:
         "benchmark": "verifier_1000_claims_10000_pages",
         "pages": len(corpus.pages),
         "claims": len(claims),
+        "mix": corpus.mix,
         "claims_by_kind": _count(c.kind for c in claims),
         "statuses": _count(f.status for f in findings),
+        "statuses_by_check": _by_check(findings),
         "rounds": ROUNDS,
         "warm_rounds": WARM_ROUNDS,
         "cold_build_s": round(med["build"], 3),
@@ -531,6 +715,14 @@ def main() -> None:
         float(str(result["speed_warm_vs_scan_pages_read_once"])) >= TARGET_SPEEDUP
     )
     print(json.dumps(result, indent=1))
+
+
+def _by_check(findings: Sequence[Finding]) -> dict[str, dict[str, int]]:
+    """Each check's statuses: what the draft's cites of each form came to."""
+    checks: dict[str, list[str]] = {}
+    for finding in findings:
+        checks.setdefault(finding.check, []).append(finding.status)
+    return {check: _count(statuses) for check, statuses in sorted(checks.items())}
 
 
 def _count(values: Iterable[str]) -> dict[str, int]:

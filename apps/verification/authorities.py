@@ -39,7 +39,6 @@ import functools
 import itertools
 import logging
 import re
-import weakref
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -82,24 +81,15 @@ def statute(claim: Claim, index: PacketIndex) -> Finding:
     return Finding(claim, "unsupported", "statute_in_packet", f"{cite.label}: {NOT_IN_EVIDENCE}")
 
 
-# Per packet index (while it lives): (code, title, section) -> the first page naming it and
-# the match there, or None. One statute cited many times is looked for once.
-_MENTIONS: dict[int, tuple[weakref.ref[PacketIndex], dict[tuple[str, str | None, str], Any]]] = {}
-
-
 def _mention(
     index: PacketIndex, code: str, title: str | None, section: str
 ) -> tuple[int, re.Match[str]] | None:
-    held = _MENTIONS.get(id(index))
-    if held is None or held[0]() is not index:
-        for stale in [k for k, (ref, _) in _MENTIONS.items() if ref() is None]:
-            del _MENTIONS[stale]
-        held = _MENTIONS[id(index)] = (weakref.ref(index), {})
-    cache = held[1]
-    key = (code, title, section)
-    if key not in cache:
-        cache[key] = _first_mention(index, StatuteCite(code, title, section, None, None))
-    return cache[key]
+    """The first page naming the statute and the match there, or None (looked for once per
+    packet index: one statute cited many times)."""
+    return index.derived(
+        ("statute", code, title, section),
+        lambda: _first_mention(index, StatuteCite(code, title, section, None, None)),
+    )
 
 
 def _first_mention(index: PacketIndex, cite: StatuteCite) -> tuple[int, re.Match[str]] | None:

@@ -46,6 +46,7 @@
 """
 
 import bisect
+import functools
 import gc
 import itertools
 import math
@@ -1830,14 +1831,11 @@ class _Context:
         terms = {k: t for k, t in self._weighed_terms(span).items() if t.count}
         if len(terms) < 2:
             return None
-        stems = {
-            number: frozenset(
-                nz.stem(w)
-                for i, a, b in pieces
-                for w in nz.token_list(self.index.pages[i].text[a:b])
-            )
-            for number, pieces in opinion.spans.items()
-        }
+        read = self.index.derived(
+            ("reporter pages", opinion.document_id, opinion.first_page),
+            lambda: _reporter_pages_read(self.index, opinion),
+        )
+        stems, sentences = read.stems, read.sentences
 
         def carried(pages: Iterable[int]) -> set[str]:
             held = frozenset().union(*(stems[n] for n in pages))
@@ -1845,8 +1843,10 @@ class _Context:
 
         total = sum(t.weight for t in terms.values())
         on_pin = carried(numbers)
+        # Only pages that may carry the share a wrong page's lead needs are weighed.
+        leads = _reaching(read, terms, [k for k, t in terms.items() if t.stems], WRONG_PAGE_ALONE)
         best, on_best = max(
-            ((n, carried([n])) for n in stems if n not in numbers),
+            ((n, carried([n])) for n in leads if n not in numbers),
             key=lambda item: (sum(terms[k].weight for k in item[1]), -item[0]),
             default=(0, set()),
         )
@@ -1865,24 +1865,16 @@ class _Context:
             return best, words
         # Support is specific: another reporter page that states the proposition in one
         # sentence, where the pin's pages hold its words only apart (see `_passage_lead`).
-        sentences = {
-            number: [
-                frozenset(nz.stem(w) for w in nz.token_list(part))
-                for part in _page_sentences(
-                    " ".join(self.index.pages[i].text[a:b] for i, a, b in pieces)
-                )
-            ]
-            for number, pieces in opinion.spans.items()
-        }
         on_pin_sentence = max(
             (_best_sentence(terms, terms, sentences[n]) for n in numbers if n in sentences),
             key=lambda b: b[0],
             default=(0.0, frozenset()),
         )
+        sentence_keys = [k for k, t in terms.items() if t.stems and not t.pair]
         leader = max(
             (
-                (n, _best_sentence(terms, terms, found))
-                for n, found in sentences.items()
+                (n, _best_sentence(terms, terms, sentences[n]))
+                for n in _reaching(read, terms, sentence_keys, WRONG_PAGE_OTHER)
                 if n not in numbers
             ),
             key=lambda item: (item[1][0], -item[0]),
@@ -1896,6 +1888,58 @@ class _Context:
     @staticmethod
     def _reporter_page(pages: dict[int, PageRecord], page: PageRecord) -> str:
         return next((str(n) for n, p in pages.items() if p is page), "another page")
+
+
+@dataclass(frozen=True)
+class _ReporterPages:
+    """A star-paged opinion's reporter pages as `_better_reporter_page` weighs them."""
+
+    stems: dict[int, frozenset[str]]  # each page's stems
+    sentences: dict[int, list[frozenset[str]]]  # the stems of each of its sentences
+    pages_with: dict[str, set[int]]  # a stem -> the pages holding it (in either)
+
+
+def _reporter_pages_read(index: PacketIndex, opinion: Opinion) -> _ReporterPages:
+    """Read once per index and opinion: a brief pins one opinion many times."""
+    stem_of: dict[str, str] = {}
+
+    def stemmed(text: str) -> frozenset[str]:
+        tokens = nz.token_list(text)
+        for token in tokens:
+            if token not in stem_of:
+                stem_of[token] = nz.stem(token)
+        return frozenset(map(stem_of.__getitem__, tokens))
+
+    stems: dict[int, frozenset[str]] = {}
+    sentences: dict[int, list[frozenset[str]]] = {}
+    pages_with: dict[str, set[int]] = {}
+    for number, pieces in opinion.spans.items():
+        parts = [stemmed(index.pages[i].text[a:b]) for i, a, b in pieces]
+        stems[number] = frozenset().union(*parts)
+        text = " ".join(index.pages[i].text[a:b] for i, a, b in pieces)
+        sentences[number] = [stemmed(part) for part in _page_sentences(text)]
+        for stem in stems[number].union(*sentences[number]):
+            pages_with.setdefault(stem, set()).add(number)
+    return _ReporterPages(stems, sentences, pages_with)
+
+
+def _reaching(
+    read: _ReporterPages, terms: Mapping[str, "_Term"], keys: Sequence[str], share: float
+) -> list[int]:
+    """The reporter pages, in order, that may carry `share` of the terms' weight by the terms
+    `keys` (those that can count there, by their stems): the pages holding a stem of one of
+    the heaviest of them, as few as weigh more than a page may lack and still reach `share`.
+    A page holding none of those carries less (a wrong page's lead needs at least that)."""
+    total = sum(t.weight for t in terms.values())
+    may_lack = sum(terms[k].weight for k in keys) - share * total
+    heavy: list[str] = []
+    held = 0.0
+    for key in sorted(keys, key=lambda k: -terms[k].weight):
+        if held > may_lack + 1e-9 * total:  # strictly, past rounding
+            break
+        heavy.append(key)
+        held += terms[key].weight
+    return sorted({n for k in heavy for s in terms[k].stems for n in read.pages_with.get(s, ())})
 
 
 def moved_finding(claim: Claim, hit: QuoteHit, index: PacketIndex) -> Finding:
@@ -2273,6 +2317,7 @@ def _read_as(what: str, drafted: str, value: str, shown: str, found: str | None 
     return f" ({'; '.join(notes)})" if notes else ""
 
 
+@functools.cache
 def _edition_years(reporter: str) -> tuple[int, int] | None:
     """The years of the reporter edition (reporters-db), or None when it is not known."""
     for reporters in reporters_db.REPORTERS.values():

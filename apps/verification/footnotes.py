@@ -25,7 +25,6 @@ of the pin's reporter pages (`check`):
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -84,21 +83,12 @@ def _foot(text: str) -> tuple[int, list[tuple[int, int, int]]]:
     return region, found
 
 
-# Per packet index (while it lives): (document, first reporter page) -> its notes.
-_NOTES: dict[int, tuple[weakref.ref[PacketIndex], dict[tuple[int, int], dict[int, Note]]]] = {}
-
-
 def notes_of(index: PacketIndex, opinion: Opinion) -> dict[int, Note]:
-    """The notes of `opinion` by number, with the reporter pages each sits on (cached)."""
-    held = _NOTES.get(id(index))
-    if held is None or held[0]() is not index:
-        for stale in [k for k, (ref, _) in _NOTES.items() if ref() is None]:
-            del _NOTES[stale]
-        held = _NOTES[id(index)] = (weakref.ref(index), {})
-    key = (opinion.document_id, opinion.first_page)
-    if key not in held[1]:
-        held[1][key] = _read_notes(index, opinion)
-    return held[1][key]
+    """The notes of `opinion` by number, with the reporter pages each sits on (read once per
+    packet index and opinion)."""
+    return index.derived(
+        ("notes", opinion.document_id, opinion.first_page), lambda: _read_notes(index, opinion)
+    )
 
 
 def _read_notes(index: PacketIndex, opinion: Opinion) -> dict[int, Note]:

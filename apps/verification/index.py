@@ -25,12 +25,13 @@ import gc
 import math
 import re
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from itertools import pairwise
 from operator import methodcaller
+from typing import TypeVar
 
 from apps.verification import amounts as amount_parser
 from apps.verification import dates as date_parser
@@ -38,6 +39,8 @@ from apps.verification import normalise as nz
 from apps.verification import numwords
 from apps.verification.claims import BatesRef
 from apps.verification.sheets import MiniPage, sheet_pages
+
+T = TypeVar("T")
 
 OCR = "ocr"
 # A label: its prefix, the separator after it, its number and, where the production numbers
@@ -223,6 +226,17 @@ class PacketIndex:
     _suffixed: dict[tuple[str, int], list[tuple[int, int]]] | None = None
     _month_day_pages: dict[str, list[int]] | None = None  # "--MM-DD" -> pages (value_pages)
     _opinions: dict[tuple[str, ...], object] = field(default_factory=dict)  # look-ups, cached
+    # What the checks read from the packet once and again for many claims (a transcript's
+    # lines, an opinion's notes and reporter pages), by the deriving module's key: `derived`.
+    _derived: dict[Hashable, object] = field(default_factory=dict)
+
+    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
+        """`make()`'s value, made once for this index and `key` and kept while the index
+        lives (the checks' reading of a document that many claims cite; the pages do not
+        change under an index, so neither does what is read from them)."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]  # type: ignore[return-value]  # stored by `make` for `key`
 
     # -- building -------------------------------------------------------------------------
 

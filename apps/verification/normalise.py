@@ -202,13 +202,20 @@ def stem(token: str) -> str:
     return token
 
 
-def content_terms(words: Iterable[str]) -> list[str]:
-    """Key terms of a run of normalised tokens: no stopwords, no one-letter words, stemmed."""
+def content_terms(words: Iterable[str], stems: dict[str, str] | None = None) -> list[str]:
+    """Key terms of a run of normalised tokens: no stopwords, no one-letter words, stemmed
+    (each word's stem kept in `stems`, where given, for the next run of the same text)."""
     seen: dict[str, None] = {}
     for word in words:
         if word in STOPWORDS or (len(word) < 3 and not word.isdigit()):
             continue
-        seen.setdefault(stem(word), None)
+        if stems is None:
+            seen.setdefault(stem(word), None)
+        else:
+            known = stems.get(word)
+            if known is None:
+                known = stems[word] = stem(word)
+            seen.setdefault(known, None)
     return list(seen)
 
 

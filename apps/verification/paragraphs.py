@@ -35,7 +35,6 @@ otherwise it stays for review, since a pleading's own page numbers need not be i
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -171,23 +170,12 @@ def paragraphs_of(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
     return found
 
 
-# Per packet index (while it lives): each document read so far, and whether it numbers its
-# paragraphs in brackets.
-_BRACKETS: dict[int, tuple[weakref.ref[PacketIndex], dict[int, bool]]] = {}
-
-
 def _numbers_in_brackets(index: PacketIndex, document_id: int) -> bool:
     """Whether a document numbers its paragraphs "(1)", "(2)", ... only: no page of it marks a
     paragraph "4." or "¶ 4", and a page of it starts lines with "(N)". Read once a packet."""
-    held = _BRACKETS.get(id(index))
-    if held is None or held[0]() is not index:
-        for stale in [k for k, (ref, _) in _BRACKETS.items() if ref() is None]:
-            del _BRACKETS[stale]
-        held = _BRACKETS[id(index)] = (weakref.ref(index), {})
-    known = held[1].get(document_id)
-    if known is None:
-        known = held[1][document_id] = _read_brackets(index, document_id)
-    return known
+    return index.derived(
+        ("paragraphs in brackets", document_id), lambda: _read_brackets(index, document_id)
+    )
 
 
 def _read_brackets(index: PacketIndex, document_id: int) -> bool:
@@ -225,18 +213,26 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
     words = _pleading_words(claim.cited_as or claim.text)  # an Id. names the pleading cited
     if not words:
         return None
-    matches: list[int] = []
-    seen: set[int] = set()
-    for page in index.pages:
-        if page.document_id in seen:
-            continue
-        seen.add(page.document_id)
-        title = [t for t in re.split(r"[^0-9a-z]+", page.filename.lower()) if t]
-        if all(any(t.startswith(w) for t in title) for w in words):
-            matches.append(page.document_id)
+    titles = index.derived("document titles", lambda: _document_titles(index))
+    matches = [
+        document
+        for document, title in titles
+        if all(any(t.startswith(w) for t in title) for w in words)
+    ]
     if len(matches) != 1:
         return None
     return index.document_pages(matches[0])
+
+
+def _document_titles(index: PacketIndex) -> list[tuple[int, list[str]]]:
+    """Each document of the packet (in packet order) with the words of its file name."""
+    titles: dict[int, list[str]] = {}
+    for page in index.pages:
+        if page.document_id not in titles:
+            titles[page.document_id] = [
+                t for t in re.split(r"[^0-9a-z]+", page.filename.lower()) if t
+            ]
+    return list(titles.items())
 
 
 def _pleading_words(text: str) -> tuple[str, ...]:

@@ -32,7 +32,6 @@
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass, replace
 
 from apps.verification import normalise as nz
@@ -158,32 +157,90 @@ def _transcript_of(finding: Finding, index: PacketIndex) -> list[int] | None:
     return pleading_pages(claim, index)
 
 
-# Per packet index (while it lives): a transcript's first page -> its numbered lines by page,
-# each line's content terms and what its sheets print that cannot be read by line.
-_Read = tuple[dict[int, list[Line]], list[frozenset[str]], Unread]
-_LINES: dict[int, tuple[weakref.ref[PacketIndex], dict[int, _Read]]] = {}
+@dataclass(frozen=True)
+class _Transcript:
+    """A transcript as read once per packet index (`_lines_of`)."""
+
+    by_page: dict[int, list[Line]]  # its numbered lines by its page number
+    ordered: list[Line]  # every line, in page and line order
+    terms: list[frozenset[str]]  # each line's content terms, in `ordered`'s order
+    lines_with: dict[str, list[int]]  # a term -> the positions in `ordered` of lines with it
+    unread: Unread  # what its sheets print that cannot be read by line
 
 
-def _lines_of(index: PacketIndex, pages: list[int]) -> _Read:
-    held = _LINES.get(id(index))
-    if held is None or held[0]() is not index:
-        for stale in [k for k, (ref, _) in _LINES.items() if ref() is None]:
-            del _LINES[stale]
-        held = _LINES[id(index)] = (weakref.ref(index), {})
-    if pages[0] not in held[1]:
-        unread = Unread({}, [])
-        by_page = transcript_lines(index, pages, unread)
-        terms = [
-            frozenset(
-                nz.content_terms(
-                    nz.token_list(index.pages[line.record].text[line.span[0] : line.span[1]])
-                )
-            )
-            for number in sorted(by_page)
-            for line in by_page[number]
-        ]
-        held[1][pages[0]] = (by_page, terms, unread)
-    return held[1][pages[0]]
+def _lines_of(index: PacketIndex, pages: list[int]) -> _Transcript:
+    return index.derived(("transcript lines", pages[0]), lambda: _read_lines(index, pages))
+
+
+def _read_lines(index: PacketIndex, pages: list[int]) -> _Transcript:
+    unread = Unread({}, [])
+    by_page = transcript_lines(index, pages, unread)
+    ordered = [line for number in sorted(by_page) for line in by_page[number]]
+    stems: dict[str, str] = {}
+    terms: list[frozenset[str]] = []
+    lines_with: dict[str, list[int]] = {}
+    for at, line in enumerate(ordered):
+        text = index.pages[line.record].text[line.span[0] : line.span[1]]
+        terms.append(frozenset(nz.content_terms(nz.token_list(text), stems)))
+        for term in terms[-1]:
+            lines_with.setdefault(term, []).append(at)
+    return _Transcript(by_page, ordered, terms, lines_with, unread)
+
+
+def _best_window(
+    transcript: _Transcript,
+    weights: dict[str, float],
+    size: int,
+    avoid: frozenset[tuple[int, int]] = frozenset(),
+) -> tuple[int | None, float]:
+    """The first stretch of `size` lines (its start in `ordered`) that holds the most of the
+    terms' weight, skipping stretches over a line of `avoid` (page, line), and its weight;
+    None when no stretch holds WRONG_OTHER of the weight (the least the callers act on).
+
+    Only stretches that can reach that share are weighed: a stretch holding none of the
+    heaviest terms whose weight passes the rest's (`_needed`) holds less than WRONG_OTHER of
+    the whole, so each stretch weighed is over a line holding one of them."""
+    last_start = max(0, len(transcript.ordered) - size)
+    starts = sorted(
+        {
+            k
+            for term in _needed(weights)
+            for at in transcript.lines_with.get(term, ())
+            for k in range(max(0, at - size + 1), min(at, last_start) + 1)
+        }
+    )
+    total = sum(weights.values())
+    best, best_score = None, 0.0
+    for k in starts:
+        window = transcript.ordered[k : k + size]
+        if avoid and any((line.page, line.number) in avoid for line in window):
+            continue
+        value = _weight(transcript, weights, k, size)
+        if value > best_score:
+            best, best_score = k, value
+    if best is None or best_score / total < WRONG_OTHER:
+        return None, 0.0
+    return best, best_score
+
+
+def _needed(weights: dict[str, float]) -> list[str]:
+    """The heaviest terms, as few as hold more than 1 - WRONG_OTHER of the weight: a stretch
+    without any of them holds less than WRONG_OTHER of it."""
+    total = sum(weights.values())
+    needed: list[str] = []
+    held = 0.0
+    for term in sorted(weights, key=lambda t: -weights[t]):
+        needed.append(term)
+        held += weights[term]
+        if held > (1 - WRONG_OTHER + 1e-9) * total:  # strictly, past rounding
+            break
+    return needed
+
+
+def _weight(transcript: _Transcript, weights: dict[str, float], first: int, size: int) -> float:
+    """The weight of the terms that the `size` lines from `first` hold."""
+    stems: frozenset[str] = frozenset().union(*transcript.terms[first : first + size])
+    return sum(w for t, w in weights.items() if t in stems)
 
 
 _BATES_LINES = re.compile(r":(?P<l1>\d{1,6})(?:[ \t]*[-\u2013][ \t]*(?P<l2>\d{1,6}))?")
@@ -226,11 +283,10 @@ def _testimony_elsewhere(finding: Finding, context: Context, wanted: _Wanted) ->
     size = max(1, min(size, MAX_LINES))
     for record in dict.fromkeys(records):
         pages = index.document_pages(index.pages[record].document_id)
-        by_page, line_terms, _ = _lines_of(index, pages)
-        if not by_page:
+        transcript = _lines_of(index, pages)
+        if not transcript.by_page:
             continue
-        ordered = [line for number in sorted(by_page) for line in by_page[number]]
-        found = _located(context, span, ordered, line_terms, size)
+        found = _located(context, span, transcript, size)
         if found is None:
             continue
         lines, what = found
@@ -276,35 +332,25 @@ def _quoted_lines(
 
 
 def _located(
-    context: Context,
-    span: tuple[int, int],
-    ordered: list[Line],
-    line_terms: list[frozenset[str]],
-    size: int,
+    context: Context, span: tuple[int, int], transcript: _Transcript, size: int
 ) -> tuple[list[Line], str] | None:
-    """The lines of a transcript (`ordered`) that carry the segment `span`: a quotation's, or
-    the stretch of `size` lines holding most of its key terms (at least WRONG_OTHER of their
-    weight), and what they carry; None when no lines do."""
+    """The lines of a transcript that carry the segment `span`: a quotation's, or the stretch
+    of `size` lines holding most of its key terms (at least WRONG_OTHER of their weight), and
+    what they carry; None when no lines do."""
     index = context.index
-    quoted = _quoted_lines(context, span, ordered)
+    quoted = _quoted_lines(context, span, transcript.ordered)
     if quoted is not None:
         return quoted[0], "the quotation is"
     terms = [t for t in context.key_terms(span) if index.document_frequency(t)]
     if len(terms) < 2:
         return None
     weights = {t: index.idf(t) for t in terms}
-    total = sum(weights.values())
-    best, best_score = None, 0.0
-    for k in range(0, max(1, len(ordered) - size + 1)):
-        stems: frozenset[str] = frozenset().union(*line_terms[k : k + size])
-        value = sum(w for t, w in weights.items() if t in stems)
-        if value > best_score:
-            best, best_score = ordered[k : k + size], value
-    if best is None or best_score / total < WRONG_OTHER:
+    start, best_score = _best_window(transcript, weights, size)
+    if start is None or best_score / sum(weights.values()) < WRONG_OTHER:
         return None
+    best = transcript.ordered[start : start + size]
     # The stretch's lines that hold its terms, from the first to the last.
-    start = ordered.index(best[0])
-    holding = [k for k in range(len(best)) if line_terms[start + k] & weights.keys()]
+    holding = [k for k in range(len(best)) if transcript.terms[start + k] & weights.keys()]
     return best[holding[0] : holding[-1] + 1], "the testimony is"
 
 
@@ -330,7 +376,8 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
     if not pages:
         return finding
     name = index.pages[pages[0]].filename
-    by_page, line_terms, unread = _lines_of(index, pages)
+    transcript = _lines_of(index, pages)
+    by_page, unread = transcript.by_page, transcript.unread
     (p1, l1), (p2, l2) = wanted
     label = f"{p1}:{l1}" + (f"-{p2}:{l2}" if p2 != p1 else f"-{l2}" if l2 != l1 else "")
     for page_number in (p1, p2):
@@ -372,8 +419,9 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
                 f"{have[0]}-{have[-1]})",
                 index.pages[pages[0]],
             )
-    ordered = [line for number in sorted(by_page) for line in by_page[number]]
-    cited = [line for line in ordered if (p1, l1) <= (line.page, line.number) <= (p2, l2)]
+    ordered = transcript.ordered
+    at = [k for k, line in enumerate(ordered) if (p1, l1) <= (line.page, line.number) <= (p2, l2)]
+    cited = [ordered[k] for k in at]
     last = by_page[p2][-1].number
     if l2 > last or not cited:
         return _finding(
@@ -405,22 +453,10 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
         weights = {t: index.idf(t) for t in terms}
         total = sum(weights.values())
 
-        position = {(line.page, line.number): k for k, line in enumerate(ordered)}
-
-        def score(first: int, size: int) -> float:
-            stems: frozenset[str] = frozenset().union(*line_terms[first : first + size])
-            return sum(w for t, w in weights.items() if t in stems)
-
         size = len(cited)
-        here = score(position[(cited[0].page, cited[0].number)], size)
-        best, best_score = None, 0.0
-        for k in range(0, max(1, len(ordered) - size + 1)):
-            window = ordered[k : k + size]
-            if {(line.page, line.number) for line in window} & held:
-                continue
-            value = score(k, size)
-            if value > best_score:
-                best, best_score = window, value
+        here = _weight(transcript, weights, at[0], size)
+        start, best_score = _best_window(transcript, weights, size, frozenset(held))
+        best = None if start is None else ordered[start : start + size]
         if (
             best is not None
             and best_score / total >= WRONG_OTHER

@@ -218,3 +218,20 @@ def test_an_ocr_bar_after_an_opening_quotation_mark_or_bracket_is_the_pronoun_i(
     assert ocr_read("\u201c| swear\u201d and (| was)") == "\u201cI swear\u201d and (I was)"
     # Not a pronoun: a bar inside a word, doubled, or closing one.
     assert ocr_read("x|y a|| b cost|") == "x|y a|| b cost|"
+
+
+def test_what_the_checks_derive_from_a_packet_is_made_once_per_index_and_key() -> None:
+    """`derived` keeps a check's reading of a document for every later claim of the run (a
+    brief pins one opinion many times), per index: another index reads its own pages again."""
+    page = PageRecord(1, 1, "a.pdf", 1, ("A1",), "text", "text_layer", None, "client")
+    made: list[str] = []
+
+    def make(name: str) -> str:
+        made.append(name)
+        return name.upper()
+
+    first, second = PacketIndex.build([page]), PacketIndex.build([page])
+    assert [first.derived(("lines", 1), lambda: make("one")) for _ in range(3)] == ["ONE"] * 3
+    assert first.derived(("lines", 2), lambda: make("two")) == "TWO"
+    assert second.derived(("lines", 1), lambda: make("again")) == "AGAIN"
+    assert made == ["one", "two", "again"]
