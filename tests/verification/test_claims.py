@@ -422,6 +422,33 @@ def test_short_forms_id_and_supra_resolve_to_the_full_citation() -> None:
     assert [c.citation.short for c in found if c.citation] == [False, True, True, True]
 
 
+def test_a_short_form_naming_another_case_of_the_same_volume_is_not_bound_to_it() -> None:
+    """Bluebook 10.9: a short form names a party of the case it shortens. eyecite binds
+    "Larkspur, 192 P.3d at 1413" to the draft's last full cite in 192 P.3d, Stonebridge's;
+    it stays unbound (the checks bind it in the packet), and so does an Id. after it. A short
+    form naming either party, in full or abbreviated (Bluebook T6), keeps its binding; the
+    claim starts at the name, not in the sentence before."""
+    text = (
+        "Stonebridge Int'l Co. v. Juniper Capital Ltd., 192 P.3d 989, 990 (Colo. 2014). "
+        "Larkspur, 192 P.3d at 1413. Id. at 1415. Juniper Capital, 192 P.3d at 991. Id. at 992. "
+        "National Association of Manufacturers v. Taylor, 582 F.3d 1 (D.C. Cir. 2009). "
+        "Nat'l Ass'n, 582 F.3d at 10."
+    )
+    found = [
+        (c.text, c.citation.resolved, c.citation.page)
+        for c in _only(text, "case_citation")
+        if c.citation is not None and c.citation.short
+    ]
+
+    assert found == [
+        ("Larkspur, 192 P.3d at 1413", False, ""),
+        ("Id. at 1415", False, ""),
+        ("Juniper Capital, 192 P.3d at 991", True, "989"),
+        ("Id. at 992", True, "989"),
+        ("Nat'l Ass'n, 582 F.3d at 10", True, "1"),
+    ]
+
+
 def test_id_after_a_record_cite_is_not_bound_to_the_case() -> None:
     text = (
         "Smith v. Jones, 512 F.3d 100 (9th Cir. 2001). The invoice was paid (KLM0000004). Id. at 3."

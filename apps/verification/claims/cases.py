@@ -81,7 +81,7 @@ def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
         else:
             # eyecite's full span of a short form can reach back over the previous sentence:
             # start at the antecedent name written just before it, if any.
-            guess = getattr(cite.metadata, "antecedent_guess", None)
+            guess = _written_name(cite)
             if guess:
                 at = text.rfind(guess, max(0, start - offset - len(guess) - 8), start - offset)
                 if at != -1:
@@ -206,6 +206,56 @@ def _name_words(full: Any) -> list[str]:
                 words.append(word)
                 break
     return words
+
+
+def _written_name(short: Any) -> str | None:
+    """The name a short form is written with, as eyecite guesses it, without what its guess
+    took from the sentence before ("Colo. 2014). Larkspur": "Larkspur"; a name holds no
+    closing parenthesis)."""
+    guess = getattr(short.metadata, "antecedent_guess", None)
+    if not guess:
+        return None
+    return guess.rsplit(")", 1)[-1].strip(" .;,") or None
+
+
+def _names_a_party(short: Any, full: Any) -> bool:
+    """Whether the name a short form is written with ("Larkspur, 192 P.3d at 1413") is a
+    word of a party of the full cite eyecite bound it to, either written in full or
+    abbreviated ("Int'l" for "International"); True when either side names no one (nothing to
+    compare)."""
+    guess = _written_name(short)
+    if full is None or not guess:
+        return True
+    written = [w for w in _words(guess) if w not in _GENERIC_NAME_WORDS]
+    parties = [
+        w
+        for party in (
+            getattr(full.metadata, "plaintiff", None),
+            getattr(full.metadata, "defendant", None),
+        )
+        for w in _words(party or "")
+    ]
+    if not written or not parties:
+        return True
+    return any(_abbreviates(w, p) or _abbreviates(p, w) for w in written for p in parties)
+
+
+def _abbreviates(short: str, word: str) -> bool:
+    """`short` is `word` or its abbreviation as citations write them (Bluebook T6: a start,
+    "Stonebr"; or some of its letters in order, "intl" for "international", "assn" for
+    "association"): the same first letter, at least three letters, each found in order."""
+    if short == word:
+        return True
+    if len(short) < 3 or short[0] != word[:1]:
+        return False
+    rest = iter(word)
+    return all(letter in rest for letter in short)
+
+
+def _words(name: str) -> list[str]:
+    """A name's words, lowercased, without periods and apostrophes ("Int'l" -> "intl")."""
+    words = re.findall(r"[A-Za-z][\w.'\u2019-]*", name)
+    return [re.sub(r"[.'\u2019]", "", w).lower() for w in words]
 
 
 def _pin(cite: Any) -> str | None:
@@ -378,7 +428,12 @@ def case_citations(
     result: list[tuple[int, int, CaseCite | StatuteCite]] = []
     if found:
         from eyecite import resolve_citations
-        from eyecite.models import FullCaseCitation, FullLawCitation, IdCitation
+        from eyecite.models import (
+            FullCaseCitation,
+            FullLawCitation,
+            IdCitation,
+            ShortCaseCitation,
+        )
 
         full_of: dict[int, Any] = {}
         if time.monotonic() < deadline:
@@ -395,9 +450,21 @@ def case_citations(
                     full_of[id(cite)] = full
         record_ends = sorted(c.end for c in record)
         last_case_end = -1
+        unbound = False  # the last case citation's binding was refused (see below)
         for item in found:
             cite = item.cite
             full = full_of.get(id(cite))
+            # eyecite binds a short form to the draft's last full cite of the same volume and
+            # reporter; one naming another case ("Larkspur, 192 P.3d at 1413" after
+            # "Stonebridge ..., 192 P.3d 989") is not that case's (Bluebook 10.9: a short form
+            # names a party of the case it shortens), and stays unbound, as does an "Id." after
+            # it; the checks bind it in the packet by name, volume and pin.
+            if isinstance(cite, ShortCaseCitation | FullCaseCitation):
+                unbound = isinstance(cite, ShortCaseCitation) and not _names_a_party(cite, full)
+                if unbound:
+                    full = None
+            elif isinstance(cite, IdCitation) and unbound:
+                full = None
             if isinstance(cite, FullLawCitation):
                 statute = statutes.from_eyecite(cite)
                 result.append((item.start, item.end, statute))
