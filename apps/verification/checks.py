@@ -2024,9 +2024,18 @@ def _page_sentences(text: str) -> list[str]:
             prose = []
             out.append(line)
         else:
+            if prose and _NUMBERED_START.match(line) and _ENDED.search(prose[-1]):
+                # A note ("1 A landlord that ...") or a numbered line starting after a
+                # sentence that ended: a sentence of its own, never the end of the one before.
+                out.extend(_prose_sentences(" ".join(prose)))
+                prose = []
             prose.append(line.strip())
     out.extend(_prose_sentences(" ".join(prose)))
     return [part for part in out if part.strip()]
+
+
+_NUMBERED_START = re.compile(r"[ \t]*\d{1,3}[ \t]+[\"\u201c]?[A-Z]")
+_ENDED = re.compile(r"[.!?][\"\u201d')\]]*[ \t]*$")
 
 
 _STOP = re.compile(r"[.!?]")
