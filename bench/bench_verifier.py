@@ -272,12 +272,22 @@ def _draft(
 ) -> str:
     sentences: list[str] = []
     made = 0
-    kinds = 4 if mix == "classic" else 7
+    kinds = list(range(4 if mix == "classic" else 7))
+    # A small packet (--pages) may lack a transcript or an opinion of a style: no sentence
+    # cites what is not there.
+    # (an opinion pinned needs a page between its first and its last three: five pages)
+    pinned = [o for o in sources.opinions.values() if len(o.words) >= 5]
+    present = {
+        4: bool(sources.witnesses),
+        5: any(not o.california for o in pinned),
+        6: any(o.california for o in pinned),
+    }
+    kinds = [k for k in kinds if present.get(k, True)]
     # A sentence carries one claim (a cite, an amount) or two (a date or quotation, its cite);
     # issue 28's: a transcript's page and lines, a case cite with its pin (Bluebook, a note
     # pinned now and then), a California cite followed by its "(Id. at p. N.)".
     while made < claims:
-        kind = len(sentences) % kinds
+        kind = kinds[len(sentences) % len(kinds)]
         made += (1, 2, 1, 2, 1, 1, 2)[kind]
         n = rng.randrange(len(pages)) if mix == "classic" else rng.choice(sources.records)
         day, cents, body = facts[n]
@@ -304,7 +314,7 @@ def _draft(
         elif kind == 4:
             sentences.append(_testimony(rng, rng.choice(list(sources.witnesses.values())), altered))
         else:
-            opinions = [o for o in sources.opinions.values() if o.california == (kind == 6)]
+            opinions = [o for o in pinned if o.california == (kind == 6)]
             sentences.extend(_holding(rng, rng.choice(opinions), altered))
     paragraphs = [" ".join(sentences[i : i + 6]) for i in range(0, len(sentences), 6)]
     return "\n\n".join(paragraphs)

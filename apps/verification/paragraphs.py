@@ -226,13 +226,10 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
 
 def _document_titles(index: PacketIndex) -> list[tuple[int, list[str]]]:
     """Each document of the packet (in packet order) with the words of its file name."""
-    titles: dict[int, list[str]] = {}
-    for page in index.pages:
-        if page.document_id not in titles:
-            titles[page.document_id] = [
-                t for t in re.split(r"[^0-9a-z]+", page.filename.lower()) if t
-            ]
-    return list(titles.items())
+    return [
+        (document, [t for t in re.split(r"[^0-9a-z]+", name.lower()) if t])
+        for document, name in index.document_names().items()
+    ]
 
 
 def _pleading_words(text: str) -> tuple[str, ...]:

@@ -449,6 +449,24 @@ def test_a_short_form_naming_another_case_of_the_same_volume_is_not_bound_to_it(
     ]
 
 
+def test_an_id_after_a_statute_or_a_supra_that_follows_an_unbound_short_form_is_theirs() -> None:
+    """Only an Id. right after the unbound short form stays unbound: one after a statute is
+    that statute, one after a supra is the supra's case."""
+    text = (
+        "Smith v. Jones, 512 F.3d 100 (9th Cir. 2001). Larkspur, 512 F.3d at 1413. The statute "
+        "applies. 42 U.S.C. \u00a7 1983. Id. \u00a7 1988. Again, Smith, supra, at 104. Id. at 105."
+    )
+    claims = extract_claims(text, bates_prefixes=[])
+    statutes_cited = [c.text for c in claims if c.kind == "statute"]
+    cases = {c.text: c.citation for c in claims if c.kind == "case_citation"}
+
+    assert statutes_cited == ["42 U.S.C. \u00a7 1983", "Id. \u00a7 1988"]
+    assert cases["Larkspur, 512 F.3d at 1413"] is not None
+    assert not cases["Larkspur, 512 F.3d at 1413"].resolved
+    after_supra = cases["Id. at 105"]
+    assert after_supra is not None and after_supra.resolved and after_supra.page == "100"
+
+
 def test_id_after_a_record_cite_is_not_bound_to_the_case() -> None:
     text = (
         "Smith v. Jones, 512 F.3d 100 (9th Cir. 2001). The invoice was paid (KLM0000004). Id. at 3."

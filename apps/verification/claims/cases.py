@@ -458,12 +458,11 @@ def case_citations(
             # reporter; one naming another case ("Larkspur, 192 P.3d at 1413" after
             # "Stonebridge ..., 192 P.3d 989") is not that case's (Bluebook 10.9: a short form
             # names a party of the case it shortens), and stays unbound, as does an "Id." after
-            # it; the checks bind it in the packet by name, volume and pin.
-            if isinstance(cite, ShortCaseCitation | FullCaseCitation):
+            # it (an "Id." after any other citation, a statute's or a supra's, is that one's);
+            # the checks bind it in the packet by name, volume and pin.
+            if not isinstance(cite, IdCitation):
                 unbound = isinstance(cite, ShortCaseCitation) and not _names_a_party(cite, full)
-                if unbound:
-                    full = None
-            elif isinstance(cite, IdCitation) and unbound:
+            if unbound:
                 full = None
             if isinstance(cite, FullLawCitation):
                 statute = statutes.from_eyecite(cite)
