@@ -40,17 +40,35 @@ class JobsPulse:
         self.interval = interval
         self._last = float("-inf")
         self._pending: asyncio.Task[None] | None = None
+        self._sending = False  # the pending task is sending now: a change is not in it
+        self._again = False  # a change came while it was sending
 
     def changed(self) -> None:
         """Call from the worker's event loop when a job started or ended."""
         if self._pending is not None and not self._pending.done():
+            # Waiting to send: the message will tell of this change too. Sending already:
+            # it may not, so another follows (a change is never left untold).
+            self._again = self._again or self._sending
             return
+        self._schedule()
+
+    def _schedule(self) -> None:
         delay = max(SETTLE_SECONDS, self._last + self.interval - time.monotonic())
         self._pending = asyncio.get_running_loop().create_task(self._send_after(delay))
 
     async def _send_after(self, delay: float) -> None:
         await asyncio.sleep(delay)
         self._last = time.monotonic()
+        self._sending = True
+        try:
+            await self._send()
+        finally:
+            self._sending = False
+        if self._again:  # (not after a cancel: the worker is stopping)
+            self._again = False
+            self._schedule()
+
+    async def _send(self) -> None:
         try:
             await sync_to_async(jobs_changed_send, thread_sensitive=True)()
         except DatabaseError as exc:  # the database is away: the worker says so itself
