@@ -187,19 +187,29 @@ _FRAME = re.compile(
     r"[A-Za-z'\u2019]+:)"
 )
 _NAMED_OR_NUMBERED = re.compile(r"[A-Z0-9]")
+# The kinds of source a sentence cites, as a frame's subject ("Courts hold that", "Cases
+# recognise that", "Records show that"): the cited authorities or record speaking of
+# themselves, as in "The record shows that"; a page need not print them.
+_SOURCE_SUBJECTS = frozenset(
+    {"courts", "cases", "decisions", "authorities", "opinions", "records", "documents"}
+)
 
 
 def _is_frame(words: str) -> bool:
     """An opening matched by `_FRAME` is a frame when it names nothing: no capital after its
-    first letter, no digit, and its first word a function word ("The", "It", "As") or an
-    adverb, never a name ("Smith testified that"). An article and one word before "that" is a
-    noun and its relative clause ("A tenant that fails ...": the tenant is a fact), no frame."""
+    first letter, no digit, and its first word a function word ("The", "It", "As"), an adverb
+    or the cited sources (`_SOURCE_SUBJECTS`: "Courts hold that"), never a name ("Smith
+    testified that"). An article and one word before "that" is a noun and its relative clause
+    ("A tenant that fails ...": the tenant is a fact), no frame."""
     parts = words.split()
     first = parts[0].rstrip(",:").lower()
     if first in ("a", "an", "the") and len(parts) == 3 and parts[-1].lower() == "that":
         return False
     return not _NAMED_OR_NUMBERED.search(words[1:]) and (
-        first in nz.STOPWORDS or first == "as" or (" " not in words and first.endswith("ly"))
+        first in nz.STOPWORDS
+        or first == "as"
+        or first in _SOURCE_SUBJECTS
+        or (" " not in words and first.endswith("ly"))
     )
 
 
@@ -789,7 +799,7 @@ class _Context:
         share_gained = sum(terms[k].weight for k in gained) / total
         share_kept = sum(terms[k].weight for k in kept) / total
         share_best = sum(terms[k].weight for k in on_best) / total
-        missing = sorted(gained, key=lambda k: -terms[k].weight)
+        missing = sorted(gained, key=lambda k: (-terms[k].weight, k))
         words = tuple(terms[k].word for k in missing)
         # Read with the sentence before, the cite is judged wrong only when the other page
         # carries that sentence's dates or amounts too; on words alone, a person checks.
@@ -1861,7 +1871,9 @@ class _Context:
             and share_best >= WRONG_PAGE_OTHER
         )
         if wrong:
-            words = tuple(terms[k].word for k in sorted(gained, key=lambda k: -terms[k].weight))
+            words = tuple(
+                terms[k].word for k in sorted(gained, key=lambda k: (-terms[k].weight, k))
+            )
             return best, words
         # Support is specific: another reporter page that states the proposition in one
         # sentence, where the pin's pages hold its words only apart (see `_passage_lead`).
@@ -1901,7 +1913,7 @@ class _ReporterPages:
 
 def _reporter_pages_read(index: PacketIndex, opinion: Opinion) -> _ReporterPages:
     """Read once per index and opinion: a brief pins one opinion many times."""
-    stem_of: dict[str, str] = {}
+    stem_of = index.stem_table()
 
     def stemmed(text: str) -> frozenset[str]:
         tokens = nz.token_list(text)
@@ -2006,7 +2018,7 @@ def _leads_together(
         and share_gained >= PASSAGE_GAIN
         and (alone or share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO))
     ):
-        return tuple(terms[k].word for k in sorted(gained, key=lambda k: -terms[k].weight))
+        return tuple(terms[k].word for k in sorted(gained, key=lambda k: (-terms[k].weight, k)))
     return None
 
 

@@ -238,6 +238,12 @@ class PacketIndex:
             self._derived[key] = make()
         return self._derived[key]  # type: ignore[return-value]  # stored by `make` for `key`
 
+    def stem_table(self) -> dict[str, str]:
+        """A word -> `normalise.stem(word)` table kept with the index, that the checks'
+        readings of its documents (`derived`) share: a packet's documents use mostly the same
+        words, which are stemmed once, not once per transcript or opinion."""
+        return self.derived("stem table", dict)
+
     # -- building -------------------------------------------------------------------------
 
     @classmethod

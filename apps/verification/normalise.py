@@ -202,20 +202,24 @@ def stem(token: str) -> str:
     return token
 
 
-def content_terms(words: Iterable[str], stems: dict[str, str] | None = None) -> list[str]:
-    """Key terms of a run of normalised tokens: no stopwords, no one-letter words, stemmed
-    (each word's stem kept in `stems`, where given, for the next run of the same text)."""
+def content_terms(words: Iterable[str], terms: dict[str, str] | None = None) -> list[str]:
+    """Key terms of a run of normalised tokens: no stopwords, no one-letter words, stemmed.
+    `terms`, where given, is the caller's table of what each word was found to be (its stem,
+    or "" for a word that is no key term), read and filled here: a text read line by line
+    decides each of its words once."""
     seen: dict[str, None] = {}
+    if terms is None:
+        for word in words:
+            if word not in STOPWORDS and (len(word) >= 3 or word.isdigit()):
+                seen[stem(word)] = None  # an existing key keeps its first place
+        return list(seen)
     for word in words:
-        if word in STOPWORDS or (len(word) < 3 and not word.isdigit()):
-            continue
-        if stems is None:
-            seen.setdefault(stem(word), None)
-        else:
-            known = stems.get(word)
-            if known is None:
-                known = stems[word] = stem(word)
-            seen.setdefault(known, None)
+        term = terms.get(word)
+        if term is None:
+            keep = word not in STOPWORDS and (len(word) >= 3 or word.isdigit())
+            term = terms[word] = stem(word) if keep else ""
+        if term:
+            seen[term] = None
     return list(seen)
 
 

@@ -176,12 +176,12 @@ def _read_lines(index: PacketIndex, pages: list[int]) -> _Transcript:
     unread = Unread({}, [])
     by_page = transcript_lines(index, pages, unread)
     ordered = [line for number in sorted(by_page) for line in by_page[number]]
-    stems: dict[str, str] = {}
+    table: dict[str, str] = index.derived("content terms of words", dict)
     terms: list[frozenset[str]] = []
     lines_with: dict[str, list[int]] = {}
     for at, line in enumerate(ordered):
         text = index.pages[line.record].text[line.span[0] : line.span[1]]
-        terms.append(frozenset(nz.content_terms(nz.token_list(text), stems)))
+        terms.append(frozenset(nz.content_terms(nz.token_list(text), table)))
         for term in terms[-1]:
             lines_with.setdefault(term, []).append(at)
     return _Transcript(by_page, ordered, terms, lines_with, unread)

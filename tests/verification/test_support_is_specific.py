@@ -5,6 +5,13 @@ record shows that") is no fact a page must carry; a quotation that only shares m
 with another page's passage says nothing of the cite; pins of star-paged opinions are held to
 the same rule; a day in words broken at a line's end is still read."""
 
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+
 from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import extract_claims
 from apps.verification.index import PacketIndex, PageRecord
@@ -72,14 +79,81 @@ Inspection file - Page 2 of 2""",
 ]
 
 
-def test_the_drafters_frame_is_no_fact_the_page_must_carry() -> None:
+@pytest.mark.parametrize("frame", ["The record shows that", "Records show that"])
+def test_the_drafters_frame_is_no_fact_the_page_must_carry(frame: str) -> None:
+    # "Records show that": the kind of source cited, as the frame's subject (no function word
+    # first), is the record speaking of itself too.
     index = _index(INSPECTION)
-    text = "The record shows that Kestrel approved the boiler permit (HLD000002)."
+    text = f"{frame} Kestrel approved the boiler permit (HLD000002)."
     wrong = _findings(text, index)["HLD000002"]
     assert wrong.status == "unsupported"
     assert "HLD000001" in wrong.message
     right = _findings(text.replace("HLD000002", "HLD000001"), index)["HLD000001"]
     assert right.status == "supported"
+
+
+# An opinion whose page 411 prints the words of a frame ("court", "held") and the party, and
+# page 410 the holding.
+QUARRY_HEAD = "Quarry Mills LLC v. Ostrander Leasing Co., 88 F.4th 410 (9th Cir. 2023)"
+QUARRY = (
+    f"{QUARRY_HEAD}\nA landlord that accepts late rent waives the default. *411 The trial court "
+    "held a hearing on the landlord's motion. *412 The judgment is affirmed."
+)
+
+
+def _pin_finding(text: str, index: PacketIndex) -> Finding:
+    claims = extract_claims(text, bates_prefixes=["OP"])
+    return next(f for f in verify_text(text, claims, index) if f.claim.kind == "case_citation")
+
+
+def test_courts_holding_is_the_frame_of_a_pinned_proposition_not_its_facts() -> None:
+    record = PageRecord(1, 1, "quarry.pdf", 1, ("OP0001",), QUARRY, "text_layer", None, "public")
+    index = PacketIndex.build([record])
+    holding = (
+        "Courts have long held that a landlord that accepts late rent waives the default. "
+        "Quarry Mills LLC v. Ostrander Leasing Co., 88 F.4th 410, {} (9th Cir. 2023)."
+    )
+    assert _pin_finding(holding.format(410), index).status == "supported"
+    wrong = _pin_finding(holding.format(411), index)
+    assert wrong.status == "unsupported"
+    assert wrong.message == (
+        "page 411 of the opinion does not carry 'accepts', 'default', 'late', 'rent'; page 410 does"
+    )
+
+
+# The words a finding names, in the same order in every process: words of equal weight by
+# their spelling, never by the order of a set (which Python's string hashing varies).
+SAME_WORDS = """
+import django
+django.setup()
+from apps.verification.index import PacketIndex, PageRecord
+from tests.verification.test_support_is_specific import QUARRY, _pin_finding
+record = PageRecord(1, 1, "quarry.pdf", 1, ("OP0001",), QUARRY, "text_layer", None, "public")
+print(_pin_finding(
+    "A landlord that accepts late rent waives the default. "
+    "Quarry Mills LLC v. Ostrander Leasing Co., 88 F.4th 410, 411 (9th Cir. 2023).",
+    PacketIndex.build([record]),
+).message)
+"""
+
+
+def test_a_findings_words_are_named_in_the_same_order_in_every_process() -> None:
+    messages = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "DJANGO_SETTINGS_MODULE": "lexweb.settings"}
+        done = subprocess.run(
+            [sys.executable, "-c", SAME_WORDS],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=settings.BASE_DIR,
+            check=True,
+            timeout=120,
+        )
+        messages.add(done.stdout.strip())
+    assert messages == {
+        "page 411 of the opinion does not carry 'accepts', 'default', 'late', 'rent'; page 410 does"
+    }
 
 
 LETTERS = [
