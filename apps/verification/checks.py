@@ -2013,7 +2013,12 @@ def _leads_together(
     # No sentence of the cited pages states two of the terms together: what it holds of them
     # stands apart from the rest, and keeps nothing for it (as `WRONG_PAGE_ALONE` at page level).
     alone = len(cited[1]) < 2
-    if (
+    # The other sentence states the whole of it, and the cited one lacks two of its words and
+    # holds nothing the other lacks: the cited sentence is another proposition in the same
+    # words ("a shipper that delays its inspection ..." for "... terminates the agreement ..."),
+    # however common the words that tell them apart are in the packet.
+    whole = other[0] >= (1 - 1e-9) * total and len(gained) >= 2 and not kept
+    if whole or (
         other[0] >= WRONG_PAGE_OTHER * total
         and share_gained >= PASSAGE_GAIN
         and (alone or share_kept <= max(WRONG_PAGE_KEPT, share_gained * WRONG_PAGE_KEPT_RATIO))

@@ -376,12 +376,22 @@ def _opinion(
         california,
     )
     count = 4 if star else rng.choice((2, 3))
+    stated: set[str] = set()
+
+    def fresh() -> str:
+        """A holding this opinion does not state yet: a pin to a page stating the same
+        holding as the right one would be no wrong pin (seed 202 labelled one so)."""
+        while (holding := _holding(rng, domain)) in stated:
+            pass
+        stated.add(holding)
+        return holding
+
     for offset in range(count):
-        op.holdings[op.first + offset] = [_holding(rng, domain)]
+        op.holdings[op.first + offset] = [fresh()]
     if star:
         pages = list(op.holdings)
         for n, page in enumerate(sorted(rng.sample(pages[1:], 2)), 1):
-            op.notes[n] = (page, _holding(rng, domain))
+            op.notes[n] = (page, fresh())
     return op
 
 

@@ -92,3 +92,21 @@ def test_the_same_seed_writes_the_same_files_and_another_seed_other_sentences(
     first, second = sentences(again), sentences(other)
     assert first and second
     assert len(first & second) <= len(first) // 20, sorted(first & second)[:5]
+
+
+def test_an_opinion_states_each_holding_on_one_page_only() -> None:
+    # A wrong pin must be wrong: were a holding stated on two pages of one opinion, a pin to
+    # the other page would be labelled wrong though that page carries it.
+    from bench.eval_cases import world
+
+    opinions = [
+        op
+        for seed in range(40)
+        for n in range(24)
+        for op in world.build(seed, n, scans=False).opinions
+    ]
+    assert len(opinions) > 500
+    for op in opinions:
+        stated = [h for page in op.holdings.values() for h in page]
+        stated += [text for _page, text in op.notes.values()]
+        assert len(stated) == len(set(stated)), (op.full, stated)

@@ -352,3 +352,37 @@ def test_a_light_verb_is_no_fact_a_page_must_carry() -> None:
 
     text = "The documents confirm that Ashgrove put a name to the detention invoice (HLD000002)."
     assert _findings(text, index)["HLD000002"].status == "supported"
+
+
+def test_a_pin_to_another_holding_in_the_same_words_is_wrong_however_common_they_are() -> None:
+    # Page 411 states another holding in the words of page 410's but two ("tenant" for
+    # "landlord", "deposit" for "rent"), and a rent ledger makes those two common in the
+    # packet: page 410 states the draft's sentence whole, page 411 lacks two of its words and
+    # holds nothing page 410 lacks.
+    opinion = [
+        f"{QUARRY_HEAD}\nA landlord that fails to give written notice of a defect waives the "
+        "right to withhold the rent. *411 The judgment is affirmed in part.",
+        "QUARRY v. OSTRANDER\nWe turn to the remedy. A tenant that fails to give written notice "
+        "of a defect waives the right to withhold the deposit.",
+    ]
+    ledger = [f"RENT LEDGER\nThe landlord entered the rent for month {k}." for k in (1, 2, 3)]
+    records = [
+        PageRecord(n, 1, "quarry.pdf", n, (f"OP{n:04d}",), text, "text_layer", None, "public")
+        for n, text in enumerate(opinion, 1)
+    ] + [
+        PageRecord(
+            2 + k, 2, "ledger.pdf", k, (f"OP{2 + k:04d}",), text, "text_layer", None, "public"
+        )
+        for k, text in enumerate(ledger, 1)
+    ]
+    index = PacketIndex.build(records)
+    holding = (
+        "A landlord that fails to give written notice of a defect waives the right to withhold "
+        "the rent. Quarry Mills LLC v. Ostrander Leasing Co., 88 F.4th 410, {} (9th Cir. 2023)."
+    )
+    assert _pin_finding(holding.format(410), index).status == "supported"
+    wrong = _pin_finding(holding.format(411), index)
+    assert wrong.status == "unsupported"
+    assert (
+        wrong.message == "page 411 of the opinion does not carry 'landlord', 'rent'; page 410 does"
+    )
