@@ -112,6 +112,7 @@ PASSAGE_GAIN = 0.2  # another page's one sentence carries this much more (see _p
 WRONG_PAGE_ALONE = 0.5  # the cited pages carry none of it and another page half of it
 RARE_CANDIDATES = 4  # the other pages considered hold one of the heaviest lacking terms...
 CANDIDATE_PAGES = 50  # ... held by at most this many pages (or a 20th of the packet's)
+NAME_PAGES = 20  # the pages read to tell a name (printed with a capital) from a word
 # Paraphrase groups: words of common legal and commercial English that a draft uses for what
 # a page says in other words ("the purpose is restricted to" for "used solely for"). A page
 # carries a draft's key term when it holds any word of the term's group. General vocabulary,
@@ -830,6 +831,18 @@ class _Context:
             and share_best >= WRONG_PAGE_OTHER
         ):
             return _Weighed("unsupported", best, words)
+        if (
+            strong
+            and not kept
+            and share_best >= WRONG_PAGE_OTHER
+            and len(gained) == 1
+            and self._neighbour(best, pages)
+            and self._named(terms[next(iter(gained))], span)
+        ):
+            # The sentence names someone the cited pages never print, and a neighbour prints
+            # the name with all that the cited pages carry of the sentence: the name is a fact
+            # (one word, but a person's), and the neighbour's page is the sentence's.
+            return _Weighed("unsupported", best, words)
         if len(gained) >= 2 and share_gained >= REVIEW_GAIN and share_gained > share_kept:
             # A lead on words alone; stated together in one sentence of a neighbour, it is
             # the neighbour's fact.
@@ -1097,6 +1110,32 @@ class _Context:
         stems = self.index.stems[page]
         return any(s in stems for s in term.stems)
 
+    def _neighbour(self, page: int, pages: Sequence[int]) -> bool:
+        """Whether `page` is another page of a cited page's document."""
+        return any(page in self._document_set(self.index.pages[p].document_id) for p in pages)
+
+    def _named(self, term: "_Term", span: tuple[int, int]) -> bool:
+        """Whether the term is a name: one word that the segment writes with a capital and the
+        packet prints with one wherever it prints it in lower case letters too (on up to
+        NAME_PAGES of its pages; a heading's capitals tell nothing), as "Castellanos". A
+        sentence's first word has a capital whatever it is: the packet's pages tell a name
+        from a word."""
+        if not term.stems or term.pair:
+            return False
+        pattern = re.compile(rf"\b{re.escape(term.word)}\b", re.IGNORECASE)
+        if not any(m.group()[:1].isupper() for m in pattern.finditer(self.text, *span)):
+            return False
+        printed = False
+        for page in sorted(term.holders)[:NAME_PAGES]:
+            for match in pattern.finditer(self.index.pages[page].text):
+                word = match.group()
+                if word.isupper():
+                    continue
+                if not word[:1].isupper():
+                    return False
+                printed = True
+        return printed
+
     def _holds_words(self, page: int, term: "_Term") -> bool:
         """The page holds both words of the phrase `term` (or their paraphrases), anywhere."""
         stems = self.index.stems[page]
@@ -1172,8 +1211,11 @@ class _Context:
             months, shorts = self._page_forms(page)
             carried |= months
             acronyms |= shorts
+        words = [w for w in nz.token_list(self.text[span[0] : span[1]]) if w.isalpha()]
+        # An abbreviation the span writes itself ("the CAM reconciliation") is that word, no
+        # stand-in for a run of the span's other words ("Castellanos allowed").
+        acronyms.difference_update(words)
         if acronyms:
-            words = [w for w in nz.token_list(self.text[span[0] : span[1]]) if w.isalpha()]
             content = [w for w in words if w not in nz.STOPWORDS]
             for i in range(len(content) - 1):
                 for j in range(i + 2, min(len(content), i + 5) + 1):

@@ -386,3 +386,35 @@ def test_a_pin_to_another_holding_in_the_same_words_is_wrong_however_common_they
     assert (
         wrong.message == "page 411 of the opinion does not carry 'landlord', 'rent'; page 410 does"
     )
+
+
+# A ledger of two pages: page 1 prints the CAM reconciliation beside another person; page 2
+# names who granted it. The draft's verb is neither page's ("allowed").
+LEDGER = [
+    """RENT LEDGER
+Caspian Valderrama refused the move-out inspection on 24 March 2020.
+A CAM reconciliation charge of $18,250.00 was recorded against it.
+Rent ledger - Page 1 of 2""",
+    """RENT LEDGER (continued)
+Entry of February 24, 2019: Calla Castellanos granted the CAM reconciliation.
+The tenants asked for the late fee to be waived.
+Rent ledger - Page 2 of 2""",
+]
+
+
+def test_a_page_that_never_prints_the_sentences_name_loses_to_the_neighbour_that_does() -> None:
+    index = _index(LEDGER)
+    text = "Castellanos allowed the CAM reconciliation (HLD000001)."
+    wrong = _findings(text, index)["HLD000001"]
+    assert wrong.status == "unsupported"
+    assert wrong.message == "the cited page HLD000001 does not carry 'castellanos'; HLD000002 does"
+    right = _findings(text.replace("HLD000001", "HLD000002"), index)["HLD000002"]
+    assert right.status == "supported"
+
+
+def test_one_word_the_packet_prints_in_lower_case_is_no_name() -> None:
+    # "Tenants" opens the sentence with a capital, but the packet prints it "tenants": one
+    # common word that the neighbour adds is no sign of the wrong page.
+    index = _index(LEDGER)
+    text = "Tenants allowed the CAM reconciliation (HLD000001)."
+    assert _findings(text, index)["HLD000001"].status == "supported"
