@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from apps.verification import normalise as nz
 from apps.verification.findings import Finding
-from apps.verification.index import PacketIndex, QuoteHit
+from apps.verification.index import OCR, PacketIndex, QuoteHit
 from apps.verification.paragraphs import Context, _pleading_words, pleading_pages
 from apps.verification.quoting import quote_segments
 from apps.verification.sheets import sheet_pages
@@ -157,15 +157,68 @@ def _transcript_of(finding: Finding, index: PacketIndex) -> list[int] | None:
     return pleading_pages(claim, index)
 
 
-@dataclass(frozen=True)
-class _Transcript:
-    """A transcript as read once per packet index (`_lines_of`)."""
+# A hyphen ending a line: the page's index reads the word across it whole (index
+# `_LINE_END_HYPHEN`), a line's own words are its halves.
+_LINE_END_HYPHEN = re.compile(r"-[ \t]*\r?\n")
 
-    by_page: dict[int, list[Line]]  # its numbered lines by its page number
-    ordered: list[Line]  # every line, in page and line order
-    terms: list[frozenset[str]]  # each line's content terms, in `ordered`'s order
-    lines_with: dict[str, list[int]]  # a term -> the positions in `ordered` of lines with it
-    unread: Unread  # what its sheets print that cannot be read by line
+
+class _Transcript:
+    """A transcript as read once per packet index (`_lines_of`): its numbered lines, and each
+    line's content terms read when first asked for, a page's lines at a time.
+
+    `lines_with(term)` reads only the lines of pages that the packet's index says hold the
+    term. A line's terms are words of its page, and the index holds every word of a page,
+    except where its words are not the line's own: OCR pages (indexed as `ocr_read` reads
+    them), a line ending in a hyphen (indexed whole across it), pages in other scripts, and
+    condensed sheets (lines beside one another); those pages' lines are always read."""
+
+    def __init__(self, index: PacketIndex, by_page: dict[int, list[Line]], unread: Unread):
+        self.index = index
+        self.by_page = by_page  # its numbered lines by its page number
+        self.ordered = [line for number in sorted(by_page) for line in by_page[number]]
+        self.unread = unread  # what its sheets print that cannot be read by line
+        self._at_record: dict[int, list[int]] = {}  # packet page -> its lines in `ordered`
+        pages_of: dict[int, set[int]] = {}
+        for at, line in enumerate(self.ordered):
+            self._at_record.setdefault(line.record, []).append(at)
+            pages_of.setdefault(line.record, set()).add(line.page)
+        self._always = [r for r in self._at_record if len(pages_of[r]) > 1 or self._unindexed(r)]
+        self._terms: list[frozenset[str] | None] = [None] * len(self.ordered)
+        self._lines_with: dict[str, list[int]] = {}
+        self._table: dict[str, str] = index.derived("content terms of words", dict)
+
+    def _unindexed(self, record: int) -> bool:
+        page = self.index.pages[record]
+        text = page.text
+        return page.source == OCR or not text.isascii() or bool(_LINE_END_HYPHEN.search(text))
+
+    def terms(self, at: int) -> frozenset[str]:
+        """The content terms of the line at `at` in `ordered`."""
+        found = self._terms[at]
+        if found is not None:
+            return found
+        record = self.ordered[at].record
+        text = self.index.pages[record].text
+        mine: frozenset[str] = frozenset()
+        for k in self._at_record[record]:  # every line of its page
+            a, b = self.ordered[k].span
+            read = self._terms[k] = frozenset(
+                nz.content_terms(nz.token_list(text[a:b]), self._table)
+            )
+            if k == at:
+                mine = read
+        return mine
+
+    def lines_with(self, term: str) -> list[int]:
+        """The positions in `ordered` of the lines holding `term`, in order."""
+        known = self._lines_with.get(term)
+        if known is None:
+            records = set(self._always)
+            records.update(p for p in self.index.pages_with_term(term) if p in self._at_record)
+            known = self._lines_with[term] = sorted(
+                at for r in records for at in self._at_record[r] if term in self.terms(at)
+            )
+        return known
 
 
 def _lines_of(index: PacketIndex, pages: list[int]) -> _Transcript:
@@ -174,17 +227,7 @@ def _lines_of(index: PacketIndex, pages: list[int]) -> _Transcript:
 
 def _read_lines(index: PacketIndex, pages: list[int]) -> _Transcript:
     unread = Unread({}, [])
-    by_page = transcript_lines(index, pages, unread)
-    ordered = [line for number in sorted(by_page) for line in by_page[number]]
-    table: dict[str, str] = index.derived("content terms of words", dict)
-    terms: list[frozenset[str]] = []
-    lines_with: dict[str, list[int]] = {}
-    for at, line in enumerate(ordered):
-        text = index.pages[line.record].text[line.span[0] : line.span[1]]
-        terms.append(frozenset(nz.content_terms(nz.token_list(text), table)))
-        for term in terms[-1]:
-            lines_with.setdefault(term, []).append(at)
-    return _Transcript(by_page, ordered, terms, lines_with, unread)
+    return _Transcript(index, transcript_lines(index, pages, unread), unread)
 
 
 def _best_window(
@@ -205,7 +248,7 @@ def _best_window(
         {
             k
             for term in _needed(weights)
-            for at in transcript.lines_with.get(term, ())
+            for at in transcript.lines_with(term)
             for k in range(max(0, at - size + 1), min(at, last_start) + 1)
         }
     )
@@ -239,7 +282,9 @@ def _needed(weights: dict[str, float]) -> list[str]:
 
 def _weight(transcript: _Transcript, weights: dict[str, float], first: int, size: int) -> float:
     """The weight of the terms that the `size` lines from `first` hold."""
-    stems: frozenset[str] = frozenset().union(*transcript.terms[first : first + size])
+    stems: frozenset[str] = frozenset().union(
+        *(transcript.terms(k) for k in range(first, min(first + size, len(transcript.ordered))))
+    )
     return sum(w for t, w in weights.items() if t in stems)
 
 
@@ -350,7 +395,7 @@ def _located(
         return None
     best = transcript.ordered[start : start + size]
     # The stretch's lines that hold its terms, from the first to the last.
-    holding = [k for k in range(len(best)) if transcript.terms[start + k] & weights.keys()]
+    holding = [k for k in range(len(best)) if transcript.terms(start + k) & weights.keys()]
     return best[holding[0] : holding[-1] + 1], "the testimony is"
 
 
