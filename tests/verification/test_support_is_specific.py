@@ -106,15 +106,23 @@ def _pin_finding(text: str, index: PacketIndex) -> Finding:
     return next(f for f in verify_text(text, claims, index) if f.claim.kind == "case_citation")
 
 
+def _pinned_to_411(proposition: str, index: PacketIndex) -> Finding:
+    """The finding on `proposition` pinned to page 411 of Quarry, once its pin to page 410
+    (which states it) is supported."""
+    holding = (
+        f"{proposition} Quarry Mills LLC v. Ostrander Leasing Co., 88 F.4th 410, {{}} "
+        "(9th Cir. 2023)."
+    )
+    assert _pin_finding(holding.format(410), index).status == "supported"
+    return _pin_finding(holding.format(411), index)
+
+
 def test_courts_holding_is_the_frame_of_a_pinned_proposition_not_its_facts() -> None:
     record = PageRecord(1, 1, "quarry.pdf", 1, ("OP0001",), QUARRY, "text_layer", None, "public")
     index = PacketIndex.build([record])
-    holding = (
-        "Courts have long held that a landlord that accepts late rent waives the default. "
-        "Quarry Mills LLC v. Ostrander Leasing Co., 88 F.4th 410, {} (9th Cir. 2023)."
+    wrong = _pinned_to_411(
+        "Courts have long held that a landlord that accepts late rent waives the default.", index
     )
-    assert _pin_finding(holding.format(410), index).status == "supported"
-    wrong = _pin_finding(holding.format(411), index)
     assert wrong.status == "unsupported"
     assert wrong.message == (
         "page 411 of the opinion does not carry 'accepts', 'default', 'late', 'rent'; page 410 does"
@@ -376,12 +384,11 @@ def test_a_pin_to_another_holding_in_the_same_words_is_wrong_however_common_they
         for k, text in enumerate(ledger, 1)
     ]
     index = PacketIndex.build(records)
-    holding = (
+    wrong = _pinned_to_411(
         "A landlord that fails to give written notice of a defect waives the right to withhold "
-        "the rent. Quarry Mills LLC v. Ostrander Leasing Co., 88 F.4th 410, {} (9th Cir. 2023)."
+        "the rent.",
+        index,
     )
-    assert _pin_finding(holding.format(410), index).status == "supported"
-    wrong = _pin_finding(holding.format(411), index)
     assert wrong.status == "unsupported"
     assert (
         wrong.message == "page 411 of the opinion does not carry 'landlord', 'rent'; page 410 does"
