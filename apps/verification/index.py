@@ -301,6 +301,15 @@ class PacketIndex:
         """The pages holding `term` (a stem), in packet order."""
         return self.postings.get(term, ())
 
+    def indexed_as_written(self, index: int) -> bool:
+        """Whether the page's terms are the words of its text as a reading of any run of it
+        (a transcript's line) finds them, so that a run's words are among `pages_with_term`'s
+        answers: not an OCR page (indexed as `ocr_read` reads it), nor one with a hyphen ending
+        a line (its word indexed whole across it), nor one with characters outside ASCII
+        (folded and normalised first)."""
+        page = self.pages[index]
+        return page.source != OCR and page.text.isascii() and not _LINE_END_HYPHEN.search(page.text)
+
     def ocr_pages_with_term(self, term: str) -> list[int]:
         """The OCR pages holding `term` (a stem), in packet order."""
         if self._ocr_pages is None:

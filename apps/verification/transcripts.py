@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from apps.verification import normalise as nz
 from apps.verification.findings import Finding
-from apps.verification.index import OCR, PacketIndex, QuoteHit
+from apps.verification.index import PacketIndex, QuoteHit
 from apps.verification.paragraphs import Context, _pleading_words, pleading_pages
 from apps.verification.quoting import quote_segments
 from apps.verification.sheets import sheet_pages
@@ -157,20 +157,14 @@ def _transcript_of(finding: Finding, index: PacketIndex) -> list[int] | None:
     return pleading_pages(claim, index)
 
 
-# A hyphen ending a line: the page's index reads the word across it whole (index
-# `_LINE_END_HYPHEN`), a line's own words are its halves.
-_LINE_END_HYPHEN = re.compile(r"-[ \t]*\r?\n")
-
-
 class _Transcript:
     """A transcript as read once per packet index (`_lines_of`): its numbered lines, and each
     line's content terms read when first asked for, a page's lines at a time.
 
     `lines_with(term)` reads only the lines of pages that the packet's index says hold the
-    term. A line's terms are words of its page, and the index holds every word of a page,
-    except where its words are not the line's own: OCR pages (indexed as `ocr_read` reads
-    them), a line ending in a hyphen (indexed whole across it), pages in other scripts, and
-    condensed sheets (lines beside one another); those pages' lines are always read."""
+    term. A line's terms are words of its page, which the index holds where the page is
+    `indexed_as_written`; the lines of other pages (OCR, a word broken at a line's end, other
+    scripts) and of condensed sheets (lines beside one another) are always read."""
 
     def __init__(self, index: PacketIndex, by_page: dict[int, list[Line]], unread: Unread):
         self.index = index
@@ -182,15 +176,12 @@ class _Transcript:
         for at, line in enumerate(self.ordered):
             self._at_record.setdefault(line.record, []).append(at)
             pages_of.setdefault(line.record, set()).add(line.page)
-        self._always = [r for r in self._at_record if len(pages_of[r]) > 1 or self._unindexed(r)]
+        self._always = [
+            r for r in self._at_record if len(pages_of[r]) > 1 or not index.indexed_as_written(r)
+        ]
         self._terms: list[frozenset[str] | None] = [None] * len(self.ordered)
         self._lines_with: dict[str, list[int]] = {}
         self._table: dict[str, str] = index.derived("content terms of words", dict)
-
-    def _unindexed(self, record: int) -> bool:
-        page = self.index.pages[record]
-        text = page.text
-        return page.source == OCR or not text.isascii() or bool(_LINE_END_HYPHEN.search(text))
 
     def terms(self, at: int) -> frozenset[str]:
         """The content terms of the line at `at` in `ordered`."""
