@@ -35,9 +35,23 @@ from apps.accounts.models import User
 from apps.cases.models import Case, Membership
 from tests.factories import CaseFactory, MembershipFactory, UserFactory
 from tests.harness.database import flush_written_tables, migrated_template
-from tests.harness.product import stop_database
+from tests.harness.product import product, session_product, session_product_stop, stop_database
+
+# The session's launched product, for every folder's tests (tests/harness/product.py).
+__all__ = ["product", "session_product"]
 
 BASE_DIR = Path(settings.BASE_DIR)
+
+
+# The tier of an item's file: its lowest item's (set when the suite is ordered).
+FILE_TIER = pytest.StashKey[int]()
+
+
+def _tier(item: pytest.Item) -> int:
+    """0: launches a product (its own or the session's); 1: drives the browser; 2: neither."""
+    if item.get_closest_marker("product"):
+        return 0
+    return 1 if item.get_closest_marker("browser") else 2
 
 
 @pytest.hookimpl(trylast=True)
@@ -48,19 +62,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     finishing a long file alone at the end. (Runs after tests/e2e/conftest.py marks its
     files.)"""
 
-    def tier(item: pytest.Item) -> int:
-        if item.get_closest_marker("product"):
-            return 0
-        return 1 if item.get_closest_marker("browser") else 2
-
     def file(item: pytest.Item) -> str:
         return item.nodeid.split("::")[0]
 
     file_tier: dict[str, int] = {}
     for item in items:
-        file_tier[file(item)] = min(file_tier.get(file(item), 2), tier(item))
+        file_tier[file(item)] = min(file_tier.get(file(item), 2), _tier(item))
     position = {id(item): index for index, item in enumerate(items)}
+    for item in items:
+        item.stash[FILE_TIER] = file_tier[file(item)]
     items.sort(key=lambda item: (file_tier[file(item)], position[id(item)]))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A worker's tests come in the order above (xdist hands out whole files from the front of
+    it), so its first test of a file of neither slow tier means it has run its last browser and
+    product test: the session's product (tests/harness/product.py) is stopped then, not at the
+    session's end, sparing the CPU an idle product spends (its workers, its GPU agents, its
+    health checks) while the rest of the suite runs, and the stop's seconds at the end."""
+    if item.stash.get(FILE_TIER, 0) == 2:
+        session_product_stop()
 
 
 # pytest-timeout fails a test that runs past its `timeout` (pyproject.toml) and prints every

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.harness.browser import browser, page, pages
-from tests.harness.product import product
 
-__all__ = ["browser", "page", "pages", "product"]
+__all__ = ["browser", "page", "pages"]
 
 HERE = Path(__file__).parent
 

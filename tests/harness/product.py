@@ -2,13 +2,15 @@
 PostgreSQL in a private var folder, migrations, the demo cluster, web, workers), started from the
 tests.
 
-`product` is a session fixture: one launched product per test session (per xdist worker), shared
-by the browser and process tests. Each test makes its own case through the product itself
-(`Product.new_case`: the admin site and the REST API, as a firm's admin and lawyers would), so
-tests never depend on one another nor on the demo's cases. Its mail goes to a real SMTP server
-in the test process (`Product.mail`, tests/harness/mail.py), so a test reads what it sent. Tests
-that need the product started with settings of their own, or that stop and restart it, start
-their own with `running_product(...)`, the same code.
+`product` is the session's product: one launched product per test session (per xdist worker),
+shared by the browser and process tests (`session_product`, registered for every folder by
+tests/conftest.py), and stopped as soon as the worker has passed its last test of those tiers.
+Each test makes its own case through the product itself (`Product.new_case`: the admin site and
+the REST API, as a firm's admin and lawyers would), so tests never depend on one another nor on
+the demo's cases. Its mail goes to a real SMTP server in the test process (`Product.mail`,
+tests/harness/mail.py), so a test reads what it sent. Tests that need the product started with
+settings of their own, or that stop and restart it, start their own with
+`running_product(...)`, the same code.
 """
 
 import contextlib
@@ -479,12 +481,45 @@ def running_product(name: str, **extra_env: str) -> Iterator[Product]:
         shutil.rmtree(home, ignore_errors=True)
 
 
+class _SessionProduct:
+    """The session's launched product, which `session_product_stop` may stop before the
+    session ends: once a worker has passed its last browser and product test (the suite hands
+    them out first, tests/conftest.py), an idle product would only spend CPU the rest of the
+    suite needs, and its stop would hold up the worker's end."""
+
+    def __init__(self) -> None:
+        self.stack: contextlib.ExitStack | None = None
+        self.stopped_early = False
+        self.failure: BaseException | None = None
+
+    def stop(self) -> None:
+        stack, self.stack = self.stack, None
+        if stack is None:
+            return
+        try:
+            stack.close()  # the launcher's clean stop is checked here (running_product)
+        except BaseException as exc:  # reported at the session's end, by the fixture
+            self.failure = exc
+
+
+_SESSION_PRODUCT = _SessionProduct()
+
+
+def session_product_stop() -> None:
+    """Stop the session's product now if it runs; a test that asks for it afterwards fails
+    saying so (never a product stopped under it). What went wrong in its stop is raised at the
+    session's end, where its stop is checked otherwise."""
+    if _SESSION_PRODUCT.stack is not None:
+        _SESSION_PRODUCT.stopped_early = True
+        _SESSION_PRODUCT.stop()
+
+
 @pytest.fixture(scope="session")
-def product() -> Iterator[Product]:
+def session_product() -> Iterator[Product]:
     """The product launched once for the test session (once per xdist worker), demo cluster
     on (its fake backends serve the runs), its mail sent to an SMTP server in the test process
     (plain SMTP on 127.0.0.1; what it received is `product.mail`); stopped, and its clean stop
-    checked, at the end.
+    checked, at the end, or earlier by `session_product_stop`.
 
     With LEXWEB_TEST_PRODUCT_URL set, the product already running there is used instead (one
     started by `python -m tests.harness.product`, for working on the browser tests); its mail is
@@ -494,12 +529,30 @@ def product() -> Iterator[Product]:
         port = int(running.rstrip("/").rsplit(":", 1)[1])
         yield Product(var_dir=Path(), port=port, env={}, log=Path(os.devnull))
         return
-    with (
-        smtp_server(Inbox()) as (inbox, smtp_port),
-        running_product("session", **mail_env(smtp_port)) as launched,
-    ):
+    with contextlib.ExitStack() as stack:
+        inbox, smtp_port = stack.enter_context(smtp_server(Inbox()))
+        launched = stack.enter_context(running_product("session", **mail_env(smtp_port)))
         launched.mail = inbox
+        _SESSION_PRODUCT.stack = stack.pop_all()
+    try:
         yield launched
+    finally:
+        _SESSION_PRODUCT.stop()
+        failure, _SESSION_PRODUCT.failure = _SESSION_PRODUCT.failure, None
+        if failure is not None:
+            raise failure
+
+
+@pytest.fixture
+def product(session_product: Product) -> Product:
+    """The session's launched product (`session_product`), for one test."""
+    if _SESSION_PRODUCT.stopped_early and not os.environ.get("LEXWEB_TEST_PRODUCT_URL"):
+        raise AssertionError(
+            "the session's product was stopped when this worker passed its last browser and "
+            "product test (tests/conftest.py): a test asking for it must be marked `browser` "
+            "or `product`, so that the suite hands it out before the others"
+        )
+    return session_product
 
 
 def mail_env(smtp_port: int) -> dict[str, str]:
