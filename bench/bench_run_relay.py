@@ -83,8 +83,8 @@ from apps.cases.models import Case, Membership  # noqa: E402
 from apps.cluster.models import Backend, BackendHealth, Board  # noqa: E402
 from apps.cluster.services import site  # noqa: E402
 from apps.documents import services as document_services  # noqa: E402
-from apps.drafting import runs  # noqa: E402
 from apps.drafting.models import Run  # noqa: E402
+from apps.drafting.services import runs  # noqa: E402
 from apps.evidence.services import packets as packet_services  # noqa: E402
 from lexweb import launcher  # noqa: E402
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings, reply_pieces  # noqa: E402

@@ -70,8 +70,8 @@ from apps.accounts.models import User  # noqa: E402
 from apps.cases.models import Case, Membership  # noqa: E402
 from apps.cluster.models import Backend, BackendHealth  # noqa: E402
 from apps.documents import services as document_services  # noqa: E402
-from apps.drafting import runs  # noqa: E402
 from apps.drafting.models import Run, Stage  # noqa: E402
+from apps.drafting.services import runs  # noqa: E402
 from apps.evidence.services import packets as packet_services  # noqa: E402
 from apps.verification.models import Verification  # noqa: E402
 from lexweb import launcher  # noqa: E402

@@ -575,8 +575,8 @@ def _bench_draft(corpus: Corpus) -> Any:
     from apps.accounts.models import User
     from apps.cases.models import Case, Membership
     from apps.documents.models import Blob, Document
-    from apps.drafting import services as draft_services
     from apps.drafting.models import Draft
+    from apps.drafting.services import drafts as draft_services
     from apps.evidence.models import FrozenPage, Packet, PacketItem
     from apps.evidence.services import packets as packet_services
 

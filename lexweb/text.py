@@ -3,7 +3,7 @@
 What a model writes goes through `model_text` (and `model_data` for a structured reply) at the
 model-output boundary: the tokens a backend client yields (apps/cluster/backends/streams.py),
 the text a stage stores (a draft version, a stage's output), the strings of a parsed JSON reply,
-and again at export (apps/drafting/exports.py), so any stored text exports.
+and again at export (apps/drafting/services/exports.py), so any stored text exports.
 
 The rule (`model_text`), one for every kind of model text. These characters are dropped:
 - C0 controls U+0000-U+001F except tab, line feed and carriage return; DEL U+007F; C1

@@ -29,7 +29,7 @@ from apps.cases.models import Case
 from apps.documents import production_selectors, production_services, review_services, selectors
 from apps.documents import services as document_services
 from apps.documents.models import Production, ProductionExport, Tag
-from apps.drafting import transactions
+from apps.drafting.services import transactions
 from apps.evidence.services import packets as packet_services
 from apps.evidence.services import registry
 from tests.conftest import make_case, make_lawyer, make_staff, session_client, token_client

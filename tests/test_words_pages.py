@@ -20,8 +20,8 @@ from apps.cluster.models import CallRecord, Gpu, GpuSample, GpuStatus, Host
 from apps.documents import labels
 from apps.documents import services as document_services
 from apps.documents.models import Document, Page
-from apps.drafting import services as draft_services
 from apps.drafting.models import Run, Stage
+from apps.drafting.services import drafts as draft_services
 from lexweb import words
 from tests.conftest import session_client
 from tests.drafting.makers import draft_of, packet_of, read_pdf

@@ -53,9 +53,8 @@ from apps.documents.schemas import (
     producible_for_user,
     search_for_user,
 )
-from apps.drafting import approval_services, exports, run_stream, runs
+from apps.drafting import run_stream
 from apps.drafting import selectors as draft_selectors
-from apps.drafting import services as draft_services
 from apps.drafting.schemas import (
     DraftDetailOut,
     DraftIn,
@@ -68,6 +67,9 @@ from apps.drafting.schemas import (
     VersionDetailOut,
     VersionOut,
 )
+from apps.drafting.services import approval as approval_services
+from apps.drafting.services import drafts as draft_services
+from apps.drafting.services import exports, runs
 from apps.evidence import schemas as packet_schemas
 from apps.evidence.schemas import ItemOut, ItemsIn, PacketDetailOut, PacketIn
 from apps.evidence.selectors import packets as packet_selectors

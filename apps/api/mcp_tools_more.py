@@ -41,11 +41,12 @@ from apps.documents.review_schemas import (
     WithdrawIn,
     WithdrawnOut,
 )
-from apps.drafting import diff_selectors, transactions
+from apps.drafting import diff_selectors
 from apps.drafting import selectors as draft_selectors
-from apps.drafting import services as draft_services
 from apps.drafting.models import Run
 from apps.drafting.schemas import DraftOut, RunOut, VersionDetailOut, VersionDiffOut, VersionIn
+from apps.drafting.services import drafts as draft_services
+from apps.drafting.services import transactions
 from apps.evidence import schemas as packet_schemas
 from apps.evidence.schemas import MAX_REASON_CHARS, ComparisonOut, PacketDetailOut, PacketOut
 from apps.evidence.selectors import packets as packet_selectors

@@ -27,16 +27,7 @@ from pydantic import ValidationError as PydanticError
 
 from apps.accounts import stream_endpoints as streams
 from apps.accounts.types import AuthedRequest
-from apps.drafting import (
-    approval_services,
-    diff_selectors,
-    exports,
-    run_stream,
-    runs,
-    selectors,
-    services,
-    transactions,
-)
+from apps.drafting import diff_selectors, run_stream, selectors
 from apps.drafting.models import Draft, DraftVersion, Run
 from apps.drafting.schemas import (
     DraftDetailOut,
@@ -55,6 +46,9 @@ from apps.drafting.schemas import (
     VersionIn,
     VersionOut,
 )
+from apps.drafting.services import approval as approval_services
+from apps.drafting.services import drafts as services
+from apps.drafting.services import exports, runs, transactions
 from lexweb.api_schemas import ErrorOut, ObjectId
 
 router = Router(tags=["drafts"])

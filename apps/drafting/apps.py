@@ -14,7 +14,7 @@ class DraftingConfig(AppConfig):
         versions.register(selectors.version_in_case)
         # A stage whose worker died is announced on its run (stage.stalled) by the stalled-job
         # recovery, which knows no app above it.
-        from apps.drafting import runs
+        from apps.drafting.services import runs
         from apps.operations.services import recovery
 
         if runs.stage_job_stalled not in recovery.STALLED_HOOKS:

@@ -20,8 +20,9 @@ from channels.db import database_sync_to_async
 from apps.accounts.feed_sockets import NumberedFeedConsumer
 from apps.accounts.models import User
 from apps.cases.events import MembershipRevoked, case_group
-from apps.drafting import runs, selectors
+from apps.drafting import selectors
 from apps.drafting.events import RunEventMessage, run_group
+from apps.drafting.services import runs
 from lexweb.errors import NotFound
 
 CLOSE_NOT_FOUND = 4404

@@ -1,4 +1,4 @@
-"""Browser forms of the draft pages. They check shapes only; apps.drafting.services reads the
+"""Browser forms of the draft pages. They check shapes only; apps.drafting.services.drafts reads the
 text (pasted or uploaded) and decides what a draft may be (and says why not), and
 apps.verification.services decides who may override and approve."""
 
@@ -10,8 +10,8 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from apps.drafting.models import Draft, DraftVersion, Run
-from apps.drafting.runs import MAX_IDEMPOTENCY_KEY, MAX_OVERRIDE_REASON
-from apps.drafting.services import MAX_TITLE
+from apps.drafting.services.drafts import MAX_TITLE
+from apps.drafting.services.runs import MAX_IDEMPOTENCY_KEY, MAX_OVERRIDE_REASON
 from apps.verification.services import MAX_REASON
 
 _PASTED_TYPES = [
@@ -131,7 +131,7 @@ class OverrideForm(forms.Form):
 
 class RunForm(forms.Form):
     """A new drafting run: its kind, the frozen packet the models read, the instructions and
-    whether it is high-stakes. apps.drafting.runs decides the rest (a frozen packet of this
+    whether it is high-stakes. apps.drafting.services.runs decides the rest (a frozen packet of this
     case, a deployment for every role) and says why not."""
 
     kind = forms.ChoiceField(

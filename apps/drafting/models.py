@@ -85,7 +85,7 @@ class DraftVersion(models.Model):
     # Set when the version is a model's reply still cut at its limit after the continuations
     # its stage's policy allows (apps/drafting/pipeline/endings.py): the reply's tokens. Its
     # end is missing: it is verified like any version, but never approved or exported as it
-    # is (apps.drafting.approval_services.VersionTruncated, 409 `version_truncated`).
+    # is (apps.drafting.services.approval.VersionTruncated, 409 `version_truncated`).
     truncated_tokens = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
@@ -115,7 +115,7 @@ class DraftVersion(models.Model):
 
 class Run(models.Model):
     """One pass of the drafting pipeline over a frozen packet of the case: a state machine whose
-    stages exist as rows from the moment the run is queued (apps.drafting.runs)."""
+    stages exist as rows from the moment the run is queued (apps.drafting.services.runs)."""
 
     class Kind(models.TextChoices):
         AFFIDAVIT = "affidavit", "Affidavit"
@@ -145,7 +145,7 @@ class Run(models.Model):
 
     case = models.ForeignKey("cases.Case", on_delete=models.PROTECT, related_name="runs")
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    # Always a frozen packet of the same case (apps.drafting.runs checks both).
+    # Always a frozen packet of the same case (apps.drafting.services.runs checks both).
     packet = models.ForeignKey("evidence.Packet", on_delete=models.PROTECT, related_name="runs")
     instructions = models.TextField()
     high_stakes = models.BooleanField(default=False)

@@ -33,9 +33,10 @@ from apps.accounts.models import User
 from apps.accounts.selectors import SocketAccess
 from apps.accounts.streams import FeedEvent, TooManyStreams
 from apps.cases.events import case_group
-from apps.drafting import runs, selectors
+from apps.drafting import selectors
 from apps.drafting.events import RUN_EVENT, RunEventMessage, run_group
 from apps.drafting.models import Run, RunEvent
+from apps.drafting.services import runs
 
 __all__ = ["MAX_WAIT_SECONDS", "OPENAPI", "TooManyStreams"]
 

@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from apps.accounts.schemas import UserOut
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
-from apps.drafting.runs import RunRequest
+from apps.drafting.services.runs import RunRequest
 from lexweb.api_schemas import StrictIn, status_type
 
 # Pasted text is limited by the service (LEXWEB_MAX_DRAFT_BYTES) and, before that, by the

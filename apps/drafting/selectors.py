@@ -284,7 +284,7 @@ def versions_written_by(versions: list[DraftVersion]) -> dict[int, WrittenBy]:
     return found
 
 
-# --- The state of versions, for the browser pages (apps/drafting/views.py) -------------------
+# --- The state of versions, for the browser pages (apps/drafting/views/) ----------------------
 
 
 @dataclass(frozen=True)

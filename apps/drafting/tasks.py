@@ -1,5 +1,6 @@
 """The drafting pipeline's job: one stage of a run. Deferred by name ("drafting.run_stage") on
-the stage's board queue (`board.<id>`) or on `cluster` for the checks (apps/drafting/runs.py)."""
+the stage's board queue (`board.<id>`) or on `cluster` for the checks
+(apps/drafting/services/runs.py)."""
 
 from django.db import InterfaceError, OperationalError
 from procrastinate import RetryStrategy

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.drafting import views
+from apps.drafting.views import drafts, runs, versions
 
 app_name = "drafting"
 
@@ -9,24 +9,24 @@ _VERSION = _DRAFT + "versions/<int:number>/"
 _RUN = "cases/<int:case_id>/runs/<int:run_id>/"
 
 urlpatterns = [
-    path("cases/<int:case_id>/drafts/", views.draft_list, name="list"),
-    path("cases/<int:case_id>/drafts/new/", views.draft_new, name="new"),
-    path(_DRAFT, views.draft_detail, name="detail"),
-    path(_DRAFT + "versions/", views.version_add, name="version_add"),
-    path(_VERSION, views.version_detail, name="version"),
-    path(_VERSION + "verify/", views.version_verify, name="verify"),
+    path("cases/<int:case_id>/drafts/", drafts.draft_list, name="list"),
+    path("cases/<int:case_id>/drafts/new/", drafts.draft_new, name="new"),
+    path(_DRAFT, drafts.draft_detail, name="detail"),
+    path(_DRAFT + "versions/", drafts.version_add, name="version_add"),
+    path(_VERSION, versions.version_detail, name="version"),
+    path(_VERSION + "verify/", versions.version_verify, name="verify"),
     path(
         _VERSION + "findings/<int:finding_id>/override/",
-        views.finding_override,
+        versions.finding_override,
         name="override",
     ),
-    path(_VERSION + "approve/", views.version_approve, name="approve"),
-    path(_VERSION + "export/", views.version_export, name="export"),
-    path(_VERSION + "diff/", views.version_diff, name="diff"),
-    path("cases/<int:case_id>/runs/", views.run_list, name="runs"),
-    path("cases/<int:case_id>/runs/new/", views.run_new, name="run_new"),
-    path(_RUN, views.run_detail, name="run"),
-    path(_RUN + "cancel/", views.run_cancel, name="run_cancel"),
-    path(_RUN + "gate-override/", views.run_gate_override, name="run_gate_override"),
-    path(_RUN + "reject/", views.run_reject, name="run_reject"),
+    path(_VERSION + "approve/", versions.version_approve, name="approve"),
+    path(_VERSION + "export/", versions.version_export, name="export"),
+    path(_VERSION + "diff/", versions.version_diff, name="diff"),
+    path("cases/<int:case_id>/runs/", runs.run_list, name="runs"),
+    path("cases/<int:case_id>/runs/new/", runs.run_new, name="run_new"),
+    path(_RUN, runs.run_detail, name="run"),
+    path(_RUN + "cancel/", runs.run_cancel, name="run_cancel"),
+    path(_RUN + "gate-override/", runs.run_gate_override, name="run_gate_override"),
+    path(_RUN + "reject/", runs.run_reject, name="run_reject"),
 ]

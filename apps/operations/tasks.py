@@ -21,7 +21,7 @@ RECOVER_STALLED_CRON: str = settings.LEXWEB_JOB_RECOVERY_CRON
 def jobs_recover_stalled_task(*, timestamp: int) -> None:
     """Queue again the jobs whose worker died or went silent, then let the apps act on the
     outcome (AFTER_RECOVERY_HOOKS: drafting's stages whose job failed without recording why,
-    apps/drafting/runs.py, with the cause where the recovery knows it). Idempotent."""
+    apps/drafting/services/runs.py, with the cause where the recovery knows it). Idempotent."""
     require_arg(timestamp, int, "timestamp")
     outcome = recovery.jobs_recover_stalled()
     for hook in recovery.AFTER_RECOVERY_HOOKS:

@@ -1,5 +1,5 @@
 """Writes of the verifier: request a verification, run it (the job's body), override a finding.
-Approving a version is the drafting app's (apps.drafting.approval_services), above this one:
+Approving a version is the drafting app's (apps.drafting.services.approval), above this one:
 it reads the blocking findings here.
 
 Every function called from an edge checks membership of the case itself (`case_get_for_user`:

@@ -15,8 +15,8 @@ from django.core.management import call_command
 from pytest_django.fixtures import Settings
 
 from apps.accounts.models import User
-from apps.drafting import runs
 from apps.drafting.models import Run
+from apps.drafting.services import runs
 from apps.evidence.models import Packet
 from lexweb_dev import demo, demo_evidence
 from lexweb_dev.fakebackend import FakeBackend

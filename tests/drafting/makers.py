@@ -9,8 +9,8 @@ from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.documents import services as document_services
 from apps.documents.models import Document
-from apps.drafting import services as draft_services
 from apps.drafting.models import Draft
+from apps.drafting.services import drafts as draft_services
 from apps.evidence.models import FrozenPage, Packet
 from apps.evidence.services import packets as packet_services
 from apps.verification.models import Finding, Verification

@@ -17,8 +17,8 @@ from procrastinate.periodic import PeriodicRegistry
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cluster.models import Deployment
-from apps.drafting import runs
 from apps.drafting.models import Run
+from apps.drafting.services import runs
 from apps.evidence.models import Packet
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings
 from tests.cluster.dispatch_fixtures import backend_make, deployment_make, route_make

@@ -7,7 +7,7 @@ import docx
 import pytest
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from apps.drafting import services
+from apps.drafting.services import drafts as services
 from lexweb.errors import DomainError
 
 

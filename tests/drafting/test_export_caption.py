@@ -14,8 +14,8 @@ from docx.enum.text import WD_ALIGN_PARAGRAPH
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.drafting import exports
 from apps.drafting.models import Draft
+from apps.drafting.services import exports
 from tests.drafting.makers import draft_of, packet_of, read_pdf, verified
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
 from apps.documents import services as document_services
 from apps.documents.models import Document
-from apps.drafting import services as draft_services
 from apps.drafting.models import Draft
+from apps.drafting.services import drafts as draft_services
 from apps.evidence.models import GeneratedArtifact
 from tests.drafting.makers import draft_of, packet_of, read_pdf, verified
 

@@ -14,8 +14,8 @@ from django.utils.html import escape
 from apps.accounts.models import AuditEvent, User
 from apps.cases import services as case_services
 from apps.cases.models import Case
-from apps.drafting import transactions
 from apps.drafting.models import Run
+from apps.drafting.services import transactions
 from apps.evidence.models import GeneratedArtifact, Packet
 from apps.verification.models import Finding, Override
 from tests.conftest import token_client

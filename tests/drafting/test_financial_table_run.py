@@ -11,8 +11,8 @@ from django.test import Client
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.drafting import transactions
 from apps.drafting.models import Run
+from apps.drafting.services import transactions
 from tests.drafting import run_fixtures as rf
 from tests.drafting.table_fixtures import ROWS
 

@@ -15,7 +15,7 @@ from apps.cases.models import Case
 from apps.drafting import margin_notes
 from apps.drafting.models import DraftVersion, Run, Stage
 from apps.drafting.pipeline import outputs
-from apps.drafting.views import Segment, with_notes
+from apps.drafting.views.versions import Segment, with_notes
 from apps.evidence.models import Packet
 from tests.drafting.run_fixtures import frozen_packet, runs_for_tables
 

@@ -10,8 +10,8 @@ from django.test import Client
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
-from apps.drafting import services as draft_services
 from apps.drafting.models import Draft, Run, RunEvent, Stage
+from apps.drafting.services import drafts as draft_services
 from tests.drafting.makers import draft_of, packet_of, read_pdf, verified
 
 pytestmark = pytest.mark.django_db

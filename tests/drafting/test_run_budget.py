@@ -11,9 +11,9 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cluster.models import Role, RoleRoute
-from apps.drafting import runs
 from apps.drafting.models import Run, Stage
 from apps.drafting.pipeline import budget
+from apps.drafting.services import runs
 from tests.cluster.dispatch_fixtures import backend_make, closed_port_url, deployment_make
 from tests.drafting import run_fixtures as rf
 

@@ -16,8 +16,8 @@ from apps.accounts import services as account_services
 from apps.accounts import streams
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case, Membership
-from apps.drafting import runs
 from apps.drafting.models import Run
+from apps.drafting.services import runs
 from apps.evidence.models import Packet
 from tests.harness.sse import events_until, open_stream, read_frames, served_asgi, token_for
 from tests.harness.waiting import wait_until

@@ -13,8 +13,8 @@ from django.db import transaction
 from apps.accounts.models import User
 from apps.cases import services as case_services
 from apps.cases.models import Case
-from apps.drafting import runs
 from apps.drafting.models import Run, RunEvent
+from apps.drafting.services import runs
 from apps.evidence.models import Packet
 from tests.conftest import ws_connect
 

@@ -14,9 +14,9 @@ from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cluster.models import CallRecord
 from apps.cluster.tokens import estimate_tokens
-from apps.drafting import runs
 from apps.drafting.models import Run, RunEvent, Stage
 from apps.drafting.pipeline import budget, sections
+from apps.drafting.services import runs
 from lexweb_dev.fakebackend.tokens import count_text_tokens
 from tests.drafting import run_fixtures as rf
 

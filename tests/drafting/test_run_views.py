@@ -18,8 +18,9 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
-from apps.drafting import runs, views
 from apps.drafting.models import Run, Stage
+from apps.drafting.services import runs
+from apps.drafting.views import runs as run_views
 from apps.evidence.models import Packet
 from tests.drafting.makers import draft_of, packet_of, read_pdf, verified
 from tests.drafting.run_fixtures import frozen_packet, runs_for_tables
@@ -102,7 +103,7 @@ def test_runs_tab_filters_by_status_and_kind_as_the_api_does_and_keeps_them_in_p
     assert _listed(none) == set() and "No run matches these filters." in none
     # The page links keep the filters.
     many = [Run.objects.get(pk=made["stopped_run"].pk)]
-    for _ in range(views.RUNS_PER_VIEW):
+    for _ in range(run_views.RUNS_PER_VIEW):
         copy = many[0]
         copy.pk = None
         copy.save()

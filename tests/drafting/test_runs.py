@@ -14,8 +14,8 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.cluster.models import CallRecord, RoleRoute
-from apps.drafting import runs
 from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
+from apps.drafting.services import runs
 from apps.evidence.models import GeneratedArtifact
 from apps.operations.services import recovery
 from lexweb_dev.fakebackend import FakeBackend, FakeSettings

@@ -10,8 +10,8 @@ from django.db import connection
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.drafting import runs
 from apps.drafting.models import Run, RunEvent, Stage
+from apps.drafting.services import runs
 from apps.operations.tasks import jobs_recover_stalled_task
 from tests.drafting import run_fixtures as rf
 

@@ -16,9 +16,9 @@ from asgiref.sync import sync_to_async
 from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.documents.models import Blob, Document, Page
-from apps.drafting import runs, token_events
 from apps.drafting.models import Run, RunEvent, Stage
 from apps.drafting.pipeline.execute import TokenBatcher, Work
+from apps.drafting.services import runs, token_events
 from apps.evidence import fingerprint as fp
 from apps.evidence.models import ArtifactFingerprint, GeneratedArtifact, Packet
 from apps.evidence.services import checks, streaming

@@ -1,8 +1,9 @@
-"""Token events of the stages running in one worker process (apps/drafting/token_events.py): a
-batch is stored even while Django's shared sync thread is busy (a stage's slow call must not
-hold every other stage's tokens back: with 20 stages streaming in one worker they queued there
-for seconds, bench/bench_run_relay.py), batches handed in together are numbered per run in the
-order given, published to each run's group, and a missing run fails only its own batch."""
+"""Token events of the stages running in one worker process
+(apps/drafting/services/token_events.py): a batch is stored even while Django's shared sync thread
+is busy (a stage's slow call must not hold every other stage's tokens back: with 20 stages
+streaming in one worker they queued there for seconds, bench/bench_run_relay.py), batches handed in
+together are numbered per run in the order given, published to each run's group, and a missing run
+fails only its own batch."""
 
 import asyncio
 import socket
@@ -17,9 +18,9 @@ from asgiref.sync import sync_to_async
 
 from apps.accounts.models import User
 from apps.cases.models import Case
-from apps.drafting import runs, token_events
 from apps.drafting.models import Run, RunEvent
 from apps.drafting.pipeline.execute import TokenBatcher, Work
+from apps.drafting.services import runs, token_events
 from apps.evidence.models import Packet
 from lexweb.errors import NotFound
 from tests.conftest import ws_connect

@@ -21,7 +21,7 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
 from apps.drafting.models import Draft, DraftVersion
-from apps.drafting.views import STATES, Claim, segments
+from apps.drafting.views.versions import STATES, Claim, segments
 from apps.evidence.models import Packet
 from apps.verification import services as verification_services
 from apps.verification.models import Finding, Override, Verification

@@ -21,8 +21,8 @@ from playwright.async_api import Page, async_playwright
 
 from apps.accounts.models import User
 from apps.cases.models import Case, Membership
-from apps.drafting import runs
 from apps.drafting.models import Run
+from apps.drafting.services import runs
 from apps.evidence.models import Packet
 from tests.harness.browser import CHROMIUM_ARGS, chromium_path
 from tests.harness.ports import free_port

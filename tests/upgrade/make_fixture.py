@@ -30,7 +30,7 @@ from apps.accounts.models import User  # noqa: E402
 from apps.cases.models import Case, Membership  # noqa: E402
 from apps.documents import production_services  # noqa: E402
 from apps.documents import services as document_services  # noqa: E402
-from apps.drafting import services as draft_services  # noqa: E402
+from apps.drafting.services import drafts as draft_services  # noqa: E402
 from apps.evidence.services import packets  # noqa: E402
 from apps.verification import services as verification_services  # noqa: E402
 

@@ -19,8 +19,8 @@ from apps.cases.models import Case
 from apps.cluster.backends.grammar import schema_to_gbnf
 from apps.cluster.models import Backend, CallRecord, Deployment
 from apps.documents.models import Document
-from apps.drafting import approval_services
 from apps.drafting.models import Draft
+from apps.drafting.services import approval as approval_services
 from apps.verification import second_opinion, services
 from apps.verification.checks import Finding as CheckedClaim
 from apps.verification.claims import Claim

@@ -70,7 +70,6 @@ from apps.cluster.backends.base import (
 )
 from apps.cluster.models import Backend, CallRecord, Deployment, Gpu, Role
 from apps.cluster.services import dispatch
-from apps.drafting import runs, token_events
 from apps.drafting.models import Run, RunEvent, Stage
 from apps.drafting.pipeline import (
     budget,
@@ -84,6 +83,7 @@ from apps.drafting.pipeline import (
 )
 from apps.drafting.pipeline.prompts import PromptTemplate, template_load
 from apps.drafting.pipeline.work import Outcome, Work
+from apps.drafting.services import runs, token_events
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
 from apps.verification.models import Verification

@@ -13,12 +13,12 @@ from decimal import Decimal, InvalidOperation
 from django.conf import settings
 
 from apps.cluster.tokens import estimate_tokens
-from apps.drafting import services as draft_services
 from apps.drafting.models import Draft, DraftVersion, Run, Stage
 from apps.drafting.pipeline import sections
 from apps.drafting.pipeline.budget import FINDINGS_TOKENS, scope_sentence
 from apps.drafting.pipeline.endings import Cut
 from apps.drafting.pipeline.work import Outcome, Work
+from apps.drafting.services import drafts as draft_services
 from apps.evidence.prompt import page_label
 from apps.evidence.services import registry
 from apps.verification.models import Finding, Verification

@@ -4,8 +4,8 @@ Every model stage (gate, drafter, reasoner, adversary, revision, summarizer, ext
 through pipeline.execute's TokenBatcher, which holds one StreamRegistration: its artifact is
 opened when the stage starts (while the backend reads the prompt), each stored batch of tokens
 carries the hashes it adds (registered in the same transaction as the batch's run event,
-apps.drafting.token_events), and when the stage stops, whatever the reason (success, failure,
-cancel), the artifact is closed on the whole streamed text
+apps.drafting.services.token_events), and when the stage stops, whatever the reason
+(success, failure, cancel), the artifact is closed on the whole streamed text
 (apps.evidence.services.streaming). The stage drafts from its run's frozen packet: the words of
 that packet's evidence are left out of what it posts, from the first batch (issue 20 req 8).
 """

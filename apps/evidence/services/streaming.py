@@ -12,18 +12,17 @@ clear evidence, and what a cancelled or failed stage streamed stays registered.
    another attempt that streams the same words. It never changes, so the unique constraint on
    `sha256` is never touched while the artifact grows.
 2. `StreamPostings.grow` fingerprints only the newly streamed words, with enough of the words
-   before them (`OVERLAP_WORDS`) that every winnowing window across the batch boundary is
-   whole (a window spans SHINGLE_WORDS + WINDOW - 1 words), up to the last complete word (a
-   token may end inside a word). It returns the hashes not posted before; `GROW_SQL` posts
-   them for every growing artifact of a group write in one statement (INSERT ... SELECT
-   unnest, ON CONFLICT DO NOTHING) and sets each artifact's counts and size. The token writer
-   (apps.drafting.token_events) runs it in the same transaction as the batch's run event: the
-   text is registered exactly when it becomes visible. While streaming, every hash counts as
-   the artifact's own words (unquoted): a quotation may not be closed yet, and erring that way
-   can only flag more. A stage of a run drafts from the run's frozen packet: the hashes that
-   are that packet's evidence's words (`StreamPostings.evidence`, read once when the artifact
-   is opened) are never posted, from the first batch on, as `registry.artifact_register`
-   leaves them out (issue 20 req 8).
+   before them (`OVERLAP_WORDS`) that every winnowing window across the batch boundary is whole (a
+   window spans SHINGLE_WORDS + WINDOW - 1 words), up to the last complete word (a token may end
+   inside a word). It returns the hashes not posted before; `GROW_SQL` posts them for every growing
+   artifact of a group write in one statement (INSERT ... SELECT unnest, ON CONFLICT DO NOTHING)
+   and sets each artifact's counts and size. The token writer (apps.drafting.services.token_events)
+   runs it in the same transaction as the batch's run event: the text is registered exactly when it
+   becomes visible. While streaming, every hash counts as the artifact's own words (unquoted): a
+   quotation may not be closed yet, and erring that way can only flag more. A stage of a run drafts
+   from the run's frozen packet: the hashes that are that packet's evidence's words
+   (`StreamPostings.evidence`, read once when the artifact is opened) are never posted, from the
+   first batch on, as `registry.artifact_register` leaves them out (issue 20 req 8).
 3. `stream_artifact_close`, when the stage stops (success, failure or cancel): the postings
    become exactly the fingerprint of the whole streamed text (the packet's evidence left out
    again), its quoted hashes marked, and the artifact gets its text key; when that text is

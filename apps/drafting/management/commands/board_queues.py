@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand
 from django.db.models import Q, Sum
 
 from apps.cluster.models import Board
-from apps.drafting import runs
+from apps.drafting.services import runs
 
 # Stage jobs of one host that may wait in its worker for a slot of their board. A waiting job
 # costs a coroutine and a place in its worker's one watch query (every 0.2 s, pipeline.watch).

@@ -39,9 +39,9 @@ from channels.layers import get_channel_layer
 from django.db import connections
 from django.utils import timezone
 
-from apps.drafting import runs
 from apps.drafting.events import run_group
 from apps.drafting.models import RunEvent
+from apps.drafting.services import runs
 from apps.evidence.services import streaming
 from lexweb.channel_layer import PostgresChannelLayer
 from lexweb.db import conninfo

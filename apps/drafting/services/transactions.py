@@ -29,9 +29,9 @@ from django.db import transaction
 
 from apps.accounts.models import User
 from apps.cases import read_audit
-from apps.drafting import runs
 from apps.drafting import selectors as draft_selectors
 from apps.drafting.models import DraftVersion, Run, Stage
+from apps.drafting.services import runs
 from apps.evidence.models import GeneratedArtifact
 from apps.evidence.services import registry
 from apps.verification import selectors as verification_selectors

@@ -2,7 +2,7 @@
 
 `version_export` is a service: a lawyer or staff member of the case exports a version whose
 newest verification is done and has no open unsupported or contradicted finding (the rule of
-approval, `apps.drafting.approval_services.version_approve`): before that it is refused with the
+approval, `apps.drafting.services.approval.version_approve`): before that it is refused with the
 same 409s (`not_verified`, `unsupported_findings`), and a model's reply kept cut at its limit
 never is (`version_truncated`).
 
@@ -48,14 +48,14 @@ from apps.accounts.models import User
 from apps.documents import intake
 from apps.documents import services as document_services
 from apps.documents.models import Document
-from apps.drafting import runs
 from apps.drafting import selectors as draft_selectors
-from apps.drafting.approval_services import (
+from apps.drafting.models import DraftVersion
+from apps.drafting.services import runs
+from apps.drafting.services.approval import (
     NotVerified,
     UnsupportedFindings,
     version_complete_require,
 )
-from apps.drafting.models import DraftVersion
 from apps.evidence.models import GeneratedArtifact
 from apps.evidence.services import registry
 from apps.verification import selectors as verification_selectors

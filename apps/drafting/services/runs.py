@@ -730,7 +730,7 @@ def run_gate_override(*, user: User, case_id: int, run_id: int, reason: str) -> 
 
 
 def runs_close_on_approval(*, version: DraftVersion, user: User) -> list[Run]:
-    """A lawyer approved `version` (apps.drafting.approval_services.version_approve, inside its
+    """A lawyer approved `version` (apps.drafting.services.approval.version_approve, inside its
     transaction): every run of its draft that waits for approval and whose final version (the
     one its last writing stage stored) is this version or an earlier one of the same draft
     succeeds, with a run event. Approving an older version than the run's final one closes

@@ -17,8 +17,9 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.cases import selectors as case_selectors
 from apps.documents.reasons import LawyerRequired
-from apps.drafting import runs, selectors
+from apps.drafting import selectors
 from apps.drafting.models import DraftVersion
+from apps.drafting.services import runs
 from apps.verification import selectors as verification_selectors
 from apps.verification.models import Verification
 from lexweb.errors import Conflict
