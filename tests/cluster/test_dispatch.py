@@ -18,7 +18,14 @@ from apps.cluster.backends.base import (
     Message,
     Timeouts,
 )
-from apps.cluster.models import Backend, BackendHealth, CallRecord, Deployment, Role
+from apps.cluster.models import (
+    Backend,
+    BackendHealth,
+    CallRecord,
+    Deployment,
+    Role,
+    RoleRoute,
+)
 from apps.cluster.selectors import USABLE_DECODE_TOKENS_PER_SECOND
 from apps.cluster.services import dispatch, health
 from apps.cluster.services.admission import Priority, admission
@@ -499,6 +506,30 @@ async def test_role_falls_back_to_a_larger_context_when_the_prompt_does_not_fit(
     outcomes = [(r.deployment_id, r.outcome) async for r in CallRecord.objects.order_by("pk")]
     assert outcomes == [(small.pk, Outcome.REFUSED), (large.pk, Outcome.OK)]
     assert len(chat_requests(fake_llama)) == 1
+
+
+async def test_role_calls_the_routing_its_caller_read_without_reading_it_again(
+    fake_llama: FakeBackend,
+) -> None:
+    """A stage reads its role's routing once (to plan its prompt) and hands it on: a route
+    changed in between does not move the call (issue 23 req 2)."""
+    planned = await _deployment(fake_llama, board="board-a")
+    rerouted = await _deployment(closed_port_url(), board="board-b")
+    await sync_to_async(route_make)(Role.DRAFTER, planned)
+    routing = await sync_to_async(dispatch.deployments_for_role)(Role.DRAFTER)
+    await RoleRoute.objects.filter(role=Role.DRAFTER).adelete()
+    await sync_to_async(route_make)(Role.DRAFTER, rerouted)
+
+    result = await dispatch.chat_for_role(
+        role=Role.DRAFTER, messages=HELLO, max_tokens=4, routing=routing
+    )
+
+    assert result.deployment_id == planned.pk
+    calls = [r.deployment_id async for r in CallRecord.objects.order_by("pk")]
+    assert calls == [planned.pk]
+    # Without it, the routing is read at the call.
+    with pytest.raises(dispatch.DeploymentUnavailableError):
+        await dispatch.chat_for_role(role=Role.DRAFTER, messages=HELLO, max_tokens=4)
 
 
 async def test_role_where_every_deployment_is_down_names_each_failure() -> None:

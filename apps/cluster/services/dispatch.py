@@ -32,7 +32,7 @@ sync_to_async.
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -287,12 +287,18 @@ async def chat_for_role(
     on_token: TokenCallback | None = None,
     timeouts: Timeouts | None = None,
     stage_id: int | None = None,
+    routing: Sequence[Deployment] | None = None,
 ) -> CallResult:
     """`chat()` on the role's first routable deployment, falling back to the next one when a
     deployment is unavailable (unreachable, timed out, cooling down) or its context is too small,
     as long as no token has been streamed: a reply is never stitched from two models.
+
+    `routing`: the role's deployments as the caller read them (`routing_for_role`), so that a
+    stage that planned its prompt on them reads the role's routing once; read here when None.
     """
-    deployments = await sync_to_async(deployments_for_role)(role)
+    deployments = (
+        list(routing) if routing is not None else await sync_to_async(deployments_for_role)(role)
+    )
     label = Role(role).label
     if not deployments:
         raise DeploymentUnavailableError(f"No deployment for the {label} role is available now.")

@@ -322,6 +322,7 @@ async def _model_stage(work: Work) -> Outcome:
             batcher,
             max_tokens=max_tokens,
             deployment_id=None,
+            routing=deployments,
             contexts=contexts,
             window=window,
             draft_limit=plan.draft_limit,
@@ -552,14 +553,16 @@ async def _reply(
     *,
     max_tokens: int,
     deployment_id: int | None,
+    routing: list[Deployment] | None = None,
     contexts: dict[int, int],
     window: int,
     draft_limit: int,
     limit_reached: str = "",
 ) -> endings.Reply:
     """One prompt's reply, streamed through `batcher`: on the role's routing (`deployment_id`
-    None) or on that deployment, and continued as the stage's policy allows (`_continue`, in the
-    slot of the deployment that answered: its context in `contexts`, else `window`)."""
+    None; `routing`, as the stage read it) or on that deployment, and continued as the stage's
+    policy allows (`_continue`, in the slot of the deployment that answered: its context in
+    `contexts`, else `window`)."""
     common: dict[str, Any] = {
         "messages": messages,
         "max_tokens": max_tokens,
@@ -569,7 +572,7 @@ async def _reply(
         "stage_id": work.stage_id,
     }
     if deployment_id is None:
-        result = await dispatch.chat_for_role(role=work.role, **common)
+        result = await dispatch.chat_for_role(role=work.role, routing=routing, **common)
     else:
         result = await dispatch.chat(deployment=deployment_id, role=work.role, **common)
     reply = endings.Reply(calls=[result], text=model_text(result.text))
