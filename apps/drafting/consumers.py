@@ -22,7 +22,7 @@ from apps.accounts.models import User
 from apps.cases.events import MembershipRevoked, case_group
 from apps.drafting import selectors
 from apps.drafting.events import RunEventMessage, run_group
-from apps.drafting.services import runs
+from apps.drafting.services import events as event_writer
 from lexweb.errors import NotFound
 
 CLOSE_NOT_FOUND = 4404
@@ -117,6 +117,6 @@ def _may_read(user: User, case_id: int, run_id: int) -> bool:
 @database_sync_to_async
 def _events_after(run_id: int, after: int) -> list[RunEventMessage]:
     return [
-        runs.event_message(event)
+        event_writer.event_message(event)
         for event in selectors.run_events_after(run_id=run_id, after=after)
     ]

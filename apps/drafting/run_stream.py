@@ -36,7 +36,7 @@ from apps.cases.events import case_group
 from apps.drafting import selectors
 from apps.drafting.events import RUN_EVENT, RunEventMessage, run_group
 from apps.drafting.models import Run, RunEvent
-from apps.drafting.services import runs
+from apps.drafting.services import events as event_writer
 
 __all__ = ["MAX_WAIT_SECONDS", "OPENAPI", "TooManyStreams"]
 
@@ -157,7 +157,7 @@ class RunEventStream(streams.EventStream):
 @streams.in_turn
 def _events_after(run_id: int, after: int) -> list[FeedEvent]:
     return [
-        feed_event(runs.event_message(e))
+        feed_event(event_writer.event_message(e))
         for e in selectors.run_events_after(run_id=run_id, after=after)
     ]
 

@@ -17,6 +17,7 @@ from apps.accounts import streams
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case, Membership
 from apps.drafting.models import Run
+from apps.drafting.services import events as event_writer
 from apps.drafting.services import runs
 from apps.evidence.models import Packet
 from tests.harness.sse import events_until, open_stream, read_frames, served_asgi, token_for
@@ -55,7 +56,7 @@ def _run(case: Case, user: User, events: int = 0) -> Run:
 
 def _append(run: Run, **payload: object) -> int:
     with transaction.atomic():
-        return runs.run_event_append(run=run.pk, kind="stage.tokens", payload=payload).seq
+        return event_writer.run_event_append(run=run.pk, kind="stage.tokens", payload=payload).seq
 
 
 def _finish(run: Run, status: str = Run.Status.SUCCEEDED) -> None:

@@ -14,7 +14,7 @@ from apps.accounts.models import User
 from apps.cases import services as case_services
 from apps.cases.models import Case
 from apps.drafting.models import Run, RunEvent
-from apps.drafting.services import runs
+from apps.drafting.services import events as event_writer
 from apps.evidence.models import Packet
 from tests.conftest import ws_connect
 
@@ -33,7 +33,7 @@ def _run_with_events(case: Case, user: User, count: int) -> Run:
         case=case, kind=Run.Kind.SUMMARY, packet=packet, instructions="Stream", created_by=user
     )
     for n in range(count):
-        runs.run_event_append(run=run, kind="stage.tokens", payload={"text": f"t{n + 1}"})
+        event_writer.run_event_append(run=run, kind="stage.tokens", payload={"text": f"t{n + 1}"})
     return run
 
 
@@ -57,7 +57,7 @@ async def test_reconnecting_with_the_last_number_gets_the_rest_then_live_events(
     await first.disconnect()
     again, _ = await ws_connect(_path(case, run, after=3), cookie_user=lawyer)
     stored = await again.receive_json_from(timeout=10)
-    await sync_to_async(runs.run_event_append)(run=run.pk, kind="run.status", payload={})
+    await sync_to_async(event_writer.run_event_append)(run=run.pk, kind="run.status", payload={})
 
     assert stored["seq"] == 4 and stored["payload"] == {"text": "t4"}
     assert await _seqs(again, 2) == [5, 6]
@@ -81,9 +81,9 @@ async def test_a_gap_in_the_live_numbers_is_filled_from_the_table_and_repeats_ar
     assert await _seqs(socket, 1) == [1]
 
     await sync_to_async(_event_stored_unpublished)(run)
-    third = await sync_to_async(runs.run_event_append)(run=run.pk, kind="x", payload={})
+    third = await sync_to_async(event_writer.run_event_append)(run=run.pk, kind="x", payload={})
     # The same message again (a layer that delivers twice): dropped.
-    layer_message: dict[str, Any] = dict(runs.event_message(third))
+    layer_message: dict[str, Any] = dict(event_writer.event_message(third))
     await get_channel_layer().group_send(f"run.{run.pk}", layer_message)
 
     received = [await socket.receive_json_from(timeout=10) for _ in range(2)]
@@ -120,7 +120,7 @@ async def test_a_member_removed_while_watching_is_disconnected_at_once(
     assert await _seqs(socket, 1) == [1]
 
     await sync_to_async(case_services.member_remove)(actor=lawyer, case=case, user_id=staff.pk)
-    await sync_to_async(runs.run_event_append)(run=run.pk, kind="after", payload={})
+    await sync_to_async(event_writer.run_event_append)(run=run.pk, kind="after", payload={})
 
     assert await socket.receive_output(timeout=10) == {
         "type": "websocket.close",
@@ -153,14 +153,14 @@ async def test_sockets_checked_before_every_event_share_batched_checks_that_stil
     watch = access._watch()
     rounds = watch.rounds
 
-    await sync_to_async(runs.run_event_append)(run=run.pk, kind="x", payload={})
+    await sync_to_async(event_writer.run_event_append)(run=run.pk, kind="x", payload={})
     for socket in sockets:
         assert await _seqs(socket, 1) == [2]
     # Checks of one batch each, shared: fewer rounds than sockets (the timer adds one or two).
     assert watch.rounds - rounds <= 4
 
     await sync_to_async(_membership_deleted_silently)(case, staff)
-    await sync_to_async(runs.run_event_append)(run=run.pk, kind="secret", payload={})
+    await sync_to_async(event_writer.run_event_append)(run=run.pk, kind="secret", payload={})
     for socket in sockets:
         closed = await socket.receive_output(timeout=10)
         assert (closed["type"], closed["code"]) == ("websocket.close", 4403)

@@ -19,6 +19,7 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 from apps.accounts.models import AuditEvent, User
 from apps.cases.models import Case
 from apps.drafting.models import Run, Stage
+from apps.drafting.services import events as event_writer
 from apps.drafting.services import runs
 from apps.drafting.views import runs as run_views
 from apps.evidence.models import Packet
@@ -317,17 +318,17 @@ def test_a_reloaded_page_shows_the_stored_state_and_resumes_after_its_last_event
     Stage.objects.filter(pk=drafter.pk).update(status="running", attempt=2)
     Run.objects.filter(pk=run.pk).update(status="running")
     # An earlier attempt's text is not this attempt's; this one streamed two batches.
-    runs.run_event_append(
+    event_writer.run_event_append(
         run=run,
         kind="stage.tokens",
         payload={"stage_id": drafter.pk, "attempt": 1, "offset": 0, "text": "Lost attempt. "},
     )
-    runs.run_event_append(
+    event_writer.run_event_append(
         run=run,
         kind="stage.tokens",
         payload={"stage_id": drafter.pk, "attempt": 2, "offset": 0, "text": "The lease began "},
     )
-    last = runs.run_event_append(
+    last = event_writer.run_event_append(
         run=run,
         kind="stage.tokens",
         payload={"stage_id": drafter.pk, "attempt": 2, "offset": 16, "text": "on 3 March 2024."},

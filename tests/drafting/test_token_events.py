@@ -20,7 +20,8 @@ from apps.accounts.models import User
 from apps.cases.models import Case
 from apps.drafting.models import Run, RunEvent
 from apps.drafting.pipeline.execute import TokenBatcher, Work
-from apps.drafting.services import runs, token_events
+from apps.drafting.services import events as event_writer
+from apps.drafting.services import token_events
 from apps.evidence.models import Packet
 from lexweb.errors import NotFound
 from tests.conftest import ws_connect
@@ -92,7 +93,7 @@ async def test_batches_handed_in_together_are_numbered_per_run_in_order_and_publ
     lawyer: User, case: Case
 ) -> None:
     first, second = await sync_to_async(_runs)(case, lawyer, 2)
-    await sync_to_async(runs.run_event_append)(run=first.pk, kind="run.status", payload={})
+    await sync_to_async(event_writer.run_event_append)(run=first.pk, kind="run.status", payload={})
     socket, state = await ws_connect(
         f"/ws/cases/{case.pk}/runs/{first.pk}/events/?after=1", cookie_user=lawyer
     )

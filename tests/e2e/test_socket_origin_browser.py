@@ -22,7 +22,7 @@ from playwright.async_api import Page, async_playwright
 from apps.accounts.models import User
 from apps.cases.models import Case, Membership
 from apps.drafting.models import Run
-from apps.drafting.services import runs
+from apps.drafting.services import events as event_writer
 from apps.evidence.models import Packet
 from tests.harness.browser import CHROMIUM_ARGS, chromium_path
 from tests.harness.ports import free_port
@@ -124,7 +124,7 @@ def _case_with_a_run() -> tuple[int, int]:
         case=case, kind=Run.Kind.SUMMARY, packet=packet, instructions="Summarise", created_by=user
     )
     for n in range(EVENTS):
-        runs.run_event_append(run=run, kind="stage.tokens", payload={"text": f"t{n + 1}"})
+        event_writer.run_event_append(run=run, kind="stage.tokens", payload={"text": f"t{n + 1}"})
     return case.pk, run.pk
 
 

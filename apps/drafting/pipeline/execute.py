@@ -83,6 +83,7 @@ from apps.drafting.pipeline import (
 )
 from apps.drafting.pipeline.prompts import PromptTemplate, template_load
 from apps.drafting.pipeline.work import Outcome, Work
+from apps.drafting.services import events as event_writer
 from apps.drafting.services import runs, token_events
 from apps.evidence.models import FrozenPage
 from apps.verification import services as verification_services
@@ -141,7 +142,9 @@ def _claim(stage_id: int) -> Work | None:
         stage.save(update_fields=["status", "attempt", "started_at", "last_progress_at"])
         if run.status == Run.Status.QUEUED:
             runs.run_status_set(run=run, status=Run.Status.RUNNING)
-        runs.run_event_append(run=run, kind="stage.status", payload=runs.stage_payload(stage))
+        event_writer.run_event_append(
+            run=run, kind="stage.status", payload=runs.stage_payload(stage)
+        )
         return _work(run=run, stage=stage)
 
 
@@ -906,7 +909,7 @@ def _succeed(*, work: Work, outcome: Outcome) -> None:
     stage.finished_at = stage.last_progress_at = timezone.now()
     stage.save()
     payload = runs.stage_payload(stage) | {"output": outputs.event_output(stage)}
-    runs.run_event_append(run=run, kind="stage.status", payload=payload)
+    event_writer.run_event_append(run=run, kind="stage.status", payload=payload)
     if work.name == N.GATE and (outcome.data or {}).get("answer") != "yes":
         _gate_stop(run=run, stage=stage, answer=outcome.data or {})
         return
@@ -1032,7 +1035,7 @@ def _retry(*, run: Run, stage: Stage, message: str, wait: int) -> bool:
                 "attempts": total,
                 "reason": message,
             }
-            runs.run_event_append(run=run, kind="stage.retrying", payload=payload)
+            event_writer.run_event_append(run=run, kind="stage.retrying", payload=payload)
     except DomainError as exc:
         stage.error = exc.message
         return False
@@ -1053,7 +1056,7 @@ def _fail_locked(*, run: Run, stage: Stage, message: str) -> None:
     stage.error = model_text(message)[:4000]
     stage.finished_at = timezone.now()
     stage.save(update_fields=["status", "error", "finished_at"])
-    runs.run_event_append(run=run, kind="stage.status", payload=runs.stage_payload(stage))
+    event_writer.run_event_append(run=run, kind="stage.status", payload=runs.stage_payload(stage))
     runs.stages_close(run=run, status=Stage.Status.SKIPPED)
     runs.run_status_set(
         run=run, status=Run.Status.FAILED, error=f"{stage.get_name_display()}: {stage.error}"

@@ -35,14 +35,13 @@ from apps.cases.models import Case, Membership
 from apps.cluster.models import BackendHealth, Role, RoleRoute
 from apps.cluster.services import dispatch
 from apps.drafting import selectors
-from apps.drafting.events import RunEventMessage, run_group
-from apps.drafting.models import DraftVersion, Run, RunEvent, Stage
+from apps.drafting.models import DraftVersion, Run, Stage
 from apps.drafting.pipeline import budget
+from apps.drafting.services.events import run_event_append
 from apps.evidence.models import Packet
 from apps.operations.services.recovery import RecoveryOutcome, StalledJob
 from lexweb.errors import Conflict, DomainError, NotFound, PermissionDenied
 from lexweb.jobs import job_defer
-from lexweb.live import publish_on_commit
 
 STAGE_TASK = "drafting.run_stage"
 CHECKS_QUEUE = "cluster"
@@ -541,34 +540,6 @@ def _stranded_recover_one(
 
 
 # --- Events ----------------------------------------------------------------------------------
-
-
-def run_event_append(*, run: Run | int, kind: str, payload: dict[str, object]) -> RunEvent:
-    """Store the run's next event (its number taken under the run row's lock, so numbers have
-    no gaps and no repeats) and publish it to `run.<id>` once the transaction commits."""
-    run_id = run if isinstance(run, int) else run.pk
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE drafting_run SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq",
-            [run_id],
-        )
-        row = cursor.fetchone()
-        if row is None:
-            raise NotFound(f"No run {run_id}.")
-        event = RunEvent.objects.create(run_id=run_id, seq=row[0], kind=kind, payload=payload)
-        publish_on_commit(run_group(run_id), event_message(event))
-    return event
-
-
-def event_message(event: RunEvent) -> RunEventMessage:
-    return {
-        "type": "drafting.run_event",
-        "run_id": event.run_id,
-        "seq": event.seq,
-        "kind": event.kind,
-        "payload": event.payload,
-        "at": event.created_at.isoformat(),
-    }
 
 
 def _run_payload(run: Run) -> dict[str, object]:

@@ -16,8 +16,9 @@ interpreter's 5 ms switch interval each): the write's p99 was 23 ms against 1 ms
 commit. The connection is opened when the first stage starts (`writer_hold`), before its first
 token, and kept while any stage streams and LINGER_SECONDS after the last.
 
-Numbers stay what `runs.run_event_append` gives: taken under each run row's lock (rows locked in
-id order), consecutive, in the order the batches were handed in. The events are published to
+Numbers, rows and messages are those of the run event writer (`events`), whose statements this
+writer runs: taken under each run row's lock (rows locked in id order), consecutive, in the
+order the batches were handed in. The events are published to
 their run groups in the same transaction, when the channel layer is the PostgreSQL one on this
 database (lexweb.channel_layer `group_send_sql`: one more statement, and the notices go out as
 the rows commit, never before). Any other layer (Redis) gets them after the commit, each run's
@@ -27,7 +28,6 @@ socket that sees a gap reads the table).
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import weakref
@@ -41,7 +41,7 @@ from django.utils import timezone
 
 from apps.drafting.events import run_group
 from apps.drafting.models import RunEvent
-from apps.drafting.services import runs
+from apps.drafting.services import events as events_writer
 from apps.evidence.services import streaming
 from lexweb.channel_layer import PostgresChannelLayer
 from lexweb.db import conninfo
@@ -54,23 +54,10 @@ TOKENS_KIND = "stage.tokens"
 LINGER_SECONDS = 2.0
 # How the writer's session shows in pg_stat_activity.
 WRITER_NAME = "lexweb token events"
-_LOCK_SQL = "SELECT id FROM drafting_run WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
-_NUMBER_SQL = (
-    "UPDATE drafting_run AS r SET event_seq = r.event_seq + c.n "
-    "FROM unnest(%s::bigint[], %s::bigint[]) AS c(id, n) WHERE r.id = c.id "
-    "RETURNING r.id, r.event_seq"
-)
 # A streaming stage's progress time (Stage.last_progress_at), written with its batches at most
 # this often: a stage's row is not rewritten at every flush.
 PROGRESS_EVERY_SECONDS = 1.0
 _PROGRESS_SQL = "UPDATE drafting_stage SET last_progress_at = %s WHERE id = ANY(%s)"
-_INSERT_SQL = (
-    "INSERT INTO drafting_runevent (run_id, seq, kind, payload, created_at) "
-    "SELECT e.run_id, e.seq, %s, e.payload::jsonb, %s "
-    "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) "
-    "WITH ORDINALITY AS e(run_id, seq, payload, n) "
-    "ORDER BY e.n RETURNING id"
-)
 
 
 @dataclass
@@ -280,18 +267,22 @@ async def _store(
     committing = False
     try:
         async with connection.pipeline(), connection.transaction():
-            await connection.execute(_LOCK_SQL, [ids])
+            await connection.execute(events_writer.LOCK_SQL, [ids])
             numbered = await connection.execute(
-                _NUMBER_SQL, [ids, [counts[run_id] for run_id in ids]]
+                events_writer.NUMBER_SQL, [ids, [counts[run_id] for run_id in ids]]
             )
             rows = await numbered.fetchall()
             committing = True
-            results = _numbered(items, counts, rows)
+            results = events_writer.events_numbered(items, rows, kind=TOKENS_KIND)
             events = [event for event in results if isinstance(event, RunEvent)]
             if events:
-                inserted = await connection.execute(_INSERT_SQL, _insert_params(events))
+                inserted = await connection.execute(
+                    events_writer.INSERT_SQL, events_writer.insert_params(events)
+                )
                 if layer is not None:
-                    messages = [(run_group(e.run_id), runs.event_message(e)) for e in events]
+                    messages = [
+                        (run_group(e.run_id), events_writer.event_message(e)) for e in events
+                    ]
                     await connection.execute(*layer.group_send_sql(messages))
             if growths:
                 await connection.execute(
@@ -308,37 +299,6 @@ async def _store(
         for event, (event_id,) in zip(events, await inserted.fetchall(), strict=True):
             event.pk = int(event_id)  # type: ignore[call-overload]
     return results, layer is not None
-
-
-def _numbered(
-    items: list[tuple[int, dict[str, object]]],
-    counts: Counter[int],
-    rows: list[tuple[object, ...]],
-) -> list[RunEvent | NotFound]:
-    """Each batch as its run's next event (numbers from the runs' new last numbers)."""
-    last = {int(run_id): int(number) for run_id, number in rows}  # type: ignore[call-overload]
-    seq = {run_id: number - counts[run_id] for run_id, number in last.items()}
-    now = timezone.now()
-    results: list[RunEvent | NotFound] = []
-    for run_id, payload in items:
-        if run_id not in seq:
-            results.append(NotFound(f"No run {run_id}."))
-            continue
-        seq[run_id] += 1
-        results.append(
-            RunEvent(
-                run_id=run_id, seq=seq[run_id], kind=TOKENS_KIND, payload=payload, created_at=now
-            )
-        )
-    return results
-
-
-def _insert_params(events: list[RunEvent]) -> list[object]:
-    return [
-        TOKENS_KIND, events[0].created_at,
-        [event.run_id for event in events], [event.seq for event in events],
-        [json.dumps(event.payload) for event in events],
-    ]  # fmt: skip
 
 
 def _layer_in_this_database() -> PostgresChannelLayer | None:
@@ -362,7 +322,7 @@ async def _publish(events: list[RunEvent]) -> None:
     async def send(run_id: int, ordered: list[RunEvent]) -> None:
         for event in ordered:
             try:
-                await layer.group_send(run_group(run_id), dict(runs.event_message(event)))
+                await layer.group_send(run_group(run_id), dict(events_writer.event_message(event)))
             except Exception:
                 logger.exception("Run %s event %s not published.", run_id, event.seq)
 
