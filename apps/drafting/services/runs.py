@@ -1,5 +1,5 @@
-"""Writes of the drafting pipeline: start a run, cancel it, override its gate, number its events,
-queue its stages. The stage bodies (model calls) are in apps/drafting/pipeline/.
+"""Writes of the drafting pipeline: start a run, cancel it, override its gate, reject it, queue
+its stages. The stage bodies (model calls) are in apps/drafting/pipeline/.
 
 1. `run_start` checks the request (a lawyer or staff member of the case, a frozen packet of the
    case, instructions neither empty nor over LEXWEB_RUN_INSTRUCTIONS_MAX_CHARS, every model role
@@ -16,7 +16,8 @@ queue its stages. The stage bodies (model calls) are in apps/drafting/pipeline/.
    transaction (`pipeline.execute`). The last stage ends the run: affidavits and motions wait
    for a lawyer's approval (the verifier's rule), summaries and extractions succeed.
 4. Every state change and every batch of tokens is a RunEvent numbered under a lock of the run
-   row (`run_event_append`), published to the group `run.<id>` once it commits.
+   row by the one writer of run events (`events.run_event_append`; token batches through
+   `token_events`), published to the group `run.<id>` once it commits.
 """
 
 from collections.abc import Mapping

@@ -18,12 +18,12 @@ token, and kept while any stage streams and LINGER_SECONDS after the last.
 
 Numbers, rows and messages are those of the run event writer (`events`), whose statements this
 writer runs: taken under each run row's lock (rows locked in id order), consecutive, in the
-order the batches were handed in. The events are published to
-their run groups in the same transaction, when the channel layer is the PostgreSQL one on this
-database (lexweb.channel_layer `group_send_sql`: one more statement, and the notices go out as
-the rows commit, never before). Any other layer (Redis) gets them after the commit, each run's
-in order; a channel layer that fails is logged, not raised (the rows are the truth, and a
-socket that sees a gap reads the table).
+order the batches were handed in. The events are published to their run groups in the same
+transaction, when the channel layer is the PostgreSQL one on this database
+(lexweb.channel_layer `group_send_sql`: one more statement, and the notices go out as the rows
+commit, never before). Any other layer (Redis) gets them after the commit, each run's in order;
+a channel layer that fails is logged, not raised (the rows are the truth, and a socket that
+sees a gap reads the table).
 """
 
 import asyncio
@@ -41,7 +41,7 @@ from django.utils import timezone
 
 from apps.drafting.events import run_group
 from apps.drafting.models import RunEvent
-from apps.drafting.services import events as events_writer
+from apps.drafting.services import events as event_writer
 from apps.evidence.services import streaming
 from lexweb.channel_layer import PostgresChannelLayer
 from lexweb.db import conninfo
@@ -267,21 +267,21 @@ async def _store(
     committing = False
     try:
         async with connection.pipeline(), connection.transaction():
-            await connection.execute(events_writer.LOCK_SQL, [ids])
+            await connection.execute(event_writer.LOCK_SQL, [ids])
             numbered = await connection.execute(
-                events_writer.NUMBER_SQL, [ids, [counts[run_id] for run_id in ids]]
+                event_writer.NUMBER_SQL, [ids, [counts[run_id] for run_id in ids]]
             )
             rows = await numbered.fetchall()
             committing = True
-            results = events_writer.events_numbered(items, rows, kind=TOKENS_KIND)
+            results = event_writer.events_numbered(items, rows, kind=TOKENS_KIND)
             events = [event for event in results if isinstance(event, RunEvent)]
             if events:
                 inserted = await connection.execute(
-                    events_writer.INSERT_SQL, events_writer.insert_params(events)
+                    event_writer.INSERT_SQL, event_writer.insert_params(events)
                 )
                 if layer is not None:
                     messages = [
-                        (run_group(e.run_id), events_writer.event_message(e)) for e in events
+                        (run_group(e.run_id), event_writer.event_message(e)) for e in events
                     ]
                     await connection.execute(*layer.group_send_sql(messages))
             if growths:
@@ -322,7 +322,7 @@ async def _publish(events: list[RunEvent]) -> None:
     async def send(run_id: int, ordered: list[RunEvent]) -> None:
         for event in ordered:
             try:
-                await layer.group_send(run_group(run_id), dict(events_writer.event_message(event)))
+                await layer.group_send(run_group(run_id), dict(event_writer.event_message(event)))
             except Exception:
                 logger.exception("Run %s event %s not published.", run_id, event.seq)
 
