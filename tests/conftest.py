@@ -35,6 +35,7 @@ from apps.accounts.models import User
 from apps.cases.models import Case, Membership
 from tests.factories import CaseFactory, MembershipFactory, UserFactory
 from tests.harness.database import flush_written_tables, migrated_template
+from tests.harness.jobs import JobRan, jobs_run_here
 from tests.harness.product import product, session_product, session_product_stop, stop_database
 
 # The session's launched product, for every folder's tests (tests/harness/product.py).
@@ -322,8 +323,16 @@ def outsider_api(outsider: User, other_case: Case) -> Client:
 
 
 @pytest.fixture
-def run_jobs(transactional_db: None) -> Callable[[], None]:
-    """Run a real Procrastinate worker in this process until the queue is empty."""
+def run_jobs(db: None) -> Callable[[], list[JobRan]]:
+    """Run the queued jobs in this thread until none is due, inside the test's transaction
+    (tests/harness/jobs.py; a test that commits runs them in autocommit)."""
+    return jobs_run_here
+
+
+@pytest.fixture
+def run_jobs_worker(transactional_db: None) -> Callable[[], None]:
+    """Run a real Procrastinate worker in this process until the queue is empty: for tests
+    about what a worker does (its threads and connections, periodic jobs, live events)."""
 
     def run() -> None:
         # A worker defers the periodic jobs (the cluster health check) when it starts; tests

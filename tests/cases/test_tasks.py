@@ -11,7 +11,7 @@ from apps.cases import services
 from apps.cases.models import Case
 from apps.cases.tasks import case_worker_check_task
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 
 def test_service_enqueues_a_job_that_a_real_worker_completes(

@@ -424,8 +424,9 @@ _NO_ARGUMENT = object()
     ids=["string", "missing", "true", "none", "float"],
 )
 def test_a_malformed_job_argument_fails_that_job_only(
-    run_jobs: Callable[[], None], caplog: pytest.LogCaptureFixture, timestamp: object
+    run_jobs_worker: Callable[[], None], caplog: pytest.LogCaptureFixture, timestamp: object
 ) -> None:
+    """A real worker's: its log of the failed job and its carrying on."""
     with FakeBackend.in_thread(FakeSettings(kind="llama_cpp", tokens_per_second=5000)) as fake:
         backend = backend_make(base_url=fake.base_url)
         deployment_make(backend)
@@ -437,7 +438,7 @@ def test_a_malformed_job_argument_fails_that_job_only(
             timestamp=int(time.time())
         )
         with caplog.at_level(logging.ERROR, logger="procrastinate"):
-            run_jobs()
+            run_jobs_worker()
 
     assert ProcrastinateJob.objects.get(pk=bad_id).status == "failed"
     assert ProcrastinateJob.objects.get(pk=good_id).status == "succeeded"

@@ -28,7 +28,7 @@ from apps.documents.tasks import document_extract_text_task
 from lexweb.errors import DomainError
 from tests.documents.files import png_of, real, upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 GOOD_NOTE = b"Memo to file: the estoppel argument is preserved for appeal.\n"
 

@@ -19,7 +19,7 @@ from apps.documents import storage
 from apps.documents.models import Blob, Derivation, Document, Page
 from tests.documents.files import REAL, png_of, real, tiff_of, upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 
 def flat(text: str) -> str:

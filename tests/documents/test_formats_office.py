@@ -29,7 +29,7 @@ from apps.documents.models import Blob, Derivation, Document, Page
 from tests.documents.files import upload
 from tests.documents.test_formats import assert_store_matches_rows, build_email
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 
 # --- Real files --------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from lexweb.errors import DomainError
 from tests.conftest import database_url_for_tests
 from tests.documents.files import upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 HUGE = 14_000  # pixels a side: the 12 KB TIFF of the issue
 

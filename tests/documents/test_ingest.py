@@ -9,7 +9,7 @@ from apps.cases.models import Case
 from apps.documents.models import Document, Page
 from tests.documents.files import real, scanned_pdf, upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 
 def _upload(client: Client, case: Case, *files: object, origin: str = "client") -> dict:

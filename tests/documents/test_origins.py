@@ -22,7 +22,7 @@ from apps.evidence.models import ArtifactMatch, GeneratedArtifact
 from lexweb.errors import Conflict, DomainError
 from tests.documents.files import real, text_pdf, upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 REFUSED = (
     "The origin “system generated” is set only by lexweb; choose who the document came from "

@@ -21,7 +21,7 @@ from tests.api.test_mcp import _agent, _ok, _refused
 from tests.documents.files import real, upload
 from tests.harness.sse import served_asgi, token_for
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 JSON = "application/json"
 LETTER = "ca6_clerk-letter_17-3994.pdf"  # 3 pages
@@ -156,6 +156,8 @@ def test_the_api_refuses_a_page_suffix_that_is_not_0_to_6_digits(
     assert not Production.objects.exists() and not BatesPage.objects.exists()
 
 
+# The MCP server answers on threads of its own, with connections of their own.
+@pytest.mark.django_db(transaction=True, databases="__all__")
 def test_the_mcp_tool_takes_a_page_suffix_and_refuses_a_bad_one(
     lawyer: User, lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:

@@ -20,7 +20,7 @@ from apps.documents.models import (
 )
 from tests.documents.files import real, upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 JSON = "application/json"
 

@@ -17,7 +17,7 @@ from apps.documents import storage
 from apps.documents.models import Document, Page
 from tests.documents.files import REAL, real, scanned_pdf, upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 MIXED = "ca3_doc42_21-1298_mixed-text-image_p1.pdf"
 TEXT_FILE = "bva_decision_A25084404_2025.txt"

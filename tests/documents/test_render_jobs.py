@@ -25,7 +25,7 @@ from lexweb.errors import DomainError
 from tests.documents.files import upload
 from tests.documents.test_render import unreadable_word_file, word_file
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 JSON = "application/json"
 SEP, QUOTE = "\x14", "\u00fe"

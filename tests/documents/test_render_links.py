@@ -400,7 +400,7 @@ def test_the_sandbox_shows_the_job_folder_and_the_system_only(
     assert "original.docx" in report and listener.connections == 0
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 def test_an_upload_linking_to_another_cases_original_renders_without_it(
     soffice: str,
     blob_root: Path,

@@ -15,7 +15,7 @@ from apps.cases.models import Case
 from apps.documents.models import Document
 from tests.documents.files import upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 FILLER = "The parties exchanged letters about the schedule and the court noted the filing."
 
@@ -266,6 +266,8 @@ def test_odd_queries_never_break_search(
         assert response.json()["items"] == []
 
 
+# Counted in autocommit, as a request runs: no savepoints of a test transaction among them.
+@pytest.mark.django_db(transaction=True, databases="__all__")
 def test_search_runs_a_bounded_number_of_queries(
     lawyer_api: Client,
     case: Case,

@@ -54,7 +54,7 @@ def _invisible_fonts(page: pymupdf.Page) -> set[str]:
     return {span["font"] for span in page.get_texttrace() if span["type"] == INVISIBLE}
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 def test_ocr_pages_carry_their_ocr_words_invisibly_and_text_pages_are_unchanged(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:
@@ -104,7 +104,7 @@ def test_ocr_pages_carry_their_ocr_words_invisibly_and_text_pages_are_unchanged(
             assert notice[k].get_text() in page.get_text()
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 def test_a_shrunk_scanned_page_carries_its_words_where_the_shrunk_image_shows_them(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:

@@ -28,7 +28,7 @@ from apps.evidence.services import registry
 from lexweb.errors import DomainError
 from tests.documents.files import upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 NS = (

@@ -19,7 +19,7 @@ from apps.documents import review_services, services, viewer_selectors
 from apps.documents.models import Document, Production
 from tests.documents.files import scanned_pdf
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 Jobs = Callable[[], None]
 JSON = "application/json"

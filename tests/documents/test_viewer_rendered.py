@@ -18,7 +18,7 @@ from apps.documents.models import Document, Rendition
 from tests.documents.test_viewer import _add, _get, _hits, _hrefs
 from tests.drafting.makers import draft_of, packet_of, verified
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 Jobs = Callable[[], None]
 # Lines enough for several rendered pages; one rare word far down, on a later page.

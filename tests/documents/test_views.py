@@ -125,7 +125,7 @@ def test_list_page_runs_a_fixed_number_of_queries(
     assert response.content.decode().count("attachment of") == 8
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 def test_list_shows_the_true_state_after_ingest(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:
@@ -231,7 +231,7 @@ def test_upload_form_escapes_hostile_file_names(lawyer_client: Client, case: Cas
 # --- The viewer ----------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 def test_viewer_shows_ocr_page_with_image_source_confidence_and_audits_the_view(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:
@@ -263,7 +263,7 @@ def test_viewer_shows_ocr_page_with_image_source_confidence_and_audits_the_view(
     )
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 def test_viewer_shows_text_file_with_its_rendering_and_flags_pages_for_review(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:
@@ -319,7 +319,7 @@ def test_viewer_of_another_cases_document_is_404(
 # --- Search --------------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 def test_search_shows_marked_snippets_and_escapes_the_documents_html(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:
@@ -356,7 +356,7 @@ def test_search_escapes_the_query_it_shows_back(lawyer_client: Client, case: Cas
     assert "<script>alert" not in body
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 def test_search_filters_by_origin_and_document(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:

@@ -13,7 +13,7 @@ from apps.cases.models import Case
 from apps.documents import loadfiles
 from tests.documents.files import real, upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 JSON = "application/json"
 SEP, QUOTE, NL = "\x14", "\u00fe", "\u00ae"

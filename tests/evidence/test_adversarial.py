@@ -32,7 +32,7 @@ from apps.evidence.services import registry
 from apps.evidence.services.packets import ProvenanceRefused, Selection
 from tests.evidence import attacks
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 RunJobs = Callable[[], None]
 

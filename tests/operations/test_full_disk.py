@@ -24,7 +24,7 @@ from apps.documents import production_services, rendition_services, storage
 from apps.documents.models import Blob, Document, Production, ProductionExport, Rendition
 from tests.documents.files import real, upload
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 JSON = "application/json"
 HEADROOM = 16 * 1024  # what the ballast leaves free: less than any file written below

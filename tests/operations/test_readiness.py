@@ -20,7 +20,7 @@ from procrastinate.contrib.django import app
 
 from apps.operations import selectors
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 HOUR = 3600
 

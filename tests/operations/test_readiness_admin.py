@@ -20,7 +20,7 @@ from lexweb.errors import Conflict, PermissionDenied
 from lexweb.words import duration
 from tests.operations.test_readiness import _empty_job_tables, _fetch, _register_worker, _unregister
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 QUEUES_URL = "/admin/procrastinate/procrastinatejob/queues/"
 JOBS_URL = "/admin/procrastinate/procrastinatejob/"

@@ -34,7 +34,7 @@ from lexweb import tempdirs
 from tests.conftest import BASE_DIR, database_url_for_tests
 from tests.operations.test_readiness import _empty_job_tables
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(databases="__all__")
 
 HOUR = 3600
 DEADLINE = 90.0

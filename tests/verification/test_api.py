@@ -245,7 +245,7 @@ def test_verify_by_a_non_member_queues_nothing(outsider_api: Client, draft: Draf
     assert not draft.versions.get().verifications.exists()
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_verify_over_the_api_runs_as_a_real_job_and_the_findings_follow(
     lawyer: User, case: Case, run_jobs: Any
 ) -> None:

@@ -320,7 +320,7 @@ def test_progress_of_the_second_opinion_goes_to_the_case_stream(
     assert events[-1]["second_opinion"] == "obtained"
 
 
-@pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.django_db(databases="__all__")
 @pytest.mark.usefixtures("clean_jobs")
 def test_the_cpu_job_of_a_real_worker_obtains_the_second_opinion(
     lawyer: User,

@@ -23,7 +23,7 @@ from tests.evidence.conftest import make_document
 from tests.operations.processes import clean_jobs, job_row  # noqa: F401 (a fixture)
 
 pytestmark = [
-    pytest.mark.django_db(transaction=True, databases="__all__"),
+    pytest.mark.django_db(databases="__all__"),
     pytest.mark.usefixtures("clean_jobs"),
 ]
 
