@@ -2,7 +2,7 @@
 ¶¶ 4-6", "Compl. ¶ 4".
 
 `pinned(finding, context)` refines the page-level finding of a record cite
-(`checks._Context.record_cite`) that pins numbered paragraphs:
+(`checks.record.record_cite`) that pins numbered paragraphs:
 
 1. The pages: a Bates cite's, when the page-level check supported it (an unsupported or
    contradicted cite stays so: its pages are wrong already). A pleading cite without Bates
@@ -93,7 +93,7 @@ _NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person
 
 
 class Context(Protocol):
-    """What `pinned` reads of the checks' context (`checks._Context`)."""
+    """What `pinned` reads of the checks' context (`checks.context.Context`)."""
 
     index: PacketIndex
     text: str

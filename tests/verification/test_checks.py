@@ -2,7 +2,8 @@
 7-digit numbers, ranges, OCR pages, opinions. Claims come from the real extractor, as in the
 product, except where a test needs a claim the extractor would not make."""
 
-from apps.verification.checks import NOT_IN_EVIDENCE, Finding, pin_numbers, verify_text
+from apps.verification.checks import Finding, verify_text
+from apps.verification.checks.cases import NOT_IN_EVIDENCE, pin_numbers
 from apps.verification.claims import CaseCite, Claim, extract_claims
 from apps.verification.index import PacketIndex, PageRecord
 

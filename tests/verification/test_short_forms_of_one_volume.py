@@ -3,7 +3,7 @@ party of the case it shortens): "Larkspur, 192 P.3d at 1413" after a full cite o
 in 192 P.3d is Larkspur's pin, and an "Id." after it is Larkspur's too. And an opinion's notes,
 read as sentences of their own."""
 
-from apps.verification.checks import _page_sentences
+from apps.verification.checks.weighing import page_sentences
 from tests.verification.packets import findings_by_claim, text_index
 
 HEAD_S = "Stonebridge Co. v. Juniper Capital Ltd., 192 P.3d 989 (Colo. 2014)"
@@ -72,7 +72,7 @@ def test_a_note_at_a_pages_foot_is_a_sentence_of_its_own() -> None:
         "12 Cedar Lane Holdings the amount in full."
     )
 
-    assert _page_sentences(page) == [
+    assert page_sentences(page) == [
         # (the note's call after the stop is no word of either sentence)
         "A landlord that relies on an oral assurance forfeits the defense of prior breach.",
         "Neither party contends that the agreement is ambiguous.",

@@ -1,0 +1,217 @@
+"""The draft a check reads: its text, claims and packet index, and what the checks look up
+in them more than once (sentences, segments, the pages a cite names), read when first asked
+and kept for the draft's other claims."""
+
+import bisect
+
+from apps.verification import exhibits, paragraphs
+from apps.verification import normalise as nz
+from apps.verification.claims import Claim, sentences
+from apps.verification.findings import Finding, Status
+from apps.verification.index import (
+    Opinion,
+    PacketIndex,
+    Value,
+)
+
+CITES = ("record_cite", "not_a_record_cite", "case_citation")
+
+
+class Context:
+    """One draft's claims against one packet index, for every check of the draft. Its caches
+    (`passages`, `held`, `named`, ...) are filled by the checks' functions as they first need
+    them; nothing in it outlives the draft's `verify_text`."""
+
+    def __init__(self, text: str, claims: list[Claim], index: PacketIndex) -> None:
+        self.text = text
+        self.claims = claims
+        self.index = index
+        self.cites_by_sentence: dict[tuple[int, int], list[Claim]] = {}
+        for claim in sorted(claims, key=lambda c: c.start):
+            if claim.kind in CITES:
+                self.cites_by_sentence.setdefault(claim.sentence, []).append(claim)
+        self.all_sentences: list[tuple[int, int]] | None = None  # read when first needed
+        self.sentence_ends: list[int] = []
+        self.sentence_starts: list[int] = []
+        self.forms: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+        self.passages: dict[int, list[frozenset[str]]] = {}  # a page's sentences, as stems
+        self.stems_of: dict[
+            str, str
+        ] = {}  # a word's stem, and its form in runs (`weighing._stemmed`)
+        self.shown_of: dict[str, str] = {}
+        self.sentence_runs: dict[int, list[list[str]]] = {}  # ... as runs of words
+        self.ordered = sorted(claims, key=lambda c: c.start)
+        self.starts = [c.start for c in self.ordered]
+        self.held: dict[tuple[str, ...], frozenset[int]] = {}  # a common word's pages, as a set
+        self.document_sets: dict[int, frozenset[int]] = {}  # a document's pages, as a set
+        self.spans_label: str | None = None  # the production's labels, for messages
+        self.bound: dict[int, Opinion | None] = {}  # short forms bound to a packet opinion
+        self.documents: exhibits.Catalogue | None = None  # read when a cite names a document
+        self.named: dict[tuple[int, int], tuple[list[int], Finding | None, str]] = {}
+
+    # -- segments -----------------------------------------------------------------------
+
+    def segment(self, cite: Claim) -> tuple[int, int]:
+        """The words `cite` vouches for: back to the previous citation of its sentence; a cite
+        with no words of its own shares the previous one's; the last cite of its sentence also
+        takes the words after it; a citation sentence takes the previous sentence."""
+        cites = self.cites_by_sentence.get(cite.sentence, [cite])
+        position = cites.index(cite) if cite in cites else 0
+        start = cite.sentence[0]
+        k = position
+        while k > 0:
+            previous = cites[k - 1]
+            if has_words(self.text[previous.end : cites[k].start]):
+                start = previous.end
+                break
+            k -= 1
+        end = cite.start
+        if position == len(cites) - 1 and has_words(self.text[cite.end : cite.sentence[1]]):
+            end = cite.sentence[1]
+        if not has_words(self.text[start:end]) and k == 0:
+            earlier = self.previous_sentence(cite.sentence)
+            if earlier is not None:
+                return earlier
+        return start, end
+
+    def previous_sentence(self, sentence: tuple[int, int]) -> tuple[int, int] | None:
+        if self.all_sentences is None:
+            self.all_sentences = sentences(self.text)
+            self.sentence_ends = [end for _, end in self.all_sentences]
+        at = bisect.bisect_right(self.sentence_ends, sentence[0]) - 1
+        if at < 0:
+            return None
+        candidate = self.all_sentences[at]
+        gap = self.text[candidate[1] : sentence[0]]
+        # Only the sentence just before it, in the same paragraph.
+        return None if "\n\n" in gap else candidate
+
+    def closing_cite(self, claim: Claim) -> Claim | None:
+        cites = self.cites_by_sentence.get(claim.sentence, [])
+        after = [c for c in cites if c.start >= claim.end]
+        if after:
+            return after[0]
+        before = [c for c in cites if c.end <= claim.start]
+        return before[-1] if before else None
+
+    def members(self, span: tuple[int, int], kinds: tuple[str, ...]) -> list[Claim]:
+        """The claims of these kinds inside `span`."""
+        first = bisect.bisect_left(self.starts, span[0])
+        out = []
+        for claim in self.ordered[first:]:
+            if claim.start >= span[1]:
+                break
+            if claim.kind in kinds and claim.end <= span[1]:
+                out.append(claim)
+        return out
+
+    def key_terms(self, span: tuple[int, int]) -> list[str]:
+        """Content words of the span outside every claim in it."""
+        masked = list(self.text[span[0] : span[1]])
+        for claim in self.claims:
+            if claim.end <= span[0] or claim.start >= span[1]:
+                continue
+            for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
+                masked[k - span[0]] = " "
+        words = [w for w in nz.token_list("".join(masked)) if not (w.isdigit() and len(w) < 4)]
+        return nz.content_terms(words)
+
+    def cite_pages(self, cite: Claim) -> list[int]:
+        if not cite.bates and (cite.exhibit is not None or cite.title is not None):
+            return self.named_pages(cite)[0]
+        found: list[int] = []
+        for ref in cite.bates:
+            pages, _missing = self.index.bates_indexes(ref)
+            found.extend(p for p in pages if p not in found)
+        return found
+
+    def named_pages(self, claim: Claim) -> tuple[list[int], Finding | None, str]:
+        """The pages a cite by exhibit or title names, or the finding saying why it names
+        none, and how the document was read."""
+        key = (claim.start, claim.end)
+        cached = self.named.get(key)
+        if cached is not None:
+            return cached
+        if self.documents is None:
+            self.documents = exhibits.catalogue(self.index)
+        if claim.exhibit is not None:
+            resolved = exhibits.exhibit(self.documents, claim.exhibit)
+        else:
+            resolved = exhibits.titled(self.documents, self.index, claim.title or "")
+        document = resolved.document
+        result: tuple[list[int], Finding | None, str]
+        if document is None:
+            # A citation sentence of its own ("Subcontract at 3.") may be no document's cite
+            # at all (a short form of a case, a time): one naming no document is for a
+            # person to read.
+            bare = not self.text[claim.sentence[0] : claim.start].strip(" \t\n-*\u2022")
+            status: Status = "needs_review" if resolved.ambiguous or bare else "unsupported"
+            result = (
+                [],
+                Finding(
+                    claim,
+                    status,
+                    "record_cite_document",
+                    f"{claim.text!r} names no page of the packet: {resolved.reason}",
+                ),
+                "",
+            )
+        else:
+            numbers = paragraphs.page_numbers(claim.pins)
+            pages = list(document.pages)
+            if numbers:
+                pages = exhibits.pinned_pages(self.index, document, numbers)
+            held = [self.index.pages[p].page_number for p in document.pages]
+            missing = [n for n in numbers if n not in held]
+            if missing:
+                result = (
+                    [],
+                    Finding(
+                        claim,
+                        "unsupported",
+                        "record_cite_page",
+                        f"{resolved.how}; the packet holds no page {missing[0]} of it (its "
+                        f"pages: {_page_run(held)})",
+                        page=self.index.pages[document.pages[0]],
+                    ),
+                    resolved.how,
+                )
+            else:
+                result = (pages, None, resolved.how)
+        self.named[key] = result
+        return result
+
+    def document_set(self, document_id: int) -> frozenset[int]:
+        """The pages of a document, as a set made once a run."""
+        known = self.document_sets.get(document_id)
+        if known is None:
+            known = self.document_sets[document_id] = frozenset(
+                self.index.document_pages(document_id)
+            )
+        return known
+
+    def sentence_of(self, span: tuple[int, int]) -> tuple[int, int]:
+        """The sentence of the draft that `span` starts in."""
+        if self.all_sentences is None:
+            self.previous_sentence((0, 0))
+        found = self.all_sentences or []
+        if len(self.sentence_starts) != len(found):
+            self.sentence_starts = [start for start, _ in found]
+        at = bisect.bisect_right(self.sentence_starts, span[0]) - 1
+        return found[at] if at >= 0 else span
+
+    def page_values(self, what: str, page: int) -> list[Value]:
+        return self.index.dates[page] if what == "date" else self.index.amounts[page]
+
+
+def _page_run(numbers: list[int]) -> str:
+    """ "1-4", or "1, 3, 7" when they do not run."""
+    if not numbers:
+        return "none"
+    if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{numbers[0]}-{numbers[-1]}" if len(numbers) > 1 else str(numbers[0])
+    return ", ".join(str(n) for n in numbers)
+
+
+def has_words(text: str) -> bool:
+    return bool(nz.content_terms(nz.token_list(text)))

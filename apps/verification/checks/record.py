@@ -1,0 +1,157 @@
+"""Record cites: Bates numbers, ranges, exhibits and named documents resolved to packet pages
+and judged (step 2 of the package docstring)."""
+
+import re
+from dataclasses import replace
+
+from apps.verification import exhibits, paragraphs
+from apps.verification.checks.context import Context
+from apps.verification.checks.support import judge_pages
+from apps.verification.claims import Claim
+from apps.verification.findings import Finding
+from apps.verification.index import (
+    PacketIndex,
+    pages_label,
+    split_label,
+)
+
+# -- record cites -------------------------------------------------------------------
+
+
+def record_cite(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
+    if not claim.bates and (claim.exhibit is not None or claim.title is not None):
+        return named_cite(ctx, claim)
+    if not claim.bates:
+        # A pleading or docket cite ("Compl. ¶ 4", "Dkt. 12 at 3") names no Bates page:
+        # the packet's pages cannot be matched to it, so a person checks it.
+        return Finding(
+            claim,
+            "needs_review",
+            "record_cite_unstamped",
+            f"{claim.text!r} names no Bates page; the packet cannot confirm or refute it",
+        )
+
+    pages: list[int] = []
+    for ref in claim.bates:
+        found, missing = index.bates_indexes(ref)
+        gap = index.page_suffix_gap(ref) if missing and ref.paged else None
+        if gap is not None:
+            # The document is in the packet; the page its suffix names is not.
+            return Finding(
+                claim,
+                "unsupported",
+                "bates_in_packet",
+                f"{claim.text} is not in the packet: {gap}",
+            )
+        if missing:
+            return _out_of_range(ctx, claim, ref.prefix, missing, bool(found))
+        pages.extend(p for p in found if p not in pages)
+    if claim.exhibit is not None:
+        return _in_exhibit(ctx, claim, pages, judge_pages(ctx, claim, pages))
+    return judge_pages(ctx, claim, pages)
+
+
+def id_page(ctx: Context, claim: Claim) -> Finding | None:
+    """ "Id. at 2" / "(Id. at p. 2.)" after a Bates cite: page 2 of the document that Bates
+    page is in, judged as a record cite's pages are. None where that document has no such
+    page: then the pin is read as a case's Id. (drafters put a record cite between a case
+    and its Id.; claims.record.record_id)."""
+    numbers = paragraphs.page_numbers(claim.pins)
+    cited: list[int] = []
+    for ref in claim.bates:
+        cited.extend(ctx.index.bates_indexes(ref)[0])
+    documents = {ctx.index.pages[p].document_id for p in cited}
+    if not numbers or len(documents) != 1:
+        return None
+    pages = [
+        p
+        for p in ctx.index.document_pages(documents.pop())
+        if ctx.index.pages[p].page_number in numbers
+    ]
+    if len({ctx.index.pages[p].page_number for p in pages}) != len(numbers):
+        return None
+    finding = judge_pages(ctx, claim, pages)
+    name = ctx.index.pages[pages[0]].filename
+    said = (
+        f"{claim.text} refers to the record cite before it, {claim.cited_as}: page "
+        f"{'-'.join(str(n) for n in numbers[:: max(1, len(numbers) - 1)])} of {name}"
+    )
+    return replace(finding, message=f"{said}; {finding.message}")
+
+
+def _in_exhibit(ctx: Context, claim: Claim, pages: list[int], finding: Finding) -> Finding:
+    """ "Ex. 3 at ACME000022": the Bates page must be in exhibit 3. Where the packet's
+    documents carry exhibit labels, a page of another document is unsupported; where the
+    exhibits are read from the packet's order, the finding only says where the page is."""
+    if ctx.documents is None:
+        ctx.documents = exhibits.catalogue(ctx.index)
+    resolved = exhibits.exhibit(ctx.documents, claim.exhibit or "")
+    document = resolved.document
+    if document is not None and all(p in document.pages for p in pages):
+        return finding
+    where = ", ".join(dict.fromkeys(ctx.index.pages[p].filename for p in pages))
+    said = resolved.how if document is not None else resolved.reason
+    if not ctx.documents.labelled or finding.status != "supported":
+        return replace(finding, message=f"{finding.message} ({said}; the cited page is in {where})")
+    return replace(
+        finding,
+        status="unsupported",
+        check="record_cite_exhibit",
+        message=f"{pages_label(ctx.index, pages)} is in {where}, not in the exhibit cited: {said}",
+    )
+
+
+def named_cite(ctx: Context, claim: Claim) -> Finding:
+    """A cite naming its document by exhibit or title ("Ex. 3 at 2", "Subcontract at 3"):
+    resolved through the packet's documents (apps.verification.exhibits), then its pages
+    judged as a Bates cite's are."""
+    pages, failed, how = ctx.named_pages(claim)
+    if failed is not None:
+        return failed
+    finding = judge_pages(ctx, claim, pages)
+    return replace(finding, message=f"{how}; {finding.message}")
+
+
+def _out_of_range(
+    ctx: Context, claim: Claim, prefix: str, missing: list[int], partly: bool
+) -> Finding:
+    span = ctx.index.bates_span(prefix)
+    if span is None:
+        message = f"{prefix or 'this label'} is not a Bates prefix of this packet"
+    else:
+        what = "runs past the packet's pages" if partly else "is not in the packet"
+        message = f"{claim.text} {what} ({span[0]}-{span[1]})"
+        tail = _TOKEN_TAIL.match(ctx.text, claim.end)
+        written = claim.bates[0].digits if claim.bates else 0
+        parts = split_label(span[0])
+        produced = len(parts[1]) if parts else 0
+        if tail is not None or (written and written != produced and not partly):
+            if tail is not None:
+                claim = replace(claim, end=tail.end(), text=ctx.text[claim.start : tail.end()])
+            message = (
+                f"{claim.text} starts with this production's prefix but is not one of its "
+                f"numbers ({span[0]}-{span[1]}, {produced} digits)"
+            )
+    if partly:
+        # The range's first pages are in the packet: the finding marks its end, the part
+        # of the cite that names no page of the packet.
+        claim = _range_end(claim)
+    return Finding(claim, "unsupported", "bates_in_packet", message)
+
+
+_TOKEN_TAIL = re.compile(r"(?:[-_/.]?[A-Za-z0-9])+")  # "-07" of "KVN-2021-07", "A" of "...09A"
+_RANGE_END = re.compile(r"(?:[A-Za-z]+[ \-_.]?)?\d+\s*$")
+
+
+def _range_end(claim: Claim) -> Claim:
+    """The claim narrowed to the end of its one range ("ACME000020-ACME000099" ->
+    "ACME000099", "ACME000020-99" -> "99"); the claim itself when it is not one range."""
+    if len(claim.bates) != 1 or claim.bates[0].last <= claim.bates[0].first:
+        return claim
+    match = _RANGE_END.search(claim.text)
+    if match is None or match.start() == 0:
+        return claim
+    end = match.start() + len(match.group().rstrip())
+    return replace(
+        claim, start=claim.start + match.start(), end=claim.start + end, text=match.group().rstrip()
+    )

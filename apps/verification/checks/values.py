@@ -1,0 +1,208 @@
+"""Dates and amounts: on the pages their cite names, else anywhere in the packet (step 3 of
+the package docstring)."""
+
+from dataclasses import replace
+from datetime import date
+
+from apps.verification.amounts import describe, distance, is_in_words
+from apps.verification.checks.context import Context
+from apps.verification.checks.record import record_cite
+from apps.verification.checks.support import group_pages, same
+from apps.verification.claims import Claim
+from apps.verification.dates import is_month_day, reading, same_day
+from apps.verification.findings import Finding
+from apps.verification.index import (
+    PacketIndex,
+    PageRecord,
+    Value,
+    pages_label,
+)
+from apps.verification.spans import excerpt_of
+
+# -- dates and amounts --------------------------------------------------------------
+
+
+def value(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
+    what = "date" if claim.kind == "date" else "amount"
+    if claim.value is None:
+        return Finding(claim, "needs_review", f"{what}_unreadable", f"the {what} could not be read")
+    cite = ctx.closing_cite(claim)
+    pages: list[int] = []
+    if cite is not None and cite.kind == "record_cite":
+        pages = group_pages(ctx, cite, ctx.cite_pages(cite))
+    cited = _sentence_record_pages(ctx, claim)
+    if not pages:
+        pages = cited
+    if not pages:
+        return _value_anywhere(ctx, claim, claim.value, what)
+    finding = _value_on_pages(ctx, claim, claim.value, what, pages)
+    if finding.status == "supported":
+        return finding
+    # Every cite of the sentence counts: another one's page may carry the value.
+    rest = [p for p in cited if p not in pages]
+    if rest:
+        other = _value_on_pages(ctx, claim, claim.value, what, rest)
+        if other.status == "supported":
+            return replace(other, message=f"{other.message} (another cite of the sentence)")
+    if is_month_day(claim.value) and cite is not None:
+        moved = _under_wrong_cite(ctx, claim, cite)
+        if moved is not None:
+            return moved
+    return _named_elsewhere(ctx, finding, claim, what, [*pages, *rest])
+
+
+def _named_elsewhere(
+    ctx: Context, finding: Finding, claim: Claim, what: str, cited: list[int]
+) -> Finding:
+    """A value not on its cited pages: the finding names the pages of the packet that do
+    carry it, if any (the value is there, under another cite)."""
+    held = [p for p in ctx.index.value_pages(what, claim.value or "") if p not in cited]
+    if claim.years:
+        held = [p for p in held if any(same(claim, v.value) for v in ctx.page_values(what, p))]
+    if not held:
+        return finding
+    shown = ", ".join(ctx.index.label(p) for p in held[:3]) + (
+        f" and {len(held) - 3} more" if len(held) > 3 else ""
+    )
+    return replace(finding, message=f"{finding.message}; it stands on {shown}")
+
+
+def _under_wrong_cite(ctx: Context, claim: Claim, cite: Claim) -> Finding | None:
+    """A year-less date ("The November 8 outage (X)") not on its cite's page, where the cite
+    is itself flagged (unsupported: another page carries the sentence): the cite says
+    nothing of where the date is, so the date is read as one without a cite (some page of
+    the packet must carry it), and the one error is flagged once, on the cite. None when
+    the cite is not flagged or no page carries the date either."""
+    verdict = record_cite(cite, ctx.index, ctx) if cite.kind == "record_cite" else None
+    if verdict is None or verdict.status != "unsupported":
+        return None
+    found = _value_anywhere(ctx, claim, claim.value or "", "date")
+    if found.status != "supported":
+        return None
+    return replace(
+        found,
+        message=f"{found.message} (the sentence's cite {cite.text} is flagged: {verdict.message})",
+    )
+
+
+def _sentence_record_pages(ctx: Context, claim: Claim) -> list[int]:
+    pages: list[int] = []
+    for cite in ctx.cites_by_sentence.get(claim.sentence, []):
+        if cite.kind == "record_cite":
+            pages.extend(p for p in ctx.cite_pages(cite) if p not in pages)
+    return pages
+
+
+def _value_on_pages(ctx: Context, claim: Claim, value: str, what: str, pages: list[int]) -> Finding:
+    others: list[tuple[int, Value]] = []
+    for page in pages:
+        for found in ctx.page_values(what, page):
+            if same(claim, found.value):
+                record = ctx.index.pages[page]
+                return Finding(
+                    claim,
+                    "supported",
+                    f"{what}_on_cited_page",
+                    f"{ctx.index.label(page)} reads {record.text[found.start : found.end]!r}"
+                    + _read_as(what, claim.text, value, shown_text(record, found), found.value),
+                    page=record,
+                    excerpt=excerpt_of(record.text, found.start, found.end),
+                    match=(found.start, found.end),
+                )
+            others.append((page, found))
+    label = pages_label(ctx.index, pages)
+    if others:
+        page, nearest = min(others, key=lambda pv: _distance(what, value, pv[1].value))
+        if is_month_day(value) and same_day(value, nearest.value):
+            # The month and day are there, in another year than the sentence gives.
+            years = "/".join(map(str, claim.years))
+            shown = ctx.index.pages[page].text[nearest.start : nearest.end]
+            return Finding(
+                claim,
+                "contradicted",
+                f"{what}_on_cited_page",
+                f"the cited page {ctx.index.label(page)} gives {shown!r}, not "
+                f"{claim.text!r} of {years}",
+                page=ctx.index.pages[page],
+                excerpt=excerpt_of(ctx.index.pages[page].text, nearest.start, nearest.end),
+                match=(nearest.start, nearest.end),
+                found_value=nearest.value,
+            )
+        record = ctx.index.pages[page]
+        shown = record.text[nearest.start : nearest.end]
+        return Finding(
+            claim,
+            "contradicted",
+            f"{what}_on_cited_page",
+            f"the cited page {ctx.index.label(page)} gives {shown!r}, not {claim.text!r}"
+            + _read_as(what, claim.text, value, shown, nearest.value),
+            page=record,
+            excerpt=excerpt_of(record.text, nearest.start, nearest.end),
+            match=(nearest.start, nearest.end),
+            found_value=nearest.value,
+        )
+    return Finding(
+        claim,
+        "unsupported",
+        f"{what}_on_cited_page",
+        f"{claim.text!r} is not on the cited page {label}" + _read_as(what, claim.text, value, ""),
+    )
+
+
+def _value_anywhere(ctx: Context, claim: Claim, value: str, what: str) -> Finding:
+    held = ctx.index.value_pages(what, value)
+    if claim.years:  # a year-less date of the sentence's year: a page of that year
+        held = [p for p in held if any(same(claim, v.value) for v in ctx.page_values(what, p))]
+    if not held:
+        years = f" in {'/'.join(map(str, claim.years))}" if claim.years else ""
+        return Finding(
+            claim,
+            "unsupported",
+            f"{what}_in_packet",
+            f"{claim.text!r} appears nowhere in the packet{years}",
+        )
+    page = held[0]
+    record = ctx.index.pages[page]
+    found = next(v for v in ctx.page_values(what, page) if same(claim, v.value))
+    return Finding(
+        claim,
+        "supported",
+        f"{what}_in_packet",
+        f"{ctx.index.label(page)} reads {record.text[found.start : found.end]!r}",
+        page=record,
+        excerpt=excerpt_of(record.text, found.start, found.end),
+        match=(found.start, found.end),
+    )
+
+
+def _distance(what: str, wanted: str, found: str) -> tuple[int, float]:
+    """How far a value on the page is from the draft's (for naming the nearest)."""
+    if what == "date":
+        if is_month_day(wanted) or is_month_day(found):  # by month and day, in a leap year
+            wanted, found = "2000" + wanted[-6:], "2000" + found[-6:]
+        try:
+            days = abs((date.fromisoformat(wanted) - date.fromisoformat(found)).days)
+        except ValueError:
+            return (1, 0.0)
+        return (0, float(days))
+    return distance(wanted, found)
+
+
+def shown_text(record: PageRecord, found: Value) -> str:
+    """The text of a page where a value was found."""
+    return record.text[found.start : found.end]
+
+
+def _read_as(what: str, drafted: str, value: str, shown: str, found: str | None = None) -> str:
+    """Which reading a finding took of a value written in words or an ambiguous numeric date,
+    the draft's (`drafted`, read as `value`) and the page's (`shown`, read as `found`; none
+    when there is none): " (the page's words read as $4,100,000.00)", or ""."""
+    notes = []
+    for whose, text, read in (("the draft's", drafted, value), ("the page's", shown, found)):
+        if read is None:
+            continue
+        if what == "amount" and is_in_words(text):
+            notes.append(f"{whose} words read as {describe(read)}")
+        elif what == "date" and (how := reading(text, read)):
+            notes.append(f"{whose} {text.strip()!r} {how}")
+    return f" ({'; '.join(notes)})" if notes else ""
