@@ -13,13 +13,15 @@
    titled as the cite (its file name holds "deposition" and the witness's name for "Voss Dep.",
    "transcript" for "Tr.": `paragraphs.pleading_pages`). None, or several: the finding stays
    as it was.
-2. Its pages: the transcript's own page numbers ("Page 45" at a page's edge, or a number
-   alone on its first line), else the file's page numbers. Its lines: a line starting with its
-   number, 1 to 25 (a page with fewer than five such lines has none). A condensed sheet (four
-   transcript pages to a PDF page, each under its "Page 45" header) is read as the pages it
-   prints, each with its own lines (apps.verification.sheets). A transcript with no numbered
-   lines, a cited page whose header stands over no numbered lines, or one missing while a sheet
-   prints numbered lines under no header: needs review, saying so.
+2. Its pages: the transcript's own page numbers ("Page 45" at a page's edge, alone or closing
+   its running head, or a number alone on its first line), else the file's page numbers: an
+   excerpt produced of pages 1, 12 and 13 is those pages, not 1 to 3. Its lines: a line
+   starting with its number, 1 to 25 (a page with fewer than five such lines has none). A
+   condensed sheet (four transcript pages to a PDF page, each under its "Page 45" header) is
+   read as the pages it prints, each with its own lines (apps.verification.sheets). A
+   transcript with no numbered lines, a cited page whose header stands over no numbered lines,
+   or one missing while a sheet prints numbered lines under no header: needs review, saying
+   so.
 3. The cited lines run from the first page:line to the last ("112:4-113:2" crosses a page). A
    page the transcript lacks, or a line past the page's last: unsupported, saying what the
    transcript has (a range is read up to MAX_LINES lines).
@@ -48,7 +50,12 @@ _CITE = re.compile(
     r"(?P<p1>\d{1,5}):(?P<l1>\d{1,6})(?:[ \t]*[-\u2013][ \t]*(?:(?P<p2>\d{1,5}):)?(?P<l2>\d{1,6}))?"
 )
 _LINE = re.compile(r"(?m)^[ \t]*(?P<n>\d{1,2})(?:[ \t]+(?P<text>.*?))?[ \t]*$")
-_PAGE_LABEL = re.compile(r"(?im)^[ \t]*page[ \t]+(\d{1,5})(?:[ \t]+of[ \t]+\d+)?[ \t]*$")
+# "Page 45" on a line of its own, or closing a running head at the page's edge after a gap of
+# two spaces or more, a tab or a bar ("Deposition of R. Voss        Page 45").
+_PAGE_LABEL = re.compile(
+    r"(?im)^(?:[ \t]*|.*?\S(?:[ \t]{2,}|\t|[ \t]*\|[ \t]*))page[ \t]+(\d{1,5})"
+    r"(?:[ \t]+of[ \t]+\d+)?[ \t]*$"
+)
 _LONE = re.compile(r"^[ \t]*(\d{1,5})[ \t]*$")
 # Terms elsewhere: as paragraphs' wrong-paragraph rule.
 WRONG_OTHER = 0.5

@@ -22,7 +22,7 @@
    terms and the page; a smaller lead: needs review. A date or amount that no page carries is
    the value's error, not the cite's, when the cited page holds values of its kind. A segment
    with too few words of its own is read with the sentence before it (see
-   `support._terms_elsewhere`). Otherwise supported.
+   `support.terms_elsewhere`). Otherwise supported.
 3. Date / amount: with a record cite, on the pages of its cite's run, else of any cite of its
    sentence (another value of the same kind there: contradicted, naming it; the finding names
    where in the packet the value does stand); without one, anywhere in the packet, in any

@@ -19,11 +19,12 @@ from apps.verification.index import (
     ocr_read,
 )
 
-# Wrong page (support._terms_elsewhere), in shares of the key terms' weight: another
-# page carries at least WRONG_PAGE_OTHER, of which at least WRONG_PAGE_GAIN (two terms or
-# more) is missing from the cited pages, while what only the cited pages carry is at most
-# WRONG_PAGE_KEPT. A smaller lead (REVIEW_GAIN, more than what only the cited pages carry) asks
-# for review.
+# Wrong page (support.terms_elsewhere), in shares of the weight of the key terms that the
+# cited pages or the other page carry (a word of the draft's that neither prints, an adverb
+# or a verb of its own, tells nothing between them): another page carries at least
+# WRONG_PAGE_OTHER, of which at least WRONG_PAGE_GAIN (two terms or more) is missing from the
+# cited pages, while what only the cited pages carry is at most WRONG_PAGE_KEPT. A smaller
+# lead (REVIEW_GAIN, more than what only the cited pages carry) asks for review.
 # Verbs whose meaning is their object's ("put a name to", "made a payment", "took delivery",
 # "gave notice"): no fact of a sentence, however rare they are in a small packet.
 LIGHT_VERBS = frozenset(
@@ -302,6 +303,11 @@ def weighed_terms(
         weight = factor * _weight_of(ctx.index, count)
         out[term] = Term(word, count, weight, stems=group, holders=holders)
     if values:
+        for quantity in _QUANTITY.findall("".join(masked)):
+            held = frozenset(_quantity_pages(ctx, quantity))
+            if held:
+                weight = 2.0 * _weight_of(ctx.index, len(held))
+                out[f"number:{float(quantity)}"] = Term(quantity, len(held), weight, pages=held)
         for claim in ctx.members(span, ("date", "amount")):
             if claim.value is None or is_month_day(claim.value):
                 continue
@@ -310,6 +316,24 @@ def weighed_terms(
             weight = 2.0 * _weight_of(ctx.index, len(held))
             out[f"{what}:{claim.value}"] = Term(claim.text, len(held), weight, pages=held)
     return out
+
+
+# A quantity with a decimal point ("41.5 hours", "1.8 inches", "a 12.5% share"), outside the
+# claims (an amount is one): a fact as a date is, where a bare small number ("3", "14") says
+# too little to count. A page carries it when it prints the same value ("49" or "49.00" for
+# "49.0").
+_QUANTITY = re.compile(r"(?<![\w.,/:-])\d{1,7}\.\d{1,4}(?![\w.,/:-]*\d)")
+
+
+def _quantity_pages(ctx: Context, quantity: str) -> list[int]:
+    whole, _, _ = quantity.partition(".")
+    printed = re.compile(rf"(?<![\w.,/:-]){int(whole)}(?:\.\d{{1,4}})?(?![\w/:-]*\d)")
+    value = float(quantity)
+    return [
+        page
+        for page in ctx.index.pages_with_term(str(int(whole)))
+        if any(float(m.group()) == value for m in printed.finditer(ctx.index.pages[page].text))
+    ]
 
 
 def carries(ctx: Context, page: int, term: "Term") -> bool:

@@ -378,11 +378,25 @@ _AT_POSITION = re.compile(r"(?:(?<=\s)|^)(?:at|Ex\.)[ \t]+(?=(?P<token>[^\s()\[\
 _CLAUSE_END = re.compile(r"\)?[\"'\u201d\u2019\]]*\s*(?:[.;,:!?]|\(|$|\n)")
 
 
-def _closes_clause(text: str, end: int) -> bool:
+_SENTENCE_ENDED = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s*$")
+
+
+def _closes_clause(text: str, end: int, start: int | None = None) -> bool:
     """Whether a cite position ending at `end` (a parenthetical's content, or what follows a
     signal) closes its clause: punctuation, another parenthetical or the line's end follows,
-    not more words of the sentence (a descriptive "the unit (model XR-200) failed")."""
-    return _CLAUSE_END.match(text, end) is not None
+    not more words of the sentence (a descriptive "the unit (model XR-200) failed"). A
+    parenthetical starting at `start` that is a citation sentence of its own, after its
+    sentence's stop and with a stop of its own ("... a work order. (HBR-WO-5517.) Tidewater
+    ...", as the California Style Manual writes every cite), closes the sentence before it,
+    whatever follows."""
+    if _CLAUSE_END.match(text, end) is not None:
+        return True
+    return (
+        start is not None
+        and text[start - 1 : start] == "("
+        and text[end - 1 : end] == "."
+        and _SENTENCE_ENDED.search(text[max(0, start - 12) : start - 1]) is not None
+    )
 
 
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]")
@@ -400,7 +414,7 @@ def _cite_pieces(text: str, positions: Sequence[tuple[int, int]]) -> list[tuple[
     a signal taken off ("See Voss Letter at 2" -> "Voss Letter at 2")."""
     pieces = []
     for p_start, p_end in positions:
-        if not _closes_clause(text, p_end):
+        if not _closes_clause(text, p_end, p_start):
             continue
         for part in re.finditer(r"[^;]+", text[p_start:p_end]):
             a, b = trim(text, p_start + part.start(), p_start + part.end())
@@ -465,7 +479,7 @@ def record_cites(
     in_positions = Spans(positions)
     # Where a cite closes its clause; a descriptive parenthetical ("the unit (model XR-200)
     # failed") holds a label that names a thing, not a source.
-    closing = Spans([p for p in positions if _closes_clause(text, p[1])])
+    closing = Spans([p for p in positions if _closes_clause(text, p[1], p[0])])
 
     # Labels of no known prefix: with known prefixes, such a label where a record cite belongs is
     # not one of this case's record cites; without any, a long zero-padded label is taken as one.
@@ -508,6 +522,8 @@ def record_cites(
             a, b = trim(text, offset + part.start(), offset + part.end())
             if b <= a or not free(a, b):
                 continue
+            if b == p_end and text[b - 1] == "." and b - a > 1:
+                b -= 1  # a citation sentence's own stop, "(TKT-88.)": no part of the cite
             piece = text[a:b]
             record = _APPENDIX.match(piece) or _EXHIBIT.match(piece)
             if record is not None:
@@ -523,7 +539,7 @@ def record_cites(
             if is_generated(piece):
                 add(RecordCite("not_a_record_cite", a, b))
                 continue
-            if not _closes_clause(text, p_end):
+            if not _closes_clause(text, p_end, p_start):
                 continue
             if JUNK.fullmatch(piece):
                 add(RecordCite("not_a_record_cite", a, b))

@@ -55,6 +55,7 @@ NAMED_BY_NUMBER = re.compile(
 # What stands where a record cite belongs and names a thing rather than a page of the record,
 # by its shape (not by its words): a file name (a name with a file type's extension), an
 # identifier joined by underscores (an environment variable, a setting, a file's stem), a
+# variable as a shell or Windows expands it ("$EXPORT_DIR", "${HOME}", "%APPDATA%"), a
 # number sign with digits (a ticket), or a code mixing letters and digits joined by hyphens,
 # dots, colons or slashes (a model, a machine, a docket, account or report number). Public
 # standards and time offsets written so ("COVID-19", "UTC-7") and codes of four characters
@@ -66,6 +67,7 @@ _FILE_TYPES = (
 _SHAPES = (
     rf"[\w][\w.\-]*\.(?:{_FILE_TYPES})"
     r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?:=\S+)?"
+    r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|#\s?\d{2,}"
     rf"|(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d)(?=[\w.:/-]*\d)(?=[\w.:/-]*[A-Za-z])"
     r"(?=[\w.:/-]{5})[A-Za-z0-9]+(?:[-.:/][A-Za-z0-9]+)+"

@@ -1,0 +1,172 @@
+"""Forms that real productions and drafts take and the verifier must read (issues 20 and 28),
+from their rules, on packets of our own:
+
+- a deposition produced as an excerpt (pages 1, 31 and 32 of the transcript) is cited by the
+  transcript's page numbers, printed at the edge of a running head ("Deposition of ...
+  Page 31"), not by its position in the file;
+- a citation sentence in parentheses after its sentence's stop ("... a work order. (TKT-88.)")
+  closes that sentence even when another sentence follows, and a shell variable
+  ("$EXPORT_DIR") is a name of a thing, not a record cite;
+- a quantity with a decimal point ("41.5 hours") is a fact a cited page must carry, as a date
+  is;
+- when a cited page is weighed against another, what neither page carries (the draft's own
+  adverbs and verbs) decides nothing between them.
+"""
+
+import pytest
+
+from apps.verification.checks import Finding
+from apps.verification.claims import extract_claims
+from apps.verification.index import PacketIndex
+from tests.verification.packets import findings_by_claim, text_index
+
+PREFIX = "WLD"
+
+
+def _lines(lines: dict[int, str]) -> str:
+    return "\n".join(f"{n:>2}  {lines.get(n, '')}".rstrip() for n in range(1, 26))
+
+
+def _deposition_page(page: int, lines: dict[int, str]) -> str:
+    head = f"Deposition of Ingrid Solvang{' ' * 30}Page {page}"
+    return f"{head}\n{_lines(lines)}\nHollis Court Reporters - (555) 010-2244"
+
+
+# Pages 1, 31 and 32 of the transcript, produced as three pages of one file.
+EXCERPT = [
+    _deposition_page(1, {3: "IN THE SUPERIOR COURT", 5: "WELDON FREIGHT v. ARCHER MILLS"}),
+    _deposition_page(
+        31,
+        {
+            4: "Q. Who signed off on the pallet count?",
+            5: "A. The night supervisor did. I was not there.",
+            17: "Q. Did you ever approve, in writing, a credit for",
+            18: "the damaged pallets?",
+            19: "A. No. Nobody asked me to.",
+        },
+    ),
+    _deposition_page(
+        32,
+        {
+            2: "Q. When did the trailer leave the yard?",
+            3: "A. At six in the morning, with the seal intact.",
+        },
+    ),
+]
+LOG = [
+    "YARD LOG - WELDON FREIGHT\nTrailer 7 left the yard at 06:00 with seal 44821 intact.\n"
+    "Pallet count signed by the night supervisor.",
+]
+
+
+def _index() -> PacketIndex:
+    return text_index(PREFIX, [("01-yard-log.pdf", LOG), ("02-deposition-solvang.pdf", EXCERPT)])
+
+
+def _findings(text: str, index: PacketIndex | None = None) -> dict[str, Finding]:
+    return findings_by_claim(text, index or _index(), PREFIX)
+
+
+def test_an_excerpted_deposition_is_cited_by_the_page_numbers_its_running_head_prints() -> None:
+    found = _findings(
+        "She never approved a credit in writing for the damaged pallets (Solvang Dep. 31:17-19)."
+    )["Solvang Dep. 31:17-19"]
+    assert found.status == "supported", found.message
+    assert "31:17-19" in found.message
+    assert found.page is not None and found.page.page_number == 2  # the file's second page
+
+    elsewhere = _findings(
+        "The trailer left the yard at six in the morning with its seal intact "
+        "(Solvang Dep. 31:4-5)."
+    )["Solvang Dep. 31:4-5"]
+    assert elsewhere.status == "unsupported"
+    assert "32:" in elsewhere.message  # where the testimony is, by the transcript's numbers
+
+    # The file's third page is no page 3 of the transcript: the excerpt has no such page.
+    missing = _findings("The trailer left with its seal intact (Solvang Dep. 3:2-3).")
+    assert missing["Solvang Dep. 3:2-3"].status == "unsupported"
+    assert "no page 3" in missing["Solvang Dep. 3:2-3"].message
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [
+        (
+            "He said he had opened a ticket. (TKT-88-WLD.) The crew came later. (WLD000001.)",
+            "TKT-88-WLD",
+        ),
+        ("The export is attached (WLD-WO-5517.) and more follows.", None),
+        ("The reconstruction is filed herewith ($EXPORT_DIR).", "$EXPORT_DIR"),
+        (
+            "The reconstruction is filed herewith (${ARCHIVE_ROOT}). The crew came later.",
+            "${ARCHIVE_ROOT}",
+        ),
+    ],
+)
+def test_what_stands_in_a_citation_sentence_of_its_own_is_read_as_a_cite(
+    text: str, token: str | None
+) -> None:
+    claims = {c.text: c.kind for c in extract_claims(text, bates_prefixes=[PREFIX])}
+    if token is None:
+        # Words follow the parenthetical inside its sentence: a descriptive one, no cite.
+        assert "WLD-WO-5517" not in claims
+        return
+    assert claims[token] == "not_a_record_cite"
+    found = _findings(text)[token]
+    assert found.status == "unsupported"
+
+
+# Two timesheets of one file: the same crew and words, other hours.
+TIMESHEETS = [
+    "CREW TIMESHEET - WEEK 14\nCrew 3, picker Lena Osk.\nHours submitted: 49.0.\n"
+    "Hours after adjustment: 41.5.\nAdjusted per office.",
+    "CREW TIMESHEET - WEEK 15\nCrew 3, picker Lena Osk.\nHours submitted: 44.0.\n"
+    "Entries edited after the week closed; see the change log.\nThe sheet was edited twice.",
+]
+
+
+def test_a_quantity_with_a_decimal_point_is_a_fact_the_cited_page_must_carry() -> None:
+    index = text_index(PREFIX, [("timesheets.pdf", TIMESHEETS)])
+    sentence = "Osk's sheet showed 49.0 hours when submitted and 41.5 after the edits ({})."
+    right = findings_by_claim(sentence.format("WLD000001"), index, PREFIX)["WLD000001"]
+    assert right.status == "supported", right.message
+
+    wrong = findings_by_claim(
+        "Osk was paid for only the 41.5 hours of that week (WLD000002).", index, PREFIX
+    )["WLD000002"]
+    assert wrong.status in ("unsupported", "needs_review"), wrong.message
+    assert "WLD000001" in wrong.message
+
+
+PHOTO_LOG = [
+    "WATER INTRUSION PHOTO LOG (Unit 9)\n"
+    "Entry 4 | 01/07/2023 | Rear sales floor | Four active drips; tiles collapsed; tarp "
+    "ordered.\nEntry 5 | 01/12/2023 | Exterior | Blue tarp over the northeast corner of the "
+    "roof.\nEntry 6 | 02/14/2023 | Rear sales floor | Sagging ceiling tiles; water in buckets.",
+    "WATER INTRUSION PHOTO LOG (Unit 9) (continued)\n"
+    "Entry 9 | 03/21/2023 | Rear sales floor | Leak recurred under the tarp after an overnight "
+    "rain; buckets full.\nEntry 10 | 04/12/2023 | Ceiling grid | Mold spotting on three "
+    "ceiling tiles; tiles removed.",
+]
+
+
+# A letter of the same file that happens to use the draft's own words ("came back", "later",
+# "appeared", "nearly"): rare in the packet, so heavy, but on neither page of the log.
+LETTER = [
+    "Dear Ms. Pell: The adjuster came back later in the week. Nearly everything that "
+    "appeared on the claim form is now settled. Yours, R. Amsel",
+]
+
+
+def test_words_neither_page_prints_decide_nothing_between_the_cited_page_and_another() -> None:
+    index = text_index(PREFIX, [("photo-log.pdf", PHOTO_LOG), ("letter.pdf", LETTER)])
+    # "came back", "nearly", "later", "appeared": the draft's words, on neither page.
+    sentence = (
+        "Even under the tarp, water came back after an overnight rain of nearly two inches, "
+        "and mold later appeared on the rear ceiling tiles ({})."
+    )
+    wrong = findings_by_claim(sentence.format("WLD000001"), index, PREFIX)["WLD000001"]
+    assert wrong.status == "unsupported", wrong.message
+    assert "WLD000002" in wrong.message
+    right = findings_by_claim(sentence.format("WLD000002"), index, PREFIX)["WLD000002"]
+    assert right.status == "supported", right.message
