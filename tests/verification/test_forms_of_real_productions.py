@@ -6,7 +6,8 @@ from their rules, on packets of our own:
   Page 31"), not by its position in the file;
 - a citation sentence in parentheses after its sentence's stop ("... a work order. (TKT-88.)")
   closes that sentence even when another sentence follows, and a shell variable
-  ("$EXPORT_DIR") is a name of a thing, not a record cite;
+  ("$EXPORT_DIR") is a name of a thing, not a record cite; a case citation standing so
+  ("(Pelican Wharf, 68 Cal.App.5th at 415.)") is the case's, its reporter no code of a thing;
 - a quantity with a decimal point ("41.5 hours") is a fact a cited page must carry, as a date
   is;
 - when a cited page is weighed against another, what neither page carries (the draft's own
@@ -170,3 +171,18 @@ def test_words_neither_page_prints_decide_nothing_between_the_cited_page_and_ano
     assert "WLD000002" in wrong.message
     right = findings_by_claim(sentence.format("WLD000002"), index, PREFIX)["WLD000002"]
     assert right.status == "supported", right.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The benefit does not rewrite the exclusion. (Pelican Wharf, 68 Cal.App.5th at 415.) "
+        "Nor may the landlord charge it.",
+        "The clause controls. (Ostrander v. Kell (2019) 40 Cal.App.5th 1103, 1107.) It is "
+        "enforced as written.",
+        "Notice was required. (Tessaly Data, 512 F. Supp. 3d at 1045.) None was given.",
+    ],
+)
+def test_a_case_citation_in_a_citation_sentence_of_its_own_is_no_record_cite(text: str) -> None:
+    kinds = [c.kind for c in extract_claims(text, bates_prefixes=[PREFIX])]
+    assert "not_a_record_cite" not in kinds and "record_cite" not in kinds

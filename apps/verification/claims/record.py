@@ -378,6 +378,13 @@ _AT_POSITION = re.compile(r"(?:(?<=\s)|^)(?:at|Ex\.)[ \t]+(?=(?P<token>[^\s()\[\
 _CLAUSE_END = re.compile(r"\)?[\"'\u201d\u2019\]]*\s*(?:[.;,:!?]|\(|$|\n)")
 
 
+# A volume, a reporter and a page ("68 Cal.App.5th at 415", "512 F. Supp. 3d 1044"): a case
+# citation, full or short, which the case citations' extractor reads (a reporter's dotted
+# abbreviation is no code of a thing).
+_REPORTER_PAGE = re.compile(
+    r"(?<![\w.])\d{1,4}\s+[A-Z][\w.']*(?:\s[A-Z0-9][\w.']*){0,4}?\s+(?:at\s+(?:pp?\.\s*)?)?"
+    r"\d{1,5}(?![\w:])"
+)
 _SENTENCE_ENDED = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s*$")
 
 
@@ -536,6 +543,8 @@ def record_cites(
                 continue
             if YEAR_END.search(piece) and not is_generated(piece):
                 continue  # "(D. Colo. 2021)", "(2019)": a case citation's parenthetical
+            if _REPORTER_PAGE.search(piece):
+                continue  # "(Pelican Wharf, 68 Cal.App.5th at 415.)": a case's, read as one
             if is_generated(piece):
                 add(RecordCite("not_a_record_cite", a, b))
                 continue
