@@ -50,6 +50,9 @@ _LABEL = re.compile(r"^(.*?)[\s\-_.]*(?:(\d{3,})\.(\d{1,6})|(\d+))$")
 _LINE_NUMBER = re.compile(r"^[ \t]*(\d{1,2})(?=[ \t]+\S)")
 _NUMBERED_LINE = re.compile(r"(?m)^[ \t]*\d{1,2}[ \t]+\S")
 _LONE_NUMBER = re.compile(r"^\s*\d{1,5}\s*$")
+_EDGE_NUMBER = re.compile(
+    r"^[ \t]*(?P<first>\d{1,5})(?:[ \t]{2,}|\t)\S.*$|^.*\S(?:[ \t]{2,}|\t)(?P<last>\d{1,5})[ \t]*$"
+)
 _BARE_MONEY = re.compile(
     r"(?<![\w.,$/:-])(?:\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?![\d%]|[.,]\d)"
 )
@@ -846,7 +849,17 @@ class PacketIndex:
     def _opinion_from(self, start: int, first: int) -> Opinion | None:
         document_id = self.pages[start].document_id
         doc = self.document_pages(document_id)
-        following = doc[doc.index(start) :]
+        at = doc.index(start)
+        # A first page whose head spells the reporter out ("914 FEDERAL REPORTER") where the
+        # pages after it print the citation ("Cite as 914 F.3d 558"): the opinion starts at
+        # the earlier page of its document that prints a page number from `first` on.
+        while at > 0:
+            before = _printed_number(self.pages[doc[at - 1]].text)
+            here = _printed_number(self.pages[doc[at]].text)
+            if before is None or not first <= before < (here if here is not None else first + 1):
+                break
+            at -= 1
+        following = doc[at:]
         starred = self._star_paged(following, first)
         if starred is not None:
             return starred
@@ -1134,10 +1147,17 @@ def _head_words(text: str) -> list[str]:
 
 
 def _printed_number(text: str) -> int | None:
-    """The page number printed alone on a line of the page's head, if any."""
-    for _, _, line in [ln for ln in _lines(text) if ln[2].strip()][: HEAD_LINES + 1]:
+    """The page number printed in the page's head: alone on a line, else at the start or the
+    end of a head line, apart from its words by a column gap (a reporter's running head,
+    "558    914 FEDERAL REPORTER, 3d SERIES" or "KEYSTONE v. PARDEE    559"); None if none."""
+    head = [ln[2] for ln in _lines(text) if ln[2].strip()][: HEAD_LINES + 1]
+    for line in head:
         if _LONE_NUMBER.match(line):
             return int(line)
+    for line in head:
+        edge = _EDGE_NUMBER.match(line)
+        if edge is not None:
+            return int(edge.group("first") or edge.group("last"))
     return None
 
 

@@ -10,8 +10,17 @@ from their rules, on packets of our own:
   ("(Pelican Wharf, 68 Cal.App.5th at 415.)") is the case's, its reporter no code of a thing;
 - a quantity with a decimal point ("41.5 hours") is a fact a cited page must carry, as a date
   is;
-- when a cited page is weighed against another, what neither page carries (the draft's own
-  adverbs and verbs) decides nothing between them.
+- a form's number in groups of digits ("HO 00 03 05 11") and a product with its version
+  ("ClaimCenter 10") standing where a cite belongs are names of things;
+- an ISO 8601 date and time ("2024-02-11T23:47:05Z") is a date, on a page and in a draft;
+- an opinion whose running heads print its page numbers at their edges ("558    914 FEDERAL
+  REPORTER, 3d SERIES", "KEYSTONE v. PARDEE    559") and whose first page spells the reporter
+  out is read from that first page, each page by the number it prints;
+- a citation sentence ("See Ex. 4 at ...") vouches for the sentence before it after that
+  sentence's last citation, not for the words another cite already vouched for;
+- against a neighbour of the cited page, the draft's words that neither page prints decide
+  nothing; against another document's page they still count (common words of time in an
+  opinion do not beat a cited checklist).
 """
 
 import pytest
@@ -139,40 +148,6 @@ def test_a_quantity_with_a_decimal_point_is_a_fact_the_cited_page_must_carry() -
     assert "WLD000001" in wrong.message
 
 
-PHOTO_LOG = [
-    "WATER INTRUSION PHOTO LOG (Unit 9)\n"
-    "Entry 4 | 01/07/2023 | Rear sales floor | Four active drips; tiles collapsed; tarp "
-    "ordered.\nEntry 5 | 01/12/2023 | Exterior | Blue tarp over the northeast corner of the "
-    "roof.\nEntry 6 | 02/14/2023 | Rear sales floor | Sagging ceiling tiles; water in buckets.",
-    "WATER INTRUSION PHOTO LOG (Unit 9) (continued)\n"
-    "Entry 9 | 03/21/2023 | Rear sales floor | Leak recurred under the tarp after an overnight "
-    "rain; buckets full.\nEntry 10 | 04/12/2023 | Ceiling grid | Mold spotting on three "
-    "ceiling tiles; tiles removed.",
-]
-
-
-# A letter of the same file that happens to use the draft's own words ("came back", "later",
-# "appeared", "nearly"): rare in the packet, so heavy, but on neither page of the log.
-LETTER = [
-    "Dear Ms. Pell: The adjuster came back later in the week. Nearly everything that "
-    "appeared on the claim form is now settled. Yours, R. Amsel",
-]
-
-
-def test_words_neither_page_prints_decide_nothing_between_the_cited_page_and_another() -> None:
-    index = text_index(PREFIX, [("photo-log.pdf", PHOTO_LOG), ("letter.pdf", LETTER)])
-    # "came back", "nearly", "later", "appeared": the draft's words, on neither page.
-    sentence = (
-        "Even under the tarp, water came back after an overnight rain of nearly two inches, "
-        "and mold later appeared on the rear ceiling tiles ({})."
-    )
-    wrong = findings_by_claim(sentence.format("WLD000001"), index, PREFIX)["WLD000001"]
-    assert wrong.status == "unsupported", wrong.message
-    assert "WLD000002" in wrong.message
-    right = findings_by_claim(sentence.format("WLD000002"), index, PREFIX)["WLD000002"]
-    assert right.status == "supported", right.message
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -186,3 +161,144 @@ def test_words_neither_page_prints_decide_nothing_between_the_cited_page_and_ano
 def test_a_case_citation_in_a_citation_sentence_of_its_own_is_no_record_cite(text: str) -> None:
     kinds = [c.kind for c in extract_claims(text, bates_prefixes=[PREFIX])]
     assert "not_a_record_cite" not in kinds and "record_cite" not in kinds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Coverage D pays living expenses. (HO 00 03 05 11.) The parties may demand appraisal.",
+        "The claim file shows no call before the reinspection (ClaimCenter 10).",
+        "The export was read with the vendor's tool. (FileNet 5.5.) Nothing else was used.",
+    ],
+)
+def test_a_form_number_or_a_product_and_its_version_is_no_record_cite(text: str) -> None:
+    kinds = {c.text: c.kind for c in extract_claims(text, bates_prefixes=[PREFIX])}
+    assert list(kinds.values()) == ["not_a_record_cite"], kinds
+
+
+AUDIT_LOG = [
+    "AUDIT LOG - NOVALOOP\ntime_utc | user | action | path\n"
+    "2024-02-11T23:47:05Z | areyes | READ | /src/pricing/engine_v4.py\n"
+    "2024-02-12T00:10:44Z | areyes | ARCHIVE | /tmp/pricing_bak.tar.gz",
+]
+
+
+def test_an_iso_date_and_time_is_a_date_on_the_page_and_in_the_draft() -> None:
+    index = text_index(PREFIX, [("audit-log.pdf", AUDIT_LOG)])
+    text = (
+        "The log records the first READ at 2024-02-11T23:47:05Z, on February 11, 2024 (WLD000001)."
+    )
+    claims = extract_claims(text, bates_prefixes=[PREFIX])
+    assert [c.kind for c in claims].count("not_a_record_cite") == 0
+    found = findings_by_claim(text, index, PREFIX)
+    assert found["February 11, 2024"].status == "supported", found["February 11, 2024"].message
+    assert found["WLD000001"].status == "supported"
+
+
+def _opinion_page(number: int, body: str) -> str:
+    if number % 2 == 0:
+        return f"{number}    914 FEDERAL REPORTER, 3d SERIES\n{body}"
+    return (
+        f"KESTREL SOFTWARE, INC. v. PARR    {number}\nCite as 914 F.3d 558 (9th Cir. 2019)\n{body}"
+    )
+
+
+OPINION = [
+    _opinion_page(558, "KESTREL SOFTWARE, INC. v. PARR. The district court enjoined Parr."),
+    _opinion_page(559, "Parr copied the repository to a personal drive on a Sunday night."),
+    _opinion_page(560, "Use is not required: acquisition by improper means is enough."),
+    _opinion_page(561, "A contractual acknowledgment of harm is evidence of irreparable injury."),
+]
+
+
+def test_an_opinion_is_read_by_the_page_numbers_at_the_edges_of_its_running_heads() -> None:
+    index = text_index(PREFIX, [("opinion-kestrel.pdf", OPINION)])
+    right = findings_by_claim(
+        "Acquisition by improper means is enough; use is not required. Kestrel Software, "
+        "Inc. v. Parr, 914 F.3d 558, 560 (9th Cir. 2019).",
+        index,
+        PREFIX,
+    )
+    (finding,) = [f for f in right.values() if f.claim.kind == "case_citation"]
+    assert finding.status == "supported", finding.message
+    past = findings_by_claim(
+        "Harm was shown. Kestrel Software, Inc. v. Parr, 914 F.3d 558, 562 (9th Cir. 2019).",
+        index,
+        PREFIX,
+    )
+    (finding,) = [f for f in past.values() if f.claim.kind == "case_citation"]
+    assert finding.status == "unsupported" and "558-561" in finding.message
+
+
+EMAILS_AND_REPORT = [
+    ("offer.pdf", ["From the CTO: we want you to lead the build of our pricing engine."]),
+    (
+        "report.pdf",
+        ["He mirrored the pricing repository to a build server and packed it into an archive."],
+    ),
+]
+
+
+def test_a_citation_sentence_vouches_for_the_words_after_the_last_cite_before_it() -> None:
+    index = text_index(PREFIX, EMAILS_AND_REPORT)
+    found = findings_by_claim(
+        'After an offer to "lead the build of our pricing engine" (WLD000001), he mirrored the '
+        "pricing repository to a build server and packed it into an archive. See WLD000002.",
+        index,
+        PREFIX,
+    )
+    assert found["WLD000001"].status == "supported", found["WLD000001"].message
+    assert found["WLD000002"].status == "supported", found["WLD000002"].message
+
+
+PHOTO_LOG = [
+    "WATER INTRUSION PHOTO LOG (Unit 9)\n"
+    "Entry 4 | 01/07/2023 | Rear sales floor | Four active drips; tiles collapsed; tarp "
+    "ordered.\nEntry 5 | 01/12/2023 | Exterior | Blue tarp over the northeast corner of the "
+    "roof.\nEntry 6 | 02/14/2023 | Rear sales floor | Sagging ceiling tiles; water in buckets.",
+    "WATER INTRUSION PHOTO LOG (Unit 9) (continued)\n"
+    "Entry 9 | 03/21/2023 | Rear sales floor | Leak recurred under the tarp after an overnight "
+    "rain; buckets full.\nEntry 10 | 04/12/2023 | Ceiling grid | Mold spotting on three "
+    "ceiling tiles; tiles removed.",
+]
+# A letter that happens to use the draft's own words ("came back", "later", "appeared",
+# "nearly"): rare in the packet, so heavy, but on neither page of the log.
+LETTER = [
+    "Dear Ms. Pell: The adjuster came back later in the week. Nearly everything that "
+    "appeared on the claim form is now settled. Yours, R. Amsel",
+]
+
+
+def test_against_a_neighbour_words_neither_page_prints_decide_nothing() -> None:
+    index = text_index(PREFIX, [("photo-log.pdf", PHOTO_LOG), ("letter.pdf", LETTER)])
+    sentence = (
+        "Even under the tarp, water came back after an overnight rain of nearly two inches, "
+        "and mold later appeared on the rear ceiling tiles ({})."
+    )
+    wrong = findings_by_claim(sentence.format("WLD000001"), index, PREFIX)["WLD000001"]
+    assert wrong.status == "unsupported", wrong.message
+    assert "WLD000002" in wrong.message
+    right = findings_by_claim(sentence.format("WLD000002"), index, PREFIX)["WLD000002"]
+    assert right.status == "supported", right.message
+
+
+CHECKLIST = ["EXIT CHECKLIST\nLast day of employment: 02/16/2024.\nReturned: laptop, badge."]
+# Another document that prints the sentence's common words of time, and others that print
+# each of its other words once (so that each weighs as a rare word of the packet).
+OTHERS = [
+    ("opinion.pdf", ["On his last day, and days later, the engineer left the state."]),
+    ("roster.pdf", ["Five pickers reported to the orchard."]),
+    ("policy.pdf", ["Each employee certified the handbook."]),
+    ("memo.pdf", ["Records are kept in writing for a year."]),
+]
+
+
+def test_against_another_documents_page_common_words_of_time_do_not_win() -> None:
+    index = text_index(PREFIX, [("checklist.pdf", CHECKLIST), *OTHERS])
+    found = findings_by_claim(
+        "Five days later, on his last day, he certified in writing that he kept nothing "
+        "(WLD000001).",
+        index,
+        PREFIX,
+    )["WLD000001"]
+    assert found.status != "unsupported", found.message

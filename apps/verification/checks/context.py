@@ -54,7 +54,8 @@ class Context:
     def segment(self, cite: Claim) -> tuple[int, int]:
         """The words `cite` vouches for: back to the previous citation of its sentence; a cite
         with no words of its own shares the previous one's; the last cite of its sentence also
-        takes the words after it; a citation sentence takes the previous sentence."""
+        takes the words after it; a citation sentence takes the previous sentence, after that
+        sentence's last citation."""
         cites = self.cites_by_sentence.get(cite.sentence, [cite])
         position = cites.index(cite) if cite in cites else 0
         start = cite.sentence[0]
@@ -71,6 +72,12 @@ class Context:
         if not has_words(self.text[start:end]) and k == 0:
             earlier = self.previous_sentence(cite.sentence)
             if earlier is not None:
+                # The words of that sentence after its last citation: those before it are
+                # the citation's ("... an offer to "lead the build" (NOVA-005017), he
+                # mirrored the repository. See Ex. 4 at NOVA-005011.").
+                theirs = self.members(earlier, CITES)
+                if theirs and has_words(self.text[theirs[-1].end : earlier[1]]):
+                    return theirs[-1].end, earlier[1]
                 return earlier
         return start, end
 

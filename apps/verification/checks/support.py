@@ -270,9 +270,11 @@ def terms_elsewhere(
     on_best = {k for k, t in terms.items() if carries(ctx, best, t)}
     gained = on_best - on_cited  # what the other page carries and the cited ones lack
     kept = on_cited - on_best  # what only the cited pages carry
-    # Shares of what either side carries: a word of the sentence that neither the cited pages
-    # nor the other page prints decides nothing between them.
-    total = sum(terms[k].weight for k in on_best | on_cited) or total
+    if neighbour(ctx, best, pages):
+        # Against a page of the cited document, shares of what either side carries: a word of
+        # the sentence that neither prints (an adverb or a verb of the draft's own) decides
+        # nothing between two pages of one document.
+        total = sum(terms[k].weight for k in on_best | on_cited) or total
     share_gained = sum(terms[k].weight for k in gained) / total
     share_kept = sum(terms[k].weight for k in kept) / total
     share_best = sum(terms[k].weight for k in on_best) / total

@@ -19,12 +19,14 @@ from apps.verification.index import (
     ocr_read,
 )
 
-# Wrong page (support.terms_elsewhere), in shares of the weight of the key terms that the
-# cited pages or the other page carry (a word of the draft's that neither prints, an adverb
-# or a verb of its own, tells nothing between them): another page carries at least
-# WRONG_PAGE_OTHER, of which at least WRONG_PAGE_GAIN (two terms or more) is missing from the
-# cited pages, while what only the cited pages carry is at most WRONG_PAGE_KEPT. A smaller
-# lead (REVIEW_GAIN, more than what only the cited pages carry) asks for review.
+# Wrong page (support.terms_elsewhere), in shares of the key terms' weight: another page
+# carries at least WRONG_PAGE_OTHER, of which at least WRONG_PAGE_GAIN (two terms or more) is
+# missing from the cited pages, while what only the cited pages carry is at most
+# WRONG_PAGE_KEPT. A smaller lead (REVIEW_GAIN, more than what only the cited pages carry)
+# asks for review. Against another page of the cited document (a neighbour, where a wrong
+# cite's fact most often is), the shares are of what either side carries; against a page of
+# another document, the sentence's words that neither prints stay in the whole (two common
+# words of time, "days" and "later", in an opinion had outweighed a cited checklist).
 # Verbs whose meaning is their object's ("put a name to", "made a payment", "took delivery",
 # "gave notice"): no fact of a sentence, however rare they are in a small packet.
 LIGHT_VERBS = frozenset(

@@ -69,7 +69,9 @@ _SHAPES = (
     r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?:=\S+)?"
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|#\s?\d{2,}"
-    rf"|(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d)(?=[\w.:/-]*\d)(?=[\w.:/-]*[A-Za-z])"
+    # (an ISO 8601 date and time, "2024-02-11T23:47:05Z", is a date, not a code)
+    rf"|(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d|\d{{4}}-\d\d-\d\dT\d)"
+    r"(?=[\w.:/-]*\d)(?=[\w.:/-]*[A-Za-z])"
     r"(?=[\w.:/-]{5})[A-Za-z0-9]+(?:[-.:/][A-Za-z0-9]+)+"
 )
 NOT_A_CITE_SHAPE = re.compile(rf"(?<![\w.-])(?:{_SHAPES})(?![\w-])", re.IGNORECASE)
@@ -138,13 +140,24 @@ def is_generated(part: str) -> bool:
     return any(p.search(part) or p.search(spaced) for p in _GENERATED)
 
 
+# A form's or a part's number printed in groups of digits after its letters ("HO 00 03 05
+# 11", "CG 20 10 04 13"): three groups or more, which no Bates number (one run of digits, with
+# at most a page suffix) is written in.
+_DIGIT_GROUPS = re.compile(r"[A-Z]{1,6}(?:[ \t-]+\d{2,4}){3,}")
+# A product named with a capital inside its word after two lowercase letters or more, and its
+# version ("ClaimCenter 10", "FileNet 5.5"): software, not a document of the record.
+_VERSIONED = re.compile(r"[A-Z][a-z]{2,}[A-Z][A-Za-z]*[ \t]+v?\d{1,2}(?:\.\d{1,2}){0,2}")
+
+
 def names_a_thing(piece: str) -> bool:
     """Whether a cite position's piece (its signal and pin taken off) is a name of a thing of
     one of the shapes above, in a few words ("Ticket #8812", "see H100-NODE-3")."""
+    whole = piece.strip().rstrip(",.")
+    if _DIGIT_GROUPS.fullmatch(whole) or _VERSIONED.fullmatch(whole):
+        return True
     words = piece.split()
     if not words or len(words) > MAX_NAME_WORDS:
         return False
-    whole = piece.strip().rstrip(",.")
     if _LEGAL_UNIT_FIRST.match(whole):
         return False  # "Rule 10b-5", "Section 2-207": the law's units, cited by their numbers
     if NUMBERED.fullmatch(whole) or NAMED_BY_NUMBER.fullmatch(whole):
