@@ -1155,6 +1155,9 @@ def _printed_number(text: str) -> int | None:
         if _LONE_NUMBER.match(line):
             return int(line)
     for line in head:
+        bare = line.strip()
+        if not (bare[:1].isdigit() or bare[-1:].isdigit()):
+            continue  # (the pattern is tried only where a number may stand at an edge)
         edge = _EDGE_NUMBER.match(line)
         if edge is not None:
             return int(edge.group("first") or edge.group("last"))

@@ -91,7 +91,7 @@ def cited_lines(pins: tuple[str, ...]) -> _Wanted | None:
 def _page_number(text: str, fallback: int) -> int:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     for line in lines[:3] + lines[-3:]:
-        match = _PAGE_LABEL.match(line)
+        match = _PAGE_LABEL.match(line) if "page" in line.lower() else None
         if match:
             return int(match.group(1))
     if lines:

@@ -328,13 +328,18 @@ _QUANTITY = re.compile(r"(?<![\w.,/:-])\d{1,7}\.\d{1,4}(?![\w.,/:-]*\d)")
 
 
 def _quantity_pages(ctx: Context, quantity: str) -> list[int]:
-    whole, _, _ = quantity.partition(".")
-    printed = re.compile(rf"(?<![\w.,/:-]){int(whole)}(?:\.\d{{1,4}})?(?![\w/:-]*\d)")
+    """The pages printing the value of `quantity`, read once per packet index."""
     value = float(quantity)
+    return ctx.index.derived(("quantity", value), lambda: _read_quantity_pages(ctx.index, value))
+
+
+def _read_quantity_pages(index: PacketIndex, value: float) -> list[int]:
+    whole = str(int(value))
+    printed = re.compile(rf"(?<![\w.,/:-]){whole}(?:\.\d{{1,4}})?(?![\w/:-]*\d)")
     return [
         page
-        for page in ctx.index.pages_with_term(str(int(whole)))
-        if any(float(m.group()) == value for m in printed.finditer(ctx.index.pages[page].text))
+        for page in index.pages_with_term(whole)
+        if any(float(m.group()) == value for m in printed.finditer(index.pages[page].text))
     ]
 
 
