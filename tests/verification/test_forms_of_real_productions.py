@@ -10,8 +10,11 @@ from their rules, on packets of our own:
   ("(Pelican Wharf, 68 Cal.App.5th at 415.)") is the case's, its reporter no code of a thing;
 - a quantity with a decimal point ("41.5 hours") is a fact a cited page must carry, as a date
   is;
-- a form's number in groups of digits ("HO 00 03 05 11") and a product with its version
-  ("ClaimCenter 10") standing where a cite belongs are names of things;
+- a form's number in groups of digits ("HO 00 03 05 11"), a product with its version
+  ("ClaimCenter 10") and a serial or hash whose letters stand between digits
+  ("4C530001220618117083") standing where a cite belongs are names of things;
+- an "Id. at 561" after a record cite whose document has no page 561 is the case cited before
+  the record cite (drafters write it so), its pin checked there;
 - an ISO 8601 date and time ("2024-02-11T23:47:05Z") is a date, on a page and in a draft;
 - an opinion whose running heads print its page numbers at their edges ("558    914 FEDERAL
   REPORTER, 3d SERIES", "KEYSTONE v. PARDEE    559") and whose first page spells the reporter
@@ -169,6 +172,8 @@ def test_a_case_citation_in_a_citation_sentence_of_its_own_is_no_record_cite(tex
         "Coverage D pays living expenses. (HO 00 03 05 11.) The parties may demand appraisal.",
         "The claim file shows no call before the reinspection (ClaimCenter 10).",
         "The export was read with the vendor's tool. (FileNet 5.5.) Nothing else was used.",
+        "The serial is the one in the laptop's registry (4C530001220618117083).",
+        "The two hashes matched (9f2c4e7a11b3).",
     ],
 )
 def test_a_form_number_or_a_product_and_its_version_is_no_record_cite(text: str) -> None:
@@ -302,3 +307,22 @@ def test_against_another_documents_page_common_words_of_time_do_not_win() -> Non
         PREFIX,
     )["WLD000001"]
     assert found.status != "unsupported", found.message
+
+
+AGREEMENT = ["CONFIDENTIALITY AGREEMENT\nParr agrees to keep Kestrel's source code confidential."]
+
+
+@pytest.mark.parametrize(("pin", "status"), [("561", "supported"), ("559", "unsupported")])
+def test_an_id_page_after_a_record_cite_whose_document_lacks_it_is_the_case_cited_before(
+    pin: str, status: str
+) -> None:
+    index = text_index(PREFIX, [("agreement.pdf", AGREEMENT), ("opinion-kestrel.pdf", OPINION)])
+    found = findings_by_claim(
+        "Use is not required. Kestrel Software, Inc. v. Parr, 914 F.3d 558, 560 (9th Cir. "
+        '2019). Parr signed such an agreement (WLD000001). And "A contractual acknowledgment '
+        f'of harm is evidence of irreparable injury." Id. at {pin}.',
+        index,
+        PREFIX,
+    )
+    finding = found[f"Id. at {pin}"]
+    assert finding.status == status, finding.message

@@ -112,7 +112,8 @@ def bind_short(ctx: Context, claim: Claim) -> Opinion | None:
     """The packet opinion a short form the draft could not bind names (cached):
 
     1. "Id."/"Ibid.": the opinion of the citation just before it in the draft, when that is
-       a case citation (after a record cite, "Id." is that record);
+       a case citation (after a record cite, "Id." is that record; an "Id. at 403" whose page
+       that record's document lacks is the case's cited before the record cite);
     2. a name with a volume and reporter ("Halloran, 341 P.3d at 883"): an opinion of the
        packet reported in that volume whose caption holds the name and whose pages hold
        the pin;
@@ -125,7 +126,12 @@ def bind_short(ctx: Context, claim: Claim) -> Opinion | None:
     words = claim.text.strip()
     if cite is not None and re.match(r"(?i)(?:see\s+)?(?:id\.|ibid)", words):
         before = bisect.bisect_left(ctx.starts, claim.start) - 1
-        while before >= 0 and ctx.ordered[before].kind not in CITES:
+        # An Id. that carries the record cite before it (its page is no page of that
+        # record's document, `check`) is the case's cited before that record cite.
+        passed = ("record_cite",) if claim.bates else ()
+        while before >= 0 and (
+            ctx.ordered[before].kind not in CITES or ctx.ordered[before].kind in passed
+        ):
             before -= 1
         if before >= 0 and ctx.ordered[before].kind == "case_citation":
             opinion = _opinion_of(ctx, ctx.ordered[before])

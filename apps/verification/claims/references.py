@@ -55,7 +55,8 @@ NAMED_BY_NUMBER = re.compile(
 # What stands where a record cite belongs and names a thing rather than a page of the record,
 # by its shape (not by its words): a file name (a name with a file type's extension), an
 # identifier joined by underscores (an environment variable, a setting, a file's stem), a
-# variable as a shell or Windows expands it ("$EXPORT_DIR", "${HOME}", "%APPDATA%"), a
+# variable as a shell or Windows expands it ("$EXPORT_DIR", "${HOME}", "%APPDATA%"), a serial
+# or a hash (letters between digits), a
 # number sign with digits (a ticket), or a code mixing letters and digits joined by hyphens,
 # dots, colons or slashes (a model, a machine, a docket, account or report number). Public
 # standards and time offsets written so ("COVID-19", "UTC-7") and codes of four characters
@@ -69,6 +70,9 @@ _SHAPES = (
     r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?:=\S+)?"
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|#\s?\d{2,}"
+    # (a serial or a hash of ten characters or more whose letters stand between digits,
+    # "4C530001220618117083": a Bates number's letters only lead or end it)
+    r"|(?=[A-Za-z0-9]{10,}(?![\w-]))[A-Za-z0-9]*\d[A-Za-z]+\d[A-Za-z0-9]*"
     # (an ISO 8601 date and time, "2024-02-11T23:47:05Z", is a date, not a code)
     rf"|(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d|\d{{4}}-\d\d-\d\dT\d)"
     r"(?=[\w.:/-]*\d)(?=[\w.:/-]*[A-Za-z])"
