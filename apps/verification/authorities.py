@@ -338,6 +338,15 @@ def _find_courts_cached(court_text: str | None, court_id: str | None) -> tuple[A
     return tuple(by_id[i] for i in _find_court(court_text) if i in by_id)
 
 
+def court_terms(court_text: str | None, court_id: str | None) -> frozenset[str]:
+    """The key terms of the names of the court a citation's parenthetical names ("9th Cir.":
+    "court", "appeal", "ninth", "circuit"): the cited opinion's own words, printed in its
+    caption, which a sentence naming that court ("The Ninth Circuit has held") asks no pinned
+    page to print. Empty when the court is not known."""
+    names = " ".join(str(c.get("name", "")) for c in _find_courts(court_text, court_id))
+    return frozenset(nz.content_terms(nz.token_list(names)))
+
+
 def _find_courts(court_text: str | None, court_id: str | None) -> list[dict[str, Any]]:
     return list(_find_courts_cached(court_text, court_id))
 

@@ -15,6 +15,8 @@ from their rules, on packets of our own:
   ("4C530001220618117083") standing where a cite belongs are names of things;
 - an "Id. at 561" after a record cite whose document has no page 561 is the case cited before
   the record cite (drafters write it so), its pin checked there;
+- the words naming the cited opinion's own court ("The Ninth Circuit held ...") are its
+  caption's, no fact its pinned page must print;
 - an ISO 8601 date and time ("2024-02-11T23:47:05Z") is a date, on a page and in a draft;
 - an opinion whose running heads print its page numbers at their edges ("558    914 FEDERAL
   REPORTER, 3d SERIES", "KEYSTONE v. PARDEE    559") and whose first page spells the reporter
@@ -326,3 +328,32 @@ def test_an_id_page_after_a_record_cite_whose_document_lacks_it_is_the_case_cite
     )
     finding = found[f"Id. at {pin}"]
     assert finding.status == status, finding.message
+
+
+# Its caption names its court; its first page and its last both affirm the relief.
+OPINION_WITH_CAPTION = [
+    _opinion_page(
+        558,
+        "KESTREL SOFTWARE, INC. v. PARR.\nUnited States Court of Appeals, Ninth Circuit.\n"
+        "The district court enjoined Parr, and we affirm that relief.\nParr appeals.\n"
+        "We have jurisdiction.\nThe facts follow.",
+    ),
+    *OPINION[1:3],
+    _opinion_page(
+        561,
+        "The injunction was narrow.\nIt reached only the files.\nThe relief granted was "
+        "within the court's discretion, and we affirm it.\nNo more was asked.\nThe end.",
+    ),
+]
+
+
+def test_a_sentence_naming_the_cited_opinions_court_asks_no_pinned_page_to_print_it() -> None:
+    index = text_index(PREFIX, [("opinion-kestrel.pdf", OPINION_WITH_CAPTION)])
+    found = findings_by_claim(
+        "The Ninth Circuit has affirmed that relief. Kestrel Software, Inc. v. Parr, 914 F.3d "
+        "558, 561 (9th Cir. 2019).",
+        index,
+        PREFIX,
+    )
+    (finding,) = [f for f in found.values() if f.claim.kind == "case_citation"]
+    assert finding.status == "supported", finding.message

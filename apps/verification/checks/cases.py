@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import reporters_db
 
+from apps.verification import authorities
 from apps.verification import normalise as nz
 from apps.verification.checks.context import CITES, Context
 from apps.verification.checks.support import (
@@ -217,7 +218,11 @@ def _pin(ctx: Context, claim: Claim, pin: str, opinion: Opinion) -> Finding:
     if not quoted:
         # The pin must carry the proposition: its words, weighed as a record cite's are,
         # against the opinion's other pages.
-        weighed = terms_elsewhere(ctx, span, pin_pages, within=set(opinion_pages))
+        # The words naming the opinion's own court ("The Ninth Circuit has held") are its
+        # caption's, no fact a pinned page must print.
+        cite = claim.citation
+        own = authorities.court_terms(cite.court_text, cite.court) if cite else frozenset()
+        weighed = terms_elsewhere(ctx, span, pin_pages, within=set(opinion_pages), own=own)
         if weighed is not None and weighed.status == "unsupported":
             other = ctx.index.pages[weighed.page]
             shown = ", ".join(repr(w) for w in weighed.words[:4])

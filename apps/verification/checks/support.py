@@ -4,6 +4,7 @@ step 2)."""
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from apps.verification.checks.context import Context, has_words
@@ -201,7 +202,12 @@ def _quote_elsewhere(ctx: Context, span: tuple[int, int], pages: list[int]) -> Q
 
 
 def terms_elsewhere(
-    ctx: Context, span: tuple[int, int], pages: list[int], *, within: set[int] | None = None
+    ctx: Context,
+    span: tuple[int, int],
+    pages: list[int],
+    *,
+    within: set[int] | None = None,
+    own: AbstractSet[str] = frozenset(),
 ) -> "_Weighed | None":
     """Whether the cited pages carry what the segment attributes to them (see `_Weighed`).
 
@@ -211,7 +217,7 @@ def terms_elsewhere(
     ("Nothing after that") is read with the sentence before it, whose dates and amounts
     count as terms too. The best other page is compared with the cited pages on what one
     carries and the other lacks."""
-    terms = weighed_terms(ctx, span, values=True)
+    terms = weighed_terms(ctx, span, values=True, own=own)
     context = False
     if sum(1 for t in terms.values() if t.count) < 2:
         sentence = ctx.sentence_of(span)

@@ -269,10 +269,15 @@ def phrase_terms(
 
 
 def weighed_terms(
-    ctx: Context, span: tuple[int, int], *, values: bool = False
+    ctx: Context,
+    span: tuple[int, int],
+    *,
+    values: bool = False,
+    own: AbstractSet[str] = frozenset(),
 ) -> dict[str, "Term"]:
     """The span's key terms (outside its claims), each with the pages that carry it or a
-    paraphrase and its weight; with `values`, its dates and amounts as terms too."""
+    paraphrase and its weight; with `values`, its dates and amounts as terms too. Terms of
+    `own` (the cited source's own words, printed where it names itself) are none."""
     out: dict[str, Term] = {}
     masked = list(ctx.text[span[0] : span[1]])
     first = max(0, bisect.bisect_left(ctx.starts, span[0]) - 3)
@@ -293,7 +298,7 @@ def weighed_terms(
         if word in LIGHT_VERBS:
             continue
         term = nz.stem(word)
-        if term in out:
+        if term in out or term in own:
             continue
         group = PARAPHRASE_OF.get(term, (term,))
         if len(group) == 1:
