@@ -218,23 +218,29 @@ OPINION = [
 ]
 
 
+def _case_finding(text: str, opinion: list[str]) -> Finding:
+    """The finding on the one case citation of `text`, against a packet of `opinion`."""
+    index = text_index(PREFIX, [("opinion-kestrel.pdf", opinion)])
+    (finding,) = [
+        f
+        for f in findings_by_claim(text, index, PREFIX).values()
+        if f.claim.kind == "case_citation"
+    ]
+    return finding
+
+
 def test_an_opinion_is_read_by_the_page_numbers_at_the_edges_of_its_running_heads() -> None:
-    index = text_index(PREFIX, [("opinion-kestrel.pdf", OPINION)])
-    right = findings_by_claim(
+    right = _case_finding(
         "Acquisition by improper means is enough; use is not required. Kestrel Software, "
         "Inc. v. Parr, 914 F.3d 558, 560 (9th Cir. 2019).",
-        index,
-        PREFIX,
+        OPINION,
     )
-    (finding,) = [f for f in right.values() if f.claim.kind == "case_citation"]
-    assert finding.status == "supported", finding.message
-    past = findings_by_claim(
+    assert right.status == "supported", right.message
+    past = _case_finding(
         "Harm was shown. Kestrel Software, Inc. v. Parr, 914 F.3d 558, 562 (9th Cir. 2019).",
-        index,
-        PREFIX,
+        OPINION,
     )
-    (finding,) = [f for f in past.values() if f.claim.kind == "case_citation"]
-    assert finding.status == "unsupported" and "558-561" in finding.message
+    assert past.status == "unsupported" and "558-561" in past.message
 
 
 EMAILS_AND_REPORT = [
@@ -348,12 +354,9 @@ OPINION_WITH_CAPTION = [
 
 
 def test_a_sentence_naming_the_cited_opinions_court_asks_no_pinned_page_to_print_it() -> None:
-    index = text_index(PREFIX, [("opinion-kestrel.pdf", OPINION_WITH_CAPTION)])
-    found = findings_by_claim(
+    finding = _case_finding(
         "The Ninth Circuit has affirmed that relief. Kestrel Software, Inc. v. Parr, 914 F.3d "
         "558, 561 (9th Cir. 2019).",
-        index,
-        PREFIX,
+        OPINION_WITH_CAPTION,
     )
-    (finding,) = [f for f in found.values() if f.claim.kind == "case_citation"]
     assert finding.status == "supported", finding.message
