@@ -343,7 +343,12 @@ def court_terms(court_text: str | None, court_id: str | None) -> frozenset[str]:
     "court", "appeal", "ninth", "circuit"): the cited opinion's own words, printed in its
     caption, which a sentence naming that court ("The Ninth Circuit has held") asks no pinned
     page to print. Empty when the court is not known."""
-    names = " ".join(str(c.get("name", "")) for c in _find_courts(court_text, court_id))
+    try:
+        courts = _find_courts(court_text, court_id)
+    except Exception:  # courts-db data of a shape not foreseen: the pin is judged on all words
+        logger.exception("the court's names could not be read for %r", court_text or court_id)
+        return frozenset()
+    names = " ".join(str(c.get("name", "")) for c in courts)
     return frozenset(nz.content_terms(nz.token_list(names)))
 
 

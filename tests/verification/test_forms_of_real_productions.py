@@ -360,3 +360,22 @@ def test_a_sentence_naming_the_cited_opinions_court_asks_no_pinned_page_to_print
         OPINION_WITH_CAPTION,
     )
     assert finding.status == "supported", finding.message
+
+
+def test_a_court_lookup_that_fails_leaves_the_pin_judged_on_all_its_words(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from apps.verification import authorities
+
+    def broken(court_text: str | None, court_id: str | None) -> list[dict[str, object]]:
+        raise ValueError("courts-db data of an unforeseen shape")
+
+    monkeypatch.setattr(authorities, "_find_courts", broken)
+    assert authorities.court_terms("9th Cir.", "ca9") == frozenset()
+    finding = _case_finding(
+        "Acquisition by improper means is enough; use is not required. Kestrel Software, "
+        "Inc. v. Parr, 914 F.3d 558, 560 (9th Cir. 2019).",
+        OPINION,
+    )
+    assert finding.status == "supported", finding.message
+    assert "could not be read" in caplog.text
