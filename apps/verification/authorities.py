@@ -352,6 +352,31 @@ def court_terms(court_text: str | None, court_id: str | None) -> frozenset[str]:
     return frozenset(nz.content_terms(nz.token_list(names)))
 
 
+# How an opinion's first page names its author or its panel: "Okonjo, J.", "OKONJO, District
+# Judge", "Before HALE, Chief Judge, and PRUITT, Circuit Judge", "Justice Marlowe delivered".
+_JUDGE = re.compile(
+    r"\b(?P<a>[A-Z][A-Za-z'\u2019-]{2,}),\s+(?:(?:Chief|Senior|Presiding)\s+)?"
+    r"(?:J{1,2}\.|C\.\s?J\.|P\.\s?J\.|(?:District|Circuit|Magistrate|Bankruptcy)\s+Judges?|Justices?)"
+    r"|\b(?:Judge|Justice)\s+(?P<b>[A-Z][A-Za-z'\u2019-]{2,})"
+)
+JUDGE_WORDS = ("judge", "justice", "court")
+CAPTION_CHARACTERS = 6000  # of an opinion's first page, where its caption and author stand
+
+
+def judge_terms(first_page: str) -> frozenset[str]:
+    """The key terms of the judges an opinion's first page names as its author or panel, with
+    "judge" and "justice": a sentence that says who decided it ("Judge Okonjo applied ...")
+    asks no pinned page to print the name, which the caption prints. Empty when it names
+    none."""
+    names = {
+        match.group("a") or match.group("b")
+        for match in _JUDGE.finditer(first_page, 0, CAPTION_CHARACTERS)
+    }
+    if not names:
+        return frozenset()
+    return frozenset(nz.content_terms(nz.token_list(" ".join([*names, *JUDGE_WORDS]))))
+
+
 def _find_courts(court_text: str | None, court_id: str | None) -> list[dict[str, Any]]:
     return list(_find_courts_cached(court_text, court_id))
 

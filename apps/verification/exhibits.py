@@ -34,6 +34,7 @@ from apps.verification.index import PacketIndex
 
 TITLE_WORDS = 12  # a first line longer than this is text, not a title
 _WORD = re.compile(r"[a-z0-9]+")
+_NUMBER_LABELS = frozenset({"no", "nos", "nr", "num", "number"})
 _FILE_LABEL = re.compile(
     r"^(?:(?:pl(?:aintiff)?|def(?:endant)?|joint)s?['\u2019]?s?[\s._-]*)?"
     r"ex(?:h(?:ibit)?)?\.?[\s._-]*(?P<n>\d{1,3}|[a-z]{1,2})(?=[\s._-]|$)",
@@ -178,7 +179,14 @@ def titled(cat: Catalogue, index: PacketIndex, name: str, *, names_only: bool = 
     """The document a cite names by `name` (see the module's docstring); with `names_only`,
     only a document whose names hold every word of it (not its first page)."""
     stem = name.rsplit(".", 1)[0] if re.search(r"\.[A-Za-z]\w{1,4}$", name) else name
-    words = [w for w in _words(stem) if w not in TITLE_SMALL_WORDS]
+    read = _words(stem)
+    words = [
+        w
+        for k, w in enumerate(read)
+        if w not in TITLE_SMALL_WORDS
+        # "Change Order No. 7" is "change-order-007.pdf": a number's label is no word of it.
+        and not (w in _NUMBER_LABELS and k + 1 < len(read) and read[k + 1].isdigit())
+    ]
     if not words:
         return Resolved(None, "", f"{name!r} names no document")
 

@@ -53,8 +53,11 @@ _LONE_NUMBER = re.compile(r"^\s*\d{1,5}\s*$")
 _EDGE_NUMBER = re.compile(
     r"^[ \t]*(?P<first>\d{1,5})(?:[ \t]{2,}|\t)\S.*$|^.*\S(?:[ \t]{2,}|\t)(?P<last>\d{1,5})[ \t]*$"
 )
+# A figure after a minus sign that stands apart ("Payment  -41,207.33", a credit) is the amount
+# a sentence states ("paid $41,207.33"); a hyphen inside a number ("22-3130487") is not.
 _BARE_MONEY = re.compile(
-    r"(?<![\w.,$/:-])(?:\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?![\d%]|[.,]\d)"
+    r"(?:(?<=(?<!\S)-)|(?<![\w.,$/:-]))"
+    r"(?:\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?![\d%]|[.,]\d)"
 )
 RARE_TERMS = 8  # a quotation's candidate pages are found by its rarest words
 WINDOW = 40  # characters around an anchor that a date or amount may take

@@ -89,6 +89,12 @@ _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"Stip", ("stipulation",)),
     (r"Interrog", ("interrogator",)),
 )
+# A file titled so is a transcript of testimony: "Tr. 47:4" cites a deposition's file too
+# (the one of the packet), and "Dep." a file titled as a transcript.
+_SAME_AS = {
+    "transcript": ("transcript", "deposition", "depo"),
+    "deposition": ("deposition", "depo", "transcript"),
+}
 _NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person's name counts
 
 
@@ -217,7 +223,7 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
     matches = [
         document
         for document, title in titles
-        if all(any(t.startswith(w) for t in title) for w in words)
+        if all(any(t.startswith(f) for t in title for f in _SAME_AS.get(w, (w,))) for w in words)
     ]
     if len(matches) != 1:
         return None

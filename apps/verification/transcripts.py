@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, replace
 
 from apps.verification import normalise as nz
+from apps.verification.claims import Claim
 from apps.verification.findings import Finding
 from apps.verification.index import PacketIndex, QuoteHit
 from apps.verification.paragraphs import Context, _pleading_words, pleading_pages
@@ -162,6 +163,27 @@ def _transcript_of(finding: Finding, index: PacketIndex) -> list[int] | None:
     if not set(_pleading_words(claim.cited_as or claim.text)) & {"deposition", "transcript"}:
         return None  # page:line names a transcript's lines; a pleading has none
     return pleading_pages(claim, index)
+
+
+def cited_pages(claim: Claim, index: PacketIndex) -> list[int]:
+    """The packet pages printing the lines that a page:line cite with no Bates number names
+    ("Okafor Dep. 31:17-20"), in order; none when its transcript or those lines are not in the
+    packet. So that such a cite vouches for its sentence beside the sentence's other cites
+    (checks.support.group_pages), as a Bates cite does."""
+    wanted = cited_lines(claim.pins)
+    if claim.bates or wanted is None:
+        return []
+    if not set(_pleading_words(claim.cited_as or claim.text)) & {"deposition", "transcript"}:
+        return []
+    pages = pleading_pages(claim, index)
+    if not pages:
+        return []
+    first, last = wanted
+    found: dict[int, None] = {}
+    for line in _lines_of(index, pages).ordered:
+        if first <= (line.page, line.number) <= last:
+            found[line.record] = None
+    return list(found)
 
 
 class _Transcript:
@@ -568,4 +590,4 @@ def _finding(
     )
 
 
-__all__ = ["Line", "cited_lines", "lined", "transcript_lines"]
+__all__ = ["Line", "cited_lines", "cited_pages", "lined", "transcript_lines"]

@@ -6,6 +6,7 @@ import bisect
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import reporters_db
@@ -174,6 +175,18 @@ def _name_fits(ctx: Context, name: str, first: PageRecord) -> bool:
     return ctx.index.has_term(index, nz.stem(words[0]))
 
 
+def _caption_terms(ctx: Context, claim: Claim, opinion: Opinion) -> frozenset[str]:
+    """The words of a cited opinion's caption that a sentence may name it by: its court's
+    ("The Ninth Circuit has held") and its judges' ("Judge Okonjo applied"). No fact a pinned
+    page must print."""
+    cite = claim.citation
+    own = authorities.court_terms(cite.court_text, cite.court) if cite else frozenset()
+    first = ctx.index.document_pages(opinion.document_id)
+    if first:
+        own |= authorities.judge_terms(ctx.index.pages[first[0]].text)
+    return own
+
+
 def _pin(ctx: Context, claim: Claim, pin: str, opinion: Opinion) -> Finding:
     pages, first, last = opinion.pages, opinion.first_page, opinion.last_page
     numbers = pin_numbers(pin)
@@ -218,10 +231,9 @@ def _pin(ctx: Context, claim: Claim, pin: str, opinion: Opinion) -> Finding:
     if not quoted:
         # The pin must carry the proposition: its words, weighed as a record cite's are,
         # against the opinion's other pages.
-        # The words naming the opinion's own court ("The Ninth Circuit has held") are its
-        # caption's, no fact a pinned page must print.
-        cite = claim.citation
-        own = authorities.court_terms(cite.court_text, cite.court) if cite else frozenset()
+        # The words naming the opinion's own court ("The Ninth Circuit has held") or its
+        # judge are its caption's, no fact a pinned page must print.
+        own = _caption_terms(ctx, claim, opinion)
         weighed = terms_elsewhere(ctx, span, pin_pages, within=set(opinion_pages), own=own)
         if weighed is not None and weighed.status == "unsupported":
             other = ctx.index.pages[weighed.page]
@@ -271,8 +283,16 @@ def _star_pin(
     parts = opinion.spans
     span = ctx.segment(claim)
     files = sorted({i for number in parts for i, _, _ in parts[number]})
+    pinned = sorted({i for number in numbers for i, _, _ in parts[number]})
     for quote in ctx.members(span, ("quote",)):
-        hit = ctx.index.find_quote(quote_segments(quote.quote or quote.text), within=files)
+        if len(quote_words(quote)) < SHORT_QUOTE:
+            continue  # a word or two ("pristine"): a term the opinion may print anywhere
+        segments = quote_segments(quote.quote or quote.text)
+        # On a packet page the pin shares with other reporter pages, or printed twice (a
+        # synopsis repeating the holding): where it stands within the pin, if it does.
+        hit = ctx.index.find_quote(segments, within=pinned) or ctx.index.find_quote(
+            segments, within=files
+        )
         if hit is None:
             continue
         where = ctx.index.page_index(hit.page)
@@ -295,7 +315,8 @@ def _star_pin(
     first = parts[numbers[0]][0]
     record = ctx.index.pages[first[0]]
     if not quoted:
-        better = _better_reporter_page(ctx, span, numbers, opinion)
+        own = _caption_terms(ctx, claim, opinion)
+        better = _better_reporter_page(ctx, span, numbers, opinion, own)
         if better is not None:
             number, words = better
             where_part = parts[number][0]
@@ -322,12 +343,16 @@ def _star_pin(
 
 
 def _better_reporter_page(
-    ctx: Context, span: tuple[int, int], numbers: list[int], opinion: Opinion
+    ctx: Context,
+    span: tuple[int, int],
+    numbers: list[int],
+    opinion: Opinion,
+    own: AbstractSet[str] = frozenset(),
 ) -> tuple[int, tuple[str, ...]] | None:
     """Another reporter page of a star-paged opinion that carries the segment's key
     terms clearly better than the pin's pages (the thresholds of a wrong record page),
     with the words it adds; None when the pin holds its own."""
-    terms = {k: t for k, t in weighed_terms(ctx, span).items() if t.count}
+    terms = {k: t for k, t in weighed_terms(ctx, span, own=own).items() if t.count}
     if len(terms) < 2:
         return None
     read = ctx.index.derived(

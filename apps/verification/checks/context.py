@@ -3,8 +3,9 @@ in them more than once (sentences, segments, the pages a cite names), read when 
 and kept for the draft's other claims."""
 
 import bisect
+import re
 
-from apps.verification import exhibits, paragraphs
+from apps.verification import exhibits, paragraphs, transcripts
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim, sentences
 from apps.verification.findings import Finding, Status
@@ -69,6 +70,10 @@ class Context:
         end = cite.start
         if position == len(cites) - 1 and has_words(self.text[cite.end : cite.sentence[1]]):
             end = cite.sentence[1]
+        elif _EXPLAINS.match(self.text, cite.end):
+            # "..., 719 F. Supp. 3d 505, 511 (S.D.N.Y. 2024), holding that ...": the clause
+            # after the cite states what it is cited for, up to the next cite.
+            end = cites[position + 1].start if position + 1 < len(cites) else cite.sentence[1]
         if not has_words(self.text[start:end]) and k == 0:
             earlier = self.previous_sentence(cite.sentence)
             if earlier is not None:
@@ -126,6 +131,8 @@ class Context:
     def cite_pages(self, cite: Claim) -> list[int]:
         if not cite.bates and (cite.exhibit is not None or cite.title is not None):
             return self.named_pages(cite)[0]
+        if not cite.bates:
+            return transcripts.cited_pages(cite, self.index)  # "Voss Dep. 45:3-9"
         found: list[int] = []
         for ref in cite.bates:
             pages, _missing = self.index.bates_indexes(ref)
@@ -218,6 +225,13 @@ def _page_run(numbers: list[int]) -> str:
     if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
         return f"{numbers[0]}-{numbers[-1]}" if len(numbers) > 1 else str(numbers[0])
     return ", ".join(str(n) for n in numbers)
+
+
+# A participle clause after a citation, saying what the cited authority held (Bluebook 1.5).
+_EXPLAINS = re.compile(
+    r"[ \t]*,[ \t]*(?:holding|explaining|noting|finding|reasoning|concluding|observing"
+    r"|recognizing|recognising|stating|ruling)\b"
+)
 
 
 def has_words(text: str) -> bool:

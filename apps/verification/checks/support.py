@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from apps.verification import normalise as nz
 from apps.verification.checks.context import Context, has_words
 from apps.verification.checks.weighing import (
     Term,
@@ -108,16 +109,44 @@ def _altered_here(ctx: Context, span: tuple[int, int], pages: list[int]) -> bool
     of the segment stands elsewhere: the error is the value's (flagged on its own, naming
     the nearest value on the page), not the cite's."""
     altered = False
+    stems: frozenset[str] | None = None
     for claim in ctx.members(span, ("date", "amount")):
         if claim.value is None or is_month_day(claim.value):
             continue
         what = "date" if claim.kind == "date" else "amount"
-        if ctx.index.value_pages(what, claim.value):
-            # Another value of the sentence stands elsewhere in the packet: that page
-            # may be the one the sentence is about (the word check decides).
+        elsewhere = ctx.index.value_pages(what, claim.value)
+        if stems is None:
+            stems = frozenset(ctx.key_terms(span))
+        if elsewhere and (
+            any(_value_beside(ctx, page, what, stems, claim.value) for page in elsewhere)
+            or not any(_value_beside(ctx, page, what, stems) for page in pages)
+        ):
+            # Another value of the sentence stands elsewhere in the packet, in a line with
+            # the sentence's words (or the cited pages print no value of its kind so): that
+            # page may be the one the sentence is about (the word check decides). Printed
+            # there apart from them ("Final 11/10/2022" on a lab sheet) while a cited page
+            # prints a value of its kind beside them ("ICU transfer: 11/09/2022"), it is the
+            # cited page's value altered.
             return False
         altered = altered or any(ctx.page_values(what, page) for page in pages)
     return altered
+
+
+def _value_beside(
+    ctx: Context, page: int, what: str, stems: frozenset[str], value: str | None = None
+) -> bool:
+    """Whether `page` prints a value of the kind (`value` itself, where given) in a line that
+    holds one of `stems` (the sentence's key words)."""
+    text = ctx.index.pages[page].text
+    for found in ctx.page_values(what, page):
+        if value is not None and found.value != value:
+            continue
+        start = text.rfind("\n", 0, found.start) + 1
+        end = text.find("\n", found.end)
+        line = text[start : end if end >= 0 else len(text)]
+        if any(nz.stem(word) in stems for word in nz.token_list(line)):
+            return True
+    return False
 
 
 def group_pages(ctx: Context, cite: Claim, pages: list[int]) -> list[int]:
@@ -306,6 +335,17 @@ def terms_elsewhere(
     ):
         # A date or amount of the sentence stands on the other page, which carries its
         # words as well as the cited one does: the cite is that page's neighbour.
+        return _Weighed("unsupported", best, words)
+    values_gained = [k for k in gained if ":" in k]
+    if (
+        not context
+        and len(values_gained) >= 2
+        and not any(":" in k for k in on_cited)
+        and neighbour(ctx, best, pages)
+    ):
+        # The sentence's figures (its dates, amounts, quantities, readings), two or more,
+        # stand together on a page of the cited document, and none of them on the cited page:
+        # the words they share are the document's, the figures the page's.
         return _Weighed("unsupported", best, words)
     if (
         strong

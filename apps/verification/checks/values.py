@@ -1,6 +1,7 @@
 """Dates and amounts: on the pages their cite names, else anywhere in the packet (step 3 of
 the package docstring)."""
 
+import re
 from dataclasses import replace
 from datetime import date
 
@@ -37,7 +38,7 @@ def value(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
         return _value_anywhere(ctx, claim, claim.value, what)
     finding = _value_on_pages(ctx, claim, claim.value, what, pages)
     if finding.status == "supported":
-        return finding
+        return _time_of_day(ctx, claim, finding) if what == "date" else finding
     # Every cite of the sentence counts: another one's page may carry the value.
     rest = [p for p in cited if p not in pages]
     if rest:
@@ -49,6 +50,62 @@ def value(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
         if moved is not None:
             return moved
     return _named_elsewhere(ctx, finding, claim, what, [*pages, *rest])
+
+
+# A time of day written right after a date ("11/9/22 at 01:15", "March 3, 2024, 4:05 p.m."),
+# exact (not "at about 2:00"): the date's page must print it too.
+_TIME_AFTER = re.compile(
+    r"[ \t]*(?:,[ \t]*)?(?:at[ \t]+)?(?P<h>\d{1,2}):(?P<m>\d{2})(?![\d:])"
+    r"(?:[ \t]*(?P<half>[AaPp])\.?[ \t]?[Mm]\.?)?"
+)
+# A time printed on a page ("01:52", "1:55 AM", "16:40:05").
+_PAGE_TIME = re.compile(
+    r"(?<![\w:/.])(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2})?(?![\w:])"
+    r"(?:[ \t]*(?P<half>[AaPp])\.?[ \t]?[Mm]\.?)?"
+)
+HALF_DAY = 12 * 60
+
+
+def _minutes(match: re.Match[str]) -> tuple[int, bool] | None:
+    """Minutes after midnight, and whether a.m. or p.m. says which half of the day."""
+    hours, minutes = int(match.group("h")), int(match.group("m"))
+    if hours > 23 or minutes > 59:
+        return None
+    half = match.group("half")
+    if half is not None:
+        if hours > 12:
+            return None
+        hours = hours % 12 + (12 if half in "Pp" else 0)
+    return hours * 60 + minutes, half is not None or hours > 12 or hours == 0
+
+
+def _same_time(a: tuple[int, bool], b: tuple[int, bool]) -> bool:
+    if a[1] and b[1]:
+        return a[0] == b[0]
+    return a[0] % HALF_DAY == b[0] % HALF_DAY  # "1:15" is 01:15 or 13:15
+
+
+def _time_of_day(ctx: Context, claim: Claim, finding: Finding) -> Finding:
+    """A date carried by its cited page, written with a time of day: where that page prints
+    times but not this one, the time is the sentence's error ("the lactate was called at
+    01:15" against "01:55"), and the date's finding says so."""
+    written = _TIME_AFTER.match(ctx.text, claim.end)
+    page = finding.page
+    if written is None or page is None or (wanted := _minutes(written)) is None:
+        return finding
+    printed = [(m, at) for m in _PAGE_TIME.finditer(page.text) if (at := _minutes(m)) is not None]
+    if not printed or any(_same_time(wanted, at) for _, at in printed):
+        return finding
+    nearest = min(printed, key=lambda item: abs(item[1][0] - wanted[0]))[0]
+    shown = ", ".join(dict.fromkeys(m.group() for m, _ in printed[:4]))
+    return replace(
+        finding,
+        status="contradicted",
+        message=f"{finding.message}, but not the time {written.group().strip(' ,')!r}: it "
+        f"prints {shown}",
+        excerpt=excerpt_of(page.text, nearest.start(), nearest.end()),
+        match=(nearest.start(), nearest.end()),
+    )
 
 
 def _named_elsewhere(

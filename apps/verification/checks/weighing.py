@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from apps.verification import figures
 from apps.verification import normalise as nz
 from apps.verification.checks.context import Context
 from apps.verification.dates import is_month_day
@@ -310,11 +311,9 @@ def weighed_terms(
         weight = factor * _weight_of(ctx.index, count)
         out[term] = Term(word, count, weight, stems=group, holders=holders)
     if values:
-        for quantity in _QUANTITY.findall("".join(masked)):
-            held = frozenset(_quantity_pages(ctx, quantity))
-            if held:
-                weight = 2.0 * _weight_of(ctx.index, len(held))
-                out[f"number:{float(quantity)}"] = Term(quantity, len(held), weight, pages=held)
+        for key, written, held in figures.figure_pages(ctx.index, ctx.text, span, "".join(masked)):
+            weight = 2.0 * _weight_of(ctx.index, len(held))
+            out[key] = Term(written, len(held), weight, pages=held)
         for claim in ctx.members(span, ("date", "amount")):
             if claim.value is None or is_month_day(claim.value):
                 continue
@@ -323,29 +322,6 @@ def weighed_terms(
             weight = 2.0 * _weight_of(ctx.index, len(held))
             out[f"{what}:{claim.value}"] = Term(claim.text, len(held), weight, pages=held)
     return out
-
-
-# A quantity with a decimal point ("41.5 hours", "1.8 inches", "a 12.5% share"), outside the
-# claims (an amount is one): a fact as a date is, where a bare small number ("3", "14") says
-# too little to count. A page carries it when it prints the same value ("49" or "49.00" for
-# "49.0").
-_QUANTITY = re.compile(r"(?<![\w.,/:-])\d{1,7}\.\d{1,4}(?![\w.,/:-]*\d)")
-
-
-def _quantity_pages(ctx: Context, quantity: str) -> list[int]:
-    """The pages printing the value of `quantity`, read once per packet index."""
-    value = float(quantity)
-    return ctx.index.derived(("quantity", value), lambda: _read_quantity_pages(ctx.index, value))
-
-
-def _read_quantity_pages(index: PacketIndex, value: float) -> list[int]:
-    whole = str(int(value))
-    printed = re.compile(rf"(?<![\w.,/:-]){whole}(?:\.\d{{1,4}})?(?![\w/:-]*\d)")
-    return [
-        page
-        for page in index.pages_with_term(whole)
-        if any(float(m.group()) == value for m in printed.finditer(index.pages[page].text))
-    ]
 
 
 def carries(ctx: Context, page: int, term: "Term") -> bool:

@@ -64,6 +64,9 @@ _LAW_TAIL = re.compile(
 )
 
 
+_NAME_LEAD = re.compile(r"\b(?:In re|Ex parte|(?:In the )?Matter of)\s+$", re.IGNORECASE)
+
+
 def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
     from eyecite.models import FullCaseCitation, FullLawCitation, ShortCaseCitation, SupraCitation
 
@@ -78,6 +81,10 @@ def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
         end = max(end, full_end)
         if isinstance(cite, FullCaseCitation):
             start = min(start, full_start)
+            # "In re", "Ex parte", "Matter of" begin the case's name, which eyecite starts after.
+            lead = _NAME_LEAD.search(text, max(0, start - offset - 12), start - offset)
+            if lead is not None:
+                start = lead.start() + offset
         else:
             # eyecite's full span of a short form can reach back over the previous sentence:
             # start at the antecedent name written just before it, if any.
@@ -140,6 +147,17 @@ def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
             _shift(cite, start)
             found.append(_Found(a + start, b + start, cite))
     return found, len(text)
+
+
+# What stands between a case's citation and that of its subsequent history (Bluebook 10.7):
+# ", cert. denied, ", ", aff'd, ", ", rev'd in part on other grounds, ", "..., aff'd sub nom.
+# Doe v. Roe, ". The history is no authority of its own: the citation is the case's.
+_HISTORY = re.compile(
+    r"\s*,?\s*(?:cert\.\s+(?:denied|granted|dismissed)|aff['\u2019]d|rev['\u2019]d|vacated|"
+    r"modified|reh['\u2019]g(?:\s+en\s+banc)?\s+denied|appeal\s+dismissed)"
+    r"(?:\s+in\s+part)?(?:\s+on\s+other\s+grounds)?(?:\s+(?:mem\.|per\s+curiam))?,?"
+    r"(?:\s+sub\s+nom\.\s+[^,;()]{1,120},)?\s*"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -450,6 +468,11 @@ def case_citations(
                     full_of[id(cite)] = full
         record_ends = sorted(c.end for c in record)
         last_case_end = -1
+        # The cite of each subsequent history ("..., cert. denied, 144 S. Ct. 2291 (2024)"),
+        # by id: the case it is the history of, which it belongs to (its claim's span), and
+        # which an "Id." after it means (Bluebook 10.7, 4.1).
+        history_of: dict[int, Any] = {}
+        last_full: tuple[int, Any] | None = None  # the last full case cite: result index, cite
         unbound = False  # the last case citation's binding was refused (see below)
         for item in found:
             cite = item.cite
@@ -474,8 +497,19 @@ def case_citations(
                     last_case_end = listed[1]
                 continue
             if isinstance(cite, FullCaseCitation):
+                if (
+                    last_full is not None
+                    and result[last_full[0]][1] == last_case_end
+                    and _HISTORY.fullmatch(text, last_case_end, item.start)
+                ):
+                    at, main = last_full
+                    history_of[id(cite)] = main
+                    result[at] = (result[at][0], item.end, result[at][2])
+                    last_case_end = item.end
+                    continue
                 full = cite
             elif isinstance(cite, IdCitation):
+                full = history_of.get(id(full), full)
                 # The nearest preceding cite decides what "Id." means: a record cite after the
                 # last case citation takes it, unless the case is named again after that record
                 # cite.
@@ -521,6 +555,8 @@ def case_citations(
                 item.end = max(item.end, pin.end)
             result.append((item.start, item.end, case))
             last_case_end = item.end
+            if isinstance(cite, FullCaseCitation):
+                last_full = (len(result) - 1, cite)
     if read_to < len(compact):
         logger.warning(
             "eyecite stopped at the time limit after %d of %d characters; the rest is read by "

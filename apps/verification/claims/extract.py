@@ -49,6 +49,17 @@ def extract_claims(
     quotes = find_quotes(plain)
     record, quotes = record_cites(plain, bates_prefixes, quotes)
     bounds = sentence_spans(plain, quotes)
+    masked = _mask(plain, [(c.start, c.end) for c in record] + [(q.start, q.end) for q in quotes])
+    # A citation wrapped over lines is one citation: a soft line break reads as a space (not the
+    # break before a blank line, a list item, a heading or a block quote).
+    masked = re.sub(r"(?<!\n)\n(?![ \t]*(?:\n|[-*+\u2022>#][ \t]|\d{1,3}[.)][ \t]))", " ", masked)
+    record_ids: list[RecordCite] = []
+    cases = case_citations(plain, masked, record, deadline, record_ids)
+    case_spans = sorted((a, b) for a, b, _ in cases)
+    # A case citation is never split: the sentences it runs over (a stop of an abbreviation
+    # the splitter took for an end, "In re Halcyne Bio, Inc. Sec. Litig., 719 F. Supp. 3d
+    # 505, 511 (S.D.N.Y. 2024), holding ...") are one.
+    bounds = _joined(bounds, case_spans)
     starts = [s for s, _ in bounds]
 
     def sentence(start: int, end: int) -> tuple[int, int]:
@@ -111,13 +122,6 @@ def extract_claims(
             )
         )
 
-    masked = _mask(plain, [(c.start, c.end) for c in record] + [(q.start, q.end) for q in quotes])
-    # A citation wrapped over lines is one citation: a soft line break reads as a space (not the
-    # break before a blank line, a list item, a heading or a block quote).
-    masked = re.sub(r"(?<!\n)\n(?![ \t]*(?:\n|[-*+\u2022>#][ \t]|\d{1,3}[.)][ \t]))", " ", masked)
-    record_ids: list[RecordCite] = []
-    cases = case_citations(plain, masked, record, deadline, record_ids)
-    case_spans = sorted((a, b) for a, b, _ in cases)
     case_sentences = Spans()
     for start, end, cite in cases:
         span = with_previous(*sentence(start, end), case_spans)
@@ -167,3 +171,20 @@ def extract_claims(
     claims.extend(value_claims(text, plain, taken, sentence))
     claims.sort(key=lambda c: (c.start, c.end))
     return shared_sentences(claims)
+
+
+def _joined(
+    bounds: list[tuple[int, int]], spans: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """`bounds` (sentences, in order) with those that one of `spans` runs across made one."""
+    if not spans or len(bounds) < 2:
+        return bounds
+    ends = [b for _, b in bounds]
+    joined = list(bounds)
+    for start, end in spans:
+        first = bisect.bisect_right(ends, start)  # the sentence holding `start`
+        last = bisect.bisect_left(ends, end)  # ... and the one holding `end`
+        if first < last < len(joined) and joined[first][0] <= start:
+            for k in range(first, last + 1):
+                joined[k] = (joined[first][0], joined[last][1])
+    return sorted(set(joined))

@@ -101,6 +101,12 @@ _ID_AT = re.compile(r"[ \t,]*(?:at[ \t]+)?")
 _ONE_CITATION = re.compile(r"[\s,;]*(?:(?:see(?:\s+also)?|cf\.|and)[\s,]+)?", re.I)
 
 
+# An exhibit's label and the opening of the parenthetical that says what the exhibit is, as an
+# exhibit list or an index of exhibits writes it ("Ex. 7 (Liang sales plan)"): a description,
+# never a cite of its own.
+_AFTER_EXHIBIT = re.compile(r"\b(?:Ex|Exh|Exhibit)s?\.?[ \t]+[A-Z0-9]{1,4}[ \t]*\([ \t]*$")
+
+
 def pinned_by_record(text: str, cites: Sequence[RecordCite], word_end: int) -> bool:
     """Whether the "Id." ending at `word_end` is pinned by a record cite of `cites` (in
     position order) that follows it ("Id. at QZR0000041"): that record cite is the claim."""
@@ -375,6 +381,7 @@ def _bates_cites(
 
 
 _AT_POSITION = re.compile(r"(?:(?<=\s)|^)(?:at|Ex\.)[ \t]+(?=(?P<token>[^\s()\[\]]{2,80}))")
+_OPENING = re.compile(r"[ \t]*\(")
 _CLAUSE_END = re.compile(r"\)?[\"'\u201d\u2019\]]*\s*(?:[.;,:!?]|\(|$|\n)")
 
 
@@ -486,7 +493,20 @@ def record_cites(
     in_positions = Spans(positions)
     # Where a cite closes its clause; a descriptive parenthetical ("the unit (model XR-200)
     # failed") holds a label that names a thing, not a source.
-    closing = Spans([p for p in positions if _closes_clause(text, p[1], p[0])])
+    # What follows a signal and is itself followed by a record cite of this case ("per
+    # Revision 3 of SD-CW-204 (HSW-000220.0001)") names what that cite shows: no cite.
+    sourced = Spans([(c.start, c.end) for c in cites])
+
+    def before_a_cite(end: int) -> bool:
+        opening = _OPENING.match(text, end)
+        if opening is None:
+            return False
+        close = text.find(")", opening.end())
+        return close > 0 and sourced.overlaps(opening.end(), close)
+
+    closing = Spans(
+        [p for p in positions if _closes_clause(text, p[1], p[0]) and not before_a_cite(p[1])]
+    )
 
     # Labels of no known prefix: with known prefixes, such a label where a record cite belongs is
     # not one of this case's record cites; without any, a long zero-padded label is taken as one.
@@ -539,12 +559,18 @@ def record_cites(
                 exhibit = number.group("n") if number and number.end() == record.end() else None
                 add(RecordCite("record_cite", a, end, (), tuple(pins), exhibit))
                 continue
-            if FISCAL_YEAR.fullmatch(piece):
-                continue
+            if FISCAL_YEAR.fullmatch(piece) or before_a_cite(p_end):
+                continue  # a fiscal year; what the record cite after it shows
             if YEAR_END.search(piece) and not is_generated(piece):
                 continue  # "(D. Colo. 2021)", "(2019)": a case citation's parenthetical
             if _REPORTER_PAGE.search(piece):
                 continue  # "(Pelican Wharf, 68 Cal.App.5th at 415.)": a case's, read as one
+            if _AFTER_EXHIBIT.search(text, max(0, p_start - 24), p_start) and not is_generated(
+                piece, words=False
+            ):
+                # "Ex. 7 (Liang sales plan and execution summary)": what the exhibit is; but
+                # "Exhibit A (case chronology v2, row 14)" is the team's own work.
+                continue
             if is_generated(piece):
                 add(RecordCite("not_a_record_cite", a, b))
                 continue

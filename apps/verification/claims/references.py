@@ -70,9 +70,10 @@ _SHAPES = (
     r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?:=\S+)?"
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|#\s?\d{2,}"
-    # (a serial or a hash of ten characters or more whose letters stand between digits,
-    # "4C530001220618117083": a Bates number's letters only lead or end it)
-    r"|(?=[A-Za-z0-9]{10,}(?![\w-]))[A-Za-z0-9]*\d[A-Za-z]+\d[A-Za-z0-9]*"
+    # (a serial, a security's CUSIP or a hash of nine characters or more whose letters stand
+    # between digits, "21987R107", "4C530001220618117083": a Bates number's letters only lead
+    # or end it)
+    r"|(?=[A-Za-z0-9]{9,}(?![\w-]))[A-Za-z0-9]*\d[A-Za-z]+\d[A-Za-z0-9]*"
     # (an ISO 8601 date and time, "2024-02-11T23:47:05Z", is a date, not a code)
     rf"|(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d|\d{{4}}-\d\d-\d\dT\d)"
     r"(?=[\w.:/-]*\d)(?=[\w.:/-]*[A-Za-z])"
@@ -111,6 +112,10 @@ _GENERATED = [
         r"|analysis|outline|chronology|timeline|output|report)s?\b",
         re.IGNORECASE,
     ),
+]
+# Words a reference to the team's own work uses, which a produced document's title may use too
+# ("execution summary"): signs only where nothing else says what the reference is.
+_GENERATED_WORDS = [
     re.compile(r"\bdrafts?\b", re.IGNORECASE),
     re.compile(r"\bsummar(?:y|ies)\b(?!\s+judgment)", re.IGNORECASE),
 ]
@@ -138,16 +143,19 @@ FISCAL_YEAR = re.compile(r"(?:FY|CY)[-_. ]?(?:19|20)\d\d")
 YEAR_END = re.compile(r"(?<![-/])\b(?:1[6-9]|20)\d\d\s*$")
 
 
-def is_generated(part: str) -> bool:
+def is_generated(part: str, *, words: bool = True) -> bool:
+    """Whether `part` names the system's own work; with `words` False, by the marks of its
+    making alone (a version, "generated", a model's name), not by a word such as "summary"."""
     # A file name's words are read apart ("timeline_v3_final.docx": "timeline v3 final").
     spaced = re.sub(r"[_]+", " ", part)
-    return any(p.search(part) or p.search(spaced) for p in _GENERATED)
+    patterns = [*_GENERATED, *_GENERATED_WORDS] if words else _GENERATED
+    return any(p.search(part) or p.search(spaced) for p in patterns)
 
 
 # A form's or a part's number printed in groups of digits after its letters ("HO 00 03 05
-# 11", "CG 20 10 04 13"): three groups or more, which no Bates number (one run of digits, with
-# at most a page suffix) is written in.
-_DIGIT_GROUPS = re.compile(r"[A-Z]{1,6}(?:[ \t-]+\d{2,4}){3,}")
+# 11", "CG 20 10 04 13", a specification's section "Spec. 08 44 13"): three groups or more,
+# which no Bates number (one run of digits, with at most a page suffix) is written in.
+_DIGIT_GROUPS = re.compile(r"(?:[A-Z]{1,6}|[A-Z][a-z]{1,6}\.)(?:[ \t-]+\d{2,4}){3,}")
 # A product named with a capital inside its word after two lowercase letters or more, and its
 # version ("ClaimCenter 10", "FileNet 5.5"): software, not a document of the record.
 _VERSIONED = re.compile(r"[A-Z][a-z]{2,}[A-Z][A-Za-z]*[ \t]+v?\d{1,2}(?:\.\d{1,2}){0,2}")

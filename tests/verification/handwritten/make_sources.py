@@ -34,13 +34,22 @@ def write_to(root: Path, out: Path) -> None:
             texts[row["bates"]] = row["text"]
         sources = out / case.name / "sources"
         sources.mkdir(parents=True, exist_ok=True)
-        for document in meta["documents"]:
-            pages = [
-                texts[entry["bates"]]
-                for entry in sorted(meta["bates_map"], key=lambda e: e["page"])
-                if entry["document"] == document
-            ]
-            (sources / document).write_bytes(_pdf(pages))
+        for document in _documents(meta):
+            pages: dict[int, str] = {}  # a page produced twice has a row per number: one page
+            for entry in meta["bates_map"]:
+                if entry["document"] == document:
+                    pages.setdefault(entry["page"], texts[entry["bates"]])
+            (sources / document).write_bytes(_pdf([pages[n] for n in sorted(pages)]))
+
+
+def _documents(meta: dict) -> list[str]:
+    """The case's documents: case.json's `documents`, or each production's in turn."""
+    if "documents" in meta:
+        return list(meta["documents"])
+    seen: dict[str, None] = {}
+    for production in meta["productions"]:
+        seen.update(dict.fromkeys(production["documents"]))
+    return list(seen)
 
 
 if __name__ == "__main__":
