@@ -158,6 +158,11 @@ def court_fits(finding: Finding) -> Finding:
     if problem is None:
         return finding
     check, message = problem
+    if check == "case_court" and finding.status == "supported":
+        # The packet holds the opinion: a court our data cannot read ("Fla. 5th DCA") says
+        # nothing against it, where a court that did not sit then, or that the reporter does
+        # not report, does.
+        return replace(finding, message=f"{finding.message} ({message})")
     if finding.status != "supported":
         message = f"{message}; the opinion is also {NOT_IN_EVIDENCE}"
     return replace(

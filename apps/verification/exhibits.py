@@ -27,6 +27,7 @@ words:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from apps.verification.claims.base import TITLE_SMALL_WORDS
@@ -222,3 +223,29 @@ def titled(cat: Catalogue, index: PacketIndex, name: str, *, names_only: bool = 
 def pinned_pages(index: PacketIndex, document: Document, numbers: list[int]) -> list[int]:
     """The document's pages that `numbers` name (its file's page numbers), in page order."""
     return [p for p in document.pages if index.pages[p].page_number in numbers]
+
+
+# A page's own number printed at its head or foot: "34", "- 34 -", "Page 34", "Page 34 of 60",
+# "34 | Proxy Statement" (a filing's, a proxy's or a report's pages, produced as an excerpt).
+_PRINTED = re.compile(
+    r"^[ \t]*(?:(?:page|p\.)[ \t]*)?[-\u2013\u2014]?[ \t]*(?P<n>\d{1,4})[ \t]*[-\u2013\u2014]?"
+    r"(?:[ \t]*of[ \t]+\d{1,4})?(?:[ \t]+\|[^\n]{0,60})?[ \t]*$",
+    re.IGNORECASE,
+)
+EDGE_LINES_READ = 3  # lines at the head and at the foot of a page where its number stands
+
+
+def printed_pages(index: PacketIndex, pages: Sequence[int], numbers: list[int]) -> list[int] | None:
+    """The pages of `pages` that print `numbers` as their own page numbers (at a head or a
+    foot), in order: a document cited by the page numbers it prints ("Proxy at 58" for an
+    excerpt of five pages). None unless each number is printed by exactly one page."""
+    found: dict[int, list[int]] = {}
+    for page in pages:
+        lines = [ln for ln in index.pages[page].text.splitlines() if ln.strip()]
+        edges = [*lines[:EDGE_LINES_READ], *lines[-EDGE_LINES_READ:]]
+        printed = {int(m.group("n")) for line in edges if (m := _PRINTED.match(line))}
+        for number in printed & set(numbers):
+            found.setdefault(number, []).append(page)
+    if any(len(found.get(n, ())) != 1 for n in numbers):
+        return None
+    return [found[n][0] for n in numbers]

@@ -794,8 +794,23 @@ class PacketIndex:
         candidates = set(self.pages_with_term(wanted[0])) & set(self.pages_with_term(wanted[-1]))
         for index in sorted(candidates):
             if _contains_run(_head_words(self.pages[index].text), wanted):
+                if wanted[-2] == "wl":
+                    return self._screen_paged(index) or self._opinion_from(index, first)
                 return self._opinion_from(index, first)
         return None
+
+    def _screen_paged(self, start: int) -> Opinion | None:
+        """A Westlaw opinion ("2023 WL 6190457"): its number names the document, not a page,
+        and its pages are the screen pages its text marks, "*1", "*2", ... (what "at *6"
+        pins); its caption, before "*1", is on page 1. None when its text marks none."""
+        doc = self.document_pages(self.pages[start].document_id)
+        starred = self._star_paged(doc[doc.index(start) :], 0)
+        if starred is None or 1 not in starred.pages:
+            return None
+        spans = dict(starred.spans)
+        spans[1] = [*spans.pop(0, []), *spans[1]]
+        pages = {number: self.pages[parts[0][0]] for number, parts in spans.items()}
+        return Opinion(starred.document_id, 1, pages, spans)
 
     def opinions_citing(self, volume: str, reporter: str) -> list[Opinion]:
         """The opinions of the packet reported in `volume` of `reporter` (a short form names
@@ -1040,8 +1055,51 @@ def _page_values(text: str, words: set[str] | None = None) -> tuple[list[Value],
             continue
         dollars, _, cents = figure.replace(",", "").partition(".")
         amounts.append(Value(start, end, str(int(dollars) * 100 + int(cents or 0))))
+    amounts.extend(_scaled_figures(text))
     amounts.sort(key=lambda v: v.start)
     return dates, amounts
+
+
+# A table's statement of its unit: "($ in millions)", "(in thousands, except per share
+# data)", "in millions of dollars", "$000s".
+_SCALE = re.compile(
+    r"(?:\$|US\$|USD|dollars)[ \t]*(?:amounts[ \t]+)?in[ \t]+(?P<a>thousands|millions|billions)\b"
+    r"|\([ \t]*in[ \t]+(?P<b>thousands|millions|billions)\b"
+    r"|\bin[ \t]+(?P<c>thousands|millions|billions)[ \t]+of[ \t]+(?:U\.?S\.?[ \t]+)?dollars\b"
+    r"|\$[ \t]?(?P<d>000)s?\b",
+    re.IGNORECASE,
+)
+_SCALES = {"thousands": 1_000, "000": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
+# A figure of such a table: a whole number or one with a decimal point, "(118)" negative.
+_TABLE_FIGURE = re.compile(
+    r"(?<![\w.,$/:%-])\(?(?P<n>\d{1,3}(?:,\d{3})+|\d{1,6})(?:\.(?P<d>\d{1,3}))?\)?(?![\w%/:-]|[.,]\d)"
+)
+MIN_ROW_FIGURES = 2  # a line of a table holds a row of figures, not one number in a sentence
+
+
+def _scaled_figures(text: str) -> list[Value]:
+    """The figures of the tables on a page that state their unit ("($ in millions)": 1,142
+    is $1,142 million), as amounts, on the rows of figures after the statement (a year or a
+    count in such a row is read too: a sentence's amount must still match its value)."""
+    found: list[Value] = []
+    for scale in _SCALE.finditer(text):
+        unit = _SCALES[next(g for g in scale.groups() if g).lower()]
+        at = text.find("\n", scale.end())
+        if at < 0:
+            continue
+        for line in re.finditer(r"[^\n]+", text[at:]):
+            figures = list(_TABLE_FIGURE.finditer(line.group()))
+            if len(figures) < MIN_ROW_FIGURES:
+                continue
+            for figure in figures:
+                whole = int(figure.group("n").replace(",", ""))
+                decimals = figure.group("d") or ""
+                cents = (whole * 10 ** len(decimals) + int(decimals or 0)) * unit * 100
+                cents //= 10 ** len(decimals)
+                end = figure.end("d") if decimals else figure.end("n")
+                base = at + line.start()
+                found.append(Value(base + figure.start("n"), base + end, str(cents)))
+    return found
 
 
 def _windows(text: str) -> list[list[int]]:
@@ -1137,7 +1195,10 @@ def _edge_lines(text: str) -> list[tuple[int, int, str]]:
     return head + tail[::-1]
 
 
-_PAGE_FOOTER = re.compile(r"(.* )?(page )?# of #|(.* )?page #|#/#")
+# A footer's page label: "Page 3 of 5" after a running title, "Nursing Flowsheet - Page 1", "3/5".
+# A line of prose that ends on a page ("... see Table 1 (page 2) and Table 2 (page 3).") has more
+# words before its "page #" than a footer's title.
+_PAGE_FOOTER = re.compile(r"(\S+ ){0,12}(page )?# of #|(\S+ ){0,5}page #|#/#")
 
 
 def _is_page_footer(line_shape: str) -> bool:

@@ -219,11 +219,16 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
     words = _pleading_words(claim.cited_as or claim.text)  # an Id. names the pleading cited
     if not words:
         return None
+    return index.derived(("pleading pages", words), lambda: _pleading_pages(index, words))
+
+
+def _pleading_pages(index: PacketIndex, words: tuple[str, ...]) -> list[int] | None:
     titles = index.derived("document titles", lambda: _document_titles(index))
+    forms = [_SAME_AS.get(w, (w,)) for w in words]
     matches = [
         document
         for document, title in titles
-        if all(any(t.startswith(f) for t in title for f in _SAME_AS.get(w, (w,))) for w in words)
+        if all(any(t.startswith(form) for t in title) for form in forms)
     ]
     if len(matches) != 1:
         return None

@@ -40,8 +40,8 @@ from apps.verification import normalise as nz
 from apps.verification.claims import Claim
 from apps.verification.findings import Finding
 from apps.verification.index import PacketIndex, QuoteHit
-from apps.verification.paragraphs import Context, _pleading_words, pleading_pages
-from apps.verification.quoting import quote_segments
+from apps.verification.paragraphs import SHORT_QUOTE, Context, _pleading_words, pleading_pages
+from apps.verification.quoting import quote_segments, quote_words
 from apps.verification.sheets import sheet_pages
 from apps.verification.spans import excerpt_of
 
@@ -512,6 +512,18 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
             )
         return _finding(
             finding, "supported", f"{label} of {name} carries the quotation", hit.page, hit.span
+        )
+    if any(len(quote_words(q)) >= SHORT_QUOTE for q in context.members(span, ("quote",))):
+        # A quotation no line of the transcript holds decides nothing of the cite (it is
+        # flagged on its own, misquoted or invented); the words around it, who said it ("the
+        # engineer conceded"), do not place the testimony either.
+        first = cited[0]
+        return _finding(
+            finding,
+            "needs_review",
+            f"{label} of {name}: the sentence's quotation is on none of its lines (see the "
+            "quotation's finding); the lines are not judged by the words around it",
+            index.pages[first.record],
         )
     terms = [t for t in context.key_terms(span) if index.document_frequency(t)]
     if len(terms) >= 2:

@@ -399,3 +399,178 @@ def test_a_securitys_cusip_standing_as_a_cite_is_a_name_of_a_thing() -> None:
     )
     assert found["CUSIP 21987R107"].status == "unsupported"
     assert found["CUSIP 21987R107"].check == "not_a_record_cite"
+
+
+def test_a_court_our_data_cannot_read_says_nothing_against_an_opinion_the_packet_holds() -> None:
+    opinion = [
+        "TALVANE v. ORR    301\nCite as 88 So. 3d 301 (Fla. 5th DCA 2019)\nA statement of "
+        "present fact about known trial data is actionable."
+    ]
+    index = text_index(PREFIX, [("opinion-talvane.pdf", opinion)])
+    found = [
+        f
+        for f in findings_by_claim(
+            "A statement of present fact about known trial data is actionable. Talvane v. Orr, "
+            "88 So. 3d 301, 301 (Fla. 5th DCA 2019). So is this. Ames v. Bly, 77 So. 3d 310 "
+            "(Fla. 5th DCA 2019).",
+            index,
+            PREFIX,
+        ).values()
+        if f.claim.kind == "case_citation"
+    ]
+    held, absent = found
+    assert held.status == "supported", held.message
+    assert "Fla. 5th DCA" in held.message
+    assert absent.status == "unsupported"  # not in the packet, whatever its court
+
+
+MINUTES = [
+    ("01-board-minutes.pdf", ["BOARD MINUTES\nThe Board adopted the plan.", "Adjourned."]),
+    (
+        "02-discussion-materials.pdf",
+        ["DISCUSSION MATERIALS\nCover.", "DCF range $44.10 to $58.30 per share.", "Notes."],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "Exhibits:\n- Ex. 3: discussion materials, Oct. 18, 2023 (WLD000003-WLD000005)\n\n",
+        "Record exhibits are cited as follows: Ex. 1, Board Minutes; Ex. 3, Discussion "
+        "Materials.\n\n",
+    ],
+)
+def test_the_drafts_own_list_of_exhibits_says_what_ex_n_is(key: str) -> None:
+    text = key + "The bank's DCF produced $44.10 to $58.30 per share. Ex. 3 at 2."
+    found = _found(text, MINUTES)["Ex. 3 at 2"]
+    assert found.status == "supported", found.message
+    assert "list of exhibits" in found.message or "WLD000004" in found.message
+    # Without the list, Ex. 3 is read as the packet's third document, which it has not.
+    bare = _found("The bank's DCF produced $44.10 to $58.30 per share. Ex. 3 at 2.", MINUTES)
+    assert bare["Ex. 3 at 2"].status != "supported"
+
+
+PROXY = [
+    (
+        "proxy-statement-excerpts.pdf",
+        [f"PROXY STATEMENT\nText of page {n}.\n\n{n}" for n in (31, 32)],
+    )
+]
+
+
+def test_a_document_is_cited_by_the_page_numbers_it_prints() -> None:
+    found = _found("The proxy says so (Proxy at 32).", PROXY)["Proxy at 32"]
+    assert found.status != "unsupported", found.message
+    assert found.page is not None and found.page.page_number == 2
+    missing = _found("The proxy says so (Proxy at 58).", PROXY)["Proxy at 58"]
+    assert missing.status == "unsupported" and "no page 58" in missing.message
+
+
+WESTLAW = [
+    "Pelham Retirement System v. Dunmore, Not Reported in Atl. Rptr. (2023)\n2023 WL 6190457\n\n"
+    "Court of Chancery of Delaware.\n*1 Plaintiff challenges a squeeze-out merger.\n*2 The "
+    "committee could not explore alternatives.",
+    "Pelham Retirement System v. Dunmore, Not Reported in Atl. Rptr. (2023)\n2023 WL 6190457\n\n"
+    "*3 Back-channel communications between a controller and a committee member about price "
+    "support an inference of unfair dealing.\n*4 Exculpation does not reach bad faith.",
+]
+
+
+@pytest.mark.parametrize(("pin", "status"), [("*3", "supported"), ("*1", "unsupported")])
+def test_a_westlaw_opinion_is_paged_by_its_screen_pages(pin: str, status: str) -> None:
+    index = text_index(PREFIX, [("opinion-pelham-westlaw.pdf", WESTLAW)])
+    text = (
+        "Back-channel communications between a controller and a committee member about price "
+        f"support an inference of unfair dealing. Pelham Ret. Sys. v. Dunmore, 2023 WL 6190457, "
+        f"at {pin} (Del. Ch. Sept. 22, 2023)."
+    )
+    (found,) = [
+        f
+        for f in findings_by_claim(text, index, PREFIX).values()
+        if f.claim.kind == "case_citation"
+    ]
+    assert found.status == status, found.message
+    assert "6190457-" not in found.message  # its pages are 1-4, not the document's number
+    assert "*9" not in text
+
+
+PROJECTIONS = [
+    "MANAGEMENT CASE SUMMARY\n\n($ in millions)            2026E      2027E      2028E\n"
+    "Revenue                      487        812      1,142\n"
+    "Unlevered free cash flow      48        221        412\n"
+]
+
+
+def test_a_table_that_states_its_unit_prints_amounts_in_it() -> None:
+    found = _found(
+        "The plan projected 2028 revenue of $1,142 million and free cash flow of $412 million "
+        "(WLD000001).",
+        [("projections.pdf", PROJECTIONS)],
+    )
+    assert found["$1,142 million"].status == "supported", found["$1,142 million"].message
+    assert found["$412 million"].status == "supported"
+    wrong = _found("Revenue was $1,412 million (WLD000001).", [("p.pdf", PROJECTIONS)])
+    assert wrong["$1,412 million"].status != "supported"
+    # Without the statement of its unit a row of figures is no amount.
+    plain = [PROJECTIONS[0].replace("($ in millions)", "(units)")]
+    assert (
+        _found("Revenue was $1,142 million (WLD000001).", [("p.pdf", plain)])[
+            "$1,142 million"
+        ].status
+        != "supported"
+    )
+
+
+WHITCOMB = [
+    _deposition_page(
+        38,
+        {
+            1: "Q. Mr. Whitcomb, you were the quality engineer at Dalcrest",
+            2: "for the heater platform? A. Senior quality engineer. Yes.",
+        },
+    ),
+    _deposition_page(
+        40,
+        {
+            9: "A. It means we used up the Hengli cutoffs we had on",
+            10: "hand before switching.",
+            11: "Q. So heaters with the Hengli cutoff kept shipping",
+            12: "after the ECO was approved?",
+        },
+    ),
+]
+
+
+def test_a_quotation_no_line_holds_leaves_the_lines_unjudged_by_the_words_around_it() -> None:
+    found = _found(
+        "Dalcrest's engineer conceded, \"We knew the Hengli cutoffs were welding and we kept "
+        'shipping them anyway." (Whitcomb Dep. 40:9-14).',
+        [("06-whitcomb-deposition.pdf", WHITCOMB), ("roster.pdf", ["Dalcrest engineer roster."])],
+    )
+    assert found["Whitcomb Dep. 40:9-14"].status == "needs_review"
+    quote = next(f for f in found.values() if f.claim.kind == "quote")
+    assert quote.status == "unsupported"
+
+
+def test_a_line_of_prose_ending_on_a_page_reference_is_no_footer() -> None:
+    report = [
+        "TEST REPORT TR-2019-044\nSupplier B: 3 of 6 samples failed to open (contacts welded) "
+        "before 10,000\ncycles. See Table 1 (page 2) and Table 2 (page 3).\n\n"
+        "Test Report - Page 1 of 3"
+    ]
+    found = _found(
+        'Three Hengli cutoffs "failed to open (contacts welded) before 10,000 cycles" (WLD000001).',
+        [("test-report.pdf", report)],
+    )
+    quote = next(f for f in found.values() if f.claim.kind == "quote")
+    assert quote.status == "supported", quote.message
+
+
+def test_a_cite_in_a_string_vouches_for_its_own_parenthetical() -> None:
+    found = _cases(
+        '"A statement of present fact about known trial data is actionable." Talvane v. Orr, '
+        "88 F.4th 301, 303 (2d Cir. 2023); see also id. at 304 (scienter may rest on sales "
+        "made after learning of the results)."
+    )
+    assert [f.status for f in found] == ["supported", "supported"], [f.message for f in found]

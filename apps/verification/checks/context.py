@@ -13,6 +13,7 @@ from apps.verification.index import (
     Opinion,
     PacketIndex,
     Value,
+    pages_label,
 )
 
 CITES = ("record_cite", "not_a_record_cite", "case_citation")
@@ -49,6 +50,7 @@ class Context:
         self.bound: dict[int, Opinion | None] = {}  # short forms bound to a packet opinion
         self.documents: exhibits.Catalogue | None = None  # read when a cite names a document
         self.named: dict[tuple[int, int], tuple[list[int], Finding | None, str]] = {}
+        self.exhibit_list: dict[str, list[int]] | None = None  # the draft's own, when read
 
     # -- segments -----------------------------------------------------------------------
 
@@ -59,6 +61,17 @@ class Context:
         sentence's last citation."""
         cites = self.cites_by_sentence.get(cite.sentence, [cite])
         position = cites.index(cite) if cite in cites else 0
+        own = _PARENTHETICAL.match(self.text, cite.end)
+        if (
+            own is not None
+            and position > 0
+            and not has_words(self.text[cites[position - 1].end : cite.start])
+            and has_words(own.group("words"))
+        ):
+            # "...; see id. at 884 n.2 (ADEA provision "materially identical")": a cite in a
+            # string of cites with its own parenthetical vouches for that, not for the words
+            # the cite before it vouches for.
+            return own.span("words")
         start = cite.sentence[0]
         k = position
         while k > 0:
@@ -148,13 +161,16 @@ class Context:
             return cached
         if self.documents is None:
             self.documents = exhibits.catalogue(self.index)
-        if claim.exhibit is not None:
+        listed = _listed_exhibit(self, claim) if claim.exhibit is not None else None
+        if listed is not None:
+            result = listed
+        elif claim.exhibit is not None:
             resolved = exhibits.exhibit(self.documents, claim.exhibit)
         else:
             resolved = exhibits.titled(self.documents, self.index, claim.title or "")
-        document = resolved.document
-        result: tuple[list[int], Finding | None, str]
-        if document is None:
+        if listed is not None:
+            pass
+        elif (document := resolved.document) is None:
             # A citation sentence of its own ("Subcontract at 3.") may be no document's cite
             # at all (a short form of a case, a time): one naming no document is for a
             # person to read.
@@ -177,7 +193,17 @@ class Context:
                 pages = exhibits.pinned_pages(self.index, document, numbers)
             held = [self.index.pages[p].page_number for p in document.pages]
             missing = [n for n in numbers if n not in held]
-            if missing:
+            printed = (
+                exhibits.printed_pages(self.index, document.pages, numbers) if missing else None
+            )
+            if printed is not None:
+                # "Proxy at 58": the page of the excerpt that prints 58 as its number.
+                result = (
+                    printed,
+                    None,
+                    f"{resolved.how}, its page {_page_run(numbers)} as printed",
+                )
+            elif missing:
                 result = (
                     [],
                     Finding(
@@ -225,6 +251,94 @@ def _page_run(numbers: list[int]) -> str:
     if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
         return f"{numbers[0]}-{numbers[-1]}" if len(numbers) > 1 else str(numbers[0])
     return ", ".join(str(n) for n in numbers)
+
+
+def _listed_exhibit(ctx: "Context", claim: Claim) -> tuple[list[int], Finding | None, str] | None:
+    """ "Ex. 3 at 2" where the draft lists its exhibits, by their Bates numbers ("- Ex. 3:
+    discussion materials, Oct. 18, 2023 (LZRD 004410-004412)") or by a title that names one
+    packet document ("Ex. 7, Test Report TR-2019-044"): that exhibit's pages, in order, page
+    2 the second (or the page that prints 2 as its number, where it has fewer). None where the
+    draft lists no such exhibit."""
+    if ctx.exhibit_list is None:
+        ctx.exhibit_list = _exhibit_list(ctx.text, ctx.ordered, ctx)
+    pages = ctx.exhibit_list.get(exhibits.normal_label(claim.exhibit or ""))
+    if pages is None:
+        return None
+    label = exhibits.normal_label(claim.exhibit or "")
+    how = (
+        f"Exhibit {label} is {pages_label(ctx.index, pages)}, as the draft's list of exhibits says"
+    )
+    numbers = paragraphs.page_numbers(claim.pins)
+    if any(n > len(pages) for n in numbers):
+        printed = exhibits.printed_pages(ctx.index, pages, numbers)
+        if printed is not None:
+            return printed, None, f"{how}, its page {_page_run(numbers)} as printed"
+        wanted = next(n for n in numbers if n > len(pages))
+        message = f"{how}; it has {len(pages)} pages, no page {wanted}"
+        finding = Finding(
+            claim, "unsupported", "record_cite_page", message, page=ctx.index.pages[pages[0]]
+        )
+        return [], finding, how
+    return ([pages[n - 1] for n in numbers] if numbers else pages), None, how
+
+
+# A line of a draft's list of its exhibits: "- Ex. 3: discussion materials (LZRD 004410-12)",
+# "Exhibit B - The lease (ACME000101-ACME000120)".
+_EXHIBIT_LINE = re.compile(
+    r"(?m)^[ \t]*(?:[-*+\u2022][ \t]+)?(?:Ex|Exh|Exhibit)s?\.?[ \t]*(?P<n>\d{1,3}|[A-Z]{1,2})"
+    r"[ \t]*[:.\u2013\u2014-][ \t]+(?P<what>[^\n]+)$"
+)
+
+
+_EXHIBIT_NAMED = re.compile(
+    r"\b(?:Ex|Exh|Exhibit)\.?[ \t]*(?P<n>\d{1,3}|[A-Z]{1,2})(?:[ \t]*[,:][ \t]*|[ \t]*\([ \t]*)"
+    r"(?P<what>[A-Z][^;()\n]{2,100}?)[ \t]*(?=[;)]|\.(?:\s|$)|$)",
+    re.MULTILINE,
+)
+
+
+def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, list[int]]:
+    """The exhibits a draft lists with their Bates numbers, by label: the pages of the record
+    cites on each list line. A label listed twice, or with no Bates cite, is not kept."""
+    found: dict[str, list[int]] = {}
+    seen: set[str] = set()
+    twice: set[str] = set()
+    starts = [c.start for c in ordered]
+    for line in _EXHIBIT_LINE.finditer(text):
+        label = exhibits.normal_label(line.group("n"))
+        pages: list[int] = []
+        at = bisect.bisect_left(starts, line.start("what"))
+        for cite in ordered[at:]:
+            if cite.start >= line.end():
+                break
+            if cite.kind == "record_cite" and cite.bates:
+                pages.extend(p for p in ctx.cite_pages(cite) if p not in pages)
+        if label in seen:
+            twice.add(label)
+        seen.add(label)
+        if pages:
+            found[label] = pages
+    # A list in prose, by title: "Ex. 7, Test Report TR-2019-044; Ex. 8, ...", "Ex. 3 (Q3
+    # 2023 earnings call transcript)": the one packet document every word of the title names.
+    named: dict[str, list[int]] = {}
+    for entry in _EXHIBIT_NAMED.finditer(text):
+        label = exhibits.normal_label(entry.group("n"))
+        if label in found or label in twice or ctx.documents is None:
+            continue
+        document = exhibits.titled(
+            ctx.documents, ctx.index, entry.group("what").strip(), names_only=True
+        ).document
+        if document is None:
+            continue
+        if named.get(label, list(document.pages)) != list(document.pages):
+            twice.add(label)
+        named[label] = list(document.pages)
+    found.update(named)
+    return {label: pages for label, pages in found.items() if label not in twice}
+
+
+# A parenthetical right after a cite: what that cite is cited for.
+_PARENTHETICAL = re.compile(r"[ \t]*\((?P<words>[^()\n]{3,300})\)")
 
 
 # A participle clause after a citation, saying what the cited authority held (Bluebook 1.5).
