@@ -32,7 +32,9 @@ from apps.verification.numwords import (
 )
 from apps.verification.spans import disjoint_values, whole_value
 
-_NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?|\.\d{1,2})"
+# Up to four decimals before a scale ("$1.148 million"); an amount of cents without one (more
+# than two decimals and no scale is no amount: `_tagged`).
+_NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,4})?|\.\d{1,2})"
 _SCALE = r"(?:\s*(?P<scale>million|billion|thousand|mm|bn|[mMkKbB])(?![A-Za-z]))?"
 _SCALES = {"thousand": 3, "k": 3, "million": 6, "m": 6, "mm": 6, "billion": 9, "bn": 9, "b": 9}
 _CURRENCY_NAMES = {"$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "us$": "USD"}

@@ -574,3 +574,46 @@ def test_a_cite_in_a_string_vouches_for_its_own_parenthetical() -> None:
         "made after learning of the results)."
     )
     assert [f.status for f in found] == ["supported", "supported"], [f.message for f in found]
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [
+        ("Ferris attached the model. *See* Brightline_LRP_Revised_v4.xlsx. Next.", "Brightline"),
+        ("The messages came from her phone. ELL-IPH-0007. The next day she wrote.", "ELL-IPH-0007"),
+    ],
+)
+def test_a_signal_in_emphasis_and_a_token_standing_as_a_sentence_are_cite_positions(
+    text: str, token: str
+) -> None:
+    found = _found(text, [("a.pdf", ["Ferris attached the model from her phone."])])
+    flagged = [k for k, f in found.items() if f.claim.kind == "not_a_record_cite"]
+    assert all(found[k].status == "unsupported" for k in flagged)
+    assert len(flagged) == 1 and flagged[0].startswith(token), found
+    # A word standing as a sentence ("Denied.") is none.
+    assert not _found("The motion was heard. Denied. The next.", [("a.pdf", ["Heard."])])
+
+
+COMMITTEE = [
+    "SPECIAL COMMITTEE MINUTES - November 21, 2023\nThe Committee agreed in principle to "
+    "proceed at $41.25 per share.",
+    "SPECIAL COMMITTEE MINUTES - November 22, 2023\nThe Committee reviewed the draft proxy.",
+]
+
+
+def test_a_value_in_a_sentence_vouched_for_by_a_citation_sentence_must_be_on_its_page() -> None:
+    found = _found(
+        "On November 22, 2023, the Committee agreed in principle to proceed at $41.25. "
+        "WLD000001. Then the proxy followed.",
+        [("committee-minutes.pdf", COMMITTEE)],
+    )
+    assert found["November 22, 2023"].status == "contradicted", found["November 22, 2023"].message
+    assert found["$41.25"].status == "supported"
+
+
+def test_an_amount_with_three_decimals_before_its_scale_is_read() -> None:
+    report = ["SALES REPORT\nNote 1. Ohio Valley includes Marston revenue ($1,184,000)."]
+    found = _found("The move cost $1.148 million in revenue (WLD000001 n.1).", [("r.pdf", report)])
+    assert found["$1.148 million"].status == "contradicted", found["$1.148 million"].message
+    right = _found("The move cost $1.184 million in revenue (WLD000001).", [("r.pdf", report)])
+    assert right["$1.184 million"].status == "supported"

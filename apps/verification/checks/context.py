@@ -112,12 +112,26 @@ class Context:
         return None if "\n\n" in gap else candidate
 
     def closing_cite(self, claim: Claim) -> Claim | None:
+        """The cite the claim's sentence gives it (the first after it, else the last before);
+        with none, the record cite of a citation sentence right after the sentence ("On
+        November 22 the Committee agreed. BRT-00031778.")."""
         cites = self.cites_by_sentence.get(claim.sentence, [])
         after = [c for c in cites if c.start >= claim.end]
         if after:
             return after[0]
         before = [c for c in cites if c.end <= claim.start]
-        return before[-1] if before else None
+        if before:
+            return before[-1]
+        at = bisect.bisect_left(self.starts, claim.sentence[1])
+        following = self.ordered[at] if at < len(self.ordered) else None
+        if (
+            following is not None
+            and following.kind == "record_cite"
+            and _SIGNAL_ONLY.fullmatch(self.text, claim.sentence[1], following.start)
+            and not has_words(self.text[following.end : following.sentence[1]])
+        ):
+            return following
+        return None
 
     def members(self, span: tuple[int, int], kinds: tuple[str, ...]) -> list[Claim]:
         """The claims of these kinds inside `span`."""
@@ -335,6 +349,11 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
         named[label] = list(document.pages)
     found.update(named)
     return {label: pages for label, pages in found.items() if label not in twice}
+
+
+# What may stand between a sentence and the citation sentence after it: space, emphasis and a
+# signal ("See", "See also", "Cf.").
+_SIGNAL_ONLY = re.compile(r"[\s*_]*(?:(?:see(?:,?\s+also)?|cf\.|accord)[\s,*_]*)?", re.IGNORECASE)
 
 
 # A parenthetical right after a cite: what that cite is cited for.

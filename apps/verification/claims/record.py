@@ -205,10 +205,14 @@ _BARE_NAME_SENTENCE = re.compile(
     re.MULTILINE,
 )
 _CITE_POSITION = re.compile(
-    # A parenthetical, or what follows a signal, within a paragraph (soft line breaks allowed).
+    # A parenthetical, or what follows a signal (its emphasis, "*See*", no part of it), within a
+    # paragraph (soft line breaks allowed), or one token standing as a sentence of its own
+    # after another ("... from her phone. ELL-IPH-0007.").
     r"\((?P<paren>(?:[^()\n]|\n(?![ \t]*\n)){1,200})\)"
-    r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|[Pp]er)[,:]?\s+"
+    r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|[Pp]er)[*_]{0,2}[,:]?\s+"
     r"(?P<see>(?:[^.;:()\n]|\n(?![ \t]*\n)){1,120})"
+    r"|(?:(?<=[.!?][ \t])|(?<=[.!?][\"\u201d)][ \t]))"
+    r"(?P<alone>[A-Za-z][\w.:/-]{3,60}?)(?=\.(?:\s|$))"
 )
 
 
@@ -471,7 +475,7 @@ def record_cites(
     positions = [
         (m.start(g), m.end(g))
         for m in _CITE_POSITION.finditer(text)
-        for g in ("paren", "see")
+        for g in ("paren", "see", "alone")
         if m.group(g) is not None and not _in_heading(text, m.start(g))
     ]
     named, quotes = _quoted_names(text, _cite_pieces(text, positions), quotes)
