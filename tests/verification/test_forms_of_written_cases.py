@@ -166,8 +166,10 @@ OPINION = [
 ]
 
 
-def _cases(text: str) -> list[Finding]:
-    index = text_index(PREFIX, [("opinion-talvane.pdf", OPINION)])
+def _cases(text: str, documents: list[tuple[str, list[str]]] | None = None) -> list[Finding]:
+    """The findings on the case citations of `text`, against a packet of `documents` (the
+    Talvane opinion)."""
+    index = text_index(PREFIX, documents or [("opinion-talvane.pdf", OPINION)])
     return [
         f
         for f in findings_by_claim(text, index, PREFIX).values()
@@ -292,18 +294,13 @@ STAR_PAGED = [
 
 @pytest.mark.parametrize(("pin", "status"), [("507", "supported"), ("506", "unsupported")])
 def test_a_quoted_word_printed_on_the_synopsis_decides_no_star_pin(pin: str, status: str) -> None:
-    index = text_index(PREFIX, [("opinion-halcyne.pdf", STAR_PAGED)])
     text = (
         "The court so held in In re Halcyne Bio, Inc. Sec. Litig., 719 F. Supp. 3d 505, "
         f'{pin} (S.D.N.Y. 2024), holding that a description of safety data as "pristine," '
         'offered to reassure analysts, "is a concrete representation about the state of the '
         'data, not puffery."'
     )
-    (found,) = [
-        f
-        for f in findings_by_claim(text, index, PREFIX).values()
-        if f.claim.kind == "case_citation"
-    ]
+    (found,) = _cases(text, [("opinion-halcyne.pdf", STAR_PAGED)])
     assert found.status == status, found.message
     if status == "unsupported":  # the quotation is on 507, not the word on 506
         assert "507" in found.message
@@ -479,20 +476,14 @@ WESTLAW = [
 
 @pytest.mark.parametrize(("pin", "status"), [("*3", "supported"), ("*1", "unsupported")])
 def test_a_westlaw_opinion_is_paged_by_its_screen_pages(pin: str, status: str) -> None:
-    index = text_index(PREFIX, [("opinion-pelham-westlaw.pdf", WESTLAW)])
     text = (
         "Back-channel communications between a controller and a committee member about price "
         f"support an inference of unfair dealing. Pelham Ret. Sys. v. Dunmore, 2023 WL 6190457, "
         f"at {pin} (Del. Ch. Sept. 22, 2023)."
     )
-    (found,) = [
-        f
-        for f in findings_by_claim(text, index, PREFIX).values()
-        if f.claim.kind == "case_citation"
-    ]
+    (found,) = _cases(text, [("opinion-pelham-westlaw.pdf", WESTLAW)])
     assert found.status == status, found.message
     assert "6190457-" not in found.message  # its pages are 1-4, not the document's number
-    assert "*9" not in text
 
 
 PROJECTIONS = [

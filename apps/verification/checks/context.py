@@ -67,6 +67,7 @@ class Context:
             and position > 0
             and not has_words(self.text[cites[position - 1].end : cite.start])
             and has_words(own.group("words"))
+            and not self.members(own.span("words"), CITES)  # "Ex. 4 (ACME000123)": a cite
         ):
             # "...; see id. at 884 n.2 (ADEA provision "materially identical")": a cite in a
             # string of cites with its own parenthetical vouches for that, not for the words
@@ -312,8 +313,9 @@ _EXHIBIT_NAMED = re.compile(
 
 
 def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, list[int]]:
-    """The exhibits a draft lists with their Bates numbers, by label: the pages of the record
-    cites on each list line. A label listed twice, or with no Bates cite, is not kept."""
+    """The exhibits a draft lists, by label: the pages of the record cites on each line of a
+    list of them, else the pages of the one packet document a title in a list in prose names.
+    A label listed twice as different pages is not kept."""
     found: dict[str, list[int]] = {}
     seen: set[str] = set()
     twice: set[str] = set()
