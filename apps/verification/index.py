@@ -53,11 +53,14 @@ _LONE_NUMBER = re.compile(r"^\s*\d{1,5}\s*$")
 _EDGE_NUMBER = re.compile(
     r"^[ \t]*(?P<first>\d{1,5})(?:[ \t]{2,}|\t)\S.*$|^.*\S(?:[ \t]{2,}|\t)(?P<last>\d{1,5})[ \t]*$"
 )
-# A figure after a minus sign that stands apart ("Payment  -41,207.33", a credit) is the amount
-# a sentence states ("paid $41,207.33"); a hyphen inside a number ("22-3130487") is not.
 _BARE_MONEY = re.compile(
-    r"(?:(?<=(?<!\S)-)|(?<![\w.,$/:-]))"
-    r"(?:\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?![\d%]|[.,]\d)"
+    r"(?<![\w.,$/:-])(?:\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?![\d%]|[.,]\d)"
+)
+# A figure after a minus sign that stands apart ("Payment  -41,207.33", a credit) is the amount
+# a sentence states ("paid $41,207.33"); a hyphen inside a number ("22-3130487") is not. Its own
+# pattern, led by the sign: most windows have none, and `_BARE_MONEY` stays as fast as it was.
+_NEGATIVE_MONEY = re.compile(
+    r"(?<!\S)-(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2})(?![\d%]|[.,]\d)"
 )
 RARE_TERMS = 8  # a quotation's candidate pages are found by its rarest words
 WINDOW = 40  # characters around an anchor that a date or amount may take
@@ -1027,6 +1030,11 @@ def _page_values(text: str, words: set[str] | None = None) -> tuple[list[Value],
         # starts and ends on whitespace) with the characters its pattern looks at around it.
         for match in _BARE_MONEY.finditer(chunk):
             bare.setdefault(start + match.start(), (start + match.end(), match.group()))
+        if "-" in chunk:
+            for match in _NEGATIVE_MONEY.finditer(chunk):
+                bare.setdefault(
+                    start + match.start("n"), (start + match.end("n"), match.group("n"))
+                )
     # Dates with the day in words ("the second of April", "the second of April, two thousand
     # seven") and amounts in words ("four point one million dollars") may have no figure to
     # window around: read on the whole
@@ -1070,6 +1078,8 @@ _SCALE = re.compile(
     re.IGNORECASE,
 )
 _SCALES = {"thousands": 1_000, "000": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
+# What a page stating a unit prints, in any case: one of these (read by `in`, fast).
+_SCALE_HINTS = ("illions", "ILLIONS", "housands", "HOUSANDS", "$000", "$ 000")
 # A figure of such a table: a whole number or one with a decimal point, "(118)" negative.
 _TABLE_FIGURE = re.compile(
     r"(?<![\w.,$/:%-])\(?(?P<n>\d{1,3}(?:,\d{3})+|\d{1,6})(?:\.(?P<d>\d{1,3}))?\)?(?![\w%/:-]|[.,]\d)"
@@ -1082,6 +1092,8 @@ def _scaled_figures(text: str) -> list[Value]:
     is $1,142 million), as amounts, on the rows of figures after the statement (a year or a
     count in such a row is read too: a sentence's amount must still match its value)."""
     found: list[Value] = []
+    if not any(word in text for word in _SCALE_HINTS):
+        return found  # no unit stated: most pages, told apart without a regular expression
     for scale in _SCALE.finditer(text):
         unit = _SCALES[next(g for g in scale.groups() if g).lower()]
         at = text.find("\n", scale.end())
