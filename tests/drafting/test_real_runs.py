@@ -342,7 +342,7 @@ def _assert_what_was_invented_blocks(
             for written in re.finditer(re.escape(invented), text):
                 assert any(
                     start < written.end() and written.start() < end for start, end in spans
-                ), f"version {number}: {invented!r} at {written.start()} is not blocked"
+                ), _unblocked(number, invented, written, text, findings)
                 blocked.add(invented)
         if found["blocking"] or version["truncated"]:
             # A version cut at its limit is refused first, whatever its findings.
@@ -352,6 +352,23 @@ def _assert_what_was_invented_blocks(
             assert refused.json()["code"] == expected
             assert not _ok(api.get(f"{base}/{number}"))["approved"]
     return blocked
+
+
+def _unblocked(
+    number: int, invented: str, written: re.Match[str], text: str, findings: list[dict[str, Any]]
+) -> str:
+    """Why an invented claim is not blocked, with what the model wrote around it and the
+    findings there: the model's text differs from run to run, so a failure keeps it."""
+    start, end = max(0, written.start() - 300), written.end() + 200
+    near = [
+        (f["start"], f["end"], f["kind"], f["status"], f["check"], f["blocks"])
+        for f in findings
+        if f["start"] < end and f["end"] > start
+    ]
+    return (
+        f"version {number}: {invented!r} at {written.start()} is not blocked; the text there: "
+        f"{text[start:end]!r}; the findings there: {near}"
+    )
 
 
 MOTIONS = [
