@@ -442,10 +442,14 @@ def test_the_drafts_own_list_of_exhibits_says_what_ex_n_is(key: str) -> None:
     text = key + "The bank's DCF produced $44.10 to $58.30 per share. Ex. 3 at 2."
     found = _found(text, MINUTES)["Ex. 3 at 2"]
     assert found.status == "supported", found.message
-    assert "list of exhibits" in found.message or "WLD000004" in found.message
+    assert "list of exhibits" in found.message
+    assert found.page is not None and found.page.bates == ("WLD000004",)
     # Without the list, Ex. 3 is read as the packet's third document, which it has not.
     bare = _found("The bank's DCF produced $44.10 to $58.30 per share. Ex. 3 at 2.", MINUTES)
     assert bare["Ex. 3 at 2"].status != "supported"
+    # Page 0 of a listed exhibit is no page of it.
+    zero = _found(key + "The bank's DCF produced its range. Ex. 3 at 0.", MINUTES)["Ex. 3 at 0"]
+    assert zero.status == "unsupported" and "no page 0" in zero.message, zero.message
 
 
 PROXY = [

@@ -3,6 +3,7 @@ in them more than once (sentences, segments, the pages a cite names), read when 
 and kept for the draft's other claims."""
 
 import bisect
+import itertools
 import re
 
 from apps.verification import exhibits, paragraphs, transcripts
@@ -284,11 +285,11 @@ def _listed_exhibit(ctx: "Context", claim: Claim) -> tuple[list[int], Finding | 
         f"Exhibit {label} is {pages_label(ctx.index, pages)}, as the draft's list of exhibits says"
     )
     numbers = paragraphs.page_numbers(claim.pins)
-    if any(n > len(pages) for n in numbers):
+    if any(not 1 <= n <= len(pages) for n in numbers):
         printed = exhibits.printed_pages(ctx.index, pages, numbers)
         if printed is not None:
             return printed, None, f"{how}, its page {_page_run(numbers)} as printed"
-        wanted = next(n for n in numbers if n > len(pages))
+        wanted = next(n for n in numbers if not 1 <= n <= len(pages))  # "at 0" is none either
         message = f"{how}; it has {len(pages)} pages, no page {wanted}"
         finding = Finding(
             claim, "unsupported", "record_cite_page", message, page=ctx.index.pages[pages[0]]
@@ -305,6 +306,7 @@ _EXHIBIT_LINE = re.compile(
 )
 
 
+MAX_LISTED = 200  # entries of a draft's list of exhibits read (each is a look-up of titles)
 _EXHIBIT_NAMED = re.compile(
     r"\b(?:Ex|Exh|Exhibit)\.?[ \t]*(?P<n>\d{1,3}|[A-Z]{1,2})(?:[ \t]*[,:][ \t]*|[ \t]*\([ \t]*)"
     r"(?P<what>[A-Z][^;()\n]{2,100}?)[ \t]*(?=[;)]|\.(?:\s|$)|$)",
@@ -320,7 +322,7 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
     seen: set[str] = set()
     twice: set[str] = set()
     starts = [c.start for c in ordered]
-    for line in _EXHIBIT_LINE.finditer(text):
+    for line in itertools.islice(_EXHIBIT_LINE.finditer(text), MAX_LISTED):
         label = exhibits.normal_label(line.group("n"))
         pages: list[int] = []
         at = bisect.bisect_left(starts, line.start("what"))
@@ -337,7 +339,7 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
     # A list in prose, by title: "Ex. 7, Test Report TR-2019-044; Ex. 8, ...", "Ex. 3 (Q3
     # 2023 earnings call transcript)": the one packet document every word of the title names.
     named: dict[str, list[int]] = {}
-    for entry in _EXHIBIT_NAMED.finditer(text):
+    for entry in itertools.islice(_EXHIBIT_NAMED.finditer(text), MAX_LISTED):
         label = exhibits.normal_label(entry.group("n"))
         if label in found or label in twice or ctx.documents is None:
             continue
