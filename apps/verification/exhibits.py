@@ -14,12 +14,12 @@ words:
    "Ex. C") is its third document, and the finding says it read it so.
 2. **Names and titles.** A document's names are the words of its file name (its extension and
    leading order numbers aside) and of its title line (the first line of its first page, when
-   short). A cited name names the documents whose names hold each of its words (a word
-   matches one that starts with it, so "Letter" matches "letters"; "the", "of" and the like
-   are left out); when none does, the documents whose names hold some of its words and whose
-   first page holds the others ("Voss Letter": a letter whose first page names Voss). One
-   document: resolved; several: which one is for a person to say; none: the cite names no
-   document of the packet.
+   short), letters and digits apart ("fy2022" is "fy" and "2022"). A cited name names the
+   documents whose names hold each of its words (a word matches one that starts with it, so
+   "Letter" matches "letters"; "the", "of" and the like are left out); when none does, the
+   documents whose names hold some of its words and whose first page holds the others ("Voss
+   Letter": a letter whose first page names Voss). One document: resolved; several: which
+   one is for a person to say; none: the cite names no document of the packet.
 3. **The page.** The pin is a page of that document (the file's page number, as "Compl. at 3"
    is read); a page the packet does not hold is unsupported, naming how many it has.
 """
@@ -34,7 +34,8 @@ from apps.verification.claims.base import TITLE_SMALL_WORDS
 from apps.verification.index import PacketIndex
 
 TITLE_WORDS = 12  # a first line longer than this is text, not a title
-_WORD = re.compile(r"[a-z0-9]+")
+# Letters and digits apart: "10-K" and "form-10k-fy2022.pdf" share "10", "k" and "2022".
+_WORD = re.compile(r"[a-z]+|[0-9]+")
 _NUMBER_LABELS = frozenset({"no", "nos", "nr", "num", "number"})
 _FILE_LABEL = re.compile(
     r"^(?:(?:pl(?:aintiff)?|def(?:endant)?|joint)s?['\u2019]?s?[\s._-]*)?"

@@ -543,6 +543,7 @@ class PacketIndex:
             numbered = [(s, m) for s, _, ln in content if (m := _LINE_NUMBER.match(ln))]
             if len(numbered) >= len(content) // 2:
                 skip.extend((s + m.start(1), s + m.end(1)) for s, m in numbered)
+        skip.extend(margin_count(page.text))
         return sorted(skip)
 
     def _repeated_shapes(self, index: int) -> set[str]:
@@ -1172,6 +1173,31 @@ def _sheet_order(body: list[int], starts: list[int], minis: list[MiniPage]) -> l
     if all(a <= b for a, b in pairwise(keys)):
         return body
     return [word for _, word in sorted(zip(keys, body, strict=True), key=lambda pair: pair[0])]
+
+
+# A number at a line's start, before text (two spaces apart) or alone: a margin's count.
+_MARGIN_NUMBER = re.compile(r"(?m)^[ \t]*(\d{1,2})(?=[ \t]{2,}\S|[ \t]*$)")
+MARGIN_RUN = 3  # counts by five in a row: 5, 10, 15
+
+
+def margin_count(text: str) -> list[tuple[int, int]]:
+    """The spans of a margin counting lines by fives (a patent's columns, pleading paper: "5",
+    "10", "15" at the starts of lines, alone or before the line's text), which no quotation
+    holds. Only runs of MARGIN_RUN or more, each number five more than the one before: a
+    table's first column is no such run."""
+    if "5" not in text:
+        return []
+    found = [m for m in _MARGIN_NUMBER.finditer(text) if int(m.group(1)) % 5 == 0]
+    spans: list[tuple[int, int]] = []
+    run: list[re.Match[str]] = []
+    for match in [*found, None]:
+        if match is not None and (not run or int(match.group(1)) == int(run[-1].group(1)) + 5):
+            run.append(match)
+            continue
+        if len(run) >= MARGIN_RUN:
+            spans.extend(m.span(1) for m in run)
+        run = [match] if match is not None else []
+    return spans
 
 
 def _lines(text: str) -> list[tuple[int, int, str]]:

@@ -193,12 +193,30 @@ def raw_words(text: str) -> list[str]:
 
 
 def stem(token: str) -> str:
-    """A light stem for key terms: "breaches" -> "breach", "terminated" -> "terminat"."""
-    if len(token) <= 4 or not token.isalpha():
+    """A light stem for key terms, the same for a word's forms: "breaches", "breached" ->
+    "breach"; "invoice", "invoices", "invoiced" -> "invoic"; "Keystone's" (read "keystones")
+    and "KEYSTONE" -> "keyston"; "parties" -> "party"; "days" -> "day".
+
+    First the plural, as English forms it (an S-stemmer): "-ies" is "-y", "-es" and "-s" lose
+    their "s" ("boxes" -> "boxe", whose "e" goes last), but not "-us", "-ss" and "-is"
+    ("status", "class", "basis" are no plurals). Then one ending of a
+    verb or an adverb ("-ed" not of "-eed": "proceed", "proceeds", "proceeded" are one), then a
+    final "e": "rate", "rates", "rated" and "rating" meet in "rat".
+    """
+    if len(token) <= 3 or not token.isalpha():
         return token
-    for suffix in ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "ly", "s"):
+    if token.endswith("ies") and len(token) > 4 and token[-4] not in "ae":
+        token = token[:-3] + "y"
+    elif token.endswith("s") and token[-2] not in "usi":
+        token = token[:-1]
+    for suffix in ("ation", "ing", "edly", "ed", "ly"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            return token[: -len(suffix)]
+            if suffix == "ed" and token.endswith("eed"):
+                break  # "proceed", "exceed": no past tense ("proceeded" is "proceed")
+            token = token[: -len(suffix)]
+            break
+    if token.endswith("e") and len(token) >= 4:
+        token = token[:-1]
     return token
 
 

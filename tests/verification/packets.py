@@ -8,8 +8,10 @@ from apps.verification.claims import extract_claims
 from apps.verification.index import PacketIndex, PageRecord
 
 
-def text_index(prefix: str, documents: Iterable[tuple[str, list[str]]]) -> PacketIndex:
-    """The index of a packet of (file name, pages) documents, in order."""
+def text_index(
+    prefix: str, documents: Iterable[tuple[str, list[str]]], *, first: int = 1
+) -> PacketIndex:
+    """The index of a packet of (file name, pages) documents, in order, stamped from `first`."""
     records: list[PageRecord] = []
     for document_id, (filename, pages) in enumerate(documents, 1):
         for number, text in enumerate(pages, 1):
@@ -20,7 +22,7 @@ def text_index(prefix: str, documents: Iterable[tuple[str, list[str]]]) -> Packe
                     document_id,
                     filename,
                     number,
-                    (f"{prefix}{position:06d}",),
+                    (f"{prefix}{first + position - 1:06d}",),
                     text,
                     "text_layer",
                     None,

@@ -87,7 +87,7 @@ def test_the_lazy_reading_finds_the_lines_that_reading_every_line_finds() -> Non
         for line in transcript.ordered
     ]
     every = set().union(*plain)
-    assert {"compen", "sation", "4o12", "café", "naïve"} <= every
+    assert {"compen", "sation", "4o12", "café", nz.stem("naïve")} <= every
     for term in sorted(every):
         assert transcript.lines_with(term) == [k for k, held in enumerate(plain) if term in held]
     assert [transcript.terms(k) for k in range(len(plain))] == plain

@@ -115,7 +115,8 @@ def bind_short(ctx: Context, claim: Claim) -> Opinion | None:
 
     1. "Id."/"Ibid.": the opinion of the citation just before it in the draft, when that is
        a case citation (after a record cite, "Id." is that record; an "Id. at 403" whose page
-       that record's document lacks is the case's cited before the record cite);
+       that record's document lacks is the case's cited before the record cite; a thing used
+       as a cite is passed over);
     2. a name with a volume and reporter ("Halloran, 341 P.3d at 883"): an opinion of the
        packet reported in that volume whose caption holds the name and whose pages hold
        the pin;
@@ -130,7 +131,9 @@ def bind_short(ctx: Context, claim: Claim) -> Opinion | None:
         before = bisect.bisect_left(ctx.starts, claim.start) - 1
         # An Id. that carries the record cite before it (its page is no page of that
         # record's document, `check`) is the case's cited before that record cite.
-        passed = ("record_cite",) if claim.bates else ()
+        # A thing that stood where a cite belongs but is no record cite of this case
+        # ("(MCR-22-077140 at 3)") is no authority an Id. can mean: it is passed over.
+        passed = ("not_a_record_cite", "record_cite") if claim.bates else ("not_a_record_cite",)
         while before >= 0 and (
             ctx.ordered[before].kind not in CITES or ctx.ordered[before].kind in passed
         ):

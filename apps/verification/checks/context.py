@@ -6,7 +6,7 @@ import bisect
 import itertools
 import re
 
-from apps.verification import exhibits, paragraphs, transcripts
+from apps.verification import exhibits, paragraphs, patents, transcripts
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim, sentences
 from apps.verification.findings import Finding, Status
@@ -18,6 +18,14 @@ from apps.verification.index import (
 )
 
 CITES = ("record_cite", "not_a_record_cite", "case_citation")
+
+
+# A defined term's parenthetical just before a cite ('U.S. Patent No. 11,206,482 (the "'482
+# patent") (QLN_00004410-16) against ...'): the cite names the document the term names, and
+# the words after it are the sentence's, not the document's.
+_DEFINED_BEFORE = re.compile(
+    r"\((?:the\s+|a\s+)?[\"\u201c][^\"\u201c\u201d()\n]{1,60}[\"\u201d]\)[ \t]*\(?[ \t]*$"
+)
 
 
 class Context:
@@ -52,6 +60,7 @@ class Context:
         self.documents: exhibits.Catalogue | None = None  # read when a cite names a document
         self.named: dict[tuple[int, int], tuple[list[int], Finding | None, str]] = {}
         self.exhibit_list: dict[str, list[int]] | None = None  # the draft's own, when read
+        self.law_documents: frozenset[int] | None = None  # opinions it cites (`support`)
 
     # -- segments -----------------------------------------------------------------------
 
@@ -83,7 +92,11 @@ class Context:
                 break
             k -= 1
         end = cite.start
-        if position == len(cites) - 1 and has_words(self.text[cite.end : cite.sentence[1]]):
+        if (
+            position == len(cites) - 1
+            and has_words(self.text[cite.end : cite.sentence[1]])
+            and not _DEFINED_BEFORE.search(self.text, max(start, cite.start - 80), cite.start)
+        ):
             end = cite.sentence[1]
         elif _EXPLAINS.match(self.text, cite.end):
             # "..., 719 F. Supp. 3d 505, 511 (S.D.N.Y. 2024), holding that ...": the clause
@@ -202,6 +215,19 @@ class Context:
                 ),
                 "",
             )
+        elif (cited_columns := patents.pinned_columns(claim.pins)) is not None:
+            # "'482 patent at 5:19-22": the pages printing those columns.
+            pages, why = patents.column_pages(self.index, document.pages, *cited_columns)
+            failed = None
+            if why is not None:
+                failed = Finding(
+                    claim,
+                    "unsupported",
+                    "record_cite_page",
+                    f"{resolved.how}; {why}",
+                    page=self.index.pages[document.pages[0]],
+                )
+            result = (pages, failed, resolved.how)
         else:
             numbers = paragraphs.page_numbers(claim.pins)
             pages = list(document.pages)

@@ -280,11 +280,24 @@ def terms_elsewhere(
     candidates.difference_update(pages)
     if within is not None:
         candidates &= within
-    best: int | None = None
-    best_key: tuple[float, int] = (0.0, 0)
-    for page, score in page_scores(ctx, candidates, terms).items():
-        if (score, -page) > best_key:
-            best, best_key = page, (score, -page)
+    scores = page_scores(ctx, candidates, terms)
+    best = _best_scored(scores)
+    law = law_documents(ctx)
+    if (
+        best is not None
+        and ctx.index.pages[best].document_id in law
+        and not any(ctx.index.pages[p].document_id in law for p in pages)
+    ):
+        # A record page's facts are the case's; an opinion the draft cites as authority states
+        # the law in the words a brief argues with ("preference period", "ordinary course"),
+        # never this case's facts: it does not lead against a cite of the record. Only where
+        # the cited pages carry none of the sentence, while the opinion does, does it say so.
+        lawful = _law_lead(ctx, terms, on_cited, best, context)
+        if lawful is not None:
+            return lawful
+        best = _best_scored(
+            {p: v for p, v in scores.items() if ctx.index.pages[p].document_id not in law}
+        )
     phrases = {} if context else phrase_terms(ctx, span, terms)
     if best is None:
         return None if context else _passage_lead(ctx, span, terms, pages, within, phrases)
@@ -373,6 +386,52 @@ def terms_elsewhere(
         together = None if context else _passage_lead(ctx, span, terms, pages, within, phrases)
         return together or _Weighed("needs_review", best, words)
     return None if context else _passage_lead(ctx, span, terms, pages, within, phrases)
+
+
+def _best_scored(scores: Mapping[int, float]) -> int | None:
+    """The page of the highest score (the first page on a tie), None for none above 0."""
+    best: int | None = None
+    best_key: tuple[float, int] = (0.0, 0)
+    for page, score in scores.items():
+        if (score, -page) > best_key:
+            best, best_key = page, (score, -page)
+    return best
+
+
+def _law_lead(
+    ctx: Context, terms: Mapping[str, "Term"], on_cited: set[str], page: int, context: bool
+) -> "_Weighed | None":
+    """Against a record cite whose pages carry none of the sentence's terms, an opinion's page
+    that carries WRONG_PAGE_ALONE of them: the cite is unsupported (read with the sentence
+    before, on its words alone, for review); the opinion is named as law, not as the page."""
+    if on_cited:
+        return None
+    held = {k for k, t in terms.items() if carries(ctx, page, t)}
+    plain = [k for k, t in terms.items() if not t.pair]
+    share = sum(terms[k].weight for k in held if not terms[k].pair) / (
+        sum(terms[k].weight for k in plain) or 1.0
+    )
+    if share < WRONG_PAGE_ALONE:
+        return None
+    strong = not context or any(":" in k for k in held)
+    words = tuple(terms[k].word for k in sorted(held, key=lambda k: (-terms[k].weight, k)))
+    return _Weighed("unsupported" if strong else "needs_review", page, words, law=True)
+
+
+def law_documents(ctx: Context) -> frozenset[int]:
+    """The packet's documents that the draft cites as opinions (by volume, reporter and
+    page), read once per draft."""
+    if ctx.law_documents is None:
+        found: set[int] = set()
+        for claim in ctx.claims:
+            cite = claim.citation if claim.kind == "case_citation" else None
+            if cite is None or not cite.resolved:
+                continue
+            opinion = ctx.index.opinion(cite.volume, cite.reporter, cite.page)
+            if opinion is not None:
+                found.add(opinion.document_id)
+        ctx.law_documents = frozenset(found)
+    return ctx.law_documents
 
 
 def _passage_lead(
@@ -542,7 +601,13 @@ def wrong_finding(
     record = index.pages[weighed.page]
     shown = ", ".join(repr(w) for w in weighed.words[:4])
     cited = pages_label(index, pages)
-    if weighed.together:
+    if weighed.law:
+        message = (
+            f"the cited page {cited} carries none of the sentence's words ({shown}); only "
+            f"{index.label(weighed.page)}, a page of an opinion the draft cites, does, and it "
+            "states the law, not this case's facts"
+        )
+    elif weighed.together:
         message = (
             f"the cited page {cited} does not state {shown} with the rest of the sentence, "
             f"as a sentence on {index.label(weighed.page)} does"
@@ -573,6 +638,7 @@ class _Weighed:
     page: int
     words: tuple[str, ...]
     together: bool = False  # the other page states them in one sentence, the cited ones apart
+    law: bool = False  # the other page is an opinion's: only the cited pages' silence is told
 
 
 def same(claim: Claim, found: str) -> bool:

@@ -109,7 +109,11 @@ _COLUMNS = re.compile(r"\S(?: {2,}|\t)\S")
 _FRAME = re.compile(
     r"[\s\-*\u2022]*(?:\d{1,3}[.)]\s+)?(?P<frame>(?:[A-Za-z'\u2019]+\s+){0,4}?[A-Za-z'\u2019]+"
     r"\s+that\b|[A-Z][a-z]+ly,|As(?:\s+[A-Za-z'\u2019]+){1,4},|(?:[A-Za-z'\u2019]+\s+){1,4}?"
-    r"[A-Za-z'\u2019]+:)"
+    r"[A-Za-z'\u2019]+:"
+    # The declarant's own act of reading ("I have reviewed", "We then compared"): how the
+    # writer came to the facts, not a fact of the record.
+    r"|(?:I|We)(?:\s+(?:have|had|also|then|further|first|next|carefully|independently))*"
+    r"\s+[a-z]+ed\b)"
 )
 _NAMED_OR_NUMBERED = re.compile(r"[A-Z0-9]")
 # The kinds of source a sentence cites, as a frame's subject ("Courts hold that", "Cases

@@ -67,6 +67,10 @@ _LAW_TAIL = re.compile(
 _NAME_LEAD = re.compile(r"\b(?:In re|Ex parte|(?:In the )?Matter of)\s+$", re.IGNORECASE)
 
 
+_PARTY = r"(?:[A-Z][\w.&'\u2019-]*,?\s+(?:(?:of|and|the|for|&)\s+)?){1,8}"
+_PARTIES_BEFORE = re.compile(rf"(?<![\w.,])\s?{_PARTY}v\.\s+{_PARTY}$")
+
+
 def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
     from eyecite.models import FullCaseCitation, FullLawCitation, ShortCaseCitation, SupraCitation
 
@@ -85,6 +89,13 @@ def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
             lead = _NAME_LEAD.search(text, max(0, start - offset - 12), start - offset)
             if lead is not None:
                 start = lead.start() + offset
+            # An adversary proceeding's caption before the bankruptcy case's name, "Feeney v.
+            # Ostrowski Lumber, Inc. (In re Larchmont Cabinet Co.), 648 B.R. 407": the whole is
+            # the citation's name, none of it a proposition.
+            if text.startswith("(", start - offset):
+                parties = _PARTIES_BEFORE.search(text, max(0, start - offset - 160), start - offset)
+                if parties is not None:
+                    start = parties.start() + offset
         else:
             # eyecite's full span of a short form can reach back over the previous sentence:
             # start at the antecedent name written just before it, if any.
@@ -109,6 +120,19 @@ def _memoise_court_lookup() -> None:
     if lookup is None or hasattr(lookup, "cache_info"):
         return
     helpers.get_court_by_paren = functools.lru_cache(maxsize=4096)(lookup)
+
+
+@functools.cache
+def prepare_eyecite() -> None:
+    """eyecite's import and its first call (which builds its tokenizer): 1.5-3 s once per
+    process, more on a loaded machine. Done before a draft's time limit is taken, so the
+    first draft a process reads is read like every other, never cut at the limit by it."""
+    try:
+        from eyecite import get_citations
+    except ImportError:  # pragma: no cover - eyecite is a pinned dependency
+        return
+    _memoise_court_lookup()
+    get_citations("Roe v. Doe, 1 U.S. 1, 2 (1790).")
 
 
 def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
@@ -143,6 +167,8 @@ def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
         for cite in cites:
             if not isinstance(cite, kinds):
                 continue
+            if isinstance(cite, FullLawCitation) and "number" in (cite.groups or {}):
+                continue  # "U.S. Patent No. 11,206,482": a patent, a document, no statute
             a, b = _claim_span(chunk, cite, 0)
             _shift(cite, start)
             found.append(_Found(a + start, b + start, cite))

@@ -17,7 +17,7 @@ from apps.verification.claims.base import (
     Spans,
     StatuteCite,
 )
-from apps.verification.claims.cases import case_citations
+from apps.verification.claims.cases import case_citations, prepare_eyecite
 from apps.verification.claims.quotations import Quote, find_quotes, is_defined_term
 from apps.verification.claims.record import RecordCite, record_cites
 from apps.verification.claims.sentences import block_sentence, sentence_spans, shared_sentences
@@ -44,6 +44,7 @@ def extract_claims(
         return []
     if isinstance(bates_prefixes, str):
         bates_prefixes = (bates_prefixes,)
+    prepare_eyecite()  # once per process, outside the limit
     deadline = time.monotonic() + max(timeout_s, 0.0)
     plain = ODD_SPACES.sub(" ", text)
     quotes = find_quotes(plain)

@@ -19,11 +19,13 @@ from apps.verification.claims.references import (
     LEGAL_UNIT_FIRST,
     NOT_A_CITE_SHAPE,
     PIN_TAIL,
+    PINNED_OWN_WORK,
     PROSE_REFERENCE,
     SIGNAL,
     YEAR_END,
     is_generated,
     names_a_thing,
+    own_work_start,
 )
 from apps.verification.claims.sentences import trim
 
@@ -83,6 +85,16 @@ _NAME_PIN = (
     r"(?:(?:,?\s+at\s+|,\s+(?:at\s+)?pp?\.\s*)"
     r"(?P<pin>\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?)(?!\s*[ap]\.?m\b|[\d:])"
     r"|,?\s+(?:at\s+)?(?P<marks>\u00b6\u00b6?)\s*(?P<para>\d{1,3}(?:\s*[-\u2013]\s*\d{1,3})?)(?!\d))"
+)
+# A patent by its short name (its number's last three digits) and a column with its lines:
+# "'482 patent at 5:19-22", "'482 patent at 5:25-6:3", "'482 patent, col. 5, ll. 19-22",
+# "'482 patent at col. 5".
+_PATENT_COLUMNS = re.compile(
+    r"(?P<name>['\u2019]\d{3}[ \t]+[Pp]atent)[ \t]*,?[ \t]+(?:at[ \t]+)?"
+    r"(?:(?:cols?\.|columns?)[ \t]*(?P<col>\d{1,3})(?![\d:])"
+    r"(?:,?[ \t]*(?:ll?\.|lines?)[ \t]*\d{1,3}(?:[ \t]*[-\u2013][ \t]*\d{1,3})?)?"
+    r"|(?:cols?\.[ \t]*)?(?P<c1>\d{1,3}):\d{1,3}"
+    r"(?:[ \t]*[-\u2013][ \t]*(?:(?P<c2>\d{1,3}):)?\d{1,3})?)(?![\d:])"
 )
 _QUOTED_NAME = re.compile(
     r"(?P<open>[\"\u201c])(?P<name>[^\"\u201c\u201d\n]{2,80})[\"\u201d]" + _NAME_PIN + r"\s*$"
@@ -168,14 +180,21 @@ def _name_pin(match: re.Match[str]) -> str:
     return "at " + re.sub(r"\s+", "", match.group("pin"))
 
 
+ROW_CHARS = 2000  # a table's row is read this far on either side of a cell
+_FORM_NAME = re.compile(r"\d{1,3}-[A-Z]|[A-Z]-\d{1,2}")  # "10-K", "S-1": a filing's form
+
+
 def _names_a_document(name: str) -> bool:
     """Whether `name` reads as a document's name or title: one to six words in title case, a
     word of three letters or more among them, no case or statute form."""
     words = name.split()
     if not 1 <= len(words) <= 6 or _NOT_A_NAME.search(name) or LEGAL_UNIT_FIRST.match(name):
         return False
-    if not any(sum(c.isalpha() for c in w) >= 3 and not w.endswith(".") for w in words):
-        return False  # "R. at 5", "J.A. at 12": a record's abbreviations
+    if not any(
+        (sum(c.isalpha() for c in w) >= 3 and not w.endswith(".")) or _FORM_NAME.fullmatch(w)
+        for w in words
+    ):
+        return False  # "R. at 5", "J.A. at 12": a record's abbreviations (but "2022 10-K")
     return all(
         w.lower() in TITLE_SMALL_WORDS or not w[:1].isalpha() or w[:1].isupper() for w in words
     )
@@ -204,6 +223,7 @@ _BARE_NAME_SENTENCE = re.compile(
     + r")\.(?=\s|$)",
     re.MULTILINE,
 )
+_NUMBER_LABEL_BEFORE = re.compile(r"\b(?:[Nn]os?|NOS?|[Nn]r|[Nn]um)\.[ \t]$")
 _CITE_POSITION = re.compile(
     # A parenthetical, or what follows a signal (its emphasis, "*See*", no part of it), within a
     # paragraph (soft line breaks allowed), or one token standing as a sentence of its own
@@ -255,6 +275,8 @@ def _pins_after(text: str, end: int) -> tuple[int, list[str]]:
 
 
 _SEPARATORS = "-_. \u00a0"
+_DOTTED_LETTERS = 5  # "A.R.", "S.E.C.": longer runs of dotted capitals are not a prefix
+_DOTS = re.compile(r"[. \u00a0]")
 
 
 # A label wrapped at a line end ("KTR-\n0012345"): the break is no part of it.
@@ -276,7 +298,14 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
     if not canonical:
         return None
     cores = sorted({p.rstrip(_SEPARATORS) or p for p in canonical}, key=len, reverse=True)
-    alternation = "|".join(re.escape(p) for p in cores)
+    # A prefix of letters may be written as an abbreviation, a period after each letter
+    # ("A.R. 215", "A. R. 215" for "AR 000215": the administrative record's own style).
+    dotted = [
+        r"\.[ \u00a0]?".join(map(re.escape, p)) + r"\."
+        for p in cores
+        if p.isalpha() and 2 <= len(p) <= _DOTTED_LETTERS
+    ]
+    alternation = "|".join([*dotted, *(re.escape(p) for p in cores)])
     pattern = re.compile(
         rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})(?:{_LABEL_BREAK}|[-_. \u00a0])?)"
         rf"(?P<num>\d{{3,12}})(?!\d){_PAGE_SUFFIX}"
@@ -358,7 +387,11 @@ def _bates_cites(
         prefix, num = match.group("prefix"), match.group("num")
         if canonical is not None:
             written = _LINE_BREAK.sub("", prefix).replace("\u00a0", " ")
-            prefix = canonical.get(written) or canonical[written.rstrip(_SEPARATORS) or written]
+            prefix = (
+                canonical.get(written)
+                or canonical.get(written.rstrip(_SEPARATORS) or written)
+                or canonical[_DOTS.sub("", written)]
+            )
         page = match.group("page")
         first = last = int(num)
         first_page = last_page = int(page) if page is not None else None
@@ -427,6 +460,22 @@ def _in_heading(text: str, at: int) -> bool:
     return _HEADING.match(text, text.rfind("\n", 0, at) + 1) is not None
 
 
+# The lines that open a signature block: "Respectfully submitted," or an "/s/" signature.
+SIGNATURE_CHARS = 600  # a signature block's paragraph is shorter (a longer one is read so)
+_SIGNATURE_OPENING = re.compile(r"(?m)^[ \t>*_]*(?:/s/|Respectfully submitted\b)")
+
+
+def _in_signature(text: str, at: int) -> bool:
+    """Whether `at` is in a signature block: the paragraph that opens with "/s/" or
+    "Respectfully submitted," (the signer's name, bar number, firm and address). It states no
+    fact, so nothing in it is used as a cite ("Miriam T. Aldous (BBO No. 671204)")."""
+    window = max(0, at - SIGNATURE_CHARS)
+    paragraph = text.rfind("\n\n", window, at)
+    if paragraph < 0 and window > 0:
+        return False  # a paragraph this long is no signature block
+    return _SIGNATURE_OPENING.match(text, paragraph + 2 if paragraph >= 0 else 0) is not None
+
+
 def _cite_pieces(text: str, positions: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """The pieces of the cite positions that close their clause, split at semicolons, trimmed,
     a signal taken off ("See Voss Letter at 2" -> "Voss Letter at 2")."""
@@ -476,7 +525,13 @@ def record_cites(
         (m.start(g), m.end(g))
         for m in _CITE_POSITION.finditer(text)
         for g in ("paren", "see", "alone")
-        if m.group(g) is not None and not _in_heading(text, m.start(g))
+        if m.group(g) is not None
+        and not _in_heading(text, m.start(g))
+        and not _in_signature(text, m.start(g))
+        # "Group Policy No. GLT-0047719.": the stop of a number's label ends no sentence.
+        and not (
+            g == "alone" and _NUMBER_LABEL_BEFORE.search(text, max(0, m.start(g) - 6), m.start(g))
+        )
     ]
     named, quotes = _quoted_names(text, _cite_pieces(text, positions), quotes)
     blocked = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in named])
@@ -504,9 +559,23 @@ def record_cites(
     def before_a_cite(end: int) -> bool:
         opening = _OPENING.match(text, end)
         if opening is None:
-            return False
+            return _row_before_a_cite(end)
         close = text.find(")", opening.end())
         return close > 0 and sourced.overlaps(opening.end(), close)
+
+    def _row_before_a_cite(end: int) -> bool:
+        # A table's row that gives a record cite of this case in a later cell ("| Proof of
+        # Claim (Claim No. 1473) | GRT-PREF-01471-01472 |"): the cells before it say what the
+        # cited pages are.
+        window = max(0, end - ROW_CHARS)
+        line_start = text.rfind("\n", window, end)
+        line_start = window if line_start < 0 else line_start + 1
+        if not text[line_start:end].lstrip().startswith("|"):
+            return False
+        line_end = text.find("\n", end, end + ROW_CHARS)
+        line_end = min(len(text), end + ROW_CHARS) if line_end < 0 else line_end
+        cell_end = text.find("|", end, line_end)
+        return cell_end >= 0 and sourced.overlaps(cell_end, line_end)
 
     closing = Spans(
         [p for p in positions if _closes_clause(text, p[1], p[0]) and not before_a_cite(p[1])]
@@ -544,6 +613,16 @@ def record_cites(
         end, pins = _pins_after(text, match.end())
         if pins and free(match.start(), end) and not _in_heading(text, match.start()):
             add(RecordCite("record_cite", match.start(), end, (), tuple(pins), match.group("n")))
+
+    # A patent by column and line, anywhere ("'482 patent at 5:19-22", "'482 patent, col. 5,
+    # ll. 19-22"): the patent's columns are found on its pages (apps.verification.patents).
+    for match in _PATENT_COLUMNS.finditer(text):
+        if free(match.start(), match.end()):
+            first = match.group("c1") or match.group("col")
+            last = match.group("c2") or first
+            pin = f"col. {first}" if first == last else f"cols. {first}-{last}"
+            name = re.sub(r"\s+", " ", match.group("name"))
+            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,), title=name))
 
     # Inside cite positions: "1 App. 24", "Ex. 3 at 5", and what is used as a cite but is none.
     for p_start, p_end in positions:
@@ -635,5 +714,9 @@ def record_cites(
     for match in PROSE_REFERENCE.finditer(text):
         if free(match.start(), match.end()):
             add(RecordCite("not_a_record_cite", match.start(), match.end()))
+    for match in PINNED_OWN_WORK.finditer(text):
+        start = own_work_start(text, match.start())
+        if free(start, match.end()):
+            add(RecordCite("not_a_record_cite", start, match.end()))
     cites.sort(key=lambda c: c.start)
     return cites, quotes

@@ -26,13 +26,16 @@ JUNK = re.compile(
     rf"(?:[\s_-]+(?:{_CODE}|{_SHORT_CODE}|{_ENCLOSED}|{_SPEC})){{0,2}}(?![\w-])"
 )
 # A numbered thing named by its number ("Acct. No. 2297-5352", "Invoice Number 88-1", "Policy
-# #4471"): an identifier of an account, a report, an invoice, not a page of the record. This
+# #4471", "Vch# 01477", a court filing's "PageID #: 1173"): an identifier of an account, a
+# report, an invoice, not a page of the record. This
 # case's own numbered cites (a docket entry, an exhibit) are read as record cites before.
 _RECORD_NUMBERED = r"(?:Ex|Exh|Exhibit|Exs|Dkt|Docket|ECF|Doc|D\.E|Tab|App|Tr|Trial)\b"
 _NAME_WORDS = r"(?:[A-Za-z][\w.'\u2019&-]*\s+){1,3}"
 _IDENTIFIER = r"(?=[\w./:-]*\d)[A-Za-z0-9][\w./:-]*"
 NUMBERED = re.compile(
-    rf"(?!{_RECORD_NUMBERED}){_NAME_WORDS}(?:(?:No|Nos|Number|Num)\.?\s*#?|#)\s?{_IDENTIFIER}",
+    rf"(?!{_RECORD_NUMBERED})(?:{_NAME_WORDS}(?:No|Nos|Number|Num)\.?\s*#?"
+    rf"|{_NAME_WORDS}#:?|(?:[A-Za-z][\w.'\u2019&-]*\s+){{0,2}}[A-Za-z][\w.'\u2019&-]*#:?)"
+    rf"\s?{_IDENTIFIER}",
     re.IGNORECASE,
 )
 # A thing named by a long number without "No." ("Invoice 88213", "Acct. 5521-0091", "File
@@ -136,6 +139,49 @@ PROSE_REFERENCE = re.compile(
     rf"{_DOCUMENTS}\s+(?:(?:generated|written|produced|prepared|drafted|created)\s+by|from)"
     rf"\s+{_NAMED}(?![\w-])",
     re.IGNORECASE,
+)
+# ... and a work that marks itself as the team's own draft, by a version ("Draft v3", "worksheet
+# v2", "rev. 4") or as an earlier draft ("the prior draft of this brief"), cited with a pin
+# ("¶ 14", "§ II.B", "tab 2", "p. 3"): a pin makes it a source the sentence leans on, wherever
+# it stands. (A produced document is cited by its Bates numbers; a bare "draft" is often one
+# of the case's documents, "the draft agreement", and is left alone.)
+_OWN_MARK = (
+    # (a whole version: "firmware v2.1" is a product's)
+    r"(?:(?:prior|earlier|previous|preceding)[ \t]+draft|v\.?\d+|version[ \t]+\d+"
+    r"|rev\.?[ \t]?\d+)\b(?!\.\d)"
+)
+PINNED_OWN_WORK = re.compile(
+    rf"(?<![\w-]){_OWN_MARK}"
+    r"(?:[ \t]+(?:of|to|for)[ \t]+(?:this|the|our|that)[ \t]+[A-Za-z]+)?"
+    r",?[ \t]+(?:¶¶?|§§?|[Tt]ab|[Pp]p?\.|[Pp]aras?\.|[Pp]aragraphs?|[Rr]ows?|[Ss]heet)[ \t]*"
+    r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*(?:[-\u2013][A-Za-z0-9.]+)?",
+    re.IGNORECASE,
+)
+_TITLE_WORD = re.compile(r"(?:^|(?<=[ \t]))([A-Za-z][\w.'\u2019-]*)[ \t]+$")
+TITLE_WORDS_BEFORE = 3
+
+
+def own_work_start(text: str, start: int) -> int:
+    """Where a `PINNED_OWN_WORK` reference's title begins: the words just before its mark
+    ("Delacroix Decl." of "Delacroix Decl. draft v1, ¶ 18"), at most TITLE_WORDS_BEFORE of
+    them, up to a function word ("in the ...") or a word ending a sentence."""
+    for _ in range(TITLE_WORDS_BEFORE):
+        word = _TITLE_WORD.search(text, max(0, start - 40), start)
+        if word is None:
+            break
+        token = word.group(1)
+        if token.lower() in _FUNCTION_WORDS or (token.endswith(".") and token[:-1].islower()):
+            break  # ("... of the manual. Compare rev. 4": a sentence's end)
+        start = word.start(1)
+    return start
+
+
+_FUNCTION_WORDS = frozenset(
+    {
+        *("a", "an", "the", "in", "on", "at", "of", "to", "for", "by", "from", "with", "and"),
+        *("or", "as", "see", "per", "this", "that", "our", "its", "their", "his", "her", "is"),
+        *("are", "was", "were", "be", "into", "under"),
+    }
 )
 FISCAL_YEAR = re.compile(r"(?:FY|CY)[-_. ]?(?:19|20)\d\d")
 # A year closing a case citation's parenthetical ("(D. Colo. 2021)", "(2019)"); the last group
