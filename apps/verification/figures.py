@@ -16,17 +16,18 @@ from apps.verification.index import PacketIndex
 # too little to count. A page carries it when it prints the same value ("49" or "49.00" for
 # "49.0").
 _QUANTITY = re.compile(r"(?<![\w.,/:-])\d{1,7}\.\d{1,4}(?![\w.,/:-]*\d)")
-# A time of day ("23:58", "0:40") or a reading of two numbers ("94/56", a blood pressure): a fact
-# as a decimal quantity is, though each of its numbers alone is too small to count. A page
-# carries it when it prints the same numbers with the same separator ("01:45" for "1:45").
-_READING = re.compile(r"(?<![\w.,/:-])(\d{1,3})([:/])(\d{2,3})(?![\w.,/:-]*\d)")
+# A time of day ("23:58", "0:40", "14:41:03") or a reading of two numbers ("94/56", a blood
+# pressure): a fact as a decimal quantity is, though each of its numbers alone is too small to
+# count. A page carries it when it prints the same numbers with the same separator ("01:45"
+# for "1:45"; a time with its seconds, the same seconds; one without, any).
+_READING = re.compile(r"(?<![\w.,/:-])(\d{1,3})([:/])(\d{2,3})(?::(\d{2}))?(?![\w.,/:-]*\d)")
 # A number that identifies, after its label ("Application No. 20", "Report #7", "Number 3"):
 # a fact as a name is, though as a bare number it is too small to count. A page carries it
 # when it prints the label and the number ("No.: 20", "NO. 020").
 _LABELLED = re.compile(
     r"(?<![\w.])(?:No\.?|NO\.?|Nos\.|Number|number|#)[ \t]*:?[ \t]*(?P<n>\d{1,4})(?![\d,./:-]*\d)"
 )
-Reading = tuple[int, str, int]
+Reading = tuple[int, str, int, int]  # the seconds of a time, -1 where none is written
 
 
 def figure_pages(
@@ -45,7 +46,8 @@ def figure_pages(
             continue  # no reading; inside a claim (a page:line pin, a date)
         held = frozenset(_reading_pages(index, reading))
         if held:
-            yield f"reading:{reading[0]}{reading[1]}{reading[2]}", match.group(), held
+            seconds = f":{reading[3]:02d}" if reading[3] >= 0 else ""
+            yield f"reading:{reading[0]}{reading[1]}{reading[2]}{seconds}", match.group(), held
     for match in _LABELLED.finditer(text, span[0], span[1]):
         if masked[match.start() - span[0]] != match.group()[0]:
             continue  # inside a claim
@@ -56,12 +58,12 @@ def figure_pages(
 
 
 def _reading(match: re.Match[str]) -> Reading | None:
-    first, separator, second = match.groups()
+    first, separator, second, seconds = match.groups()
     if separator == ":" and (len(first) > 2 or len(second) != 2):
         return None  # not a time of day
-    if separator == "/" and len(first) < 2:
+    if separator == "/" and (len(first) < 2 or seconds is not None):
         return None  # "3/12": a date or a fraction, not a reading
-    return int(first), separator, int(second)
+    return int(first), separator, int(second), int(seconds) if seconds is not None else -1
 
 
 def _reading_pages(index: PacketIndex, reading: Reading) -> list[int]:
@@ -73,8 +75,14 @@ def _read_reading_pages(index: PacketIndex, reading: Reading) -> list[int]:
     return [
         page
         for page in index.pages_with_term(second)
-        if any(_reading(m) == reading for m in _READING.finditer(index.pages[page].text))
+        if any(_carries(_reading(m), reading) for m in _READING.finditer(index.pages[page].text))
     ]
+
+
+def _carries(printed: Reading | None, reading: Reading) -> bool:
+    """A printed reading is the draft's: the same numbers, and the same seconds where the
+    draft gives them ("14:41" is carried by "14:41:03"; "14:41:03" by "14:41:03" only)."""
+    return printed is not None and printed[:3] == reading[:3] and reading[3] in (-1, printed[3])
 
 
 def _labelled_pages(index: PacketIndex, number: int) -> list[int]:

@@ -97,7 +97,15 @@ def _page_number(text: str, fallback: int) -> int:
             return int(match.group(1))
     if lines:
         lone = _LONE.match(lines[0])
-        if lone and int(lone.group(1)) > LAST_LINE:
+        # A number alone at the top is the page's number when no line could be numbered so,
+        # or when the lines counted from 1 follow it ("24" above " 1  Q. Trooper ...").
+        first_line = _LINE.match(lines[1]) if len(lines) > 1 else None
+        if lone and (
+            int(lone.group(1)) > LAST_LINE
+            or (
+                first_line is not None and first_line.group("n") == "1" and first_line.group("text")
+            )
+        ):
             return int(lone.group(1))
     return fallback
 
@@ -137,6 +145,8 @@ def transcript_lines(
         lines: list[Line] = []
         for match in _LINE.finditer(page.text):
             n = int(match.group("n"))
+            if not lines and n == number and not match.group("text"):
+                continue  # the page's own number alone above its lines ("24")
             if 1 <= n <= LAST_LINE and (not lines or n > lines[-1].number):
                 start = match.start("text") if match.group("text") else match.end()
                 lines.append(Line(number, n, record, (start, match.end())))

@@ -23,12 +23,17 @@ record, a bankruptcy preference action, a cargo claim and a patent case, showed 
   sentence; a table row's description before its cite, and a signature block, are no cite
   positions;
 - a document's name is read with its letters and digits apart ("2022 10-K" is
-  "form-10k-fy2022.pdf").
+  "form-10k-fy2022.pdf");
+- (from two cases of a second round, a Clean Water Act suit and a suppression motion) a bar
+  number after a name on its own line is no cite; a citation's year is read only from a
+  parenthetical that ends in one, not from "(quoting Corvane, 12 F.4th at 1189)"; a
+  transcript page's number alone above its lines is its number though a line could be
+  numbered so ("24"); a time with its seconds ("14:54:48") is a fact a page must print.
 """
 
 import pytest
 
-from apps.verification.checks import Finding
+from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import extract_claims
 from apps.verification.normalise import stem, token_list
 from tests.verification.packets import findings_by_claim, text_index
@@ -295,3 +300,92 @@ def test_a_documents_name_is_read_with_its_letters_and_digits_apart() -> None:
     finding = found["2022 10-K at 2"]
     assert finding.status == "supported", finding.message
     assert "01-form-10k-fy2022.pdf" in finding.message
+
+
+def test_a_bar_number_after_a_name_on_its_own_line_is_no_cite() -> None:
+    text = (
+        "MARCHETTI & OYELARAN LLP\nLucia Marchetti (SBN 281946)\n1999 Harrison Street\n\n"
+        "Harlan paid the penalty (Acct. No. 2297-5352).\n"
+    )
+    assert _kinds(text) == [("not_a_record_cite", "Acct. No. 2297-5352")]
+
+
+def test_a_year_is_read_only_from_a_parenthetical_that_ends_in_one() -> None:
+    text = (
+        "Ohlone Creek v. Treadwell, 2022 WL 3914466, at *2 (N.D. Cal. Aug. 30, 2022). A DMR "
+        "is proof. Ohlone Creek, 2022 WL 3914466, at *3 (quoting Corvane, 12 F.4th at 1189)."
+    )
+    years = [c.citation.year for c in extract_claims(text) if c.citation is not None]
+    assert years[:2] == [2022, None], years
+
+
+def _hearing_page(number: int, lines: dict[int, str]) -> str:
+    body = "\n".join(f"{n:>2}   {lines.get(n, 'Q.  And then?')}" for n in range(1, 26))
+    return f"{' ' * 90}{number}\n\n{body}\n        Official Court Reporter"
+
+
+def test_a_transcript_page_numbered_as_a_line_could_be_is_read_by_its_number() -> None:
+    hearing = [
+        _hearing_page(1, {3: "SUPPRESSION HEARING"}),
+        _hearing_page(24, {11: "Q.  You did not turn to page 3?", 12: "A.  I don't recall, no."}),
+        _hearing_page(25, {20: "Q.  The returns came back clean?", 21: "A.  They did."}),
+    ]
+    found = _found(
+        "He did not recall turning to page 3 (Hr'g Tr. 24:11-12). The returns came back "
+        "clean (Hr'g Tr. 25:20-21).",
+        [("hearing-transcript.pdf", hearing)],
+    )
+    assert found["Hr'g Tr. 24:11-12"].status == "supported", found["Hr'g Tr. 24:11-12"].message
+    assert found["Hr'g Tr. 25:20-21"].status == "supported", found["Hr'g Tr. 25:20-21"].message
+
+
+CAD = [
+    "CAD EVENT CHRONOLOGY\n14:31:52  TRAFFIC STOP\n14:41:03  NCIC RETURN  NO WANTS",
+    "CAD EVENT CHRONOLOGY\n14:50:37  K9 ON SCENE\n14:54:48  K9 ALERT",
+]
+
+
+@pytest.mark.parametrize(
+    ("cited", "status"), [("WLD000002", "supported"), ("WLD000001", "unsupported")]
+)
+def test_a_time_with_its_seconds_is_a_fact_the_cited_page_must_print(
+    cited: str, status: str
+) -> None:
+    found = _found(f"The dog alerted at 14:54:48 ({cited}).", [("cad.pdf", CAD)])
+    assert found[cited].status == status, found[cited].message
+
+
+COTTERELL = [
+    "COTTERELL MUT. INS. CO. v. BANFIELD HAULING    315 Ga. 207\n892 S.E.2d 644\nThe measure "
+    "of damages for injury to personal property is the difference in value.",
+    "COTTERELL    208\nThe reasonable cost of repair is competent evidence of that difference.",
+    "COTTERELL    209\nPayment of the repair charges is some evidence they were reasonable.",
+]
+
+
+def test_a_parallel_citation_names_the_opinion_its_first_reporter_names() -> None:
+    found = _cases_found(
+        "The cost of repair is competent evidence of that difference. Cotterell Mut. Ins. Co. "
+        "v. Banfield Hauling, 315 Ga. 207, 208, 892 S.E.2d 644, 645 (2023). Payment of the "
+        "repair charges is some evidence they were reasonable. Cotterell, 315 Ga. at 209, 892 "
+        "S.E.2d at 646. Payment is some evidence the charges were reasonable. Id. at 209. The "
+        "rule is settled. O.C.G.A. § 9-11-56(c); Whitlock v. Oconee, 362 Ga. App. 418, 880 "
+        "S.E.2d 512 (2022)."
+    )
+    statuses = [(f.claim.citation.pin if f.claim.citation else None, f.status) for f in found]
+    assert statuses[:6] == [
+        ("208", "supported"),  # 315 Ga. 207, 208
+        ("645", "needs_review"),  # its parallel: the copy is paged as Ga.
+        ("209", "supported"),  # 315 Ga. at 209
+        ("646", "needs_review"),
+        ("209", "supported"),  # Id.: the case's, in its first reporter
+        (None, "unsupported"),  # Whitlock: not in the packet
+    ], [f.message for f in found]
+    assert len(found) == 7  # "§ 9-11-56" is a section's number, not a date
+
+
+def _cases_found(text: str) -> list[Finding]:
+    index = text_index(PREFIX, [("cotterell.pdf", COTTERELL)])
+    claims = extract_claims(text, bates_prefixes=[PREFIX])
+    found = verify_text(text, claims, index)
+    return [f for f in found if f.claim.kind in ("case_citation", "date")]

@@ -49,6 +49,9 @@ def case_citation(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
     cite = claim.citation
     if cite is None:
         return Finding(claim, "unsupported", "case_in_packet", "the citation could not be read")
+    parallel = _parallel(ctx, claim)
+    if parallel is not None:
+        return parallel
     if cite.short and not cite.resolved:
         opinion = bind_short(ctx, claim)
         if opinion is None:
@@ -110,6 +113,95 @@ def case_citation(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
     return _pin(ctx, claim, cite.pin, opinion)
 
 
+def _claim_before(ctx: Context, claim: Claim) -> Claim | None:
+    """The claim just before `claim` in the draft's order (claims may share a start: a
+    parallel citation eyecite spans whole twice)."""
+    at = bisect.bisect_left(ctx.starts, claim.start)
+    while at < len(ctx.ordered) and ctx.ordered[at] is not claim:
+        at += 1
+    return ctx.ordered[at - 1] if 0 < at < len(ctx.ordered) else None
+
+
+def _first_of_parallels(ctx: Context, claim: Claim) -> Claim:
+    """The first citation of a run of parallel citations that `claim` ends (itself if none):
+    an Id. after "315 Ga. at 209, 892 S.E.2d at 645" is the case's, in its first reporter."""
+    while True:
+        before = _claim_before(ctx, claim)
+        if (
+            before is None
+            or before.kind != "case_citation"
+            or not (
+                before.start == claim.start
+                or _PARALLEL_GAP.fullmatch(ctx.text, before.end, claim.start)
+            )
+        ):
+            return claim
+        claim = before
+
+
+# What stands between a citation and its parallel citation in another reporter: a comma.
+_PARALLEL_GAP = re.compile(r"[ \t]*,[ \t]*")
+
+
+def _parallel(ctx: Context, claim: Claim) -> Finding | None:
+    """A parallel citation ("315 Ga. 207, 208, 892 S.E.2d 644, 645"; "Cotterell, 315 Ga. at
+    209, 892 S.E.2d at 645") names the opinion its first reporter names. Where the packet reads
+    it in this reporter too (a print of it in this reporter, or a copy marking this reporter's
+    pages in its text, holding the pin), the citation is checked as any other (None); else it
+    is that opinion, its pin left for a person (the copy is paged by the first reporter)."""
+    cite = claim.citation
+    before = _claim_before(ctx, claim)
+    if (
+        cite is None
+        or not cite.volume
+        or before is None
+        or before.kind != "case_citation"
+        or before.citation is None
+        or (before.citation.volume, before.citation.reporter) == (cite.volume, cite.reporter)
+    ):
+        return None
+    same_span = before.start == claim.start
+    if not same_span and not _PARALLEL_GAP.fullmatch(ctx.text, before.end, claim.start):
+        return None
+    first = before.citation
+    partner = (
+        ctx.index.opinion(first.volume, first.reporter, first.page)
+        if first.volume and first.page
+        else bind_short(ctx, before)
+    )
+    if partner is None:
+        return None
+    own = ctx.index.opinion(cite.volume, cite.reporter, cite.page) if cite.page else None
+    pins = pin_numbers(cite.pin or "")
+    # Read in this reporter: a print of its own, or the same copy marking this reporter's pages
+    # in its text ("**645"); a copy paged by the first reporter does not give them.
+    if (
+        own is not None
+        and (own.document_id != partner.document_id or own.spans)
+        and all(n in own.pages for n in pins)
+    ):
+        return None
+    page = partner.pages[partner.first_page]
+    named = f"a parallel citation of {first.volume} {first.reporter} {first.page or ''}".strip()
+    if not pins:
+        return Finding(
+            claim,
+            "supported",
+            "case_in_packet",
+            f"{named}, whose opinion the packet holds",
+            page=page,
+            excerpt=excerpt_of(page.text, 0, 200),
+        )
+    return Finding(
+        claim,
+        "needs_review",
+        "case_pin",
+        f"{named}, whose opinion the packet holds paged as {first.reporter}: its "
+        f"{cite.reporter} page {cite.pin} cannot be checked there",
+        page=page,
+    )
+
+
 def bind_short(ctx: Context, claim: Claim) -> Opinion | None:
     """The packet opinion a short form the draft could not bind names (cached):
 
@@ -139,7 +231,7 @@ def bind_short(ctx: Context, claim: Claim) -> Opinion | None:
         ):
             before -= 1
         if before >= 0 and ctx.ordered[before].kind == "case_citation":
-            opinion = _opinion_of(ctx, ctx.ordered[before])
+            opinion = _opinion_of(ctx, _first_of_parallels(ctx, ctx.ordered[before]))
     elif cite is not None:
         name = _SHORT_NAME.match(words)
         named = name.group("name") if name else ""

@@ -568,7 +568,12 @@ def case_citations(
             if case.pin and re.search(r"[^\d\s\-\u2013]", case.pin):
                 case = _with_pin(case, styles.split_pin(case.pin or ""))
             if isinstance(cite, FullCaseCitation):
-                case = replace(case, court_text=court_text(text[item.start : item.end]))
+                written = text[item.start : item.end]
+                case = replace(case, court_text=court_text(written))
+                if case.year is not None and not _PARENTHETICAL.search(written):
+                    # eyecite's year from an explanatory parenthetical ("(quoting Corvane,
+                    # 12 F.4th at 1189)"): no date of decision, which a parenthetical ends.
+                    case = replace(case, year=None)
             # The pin as written (a footnote, "at p.", "at pp."), which eyecite may drop.
             full_cite = isinstance(cite, FullCaseCitation)
             pin = styles.pin_tail(masked, end_of(cite.span()[1]), full=full_cite)

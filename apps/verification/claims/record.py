@@ -476,6 +476,25 @@ def _in_signature(text: str, at: int) -> bool:
     return _SIGNATURE_OPENING.match(text, paragraph + 2 if paragraph >= 0 else 0) is not None
 
 
+# A line holding only a person's name before a parenthetical: "Lucia Marchetti (", "Miriam T.
+# Aldous (" (a caption's or a signature's attorney, whose bar number the parenthetical gives).
+_NAME_WORD = r"(?:[A-Z][a-z'\u2019-]+|[A-Z]\.)"
+_NAME_ALONE = re.compile(rf"[ \t>*_]*{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{1,3}}[ \t]*\($")
+
+
+def _after_a_name_alone(text: str, start: int, end: int) -> bool:
+    """Whether the parenthetical whose content is `text[start:end]` stands on a line of its own
+    after a person's name ("Lucia Marchetti (SBN 281946)"): it identifies the person; no
+    sentence is on the line for it to cite for."""
+    line_start = text.rfind("\n", max(0, start - 60), start) + 1
+    if line_start == 0 and start > 60:
+        return False
+    after = text[end + 1 : end + 3]
+    return (after == "" or after[0] == "\n") and _NAME_ALONE.fullmatch(
+        text, line_start, start
+    ) is not None
+
+
 def _cite_pieces(text: str, positions: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """The pieces of the cite positions that close their clause, split at semicolons, trimmed,
     a signal taken off ("See Voss Letter at 2" -> "Voss Letter at 2")."""
@@ -528,6 +547,7 @@ def record_cites(
         if m.group(g) is not None
         and not _in_heading(text, m.start(g))
         and not _in_signature(text, m.start(g))
+        and not (g == "paren" and _after_a_name_alone(text, m.start(g), m.end(g)))
         # "Group Policy No. GLT-0047719.": the stop of a number's label ends no sentence.
         and not (
             g == "alone" and _NUMBER_LABEL_BEFORE.search(text, max(0, m.start(g) - 6), m.start(g))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 MAX_NOTES = 20  # "nn.4-999" is read up to this many notes
 
-_PAGES = r"(?P<pages>\d{1,5}(?:[ \t]*[-\u2013][ \t]*\d{1,5})?)"
+_PAGES = r"(?P<pages>\d{1,5}(?!\d)(?:[ \t]*[-\u2013][ \t]*\d{1,5}(?!\d))?)"
 _NOTE = (
     r"(?P<note>[ \t]*(?:,|&)?[ \t]*(?:(?P<nk>nn?\.|fns?\.)|(?P<nw>(?:foot)?notes?)(?=[ \t]*\d))"
     r"[ \t]*(?P<notes>\d{1,4}(?:[ \t]*(?:[-\u2013,&]|and)[ \t]*\d{1,4})*)?)"
@@ -45,9 +45,10 @@ _FULL_TAIL = re.compile(
 # After Id., Ibid. or a short form: " at 813 n.4", " at p. 641, fn. 3", ", fn. 3".
 # After supra, a volume and reporter may come first ("Smith, supra, 7 Cal.5th at p. 105").
 _REPORTER_FIRST = (
-    r"(?:[ \t]*,?[ \t]*\d{1,4}[ \t]+[A-Z][\w.]*(?:[ \t][A-Z0-9][\w.]*){0,4}?"
+    r"(?P<first>[ \t]*,?[ \t]*\d{1,4}[ \t]+[A-Z][\w.]*(?:[ \t][A-Z0-9][\w.]*){0,4}?"
     r"(?=[ \t]+at[ \t]))?"
 )
+_SUPRA_BEFORE = re.compile(r"supra,?[ \t]*$")
 _SHORT_TAIL = re.compile(_REPORTER_FIRST + _AT + _NOTE + "?|" + _NOTE.replace("(?P<", "(?P<x"))
 
 
@@ -80,6 +81,10 @@ def pin_tail(text: str, at: int, *, full: bool) -> Pin | None:
     if match is None or match.end() == at:
         return None
     groups = {k.lstrip("x"): v for k, v in match.groupdict().items() if v is not None}
+    if groups.get("first") and not _SUPRA_BEFORE.search(text, max(0, at - 12), at):
+        # "Cotterell, 315 Ga. at 209, 892 S.E.2d at 645": after a pin, a volume and reporter
+        # begin a parallel citation with its own pin (only after supra do they lead the pin).
+        return None
     pages = re.sub(r"[ \t]+", "", groups["pages"]) if groups.get("pages") else None
     note_kind = groups.get("nk") or groups.get("nw")
     notes = _notes(groups.get("notes"))

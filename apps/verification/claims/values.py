@@ -3,11 +3,14 @@ outside every other claim."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from apps.verification.amounts import amount_values
 from apps.verification.claims.base import Claim, Kind, Spans
 from apps.verification.dates import context_years, date_values, month_day_values
+
+_SECTION_BEFORE = re.compile(r"\u00a7\u00a7?[ \t\u00a0]*$")
 
 
 def value_claims(
@@ -26,6 +29,8 @@ def value_claims(
     ]
     for kind, found in values:
         for start, end, value in found:
+            if kind == "date" and _SECTION_BEFORE.search(plain, max(0, start - 4), start):
+                continue  # "O.C.G.A. § 9-11-56(c)": a section's number, not a date
             if not taken.overlaps(start, end):
                 span = sentence(start, end)
                 claims.append(Claim(kind, start, end, text[start:end], span, value=value))
