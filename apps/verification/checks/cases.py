@@ -64,13 +64,8 @@ def case_citation(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
             )
         first = opinion.pages[opinion.first_page]
         if cite.pin is None:
-            return Finding(
-                claim,
-                "supported",
-                "case_in_packet",
-                "the short form names an opinion of the packet",
-                page=first,
-                excerpt=excerpt_of(first.text, 0, 200),
+            return _on_opinion(
+                claim, "case_in_packet", "the short form names an opinion of the packet", first
             )
         return _pin(ctx, claim, cite.pin, opinion)
     years = _edition_years(cite.reporter)
@@ -102,14 +97,7 @@ def case_citation(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
             page=first,
         )
     if cite.pin is None:
-        return Finding(
-            claim,
-            "supported",
-            "case_in_packet",
-            "the opinion is in the packet",
-            page=first,
-            excerpt=excerpt_of(first.text, 0, 200),
-        )
+        return _on_opinion(claim, "case_in_packet", "the opinion is in the packet", first)
     return _pin(ctx, claim, cite.pin, opinion)
 
 
@@ -184,13 +172,8 @@ def _parallel(ctx: Context, claim: Claim) -> Finding | None:
     page = partner.pages[partner.first_page]
     named = f"a parallel citation of {first.volume} {first.reporter} {first.page or ''}".strip()
     if not pins:
-        return Finding(
-            claim,
-            "supported",
-            "case_in_packet",
-            f"{named}, whose opinion the packet holds",
-            page=page,
-            excerpt=excerpt_of(page.text, 0, 200),
+        return _on_opinion(
+            claim, "case_in_packet", f"{named}, whose opinion the packet holds", page
         )
     return Finding(
         claim,
@@ -199,6 +182,13 @@ def _parallel(ctx: Context, claim: Claim) -> Finding | None:
         f"{named}, whose opinion the packet holds paged as {first.reporter}: its "
         f"{cite.reporter} page {cite.pin} cannot be checked there",
         page=page,
+    )
+
+
+def _on_opinion(claim: Claim, check: str, message: str, page: PageRecord) -> Finding:
+    """A supported case citation, shown on the opinion's page that carries it."""
+    return Finding(
+        claim, "supported", check, message, page=page, excerpt=excerpt_of(page.text, 0, 200)
     )
 
 
@@ -346,13 +336,11 @@ def _pin(ctx: Context, claim: Claim, pin: str, opinion: Opinion) -> Finding:
     # one that carries most of it.
     number = _carrying_page(ctx, span, numbers, pin_pages)
     page = pages[number]
-    return Finding(
+    return _on_opinion(
         claim,
-        "supported",
         "case_pin",
         f"the opinion is in the packet and page {number} carries the proposition",
-        page=page,
-        excerpt=excerpt_of(page.text, 0, 200),
+        page,
     )
 
 
