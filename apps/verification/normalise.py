@@ -69,7 +69,7 @@ STOPWORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself
     yourselves said says say see also per via upon within without among each every shall may
-    must one two three ex dkt id at p pp
+    must one two three ex dkt id at p pp nos
     """.split()  # noqa: SIM905
 )
 

@@ -28,7 +28,10 @@ record, a bankruptcy preference action, a cargo claim and a patent case, showed 
   number after a name on its own line is no cite; a citation's year is read only from a
   parenthetical that ends in one, not from "(quoting Corvane, 12 F.4th at 1189)"; a
   transcript page's number alone above its lines is its number though a line could be
-  numbered so ("24"); a time with its seconds ("14:54:48") is a fact a page must print.
+  numbered so ("24"); a time with its seconds ("14:54:48") is a fact a page must print;
+- (from a third round, measured before these two) a round amount given as a bound or an
+  approximation ("more than three million dollars") holds by the amounts it admits; a
+  number's label in the plural ("Registration Nos.") is no fact.
 """
 
 import pytest
@@ -389,3 +392,43 @@ def _cases_found(text: str) -> list[Finding]:
     claims = extract_claims(text, bates_prefixes=[PREFIX])
     found = verify_text(text, claims, index)
     return [f for f in found if f.claim.kind in ("case_citation", "date")]
+
+
+NOTE = ["PROMISSORY NOTE\nPrincipal: $3,250,000.00\nInterest: 6.25% per annum."]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "status"),
+    [
+        ("Borrower borrowed more than three million dollars.", "supported"),
+        ("Borrower borrowed approximately $3 million.", "supported"),
+        ("Borrower borrowed more than five million dollars.", "unsupported"),
+        ("Borrower borrowed nearly $3 million.", "unsupported"),
+        ("Borrower borrowed $3 million.", "unsupported"),
+        ("Borrower borrowed more than $3 million (WLD000001).", "supported"),
+        # A precise figure is the record's own, approximation or not.
+        ("Borrower borrowed nearly $3.3 million.", "unsupported"),
+        ("Borrower borrowed more than $3,200,000.", "unsupported"),
+    ],
+)
+def test_an_amount_given_as_a_bound_or_an_approximation_holds_by_the_amounts_it_admits(
+    sentence: str, status: str
+) -> None:
+    found = _found(sentence, [("note.pdf", NOTE)])
+    (amount,) = [f for f in found.values() if f.claim.kind == "amount"]
+    assert amount.status == status, amount.message
+
+
+CERTIFICATES = [
+    "UNITED STATES PATENT AND TRADEMARK OFFICE\nReg. No. 5,412,877\nSIERRA MADRONA COMPANY",
+    "UNITED STATES PATENT AND TRADEMARK OFFICE\nReg. No. 6,208,341\nSIERRA MADRONA COMPANY",
+]
+REPORT = ["MATERIALS CONSIDERED\nU.S. Registration Nos. 5,412,877 and 6,208,341; photographs."]
+
+
+def test_a_numbers_label_in_the_plural_is_no_fact() -> None:
+    found = _found(
+        "I also considered U.S. Registration Nos. 5,412,877 and 6,208,341 (WLD000001-02).",
+        [("registrations.pdf", CERTIFICATES), ("report.pdf", REPORT)],
+    )
+    assert found["WLD000001-02"].status == "supported", found["WLD000001-02"].message

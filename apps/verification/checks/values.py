@@ -34,6 +34,11 @@ def value(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
     cited = _sentence_record_pages(ctx, claim)
     if not pages:
         pages = cited
+    bounds = _approximate(ctx, claim) if what == "amount" else None
+    if bounds is not None:
+        within = _amount_within(ctx, claim, bounds, pages)
+        if within is not None:
+            return within
     if not pages:
         return _value_anywhere(ctx, claim, claim.value, what)
     finding = _value_on_pages(ctx, claim, claim.value, what, pages)
@@ -230,6 +235,78 @@ def _value_anywhere(ctx: Context, claim: Claim, value: str, what: str) -> Findin
         excerpt=excerpt_of(record.text, found.start, found.end),
         match=(found.start, found.end),
     )
+
+
+# A round amount the draft gives as a bound or an approximation, by the words before it ("more
+# than three million dollars", "nearly $3 million", "approximately $40,000"): the amounts it
+# admits, as shares of the amount written (low, high; the high end included).
+_APPROXIMATE = re.compile(
+    r"\b(?P<q>more than|over|in excess of|upwards of|exceeding|nearly|almost|just under"
+    r"|close to|about|approximately|approx\.|roughly|around|some)[ \t]+$",
+    re.IGNORECASE,
+)
+_BOUNDS = {
+    "more than": (1.0, 1.5),
+    "over": (1.0, 1.5),
+    "in excess of": (1.0, 1.5),
+    "upwards of": (1.0, 1.5),
+    "exceeding": (1.0, 1.5),
+    "nearly": (0.85, 1.0),
+    "almost": (0.85, 1.0),
+    "just under": (0.85, 1.0),
+    "close to": (0.9, 1.1),
+}
+_AROUND = (0.9, 1.1)  # about, approximately, roughly, around, some
+
+
+def _approximate(ctx: Context, claim: Claim) -> tuple[int, int, str] | None:
+    """The cents an amount written as a bound or an approximation admits, and the words that
+    say so ("more than three million dollars"), or None for an amount written as exact."""
+    match = _APPROXIMATE.search(ctx.text, max(0, claim.start - 24), claim.start)
+    if match is None or claim.value is None or not claim.value.isdigit():
+        return None
+    if len(claim.value.rstrip("0")) != 1:
+        # "more than $12,492,128", "approximately $998.3 million": a figure as precise as
+        # that is the record's own, which a page must print; only a round one ("three million
+        # dollars", "$40,000") is the drafter's approximation.
+        return None
+    low, high = _BOUNDS.get(match.group("q").lower(), _AROUND)
+    written = int(claim.value)
+    return round(written * low), round(written * high), ctx.text[match.start() : claim.end]
+
+
+def _amount_within(
+    ctx: Context, claim: Claim, bounds: tuple[int, int, str], pages: list[int]
+) -> Finding | None:
+    """The first amount the cited pages (with none, the packet) print within `bounds`,
+    other than the amount written (read as exact by the checks after this one)."""
+    low, high, words = bounds
+    written = claim.value
+
+    def fits(value: str) -> bool:
+        return value.isdigit() and value != written and low <= int(value) <= high
+
+    if pages:
+        holders = pages
+    else:
+        holders = sorted(
+            {p for value, held in ctx.index.amount_pages.items() if fits(value) for p in held}
+        )
+    for page in holders:
+        for found in ctx.page_values("amount", page):
+            if fits(found.value):
+                record = ctx.index.pages[page]
+                shown = record.text[found.start : found.end]
+                return Finding(
+                    claim,
+                    "supported",
+                    "amount_on_cited_page" if pages else "amount_in_packet",
+                    f"{ctx.index.label(page)} reads {shown!r}, which {words!r} admits",
+                    page=record,
+                    excerpt=excerpt_of(record.text, found.start, found.end),
+                    match=(found.start, found.end),
+                )
+    return None
 
 
 def _distance(what: str, wanted: str, found: str) -> tuple[int, float]:
