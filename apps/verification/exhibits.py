@@ -16,10 +16,14 @@ words:
    leading order numbers aside) and of its title line (the first line of its first page, when
    short), letters and digits apart ("fy2022" is "fy" and "2022"). A cited name names the
    documents whose names hold each of its words (a word matches one that starts with it, so
-   "Letter" matches "letters"; "the", "of" and the like are left out); when none does, the
-   documents whose names hold some of its words and whose first page holds the others ("Voss
-   Letter": a letter whose first page names Voss). One document: resolved; several: which
-   one is for a person to say; none: the cite names no document of the packet.
+   "Letter" matches "letters", a number of three digits or more one that ends with it, so the
+   "'482 patent" is "us-patent-11206482"; "the", "of" and the like are left out); when none
+   does, the documents whose names hold some of its words and whose first page holds the
+   others, a number never only there ("Voss Letter": a letter whose first page names Voss;
+   "Report No. 2" is not "report-3" whose first page prints a 2). A name the draft defines
+   ('Interim Report No. 2 ("IR-2")') is read as the words it defines (checks.context). One
+   document: resolved; several: which one is for a person to say; none: the cite names no
+   document of the packet.
 3. **The page.** The pin is a page of that document (the file's page number, as "Compl. at 3"
    is read); a page the packet does not hold is unsupported, naming how many it has.
 """
@@ -193,7 +197,13 @@ def titled(cat: Catalogue, index: PacketIndex, name: str, *, names_only: bool = 
         return Resolved(None, "", f"{name!r} names no document")
 
     def held(word: str, names: frozenset[str]) -> bool:
-        return any(n == word or (len(word) >= 3 and n.startswith(word)) for n in names)
+        # A word matches one that starts with it; a number of three digits or more one that
+        # ends with it (the "'482 patent" is No. 11,206,482).
+        return any(
+            n == word
+            or (len(word) >= 3 and (n.endswith(word) if word.isdigit() else n.startswith(word)))
+            for n in names
+        )
 
     found = [d for d in cat.documents if all(held(w, d.names) for w in words)]
     how = "by its name"
@@ -202,8 +212,8 @@ def titled(cat: Catalogue, index: PacketIndex, name: str, *, names_only: bool = 
         found = []
         for d in cat.documents:
             missing = [w for w in words if not held(w, d.names)]
-            if len(missing) == len(words):
-                continue
+            if len(missing) == len(words) or any(w.isdigit() for w in missing):
+                continue  # a number it is named by is in its name ("report-2"), not its page
             page_words = frozenset(_words(index.pages[d.pages[0]].text))
             if all(held(w, page_words) for w in missing):
                 found.append(d)

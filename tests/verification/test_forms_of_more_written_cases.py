@@ -31,7 +31,9 @@ record, a bankruptcy preference action, a cargo claim and a patent case, showed 
   numbered so ("24"); a time with its seconds ("14:54:48") is a fact a page must print;
 - (from a third round, measured before these two) a round amount given as a bound or an
   approximation ("more than three million dollars") holds by the amounts it admits; a
-  number's label in the plural ("Registration Nos.") is no fact.
+  number's label in the plural ("Registration Nos.") is no fact; a name the draft defines
+  ('Interim Report No. 2 ("IR-2")') names the document its definition names (found on the
+  hand-written securities case, whose "IR-2 at 1" had been no cite at all).
 """
 
 import pytest
@@ -432,3 +434,23 @@ def test_a_numbers_label_in_the_plural_is_no_fact() -> None:
         [("registrations.pdf", CERTIFICATES), ("report.pdf", REPORT)],
     )
     assert found["WLD000001-02"].status == "supported", found["WLD000001-02"].message
+
+
+REPORTS = [
+    ("12-meridex-interim-report-2.pdf", ["INTERIM REPORT 2\nUnblinded, arm-level safety data."]),
+    ("13-meridex-interim-report-3.pdf", ["INTERIM REPORT 3\nBlinded, pooled safety data."]),
+]
+
+
+@pytest.mark.parametrize(("page", "status"), [("1", "supported"), ("4", "unsupported")])
+def test_a_name_the_draft_defines_names_the_document_its_definition_names(
+    page: str, status: str
+) -> None:
+    cite = f"IR-2 at {page}"
+    found = _found(
+        f'Meridex delivered Interim Report No. 2 ("IR-2") to Corvid. It presented unblinded, '
+        f"arm-level safety data ({cite}).",
+        REPORTS,
+    )
+    assert found[cite].status == status, found[cite].message
+    assert "12-meridex-interim-report-2.pdf" in found[cite].message

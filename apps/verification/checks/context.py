@@ -8,7 +8,7 @@ import re
 
 from apps.verification import exhibits, paragraphs, patents, transcripts
 from apps.verification import normalise as nz
-from apps.verification.claims import Claim, sentences
+from apps.verification.claims import Claim, defined_terms, sentences
 from apps.verification.findings import Finding, Status
 from apps.verification.index import (
     Opinion,
@@ -61,6 +61,7 @@ class Context:
         self.named: dict[tuple[int, int], tuple[list[int], Finding | None, str]] = {}
         self.exhibit_list: dict[str, list[int]] | None = None  # the draft's own, when read
         self.law_documents: frozenset[int] | None = None  # opinions it cites (`support`)
+        self.definitions: dict[str, str] | None = None  # its defined names ("IR-2"), when read
 
     # -- segments -----------------------------------------------------------------------
 
@@ -197,6 +198,8 @@ class Context:
             resolved = exhibits.exhibit(self.documents, claim.exhibit)
         else:
             resolved = exhibits.titled(self.documents, self.index, claim.title or "")
+            if resolved.document is None and not resolved.ambiguous:
+                resolved = _by_definition(self, claim, resolved)
         if listed is not None:
             pass
         elif (document := resolved.document) is None:
@@ -284,6 +287,22 @@ class Context:
 
     def page_values(self, what: str, page: int) -> list[Value]:
         return self.index.dates[page] if what == "date" else self.index.amounts[page]
+
+
+def _by_definition(ctx: Context, claim: Claim, unresolved: exhibits.Resolved) -> exhibits.Resolved:
+    """A cite by a name the draft defined ('Interim Report No. 2 ("IR-2")' ... "IR-2 at 1"):
+    the document the defined name's words name, else `unresolved`."""
+    if ctx.definitions is None:
+        ctx.definitions = defined_terms(ctx.text)
+    long = ctx.definitions.get(claim.title or "")
+    if long is None or ctx.documents is None:
+        return unresolved
+    found = exhibits.titled(ctx.documents, ctx.index, long)
+    if found.document is None:
+        return unresolved
+    return exhibits.Resolved(
+        found.document, f"{claim.title!r} is the draft's name for {long!r}: {found.how}"
+    )
 
 
 def _page_run(numbers: list[int]) -> str:

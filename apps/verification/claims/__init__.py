@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from apps.verification.claims.base import BatesRef, CaseCite, Claim, Kind, StatuteCite
 from apps.verification.claims.extract import extract_claims
+from apps.verification.claims.record import defined_terms
 from apps.verification.claims.references import is_generated_reference
 from apps.verification.claims.sentences import sentences
 
@@ -42,6 +43,7 @@ __all__ = [
     "Claim",
     "Kind",
     "StatuteCite",
+    "defined_terms",
     "extract_claims",
     "is_generated_reference",
     "sentences",

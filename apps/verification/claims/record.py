@@ -181,6 +181,40 @@ def _name_pin(match: re.Match[str]) -> str:
 
 
 ROW_CHARS = 2000  # a table's row is read this far on either side of a cell
+# A term the draft defines for a document: 'Interim Report No. 2 ("IR-2")', 'the Subcontract
+# ("Subcontract")': the quoted short name in parentheses, and the capitalised run of words
+# just before it that it names.
+_DEFINITION = re.compile(
+    r"\((?:the[ \t]+|collectively,?[ \t]+)?[\"\u201c]"
+    r"(?P<short>[^\"\u201c\u201d()\n]{1,40})[\"\u201d]\)"
+)
+_DEFINED_WORD = re.compile(r"(?:[A-Z0-9][\w.'\u2019&-]*|of|and|for|to|on|the)$")
+DEFINED_WORDS = 8  # the longest name a definition is read back over
+_ITEM_NUMBER = re.compile(r"\d{1,3}[.)]$")
+
+
+def defined_terms(text: str) -> dict[str, str]:
+    """The draft's short names for what it defines ("IR-2" -> "Interim Report No. 2"), each
+    with the capitalised words just before its definition (small words between them kept)."""
+    found: dict[str, str] = {}
+    if '("' not in text and "(\u201c" not in text and '(the "' not in text:
+        return found
+    for match in _DEFINITION.finditer(text):
+        before = text[max(0, match.start() - 120) : match.start()].splitlines()[-1:]
+        words = before[0].split() if before else []
+        taken: list[str] = []
+        for word in reversed(words[-DEFINED_WORDS:]):
+            if not _DEFINED_WORD.match(word) or word.endswith(",") or _ITEM_NUMBER.match(word):
+                break  # (nor a paragraph's number, "60.")
+            taken.insert(0, word)
+        while taken and not taken[0][:1].isupper() and not taken[0][:1].isdigit():
+            taken.pop(0)  # a name starts with a capital or a number
+        short = match.group("short").strip()
+        if taken and short not in found:
+            found[short] = " ".join(taken)
+    return found
+
+
 _FORM_NAME = re.compile(r"\d{1,3}-[A-Z]|[A-Z]-\d{1,2}")  # "10-K", "S-1": a filing's form
 
 
@@ -553,6 +587,7 @@ def record_cites(
             g == "alone" and _NUMBER_LABEL_BEFORE.search(text, max(0, m.start(g) - 6), m.start(g))
         )
     ]
+    defined = defined_terms(text)  # the draft's own names for documents, "IR-2"
     named, quotes = _quoted_names(text, _cite_pieces(text, positions), quotes)
     blocked = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in named])
     known = _bates_pattern(prefixes)
@@ -692,7 +727,10 @@ def record_cites(
             # A document named by its name or title with a page ("Subcontract at 3").
             head = a + (signal.end() if signal else 0)
             named_match = _PLAIN_NAME.fullmatch(text, head, b)
-            if named_match is not None and _names_a_document(named_match.group("name")):
+            if named_match is not None and (
+                _names_a_document(named_match.group("name"))
+                or named_match.group("name").strip() in defined
+            ):
                 pin = _name_pin(named_match)
                 title = named_match.group("name").strip()
                 add(RecordCite("record_cite", head, b, (), (pin,), title=title))
@@ -708,7 +746,10 @@ def record_cites(
             and free(a, b)
             and not _in_heading(text, a)
             and SIGNAL.match(text[a:b]) is None  # "See Rule 56 at 3.": a cite position's
-            and _names_a_document(named_match.group("name"))
+            and (
+                _names_a_document(named_match.group("name"))
+                or named_match.group("name").strip() in defined
+            )
         ):
             pin = _name_pin(named_match)
             add(
