@@ -8,7 +8,7 @@ import re
 
 from apps.verification import exhibits, paragraphs, patents, transcripts
 from apps.verification import normalise as nz
-from apps.verification.claims import Claim, defined_terms, sentences
+from apps.verification.claims import DEFINITION, Claim, defined_terms, sentences
 from apps.verification.findings import Finding, Status
 from apps.verification.index import (
     Opinion,
@@ -23,9 +23,7 @@ CITES = ("record_cite", "not_a_record_cite", "case_citation")
 # A defined term's parenthetical just before a cite ('U.S. Patent No. 11,206,482 (the "'482
 # patent") (QLN_00004410-16) against ...'): the cite names the document the term names, and
 # the words after it are the sentence's, not the document's.
-_DEFINED_BEFORE = re.compile(
-    r"\((?:the\s+|a\s+)?[\"\u201c][^\"\u201c\u201d()\n]{1,60}[\"\u201d]\)[ \t]*\(?[ \t]*$"
-)
+_DEFINED_BEFORE = re.compile(DEFINITION + r"[ \t]*\(?[ \t]*$")
 
 
 class Context:

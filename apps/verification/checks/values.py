@@ -1,6 +1,7 @@
 """Dates and amounts: on the pages their cite names, else anywhere in the packet (step 3 of
 the package docstring)."""
 
+import bisect
 import re
 from dataclasses import replace
 from datetime import date
@@ -289,9 +290,16 @@ def _amount_within(
     if pages:
         holders = pages
     else:
-        holders = sorted(
-            {p for value, held in ctx.index.amount_pages.items() if fits(value) for p in held}
-        )
+        # The packet's amounts, in cents, sorted once per index: a bisect per claim, not a
+        # pass over every amount (a draft may give thousands of round figures).
+        ordered = ctx.index.derived("amounts in order", lambda: _amounts_in_order(ctx.index))
+        at = bisect.bisect_left(ordered, (low, ""))
+        holding: set[int] = set()
+        while at < len(ordered) and ordered[at][0] <= high:
+            if ordered[at][1] != written:
+                holding.update(ctx.index.amount_pages[ordered[at][1]])
+            at += 1
+        holders = sorted(holding)
     for page in holders:
         for found in ctx.page_values("amount", page):
             if fits(found.value):
@@ -307,6 +315,10 @@ def _amount_within(
                     match=(found.start, found.end),
                 )
     return None
+
+
+def _amounts_in_order(index: PacketIndex) -> list[tuple[int, str]]:
+    return sorted((int(v), v) for v in index.amount_pages if v.isdigit())
 
 
 def _distance(what: str, wanted: str, found: str) -> tuple[int, float]:

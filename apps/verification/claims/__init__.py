@@ -33,11 +33,12 @@ from __future__ import annotations
 
 from apps.verification.claims.base import BatesRef, CaseCite, Claim, Kind, StatuteCite
 from apps.verification.claims.extract import extract_claims
-from apps.verification.claims.record import defined_terms
+from apps.verification.claims.record import DEFINITION, defined_terms
 from apps.verification.claims.references import is_generated_reference
 from apps.verification.claims.sentences import sentences
 
 __all__ = [
+    "DEFINITION",
     "BatesRef",
     "CaseCite",
     "Claim",

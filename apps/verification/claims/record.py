@@ -184,10 +184,11 @@ ROW_CHARS = 2000  # a table's row is read this far on either side of a cell
 # A term the draft defines for a document: 'Interim Report No. 2 ("IR-2")', 'the Subcontract
 # ("Subcontract")': the quoted short name in parentheses, and the capitalised run of words
 # just before it that it names.
-_DEFINITION = re.compile(
-    r"\((?:the[ \t]+|collectively,?[ \t]+)?[\"\u201c]"
-    r"(?P<short>[^\"\u201c\u201d()\n]{1,40})[\"\u201d]\)"
+DEFINITION = (
+    r"\((?:the[ \t]+|a[ \t]+|collectively,?[ \t]+)?[\"\u201c]"
+    r"(?P<short>[^\"\u201c\u201d()\n]{1,60})[\"\u201d]\)"
 )
+_DEFINITION = re.compile(DEFINITION)
 _DEFINED_WORD = re.compile(r"(?:[A-Z0-9][\w.'\u2019&-]*|of|and|for|to|on|the)$")
 DEFINED_WORDS = 8  # the longest name a definition is read back over
 _ITEM_NUMBER = re.compile(r"\d{1,3}[.)]$")

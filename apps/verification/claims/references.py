@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from apps.verification.normalise import STOPWORDS
+
 # A label-like token used as a cite: "RTX 3060", "GPU-0001", "A100", "RTX3060Ti"; with fewer
 # digits, a code of three capitals or more joined to them ("GPU-7", "TPU3"), never the names
 # of public standards or time offsets written so ("COVID-19", "DSM-5", "ICD-10", "UTC-7",
@@ -170,19 +172,12 @@ def own_work_start(text: str, start: int) -> int:
         if word is None:
             break
         token = word.group(1)
-        if token.lower() in _FUNCTION_WORDS or (token.endswith(".") and token[:-1].islower()):
+        if token.lower() in STOPWORDS or (token.endswith(".") and token[:-1].islower()):
             break  # ("... of the manual. Compare rev. 4": a sentence's end)
         start = word.start(1)
     return start
 
 
-_FUNCTION_WORDS = frozenset(
-    {
-        *("a", "an", "the", "in", "on", "at", "of", "to", "for", "by", "from", "with", "and"),
-        *("or", "as", "see", "per", "this", "that", "our", "its", "their", "his", "her", "is"),
-        *("are", "was", "were", "be", "into", "under"),
-    }
-)
 FISCAL_YEAR = re.compile(r"(?:FY|CY)[-_. ]?(?:19|20)\d\d")
 # A year closing a case citation's parenthetical ("(D. Colo. 2021)", "(2019)"); the last group
 # of a hyphenated or slashed number ("Acct. No. 7126-2086") is no year.
