@@ -30,6 +30,7 @@ a product install has no evaluation harness (issue 23).
    form the checks read badly shows even when its kind's figure hides it.
 """
 
+import functools
 import json
 import re
 from collections import Counter
@@ -525,13 +526,29 @@ def verify_case(
     verify: Verify,
     build_index: Callable[..., Any],
 ) -> list[FindingRow]:
-    """Every draft of `case` checked against `pages`: one row per finding, in draft order."""
+    """Every draft of `case` checked against `pages`: one row per finding, in draft order. The
+    case's other drafts are each draft's companions (a brief citing the exhibits of the
+    declaration beside it), as the product's runs pass the case's other drafts."""
+    from apps.verification.checks.context import Companion
+
     index = build_index(pages)
+    texts = {draft: case.draft_text(draft) for draft in case.drafts}
+    extracted: dict[str, list[Claim]] = {}
+
+    def claims_of(draft: str) -> "list[Claim]":
+        if draft not in extracted:
+            extracted[draft] = extract(texts[draft], bates_prefixes=case.prefixes)
+        return extracted[draft]
+
     rows: list[FindingRow] = []
     for draft in case.drafts:
-        text = case.draft_text(draft)
-        claims = extract(text, bates_prefixes=case.prefixes)
-        for finding in verify(text, claims, index):
+        companions = [
+            Companion(other, texts[other], functools.partial(claims_of, other))
+            for other in case.drafts
+            if other != draft
+        ]
+        findings = verify(texts[draft], claims_of(draft), index, companions=companions)
+        for finding in findings:
             rows.append(finding_row(case.draft_key(draft), finding))
     return rows
 

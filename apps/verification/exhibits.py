@@ -196,12 +196,19 @@ def titled(cat: Catalogue, index: PacketIndex, name: str, *, names_only: bool = 
     if not words:
         return Resolved(None, "", f"{name!r} names no document")
 
+    # Words written as abbreviations ("Rpt.", "Stmt.", "Dep't"): a longer word with their
+    # letters in order, from its first ("Rpt." is "report"; Bluebook T6 abbreviates so).
+    abbreviated = {
+        w.lower() for w in re.findall(r"([A-Za-z]{2,6})(?:\.|['\u2019][a-z]{1,2}\b)", stem)
+    }
+
     def held(word: str, names: frozenset[str]) -> bool:
         # A word matches one that starts with it; a number of three digits or more one that
         # ends with it (the "'482 patent" is No. 11,206,482).
         return any(
             n == word
             or (len(word) >= 3 and (n.endswith(word) if word.isdigit() else n.startswith(word)))
+            or (word in abbreviated and _abbreviates(word, n))
             for n in names
         )
 
@@ -229,6 +236,15 @@ def titled(cat: Catalogue, index: PacketIndex, name: str, *, names_only: bool = 
         f"{name!r} is not the name or title of a document of the packet "
         f"({len(cat.documents)} documents)",
     )
+
+
+def _abbreviates(short: str, word: str) -> bool:
+    """Whether `short` abbreviates `word`: its first letter, then its other letters in order
+    ("rpt" of "report", "stmt" of "statement", "dept" of "department")."""
+    if len(short) < 2 or len(word) <= len(short) or short[0] != word[0]:
+        return False
+    rest = iter(word[1:])
+    return all(letter in rest for letter in short[1:])
 
 
 def pinned_pages(index: PacketIndex, document: Document, numbers: list[int]) -> list[int]:

@@ -49,6 +49,7 @@ OCR = "ocr"
 _LABEL = re.compile(r"^(.*?)[\s\-_.]*(?:(\d{3,})\.(\d{1,6})|(\d+))$")
 _LINE_NUMBER = re.compile(r"^[ \t]*(\d{1,2})(?=[ \t]+\S)")
 _NUMBERED_LINE = re.compile(r"(?m)^[ \t]*\d{1,2}[ \t]+\S")
+_BLANK_LINE = re.compile(r"(?m)^[ \t]*(\d{1,2})[ \t]*$")  # a transcript's line, blank
 _LONE_NUMBER = re.compile(r"^\s*\d{1,5}\s*$")
 _EDGE_NUMBER = re.compile(
     r"^[ \t]*(?P<first>\d{1,5})(?:[ \t]{2,}|\t)\S.*$|^.*\S(?:[ \t]{2,}|\t)(?P<last>\d{1,5})[ \t]*$"
@@ -537,10 +538,16 @@ class PacketIndex:
         # Each has a star or an opening bracket: a page with neither has none.
         if "*" in page.text or "[" in page.text:
             skip.extend(m.span() for m in _IN_TEXT_MARKER.finditer(page.text))
-        # A deposition page: most lines start with their line number.
-        if len(_NUMBERED_LINE.findall(page.text)) >= 5:
+        # A deposition page: most lines start with their line number (a line may hold its
+        # number alone: a blank line of testimony, "13", where the answer ended above).
+        numbered_text = len(_NUMBERED_LINE.findall(page.text))
+        if numbered_text >= 2 and numbered_text + len(_BLANK_LINE.findall(page.text)) >= 5:
             content = [ln for ln in _lines(page.text) if ln[2].strip()]
-            numbered = [(s, m) for s, _, ln in content if (m := _LINE_NUMBER.match(ln))]
+            numbered = [
+                (s, m)
+                for s, _, ln in content
+                if (m := _LINE_NUMBER.match(ln) or _BLANK_LINE.match(ln))
+            ]
             if len(numbered) >= len(content) // 2:
                 skip.extend((s + m.start(1), s + m.end(1)) for s, m in numbered)
         skip.extend(margin_count(page.text))

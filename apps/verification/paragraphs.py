@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim
@@ -63,6 +63,8 @@ _MARKER = re.compile(
 _OCR_MARKER = re.compile(
     r"(?m)^[ \t]*(?:\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.,)](?=\s))"
 )
+# An opinion's paragraph: "¶ 13" at a line's start, also in brackets ("[¶ 13]", "{¶ 13}").
+_PILCROW = re.compile(r"(?m)^[ \t]*[\[{]?\u00b6[ \t]*(?P<a>\d{1,4})(?!\d)")
 # A paragraph numbered in brackets, "(4)" at a line's start: the paragraphs' numbers only in a
 # document that numbers none of its paragraphs otherwise (where it does, "(4)" is a clause
 # inside one: "4. Payment. (1) The Buyer shall ...").
@@ -91,9 +93,11 @@ _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # A file titled so is a transcript of testimony: "Tr. 47:4" cites a deposition's file too
 # (the one of the packet), and "Dep." a file titled as a transcript.
+# ("dep" as a file names it, "pruszynski-discovery-dep-excerpt.pdf": a form of three letters
+# is matched whole, a longer one as a word's start.)
 _SAME_AS = {
-    "transcript": ("transcript", "deposition", "depo"),
-    "deposition": ("deposition", "depo", "transcript"),
+    "transcript": ("transcript", "deposition", "depo", "dep"),
+    "deposition": ("deposition", "depo", "dep", "transcript"),
 }
 _NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person's name counts
 
@@ -142,9 +146,12 @@ def paragraph_numbers(pins: Sequence[str]) -> list[int]:
     return numbers
 
 
-def paragraphs_of(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
+def paragraphs_of(
+    index: PacketIndex, pages: Sequence[int], *, pilcrow: bool = False
+) -> list[Paragraph]:
     """The numbered paragraphs of `pages` (in that order); a paragraph open at the end of a
-    page goes on at the top of the next page of the same document."""
+    page goes on at the top of the next page of the same document. `pilcrow`: only those
+    marked "¶ 4" ("[¶ 4]", "{¶ 4}": Wisconsin's and Ohio's), each numbered above the last."""
     found: list[Paragraph] = []
     open_paragraph: Paragraph | None = None
     previous: int | None = None
@@ -157,7 +164,16 @@ def paragraphs_of(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
             bracketed[page.document_id] = _numbers_in_brackets(index, page.document_id)
         if bracketed[page.document_id]:
             marker = _BRACKETED
-        starts = [(m.start(), int(m.group("a") or m.group("b"))) for m in marker.finditer(text)]
+        if pilcrow:
+            # Numbered upward: a "¶ 4" line quoting another paragraph is no paragraph's start.
+            starts = []
+            last = found[-1].number if found else 0
+            for m in _PILCROW.finditer(text):
+                if int(m.group("a")) > last:
+                    last = int(m.group("a"))
+                    starts.append((m.start(), last))
+        else:
+            starts = [(m.start(), int(m.group("a") or m.group("b"))) for m in marker.finditer(text)]
         follows = (
             previous is not None
             and index.pages[previous].document_id == page.document_id
@@ -195,7 +211,9 @@ def _read_brackets(index: PacketIndex, document_id: int) -> bool:
     return any(_BRACKETED.search(text) for text in folded)
 
 
-def paragraphs_on(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
+def paragraphs_on(
+    index: PacketIndex, pages: Sequence[int], *, pilcrow: bool = False
+) -> list[Paragraph]:
     """The numbered paragraphs with words on `pages`, including one that began on an earlier
     page of the document (up to LOOK_BACK pages before) and runs on at the top of the first."""
     first = index.pages[pages[0]]
@@ -210,7 +228,9 @@ def paragraphs_on(index: PacketIndex, pages: Sequence[int]) -> list[Paragraph]:
         lead.insert(0, earlier)
     cited = set(pages)
     return [
-        p for p in paragraphs_of(index, [*lead, *pages]) if any(q in cited for q, _, _ in p.parts)
+        p
+        for p in paragraphs_of(index, [*lead, *pages], pilcrow=pilcrow)
+        if any(q in cited for q, _, _ in p.parts)
     ]
 
 
@@ -228,7 +248,10 @@ def _pleading_pages(index: PacketIndex, words: tuple[str, ...]) -> list[int] | N
     matches = [
         document
         for document, title in titles
-        if all(any(t.startswith(form) for t in title) for form in forms)
+        if all(
+            any(t.startswith(form) if len(form) > 3 else t == form for t in title for form in group)
+            for group in forms
+        )
     ]
     if len(matches) != 1:
         return None
@@ -282,9 +305,29 @@ def pinned(finding: Finding, context: Context) -> Finding:
         return finding
     if not pages:
         return finding
-    where = document or pages_label(index, pages)
-    paragraphs = paragraphs_on(index, pages)
+    return in_paragraphs(finding, context, pages, numbers, document or pages_label(index, pages))
+
+
+def in_paragraphs(
+    finding: Finding,
+    context: Context,
+    pages: list[int],
+    numbers: list[int],
+    where: str,
+    *,
+    check: str = "record_cite_paragraph",
+    pilcrow: bool = False,
+) -> Finding:
+    """`finding` judged by the paragraphs `numbers` of `pages` (steps 2-5 of the module's
+    docstring), named `where` in its messages, its check `check`. `pilcrow`: only paragraphs
+    marked "¶ 4" count (an opinion's, whose "1." may start a list inside a paragraph)."""
+    index = context.index
+    paragraphs = paragraphs_on(index, pages, pilcrow=pilcrow)
     pins = _pins_label(numbers)
+
+    def _finding(*args: Any, **kwargs: Any) -> Finding:
+        return _judged(*args, check=check, **kwargs)
+
     if not paragraphs:
         return _finding(
             finding,
@@ -297,9 +340,9 @@ def pinned(finding: Finding, context: Context) -> Finding:
         by_number.setdefault(paragraph.number, paragraph)
     missing = [n for n in numbers if n not in by_number]
     if missing:
-        return _missing(finding, index, pages, paragraphs, missing, where)
+        return _missing(finding, index, pages, paragraphs, missing, where, check, pilcrow)
     wanted = [by_number[n] for n in numbers]
-    span = context.segment(claim)
+    span = context.segment(finding.claim)
     evidence = None
     for quote in context.members(span, ("quote",)):
         segments = quote_segments(quote.quote or quote.text)
@@ -397,7 +440,7 @@ def _pleading_page(finding: Finding, context: Context) -> Finding:
             "sentence's quotation, date or amount",
         )
     page_index, match, what = evidence
-    return _finding(
+    return _judged(
         finding,
         "supported",
         f"page {_runs(numbers)} of {name} {what}",
@@ -482,13 +525,19 @@ def _missing(
     paragraphs: list[Paragraph],
     missing: list[int],
     where: str,
+    check: str,
+    pilcrow: bool,
 ) -> Finding:
     pins = _pins_label(missing)
     cited = set(pages)
     documents = dict.fromkeys(index.pages[p].document_id for p in pages)
+
+    def _finding(*args: Any, **kwargs: Any) -> Finding:
+        return _judged(*args, check=check, **kwargs)
+
     for document_id in documents:
         rest = [p for p in index.document_pages(document_id) if p not in cited]
-        for paragraph in paragraphs_of(index, rest):
+        for paragraph in paragraphs_of(index, rest, pilcrow=pilcrow):
             if paragraph.number in missing:
                 page_index, start, end = paragraph.parts[0]
                 return _finding(
@@ -516,7 +565,7 @@ def _missing(
     )
 
 
-def _finding(
+def _judged(
     finding: Finding,
     status: str,
     message: str,
@@ -557,6 +606,7 @@ def _runs(numbers: list[int]) -> str:
 
 
 __all__ = [
+    "in_paragraphs",
     "page_numbers",
     "paragraph_numbers",
     "paragraphs_of",

@@ -33,6 +33,7 @@ cannot be approved (`selectors.blocking_count`; the drafting app refuses with 40
 override one such finding with a written reason, audited and kept with the finding.
 """
 
+import functools
 import gc
 import logging
 import re
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from django.db.models import Model, QuerySet
 
     from apps.verification import index
+    from apps.verification.checks.context import Companion
     from apps.verification.findings import Finding as CheckedClaim
 
 logger = logging.getLogger(__name__)
@@ -286,9 +288,8 @@ def _checked(
     # The checks read every page's text: plain rows, no model instances (a tenth of the time
     # for 10,000 pages). The findings' pages are read as models afterwards, few and by position.
     records = page_records(packet_id=draft.packet_id)
-    found = claims.extract_claims(
-        version.text, bates_prefixes=bates_prefixes(case_id=draft.case_id, pages=records)
-    )
+    prefixes = bates_prefixes(case_id=draft.case_id, pages=records)
+    found = claims.extract_claims(version.text, bates_prefixes=prefixes)
     with transaction.atomic():
         verification.claim_count = len(found)
         verification.second_opinion_done = verification.second_opinion_total = 0
@@ -305,6 +306,7 @@ def _checked(
         found,
         packet_index,
         ocr_review_confidence=settings.LEXWEB_OCR_REVIEW_CONFIDENCE,
+        companions=_companions(draft, prefixes),
     )
     by_position = FrozenPagesByPosition(draft.packet_id, count=len(records))
     by_position.load(result.page.position for result in results if result.page is not None)
@@ -318,6 +320,34 @@ def _checked(
         verification.save(update_fields=["claims_done"])
         _publish_run(verification)
     return version.text, results, packet_index, by_position, rows
+
+
+MAX_COMPANIONS = 10  # the case's other drafts whose lists of exhibits a draft may lean on
+
+
+def _companions(draft: "Model", prefixes: Sequence[str]) -> list["Companion"]:
+    """The latest version of each other draft of the case on the same packet (the newest
+    `MAX_COMPANIONS`), that names an exhibit: a brief's "Ex. 4" is often the exhibit the
+    declaration filed with it lists. Their claims are extracted only if a cite needs them."""
+    from apps.verification.checks.context import Companion, companions_listing_exhibits
+    from apps.verification.claims import extract_claims
+
+    # The drafting app's models, through the case's relation (it sits above this app).
+    others = Case.objects.get(pk=draft.case_id).drafts.filter(packet_id=draft.packet_id)  # type: ignore[attr-defined]
+    found = []
+    for other in others.exclude(pk=draft.pk).order_by("-created_at", "-id")[:MAX_COMPANIONS]:
+        latest = other.versions.order_by("-number").only("text", "number").first()
+        if latest is None:
+            continue
+        text = latest.text
+        found.append(
+            Companion(
+                f"{other.title} (version {latest.number})",
+                text,
+                functools.partial(extract_claims, text, bates_prefixes=tuple(prefixes)),
+            )
+        )
+    return companions_listing_exhibits(found)
 
 
 def _done(verification: Verification, rows: list[Finding], opinion: second_opinion.Outcome) -> None:

@@ -259,3 +259,30 @@ def test_a_run_reads_and_writes_with_the_cycle_collector_paused_and_turns_it_bac
     assert verification.status == Verification.Status.DONE, verification.error
     assert seen == {"reading": False, "boxing": False}
     assert gc.isenabled()
+
+
+def test_a_run_reads_the_exhibits_a_companion_draft_on_the_packet_lists(
+    lawyer: User, case: Case
+) -> None:
+    # The packet's second document is the kiosk log; the brief's "Ex. 1" is the exhibit 1 that
+    # the declaration beside it lists (read as the packet's first document, it fails).
+    booking = read_pdf(case=case, user=lawyer, lines=["Booked at 22:06."], filename="booking.pdf")
+    kiosk = read_pdf(
+        case=case,
+        user=lawyer,
+        lines=["Seen by a nurse on March 22, 2023."],
+        filename="kiosk-log.pdf",
+    )
+    packet = packet_of(case=case, user=lawyer, documents=[booking, kiosk])
+    brief = draft_of(
+        case=case, user=lawyer, packet=packet, text="A nurse saw him on March 22, 2023. (Ex. 1.)"
+    )
+    declaration = "**Exhibit 1 (Kiosk Log)**\n\nAttached as Exhibit 1 is the kiosk log."
+    draft_of(case=case, user=lawyer, packet=packet, text=declaration, title="Nakamura Decl.")
+
+    verification = _request(lawyer, brief)
+    services.verification_run(verification_id=verification.pk)
+
+    cite = Finding.objects.get(verification=verification, text="Ex. 1")
+    assert cite.status == Finding.Status.SUPPORTED, cite.message
+    assert "Nakamura Decl. (version 1)" in cite.message

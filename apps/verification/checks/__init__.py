@@ -66,7 +66,7 @@ from dataclasses import replace
 
 from apps.verification import authorities, paragraphs
 from apps.verification.checks.cases import case_citation
-from apps.verification.checks.context import Context
+from apps.verification.checks.context import Companion, Context
 from apps.verification.checks.quotes import quote
 from apps.verification.checks.record import id_page, record_cite
 from apps.verification.checks.references import not_a_record_cite
@@ -88,17 +88,20 @@ def verify_text(
     *,
     ocr_review_confidence: float | None = None,
     only: Sequence[Claim] | None = None,
+    companions: Sequence[Companion] = (),
 ) -> list[Finding]:
     """One finding per claim (see the module docstring). Reads nothing but its arguments.
 
     `ocr_review_confidence`: settings.LEXWEB_OCR_REVIEW_CONFIDENCE (0-100), passed in by the
-    caller. `only`: check just these claims, each in the context of all of `claims`."""
+    caller. `only`: check just these claims, each in the context of all of `claims`.
+    `companions`: the case's other drafts on the same packet, whose lists of exhibits an
+    "Ex. 4" the draft does not list itself may mean (`context.Companion`)."""
     # The index holds millions of small objects; a collection pass over them during the
     # checks costs more than the checks (and no cycle is made here).
     enabled = gc.isenabled()
     gc.disable()
     try:
-        context = Context(text, list(claims), index)
+        context = Context(text, list(claims), index, companions)
         return [
             _review(check(claim, context), ocr_review_confidence)
             for claim in (claims if only is None else only)

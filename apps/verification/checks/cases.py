@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import reporters_db
 
-from apps.verification import authorities
+from apps.verification import authorities, paragraphs
 from apps.verification import normalise as nz
 from apps.verification.checks.context import CITES, Context
 from apps.verification.checks.support import (
@@ -26,7 +26,7 @@ from apps.verification.checks.support import (
     terms_elsewhere,
 )
 from apps.verification.checks.weighing import Term, page_scores, page_sentences, weighed_terms
-from apps.verification.claims import Claim
+from apps.verification.claims import CaseCite, Claim
 from apps.verification.findings import Finding
 from apps.verification.index import (
     Opinion,
@@ -273,6 +273,14 @@ def _caption_terms(ctx: Context, claim: Claim, opinion: Opinion) -> frozenset[st
 
 
 def _pin(ctx: Context, claim: Claim, pin: str, opinion: Opinion) -> Finding:
+    if isinstance(claim.citation, CaseCite) and claim.citation.paragraphs:
+        # A public-domain citation's pin names the opinion's numbered paragraphs ("2019 IL
+        # App (1st) 181734, ¶ 29"), not its pages.
+        document = ctx.index.document_pages(opinion.document_id)
+        found = _on_opinion(claim, "case_pin", "", ctx.index.pages[document[0]])
+        return paragraphs.in_paragraphs(
+            found, ctx, document, pin_numbers(pin), "the opinion", check="case_pin", pilcrow=True
+        )
     pages, first, last = opinion.pages, opinion.first_page, opinion.last_page
     numbers = pin_numbers(pin)
     if not numbers or any(n not in pages for n in numbers):

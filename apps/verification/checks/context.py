@@ -5,6 +5,8 @@ and kept for the draft's other claims."""
 import bisect
 import itertools
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from apps.verification import exhibits, paragraphs, patents, transcripts
 from apps.verification import normalise as nz
@@ -20,6 +22,27 @@ from apps.verification.index import (
 CITES = ("record_cite", "not_a_record_cite", "case_citation")
 
 
+@dataclass(frozen=True)
+class Companion:
+    """Another draft of the case on the same packet, whose list of exhibits a draft's "Ex. 4"
+    may mean: a brief cites the exhibits of the declaration filed with it ("Attached as
+    Exhibit 4 is ..., produced at HCSO002012-HCSO002014"). `claims` extracts its claims, called
+    only when a cite needs its list."""
+
+    name: str
+    text: str
+    claims: Callable[[], Sequence[Claim]]
+
+
+# A draft that may list exhibits (a cheap test before a companion's claims are extracted).
+_LISTS_EXHIBITS = re.compile(r"\b(?:Ex|Exh|Exhibit)s?\.?[ \t*_]*(?:\d{1,3}|[A-Z]{1,2})\b")
+
+
+def companions_listing_exhibits(companions: Sequence[Companion]) -> list[Companion]:
+    """The companions whose text names an exhibit at all."""
+    return [c for c in companions if _LISTS_EXHIBITS.search(c.text)]
+
+
 # A defined term's parenthetical just before a cite ('U.S. Patent No. 11,206,482 (the "'482
 # patent") (QLN_00004410-16) against ...'): the cite names the document the term names, and
 # the words after it are the sentence's, not the document's.
@@ -31,8 +54,17 @@ class Context:
     (`passages`, `held`, `named`, ...) are filled by the checks' functions as they first need
     them; nothing in it outlives the draft's `verify_text`."""
 
-    def __init__(self, text: str, claims: list[Claim], index: PacketIndex) -> None:
+    def __init__(
+        self,
+        text: str,
+        claims: list[Claim],
+        index: PacketIndex,
+        companions: Sequence[Companion] = (),
+    ) -> None:
         self.text = text
+        self.companions = companions
+        # Each companion's list of exhibits, by label, when first needed (`_companion_exhibit`).
+        self.companion_lists: list[tuple[str, dict[str, list[int]]]] | None = None
         self.claims = claims
         self.index = index
         self.cites_by_sentence: dict[tuple[int, int], list[Claim]] = {}
@@ -190,6 +222,8 @@ class Context:
         if self.documents is None:
             self.documents = exhibits.catalogue(self.index)
         listed = _listed_exhibit(self, claim) if claim.exhibit is not None else None
+        if listed is None and claim.exhibit is not None and not self.documents.labelled:
+            listed = _companion_exhibit(self, claim)
         if listed is not None:
             result = listed
         elif claim.exhibit is not None:
@@ -320,13 +354,45 @@ def _listed_exhibit(ctx: "Context", claim: Claim) -> tuple[list[int], Finding | 
     draft lists no such exhibit."""
     if ctx.exhibit_list is None:
         ctx.exhibit_list = _exhibit_list(ctx.text, ctx.ordered, ctx)
-    pages = ctx.exhibit_list.get(exhibits.normal_label(claim.exhibit or ""))
+    label = exhibits.normal_label(claim.exhibit or "")
+    pages = ctx.exhibit_list.get(label)
     if pages is None:
         return None
-    label = exhibits.normal_label(claim.exhibit or "")
     how = (
         f"Exhibit {label} is {pages_label(ctx.index, pages)}, as the draft's list of exhibits says"
     )
+    return _exhibit_pages(ctx, claim, pages, how)
+
+
+def _companion_exhibit(
+    ctx: "Context", claim: Claim
+) -> tuple[list[int], Finding | None, str] | None:
+    """ "Ex. 4 at 2" in a draft that lists no exhibit 4, on a packet whose documents carry no
+    exhibit labels: exhibit 4 of the companion drafts' lists (a brief's exhibits are those of
+    the declaration filed with it), where they list it as one run of pages. None where no
+    companion lists it, or two list it as different pages (the packet's order is read then)."""
+    if ctx.companion_lists is None:
+        ctx.companion_lists = []
+        for companion in companions_listing_exhibits(ctx.companions):
+            ordered = sorted(companion.claims(), key=lambda c: c.start)
+            listed = _exhibit_list(companion.text, ordered, ctx)
+            if listed:
+                ctx.companion_lists.append((companion.name, listed))
+    label = exhibits.normal_label(claim.exhibit or "")
+    found = [(name, listed[label]) for name, listed in ctx.companion_lists if label in listed]
+    if not found or any(pages != found[0][1] for _, pages in found):
+        return None
+    pages = found[0][1]
+    names = " and ".join(repr(name) for name, _ in found)
+    run = pages_label(ctx.index, pages)
+    how = f"Exhibit {label} is {run}, as the list of exhibits of {names} says"
+    return _exhibit_pages(ctx, claim, pages, how)
+
+
+def _exhibit_pages(
+    ctx: "Context", claim: Claim, pages: list[int], how: str
+) -> tuple[list[int], Finding | None, str]:
+    """The pages "Ex. N at 2" pins of exhibit N's `pages` (see `_listed_exhibit`)."""
     numbers = paragraphs.page_numbers(claim.pins)
     if any(not 1 <= n <= len(pages) for n in numbers):
         printed = exhibits.printed_pages(ctx.index, pages, numbers)
@@ -357,6 +423,16 @@ _EXHIBIT_NAMED = re.compile(
 )
 
 
+# The words a declaration attaches an exhibit with: "Attached (hereto) as Exhibit 4 is ...",
+# "Exhibit 4 is a true and correct copy of ...".
+_ATTACHED = re.compile(
+    r"(?i:attached(?:[ \t]+hereto)?[ \t]+as)[ \t*_]+(?:Ex|Exh|Exhibit)\.?[ \t]*"
+    r"(?P<n>\d{1,3}|[A-Z]{1,2})\b"
+    r"|\b(?:Ex|Exh|Exhibit)\.?[ \t]*(?P<m>\d{1,3}|[A-Z]{1,2})\b[*_]*[ \t]+(?i:is|are)[ \t]+"
+    r"(?i:(?:a[ \t]+)?true\b)"
+)
+
+
 def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, list[int]]:
     """The exhibits a draft lists, by label: the pages of the record cites on each line of a
     list of them, else the pages of the one packet document a title in a list in prose names.
@@ -379,6 +455,20 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
         seen.add(label)
         if pages:
             found[label] = pages
+    # A declaration's exhibits, each in its own sentence: "Attached as Exhibit 4 is a true and
+    # correct copy of the kiosk log, produced at HCSO002012-HCSO002014."
+    for attached in itertools.islice(_ATTACHED.finditer(text), MAX_LISTED):
+        label = exhibits.normal_label(attached.group("n") or attached.group("m"))
+        pages = []
+        for cite in ordered:
+            inside = cite.sentence[0] <= attached.start() < cite.sentence[1]
+            if inside and cite.kind == "record_cite" and cite.bates:
+                pages.extend(p for p in ctx.cite_pages(cite) if p not in pages)
+        if not pages:
+            continue
+        if found.get(label, pages) != pages:
+            twice.add(label)
+        found[label] = pages
     # A list in prose, by title: "Ex. 7, Test Report TR-2019-044; Ex. 8, ...", "Ex. 3 (Q3
     # 2023 earnings call transcript)": the one packet document every word of the title names.
     named: dict[str, list[int]] = {}
@@ -386,9 +476,10 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
         label = exhibits.normal_label(entry.group("n"))
         if label in found or label in twice or ctx.documents is None:
             continue
-        document = exhibits.titled(
-            ctx.documents, ctx.index, entry.group("what").strip(), names_only=True
-        ).document
+        what = entry.group("what").strip()
+        if text.startswith(".", entry.end("what")):
+            what += "."  # "Ex. G, Hollis-Marr Rpt. at 2": the abbreviation's stop
+        document = exhibits.titled(ctx.documents, ctx.index, what, names_only=True).document
         if document is None:
             continue
         if named.get(label, list(document.pages)) != list(document.pages):

@@ -97,6 +97,9 @@ class CaseCite:
     court_text: str | None = None  # the court as the parenthetical names it ("9th Cir.")
     # Footnotes the pin names ("813 n.4", "at p. 641, fn. 3", "813 nn.4-5"): (4,), (3,), (4, 5).
     notes: tuple[int, ...] = ()
+    # The pin names paragraphs ("2019 IL App (1st) 181734, ¶ 29", "Id. ¶¶ 8-9"), as
+    # public-domain citations are pinned: `pin` holds their numbers.
+    paragraphs: bool = False
 
 
 @dataclass(frozen=True)

@@ -336,6 +336,29 @@ def _case_cite(cite: Any, full: Any | None) -> CaseCite:
     )
 
 
+# A cross-reference to a part of the draft itself before "supra" ("Part II.B, D, supra",
+# "Section III, supra", "note 4, supra", "pp. 6-8, supra").
+_CROSS_REFERENCE = re.compile(
+    r"(?:\bParts?|\bSections?|\bSecs?\.|\u00a7\u00a7?|\bPoints?|\bnotes?|\bnn?\.|\bpp?\.)"
+    r"[ \t]*[\w.\u2013-]+(?:[ \t]*(?:,|and|&)[ \t]*[\w.\u2013-]+)*,?[ \t]*supra\W*$"
+)
+
+
+# An explanatory parenthetical that cites another source ("(citing Sandoval, 871 F.3d 118)",
+# "(internal quotation marks omitted) (quoting ...)", "(holding ..., and citing ...)"): the
+# text from its unclosed "(" to a cite inside it.
+_CITING_OPEN = re.compile(
+    r"\((?:[^()]{0,300}?\b)?(?:citing|quoting|cited\s+in|quoted\s+in)\b[^()]*$"
+)
+
+
+def _in_citing_parenthetical(text: str, start: int) -> bool:
+    """Whether the cite at `start` stands inside an explanatory parenthetical that cites it
+    for the main authority before it (Bluebook 4.1: "Id." then means that main authority,
+    never the one the parenthetical quotes or cites)."""
+    return _CITING_OPEN.search(text, max(0, start - 400), start) is not None
+
+
 _PARENTHETICAL = re.compile(r"\((?P<court>[^()]{0,80}?)[\s,]*(?:1[6-9]|20)\d\d\)")
 _DAY = re.compile(
     r"[\s,]*\b(?:Jan|Feb|Mar|Apr|May|June?|July?|Aug|Sept?|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}$"
@@ -466,6 +489,14 @@ def case_citations(
         return keep[j - 1] + 1 if j > 0 else 0
 
     found, read_to = _eyecite(compact, deadline)
+    start_of_found = {id(item): item.start for item in found}  # in `compact`
+    # "See Part II.B, D, supra.": a cross-reference to the draft's own parts, no authority.
+    found = [
+        item
+        for item in found
+        if type(item.cite).__name__ != "SupraCitation"
+        or not _CROSS_REFERENCE.search(compact[max(0, item.start - 80) : item.end])
+    ]
     eyecite_spans = Spans([(item.start, item.end) for item in found])
     for item in found:
         item.start, item.end = start_of(item.start), end_of(item.end)
@@ -500,9 +531,18 @@ def case_citations(
         history_of: dict[int, Any] = {}
         last_full: tuple[int, Any] | None = None  # the last full case cite: result index, cite
         unbound = False  # the last case citation's binding was refused (see below)
+        # The last authority cited outside a citing parenthetical (its eyecite resource and
+        # whether its binding was refused), and whether the cite just before was in one.
+        main: tuple[Any, bool] | None = None
+        after_parenthetical = False
         for item in found:
             cite = item.cite
             full = full_of.get(id(cite))
+            if isinstance(cite, IdCitation):
+                if after_parenthetical and main is not None:
+                    full, unbound = main
+            else:
+                after_parenthetical = _in_citing_parenthetical(compact, start_of_found[id(item)])
             # eyecite binds a short form to the draft's last full cite of the same volume and
             # reporter; one naming another case ("Larkspur, 192 P.3d at 1413" after
             # "Stonebridge ..., 192 P.3d 989") is not that case's (Bluebook 10.9: a short form
@@ -513,6 +553,11 @@ def case_citations(
                 unbound = isinstance(cite, ShortCaseCitation) and not _names_a_party(cite, full)
             if unbound:
                 full = None
+            if not isinstance(cite, IdCitation) and not after_parenthetical:
+                main = (
+                    cite if isinstance(cite, FullCaseCitation | FullLawCitation) else full,
+                    unbound,
+                )
             if isinstance(cite, FullLawCitation):
                 statute = statutes.from_eyecite(cite)
                 result.append((item.start, item.end, statute))
@@ -565,6 +610,8 @@ def case_citations(
                 last_case_end = end
                 continue
             case = _case_cite(cite, full)
+            if case.pin and re.match(r"(?:\u00b6|par(?:a|s)?\.)", case.pin):
+                case = replace(case, paragraphs=True)
             if case.pin and re.search(r"[^\d\s\-\u2013]", case.pin):
                 case = _with_pin(case, styles.split_pin(case.pin or ""))
             if isinstance(cite, FullCaseCitation):
@@ -620,4 +667,33 @@ def case_citations(
                 if not eyecite_spans.overlaps(c, d):
                     result.append((start_of(c), end_of(d), section))
     _add_style_cites(text, masked, result, record_by_end, record_ids)
-    return result
+    return _supra_with_reporter(text, result)
+
+
+def _supra_with_reporter(
+    text: str, result: list[tuple[int, int, CaseCite | StatuteCite]]
+) -> list[tuple[int, int, CaseCite | StatuteCite]]:
+    """ "Thornbury, supra, 214 Ill. 2d at 92" is one citation: the short form in it or right
+    after it binds it by volume, reporter and pin, so a supra with a short form with a volume
+    gives its span to that short form and is no claim of its own."""
+    merged = list(result)
+    for outer in result:
+        a, b, cite = outer
+        if not isinstance(cite, CaseCite) or not cite.short:
+            continue
+        if not re.search(r"\bsupra\b", text[a:b]):
+            continue
+        inner = [
+            r
+            for r in merged
+            if r is not outer
+            and a < r[0]
+            and (r[1] <= b or not text[b : r[0]].strip(" \t,"))
+            and isinstance(r[2], CaseCite)
+            and r[2].volume
+            and r[2].short
+        ]
+        if len(inner) == 1:
+            merged[merged.index(inner[0])] = (a, inner[0][1], inner[0][2])
+            merged.remove(outer)
+    return merged

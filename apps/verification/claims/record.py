@@ -697,6 +697,17 @@ def record_cites(
                 number = _EXHIBIT_NUMBER.match(piece)
                 exhibit = number.group("n") if number and number.end() == record.end() else None
                 add(RecordCite("record_cite", a, end, (), tuple(pins), exhibit))
+                # What follows the exhibit's label where its Bates number or page belongs
+                # ("Ex. A, HM-GL-22-0418863", "Ex. D-1, CAM14_20220211.mp4"): one token of a
+                # thing's shape is no page of the record.
+                rest = re.match(r"[ \t]*,[ \t]*(?P<token>\S+)$", text[end:b])
+                if rest is not None:
+                    token = rest.group("token")
+                    r_start = end + rest.start("token")
+                    if free(r_start, b) and (
+                        JUNK.fullmatch(token) or NOT_A_CITE_SHAPE.fullmatch(token)
+                    ):
+                        add(RecordCite("not_a_record_cite", r_start, b))
                 continue
             if FISCAL_YEAR.fullmatch(piece) or before_a_cite(p_end):
                 continue  # a fiscal year; what the record cite after it shows

@@ -69,6 +69,7 @@ NAMED_BY_NUMBER = re.compile(
 _FILE_TYPES = (
     "pdf|docx?|xlsx?|xlsm|csv|tsv|txt|json|jsonl|ya?ml|md|log|pptx?|msg|eml|zip|png|jpe?g|gif"
     "|tiff?|html?|xml|py|ipynb|rtf|odt|ods|sql|db|parquet|bak|tmp|cfg|ini|toml|env"
+    "|mp4|m4v|mov|avi|wmv|mkv|webm|mp3|m4a|wav|dcm|heic"  # recordings and images kept natively
 )
 _SHAPES = (
     rf"[\w][\w.\-]*\.(?:{_FILE_TYPES})"
@@ -154,9 +155,11 @@ _OWN_MARK = (
 )
 PINNED_OWN_WORK = re.compile(
     rf"(?<![\w-]){_OWN_MARK}"
-    r"(?:[ \t]+(?:of|to|for)[ \t]+(?:this|the|our|that)[ \t]+[A-Za-z]+)?"
-    r",?[ \t]+(?:¶¶?|§§?|[Tt]ab|[Pp]p?\.|[Pp]aras?\.|[Pp]aragraphs?|[Rr]ows?|[Ss]heet)[ \t]*"
-    r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*(?:[-\u2013][A-Za-z0-9.]+)?",
+    # (the work's own word after the mark: "our earlier draft disclosure, ¶ 3(b)")
+    r"(?:[ \t]+(?:of|to|for)[ \t]+(?:this|the|our|that)[ \t]+[A-Za-z]+|[ \t]+[A-Za-z]{4,})?"
+    r",?[ \t]+(?:¶¶?|§§?|[Tt]ab|[Pp]p?\.|[Pp]aras?\.|[Pp]aragraphs?|[Rr]ows?|[Ss]heet"
+    r"|at(?=[ \t]+\d))[ \t]*"
+    r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*(?:[-\u2013][A-Za-z0-9.]+)?(?:\([a-z0-9]{1,3}\))?",
     re.IGNORECASE,
 )
 _TITLE_WORD = re.compile(r"(?:^|(?<=[ \t]))([A-Za-z][\w.'\u2019-]*)[ \t]+$")
@@ -209,12 +212,17 @@ def names_a_thing(piece: str) -> bool:
     if _DIGIT_GROUPS.fullmatch(whole) or _VERSIONED.fullmatch(whole):
         return True
     words = piece.split()
-    if not words or len(words) > MAX_NAME_WORDS:
+    if not words:
         return False
     if _LEGAL_UNIT_FIRST.match(whole):
         return False  # "Rule 10b-5", "Section 2-207": the law's units, cited by their numbers
-    if NUMBERED.fullmatch(whole) or NAMED_BY_NUMBER.fullmatch(whole):
+    # (NUMBERED bounds its own name's words: "Lakeview Mercy Acct. No. 4471902236".)
+    if NUMBERED.fullmatch(whole) or (
+        len(words) <= MAX_NAME_WORDS and NAMED_BY_NUMBER.fullmatch(whole)
+    ):
         return True
+    if len(words) > MAX_NAME_WORDS:
+        return False
     return any(
         NOT_A_CITE_SHAPE.fullmatch(w.rstrip(",."))
         # A model's or a part's name among other words ("DGX A100"), never a fiscal year.
