@@ -572,7 +572,19 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
                     cited[-1].span[1] if cited[-1].record == first.record else first.span[1],
                 ),
             )
-    return finding
+    if finding.check != "record_cite_unstamped":
+        return finding  # the page check's finding of a Bates cite stands
+    # A cite of lines alone, found, whose lines carry too little of the sentence for either
+    # answer: a person reads them (the finding points at them, not at "no Bates page").
+    first = cited[0]
+    return _finding(
+        finding,
+        "needs_review",
+        f"{label} of {name} holds too few of the sentence's words to confirm or refute it; "
+        "read the lines",
+        index.pages[first.record],
+        (first.span[0], cited[-1].span[1] if cited[-1].record == first.record else first.span[1]),
+    )
 
 
 def _lines_span(lines: list[Line]) -> tuple[int, int]:

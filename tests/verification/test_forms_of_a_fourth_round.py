@@ -300,3 +300,8 @@ def test_a_deposition_file_named_dep_is_the_deposition_its_witness_names() -> No
     wrong = found["Pruszynski Dep. 37:4"]
     assert wrong.status == "unsupported", wrong.message
     assert "dep-excerpt" in wrong.message
+    # Lines found that carry too little of the sentence are for a person to read: the finding
+    # says so and points at them (not "names no Bates page").
+    unsure = _found("He was calm. (Pruszynski Dep. 22:4.)", documents)["Pruszynski Dep. 22:4"]
+    assert unsure.status == "needs_review", unsure.message
+    assert "read the lines" in unsure.message and unsure.page is not None
