@@ -101,7 +101,9 @@ def _ordinal(label: str) -> int | None:
 
 
 def _words(text: str) -> list[str]:
-    return [normal_label(w) if w.isdigit() else w for w in _WORD.findall(text.lower())]
+    # (a possessive's "s" is no word of a name: "Renfro's email" is "renfro email")
+    text = re.sub(r"['\u2019]s\b", "", text.lower())
+    return [normal_label(w) if w.isdigit() else w for w in _WORD.findall(text)]
 
 
 def _label_of(filename: str, first_page: str) -> str | None:

@@ -803,8 +803,17 @@ class PacketIndex:
             return None
         first = int(page)
         candidates = set(self.pages_with_term(wanted[0])) & set(self.pages_with_term(wanted[-1]))
+        # A public-domain citation printed with hyphens ("2020-Ohio-5521") is one word.
+        joined = "".join(wanted)
+        candidates.update(self.pages_with_term(nz.stem(joined)))
         for index in sorted(candidates):
-            if _contains_run(_head_words(self.pages[index].text), wanted):
+            head = _head_words(self.pages[index].text)
+            # (also its own citation line below a caption, "[Cite as Wendt Hydraulics, Inc. v.
+            # Auglaize Castings Co., 2019-Ohio-2874.]", as Ohio's opinions print it)
+            head += [
+                w for line in _CITE_AS.findall(self.pages[index].text) for w in nz.token_list(line)
+            ]
+            if _contains_run(head, wanted) or joined in head:
                 if wanted[-2] == "wl":
                     return self._screen_paged(index) or self._opinion_from(index, first)
                 return self._opinion_from(index, first)
@@ -1248,6 +1257,9 @@ _PAGE_FOOTER = re.compile(r"(\S+ ){0,12}(page )?# of #|(\S+ ){0,5}page #|#/#")
 
 def _is_page_footer(line_shape: str) -> bool:
     return _PAGE_FOOTER.fullmatch(line_shape) is not None
+
+
+_CITE_AS = re.compile(r"(?im)^[ \t]*\[?[ \t]*Cite[ \t]+as[ \t]+([^\n]{1,200})$")
 
 
 def _head_words(text: str) -> list[str]:

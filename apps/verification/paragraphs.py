@@ -57,11 +57,12 @@ WRONG_RATIO = 1 / 3
 SHORT_QUOTE = 4  # words: a shorter quotation does not place a sentence in a paragraph
 LOOK_BACK = 3  # pages before the cited ones where a paragraph running onto them may begin
 
+# ("{¶ 12}", "[¶ 12]": Ohio's and Wisconsin's opinions number their paragraphs so.)
 _MARKER = re.compile(
-    r"(?m)^[ \t]*(?:\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.)](?=\s))"
+    r"(?m)^[ \t]*(?:[\[{]?\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.)](?=\s))"
 )
 _OCR_MARKER = re.compile(
-    r"(?m)^[ \t]*(?:\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.,)](?=\s))"
+    r"(?m)^[ \t]*(?:[\[{]?\u00b6[ \t]*(?P<a>\d{1,3})(?!\d)|(?P<b>\d{1,3})[ \t]?[.,)](?=\s))"
 )
 # An opinion's paragraph: "¶ 13" at a line's start, also in brackets ("[¶ 13]", "{¶ 13}").
 _PILCROW = re.compile(r"(?m)^[ \t]*[\[{]?\u00b6[ \t]*(?P<a>\d{1,4})(?!\d)")
@@ -90,6 +91,9 @@ _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"Br", ("brief",)),
     (r"Stip", ("stipulation",)),
     (r"Interrog", ("interrogator",)),
+    # The court's presentence report (a sentencing memorandum's "PSR ¶ 42"): the court's
+    # record, like a pleading, seldom in the packet.
+    (r"PSR|Presentence\s+Report", ("presentence",)),
 )
 # A file titled so is a transcript of testimony: "Tr. 47:4" cites a deposition's file too
 # (the one of the packet), and "Dep." a file titled as a transcript.

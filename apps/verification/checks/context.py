@@ -485,8 +485,36 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
         if named.get(label, list(document.pages)) != list(document.pages):
             twice.add(label)
         named[label] = list(document.pages)
+    # ... and with the title before the label: "the Llano Crude Marketing run tickets (Ex. C);
+    # Mr. Renfro's internal email (Ex. E)", the title after the list's last separator.
+    for entry in itertools.islice(_TITLE_THEN_EXHIBIT.finditer(text), MAX_LISTED):
+        label = exhibits.normal_label(entry.group("n"))
+        if label in found or label in named or label in twice or ctx.documents is None:
+            continue
+        # The title is the longest run of the last words that names one document ("The
+        # Appendix holds the Llano run tickets (Ex. C)": "the Llano run tickets").
+        words = entry.group("what").split()
+        document = None
+        for k in range(len(words)):
+            if k and len(words) - k < 2:
+                break
+            document = exhibits.titled(ctx.documents, ctx.index, " ".join(words[k:])).document
+            if document is not None:
+                break
+        if document is None:
+            continue
+        if named.get(label, list(document.pages)) != list(document.pages):
+            twice.add(label)
+        named[label] = list(document.pages)
     found.update(named)
     return {label: pages for label, pages in found.items() if label not in twice}
+
+
+_TITLE_THEN_EXHIBIT = re.compile(
+    r"(?:^|[;,:(]|\band\b)[ \t]*(?P<what>[^;,:()\n]{3,80}?)[ \t]*\([ \t]*(?:Ex|Exh|Exhibit)"
+    r"\.?[ \t]*(?P<n>\d{1,3}|[A-Z]{1,2})[ \t]*\)",
+    re.MULTILINE,
+)
 
 
 # What may stand between a sentence and the citation sentence after it: space, emphasis and a

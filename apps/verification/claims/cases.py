@@ -452,6 +452,14 @@ def _add_style_cites(
                 case = CaseCite("", "", "", None, None, None, None, True, False)
                 if pin is not None:
                     case = _with_pin(case, pin)
+        elif not found.volume:
+            # "Kerrigan at ¶ 19": the paragraphs of the case the draft cited in full by that
+            # name before; no claim where it cited none so (a witness's or a document's name).
+            full = _named_before(result, found.start, found.name or "")
+            if full is None or pin is None:
+                continue
+            case = replace(full, short=True, court_text=None, notes=(), paragraphs=True)
+            case = replace(case, pin=pin.pages)
         else:
             case = CaseCite(found.volume, found.reporter, "", None, None, None, None, True, False)
             if pin is not None:
@@ -461,6 +469,25 @@ def _add_style_cites(
     if added:
         result.extend(added)
         result.sort(key=lambda r: r[0])
+
+
+def _named_before(
+    result: Sequence[tuple[int, int, CaseCite | StatuteCite]], start: int, name: str
+) -> CaseCite | None:
+    """The last full case citation before `start` whose name begins with the words of `name`
+    ("Kerrigan" of "Kerrigan Tool & Die Co. v. Marlowe Steel Servs., Inc.")."""
+    words = _words(name)
+    if not words:
+        return None
+    for a, _, cite in sorted(result, key=lambda r: r[0], reverse=True):
+        if a >= start or not isinstance(cite, CaseCite) or cite.short or not cite.name:
+            continue
+        if (
+            _words(cite.name)[: len(words)] == words
+            or _words(cite.name)[1 : 1 + len(words)] == words
+        ):
+            return cite
+    return None
 
 
 def case_citations(

@@ -36,6 +36,9 @@ def _mask(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+_OATH = re.compile(r"(?i)\bpenalty\s+of\s+perjury\b|\bdeclares?\b")
+
+
 def extract_claims(
     text: str, *, bates_prefixes: Sequence[str] = (), timeout_s: float = 5.0
 ) -> list[Claim]:
@@ -127,6 +130,9 @@ def extract_claims(
     for start, end, cite in cases:
         span = with_previous(*sentence(start, end), case_spans)
         if isinstance(cite, StatuteCite):
+            if _OATH.search(text, sentence(start, end)[0], start):
+                continue  # "I declare under penalty of perjury under 28 U.S.C. § 1746": the
+                # declaration's own oath, which the law allows it to take, states no fact
             claims.append(Claim("statute", start, end, text[start:end], span, statute=cite))
         else:
             claims.append(Claim("case_citation", start, end, text[start:end], span, citation=cite))

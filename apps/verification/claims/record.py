@@ -52,8 +52,9 @@ _DOCKET = re.compile(
 )
 _PLEADING = re.compile(
     r"(?<![\w])(?:[A-Z][a-z]+\s+)?(?:Am\.\s+)?(?:Complaint|Compl|Countercl|Answer|Ans|Petition|Pet|Mem|Mot|Opp['\u2019]?n|Reply|Decl|Aff"
-    r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
+    r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog|PSR)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
 )
+_OWN_DRAFT = re.compile(r"(?i)\bdraft\b")
 _APPENDIX_BODY = (
     r"(?:App|J\.\s?A|E\.\s?R|S\.\s?A|C\.\s?A|R|Supp\.\s?App)\.\s*\d{1,5}"
     r"(?:\s*[-\u2013]\s*\d+)?(?![\w])"
@@ -348,6 +349,28 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
     return pattern, canonical
 
 
+def _word_prefix_pattern(
+    prefixes: Sequence[str],
+) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """A production whose prefix is a word's letters, cited as that word's abbreviation and
+    the page's number ("App. 45", "App. 45-46" for "APP045": an appendix stamped so, as Texas
+    practice cites its summary-judgment appendix). Not after another abbreviation ("Or. App.
+    512", "Tex. App.": a reporter's or a court's), nor before a word ("App. 4th")."""
+    canonical: dict[str, str] = {}
+    for prefix in prefixes:
+        core = prefix.rstrip(_SEPARATORS)
+        if core.isalpha() and core.isupper() and 3 <= len(core) <= _DOTTED_LETTERS:
+            canonical[core.capitalize()] = prefix
+    if not canonical:
+        return None
+    words = "|".join(re.escape(w) for w in sorted(canonical, key=len, reverse=True))
+    pattern = re.compile(
+        rf"(?<![A-Za-z]\.[ ])(?<![A-Za-z]\.)(?<![\w.])(?P<prefix>(?:{words})\.[ \u00a0]?)"
+        r"(?P<num>\d{1,12})(?![\w.]*[A-Za-z])(?!\d)(?P<page>(?!))?"
+    )
+    return pattern, {**canonical, **{f"{w}.": p for w, p in canonical.items()}}
+
+
 @dataclass(frozen=True)
 class _RangeEnd:
     end: int
@@ -453,7 +476,7 @@ def _bates_cites(
 
 
 _AT_POSITION = re.compile(r"(?:(?<=\s)|^)(?:at|Ex\.)[ \t]+(?=(?P<token>[^\s()\[\]]{2,80}))")
-_OPENING = re.compile(r"[ \t]*\(")
+_OPENING = re.compile(r"\)?[ \t]*(?:\.[ \t]+)?\(")  # also a citation sentence right after
 _CLAUSE_END = re.compile(r"\)?[\"'\u201d\u2019\]]*\s*(?:[.;,:!?]|\(|$|\n)")
 
 
@@ -595,6 +618,14 @@ def record_cites(
     cites = (
         _bates_cites(text, known[0], "record_cite", blocked, known[1]) if known is not None else []
     )
+    worded = _word_prefix_pattern(prefixes)
+    if worded is not None:
+        # "App. 45" for "APP045": taken after the labels written as labels.
+        written = Spans([(c.start, c.end) for c in cites])
+        for cite in _bates_cites(text, worded[0], "record_cite", blocked, worded[1]):
+            if not written.overlaps(cite.start, cite.end):
+                cites.append(cite)
+        cites.sort(key=lambda c: c.start)
     cites.extend(named)
     taken = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in cites])
 
@@ -655,6 +686,8 @@ def record_cites(
             end, pins = _pins_after(text, match.end())
             if pattern is _PLEADING and not pins:
                 continue
+            if pattern is _PLEADING and _OWN_DRAFT.search(text, max(0, match.start() - 24), end):
+                continue  # "Prior Draft Decl. ¶ 12": the team's own draft (PINNED_OWN_WORK)
             if free(match.start(), end):
                 add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
 

@@ -156,7 +156,8 @@ _OWN_MARK = (
 PINNED_OWN_WORK = re.compile(
     rf"(?<![\w-]){_OWN_MARK}"
     # (the work's own word after the mark: "our earlier draft disclosure, ¶ 3(b)")
-    r"(?:[ \t]+(?:of|to|for)[ \t]+(?:this|the|our|that)[ \t]+[A-Za-z]+|[ \t]+[A-Za-z]{4,})?"
+    r"(?:[ \t]+(?:of|to|for)[ \t]+(?:this|the|our|that)[ \t]+[A-Za-z]+|[ \t]+[A-Za-z]{4,}"
+    r"|[ \t]+[A-Z][a-z]{2,5}\.)?"  # ("Prior Draft Decl. ¶ 12")
     r",?[ \t]+(?:¶¶?|§§?|[Tt]ab|[Pp]p?\.|[Pp]aras?\.|[Pp]aragraphs?|[Rr]ows?|[Ss]heet"
     r"|at(?=[ \t]+\d))[ \t]*"
     r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*(?:[-\u2013][A-Za-z0-9.]+)?(?:\([a-z0-9]{1,3}\))?",

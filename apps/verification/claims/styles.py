@@ -127,6 +127,14 @@ _SHORT = re.compile(
 )
 
 
+# A short form pinned by paragraph, as public-domain citations are ("Kerrigan at ¶ 19",
+# "Wendt Hydraulics at ¶¶ 21-22"): a name, then the paragraphs.
+_SHORT_PARAGRAPH = re.compile(
+    r"(?<![\w.])(?P<name>[A-Z][\w'\u2019.&-]*(?:[ \t]+[A-Z][\w'\u2019.&-]*){0,2}),?[ \t]+at[ \t]+"
+    r"(?P<pin>\u00b6\u00b6?[ \t]*\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?!\d)"
+)
+
+
 @dataclass(frozen=True)
 class StyleCite:
     start: int
@@ -162,6 +170,10 @@ def style_cites(text: str) -> list[StyleCite]:
                 pin,
             )
         )
+    for match in _SHORT_PARAGRAPH.finditer(text):
+        numbers = re.sub(r"[^\d\u2013-]", "", match.group("pin")).replace("\u2013", "-")
+        pin = Pin(match.end(), numbers, (), None, False)
+        found.append(StyleCite(match.start(), match.end(), "", match.group("name"), "", "", pin))
     found.sort(key=lambda c: c.start)
     return found
 
