@@ -73,6 +73,12 @@ def test_a_list_of_exhibits_written_title_first_says_what_each_is() -> None:
     found = _found(text, "VFMT", documents)
     cites = [f for t, f in found.items() if t in ("Ex. E", "Ex. C")]
     assert cites and all(f.status == "supported" for f in cites), [f.message for f in cites]
+    # A sentence's own "(Ex. 1)" after words naming a document is a cite of exhibit 1, not its
+    # definition: here the packet's first document, the lease, which lacks the decimal.
+    alone = _found(
+        "The Renfro email says the decimal is keyed off the wrong lease (Ex. 1).", "VFMT", documents
+    )
+    assert alone["Ex. 1"].status == "unsupported", alone["Ex. 1"].message
 
 
 def test_an_identifier_before_its_sentences_citation_sentence_describes_the_thing() -> None:

@@ -486,8 +486,17 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
             twice.add(label)
         named[label] = list(document.pages)
     # ... and with the title before the label: "the Llano Crude Marketing run tickets (Ex. C);
-    # Mr. Renfro's internal email (Ex. E)", the title after the list's last separator.
-    for entry in itertools.islice(_TITLE_THEN_EXHIBIT.finditer(text), MAX_LISTED):
+    # Mr. Renfro's internal email (Ex. E)", the title after the list's last separator. Only
+    # in a list (an entry next to another): a sentence's own "(Ex. 3)" after its words is a
+    # cite, which its words must not define.
+    entries = list(itertools.islice(_TITLE_THEN_EXHIBIT.finditer(text), MAX_LISTED))
+    for k, entry in enumerate(entries):
+        beside = [entries[j] for j in (k - 1, k + 1) if 0 <= j < len(entries)]
+        if not any(
+            not text[min(e.end(), entry.end()) : max(e.start(), entry.start())].strip()
+            for e in beside
+        ):
+            continue
         label = exhibits.normal_label(entry.group("n"))
         if label in found or label in named or label in twice or ctx.documents is None:
             continue

@@ -517,13 +517,16 @@ def case_citations(
 
     found, read_to = _eyecite(compact, deadline)
     start_of_found = {id(item): item.start for item in found}  # in `compact`
-    # "See Part II.B, D, supra.": a cross-reference to the draft's own parts, no authority.
-    found = [
-        item
-        for item in found
-        if type(item.cite).__name__ != "SupraCitation"
-        or not _CROSS_REFERENCE.search(compact[max(0, item.start - 80) : item.end])
-    ]
+    if found:
+        from eyecite.models import SupraCitation
+
+        # "See Part II.B, D, supra.": a cross-reference to the draft's own parts, no authority.
+        found = [
+            item
+            for item in found
+            if not isinstance(item.cite, SupraCitation)
+            or not _CROSS_REFERENCE.search(compact[max(0, item.start - 80) : item.end])
+        ]
     eyecite_spans = Spans([(item.start, item.end) for item in found])
     for item in found:
         item.start, item.end = start_of(item.start), end_of(item.end)
