@@ -43,14 +43,24 @@ _WORD = re.compile(r"[a-z]+|[0-9]+")
 _NUMBER_LABELS = frozenset({"no", "nos", "nr", "num", "number"})
 _FILE_LABEL = re.compile(
     r"^(?:(?:pl(?:aintiff)?|def(?:endant)?|joint)s?['\u2019]?s?[\s._-]*)?"
-    r"ex(?:h(?:ibit)?)?\.?[\s._-]*(?P<n>\d{1,3}|[a-z]{1,2})(?=[\s._-]|$)",
+    r"ex(?:h(?:ibit)?)?\.?[\s._-]*(?P<n>\d{1,4}|[a-z]{1,2})(?=[\s._-]|$)",
     re.IGNORECASE,
 )
 _SLIP_LABEL = re.compile(
     r"^\s*(?:(?:PLAINTIFF|DEFENDANT|JOINT|GOVERNMENT)S?['\u2019]?S?\s+)?EXHIBIT\s+"
-    r"(?P<n>\d{1,3}|[A-Z]{1,2})\s*$",
+    r"(?P<n>\d{1,4}|[A-Z]{1,2})\s*$",
     re.IGNORECASE,
 )
+# A party's exhibit label ("CX-12", "PX 7", "DTX-3"): a file name starting with it
+# ("cx12-weekly-status-reports.pdf"), or a head or foot line reading "Exhibit CX-12 ...".
+_PARTY_FILE_LABEL = re.compile(
+    r"^(?P<party>(?:[pdjgcr]|[pdj]t)x)[\s._-]?(?P<n>\d{1,4})(?=[\s._-]|$)", re.IGNORECASE
+)
+_PARTY_SLIP_LABEL = re.compile(
+    r"^\s*(?:EXHIBIT\s+)?(?P<party>(?:[PDJGCR]|[PDJ]T)X)[-\s]?(?P<n>\d{1,4})\b",
+    re.IGNORECASE,
+)
+_PARTY_LABEL = re.compile(r"(?:[PDJGCR]|[PDJ]T)X\d{1,4}")
 EDGE_LINES = 3  # lines at the top and the foot of a first page where a label may stand
 
 
@@ -111,11 +121,19 @@ def _label_of(filename: str, first_page: str) -> str | None:
     match = _FILE_LABEL.match(stem)
     if match is not None:
         return normal_label(match.group("n"))
+    party = _PARTY_FILE_LABEL.match(stem)
+    if party is not None:
+        return f"{party.group('party').upper()}{int(party.group('n'))}"
     lines = [ln for ln in first_page.splitlines() if ln.strip()]
     for line in [*lines[:EDGE_LINES], *lines[-EDGE_LINES:]]:
         slip = _SLIP_LABEL.match(line)
         if slip is not None:
             return normal_label(slip.group("n"))
+        party = _PARTY_SLIP_LABEL.match(line)
+        if party is not None and (
+            line.lstrip().upper().startswith("EXHIBIT") or len(line.split()) == 1
+        ):
+            return f"{party.group('party').upper()}{int(party.group('n'))}"
     return None
 
 
@@ -148,6 +166,10 @@ def catalogue(index: PacketIndex) -> Catalogue:
 def exhibit(cat: Catalogue, label: str) -> Resolved:
     """The document "Ex. `label`" names (see the module's docstring)."""
     wanted = normal_label(label)
+    if _PARTY_LABEL.fullmatch(wanted) and all(d.label != wanted for d in cat.documents):
+        # A party's exhibit ("PX-12") that no document is labelled as: the packet's order
+        # says nothing of it, so a person finds it.
+        return Resolved(None, "", f"no document of the packet is labelled {wanted}", ambiguous=True)
     if cat.labelled:
         found = [d for d in cat.documents if d.label == wanted]
         if len(found) == 1:
@@ -269,12 +291,35 @@ def printed_pages(index: PacketIndex, pages: Sequence[int], numbers: list[int]) 
     foot), in order: a document cited by the page numbers it prints ("Proxy at 58" for an
     excerpt of five pages). None unless each number is printed by exactly one page."""
     found: dict[int, list[int]] = {}
-    for page in pages:
-        lines = [ln for ln in index.pages[page].text.splitlines() if ln.strip()]
-        edges = [*lines[:EDGE_LINES_READ], *lines[-EDGE_LINES_READ:]]
-        printed = {int(m.group("n")) for line in edges if (m := _PRINTED.match(line))}
+    by_page = [(page, _printed_numbers(index.pages[page].text)) for page in pages]
+    # A first page printing no number before pages numbered from m on (a journal article's
+    # first page, its number in the range of its citation line) is page m - 1.
+    for k in range(len(by_page) - 1):
+        page, printed = by_page[k]
+        following = by_page[k + 1][1]
+        if not printed and len(following) == 1:
+            by_page[k] = (page, {next(iter(following)) - 1})
+    for page, printed in by_page:
         for number in printed & set(numbers):
             found.setdefault(number, []).append(page)
     if any(len(found.get(n, ())) != 1 for n in numbers):
         return None
     return [found[n][0] for n in numbers]
+
+
+# A running head's page number at its edge, apart from its words by a column gap ("C.N.
+# Okafor et al. / J. Process Flow Instrum. 29 (2016) 212-216      213", "214      C.N. ...").
+_PRINTED_AT_EDGE = re.compile(r"^[ \t]*(?P<n>\d{1,4})[ \t]{2,}\S|\S[ \t]{2,}(?P<m>\d{1,4})[ \t]*$")
+
+
+def _printed_numbers(text: str) -> set[int]:
+    """The page numbers a page prints at its head or foot."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    edges = [*lines[:EDGE_LINES_READ], *lines[-EDGE_LINES_READ:]]
+    printed = {int(m.group("n")) for line in edges if (m := _PRINTED.match(line))}
+    if not printed:
+        for line in lines[:EDGE_LINES_READ]:
+            edge = _PRINTED_AT_EDGE.search(line)
+            if edge is not None:
+                printed.add(int(edge.group("n") or edge.group("m")))
+    return printed

@@ -807,7 +807,7 @@ class PacketIndex:
         joined = "".join(wanted)
         candidates.update(self.pages_with_term(nz.stem(joined)))
         for index in sorted(candidates):
-            head = _head_words(self.pages[index].text)
+            head = _own_head_words(self.pages[index].text)
             # (also its own citation line below a caption, "[Cite as Wendt Hydraulics, Inc. v.
             # Auglaize Castings Co., 2019-Ohio-2874.]", as Ohio's opinions print it)
             head += [
@@ -1260,6 +1260,24 @@ def _is_page_footer(line_shape: str) -> bool:
 
 
 _CITE_AS = re.compile(r"(?im)^[ \t]*\[?[ \t]*Cite[ \t]+as[ \t]+([^\n]{1,200})$")
+
+
+# A line of an opinion's text citing another case ("prescription products recognized in Hahn
+# v. Richter, 543 Pa. 558, 673 A.2d 888 (1996), rests on"): a name "X v. Y," before a number.
+_CITING_LINE = re.compile(r"\bv\.\s[^\n]{1,120}?,\s*\d")
+
+
+def _own_head_words(text: str) -> list[str]:
+    """The words of a page's head (`_head_words`) without the lines that cite another case in
+    the opinion's text: a cite there is the opinion's own only on its first two lines (a
+    printout's "Hahn v. Richter, 543 Pa. 558 (1996)") or on a "Cite as" line."""
+    lines = [ln[2] for ln in _lines(text) if ln[2].strip()][: 2 * HEAD_LINES + 2]
+    kept = [
+        line
+        for k, line in enumerate(lines)
+        if k < 2 or _CITE_AS.match(line) or not _CITING_LINE.search(line)
+    ]
+    return nz.token_list(" ".join(kept))
 
 
 def _head_words(text: str) -> list[str]:

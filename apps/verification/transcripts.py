@@ -170,6 +170,15 @@ def _transcript_of(finding: Finding, index: PacketIndex) -> list[int] | None:
         if len(documents) != 1:
             return None
         return index.document_pages(documents.pop())
+    if claim.exhibit is not None or claim.title is not None:
+        # "Ex. 2003, 4:5-8": the lines of the exhibit the cite resolved to (its finding's
+        # page's document), unless that prints a patent's columns (read by column and line).
+        from apps.verification import patents
+
+        if finding.page is None:
+            return None
+        document = index.document_pages(finding.page.document_id)
+        return None if patents.columns(index, document) else document
     if not set(_pleading_words(claim.cited_as or claim.text)) & {"deposition", "transcript"}:
         return None  # page:line names a transcript's lines; a pleading has none
     return pleading_pages(claim, index)

@@ -17,7 +17,16 @@ it follows:
   U.S.C. § 1746") states no fact the packet must hold;
 - the team's own draft cited as a pleading ("Prior Draft Decl. ¶ 12") is a reference to its
   work; the court's presentence report ("PSR ¶ 42"), like a pleading, is left for review
-  where the packet holds none.
+  where the packet holds none;
+- (a sixth round, on the code of 34899b6: an AAA arbitration, a Pennsylvania device case, a
+  Board inter partes review) a party's exhibit ("CX-12 at 4") is the document whose file
+  name or page edge carries its label; an opinion is never the one its own text cites near a
+  page's head ("... recognized in Hahn v. Richter, 543 Pa. 558, ..."); "By: /s/" opens a
+  signature block; the system's earlier work cited with a pin in prose is its own work; the
+  Board's exhibits are numbered in four digits and cited with a pin after a comma ("Ex.
+  1001, 6:13-17" by column and line where the exhibit prints a patent's columns, "Ex. 1005,
+  214" by the page it prints, "Ex. 1004, cover", "Ex. 2003, 4:5-8" by a transcript's page and
+  lines); a bound rounds its figure down to one digit ("more than $80,000" is under $90,000).
 """
 
 from apps.verification.checks import Finding
@@ -143,3 +152,141 @@ def test_own_drafts_cited_as_pleadings_are_own_work_and_a_psr_is_for_review() ->
         "His criminal history category is I. (PSR ¶ 58.)", "DRW", [("letters.pdf", ["LETTER"])]
     )
     assert found["PSR ¶ 58"].status == "needs_review", found["PSR ¶ 58"].message
+
+
+# -- a sixth round (an AAA arbitration, a Pennsylvania device case), on the code of 34899b6 --
+
+STATUS_REPORTS = [
+    "WEEKLY STATUS REPORT No. 31\nOverall status: AMBER\n\nExhibit CX-12 - Page 1 of 2",
+    "WEEKLY STATUS REPORT No. 32\nOverall status: RED, UAT halted\n\nExhibit CX-12 - Page 2 of 2",
+]
+
+
+def test_a_partys_exhibit_label_names_the_document_that_carries_it() -> None:
+    documents = [
+        ("cx04-statement-of-work.pdf", ["STATEMENT OF WORK\nGo-live: June 1, 2023"]),
+        ("status-reports.pdf", STATUS_REPORTS),
+    ]
+    found = _found(
+        "By Report No. 32 the project was RED and UAT had halted. (CX-12 at 2.) Go-live was "
+        "set for June 1, 2023. (CX-4 at 1.) The project was RED. (CX-12 at 1.)",
+        "GHD",
+        documents,
+    )
+    assert found["CX-12 at 2"].status == "supported", found["CX-12 at 2"].message
+    assert "CX12" in found["CX-12 at 2"].message
+    assert found["CX-4 at 1"].status == "supported", found["CX-4 at 1"].message
+    assert found["CX-12 at 1"].status == "unsupported", found["CX-12 at 1"].message
+
+
+DELUCA = [
+    "DELUCA v. BRENNAN                287 A.3d 514\nA manufacturer is liable for a defect.",
+    "DELUCA v. BRENNAN                515\nThe bar on strict liability for\n"
+    "prescription products recognized in Hahn v. Richter, 543 Pa. 558, 673 A.2d 888 (1996),\n"
+    "rests on the learned intermediary.",
+]
+
+
+def test_an_opinion_is_not_the_one_its_text_cites_near_a_pages_head() -> None:
+    found = _found(
+        "A manufacturer is liable for a defect. DeLuca v. Brennan, 287 A.3d 514, 514 (Pa. "
+        "Super. 2022).\n\nThe learned intermediary bars it. Hahn v. Richter, 543 Pa. 558 "
+        "(1996).",
+        "VANCE",
+        [("deluca.pdf", DELUCA)],
+    )
+    hahn = found["Hahn v. Richter, 543 Pa. 558 (1996)"]
+    assert hahn.status == "unsupported" and "not in the evidence" in hahn.message, hahn.message
+    deluca = next(f for t, f in found.items() if t.startswith("DeLuca"))
+    assert deluca.status == "supported", deluca.message
+
+
+def test_a_signature_block_opened_by_by_holds_no_cite() -> None:
+    text = (
+        "Respectfully request that the motion be denied.\n\n"
+        "By: /s/ Peter J. Szabo\nPeter J. Szabo, Esquire (Attorney I.D. No. 84417)\n"
+    )
+    assert [c.kind for c in extract_claims(text)] == []
+
+
+def test_the_systems_earlier_work_cited_with_a_pin_in_prose_is_own_work() -> None:
+    cited = [
+        (c.kind, c.text)
+        for c in extract_claims(
+            "As the system's prior memo summarizing the complaint file, at 3, shows, it failed."
+        )
+    ]
+    assert cited == [
+        ("not_a_record_cite", "the system's prior memo summarizing the complaint file, at 3")
+    ]
+    # Without a pin the mention is read by the cite after it; "the alarm system's report" is
+    # a document of the case.
+    assert extract_claims("As the system's prior memo explains, it failed.") == []
+    assert extract_claims("The alarm system's report, at 3, showed a breach.") == []
+
+
+def _patent_page(columns: tuple[int, int], left: str, right: str) -> str:
+    gap = " " * 20
+    return f"{columns[0]}{gap}US 10,884,216 B2{gap}{columns[1]}\n{left}\n{right}"
+
+
+PATENT = [
+    "UNITED STATES PATENT\nPatent No.: US 10,884,216 B2\nTitle: Gain control for flow measurement",
+    _patent_page((1, 2), "The field is flow measurement.", "Gain is set from the amplitude."),
+    _patent_page((3, 4), "The sensor reads the pipe wall.", "The gain is set before the burst."),
+]
+ARTICLE = [
+    "Journal of Process Flow Instrumentation 29 (2016) 212-214\nFeed-forward gain scheduling.",
+    "C.N. Okafor et al. / J. Process Flow Instrum. 29 (2016) 212-214          213\n"
+    "The schedule is computed from process temperature.",
+    "214          C.N. Okafor et al. / J. Process Flow Instrum. 29 (2016) 212-214\n"
+    "Convergence fell from 41 cycles to 6.",
+]
+
+
+def test_board_exhibits_are_cited_by_number_column_line_and_printed_page() -> None:
+    documents = [("EX1001-US10884216.pdf", PATENT), ("EX1005-okafor-2016.pdf", ARTICLE)]
+    found = _found(
+        "Its sensor reads the pipe wall. Ex. 1001, 3:5-9. The gain is set before the burst. "
+        "Id. at 4:1-3. The patent is for flow measurement. Ex. 1001, cover. The schedule is "
+        "computed from process temperature. Ex. 1005, 213. Convergence fell from 41 cycles "
+        "to 6. Ex. 1005, 212. The gain is set from the amplitude. Ex. 1001, 4:2-6.",
+        "EX",
+        documents,
+    )
+    for cite in ("Ex. 1001, 3:5-9", "Id. at 4:1-3", "Ex. 1001, cover", "Ex. 1005, 213"):
+        assert found[cite].status == "supported", (cite, found[cite].message)
+    # Page 212 of the article is its first page, which lacks the figure (it is on 214); the
+    # gain from the amplitude is column 2, not 4.
+    assert found["Ex. 1005, 212"].status == "unsupported", found["Ex. 1005, 212"].message
+    assert found["Ex. 1001, 4:2-6"].status == "unsupported", found["Ex. 1001, 4:2-6"].message
+
+
+def _deposition_page(number: int, lines: dict[int, str]) -> str:
+    body = "\n".join(f"{n:2d}   {lines.get(n, 'Q.   And then?')}" for n in range(1, 26))
+    return f"SATO DEPOSITION                                  Page {number}\n\n{body}"
+
+
+def test_a_deposition_exhibit_is_cited_by_its_pages_and_lines() -> None:
+    deposition = [
+        _deposition_page(4, {5: "A.   I never measured the wall lead."}),
+        _deposition_page(5, {9: "A.   I did no testing at start-up."}),
+    ]
+    found = _found(
+        "Sato never measured the wall lead. Ex. 2003, 4:5. He did no testing at start-up. "
+        "Ex. 2003, 4:9. He said so again. Id. at 47:3-15.",
+        "EX",
+        [("EX2003-sato-deposition.pdf", deposition)],
+    )
+    assert found["Ex. 2003, 4:5"].status == "supported", found["Ex. 2003, 4:5"].message
+    wrong = found["Ex. 2003, 4:9"]
+    assert wrong.status == "unsupported" and "5:9" in wrong.message, wrong.message
+    assert found["Id. at 47:3-15"].status == "unsupported", found["Id. at 47:3-15"].message
+
+
+def test_a_bound_rounds_its_figure_down_to_one_digit() -> None:
+    documents = [("invoices.pdf", ["EXPERT INVOICES\nTotal billed: $120,000.00"])]
+    paid = _found("Petitioner paid its expert more than $80,000.", "EX", documents)
+    assert paid["$80,000"].status == "unsupported", paid["$80,000"].message
+    more = _found("Petitioner paid its expert more than $100,000.", "EX", documents)
+    assert more["$100,000"].status == "supported", more["$100,000"].message

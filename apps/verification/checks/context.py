@@ -35,7 +35,7 @@ class Companion:
 
 
 # A draft that may list exhibits (a cheap test before a companion's claims are extracted).
-_LISTS_EXHIBITS = re.compile(r"\b(?:Ex|Exh|Exhibit)s?\.?[ \t*_]*(?:\d{1,3}|[A-Z]{1,2})\b")
+_LISTS_EXHIBITS = re.compile(r"\b(?:Ex|Exh|Exhibit)s?\.?[ \t*_]*(?:\d{1,4}|[A-Z]{1,2})\b")
 
 
 def companions_listing_exhibits(companions: Sequence[Companion]) -> list[Companion]:
@@ -250,7 +250,7 @@ class Context:
                 ),
                 "",
             )
-        elif (cited_columns := patents.pinned_columns(claim.pins)) is not None:
+        elif (cited_columns := _columns_pinned(self, claim, document)) is not None:
             # "'482 patent at 5:19-22": the pages printing those columns.
             pages, why = patents.column_pages(self.index, document.pages, *cited_columns)
             failed = None
@@ -319,6 +319,29 @@ class Context:
 
     def page_values(self, what: str, page: int) -> list[Value]:
         return self.index.dates[page] if what == "date" else self.index.amounts[page]
+
+
+_LINE_PIN = re.compile(
+    r"(?:at[ \t]+)?(?P<c1>\d{1,3}):\d+(?:[ \t]*[-\u2013][ \t]*(?:(?P<c2>\d{1,3}):)?\d+)?"
+)
+
+
+def _columns_pinned(
+    ctx: Context, claim: Claim, document: exhibits.Document
+) -> tuple[int, int] | None:
+    """The columns a cite pins: "col. 5" ("'482 patent at 5:19-22" is read so), and for an
+    exhibit that prints a patent's column numbers, "Ex. 1001, 6:13-17" (a patent exhibit is
+    cited by column and line, as the Board's papers cite it; another exhibit's "4:5-8" is
+    a page and its lines)."""
+    found = patents.pinned_columns(claim.pins)
+    if found is not None or claim.exhibit is None:
+        return found
+    for pin in claim.pins:
+        match = _LINE_PIN.fullmatch(pin)
+        if match is not None and patents.columns(ctx.index, document.pages):
+            first = int(match.group("c1"))
+            return first, max(first, int(match.group("c2") or first))
+    return None
 
 
 def _by_definition(ctx: Context, claim: Claim, unresolved: exhibits.Resolved) -> exhibits.Resolved:
@@ -410,14 +433,14 @@ def _exhibit_pages(
 # A line of a draft's list of its exhibits: "- Ex. 3: discussion materials (LZRD 004410-12)",
 # "Exhibit B - The lease (ACME000101-ACME000120)".
 _EXHIBIT_LINE = re.compile(
-    r"(?m)^[ \t]*(?:[-*+\u2022][ \t]+)?(?:Ex|Exh|Exhibit)s?\.?[ \t]*(?P<n>\d{1,3}|[A-Z]{1,2})"
+    r"(?m)^[ \t]*(?:[-*+\u2022][ \t]+)?(?:Ex|Exh|Exhibit)s?\.?[ \t]*(?P<n>\d{1,4}|[A-Z]{1,2})"
     r"[ \t]*[:.\u2013\u2014-][ \t]+(?P<what>[^\n]+)$"
 )
 
 
 MAX_LISTED = 200  # entries of a draft's list of exhibits read (each is a look-up of titles)
 _EXHIBIT_NAMED = re.compile(
-    r"\b(?:Ex|Exh|Exhibit)\.?[ \t]*(?P<n>\d{1,3}|[A-Z]{1,2})(?:[ \t]*[,:][ \t]*|[ \t]*\([ \t]*)"
+    r"\b(?:Ex|Exh|Exhibit)\.?[ \t]*(?P<n>\d{1,4}|[A-Z]{1,2})(?:[ \t]*[,:][ \t]*|[ \t]*\([ \t]*)"
     r"(?P<what>[A-Z][^;()\n]{2,100}?)[ \t]*(?=[;)]|\.(?:\s|$)|$)",
     re.MULTILINE,
 )
@@ -427,8 +450,8 @@ _EXHIBIT_NAMED = re.compile(
 # "Exhibit 4 is a true and correct copy of ...".
 _ATTACHED = re.compile(
     r"(?i:attached(?:[ \t]+hereto)?[ \t]+as)[ \t*_]+(?:Ex|Exh|Exhibit)\.?[ \t]*"
-    r"(?P<n>\d{1,3}|[A-Z]{1,2})\b"
-    r"|\b(?:Ex|Exh|Exhibit)\.?[ \t]*(?P<m>\d{1,3}|[A-Z]{1,2})\b[*_]*[ \t]+(?i:is|are)[ \t]+"
+    r"(?P<n>\d{1,4}|[A-Z]{1,2})\b"
+    r"|\b(?:Ex|Exh|Exhibit)\.?[ \t]*(?P<m>\d{1,4}|[A-Z]{1,2})\b[*_]*[ \t]+(?i:is|are)[ \t]+"
     r"(?i:(?:a[ \t]+)?true\b)"
 )
 
@@ -521,7 +544,7 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
 
 _TITLE_THEN_EXHIBIT = re.compile(
     r"(?:^|[;,:(]|\band\b)[ \t]*(?P<what>[^;,:()\n]{3,80}?)[ \t]*\([ \t]*(?:Ex|Exh|Exhibit)"
-    r"\.?[ \t]*(?P<n>\d{1,3}|[A-Z]{1,2})[ \t]*\)",
+    r"\.?[ \t]*(?P<n>\d{1,4}|[A-Z]{1,2})[ \t]*\)",
     re.MULTILINE,
 )
 

@@ -273,7 +273,13 @@ def _approximate(ctx: Context, claim: Claim) -> tuple[int, int, str] | None:
         return None
     low, high = _BOUNDS.get(match.group("q").lower(), _AROUND)
     written = int(claim.value)
-    return round(written * low), round(written * high), ctx.text[match.start() : claim.end]
+    top = round(written * high)
+    if low == 1.0:
+        # A bound rounds the figure down to its one digit: "more than $80,000" is under
+        # $90,000 ("more than $100,000" would be written for $120,000).
+        unit = 10 ** (len(claim.value) - len(claim.value.rstrip("0")))
+        top = min(top, written + unit - 1)
+    return round(written * low), top, ctx.text[match.start() : claim.end]
 
 
 def _amount_within(

@@ -69,15 +69,18 @@ _APPENDIX_ANYWHERE = re.compile(
     re.MULTILINE,
 )
 _EXHIBIT = re.compile(
-    r"^(?:(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,3})(?:-\d+)?"
+    r"^(?:(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,4})(?:-\d+)?"
     # Trial exhibits by party: plaintiff's, defendant's, joint, government's ("PX-12",
     # "DTX 7", "JX3").
-    r"|(?:[PDJGC]|[PDJ]T)X[-\s]?\d{1,4})(?![\w])"
+    r"|(?:[PDJGCR]|[PDJ]T)X[-\s]?\d{1,4})(?![\w])"
 )
+# A trial or arbitration exhibit by party ("CX-12", "RX 4", "PX12", "DTX-7"): its label,
+# "CX12", which the packet's documents may carry (apps.verification.exhibits).
+_PARTY_EXHIBIT = re.compile(r"(?P<party>(?:[PDJGCR]|[PDJ]T)X)[-\s]?(?P<n>\d{1,4})(?![\w])")
 # An exhibit named by its number or letter ("Ex. 3", "Exh. B", "Exhibit 12"): which document it
 # is, the packet says (apps.verification.exhibits).
 _EXHIBIT_NUMBER = re.compile(
-    r"(?<![\w])(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,3})(?![\w-])"
+    r"(?<![\w])(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,4})(?![\w-])"
 )
 # A document named by its name or title with a page pin, where a cite belongs ("Subcontract at
 # 3", "Voss Letter, p. 2", '"site-log.pdf" at 2'): the name is checked against the packet's
@@ -300,6 +303,30 @@ def _pin_text(match: re.Match[str]) -> str:
     return f":{bare('line')}"
 
 
+# After an exhibit's label, a pin written after a comma alone, as the Patent Trial and Appeal
+# Board's papers cite ("Ex. 1001, 6:13-17", "Ex. 1005, 214"); never a year ("Ex. 3, 2019").
+_COMMA_PIN = re.compile(
+    r",[ \t]+(?P<pin>\d{1,4}:\d{1,3}(?:[ \t]*[-\u2013][ \t]*\d{1,4}(?::\d{1,3})?)?"
+    r"|(?!(?:19|20)\d\d\b)\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w:.,]\d|[\w%])"
+)
+
+
+_COVER_PIN = re.compile(r",[ \t]+cover(?:[ \t]+page)?\b", re.IGNORECASE)
+
+
+def _exhibit_pins_after(text: str, end: int) -> tuple[int, list[str]]:
+    """The pins after an exhibit's label: those of any cite, else one after a comma."""
+    found_end, pins = _pins_after(text, end)
+    if pins:
+        return found_end, pins
+    comma = _COMMA_PIN.match(text, end)
+    if comma is None:
+        cover = _COVER_PIN.match(text, end)  # "Ex. 1004, cover": a patent's first page
+        return (cover.end(), ["at 1"]) if cover is not None else (end, pins)
+    pin = re.sub(r"[ \t]+", "", comma.group("pin"))
+    return comma.end(), [f"at {pin}"]
+
+
 def _pins_after(text: str, end: int) -> tuple[int, list[str]]:
     pins: list[str] = []
     while True:
@@ -520,12 +547,12 @@ def _in_heading(text: str, at: int) -> bool:
 
 # The lines that open a signature block: "Respectfully submitted," or an "/s/" signature.
 SIGNATURE_CHARS = 600  # a signature block's paragraph is shorter (a longer one is read so)
-_SIGNATURE_OPENING = re.compile(r"(?m)^[ \t>*_]*(?:/s/|Respectfully submitted\b)")
+_SIGNATURE_OPENING = re.compile(r"(?m)^[ \t>*_]*(?:By:?[ \t]*)?(?:/s/|Respectfully submitted\b)")
 
 
 def _in_signature(text: str, at: int) -> bool:
-    """Whether `at` is in a signature block: the paragraph that opens with "/s/" or
-    "Respectfully submitted," (the signer's name, bar number, firm and address). It states no
+    """Whether `at` is in a signature block: the paragraph that opens with "/s/" ("By: /s/")
+    or "Respectfully submitted," (the signer's name, bar number, firm and address). It states no
     fact, so nothing in it is used as a cite ("Miriam T. Aldous (BBO No. 671204)")."""
     window = max(0, at - SIGNATURE_CHARS)
     paragraph = text.rfind("\n\n", window, at)
@@ -699,7 +726,7 @@ def record_cites(
     # An exhibit by number with a pin, anywhere ("Ex. 3 at 2", "Exhibit B, p. 4"): a cite of
     # that exhibit's pages, also in a citation sentence.
     for match in _EXHIBIT_NUMBER.finditer(text):
-        end, pins = _pins_after(text, match.end())
+        end, pins = _exhibit_pins_after(text, match.end())
         if pins and free(match.start(), end) and not _in_heading(text, match.start()):
             add(RecordCite("record_cite", match.start(), end, (), tuple(pins), match.group("n")))
 
@@ -726,9 +753,12 @@ def record_cites(
             piece = text[a:b]
             record = _APPENDIX.match(piece) or _EXHIBIT.match(piece)
             if record is not None:
-                end, pins = _pins_after(text, a + record.end())
+                end, pins = _exhibit_pins_after(text, a + record.end())
                 number = _EXHIBIT_NUMBER.match(piece)
                 exhibit = number.group("n") if number and number.end() == record.end() else None
+                party = _PARTY_EXHIBIT.match(piece)
+                if party is not None and party.end() == record.end():
+                    exhibit = f"{party.group('party')}{int(party.group('n'))}"
                 add(RecordCite("record_cite", a, end, (), tuple(pins), exhibit))
                 # What follows the exhibit's label where its Bates number or page belongs
                 # ("Ex. A, HM-GL-22-0418863", "Ex. D-1, CAM14_20220211.mp4"): one token of a

@@ -137,7 +137,13 @@ _NAMED = r"(?:lexweb|ChatGPT|GPT-?\d[\w.]*)"
 _VERSION = r"(?:\s+(?:v\.?\s?\d+(?:\.\d+)*|version\s+\d+))?(?:,?\s+(?:pp?\.\s*|at\s+)\d+)?"
 _DOCUMENTS = rf"{_DOCUMENT}(?:\s+{_DOCUMENT}){{0,3}}\b{_VERSION}"  # bounded: linear time
 PROSE_REFERENCE = re.compile(
-    rf"(?<![\w-]){_NAMED}(?:['\u2019]s)?\s+(?:[\w-]+\s+){{0,3}}?{_DOCUMENTS}"
+    # "the system's prior memo summarizing the file, at 3": the drafting system's own
+    # earlier work cited with a pin (a produced "system's report" names no earlier work of its
+    # own; without a pin the mention is read by the cite after it).
+    r"(?<![\w-])(?:the|our)\s+(?:system|model)['\u2019]s\s+(?:prior|earlier|previous|first|initial)"
+    r"\s+(?:drafts?|memo(?:randum)?|summary|chronology|outline|analysis)\b"
+    r"(?:[ \t]+[\w'\u2019-]+){0,6}?,?[ \t]+(?:at|pp?\.|\u00b6)[ \t]*\d+"
+    rf"|(?<![\w-]){_NAMED}(?:['\u2019]s)?\s+(?:[\w-]+\s+){{0,3}}?{_DOCUMENTS}"
     rf"|(?<![\w-])(?:(?:earlier|prior|previous|first|initial|last)\s+)?(?:[\w-]+\s+){{0,2}}?"
     rf"{_DOCUMENTS}\s+(?:(?:generated|written|produced|prepared|drafted|created)\s+by|from)"
     rf"\s+{_NAMED}(?![\w-])",
