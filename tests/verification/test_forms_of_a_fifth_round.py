@@ -26,7 +26,12 @@ it follows:
   Board's exhibits are numbered in four digits and cited with a pin after a comma ("Ex.
   1001, 6:13-17" by column and line where the exhibit prints a patent's columns, "Ex. 1005,
   214" by the page it prints, "Ex. 1004, cover", "Ex. 2003, 4:5-8" by a transcript's page and
-  lines); a bound rounds its figure down to one digit ("more than $80,000" is under $90,000).
+  lines); a bound rounds its figure down to one digit ("more than $80,000" is under $90,000);
+- (a seventh round, on f99ef1c: a Louisiana contract case, a Massachusetts c. 93A case, an
+  immigration case) a prefix stamped with its own stops and space ("R.A. 118"); a Louisiana
+  citation is the opinion its parallel reporter names ("2018-1127 (La. App. 1 Cir. 5/31/19),
+  278 So. 3d 611"); a number's label after "See" does not end the thing cited ("See Receipt
+  No. ZLA2291784302."), and a thing's name may take three words ("DHS File A 214-567-903").
 """
 
 from apps.verification.checks import Finding
@@ -290,3 +295,58 @@ def test_a_bound_rounds_its_figure_down_to_one_digit() -> None:
     assert paid["$80,000"].status == "unsupported", paid["$80,000"].message
     more = _found("Petitioner paid its expert more than $100,000.", "EX", documents)
     assert more["$100,000"].status == "supported", more["$100,000"].message
+
+
+# -- a seventh round (a Louisiana contract case, a Massachusetts c. 93A case), on f99ef1c --
+
+
+def test_a_prefix_stamped_with_its_stops_and_space_is_read_as_written() -> None:
+    kinds = [
+        (c.kind, c.text, [(b.prefix, b.first, b.last) for b in c.bates])
+        for c in extract_claims(
+            "He admitted it (R.A. 118). The contract says so (R.A. 102-103).",
+            bates_prefixes=["R.A. ", "HAL"],
+        )
+    ]
+    assert kinds == [
+        ("record_cite", "R.A. 118", [("R.A. ", 118, 118)]),
+        ("record_cite", "R.A. 102-103", [("R.A. ", 102, 103)]),
+    ]
+
+
+GULF_COAST = [
+    "GULF COAST MECH. v. MAGNOLIA CONSTR.          278 So. 3d 611\n"
+    "GULF COAST MECHANICAL CONTRACTORS, L.L.C. v. MAGNOLIA CONSTRUCTION CO.\n"
+    "A written change order requirement may be waived by conduct.",
+    "GULF COAST MECH. v. MAGNOLIA CONSTR.          612\nThe owner paid for the extra work.",
+]
+
+
+def test_a_louisiana_citation_is_the_opinion_its_parallel_reporter_names() -> None:
+    found = _found(
+        "The requirement may be waived. Gulf Coast Mech. Contractors, L.L.C. v. Magnolia "
+        "Constr. Co., 2018-1127 (La. App. 1 Cir. 5/31/19), 278 So. 3d 611, 611.",
+        "APPX",
+        [("gulf-coast.pdf", GULF_COAST)],
+    )
+    assert all(f.status == "supported" for f in found.values()), [
+        (t, f.message) for t, f in found.items()
+    ]
+
+
+def test_a_numbers_label_after_see_does_not_end_the_thing_cited() -> None:
+    # (an immigration case: "See Receipt No. ZLA2291784302.", "See DHS File A 214-567-903.")
+    kinds = [
+        (c.kind, c.text)
+        for c in extract_claims(
+            "The Border Patrol recorded it. See I-213, Event No. RGV2208000891. Her identity "
+            "is undisputed. See DHS File A 214-567-903. She filed on time. See Receipt No. "
+            "ZLA2291784302.",
+            bates_prefixes=["RSB"],
+        )
+    ]
+    assert kinds == [
+        ("not_a_record_cite", "RGV2208000891"),
+        ("not_a_record_cite", "DHS File A 214-567-903"),
+        ("not_a_record_cite", "ZLA2291784302"),
+    ]

@@ -79,6 +79,9 @@ def case_citation(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
         )
     opinion = index.opinion(cite.volume, cite.reporter, cite.page)
     if opinion is None:
+        held = _parallel_held(ctx, claim)
+        if held is not None:
+            return held
         name = f"{cite.name}, " if cite.name else ""
         return Finding(
             claim,
@@ -125,6 +128,45 @@ def _first_of_parallels(ctx: Context, claim: Claim) -> Claim:
         ):
             return claim
         claim = before
+
+
+def _parallel_held(ctx: Context, claim: Claim) -> Finding | None:
+    """A citation whose parallel right after it names an opinion of the packet ("2018-1127
+    (La. App. 1 Cir. 5/31/19), 278 So. 3d 611": a public-domain or docket citation, the copy
+    paged by the reporter): that opinion, in the packet (the pin is the parallel's to check)."""
+    at = bisect.bisect_left(ctx.starts, claim.start)
+    after = None
+    for other in ctx.ordered[at:]:
+        if other is claim or other.start < claim.start:
+            continue
+        # (eyecite may span the parallel whole from the same start)
+        same = other.start == claim.start and other.end > claim.end
+        if same and _PARALLEL_GAP.match(ctx.text, claim.end):
+            after = other
+            break
+        if other.start >= claim.end:
+            if _PARALLEL_GAP.fullmatch(ctx.text, claim.end, other.start):
+                after = other
+            break
+    if (
+        after is None
+        or after.kind != "case_citation"
+        or after.citation is None
+        or not after.citation.volume
+        or not after.citation.page
+    ):
+        return None
+    later = after.citation
+    opinion = ctx.index.opinion(later.volume, later.reporter, later.page)
+    if opinion is None:
+        return None
+    return _on_opinion(
+        claim,
+        "case_in_packet",
+        f"a parallel citation of {later.volume} {later.reporter} {later.page}, whose opinion "
+        "the packet holds",
+        opinion.pages[opinion.first_page],
+    )
 
 
 # What stands between a citation and its parallel citation in another reporter: a comma.

@@ -269,7 +269,9 @@ _CITE_POSITION = re.compile(
     # after another ("... from her phone. ELL-IPH-0007.").
     r"\((?P<paren>(?:[^()\n]|\n(?![ \t]*\n)){1,200})\)"
     r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|[Pp]er)[*_]{0,2}[,:]?\s+"
-    r"(?P<see>(?:[^.;:()\n]|\n(?![ \t]*\n)){1,120})"
+    # (a number's label does not end it: "See Receipt No. ZLA2291784302.")
+    r"(?P<see>(?:[^.;:()\n]|(?:(?<=\bNo)|(?<=\bNos)|(?<=\bAcct)|(?<=\bCert))\.(?=[ \t]+\w)"
+    r"|\n(?![ \t]*\n)){1,120})"
     r"|(?:(?<=[.!?][ \t])|(?<=[.!?][\"\u201d)][ \t]))"
     r"(?P<alone>[A-Za-z][\w.:/-]{3,60}?)(?=\.(?:\s|$))"
 )
@@ -368,7 +370,11 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
         for p in cores
         if p.isalpha() and 2 <= len(p) <= _DOTTED_LETTERS
     ]
-    alternation = "|".join([*dotted, *(re.escape(p) for p in cores)])
+    # (a prefix stamped with its own stops and space, "R.A. 101", as written whole too)
+    spelled = sorted((p for p in canonical if p not in cores and p.strip() != p), key=len)
+    alternation = "|".join(
+        [*dotted, *(re.escape(p) for p in reversed(spelled)), *(re.escape(p) for p in cores)]
+    )
     pattern = re.compile(
         rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})(?:{_LABEL_BREAK}|[-_. \u00a0])?)"
         rf"(?P<num>\d{{3,12}})(?!\d){_PAGE_SUFFIX}"

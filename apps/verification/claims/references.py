@@ -53,7 +53,7 @@ _LEGAL_UNIT_FIRST = re.compile(rf"{_LEGAL_UNITS}\.?\s+\d")
 LEGAL_UNIT_FIRST = _LEGAL_UNIT_FIRST  # "Rule 56", "Section 12": the law's numbered units
 _LONG_IDENTIFIER = r"(?:\d{4,}|\d+(?:[-/]\d+)+)(?:-?[A-Za-z]{1,3})?"
 NAMED_BY_NUMBER = re.compile(
-    rf"(?!{_RECORD_NUMBERED}|{_LEGAL_UNITS})[A-Z][\w.'\u2019&-]*(?:\s+[A-Za-z][\w.'\u2019&-]*)?"
+    rf"(?!{_RECORD_NUMBERED}|{_LEGAL_UNITS})[A-Z][\w.'\u2019&-]*(?:\s+[A-Za-z][\w.'\u2019&-]*){{0,2}}"
     rf"\s+{_LONG_IDENTIFIER}"
 )
 
