@@ -41,3 +41,10 @@ def findings_by_claim(text: str, index: PacketIndex, prefix: str) -> dict[str, F
     """The verifier's findings on `text`, by each claim's text."""
     claims = extract_claims(text, bates_prefixes=[prefix])
     return {f.claim.text: f for f in verify_text(text, claims, index)}
+
+
+def transcript_page(head: str, number: int, lines: dict[int, str], blank: str = "") -> str:
+    """A transcript page: `head` and its page number, then lines 1-25 numbered at the left
+    (`lines` by number, the others `blank`)."""
+    body = "\n".join(f"{n:2d}   {lines.get(n, blank)}" for n in range(1, 26))
+    return f"{head}{' ' * 20}Page {number}\n\n{body}"

@@ -36,7 +36,7 @@ it follows:
 
 from apps.verification.checks import Finding
 from apps.verification.claims import extract_claims
-from tests.verification.packets import findings_by_claim, text_index
+from tests.verification.packets import findings_by_claim, text_index, transcript_page
 
 
 def _found(text: str, prefix: str, documents: list[tuple[str, list[str]]]) -> dict[str, Finding]:
@@ -268,8 +268,7 @@ def test_board_exhibits_are_cited_by_number_column_line_and_printed_page() -> No
 
 
 def _deposition_page(number: int, lines: dict[int, str]) -> str:
-    body = "\n".join(f"{n:2d}   {lines.get(n, 'Q.   And then?')}" for n in range(1, 26))
-    return f"SATO DEPOSITION                                  Page {number}\n\n{body}"
+    return transcript_page("SATO DEPOSITION", number, lines, blank="Q.   And then?")
 
 
 def test_a_deposition_exhibit_is_cited_by_its_pages_and_lines() -> None:

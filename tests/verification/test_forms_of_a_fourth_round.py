@@ -27,7 +27,7 @@ of our own from the rule it follows:
 
 from apps.verification.checks import Companion, Finding, verify_text
 from apps.verification.claims import extract_claims
-from tests.verification.packets import findings_by_claim, text_index
+from tests.verification.packets import findings_by_claim, text_index, transcript_page
 
 PREFIX = "HCO"
 
@@ -275,8 +275,7 @@ def test_the_teams_own_work_cited_at_a_page_or_by_its_kind_is_a_reference_to_it(
 
 
 def _dep_page(number: int, lines: dict[int, str]) -> str:
-    body = "\n".join(f"{n:2d}   {lines.get(n, '')}" for n in range(1, 26))
-    return f"GERALD PRUSZYNSKI - 06/15/2023                     Page {number}\n\n{body}"
+    return transcript_page("GERALD PRUSZYNSKI - 06/15/2023", number, lines)
 
 
 def test_a_deposition_file_named_dep_is_the_deposition_its_witness_names() -> None:
