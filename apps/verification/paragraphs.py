@@ -34,10 +34,11 @@ otherwise it stays for review, since a pleading's own page numbers need not be i
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim
@@ -329,8 +330,7 @@ def in_paragraphs(
     paragraphs = paragraphs_on(index, pages, pilcrow=pilcrow)
     pins = _pins_label(numbers)
 
-    def _finding(*args: Any, **kwargs: Any) -> Finding:
-        return _judged(*args, check=check, **kwargs)
+    _finding = functools.partial(_judged, check=check)
 
     if not paragraphs:
         return _finding(
@@ -536,8 +536,7 @@ def _missing(
     cited = set(pages)
     documents = dict.fromkeys(index.pages[p].document_id for p in pages)
 
-    def _finding(*args: Any, **kwargs: Any) -> Finding:
-        return _judged(*args, check=check, **kwargs)
+    _finding = functools.partial(_judged, check=check)
 
     for document_id in documents:
         rest = [p for p in index.document_pages(document_id) if p not in cited]

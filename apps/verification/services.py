@@ -306,7 +306,7 @@ def _checked(
         found,
         packet_index,
         ocr_review_confidence=settings.LEXWEB_OCR_REVIEW_CONFIDENCE,
-        companions=_companions(draft, prefixes),
+        companions=_companions(verification, prefixes),
     )
     by_position = FrozenPagesByPosition(draft.packet_id, count=len(records))
     by_position.load(result.page.position for result in results if result.page is not None)
@@ -325,15 +325,16 @@ def _checked(
 MAX_COMPANIONS = 10  # the case's other drafts whose lists of exhibits a draft may lean on
 
 
-def _companions(draft: "Model", prefixes: Sequence[str]) -> list["Companion"]:
+def _companions(verification: Verification, prefixes: Sequence[str]) -> list["Companion"]:
     """The latest version of each other draft of the case on the same packet (the newest
     `MAX_COMPANIONS`), that names an exhibit: a brief's "Ex. 4" is often the exhibit the
     declaration filed with it lists. Their claims are extracted only if a cite needs them."""
     from apps.verification.checks.context import Companion, companions_listing_exhibits
     from apps.verification.claims import extract_claims
 
-    # The drafting app's models, through the case's relation (it sits above this app).
-    others = Case.objects.get(pk=draft.case_id).drafts.filter(packet_id=draft.packet_id)  # type: ignore[attr-defined]
+    draft = verification.version.draft
+    # The drafting app's model through the draft's own class (that app sits above this one).
+    others = type(draft)._default_manager.filter(case_id=draft.case_id, packet_id=draft.packet_id)
     found = []
     for other in others.exclude(pk=draft.pk).order_by("-created_at", "-id")[:MAX_COMPANIONS]:
         latest = other.versions.order_by("-number").only("text", "number").first()

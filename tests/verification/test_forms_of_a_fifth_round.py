@@ -143,9 +143,11 @@ def test_the_statute_a_declarations_oath_invokes_is_no_claim() -> None:
         "I, Kendrick L. Savoie, declare as follows under 28 U.S.C. § 1746:",
     ):
         assert [c.kind for c in extract_claims(oath)] == [], oath
-    assert [c.kind for c in extract_claims("Congress declared it in 42 U.S.C. § 1983.")] == [
-        "statute"
-    ]
+    for law in (
+        "Congress declared it in 42 U.S.C. § 1983.",
+        "The statute declares the policy. 42 U.S.C. § 1983.",
+    ):
+        assert [c.kind for c in extract_claims(law)] == ["statute"], law
 
 
 def test_own_drafts_cited_as_pleadings_are_own_work_and_a_psr_is_for_review() -> None:
@@ -153,6 +155,13 @@ def test_own_drafts_cited_as_pleadings_are_own_work_and_a_psr_is_for_review() ->
         (c.kind, c.text) for c in extract_claims("As the Prior Draft Decl. ¶ 12 says, it was late.")
     ]
     assert kinds == [("not_a_record_cite", "Prior Draft Decl. ¶ 12")]
+    reply = [(c.kind, c.text) for c in extract_claims("As I said (Draft Reply Decl. ¶ 14), so.")]
+    assert reply == [("not_a_record_cite", "Draft Reply Decl. ¶ 14")]
+    # A pleading cite after a document called a draft is a cite of the pleading.
+    cite = [
+        (c.kind, c.text) for c in extract_claims("He signed the draft lease (Smith Decl. ¶ 4).")
+    ]
+    assert cite == [("record_cite", "Smith Decl. ¶ 4")]
     found = _found(
         "His criminal history category is I. (PSR ¶ 58.)", "DRW", [("letters.pdf", ["LETTER"])]
     )

@@ -513,6 +513,7 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
     # in a list (an entry next to another): a sentence's own "(Ex. 3)" after its words is a
     # cite, which its words must not define.
     entries = list(itertools.islice(_TITLE_THEN_EXHIBIT.finditer(text), MAX_LISTED))
+    lookups = 0  # titles looked up for these entries: MAX_LISTED in all, as for the others
     for k, entry in enumerate(entries):
         beside = [entries[j] for j in (k - 1, k + 1) if 0 <= j < len(entries)]
         if not any(
@@ -528,8 +529,9 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
         words = entry.group("what").split()
         document = None
         for k in range(len(words)):
-            if k and len(words) - k < 2:
+            if (k and len(words) - k < 2) or lookups >= MAX_LISTED:
                 break
+            lookups += 1
             document = exhibits.titled(ctx.documents, ctx.index, " ".join(words[k:])).document
             if document is not None:
                 break

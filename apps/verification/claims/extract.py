@@ -36,7 +36,9 @@ def _mask(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-_OATH = re.compile(r"(?i)\bpenalty\s+of\s+perjury\b|\bdeclares?\b")
+# A declarant's oath: "under penalty of perjury", or the declarant declaring in the first
+# person ("I, Kendrick L. Savoie, declare as follows under 28 U.S.C. § 1746:").
+_OATH = re.compile(r"(?i)\bpenalty\s+of\s+perjury\b|\bI\b,?[^;\n]{0,80}?\bdeclare\b")
 
 
 def extract_claims(

@@ -55,6 +55,9 @@ _PLEADING = re.compile(
     r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog|PSR)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
 )
 _OWN_DRAFT = re.compile(r"(?i)\bdraft\b")
+_DRAFT_BEFORE = re.compile(
+    r"(?i)\bdraft[ \t]+$"
+)  # the name's word just before: "Draft Reply Decl."
 _APPENDIX_BODY = (
     r"(?:App|J\.\s?A|E\.\s?R|S\.\s?A|C\.\s?A|R|Supp\.\s?App)\.\s*\d{1,5}"
     r"(?:\s*[-\u2013]\s*\d+)?(?![\w])"
@@ -719,8 +722,13 @@ def record_cites(
             end, pins = _pins_after(text, match.end())
             if pattern is _PLEADING and not pins:
                 continue
-            if pattern is _PLEADING and _OWN_DRAFT.search(text, max(0, match.start() - 24), end):
-                continue  # "Prior Draft Decl. ¶ 12": the team's own draft (PINNED_OWN_WORK)
+            if pattern is _PLEADING and (
+                _OWN_DRAFT.search(text, match.start(), end)
+                or _DRAFT_BEFORE.search(text, max(0, match.start() - 12), match.start())
+            ):
+                # "Prior Draft Decl. ¶ 12": the pleading's own name says it is the team's own
+                # draft (PINNED_OWN_WORK reads it); "the draft lease (Smith Decl. ¶ 4)" is a cite.
+                continue
             if free(match.start(), end):
                 add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
 
