@@ -35,7 +35,11 @@ from apps.verification.spans import disjoint_values, whole_value
 # Up to four decimals before a scale ("$1.148 million"); an amount of cents without one (more
 # than two decimals and no scale is no amount: `_tagged`).
 _NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,4})?|\.\d{1,2})"
-_SCALE = r"(?:\s*(?P<scale>million|billion|thousand|mm|bn|[mMkKbB])(?![A-Za-z]))?"
+# A scale on the figure's own line, and never a person's initial ("$8,839.58\nB. A. Castellano").
+_SCALE = (
+    r"(?:[ \t]*(?P<scale>million|billion|thousand|mm|bn|[mMkKbB])(?![A-Za-z])"
+    r"(?![.][ \t]*[A-Z][.]))?"
+)
 _SCALES = {"thousand": 3, "k": 3, "million": 6, "m": 6, "mm": 6, "billion": 9, "bn": 9, "b": 9}
 _CURRENCY_NAMES = {"$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "us$": "USD"}
 _CURRENCY_NAMES |= {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR"}

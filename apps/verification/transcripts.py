@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim
 from apps.verification.findings import Finding
-from apps.verification.index import PacketIndex, QuoteHit
+from apps.verification.index import PacketIndex, QuoteHit, pages_label
 from apps.verification.paragraphs import SHORT_QUOTE, Context, _pleading_words, pleading_pages
 from apps.verification.quoting import quote_segments, quote_words
 from apps.verification.sheets import sheet_pages
@@ -91,10 +91,15 @@ def cited_lines(pins: tuple[str, ...]) -> _Wanted | None:
 
 def _page_number(text: str, fallback: int) -> int:
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    for line in lines[:3] + lines[-3:]:
-        match = _PAGE_LABEL.match(line) if "page" in line.lower() else None
-        if match:
-            return int(match.group(1))
+    labels = [
+        match
+        for line in lines[:3] + lines[-3:]
+        if "page" in line.lower() and (match := _PAGE_LABEL.match(line))
+    ]
+    # A transcript's own "Page 38" before a count of pages ("Page 5 of 14"), which a court
+    # filing's header prints over an excerpt filed as its exhibit.
+    for match in sorted(labels, key=lambda m: " of " in m.group(0).lower()):
+        return int(match.group(1))
     if lines:
         lone = _LONE.match(lines[0])
         # A number alone at the top is the page's number when no line could be numbered so,
@@ -436,6 +441,62 @@ def _located(
     # The stretch's lines that hold its terms, from the first to the last.
     holding = [k for k in range(len(best)) if transcript.terms(start + k) & weights.keys()]
     return best[holding[0] : holding[-1] + 1], "the testimony is"
+
+
+# A Bates cite's parenthetical naming the transcript's page and lines it stamps ("2-ER-12
+# (Varga Dep. 40:23-25)", "ACME000031 (Tr. 41:2-9)").
+_STAMPED_LINES = re.compile(
+    r"[ \t]*[(\[][ \t]*[^()\[\]\n]{1,60}?[ \t,]+(?:at[ \t]+)?(?P<p1>\d{1,5}):\d{1,3}"
+    r"(?:[ \t]*[-\u2013][ \t]*(?:(?P<p2>\d{1,5}):)?\d{1,3})?[ \t]*[)\]]"
+)
+
+
+def stamped(finding: Finding, context: Context) -> Finding:
+    """A Bates cite followed by the transcript page and lines it stands for: the Bates pages
+    must be the transcript's pages cited. A stamped page printing another page number of the
+    transcript is the wrong page, whatever its words (the lines are checked on their own), and
+    the finding names the page of the document that prints the page cited."""
+    claim, index = finding.claim, context.index
+    written = _STAMPED_LINES.match(context.text, claim.end)
+    if not claim.bates or written is None or finding.status == "unsupported" or not finding.page:
+        return finding
+    first = int(written.group("p1"))
+    last = max(first, int(written.group("p2") or first))
+    cited = [p for ref in claim.bates for p in index.bates_indexes(ref)[0]]
+    numbers = {p: _printed_pages(index, p) for p in cited}
+    if not cited or not all(numbers.values()):
+        return finding
+    if any(first <= n <= last for found in numbers.values() for n in found):
+        return finding
+    document = index.pages[cited[0]].document_id
+    right = [
+        p
+        for p in index.document_pages(document)
+        if any(first <= n <= last for n in _printed_pages(index, p))
+    ]
+    shown = ", ".join(
+        f"{index.label(p)} is its page {'-'.join(map(str, sorted(n)[:: max(1, len(n) - 1)]))}"
+        for p, n in numbers.items()
+    )
+    where = f"; {first}" + (f"-{last}" if last > first else "")
+    where += f" is on {pages_label(index, right)}" if right else " is on no page of it"
+    return Finding(
+        claim,
+        "unsupported",
+        "record_cite_page",
+        f"{claim.text} stamps another page of the transcript than the one cited ({shown}{where})",
+        page=index.pages[right[0]] if right else finding.page,
+    )
+
+
+def _printed_pages(index: PacketIndex, page: int) -> set[int]:
+    """The transcript's page numbers a packet page prints over numbered lines (a condensed
+    sheet's several); none where it prints none (its place in the document is no number of
+    the transcript's)."""
+    text = index.pages[page].text
+    if sheet_pages(text) is None and _page_number(text, -1) == -1:
+        return set()
+    return set(transcript_lines(index, [page]))
 
 
 def lined(finding: Finding, context: Context) -> Finding:

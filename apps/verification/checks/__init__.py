@@ -137,6 +137,7 @@ def check(claim: Claim, ctx: Context) -> Finding:
         from apps.verification import transcripts  # page:line pins (issue 28 req 7)
 
         finding = transcripts.lined(paragraphs.pinned(record_cite(claim, ctx.index, ctx), ctx), ctx)
+        finding = transcripts.stamped(finding, ctx)
         return _as_id(finding) if claim.cited_as else finding
     if claim.kind == "not_a_record_cite":
         return not_a_record_cite(claim, ctx.index, ctx)

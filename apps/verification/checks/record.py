@@ -81,7 +81,8 @@ def id_page(ctx: Context, claim: Claim) -> Finding | None:
 
 def _in_exhibit(ctx: Context, claim: Claim, pages: list[int], finding: Finding) -> Finding:
     """ "Ex. 3 at ACME000022": the Bates page must be in exhibit 3. Where the packet's
-    documents carry exhibit labels, a page of another document is unsupported; where the
+    documents carry exhibit labels, a page of another document is unsupported (of one that
+    carries another label, or when another document carries the one cited); where the
     exhibits are read from the packet's order, the finding only says where the page is."""
     if ctx.documents is None:
         ctx.documents = exhibits.catalogue(ctx.index)
@@ -91,7 +92,13 @@ def _in_exhibit(ctx: Context, claim: Claim, pages: list[int], finding: Finding) 
         return finding
     where = ", ".join(dict.fromkeys(ctx.index.pages[p].filename for p in pages))
     said = resolved.how if document is not None else resolved.reason
-    if not ctx.documents.labelled or finding.status != "supported":
+    # No document is labelled so, and the cited page's own carries no label: the packet
+    # prints only some of the draft's exhibit labels, and the Bates number says which page.
+    held = {ctx.index.pages[p].document_id for p in pages}
+    unlabelled = document is None and not any(
+        d.label for d in ctx.documents.documents if d.id in held
+    )
+    if not ctx.documents.labelled or finding.status != "supported" or unlabelled:
         return replace(finding, message=f"{finding.message} ({said}; the cited page is in {where})")
     return replace(
         finding,

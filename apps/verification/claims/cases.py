@@ -169,11 +169,17 @@ def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
                 continue
             if isinstance(cite, FullLawCitation) and "number" in (cite.groups or {}):
                 continue  # "U.S. Patent No. 11,206,482": a patent, a document, no statute
+            if isinstance(cite, FullCaseCitation) and _SECTION_AFTER.match(chunk, cite.span()[1]):
+                continue  # "940 CMR 3.08": a regulation's section; a reporter's page is whole
             a, b = _claim_span(chunk, cite, 0)
             _shift(cite, start)
             found.append(_Found(a + start, b + start, cite))
     return found, len(text)
 
+
+# A decimal section after what would be a reporter's page: a code's or a regulation's section
+# ("940 CMR 3.08", "105 CMR 130.020"), never a case (reporters number their pages whole).
+_SECTION_AFTER = re.compile(r"\.\d")
 
 # What stands between a case's citation and that of its subsequent history (Bluebook 10.7):
 # ", cert. denied, ", ", aff'd, ", ", rev'd in part on other grounds, ", "..., aff'd sub nom.
@@ -206,7 +212,7 @@ def _reporter_pattern() -> re.Pattern[str]:
     alternation = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in names if n) or "$^"
     return re.compile(
         rf"(?<![\w])(?P<volume>\d{{1,4}})\s+(?P<reporter>{alternation})\s+(?P<page>\d{{1,5}})"
-        rf"(?:,\s*(?P<pin>\d{{1,5}}))?(?![\w])|(?<![\w])Id\.(?:\s+at\s+(?P<idpin>\d{{1,5}}))?"
+        rf"(?:,\s*(?P<pin>\d{{1,5}}))?(?![\w])(?!\.\d)|(?<![\w])Id\.(?:\s+at\s+(?P<idpin>\d{{1,5}}))?"
     )
 
 

@@ -380,7 +380,9 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
     )
     pattern = re.compile(
         rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})(?:{_LABEL_BREAK}|[-_. \u00a0])?)"
-        rf"(?P<num>\d{{3,12}})(?!\d){_PAGE_SUFFIX}"
+        # (a number of one or two digits after a separator: a production numbered unpadded,
+        # as the Ninth Circuit's excerpts of record are, "2-ER-22"; see `_bates_cites`)
+        rf"(?P<num>\d{{3,12}}|(?<=[- \u00a0])\d{{1,2}}(?![.,]\d))(?!\d){_PAGE_SUFFIX}"
     )
     return pattern, canonical
 
@@ -405,6 +407,40 @@ def _word_prefix_pattern(
         r"(?P<num>\d{1,12})(?![\w.]*[A-Za-z])(?!\d)(?P<page>(?!))?"
     )
     return pattern, {**canonical, **{f"{w}.": p for w, p in canonical.items()}}
+
+
+# The record's own designations: a production stamped as the administrative record ("AR"), the
+# certified administrative record ("CAR"), the transcript ("TR"), the record ("R") or the
+# record on appeal ("ROA") is cited as the transcript or the record by page ("(Tr. 17)", "R.
+# 27", "Tr. 25:3-5"), as Social Security and agency appeals cite their certified record.
+_RECORD_PREFIXES = frozenset({"AR", "CAR", "TR", "R", "ROA"})
+_RECORD_WORDS = ("Tr", "R")
+# ... where such a cite begins: after a parenthesis, a bracket, a semicolon or a comma, a
+# signal, or a sentence's end, never after another word ("Hr'g Tr. 215", "Fed. R. 56").
+_CITE_START = (
+    r"(?:^|(?<=[(\[;,\n])|(?<=[(\[;,.][ ])|(?<=[.][ ][ ])|(?<=[Ss]ee[ ])|(?<=[Cc]f\.[ ])"
+    r"|(?<=also[ ]))"
+)
+
+
+def _record_word_pattern(
+    prefixes: Sequence[str],
+) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """The case's one production stamped as its record (`_RECORD_PREFIXES`), cited by the
+    record's words (`_RECORD_WORDS`), none of which is the prefix of another production."""
+    records = [p for p in prefixes if p.rstrip(_SEPARATORS).replace(".", "") in _RECORD_PREFIXES]
+    cores = {p.rstrip(_SEPARATORS).replace(".", "").upper() for p in prefixes}
+    words = [w for w in _RECORD_WORDS if w.upper() not in cores]
+    if len(set(records)) != 1 or not words:
+        return None
+    alternation = "|".join(words)
+    pattern = re.compile(
+        rf"{_CITE_START}(?P<prefix>(?:{alternation})\.[ \u00a0]?)"
+        # ("R. 4:50-1" is a court rule: the record's "R." takes no page and line)
+        r"(?P<num>\d{1,12})(?![\w.]*[A-Za-z])(?!\d)(?<!R\.[ ]\d)(?P<page>(?!))?",
+        re.MULTILINE,
+    )
+    return pattern, {form: records[0] for w in words for form in (w, f"{w}.")}
 
 
 @dataclass(frozen=True)
@@ -470,7 +506,12 @@ def _bates_cites(
     kind: Kind,
     blocked: Spans,
     canonical: dict[str, str] | None = None,
+    *,
+    padded: bool = False,
 ) -> list[RecordCite]:
+    """The cites `pattern` finds; with `padded`, a number of fewer than three digits only
+    for a prefix stamped with its separator ("ER-", "AR "), which may number its pages
+    unpadded ("ER-7")."""
     cites: list[RecordCite] = []
     for match in pattern.finditer(text):
         start, end = match.span()
@@ -486,6 +527,8 @@ def _bates_cites(
                 or canonical.get(written.rstrip(_SEPARATORS) or written)
                 or canonical[_DOTS.sub("", written)]
             )
+        if padded and len(num) < 3 and prefix[-1:] not in ("-", " ", "\u00a0"):
+            continue
         page = match.group("page")
         first = last = int(num)
         first_page = last_page = int(page) if page is not None else None
@@ -589,6 +632,25 @@ def _after_a_name_alone(text: str, start: int, end: int) -> bool:
     ) is not None
 
 
+# Digits in hyphenated groups ("4500-1219", "24-046-003412"): an order's, an incident's or an
+# account's number where a page range cannot be read (three groups or more, or a second group
+# that would end the range before it starts), nor a date (groups of 4-2-2 or 2-2-2/4 digits).
+_DIGITS_JOINED = re.compile(r"\d{2,}(?:-\d{2,}){1,3}")
+_DATE_GROUPS = {(4, 2, 2), (2, 2, 4), (2, 2, 2)}
+
+
+def _a_numbers_id(piece: str) -> bool:
+    """Whether `piece` is a thing's number of digits in groups (see `_DIGITS_JOINED`)."""
+    if not _DIGITS_JOINED.fullmatch(piece):
+        return False
+    groups = piece.split("-")
+    if len(groups) > 2:
+        return tuple(len(g) for g in groups) not in _DATE_GROUPS
+    first, last = groups
+    end = int(first[: len(first) - len(last)] + last) if len(last) < len(first) else int(last)
+    return end <= int(first)
+
+
 def _cite_pieces(text: str, positions: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """The pieces of the cite positions that close their clause, split at semicolons, trimmed,
     a signal taken off ("See Voss Letter at 2" -> "Voss Letter at 2")."""
@@ -652,11 +714,15 @@ def record_cites(
     blocked = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in named])
     known = _bates_pattern(prefixes)
     cites = (
-        _bates_cites(text, known[0], "record_cite", blocked, known[1]) if known is not None else []
+        _bates_cites(text, known[0], "record_cite", blocked, known[1], padded=True)
+        if known is not None
+        else []
     )
-    worded = _word_prefix_pattern(prefixes)
-    if worded is not None:
-        # "App. 45" for "APP045": taken after the labels written as labels.
+    for worded in (_word_prefix_pattern(prefixes), _record_word_pattern(prefixes)):
+        if worded is None:
+            continue
+        # "App. 45" for "APP045", "Tr. 17" for "AR 017": taken after the labels written as
+        # labels.
         written = Spans([(c.start, c.end) for c in cites])
         for cite in _bates_cites(text, worded[0], "record_cite", blocked, worded[1]):
             if not written.overlaps(cite.start, cite.end):
@@ -673,6 +739,8 @@ def record_cites(
         taken.add(cite.start, cite.end)
 
     in_positions = Spans(positions)
+    # This case's numbers carry letters: a number of digits alone is none of them.
+    lettered = bool(prefixes) and all(re.search(r"[A-Za-z]", p) for p in prefixes)
     # Where a cite closes its clause; a descriptive parenthetical ("the unit (model XR-200)
     # failed") holds a label that names a thing, not a source.
     # What follows a signal and is itself followed by a record cite of this case ("per
@@ -810,7 +878,7 @@ def record_cites(
             # cite closes a clause: the words before it are attributed to it.
             signal = SIGNAL.match(piece)
             bare = PIN_TAIL.sub("", piece[signal.end() :] if signal else piece)
-            if JUNK.fullmatch(bare) or names_a_thing(bare):
+            if JUNK.fullmatch(bare) or names_a_thing(bare) or (lettered and _a_numbers_id(bare)):
                 add(RecordCite("not_a_record_cite", a + (signal.end() if signal else 0), b))
                 continue
             # A document named by its name or title with a page ("Subcontract at 3").

@@ -51,10 +51,14 @@ _LEGAL_UNITS = (
 )
 _LEGAL_UNIT_FIRST = re.compile(rf"{_LEGAL_UNITS}\.?\s+\d")
 LEGAL_UNIT_FIRST = _LEGAL_UNIT_FIRST  # "Rule 56", "Section 12": the law's numbered units
-_LONG_IDENTIFIER = r"(?:\d{4,}|\d+(?:[-/]\d+)+)(?:-?[A-Za-z]{1,3})?"
+# (an account's last digits behind its mask, "x4417", "XXXX-4417", "****4417", are its number)
+_LONG_IDENTIFIER = (
+    r"(?:\d{4,}|\d+(?:[-/]\d+)+)(?:-?[A-Za-z]{1,3})?|(?:[xX]{1,12}|\*{1,12})-?\d{3,6}"
+)
 NAMED_BY_NUMBER = re.compile(
-    rf"(?!{_RECORD_NUMBERED}|{_LEGAL_UNITS})[A-Z][\w.'\u2019&-]*(?:\s+[A-Za-z][\w.'\u2019&-]*){{0,2}}"
-    rf"\s+{_LONG_IDENTIFIER}"
+    # (a unit's letter that opens an initialism is none: "P.O. 24-3318" is a purchase order's)
+    rf"(?!(?:{_RECORD_NUMBERED}|{_LEGAL_UNITS})(?!\.[A-Za-z]))[A-Z][\w.'\u2019&-]*(?:\s+[A-Za-z][\w.'\u2019&-]*){{0,2}}"
+    rf"\s+(?:{_LONG_IDENTIFIER})"
 )
 
 # What stands where a record cite belongs and names a thing rather than a page of the record,
@@ -76,6 +80,8 @@ _SHAPES = (
     r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?:=\S+)?"
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|#\s?\d{2,}"
+    # (a chat channel, "#cbef-claims-qa", and an address or a message's id, "...@mail.x.com")
+    r"|#[a-z][a-z0-9_-]{2,}|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
     # (a serial, a security's CUSIP or a hash of nine characters or more whose letters stand
     # between digits, "21987R107", "4C530001220618117083": a Bates number's letters only lead
     # or end it)
@@ -164,7 +170,7 @@ PINNED_OWN_WORK = re.compile(
     # (the work's own word after the mark: "our earlier draft disclosure, ¶ 3(b)")
     r"(?:[ \t]+(?:of|to|for)[ \t]+(?:this|the|our|that)[ \t]+[A-Za-z]+|[ \t]+[A-Za-z]{4,}"
     r"|[ \t]+[A-Z][a-z]{2,5}\.)?"  # ("Prior Draft Decl. ¶ 12")
-    r",?[ \t]+(?:¶¶?|§§?|[Tt]ab|[Pp]p?\.|[Pp]aras?\.|[Pp]aragraphs?|[Rr]ows?|[Ss]heet"
+    r",?[ \t]+(?:¶¶?|§§?|[Tt]ab|[Pp]p?\.|[Pp]aras?\.|[Pp]aragraphs?|[Rr]ows?|[Ss]heet|[Ee]ntry"
     r"|at(?=[ \t]+\d))[ \t]*"
     r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*(?:[-\u2013][A-Za-z0-9.]+)?(?:\([a-z0-9]{1,3}\))?",
     re.IGNORECASE,

@@ -1,0 +1,202 @@
+"""Forms that the nineteenth session's cases showed, each tested on text of our own from the
+rule it follows:
+
+- a regulation's decimal section after what would be a reporter's page ("940 CMR 3.08",
+  "105 CMR 130.020") is no case citation: reporters number their pages whole;
+- what closes a clause where a record cite belongs and is a thing's number is none of this
+  case's: a purchase order's "P.O. 24-3318" (an initialism, not the page abbreviation "P."),
+  an account's last digits behind its mask ("Visa x4417", "Acct. ****4417"), and digits in
+  hyphenated groups that no page range reads ("4500-1219 at 1", "24-046-003412") where the
+  case's numbers carry letters (a range ending after it starts, "1041-45", and a date,
+  "2024-03-07", are not such numbers);
+- the case's one production stamped as its record ("AR 014", an administrative record) is
+  cited as the transcript or the record by page ("(Tr. 17)", "Tr. 25:3-5", "R. 27"), as
+  Social Security appeals cite the certified transcript; never after another word ("Hr'g Tr.
+  215"), nor a court rule ("R. 4:50-1"), nor where no production is a record's;
+- a scale letter stands on its figure's line and is no initial ("$8,839.58" above "B. A.
+  Castellano" is no $8.8 trillion);
+- "Ex. A at ACME000002" where no document is labelled Exhibit A and the cited page's own
+  document carries no label either: the packet prints only some of the draft's labels, and
+  the Bates number says which page (a page of a document labelled otherwise, or a label that
+  another document carries, is still the wrong exhibit);
+- a production stamped with its separator may number its pages unpadded, as the Ninth
+  Circuit's excerpts of record are ("2-ER-22", "3-ER-26-27", "1-SER-3"); a prefix stamped
+  without one is still read from three digits ("ACME 12" is none of "ACME000012");
+- a transcript excerpt filed as a court filing's exhibit prints the filing's "Page 5 of 14"
+  above its own "Page 38": its page is the transcript's; and a Bates page cited for a
+  transcript's page and lines ("2-ER-12 (Varga Dep. 40:23-25)") must be the page that
+  prints them, else it is the wrong page, named with the page that does;
+- a chat channel ("Slack, #cbef-claims-qa"), an address or a message's id ("Msg. ID
+  CAB7d2@mail.example.com") where a cite belongs is none; a chronology's "entry 22" pins
+  the team's own draft ("Chronology draft v3, entry 22").
+"""
+
+from apps.verification import amounts
+from apps.verification.checks import Finding, verify_text
+from apps.verification.claims import extract_claims
+from tests.verification.packets import findings_by_claim, text_index, transcript_page
+
+
+def test_a_regulations_decimal_section_is_no_case_citation() -> None:
+    claims = extract_claims(
+        "The regulation forbids it. 940 CMR 3.08(1). So does 105 CMR 130.020. The court said "
+        "so in Doe v. Roe, 40 Mass. App. Ct. 12, 14 (1996).",
+        bates_prefixes=["RA"],
+    )
+    cases = [c.text for c in claims if c.kind == "case_citation"]
+    assert cases == ["Doe v. Roe, 40 Mass. App. Ct. 12, 14 (1996)"], cases
+
+
+def _cites(text: str, prefixes: list[str]) -> list[tuple[str, str]]:
+    return [
+        (c.kind, c.text)
+        for c in extract_claims(text, bates_prefixes=prefixes)
+        if c.kind in ("record_cite", "not_a_record_cite")
+    ]
+
+
+def test_a_things_number_where_a_cite_belongs_is_none_of_this_case() -> None:
+    text = (
+        "The part had been on order since March (P.O. 24-3318). The card shows the charge. "
+        "(Visa x4417.) The account was debited. (Acct. ****4417.) Buckeye prepaid the freight. "
+        "(4500-1219 at 1.) The car was not stolen. (24-046-003412.) The invoice says so. "
+        "(BPS000010.)"
+    )
+    assert _cites(text, ["BPS"]) == [
+        ("not_a_record_cite", "P.O. 24-3318"),
+        ("not_a_record_cite", "Visa x4417"),
+        ("not_a_record_cite", "Acct. ****4417"),
+        ("not_a_record_cite", "4500-1219 at 1"),
+        ("not_a_record_cite", "24-046-003412"),
+        ("record_cite", "BPS000010"),
+    ]
+
+
+def test_page_ranges_dates_and_the_page_abbreviation_stay_what_they_are() -> None:
+    text = (
+        "The lease says so (p. 4). The meeting was held then (2024-03-07). The notice went "
+        "out (1041-45). The invoice followed. (BPS000010-12.)"
+    )
+    assert _cites(text, ["BPS"]) == [("record_cite", "BPS000010-12")]
+    # A case whose numbers are digits alone: digits in groups may be its numbers.
+    assert ("not_a_record_cite", "4500-1219") not in _cites("It was paid. (4500-1219.)", [""])
+
+
+DECISION = [
+    "NOTICE OF DECISION - UNFAVORABLE\nThe claimant has severe impairments: rheumatoid "
+    "arthritis and carpal tunnel syndrome.",
+    "The claimant is not disabled. The vocational expert testified that a marker job exists.",
+    transcript_page(
+        "HEARING TRANSCRIPT",
+        3,
+        {3: "Q. Can she use a pricing gun all day?", 4: "A. Frequently, yes, the expert said."},
+    ),
+]
+
+
+def _record(text: str, prefixes: tuple[str, str] = ("AR ", "WC-")) -> dict[str, Finding]:
+    index = text_index(prefixes[0], [("01-alj-decision.pdf", DECISION)], first=14)
+    claims = extract_claims(text, bates_prefixes=list(prefixes))
+    return {f.claim.text: f for f in verify_text(text, claims, index)}
+
+
+def test_the_record_production_is_cited_as_the_transcript_or_the_record() -> None:
+    found = _record(
+        "The ALJ found rheumatoid arthritis and carpal tunnel syndrome severe. (Tr. 14.) He "
+        "found the claimant not disabled. R. 15. The expert said she could use a pricing gun "
+        "frequently. Tr. 16:3-4. The Appeals Council denied review. (Tr. 412.)"
+    )
+    assert found["Tr. 14"].status == "supported", found["Tr. 14"].message
+    assert found["R. 15"].status == "supported", found["R. 15"].message
+    assert found["Tr. 16:3-4"].status == "supported", found["Tr. 16:3-4"].message
+    assert found["Tr. 412"].status == "unsupported", found["Tr. 412"].message
+
+
+def test_the_records_words_are_no_cite_after_a_word_in_a_rule_or_without_a_record() -> None:
+    text = "He admitted it. Hr'g Tr. 15:3-5. Relief lies under R. 4:50-1. The ALJ erred (Tr. 15)."
+    cites = [(c.kind, c.text) for c in extract_claims(text, bates_prefixes=["AR ", "WC-"])]
+    assert ("record_cite", "Tr. 15") in cites, cites
+    assert not any(t.startswith(("R. 4", "Tr. 15:3")) for _, t in cites), cites
+    cites = [c.text for c in extract_claims("The ALJ erred (Tr. 15).", bates_prefixes=["APP"])]
+    assert "Tr. 15" not in cites, cites
+
+
+def test_a_scale_letter_stands_on_its_figures_line_and_is_no_initial() -> None:
+    page = "Castellano - 2024 work   35.1   $251.84   $8,839.58\nB. A. Castellano - 2025 work"
+    assert [v for _, _, v in amounts.amount_values(page)] == ["25184", "883958"]
+    assert [v for _, _, v in amounts.amount_values("$8,839.58 B. A. Castellano")] == ["883958"]
+    assert [v for _, _, v in amounts.amount_values("a $1.2B deal, $40K.")] == [
+        "120000000000",
+        "4000000",
+    ]
+
+
+def test_an_exhibit_label_the_packet_does_not_print_leaves_the_bates_number_to_decide() -> None:
+    index = text_index(
+        "ACME",
+        [
+            ("08-fee-agreement.pdf", ["ATTORNEY FEE AGREEMENT\nClient owes no retainer."]),
+            ("10-rate.pdf", ["EXHIBIT C\nEAJA HOURLY RATE COMPUTATION\nRate $251.84."]),
+        ],
+    )
+    found = findings_by_claim(
+        "The client paid no retainer. (Ex. A at ACME000001.) The rate was computed. (Ex. C at "
+        "ACME000001.) The agreement says so. (Ex. A at ACME000002.)",
+        index,
+        "ACME",
+    )
+    assert found["Ex. A at ACME000001"].status == "supported", found["Ex. A at ACME000001"]
+    assert found["Ex. C at ACME000001"].status == "unsupported", found["Ex. C at ACME000001"]
+    assert found["Ex. A at ACME000002"].status == "unsupported", found["Ex. A at ACME000002"]
+
+
+def _ecf_page(filing_page: int, page: int, lines: dict[int, str]) -> str:
+    header = (
+        f"Case 3:23-cv-01144-HLB   Document 47-2   Filed 02/09/24   Page {filing_page} of 14\n\n"
+    )
+    return header + transcript_page("", page, lines)
+
+
+DEPOSITION = [
+    _ecf_page(5, 39, {3: "Q. Did he respond?", 4: "A. He told me to drop the overbilling."}),
+    _ecf_page(
+        6, 40, {23: "Q. Before February 14, had you ever been disciplined?", 24: "A. Never."}
+    ),
+]
+
+
+def test_unpadded_numbers_of_a_production_stamped_with_its_separator() -> None:
+    text = "She was fired. 3-ER-26-27. She complained. 1-SER-3. It was filed. ACME 12."
+    cites = [(c.kind, c.text) for c in extract_claims(text, bates_prefixes=["ER-", "SER-", "ACME"])]
+    assert cites == [("record_cite", "ER-26-27"), ("record_cite", "SER-3")], cites
+
+
+def test_a_bates_page_must_print_the_transcript_page_its_parenthetical_cites() -> None:
+    index = text_index("ER-", [("03-varga-deposition-excerpts.pdf", DEPOSITION)], first=12)
+    found = findings_by_claim(
+        "She had never been disciplined. ER-000013 (Varga Dep. 40:23-24). Before that she had "
+        "never been disciplined either. ER-000012 (Varga Dep. 40:23-24). He told her to drop "
+        "the overbilling. Varga Dep. 39:3-4.",
+        index,
+        "ER-",
+    )
+    assert found["ER-000013"].status == "supported", found["ER-000013"].message
+    wrong = found["ER-000012"]
+    assert wrong.status == "unsupported", wrong.message
+    assert "ER-000012 is its page 39" in wrong.message and "40 is on ER-000013" in wrong.message
+    assert found["Varga Dep. 39:3-4"].status == "supported", found["Varga Dep. 39:3-4"].message
+
+
+def test_channels_addresses_and_a_chronologys_entries_are_no_record_cites() -> None:
+    text = (
+        "She posted it. (Slack, #cbef-claims-qa.) He wrote back. ER-21 (Msg. ID "
+        "CAB7d2Qw81-0210.4412@mail.example.com). He stopped inviting her. Chronology draft v3, "
+        "entry 22."
+    )
+    cites = [(c.kind, c.text) for c in extract_claims(text, bates_prefixes=["ER-"])]
+    assert cites == [
+        ("not_a_record_cite", "Slack, #cbef-claims-qa"),
+        ("record_cite", "ER-21"),
+        ("not_a_record_cite", "Msg. ID CAB7d2Qw81-0210.4412@mail.example.com"),
+        ("not_a_record_cite", "Chronology draft v3, entry 22"),
+    ], cites
