@@ -1,8 +1,8 @@
-"""The verifier on the set written by hand (tests/verification/handwritten/: thirty-two
+"""The verifier on the set written by hand (tests/verification/handwritten/: thirty-five
 cases in styles the generator does not write, see its README), in the `--fast` evaluation:
 precision and the false-flag rate within the targets, and every error kind but four caught in
 full; wrong pages, things used as record cites and references to the system's own work, the
-weakest, at least 0.76, 0.94 and 0.95, and wrong pins 0.93 (what is missed and flagged wrongly
+weakest, at least 0.78, 0.95 and 0.95, and wrong pins 0.95 (what is missed and flagged wrongly
 is on the status page)."""
 
 from pathlib import Path
@@ -19,7 +19,7 @@ HANDWRITTEN = Path(__file__).resolve().parent / "handwritten"
 
 def test_the_set_holds_every_error_kind_and_its_sources_are_its_pages(tmp_path: Path) -> None:
     cases = evaluation.load_set(HANDWRITTEN)
-    assert len(cases) == 32
+    assert len(cases) == 35
     labels = evaluation.all_labels(cases)
     assert {label.error for label in labels if not label.supported} == set(ERROR_KINDS)
     make_sources.write_to(HANDWRITTEN, tmp_path)
@@ -41,26 +41,25 @@ def test_precision_and_the_false_flag_rate_hold(result: evaluation.Score) -> Non
     assert result["targets"]["false_flag_rate"], result["wrong_flags"]
 
 
-# Wrong pages: 171 of 222 over the thirty-two cases (the first four alone: 26 of 30); the cited
+# Wrong pages: 189 of 241 over the thirty-five cases (the first four alone: 26 of 30); the cited
 # page and the right one share the sentence's facts save one said in other words ("told her the
 # decision had nothing to do with her performance" against "not a reflection of your
 # individual performance"), or a count ("38 of the 112 anchors") on a neighbour. A reference
 # to a companion declaration being drafted ("Kanwar Decl. ¶ 41") names a declaration the packet
 # holds, without numbered paragraphs: left for review; a worksheet named in prose with a tab
-# in quotation marks ('Amount Due Worksheet v3, tab "Per Diem"'): two of 113. Things used as
-# cites: 154 of 163 (a purchase order's "P.O. 24-3318", a repair order "RO 00102", an
-# incident number "24-046-003412", "EnCase 8", a project number that names a packet document's
-# title "FRG-24-0817 at 2", "CMP-21-04417 at 4", a purchase order "4500-1219 at 1", a card's
-# "Visa x4417", a translator's "ATA Certification No. 519274").
+# in quotation marks ('Amount Due Worksheet v3, tab "Per Diem"'): two of 124. Things used as
+# cites: 167 of 174 (a repair order "RO 00102", "EnCase 8", a project number that names a
+# packet document's title "FRG-24-0817 at 2", "CMP-21-04417 at 4", a police file
+# "PNC-VO-1187-2022 at 2" in prose, a tax map's "Block 412, Lot 17.02", a form's "Line 8b").
 WEAKEST = {
-    "bates_wrong_page": 0.76,
-    "bates_not_a_bates_number": 0.94,
+    "bates_wrong_page": 0.78,
+    "bates_not_a_bates_number": 0.95,
     "self_generated_reference": 0.95,
 }
 # A wrong pin whose proposition shares all but one word with the pin's page ("see also id. at
 # 507 (rejecting Rule 10b5-1 defense at the pleading stage)", the defense rejected on 512),
-# and pins whose page paraphrases the proposition as its right page does: five of the 122.
-PIN_FLOOR = 0.93
+# and pins whose page paraphrases the proposition as its right page does: five of the 134.
+PIN_FLOOR = 0.95
 
 
 def test_every_error_kind_is_caught_but_the_weakest_at_their_floor(
