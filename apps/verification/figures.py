@@ -1,5 +1,6 @@
 """The figures of a draft's sentence that are facts though no date or amount: a quantity with
-a decimal point, a time of day or a reading of two numbers, and a number after its label. The
+a decimal point, a time of day (also "0240 hours") or a reading of two numbers, and a number
+after its label. The
 checks weigh each as a value (checks/weighing.py): the pages that print it, read once per
 packet index (`PacketIndex.derived`).
 
@@ -21,6 +22,9 @@ _QUANTITY = re.compile(r"(?<![\w.,/:-])\d{1,7}\.\d{1,4}(?![\w.,/:-]*\d)")
 # count. A page carries it when it prints the same numbers with the same separator ("01:45"
 # for "1:45"; a time with its seconds, the same seconds; one without, any).
 _READING = re.compile(r"(?<![\w.,/:-])(\d{1,3})([:/])(\d{2,3})(?::(\d{2}))?(?![\w.,/:-]*\d)")
+# A time of day on the 24-hour clock written in four digits before its word ("0240 hours",
+# "2215 hrs"), as clinical and police records' narratives write it: the time "02:40".
+_CLOCK = re.compile(r"(?<![\w.,/:-])([01]\d|2[0-3])([0-5]\d)[ \t]*(?:hours|hrs\b\.?|hr\b|h\b)")
 # A number that identifies, after its label ("Application No. 20", "Report #7", "Number 3"):
 # a fact as a name is, though as a bare number it is too small to count. A page carries it
 # when it prints the label and the number ("No.: 20", "NO. 020").
@@ -40,8 +44,12 @@ def figure_pages(
         held = frozenset(_quantity_pages(index, float(quantity)))
         if held:
             yield f"number:{float(quantity)}", quantity, held
-    for match in _READING.finditer(text, span[0], span[1]):
-        reading = _reading(match)
+    clocks = [
+        (match, (int(match.group(1)), ":", int(match.group(2)), -1))
+        for match in _CLOCK.finditer(text, span[0], span[1])
+    ]
+    readings = [(match, _reading(match)) for match in _READING.finditer(text, span[0], span[1])]
+    for match, reading in [*readings, *clocks]:
         if reading is None or masked[match.start() - span[0]] != match.group()[0]:
             continue  # no reading; inside a claim (a page:line pin, a date)
         held = frozenset(_reading_pages(index, reading))

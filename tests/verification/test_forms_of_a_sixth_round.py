@@ -28,7 +28,10 @@ rule it follows:
   prints them, else it is the wrong page, named with the page that does;
 - a chat channel ("Slack, #cbef-claims-qa"), an address or a message's id ("Msg. ID
   CAB7d2@mail.example.com") where a cite belongs is none; a chronology's "entry 22" pins
-  the team's own draft ("Chronology draft v3, entry 22").
+  the team's own draft ("Chronology draft v3, entry 22");
+- a time on the 24-hour clock in four digits before its word ("0240 hours") is the time of day
+  a flowsheet prints "02:40": with a reading ("78/42") it puts the sentence on the page of the
+  hour that prints both, not on its neighbour of the hour before.
 """
 
 from apps.verification import amounts
@@ -200,3 +203,43 @@ def test_channels_addresses_and_a_chronologys_entries_are_no_record_cites() -> N
         ("not_a_record_cite", "Msg. ID CAB7d2Qw81-0210.4412@mail.example.com"),
         ("not_a_record_cite", "Chronology draft v3, entry 22"),
     ], cites
+
+
+def _flowsheet(block: str, rows: list[str]) -> str:
+    head = "EMERGENCY DEPARTMENT NURSING FLOWSHEET - HOURLY\nPatient: HALVORSEN, ERIK J\n"
+    table = "Time   HR   BP      MAP\n" + "\n".join(rows)
+    return f"{head}Hour block: {block}\n\nVITAL SIGNS\n{table}\nBlood pressure per hour."
+
+
+def test_a_time_in_four_digits_before_its_word_is_the_time_a_page_prints() -> None:
+    index = text_index(
+        "HALV",
+        [
+            (
+                "03-ed-nursing-flowsheets.pdf",
+                [
+                    _flowsheet(
+                        "01:00 - 01:59", ["01:00  124  94/56   69", "01:45  127  88/52   64"]
+                    ),
+                    _flowsheet(
+                        "02:00 - 02:59", ["02:10  131  84/48   60", "02:40  134  78/42   54"]
+                    ),
+                ],
+            ),
+            (
+                "10-expert-report.pdf",
+                [
+                    "OPINIONS\nHis mean arterial pressure had fallen below 65 before any "
+                    "antibiotic was given; sepsis was recognised late."
+                ],
+            ),
+        ],
+    )
+    text = (
+        "By 0240 hours his blood pressure had fallen to 78/42, a mean arterial pressure of 54 "
+        "(HALV000001). At 0145 hours it was 88/52 (HALV000001)."
+    )
+    claims = extract_claims(text, bates_prefixes=["HALV"])
+    wrong, right = [f for f in verify_text(text, claims, index) if f.claim.text == "HALV000001"]
+    assert wrong.status == "unsupported" and "HALV000002 does" in wrong.message, wrong.message
+    assert right.status == "supported", right.message
