@@ -8,6 +8,7 @@ third of March", "March the third") a month and day, "--03-03".
 Numeric dates are read in the deployment's order, `LEXWEB_DATE_ORDER`: "mdy" (the default, US
 practice: "3/7/24" is March 7, 2024) or "dmy" ("3/7/24" is 3 July 2024); a numeric date that
 is no valid date in that order but is one in the other is read in the other ("25/12/2024").
+A packet document that tells its own order (`document_order`) has its dates read in it.
 `reading` says which reading a finding took. Pure functions, no Django: the verification app
 points `date_order` at the setting when it starts (`read_order_from`).
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import bisect
 import datetime
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from apps.verification import numwords
 from apps.verification.spans import disjoint_values, whole_value
@@ -96,10 +97,11 @@ _PATTERNS = [
         + _YEAR,
         re.IGNORECASE,
     ),
-    # 3 March 2024 / 3rd of March, 2024 / 03-Mar-2024
+    # 3 March 2024 / 3rd of March, 2024 / 03-Mar-2024 / 28. August 2023 (the day's ordinal
+    # stop, as German and Scandinavian e-mail headers write it)
     re.compile(
         r"(?=\d)(?<![\w])(?P<d>\d{1,2})"
-        + _ORD
+        + r"(?:st|nd|rd|th|\.(?=[ \t][A-Z]))?"
         + r"(?:"
         + _S
         + r"of)?(?:\s+|-)"
@@ -285,13 +287,45 @@ def date_values(text: str, order: str | None = None) -> list[tuple[int, int, str
 
 
 _NUMERIC = re.compile(r"\s*(\d{1,2})[/.-](\d{1,2})[/.-](\d{2}|\d{4})\s*")
+# A document's own numeric dates (same separator twice, a year of four digits) and the format
+# it declares ("dd/mm/yyyy", "MM-DD-YYYY"): what decides the order of its ambiguous dates.
+_WRITTEN = re.compile(r"(?<![\d/.-])(\d{1,2})([/.-])(\d{1,2})\2(?:1[6-9]|2\d)\d\d(?![\d/.-]*\d)")
+_DECLARED = re.compile(r"\b(dd|mm)([/.-])(dd|mm)\2(?:yyyy|yy)\b", re.IGNORECASE)
 
 
-def reading(text: str, value: str, order: str | None = None) -> str:
+def document_order(texts: Iterable[str]) -> str | None:
+    """The order a document writes its numeric dates in, where its own pages tell: "dmy"
+    where it declares "dd/mm/yyyy" or writes a date only day first can be ("28/08/2023"), or
+    in the dotted form of the countries that write the day first ("09.10.2023"), and never
+    one only month first can be; "mdy" the other way round; None where nothing tells or both
+    do (then the deployment's `date_order` reads them). A document keeps one convention: its
+    "03/07/2023" is 3 July where its "28/08/2023" is 28 August."""
+    day_first = month_first = 0
+    for text in texts:
+        for declared in _DECLARED.finditer(text):
+            if declared.group(1).lower() != declared.group(3).lower():
+                if declared.group(1).lower() == "dd":
+                    day_first += 1
+                else:
+                    month_first += 1
+        for written in _WRITTEN.finditer(text):
+            first, second = int(written.group(1)), int(written.group(3))
+            if first > 12 >= second >= 1 or (written.group(2) == "." and second <= 12):
+                day_first += 1
+            elif second > 12 >= first >= 1:
+                month_first += 1
+    if day_first and not month_first:
+        return "dmy"
+    if month_first and not day_first:
+        return "mdy"
+    return None
+
+
+def reading(text: str, value: str, order: str | None = None, *, why: str | None = None) -> str:
     """Which reading of a date as written (`text`) gave `value`, where it could have been read
     otherwise: "" for an unambiguous date in figures with its month in words or a four-digit
     year first; else "read as April 2, 2007" and, for a numeric date whose numbers could each
-    be the month, which came first and why."""
+    be the month, which came first and why (`why`, where not the deployment's setting)."""
     if is_month_day(value) or len(value) != 10:
         return ""
     shown = f"{_MONTH_NAMES[int(value[5:7])]} {int(value[8:])}, {value[:4]}"
@@ -305,7 +339,8 @@ def reading(text: str, value: str, order: str | None = None) -> str:
     two_digit = " (a two-digit year)" if len(numeric.group(3)) == 2 else ""
     if first <= 12 and second <= 12 and first != second:
         which = "month" if read == "mdy" else "day"
-        return f"read as {shown}{two_digit}: {which} first, as LEXWEB_DATE_ORDER={read} says"
+        because = why or f"as LEXWEB_DATE_ORDER={read} says"
+        return f"read as {shown}{two_digit}: {which} first, {because}"
     if first > 12 or second > 12:
         which = "day" if first > 12 else "month"
         return f"read as {shown}{two_digit}: {which} first, the only reading with a month"

@@ -47,8 +47,10 @@ _FILE_LABEL = re.compile(
     re.IGNORECASE,
 )
 _SLIP_LABEL = re.compile(
-    r"^\s*(?:(?:PLAINTIFF|DEFENDANT|JOINT|GOVERNMENT)S?['\u2019]?S?\s+)?EXHIBIT\s+"
-    r"(?P<n>\d{1,4}|[A-Z]{1,2})\s*$",
+    # (alone on its line, or closing a head line after a column gap: "Docket No. 14382-22
+    # EXHIBIT 25-P", the Tax Court's stipulated exhibits with their party's letter)
+    r"^\s*(?:\S[^\n]*?[ \t]{3,})?(?:(?:PLAINTIFF|DEFENDANT|JOINT|GOVERNMENT)S?['\u2019]?S?\s+)?"
+    r"EXHIBIT\s+(?P<n>\d{1,4}(?:-[A-Z]{1,2})?|[A-Z]{1,2})\s*$",
     re.IGNORECASE,
 )
 # A party's exhibit label ("CX-12", "PX 7", "DTX-3"): a file name starting with it
@@ -94,7 +96,10 @@ class Resolved:
 
 
 def normal_label(label: str) -> str:
-    """ "03" -> "3", "b" -> "B"."""
+    """ "03" -> "3", "b" -> "B", "025-p" -> "25-P" (a Tax Court exhibit and its party)."""
+    number, dash, party = label.partition("-")
+    if dash and number.isdigit() and party.isalpha():
+        return f"{int(number)}-{party.upper()}"
     return str(int(label)) if label.isdigit() else label.upper()
 
 

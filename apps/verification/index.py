@@ -21,6 +21,7 @@ packet.
 """
 
 import bisect
+import functools
 import gc
 import math
 import re
@@ -46,7 +47,7 @@ OCR = "ocr"
 # A label: its prefix, the separator after it, its number and, where the production numbers
 # documents rather than pages, a page suffix (a dot and 1-6 digits after a number of at least
 # three: "ABC000101.0002" is page 2 of ABC000101; "ABC-01-000123" has none).
-_LABEL = re.compile(r"^(.*?)[\s\-_.]*(?:(\d{3,})\.(\d{1,6})|(\d+))$")
+_LABEL = re.compile(r"^(.*?)[\s\-_.]*(?:(\d+)\.(\d{1,6})|(\d+))$")
 _LINE_NUMBER = re.compile(r"^[ \t]*(\d{1,2})(?=[ \t]+\S)")
 _NUMBERED_LINE = re.compile(r"(?m)^[ \t]*\d{1,2}[ \t]+\S")
 _BLANK_LINE = re.compile(r"(?m)^[ \t]*(\d{1,2})[ \t]*$")  # a transcript's line, blank
@@ -248,6 +249,17 @@ class PacketIndex:
             self._derived[key] = make()
         return self._derived[key]  # type: ignore[return-value]  # stored by `make` for `key`
 
+    def date_order_of(self, page: int) -> str | None:
+        """The order the document of `page` writes its numeric dates in, where it tells one
+        (`dates.document_order`; None: the deployment's)."""
+        document = self.pages[page].document_id
+        return self.derived(
+            ("date order", document),
+            lambda: date_parser.document_order(
+                self.pages[p].text for p in self.document_pages(document)
+            ),
+        )
+
     def stem_table(self) -> dict[str, str]:
         """A word -> `normalise.stem(word)` table kept with the index, that the checks'
         readings of its documents (`derived`) share: a packet's documents use mostly the same
@@ -278,8 +290,11 @@ class PacketIndex:
         all_stems: list[frozenset[str]] = []
         all_dates: list[list[Value]] = []
         all_amounts: list[list[Value]] = []
+        orders = _document_orders(pages)
         for i, page in enumerate(pages):
-            page_stems, found_dates, found_amounts = _read_page(page, stem_cache)
+            page_stems, found_dates, found_amounts = _read_page(
+                page, stem_cache, orders.get(page.document_id)
+            )
             all_stems.append(page_stems)
             all_dates.append(found_dates)
             all_amounts.append(found_amounts)
@@ -813,7 +828,11 @@ class PacketIndex:
             head += [
                 w for line in _CITE_AS.findall(self.pages[index].text) for w in nz.token_list(line)
             ]
-            if _contains_run(head, wanted) or joined in head:
+            if (
+                _contains_run(head, wanted)
+                or joined in head
+                or _spelled_head(head, volume, reporter, first, self.pages[index].text)
+            ):
                 if wanted[-2] == "wl":
                     return self._screen_paged(index) or self._opinion_from(index, first)
                 return self._opinion_from(index, first)
@@ -946,13 +965,24 @@ class PacketIndex:
         return 0 <= i < len(self.pages) and self.pages[i] is page
 
 
+def _document_orders(pages: Sequence[PageRecord]) -> dict[int, str]:
+    """The order each document that tells one writes its numeric dates in
+    (`dates.document_order`), by document id."""
+    texts: defaultdict[int, list[str]] = defaultdict(list)
+    for page in pages:
+        texts[page.document_id].append(page.text)
+    orders = {document: date_parser.document_order(found) for document, found in texts.items()}
+    return {document: order for document, order in orders.items() if order is not None}
+
+
 def _read_page(
-    page: PageRecord, stem_cache: dict[str, str]
+    page: PageRecord, stem_cache: dict[str, str], order: str | None = None
 ) -> tuple[frozenset[str], list[Value], list[Value]]:
-    """A page's stems, dates and amounts (what `build` indexes), as read on an OCR page."""
+    """A page's stems, dates and amounts (what `build` indexes), as read on an OCR page; its
+    numeric dates in `order` where its document tells one."""
     read = ocr_read(page.text) if page.source == OCR else page.text
     words = _page_words(read)
-    found_dates, found_amounts = _page_values(read, words)
+    found_dates, found_amounts = _page_values(read, words, order)
     # A page dated 2023-11-08 speaks of November, whatever form the date takes.
     words.update(_MONTH_NAMES[int(v.value[-5:-3])] for v in found_dates)  # "--11-08" too
     missing = words.difference(stem_cache)  # a dict operand: looked up, not copied
@@ -1019,7 +1049,9 @@ def ocr_digits(text: str) -> str:
     return _FIGURE.sub(fix, text)
 
 
-def _page_values(text: str, words: set[str] | None = None) -> tuple[list[Value], list[Value]]:
+def _page_values(
+    text: str, words: set[str] | None = None, order: str | None = None
+) -> tuple[list[Value], list[Value]]:
     """A page's dates and money: the extractor's dates and amounts, and figures that can only
     be money on a page ("216,000.00", "869.98" in a column of a statement or an invoice).
 
@@ -1034,7 +1066,7 @@ def _page_values(text: str, words: set[str] | None = None) -> tuple[list[Value],
     for start, end in _windows(text):
         chunk = text[start:end]
         if _DATE_HINT.search(chunk):
-            full = date_parser.date_values(chunk)
+            full = date_parser.date_values(chunk, order)
             # Year-less dates too ("Aug 27 4:52 PM"), as "--MM-DD" (after the full ones).
             found = full + date_parser.month_day_values(chunk, full)
             dates.extend(Value(start + a, start + b, v) for a, b, v in found)
@@ -1278,6 +1310,37 @@ def _own_head_words(text: str) -> list[str]:
         if k < 2 or _CITE_AS.match(line) or not _CITING_LINE.search(line)
     ]
     return nz.token_list(" ".join(kept))
+
+
+_NAME_FILLER = frozenset({"reports", "report", "reporter", "of", "the", "series"})
+
+
+@functools.lru_cache(maxsize=1)
+def _reporter_names() -> dict[str, list[str]]:
+    """Each reporter edition's name as its running heads spell it, in words of its own
+    (reporters-db: "T.C." is "Reports of the United States Tax Court", whose heads read
+    "161 UNITED STATES TAX COURT REPORTS"): the name's words but "Reports", "of", "the"."""
+    try:
+        from reporters_db import REPORTERS
+    except ImportError:  # pragma: no cover - reporters-db is a pinned dependency
+        return {}
+    names: dict[str, list[str]] = {}
+    for reporters in REPORTERS.values():
+        for reporter in reporters:
+            words = [w for w in nz.token_list(reporter.get("name", "")) if w not in _NAME_FILLER]
+            for edition in reporter.get("editions", {}):
+                names.setdefault(" ".join(nz.token_list(edition)), words)
+    return names
+
+
+def _spelled_head(head: list[str], volume: str, reporter: str, first: int, text: str) -> bool:
+    """A first page whose running head spells its reporter out after the volume ("214   161
+    UNITED STATES TAX COURT REPORTS") and prints the cited page as its number."""
+    words = _reporter_names().get(" ".join(nz.token_list(reporter)))
+    if not words or len(words) < 2:
+        return False
+    run = [w for w in head if w not in _NAME_FILLER]
+    return _contains_run(run, [volume, *words]) and _printed_number(text) == first
 
 
 def _head_words(text: str) -> list[str]:

@@ -359,6 +359,12 @@ def in_paragraphs(
         if any(p.holds(page_index, *hit.span) for p in wanted):
             evidence = (page_index, hit.span, "carries the quotation")
             continue
+        # (a quotation a page prints twice, in another paragraph first: the cited one's too)
+        held = next((p for p in wanted if _holds_words(p.text(index), segments)), None)
+        if held is not None:
+            first = held.parts[0]
+            evidence = (first[0], (first[1], first[2]), "carries the quotation")
+            continue
         other = next((p for p in paragraphs if p.holds(page_index, *hit.span)), None)
         placed = f"\u00b6 {other.number}" if other else "another part of the page"
         return _finding(
@@ -389,6 +395,16 @@ def in_paragraphs(
     return _finding(
         finding, "supported", f"{pins} of {where} {what}", index.pages[page_index], match
     )
+
+
+def _holds_words(text: str, segments: Sequence[Sequence[str]]) -> bool:
+    """Whether `text` holds each segment of a quotation (its words) as a run of its words."""
+    words = nz.token_list(text)
+    for segment in segments:
+        run = list(segment)
+        if run and not any(words[i : i + len(run)] == run for i in range(len(words))):
+            return False
+    return True
 
 
 def page_numbers(pins: Sequence[str]) -> list[int]:

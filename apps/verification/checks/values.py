@@ -167,7 +167,14 @@ def _value_on_pages(ctx: Context, claim: Claim, value: str, what: str, pages: li
                     "supported",
                     f"{what}_on_cited_page",
                     f"{ctx.index.label(page)} reads {record.text[found.start : found.end]!r}"
-                    + _read_as(what, claim.text, value, shown_text(record, found), found.value),
+                    + _read_as(
+                        what,
+                        claim.text,
+                        value,
+                        shown_text(record, found),
+                        found.value,
+                        ctx.index.date_order_of(page),
+                    ),
                     page=record,
                     excerpt=excerpt_of(record.text, found.start, found.end),
                     match=(found.start, found.end),
@@ -198,7 +205,9 @@ def _value_on_pages(ctx: Context, claim: Claim, value: str, what: str, pages: li
             "contradicted",
             f"{what}_on_cited_page",
             f"the cited page {ctx.index.label(page)} gives {shown!r}, not {claim.text!r}"
-            + _read_as(what, claim.text, value, shown, nearest.value),
+            + _read_as(
+                what, claim.text, value, shown, nearest.value, ctx.index.date_order_of(page)
+            ),
             page=record,
             excerpt=excerpt_of(record.text, nearest.start, nearest.end),
             match=(nearest.start, nearest.end),
@@ -345,16 +354,26 @@ def shown_text(record: PageRecord, found: Value) -> str:
     return record.text[found.start : found.end]
 
 
-def _read_as(what: str, drafted: str, value: str, shown: str, found: str | None = None) -> str:
+def _read_as(
+    what: str,
+    drafted: str,
+    value: str,
+    shown: str,
+    found: str | None = None,
+    order: str | None = None,
+) -> str:
     """Which reading a finding took of a value written in words or an ambiguous numeric date,
     the draft's (`drafted`, read as `value`) and the page's (`shown`, read as `found`; none
-    when there is none): " (the page's words read as $4,100,000.00)", or ""."""
+    when there is none; its document's `order` where that document tells one): " (the page's
+    words read as $4,100,000.00)", or ""."""
     notes = []
-    for whose, text, read in (("the draft's", drafted, value), ("the page's", shown, found)):
+    sides = (("the draft's", drafted, value, None), ("the page's", shown, found, order))
+    for whose, text, read, told in sides:
         if read is None:
             continue
+        why = "as its document writes its dates" if told else None
         if what == "amount" and is_in_words(text):
             notes.append(f"{whose} words read as {describe(read)}")
-        elif what == "date" and (how := reading(text, read)):
+        elif what == "date" and (how := reading(text, read, told, why=why)):
             notes.append(f"{whose} {text.strip()!r} {how}")
     return f" ({'; '.join(notes)})" if notes else ""

@@ -37,7 +37,8 @@ _PIN = re.compile(
     r"|\s+(?P<tr>\d+:\d+(?:\s*[-\u2013]\s*\d+(?::\d+)?)?))"
 )
 _EXHIBIT_BEFORE = re.compile(
-    r"(?:\bEx(?:h(?:ibit)?)?s?\.?|\bExhibit|\bTab)\s+[A-Z0-9]{1,4}(?:-\d+)?,?\s+(?:at\s+)?$"
+    r"(?:\bEx(?:h(?:ibit)?)?s?\.?|\bExhibit|\bTab)\s+[A-Z0-9]{1,4}(?:-\d+|-[A-Z]{1,2})?,?\s+"
+    r"(?:at\s+)?$"
 )
 # A page suffix after a Bates number: a dot and 1-6 digits ("ABC000101.0002", page 2 of the
 # document numbered ABC000101).
@@ -72,7 +73,8 @@ _APPENDIX_ANYWHERE = re.compile(
     re.MULTILINE,
 )
 _EXHIBIT = re.compile(
-    r"^(?:(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,4})(?:-\d+)?"
+    # (the Tax Court's stipulated exhibits carry their party's letter: "Ex. 25-P", "Ex. 1-J")
+    r"^(?:(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,4})(?:-\d+|-[A-Z]{1,2}\b)?"
     # Trial exhibits by party: plaintiff's, defendant's, joint, government's ("PX-12",
     # "DTX 7", "JX3").
     r"|(?:[PDJGCR]|[PDJ]T)X[-\s]?\d{1,4})(?![\w])"
@@ -83,7 +85,7 @@ _PARTY_EXHIBIT = re.compile(r"(?P<party>(?:[PDJGCR]|[PDJ]T)X)[-\s]?(?P<n>\d{1,4}
 # An exhibit named by its number or letter ("Ex. 3", "Exh. B", "Exhibit 12"): which document it
 # is, the packet says (apps.verification.exhibits).
 _EXHIBIT_NUMBER = re.compile(
-    r"(?<![\w])(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,4})(?![\w-])"
+    r"(?<![\w])(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,4}(?:-[A-Z]{1,2})?)(?![\w-])"
 )
 # A document named by its name or title with a page pin, where a cite belongs ("Subcontract at
 # 3", "Voss Letter, p. 2", '"site-log.pdf" at 2'): the name is checked against the packet's
@@ -382,7 +384,7 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
         rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})(?:{_LABEL_BREAK}|[-_. \u00a0])?)"
         # (a number of one or two digits after a separator: a production numbered unpadded,
         # as the Ninth Circuit's excerpts of record are, "2-ER-22"; see `_bates_cites`)
-        rf"(?P<num>\d{{3,12}}|(?<=[- \u00a0])\d{{1,2}}(?![.,]\d))(?!\d){_PAGE_SUFFIX}"
+        rf"(?P<num>\d{{3,12}}|(?<=[- \u00a0])\d{{1,2}}(?!,\d|\.\d(?!\d)))(?!\d){_PAGE_SUFFIX}"
     )
     return pattern, canonical
 
@@ -410,10 +412,11 @@ def _word_prefix_pattern(
 
 
 # The record's own designations: a production stamped as the administrative record ("AR"), the
-# certified administrative record ("CAR"), the transcript ("TR"), the record ("R") or the
-# record on appeal ("ROA") is cited as the transcript or the record by page ("(Tr. 17)", "R.
-# 27", "Tr. 25:3-5"), as Social Security and agency appeals cite their certified record.
-_RECORD_PREFIXES = frozenset({"AR", "CAR", "TR", "R", "ROA"})
+# certified administrative record ("CAR"), the transcript ("TR") or the record on appeal
+# ("ROA") is cited as the transcript or the record by page ("(Tr. 17)", "R. 27", "Tr.
+# 25:3-5"), as Social Security and agency appeals cite their certified record. (A prefix "R"
+# alone is as often a respondent's exhibits as the record: it names no record.)
+_RECORD_PREFIXES = frozenset({"AR", "CAR", "TR", "ROA"})
 _RECORD_WORDS = ("Tr", "R")
 # ... where such a cite begins: after a parenthesis, a bracket, a semicolon or a comma, a
 # signal, or a sentence's end, never after another word ("Hr'g Tr. 215", "Fed. R. 56").

@@ -1,5 +1,5 @@
-"""Forms that the nineteenth session's cases showed, each tested on text of our own from the
-rule it follows:
+"""Forms that the nineteenth session's cases showed (an eighth round of cases written by hand,
+then a ninth), each tested on text of our own from the rule it follows:
 
 - a regulation's decimal section after what would be a reporter's page ("940 CMR 3.08",
   "105 CMR 130.020") is no case citation: reporters number their pages whole;
@@ -31,12 +31,26 @@ rule it follows:
   the team's own draft ("Chronology draft v3, entry 22");
 - a time on the 24-hour clock in four digits before its word ("0240 hours") is the time of day
   a flowsheet prints "02:40": with a reading ("78/42") it puts the sentence on the page of the
-  hour that prints both, not on its neighbour of the hour before.
+  hour that prints both, not on its neighbour of the hour before;
+- (the ninth round: an ICC arbitration, an antitrust class action, a Tax Court case) a
+  production numbered by document with page suffixes from one digit ("CWS-1.0002", a witness
+  statement) is looked up by its prefix; a prefix "R" alone (a respondent's exhibits) names
+  no record the transcript's "Tr." could mean;
+- a document tells the order it writes its numeric dates in: a date only day first can be
+  ("28/08/2023"), a dotted date ("09.10.2023") or a declared "dd/mm/yyyy" makes its
+  "03/07/2023" 3 July (the finding says it read it so, as its document writes its dates); and
+  "28. August 2023" is a date;
+- a first page whose running head spells its reporter out ("214   161 UNITED STATES TAX
+  COURT REPORTS", as reporters-db names "T.C.") is the opinion at that page;
+- the Tax Court's stipulated exhibits carry their party's letter ("Ex. 25-P at 2", "Ex. 1-J"),
+  labelled at the end of a head line ("Docket No. 14382-22      EXHIBIT 25-P");
+- a quotation a page prints in two paragraphs is carried by the cited one, the second.
 """
 
-from apps.verification import amounts
+from apps.verification import amounts, dates
 from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import extract_claims
+from apps.verification.index import PacketIndex, PageRecord, split_label
 from tests.verification.packets import findings_by_claim, text_index, transcript_page
 
 
@@ -243,3 +257,153 @@ def test_a_time_in_four_digits_before_its_word_is_the_time_a_page_prints() -> No
     wrong, right = [f for f in verify_text(text, claims, index) if f.claim.text == "HALV000001"]
     assert wrong.status == "unsupported" and "HALV000002 does" in wrong.message, wrong.message
     assert right.status == "supported", right.message
+
+
+def _packet(documents: list[tuple[str, list[tuple[str, str]]]]) -> PacketIndex:
+    """An index of (file name, [(label, text), ...]) documents."""
+    records = []
+    for document_id, (filename, pages) in enumerate(documents, 1):
+        for number, (label, text) in enumerate(pages, 1):
+            position = len(records) + 1
+            records.append(
+                PageRecord(
+                    position,
+                    document_id,
+                    filename,
+                    number,
+                    (label,),
+                    text,
+                    "text_layer",
+                    None,
+                    "client",
+                )
+            )
+    return PacketIndex.build(records)
+
+
+def _judged(text: str, index: PacketIndex, prefixes: list[str]) -> list[Finding]:
+    return verify_text(text, extract_claims(text, bates_prefixes=prefixes), index)
+
+
+def test_page_suffixes_after_a_one_digit_number_and_no_record_in_a_respondents_prefix() -> None:
+    assert split_label("CWS-1.0002") == ("CWS", "1", "0002")
+    index = _packet(
+        [
+            ("10-cws1.pdf", [("CWS-1.0001", "WITNESS STATEMENT"), ("CWS-1.0002", "I signed it.")]),
+            ("07-invoices.pdf", [("R-0007.0001", "INVOICE RTM-2023-1184")]),
+        ]
+    )
+    found = _judged("She signed it (CWS-1.0002).", index, ["CWS-", "R-"])
+    assert [(f.claim.text, f.status) for f in found] == [("CWS-1.0002", "supported")], found
+    cites = [c.text for c in extract_claims("He said so (Tr. 15).", bates_prefixes=["R-", "P-"])]
+    assert "Tr. 15" not in cites, cites
+
+
+def test_a_document_tells_the_order_of_its_numeric_dates() -> None:
+    assert dates.document_order(["Meeting of 28/08/2023; next on 03/07/2023"]) == "dmy"
+    assert dates.document_order(["FAT planned for 09.10.2023"]) == "dmy"
+    assert dates.document_order(["All dates are dd/mm/yyyy. Held 03/07/2023."]) == "dmy"
+    assert dates.document_order(["Paid 12/31/2023 and 03/07/2023"]) == "mdy"
+    assert dates.document_order(["Held 03/07/2023"]) is None
+    assert dates.document_order(["28/08/2023 and 12/31/2023"]) is None
+    assert dates.date_values("Gesendet: Montag, 28. August 2023 17:25") == [(18, 33, "2023-08-28")]
+    index = _packet(
+        [
+            ("03-minutes.pdf", [("C-0003.0001", "MINUTES 03/07/2023\nNext meeting 28/08/2023.")]),
+            ("04-us-letter.pdf", [("C-0004.0001", "LETTER of 03/07/2023")]),
+        ]
+    )
+    found = _judged(
+        "The meeting was held on 3 July 2023 (C-0003.0001). The letter is of March 7, 2023 "
+        "(C-0004.0001). The meeting was not held on 7 March 2023 (C-0003.0001).",
+        index,
+        ["C-"],
+    )
+    by_text = {f.claim.text: f for f in found}
+    assert by_text["3 July 2023"].status == "supported", by_text["3 July 2023"].message
+    assert "as its document writes its dates" in by_text["3 July 2023"].message
+    assert by_text["March 7, 2023"].status == "supported", by_text["March 7, 2023"].message
+    assert by_text["7 March 2023"].status == "contradicted", by_text["7 March 2023"].message
+
+
+TAX_COURT = [
+    (
+        "APPX-0007",
+        "214                       161 UNITED STATES TAX COURT REPORTS\n\n"
+        "HOLLISTER GAP PRESERVE, LLC v. COMMISSIONER\nP granted a conservation easement.",
+    ),
+    (
+        "APPX-0008",
+        "HOLLISTER GAP PRESERVE, LLC v. COMMISSIONER                    215\n\n"
+        "An appraisal need not attach every worksheet on which the appraiser relied.",
+    ),
+]
+
+
+def test_a_running_head_that_spells_its_reporter_out_names_the_opinion() -> None:
+    index = _packet([("13-opinion-hollister-gap.pdf", TAX_COURT)])
+    found = _judged(
+        "An appraisal need not attach every worksheet. Hollister Gap Preserve, LLC v. "
+        "Commissioner, 161 T.C. 214, 215 (2023). Nor every worksheet. Hollister Gap, 161 T.C. "
+        "at 216.",
+        index,
+        ["APPX-"],
+    )
+    by_text = {f.claim.text: f for f in found}
+    full = by_text["Hollister Gap Preserve, LLC v. Commissioner, 161 T.C. 214, 215 (2023)"]
+    assert full.status == "supported", full.message
+    assert by_text["Hollister Gap, 161 T.C. at 216"].status == "unsupported"
+
+
+def test_tax_court_exhibits_carry_their_partys_letter() -> None:
+    index = _packet(
+        [
+            (
+                "07-appraisal.pdf",
+                [
+                    ("P-000001", "Docket No. 14382-22             EXHIBIT 25-P\nAPPRAISAL REPORT"),
+                    ("P-000002", "The before value is $4,870,000 by the development method."),
+                ],
+            ),
+            (
+                "10-rar.pdf",
+                [("R-000001", "Docket No. 14382-22              EXHIBIT 8-R\nREPORT of the agent")],
+            ),
+        ]
+    )
+    found = _judged(
+        "The before value was $4,870,000. (Ex. 25-P at 2.) The appraisal has no third page. "
+        "(Ex. 25-P at 3.) The agent reported it. (Ex. 8-R at P-000002.)",
+        index,
+        ["P-", "R-"],
+    )
+    by_text = {f.claim.text: f for f in found}
+    assert by_text["Ex. 25-P at 2"].status == "supported", by_text["Ex. 25-P at 2"].message
+    assert by_text["Ex. 25-P at 3"].status == "unsupported", by_text["Ex. 25-P at 3"].message
+    assert by_text["Ex. 8-R at P-000002"].status == "unsupported"
+
+
+def test_a_quotation_printed_in_two_paragraphs_is_the_cited_ones() -> None:
+    index = _packet(
+        [
+            (
+                "10-rar.pdf",
+                [
+                    (
+                        "R-000002",
+                        "7. An appraisal must state the specific basis for the valuation.\n\n"
+                        "8. The report omits the schedule; it does not state the specific basis "
+                        "for the valuation.\n\n9. The plat was never recorded.",
+                    )
+                ],
+            )
+        ]
+    )
+    found = _judged(
+        'The agent says the report does not state "the specific basis for the valuation." '
+        "(R-000002 ¶ 8.)",
+        index,
+        ["R-"],
+    )
+    cite = next(f for f in found if f.claim.kind == "record_cite")
+    assert cite.status == "supported", cite.message
