@@ -1117,10 +1117,11 @@ def _page_values(
     return dates, amounts
 
 
-# A table's statement of its unit: "($ in millions)", "(in thousands, except per share
-# data)", "in millions of dollars", "$000s".
+# A table's statement of its unit: "($ in millions)", "($ millions)", "(USD millions)", "(in
+# thousands, except per share data)", "in millions of dollars", "$000s".
 _SCALE = re.compile(
-    r"(?:\$|US\$|USD|dollars)[ \t]*(?:amounts[ \t]+)?in[ \t]+(?P<a>thousands|millions|billions)\b"
+    r"(?:\$|US\$|USD|dollars)[ \t]*(?:(?:amounts[ \t]+)?in[ \t]+|(?=millions|thousands|billions))"
+    r"(?P<a>thousands|millions|billions)\b"
     r"|\([ \t]*in[ \t]+(?P<b>thousands|millions|billions)\b"
     r"|\bin[ \t]+(?P<c>thousands|millions|billions)[ \t]+of[ \t]+(?:U\.?S\.?[ \t]+)?dollars\b"
     r"|\$[ \t]?(?P<d>000)s?\b",

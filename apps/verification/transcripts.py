@@ -61,6 +61,7 @@ _LONE = re.compile(r"^[ \t]*(\d{1,5})[ \t]*$")
 # Terms elsewhere: as paragraphs' wrong-paragraph rule.
 WRONG_OTHER = 0.5
 WRONG_RATIO = 1 / 3
+WRONG_ALONE = 0.35  # the cited lines hold none of the terms, another stretch this much
 
 
 @dataclass(frozen=True)
@@ -279,6 +280,7 @@ def _best_window(
     weights: dict[str, float],
     size: int,
     avoid: frozenset[tuple[int, int]] = frozenset(),
+    floor: float = WRONG_OTHER,
 ) -> tuple[int | None, float]:
     """The first stretch of `size` lines (its start in `ordered`) that holds the most of the
     terms' weight, skipping stretches over a line of `avoid` (page, line), and its weight;
@@ -291,7 +293,7 @@ def _best_window(
     starts = sorted(
         {
             k
-            for term in _needed(weights)
+            for term in _needed(weights, floor)
             for at in transcript.lines_with(term)
             for k in range(max(0, at - size + 1), min(at, last_start) + 1)
         }
@@ -305,23 +307,31 @@ def _best_window(
         value = _weight(transcript, weights, k, size)
         if value > best_score:
             best, best_score = k, value
-    if best is None or best_score / total < WRONG_OTHER:
+    if best is None or best_score / total < floor:
         return None, 0.0
     return best, best_score
 
 
-def _needed(weights: dict[str, float]) -> list[str]:
-    """The heaviest terms, as few as hold more than 1 - WRONG_OTHER of the weight: a stretch
-    without any of them holds less than WRONG_OTHER of it."""
+def _needed(weights: dict[str, float], floor: float = WRONG_OTHER) -> list[str]:
+    """The heaviest terms, as few as hold more than 1 - `floor` of the weight: a stretch
+    without any of them holds less than `floor` of it."""
     total = sum(weights.values())
     needed: list[str] = []
     held = 0.0
     for term in sorted(weights, key=lambda t: -weights[t]):
         needed.append(term)
         held += weights[term]
-        if held > (1 - WRONG_OTHER + 1e-9) * total:  # strictly, past rounding
+        if held > (1 - floor + 1e-9) * total:  # strictly, past rounding
             break
     return needed
+
+
+def _held(transcript: _Transcript, weights: dict[str, float], first: int, size: int) -> set[str]:
+    """The terms that the `size` lines from `first` hold."""
+    stems: frozenset[str] = frozenset().union(
+        *(transcript.terms(k) for k in range(first, min(first + size, len(transcript.ordered))))
+    )
+    return {t for t in weights if t in stems}
 
 
 def _weight(transcript: _Transcript, weights: dict[str, float], first: int, size: int) -> float:
@@ -612,13 +622,18 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
 
         size = len(cited)
         here = _weight(transcript, weights, at[0], size)
-        start, best_score = _best_window(transcript, weights, size, frozenset(held))
+        # (the cited lines holding none of the sentence's terms, a stretch holding a third of
+        # them is the testimony's place: a few lines say less than a page)
+        floor = WRONG_ALONE if here == 0 else WRONG_OTHER
+        start, best_score = _best_window(transcript, weights, size, frozenset(held), floor)
         best = None if start is None else ordered[start : start + size]
         if (
             best is not None
-            and best_score / total >= WRONG_OTHER
-            and here < WRONG_RATIO * best_score
+            and best_score / total < WRONG_OTHER
+            and len(_held(transcript, weights, start or 0, size)) < 3
         ):
+            best = None  # (on a lesser share, three of the sentence's terms at least)
+        if best is not None and best_score / total >= floor and here < WRONG_RATIO * best_score:
             first = best[0]
             return _finding(
                 finding,

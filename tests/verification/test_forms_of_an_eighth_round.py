@@ -44,8 +44,22 @@ then a ninth), each tested on text of our own from the rule it follows:
   COURT REPORTS", as reporters-db names "T.C.") is the opinion at that page;
 - the Tax Court's stipulated exhibits carry their party's letter ("Ex. 25-P at 2", "Ex. 1-J"),
   labelled at the end of a head line ("Docket No. 14382-22      EXHIBIT 25-P");
-- a quotation a page prints in two paragraphs is carried by the cited one, the second.
+- a quotation a page prints in two paragraphs is carried by the cited one, the second;
+- "161 T.C. at 219" is a short form in every process: reporters-db lists "T.C. at" among the
+  reporter's variations, and eyecite's pattern tries it first in some processes (a set's
+  order), reading a full citation of page 219;
+- a table stating "($ millions)" gives its figures in millions; "per" opens a citation only
+  where a clause opens ("price per dozen" is a rate), and a table's cell ends one; a caption
+  set in bold holds no cite; a statistical program's files ("overcharge_main.do") and a
+  table of the team's own draft ("draft v1, tbl. 4") are no record cites; a transcript cite
+  whose lines hold none of the sentence's terms while other lines hold three or more of them
+  (a third of their weight) is the wrong lines, named.
 """
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from apps.verification import amounts, dates
 from apps.verification.checks import Finding, verify_text
@@ -407,3 +421,126 @@ def test_a_quotation_printed_in_two_paragraphs_is_the_cited_ones() -> None:
     )
     cite = next(f for f in found if f.claim.kind == "record_cite")
     assert cite.status == "supported", cite.message
+
+
+SHORT_FORM = """
+import sys
+from apps.verification.claims import extract_claims
+claims = extract_claims(
+    "It was rejected in Hollister Gap Preserve, LLC v. Commissioner, 161 T.C. 214, 215 (2023). "
+    "Use matters. Hollister Gap, 161 T.C. at 219. Then."
+)
+last = [c for c in claims if c.kind == "case_citation"][-1].citation
+print(last.reporter, last.short, last.pin)
+"""
+
+
+def test_a_short_form_whose_reporter_eyecite_may_read_with_its_at_is_a_short_form() -> None:
+    # eyecite's choice between reading "161 T.C. at 219" by the variation "T.C. at" (a full
+    # citation of page 219) and as a short form follows the string hash of its process: the
+    # product's processes each take their own, so the test reads it in processes of several.
+    root = Path(__file__).resolve().parents[2]
+    read = {
+        subprocess.run(
+            [sys.executable, "-c", SHORT_FORM],
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+        for seed in range(1, 7)
+    }
+    assert read == {"T.C. True 219"}, read
+
+
+def test_a_tables_millions_per_as_a_rate_captions_programs_and_own_tables() -> None:
+    index = _packet(
+        [
+            (
+                "08-report-exhibits.pdf",
+                [
+                    (
+                        "ACH_000007",
+                        "Aggregate overcharges by year ($ millions)\n\n"
+                        "Year                  Class purchases     Overcharge\n"
+                        "2020                        612.4             27.5\n"
+                        "2022                      1,004.1             45.1\n"
+                        "Total                     2,310.0            103.7",
+                    )
+                ],
+            )
+        ]
+    )
+    found = _judged("The overcharge was $103.7 million (ACH_000007).", index, ["ACH_"])
+    amount = next(f for f in found if f.claim.kind == "amount")
+    assert amount.status == "supported", amount.message
+    text = (
+        "**Table R-1. Large White (15-dozen case), price schedules**\n\n"
+        "| Schedule | Price per dozen at base |\n|---|---|\n| PS-2019-09 | $0.68 |\n\n"
+        "The program is unchanged. overcharge_main.do. I used the format of Reply Decl. draft "
+        "v1, tbl. 4. The data say so, per the report (HVST-000123)."
+    )
+    cites = [
+        (c.kind, c.text)
+        for c in extract_claims(text, bates_prefixes=["HVST-"])
+        if c.kind in ("record_cite", "not_a_record_cite")
+    ]
+    assert cites[:2] == [
+        ("not_a_record_cite", "overcharge_main.do"),
+        ("not_a_record_cite", "Reply Decl. draft v1, tbl. 4"),
+    ], cites
+    assert ("record_cite", "HVST-000123") in cites and len(
+        [c for c in cites if c[0] == "not_a_record_cite"]
+    ) == 2, cites
+
+
+PAGE_77 = {
+    1: "Q.  Ms. Tamsett, Tamsett Exhibit 9 is an e-mail you",
+    2: "sent to Gwen Okabe on October 17, 2019. Do you see it?",
+    3: "A.  I do.",
+    4: 'Q.  You wrote, "discipline is the word for the next',
+    5: 'twelve months." What did you mean?',
+    6: "A.  That we weren't going to give away margin to buy",
+    7: "volume. It has nothing to do with our competitors.",
+    8: 'Q.  You also wrote that "HR is moving Large to +18 on',
+    9: 'Nov 4." HR is Harvest Ridge?',
+    20: "Q.  Did you hear it at the NCEMA meeting the day",
+    21: "before?",
+    22: "A.  I may have. I go to a lot of meetings.",
+}
+PAGE_78 = {
+    3: "A.  That was a note to myself about what we were going",
+    4: "to do.",
+    5: "Q.  Had Prairie Gold decided to go to plus 18 before",
+    6: "the members-only session?",
+    7: "A.  We had been considering it for a while.",
+    8: "Q.  Had you decided?",
+    9: "A.  I'd say we decided that week.",
+    20: "Q.  Do your larger customers negotiate their own",
+    21: "spread?",
+}
+
+
+def test_lines_holding_none_of_the_sentence_beside_lines_holding_it_are_the_wrong_lines() -> None:
+    pages = [transcript_page("", 77, PAGE_77), transcript_page("", 78, PAGE_78)]
+    # (a packet where the company's name and its testimony's words are on many pages)
+    lists = [
+        f"PRAIRIE GOLD PRICE SCHEDULE {n}\nThe Prairie Gold spread this week." for n in range(9)
+    ]
+    index = text_index(
+        "PA-",
+        [("04-prairie-gold-price-lists.pdf", lists), ("11-tamsett-deposition-excerpts.pdf", pages)],
+    )
+    sentence = (
+        "Tamsett testified that Prairie Gold decided on its own increase the week of the NCEMA "
+        "meeting."
+    )
+    found = findings_by_claim(
+        f"{sentence} Tamsett Dep. 77:5-9. {sentence} Tamsett Dep. 78:5-9.", index, "PA-"
+    )
+    wrong, right = found["Tamsett Dep. 77:5-9"], found["Tamsett Dep. 78:5-9"]
+    assert wrong.status == "unsupported" and "78:5-9" in wrong.message, wrong.message
+    # (the right lines hold under half the sentence's weight: not flagged, left to a person)
+    assert right.status == "needs_review" and "read the lines" in right.message, right.message

@@ -41,7 +41,7 @@ def test_precision_and_the_false_flag_rate_hold(result: evaluation.Score) -> Non
     assert result["targets"]["false_flag_rate"], result["wrong_flags"]
 
 
-# Wrong pages: 190 of 241 over the thirty-five cases (the first four alone: 26 of 30); the cited
+# Wrong pages: 191 of 241 over the thirty-five cases (the first four alone: 26 of 30); the cited
 # page and the right one share the sentence's facts save one said in other words ("told her the
 # decision had nothing to do with her performance" against "not a reflection of your
 # individual performance"), or a count ("38 of the 112 anchors") on a neighbour. A reference

@@ -322,6 +322,22 @@ def _case_cite(cite: Any, full: Any | None) -> CaseCite:
     short = not isinstance(cite, FullCaseCitation)
     source = cite if full is None else full
     groups = getattr(source, "groups", {}) or {}
+    reporter = re.sub(r"\s+", " ", (cite.groups or {}).get("reporter") or "")
+    if not short and reporter.endswith(" at"):
+        # reporters-db lists "T.C. at" among T.C.'s variations, and eyecite reads "161 T.C. at
+        # 219" by it as a full citation of page 219 in some processes (its patterns' order is
+        # a set's): a short form, unbound, which the checks bind by name, volume and reporter.
+        return CaseCite(
+            volume=(cite.groups or {}).get("volume") or "",
+            reporter=reporter.removesuffix(" at"),
+            page="",
+            pin=(cite.groups or {}).get("page"),
+            name=None,
+            year=None,
+            court=None,
+            short=True,
+            resolved=False,
+        )
     year = getattr(source, "year", None) or getattr(source.metadata, "year", None)
     pin = _pin(cite)
     if isinstance(cite, ShortCaseCitation) and pin is None:

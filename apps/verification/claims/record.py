@@ -273,9 +273,12 @@ _CITE_POSITION = re.compile(
     # paragraph (soft line breaks allowed), or one token standing as a sentence of its own
     # after another ("... from her phone. ELL-IPH-0007.").
     r"\((?P<paren>(?:[^()\n]|\n(?![ \t]*\n)){1,200})\)"
-    r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|[Pp]er)[*_]{0,2}[,:]?\s+"
-    # (a number's label does not end it: "See Receipt No. ZLA2291784302.")
-    r"(?P<see>(?:[^.;:()\n]|(?:(?<=\bNo)|(?<=\bNos)|(?<=\bAcct)|(?<=\bCert))\.(?=[ \t]+\w)"
+    # ("per" only where a clause opens: "price per dozen" is a rate, no signal)
+    r"|(?:(?<=\W)|^)(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting|(?:(?<=[(;,][ \t])|(?<=\()|^)[Pp]er)"
+    r"[*_]{0,2}[,:]?\s+"
+    # (a number's label does not end it: "See Receipt No. ZLA2291784302."; a table's cell
+    # ends it)
+    r"(?P<see>(?:[^.;:()\n|]|(?:(?<=\bNo)|(?<=\bNos)|(?<=\bAcct)|(?<=\bCert))\.(?=[ \t]+\w)"
     r"|\n(?![ \t]*\n)){1,120})"
     r"|(?:(?<=[.!?][ \t])|(?<=[.!?][\"\u201d)][ \t]))"
     r"(?P<alone>[A-Za-z][\w.:/-]{3,60}?)(?=\.(?:\s|$))"
@@ -590,7 +593,9 @@ def _closes_clause(text: str, end: int, start: int | None = None) -> bool:
     )
 
 
-_HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]")
+# (also a line set wholly in bold, a table's or a part's caption: "**Table R-1. Large White
+# (15-dozen case), price schedules**")
+_HEADING = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]|(?:\*\*|__)[^\n]*?(?:\*\*|__)[ \t]*(?:\n|$))")
 
 
 def _in_heading(text: str, at: int) -> bool:

@@ -74,6 +74,7 @@ _FILE_TYPES = (
     "pdf|docx?|xlsx?|xlsm|csv|tsv|txt|json|jsonl|ya?ml|md|log|pptx?|msg|eml|zip|png|jpe?g|gif"
     "|tiff?|html?|xml|py|ipynb|rtf|odt|ods|sql|db|parquet|bak|tmp|cfg|ini|toml|env"
     "|mp4|m4v|mov|avi|wmv|mkv|webm|mp3|m4a|wav|dcm|heic"  # recordings and images kept natively
+    "|do|ado|dta|sas|sas7bdat|sav|rds|rdata|smcl"  # statistical programs, their data and logs
 )
 _SHAPES = (
     rf"[\w][\w.\-]*\.(?:{_FILE_TYPES})"
@@ -171,6 +172,7 @@ PINNED_OWN_WORK = re.compile(
     r"(?:[ \t]+(?:of|to|for)[ \t]+(?:this|the|our|that)[ \t]+[A-Za-z]+|[ \t]+[A-Za-z]{4,}"
     r"|[ \t]+[A-Z][a-z]{2,5}\.)?"  # ("Prior Draft Decl. ¶ 12")
     r",?[ \t]+(?:¶¶?|§§?|[Tt]ab|[Pp]p?\.|[Pp]aras?\.|[Pp]aragraphs?|[Rr]ows?|[Ss]heet|[Ee]ntry"
+    r"|[Tt]bl\.|[Tt]ables?|[Ff]ig\.|[Ff]igures?"
     r"|at(?=[ \t]+\d))[ \t]*"
     r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*(?:[-\u2013][A-Za-z0-9.]+)?(?:\([a-z0-9]{1,3}\))?",
     re.IGNORECASE,
