@@ -34,7 +34,11 @@ from apps.verification.spans import disjoint_values, whole_value
 
 # Up to four decimals before a scale ("$1.148 million"); an amount of cents without one (more
 # than two decimals and no scale is no amount: `_tagged`).
-_NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,4})?|\.\d{1,2})"
+# (Swiss practice groups thousands with an apostrophe: "CHF 480'000.00")
+_NUMBER = (
+    r"(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d{1,3}(?:['\u2019]\d{3})+(?:\.\d{1,2})?"
+    r"|\d+(?:\.\d{1,4})?|\.\d{1,2})"
+)
 # A scale on the figure's own line, and never a person's initial ("$8,839.58\nB. A. Castellano").
 _SCALE = (
     r"(?:[ \t]*(?P<scale>million|billion|thousand|mm|bn|[mMkKbB])(?![A-Za-z])"
@@ -44,6 +48,14 @@ _SCALES = {"thousand": 3, "k": 3, "million": 6, "m": 6, "mm": 6, "billion": 9, "
 _CURRENCY_NAMES = {"$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "us$": "USD"}
 _CURRENCY_NAMES |= {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR"}
 _CURRENCY_NAMES |= {"gbp": "GBP", "£": "GBP", "pounds sterling": "GBP"}
+# Other currencies by their ISO codes, before or after the figure ("CHF 480'000.00", "1,250
+# CAD"): the codes of the currencies a US firm's international matters meet most.
+OTHER_CODES: tuple[str, ...] = (
+    *("CHF", "CAD", "AUD", "NZD", "JPY", "CNY", "HKD", "SGD", "SEK", "NOK", "DKK", "INR"),
+    *("MXN", "BRL", "ZAR", "KRW", "ILS", "AED", "SAR", "PLN", "CZK", "TRY"),
+)
+_CURRENCY_NAMES |= {code.lower(): code for code in OTHER_CODES}
+_CODES = "|".join(OTHER_CODES)
 
 # Each pattern looks first at the one character an amount can start with (a currency's sign or
 # code, a digit or a point): the rest is tried only there.
@@ -51,17 +63,15 @@ _PATTERNS = [
     # $12,450.00 / $ 12,450 / US$12,450 / USD 12,450 / USD$12,450 / $1.2 million / EUR 3.5m /
     # €3,500.00 / £12k
     re.compile(
-        r"(?=[$€£UEG])(?<![\w$€£])(?P<cur>(?:US|USD)\s?\$|\$|USD\s?|EUR\s?|€|GBP\s?|£)\s?"
-        + _NUMBER
-        + r"(?!\d|,\d|\.\d)"
-        + _SCALE,
+        r"(?=[$€£A-Z])(?<![\w$€£])(?P<cur>(?:US|USD)\s?\$|\$|USD\s?|EUR\s?|€|GBP\s?|£"
+        rf"|(?:{_CODES})\s?)\s?" + _NUMBER + r"(?!\d|,\d|\.\d)" + _SCALE,
     ),
     # 12,450.00 dollars / 12,450 USD / 1.2 million dollars / 1,250 EUR / 3,500 euros
     re.compile(
         r"(?=[\d.])(?<![\w$€£.,/])"
         + _NUMBER
         + _SCALE
-        + r"\s+(?:U\.?S\.?\s+)?(?P<cur>dollars|USD|EUR|euros|GBP)(?![A-Za-z])",
+        + rf"\s+(?:U\.?S\.?\s+)?(?P<cur>dollars|USD|EUR|euros|GBP|{_CODES})(?![A-Za-z])",
         re.IGNORECASE,
     ),
 ]
@@ -114,13 +124,18 @@ def _tagged(cents: Decimal, currency: str) -> str | None:
 
 def _value(match: re.Match[str]) -> str | None:
     try:
-        value = Decimal(match.group("n").replace(",", ""))
+        value = Decimal(re.sub("[,'\u2019]", "", match.group("n")))
     except InvalidOperation:
         return None
     scale = match.group("scale")
+    currency = _currency(match.group("cur"))
+    if currency in OTHER_CODES and not scale and not re.search("[,.'\u2019]", match.group("n")):
+        return (
+            None  # ("CAD 000123" may be a Bates label: a figure in groups or with cents is money)
+        )
     if scale:
         value = value.scaleb(_SCALES[scale.lower()])
-    return _tagged(value * 100, _currency(match.group("cur")))
+    return _tagged(value * 100, currency)
 
 
 def _word_value(number: Decimal, tail: re.Match[str]) -> str | None:

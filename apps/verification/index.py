@@ -81,7 +81,9 @@ _LINE_END_HYPHEN = re.compile(r"-[ \t]*\r?\n")
 _DATE_HINT = re.compile(
     r"(?<!\w)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d[-/.]\d", re.IGNORECASE
 )
-_AMOUNT_HINT = re.compile(r"usd|dollars|eur|gbp|€|£", re.IGNORECASE)
+_AMOUNT_HINT = re.compile(
+    "usd|dollars|eur|gbp|€|£|" + "|".join(amount_parser.OTHER_CODES), re.IGNORECASE
+)
 # A bar standing alone, or just after an opening quotation mark or bracket ('"| swear').
 _BAR_I = re.compile(r"(?<![^\s\"'(\[\u201c\u2018])\|(?!\S)")
 _LOOKALIKE = "OoIlSB"

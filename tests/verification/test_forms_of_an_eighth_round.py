@@ -53,7 +53,11 @@ then a ninth), each tested on text of our own from the rule it follows:
   set in bold holds no cite; a statistical program's files ("overcharge_main.do") and a
   table of the team's own draft ("draft v1, tbl. 4") are no record cites; a transcript cite
   whose lines hold none of the sentence's terms while other lines hold three or more of them
-  (a third of their weight) is the wrong lines, named.
+  (a third of their weight) is the wrong lines, named;
+- amounts in other currencies by their ISO codes, before or after the figure, and Swiss
+  grouping ("CHF 480'000.00", "1,250 CAD"), a figure in groups or with cents (a code before
+  a bare run of digits, "CAD 000123", may be a Bates label); a web address, a network share or
+  a drive's path where a cite belongs is no record cite, whatever its words.
 """
 
 import os
@@ -544,3 +548,34 @@ def test_lines_holding_none_of_the_sentence_beside_lines_holding_it_are_the_wron
     assert wrong.status == "unsupported" and "78:5-9" in wrong.message, wrong.message
     # (the right lines hold under half the sentence's weight: not flagged, left to a person)
     assert right.status == "needs_review" and "read the lines" in right.message, right.message
+
+
+def test_other_currencies_by_their_codes_and_swiss_grouping() -> None:
+    values = [v for _, _, v in amounts.amount_values("CHF 480'000.00, 1,250 CAD, CAD 000123")]
+    assert values == ["CHF:48000000", "CAD:125000"], values
+    index = _packet(
+        [("07-invoices.pdf", [("R-0007.0002", "INVOICE RTM-2023-1261\nCHF 480'000.00")])]
+    )
+    found = _judged(
+        "Invoice RTM-2023-1261 is for CHF 480'000.00 (R-0007.0002). It is not for CHF "
+        "840'000.00 (R-0007.0002).",
+        index,
+        ["R-"],
+    )
+    by_text = {f.claim.text: f for f in found}
+    assert by_text["CHF 480'000.00"].status == "supported", by_text["CHF 480'000.00"].message
+    assert by_text["CHF 840'000.00"].status == "contradicted", by_text["CHF 840'000.00"].message
+
+
+def test_a_place_a_file_is_kept_is_no_record_cite() -> None:
+    text = (
+        "The letter is on file (https://firm.sharepoint.com/sites/OSW/Shared Documents/LOI "
+        "signed.pdf). The share has it (\\\\fs01\\matters\\LOI.pdf). So does her drive "
+        "(C:\\Users\\dw\\Desktop\\LOI final.pdf). The letter says so (C-0001.0002)."
+    )
+    cites = [
+        c.kind
+        for c in extract_claims(text, bates_prefixes=["C-"])
+        if c.kind in ("record_cite", "not_a_record_cite")
+    ]
+    assert cites == ["not_a_record_cite"] * 3 + ["record_cite"], cites

@@ -220,11 +220,17 @@ _DIGIT_GROUPS = re.compile(r"(?:[A-Z]{1,6}|[A-Z][a-z]{1,6}\.)(?:[ \t-]+\d{2,4}){
 _VERSIONED = re.compile(r"[A-Z][a-z]{2,}[A-Z][A-Za-z]*[ \t]+v?\d{1,2}(?:\.\d{1,2}){0,2}")
 
 
+# A place a file is kept, whatever its words: a web address ("https://firm.sharepoint.com/sites/
+# Shared Documents/LOI.pdf"), a network share (two backslashes and a server's name) or a
+# drive's path ("C:" and a backslash).
+_LOCATION = re.compile(r"(?:https?|ftp|file|smb)://\S|\\\\[\w.-]+\\|[A-Za-z]:\\\w")
+
+
 def names_a_thing(piece: str) -> bool:
     """Whether a cite position's piece (its signal and pin taken off) is a name of a thing of
     one of the shapes above, in a few words ("Ticket #8812", "see H100-NODE-3")."""
     whole = piece.strip().rstrip(",.")
-    if _DIGIT_GROUPS.fullmatch(whole) or _VERSIONED.fullmatch(whole):
+    if _DIGIT_GROUPS.fullmatch(whole) or _VERSIONED.fullmatch(whole) or _LOCATION.match(whole):
         return True
     words = piece.split()
     if not words:
