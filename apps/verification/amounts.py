@@ -63,16 +63,27 @@ _PATTERNS = [
     # $12,450.00 / $ 12,450 / US$12,450 / USD 12,450 / USD$12,450 / $1.2 million / EUR 3.5m /
     # €3,500.00 / £12k
     re.compile(
-        r"(?=[$€£A-Z])(?<![\w$€£])(?P<cur>(?:US|USD)\s?\$|\$|USD\s?|EUR\s?|€|GBP\s?|£"
-        rf"|(?:{_CODES})\s?)\s?" + _NUMBER + r"(?!\d|,\d|\.\d)" + _SCALE,
+        r"(?=[$€£UEG])(?<![\w$€£])(?P<cur>(?:US|USD)\s?\$|\$|USD\s?|EUR\s?|€|GBP\s?|£)\s?"
+        + _NUMBER
+        + r"(?!\d|,\d|\.\d)"
+        + _SCALE,
     ),
     # 12,450.00 dollars / 12,450 USD / 1.2 million dollars / 1,250 EUR / 3,500 euros
     re.compile(
         r"(?=[\d.])(?<![\w$€£.,/])"
         + _NUMBER
         + _SCALE
-        + rf"\s+(?:U\.?S\.?\s+)?(?P<cur>dollars|USD|EUR|euros|GBP|{_CODES})(?![A-Za-z])",
+        + r"\s+(?:U\.?S\.?\s+)?(?P<cur>dollars|USD|EUR|euros|GBP)(?![A-Za-z])",
         re.IGNORECASE,
+    ),
+]
+# The other currencies' codes, in capitals, before or after the figure: read only in a text
+# that holds one (`CODE_HINT`), so that the patterns above stay tried at few characters.
+CODE_HINT = re.compile(rf"\b(?:{_CODES})\b")
+_CODE_PATTERNS = [
+    re.compile(rf"(?<![\w$€£])(?P<cur>(?:{_CODES})\s?)" + _NUMBER + r"(?!\d|,\d|\.\d)" + _SCALE),
+    re.compile(
+        r"(?=[\d.])(?<![\w$€£.,/])" + _NUMBER + _SCALE + rf"\s+(?P<cur>{_CODES})(?![A-Za-z])"
     ),
 ]
 
@@ -166,7 +177,8 @@ def amount_values(text: str) -> list[tuple[int, int, str]]:
 
 def numeral_amount_values(text: str) -> list[tuple[int, int, str]]:
     """The money amounts written in numerals in `text` ("$1.2 million", "EUR 3.5m")."""
-    return disjoint_values(_PATTERNS, text, _value)
+    patterns = [*_PATTERNS, *_CODE_PATTERNS] if CODE_HINT.search(text) else _PATTERNS
+    return disjoint_values(patterns, text, _value)
 
 
 def word_amount_values(text: str) -> list[tuple[int, int, str]]:

@@ -289,8 +289,10 @@ def date_values(text: str, order: str | None = None) -> list[tuple[int, int, str
 _NUMERIC = re.compile(r"\s*(\d{1,2})[/.-](\d{1,2})[/.-](\d{2}|\d{4})\s*")
 # A document's own numeric dates (same separator twice, a year of four digits) and the format
 # it declares ("dd/mm/yyyy", "MM-DD-YYYY"): what decides the order of its ambiguous dates.
-_WRITTEN = re.compile(r"(?<![\d/.-])(\d{1,2})([/.-])(\d{1,2})\2(?:1[6-9]|2\d)\d\d(?![\d/.-]*\d)")
-_DECLARED = re.compile(r"\b(dd|mm)([/.-])(dd|mm)\2(?:yyyy|yy)\b", re.IGNORECASE)
+# (each pattern starts with the characters it needs, so that it is tried at few places; what
+# stands before a match is checked after it)
+_WRITTEN = re.compile(r"(\d{1,2})([/.-])(\d{1,2})\2(?:1[6-9]|2\d)\d\d(?![\d/.-]*\d)")
+_DECLARED = re.compile(r"([dDmM])\1([/.-])([dDmM])\3\2[yY]{2}(?:[yY]{2})?(?![A-Za-z])")
 
 
 def document_order(texts: Iterable[str]) -> str | None:
@@ -303,12 +305,19 @@ def document_order(texts: Iterable[str]) -> str | None:
     day_first = month_first = 0
     for text in texts:
         for declared in _DECLARED.finditer(text):
-            if declared.group(1).lower() != declared.group(3).lower():
-                if declared.group(1).lower() == "dd":
+            start = declared.start()
+            if start and text[start - 1].isalpha():
+                continue
+            first_letter, second_letter = declared.group(1).lower(), declared.group(3).lower()
+            if first_letter != second_letter:
+                if first_letter == "d":
                     day_first += 1
                 else:
                     month_first += 1
         for written in _WRITTEN.finditer(text):
+            start = written.start()
+            if start and text[start - 1] in "0123456789/.-":
+                continue
             first, second = int(written.group(1)), int(written.group(3))
             if first > 12 >= second >= 1 or (written.group(2) == "." and second <= 12):
                 day_first += 1
@@ -319,6 +328,15 @@ def document_order(texts: Iterable[str]) -> str | None:
     if month_first and not day_first:
         return "mdy"
     return None
+
+
+def ambiguous(text: str) -> bool:
+    """Whether `text` is a numeric date whose numbers could each be the month ("03/07/2023")."""
+    numeric = _NUMERIC.fullmatch(text)
+    if numeric is None:
+        return False
+    first, second = int(numeric.group(1)), int(numeric.group(2))
+    return first <= 12 and second <= 12 and first != second
 
 
 def reading(text: str, value: str, order: str | None = None, *, why: str | None = None) -> str:

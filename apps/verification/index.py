@@ -81,9 +81,7 @@ _LINE_END_HYPHEN = re.compile(r"-[ \t]*\r?\n")
 _DATE_HINT = re.compile(
     r"(?<!\w)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d[-/.]\d", re.IGNORECASE
 )
-_AMOUNT_HINT = re.compile(
-    "usd|dollars|eur|gbp|€|£|" + "|".join(amount_parser.OTHER_CODES), re.IGNORECASE
-)
+_AMOUNT_HINT = re.compile(r"usd|dollars|eur|gbp|€|£", re.IGNORECASE)
 # A bar standing alone, or just after an opening quotation mark or bracket ('"| swear').
 _BAR_I = re.compile(r"(?<![^\s\"'(\[\u201c\u2018])\|(?!\S)")
 _LOOKALIKE = "OoIlSB"
@@ -1072,7 +1070,7 @@ def _page_values(
             # Year-less dates too ("Aug 27 4:52 PM"), as "--MM-DD" (after the full ones).
             found = full + date_parser.month_day_values(chunk, full)
             dates.extend(Value(start + a, start + b, v) for a, b, v in found)
-        if "$" in chunk or _AMOUNT_HINT.search(chunk):
+        if "$" in chunk or _AMOUNT_HINT.search(chunk) or amount_parser.CODE_HINT.search(chunk):
             amounts.extend(
                 Value(start + a, start + b, v)
                 for a, b, v in amount_parser.numeral_amount_values(chunk)

@@ -11,7 +11,7 @@ from apps.verification.checks.context import Context
 from apps.verification.checks.record import record_cite
 from apps.verification.checks.support import group_pages, same
 from apps.verification.claims import Claim
-from apps.verification.dates import is_month_day, reading, same_day
+from apps.verification.dates import ambiguous, is_month_day, reading, same_day
 from apps.verification.findings import Finding
 from apps.verification.index import (
     PacketIndex,
@@ -173,7 +173,7 @@ def _value_on_pages(ctx: Context, claim: Claim, value: str, what: str, pages: li
                         value,
                         shown_text(record, found),
                         found.value,
-                        ctx.index.date_order_of(page),
+                        _page_order(ctx, what, page, shown_text(record, found)),
                     ),
                     page=record,
                     excerpt=excerpt_of(record.text, found.start, found.end),
@@ -206,7 +206,7 @@ def _value_on_pages(ctx: Context, claim: Claim, value: str, what: str, pages: li
             f"{what}_on_cited_page",
             f"the cited page {ctx.index.label(page)} gives {shown!r}, not {claim.text!r}"
             + _read_as(
-                what, claim.text, value, shown, nearest.value, ctx.index.date_order_of(page)
+                what, claim.text, value, shown, nearest.value, _page_order(ctx, what, page, shown)
             ),
             page=record,
             excerpt=excerpt_of(record.text, nearest.start, nearest.end),
@@ -352,6 +352,12 @@ def _distance(what: str, wanted: str, found: str) -> tuple[int, float]:
 def shown_text(record: PageRecord, found: Value) -> str:
     """The text of a page where a value was found."""
     return record.text[found.start : found.end]
+
+
+def _page_order(ctx: Context, what: str, page: int, shown: str) -> str | None:
+    """The order the page's document writes its dates in, where the date shown needs it (a
+    numeric date either of whose numbers could be the month)."""
+    return ctx.index.date_order_of(page) if what == "date" and ambiguous(shown) else None
 
 
 def _read_as(
