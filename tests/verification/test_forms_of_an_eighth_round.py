@@ -57,7 +57,13 @@ then a ninth), each tested on text of our own from the rule it follows:
 - amounts in other currencies by their ISO codes, before or after the figure, and Swiss
   grouping ("CHF 480'000.00", "1,250 CAD"), a figure in groups or with cents (a code before
   a bare run of digits, "CAD 000123", may be a Bates label); a web address, a network share or
-  a drive's path where a cite belongs is no record cite, whatever its words.
+  a drive's path where a cite belongs is no record cite, whatever its words;
+- (a tenth round: a California criminal appeal, a FINRA arbitration, a cyber-insurance case)
+  an opinion named by its party alone and pinned by its reporter's page ("(Ishikawa-Dunne, at
+  p. 304.)", as the California Style Manual allows) is read on that reporter page; a
+  parenthetical after a person's name on a line that goes on with the person's role
+  ("Hannah L. Cheng (SBN 298311), Attorney for Appellant") or after a caption's number ("No.
+  C0_____ (related appeal No. C097236)") holds no cite.
 """
 
 import os
@@ -579,3 +585,43 @@ def test_a_place_a_file_is_kept_is_no_record_cite() -> None:
         if c.kind in ("record_cite", "not_a_record_cite")
     ]
     assert cites == ["not_a_record_cite"] * 3 + ["record_cite"], cites
+
+
+STAR_PAGED = [
+    (
+        "AUTH-001",
+        "People v. Ishikawa-Dunne (2023) 15 Cal.5th 301\n\nPEOPLE v. ISHIKAWA-DUNNE\n"
+        "The trial court instructed the jury on provocation. [*302] The instruction requires "
+        "evidence that the defendant intended to provoke the fight.",
+    ),
+    (
+        "AUTH-002",
+        "[*303] Without such evidence the instruction misleads. [*304] Giving CALCRIM No. 3472 "
+        "without evidence of an intent to provoke is error.",
+    ),
+]
+
+
+def test_an_opinion_named_alone_is_pinned_by_its_reporter_page() -> None:
+    index = _packet([("14-opinion-ishikawa-dunne.pdf", STAR_PAGED)])
+    found = _judged(
+        "Giving CALCRIM No. 3472 without evidence of an intent to provoke is error. "
+        "(Ishikawa-Dunne, at p. 304.)",
+        index,
+        ["AUTH-"],
+    )
+    cite = next(f for f in found if "Ishikawa-Dunne" in f.claim.text)
+    assert cite.status == "supported" and "reporter page 304" in cite.message, cite.message
+
+
+def test_a_parenthetical_after_a_name_and_its_role_or_a_caption_number_is_no_cite() -> None:
+    text = (
+        "No. C0_____ (related appeal No. C097236)\n\nThe jury was so instructed (1 CT 41).\n\n"
+        "Hannah L. Cheng (SBN 298311), Attorney for Appellant\n"
+    )
+    cites = [
+        (c.kind, c.text)
+        for c in extract_claims(text, bates_prefixes=["1 CT "])
+        if c.kind in ("record_cite", "not_a_record_cite")
+    ]
+    assert cites == [("record_cite", "1 CT 41")], cites

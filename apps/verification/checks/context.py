@@ -273,7 +273,16 @@ class Context:
             printed = (
                 exhibits.printed_pages(self.index, document.pages, numbers) if missing else None
             )
-            if printed is not None:
+            opinion = _opinion_pages(self, claim, document.id, numbers) if missing else None
+            if printed is None and opinion is not None:
+                # "(Ishikawa-Dunne, at p. 304.)": an opinion named alone, pinned by its
+                # reporter's page.
+                result = (
+                    opinion,
+                    None,
+                    f"{resolved.how}, an opinion, its reporter page {_page_run(numbers)}",
+                )
+            elif printed is not None:
                 # "Proxy at 58": the page of the excerpt that prints 58 as its number.
                 result = (
                     printed,
@@ -319,6 +328,18 @@ class Context:
 
     def page_values(self, what: str, page: int) -> list[Value]:
         return self.index.dates[page] if what == "date" else self.index.amounts[page]
+
+
+def _opinion_pages(
+    ctx: Context, claim: Claim, document_id: int, numbers: list[int]
+) -> list[int] | None:
+    """The packet pages of reporter pages `numbers` of the opinion a cite names by its party
+    alone ("Ishikawa-Dunne, at p. 304", a short form the California Style Manual allows),
+    where `document_id` is that opinion; None otherwise."""
+    for opinion in ctx.index.opinions_named(claim.title or ""):
+        if opinion.document_id == document_id and all(n in opinion.pages for n in numbers):
+            return [ctx.index.page_index(opinion.pages[n]) for n in numbers]
+    return None
 
 
 _LINE_PIN = re.compile(

@@ -627,6 +627,12 @@ _NAME_WORD = r"(?:[A-Z][a-z'\u2019-]+|[A-Z]\.)"
 _NAME_ALONE = re.compile(rf"[ \t>*_]*{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{1,3}}[ \t]*\($")
 
 
+_ROLE_AFTER = re.compile(r",[ \t]*[A-Z][^.\n()]{0,80}")
+_CAPTION_NUMBER = re.compile(
+    r"[ \t]*(?:(?:Case|Docket|Appeal|Appellate)[ \t]+)?No\.[ \t]*\S{1,30}[ \t]*\("
+)
+
+
 def _after_a_name_alone(text: str, start: int, end: int) -> bool:
     """Whether the parenthetical whose content is `text[start:end]` stands on a line of its own
     after a person's name ("Lucia Marchetti (SBN 281946)"): it identifies the person; no
@@ -634,10 +640,16 @@ def _after_a_name_alone(text: str, start: int, end: int) -> bool:
     line_start = text.rfind("\n", max(0, start - 60), start) + 1
     if line_start == 0 and start > 60:
         return False
-    after = text[end + 1 : end + 3]
-    return (after == "" or after[0] == "\n") and _NAME_ALONE.fullmatch(
-        text, line_start, start
-    ) is not None
+    line_end = text.find("\n", end)
+    rest = text[end + 1 : len(text) if line_end < 0 else line_end].rstrip()
+    # (the line may go on with the person's role: "Hannah L. Cheng (SBN 298311), Attorney for
+    # Appellant"; or be a caption's number: "No. C0_____ (related appeal No. C097236)")
+    if rest and not _ROLE_AFTER.fullmatch(rest):
+        return False
+    return (
+        _NAME_ALONE.fullmatch(text, line_start, start) is not None
+        or _CAPTION_NUMBER.fullmatch(text, line_start, start) is not None
+    )
 
 
 # Digits in hyphenated groups ("4500-1219", "24-046-003412"): an order's, an incident's or an
