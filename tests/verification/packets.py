@@ -12,9 +12,21 @@ def text_index(
     prefix: str, documents: Iterable[tuple[str, list[str]]], *, first: int = 1
 ) -> PacketIndex:
     """The index of a packet of (file name, pages) documents, in order, stamped from `first`."""
+    labelled: list[tuple[str, list[tuple[str, str]]]] = []
+    position = first
+    for filename, pages in documents:
+        labelled.append((filename, []))
+        for text in pages:
+            labelled[-1][1].append((f"{prefix}{position:06d}", text))
+            position += 1
+    return labelled_index(labelled)
+
+
+def labelled_index(documents: Iterable[tuple[str, list[tuple[str, str]]]]) -> PacketIndex:
+    """The index of a packet of (file name, [(Bates label, text), ...]) documents, in order."""
     records: list[PageRecord] = []
     for document_id, (filename, pages) in enumerate(documents, 1):
-        for number, text in enumerate(pages, 1):
+        for number, (label, text) in enumerate(pages, 1):
             position = len(records) + 1
             records.append(
                 PageRecord(
@@ -22,7 +34,7 @@ def text_index(
                     document_id,
                     filename,
                     number,
-                    (f"{prefix}{first + position - 1:06d}",),
+                    (label,),
                     text,
                     "text_layer",
                     None,

@@ -74,8 +74,13 @@ from pathlib import Path
 from apps.verification import amounts, dates
 from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import extract_claims
-from apps.verification.index import PacketIndex, PageRecord, split_label
-from tests.verification.packets import findings_by_claim, text_index, transcript_page
+from apps.verification.index import PacketIndex, split_label
+from tests.verification.packets import (
+    findings_by_claim,
+    labelled_index,
+    text_index,
+    transcript_page,
+)
 
 
 def test_a_regulations_decimal_section_is_no_case_citation() -> None:
@@ -285,24 +290,7 @@ def test_a_time_in_four_digits_before_its_word_is_the_time_a_page_prints() -> No
 
 def _packet(documents: list[tuple[str, list[tuple[str, str]]]]) -> PacketIndex:
     """An index of (file name, [(label, text), ...]) documents."""
-    records = []
-    for document_id, (filename, pages) in enumerate(documents, 1):
-        for number, (label, text) in enumerate(pages, 1):
-            position = len(records) + 1
-            records.append(
-                PageRecord(
-                    position,
-                    document_id,
-                    filename,
-                    number,
-                    (label,),
-                    text,
-                    "text_layer",
-                    None,
-                    "client",
-                )
-            )
-    return PacketIndex.build(records)
+    return labelled_index(documents)
 
 
 def _judged(text: str, index: PacketIndex, prefixes: list[str]) -> list[Finding]:
