@@ -336,10 +336,8 @@ def _held(transcript: _Transcript, weights: dict[str, float], first: int, size: 
 
 def _weight(transcript: _Transcript, weights: dict[str, float], first: int, size: int) -> float:
     """The weight of the terms that the `size` lines from `first` hold."""
-    stems: frozenset[str] = frozenset().union(
-        *(transcript.terms(k) for k in range(first, min(first + size, len(transcript.ordered))))
-    )
-    return sum(w for t, w in weights.items() if t in stems)
+    held = _held(transcript, weights, first, size)
+    return sum(w for t, w in weights.items() if t in held)  # (in the terms' order: one sum)
 
 
 _BATES_LINES = re.compile(r":(?P<l1>\d{1,6})(?:[ \t]*[-\u2013][ \t]*(?P<l2>\d{1,6}))?")
