@@ -489,6 +489,9 @@ def test_a_tables_millions_per_as_a_rate_captions_programs_and_own_tables() -> N
         ("not_a_record_cite", "overcharge_main.do"),
         ("not_a_record_cite", "Reply Decl. draft v1, tbl. 4"),
     ], cites
+    bold = "**Harvest raised the spread the next day (Ex. 3 at 2).**\n"
+    held = [c.text for c in extract_claims(bold, bates_prefixes=["HVST-"])]
+    assert "Ex. 3 at 2" in held, held  # a sentence set in bold is no caption
     assert ("record_cite", "HVST-000123") in cites and len(
         [c for c in cites if c[0] == "not_a_record_cite"]
     ) == 2, cites

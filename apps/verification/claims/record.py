@@ -593,9 +593,12 @@ def _closes_clause(text: str, end: int, start: int | None = None) -> bool:
     )
 
 
-# (also a line set wholly in bold, a table's or a part's caption: "**Table R-1. Large White
-# (15-dozen case), price schedules**")
-_HEADING = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]|(?:\*\*|__)[^\n]*?(?:\*\*|__)[ \t]*(?:\n|$))")
+# (also a table's or a figure's caption set wholly in bold: "**Table R-1. Large White
+# (15-dozen case), price schedules**"; a sentence set in bold keeps its cites)
+_HEADING = re.compile(
+    r"[ \t]{0,3}(?:#{1,6}[ \t]|(?:\*\*|__)(?:Table|Figure|Fig\.|Chart|Schedule)[ \t]"
+    r"[^\n]*?(?:\*\*|__)[ \t]*(?:\n|$))"
+)
 
 
 def _in_heading(text: str, at: int) -> bool:
