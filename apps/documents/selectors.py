@@ -331,7 +331,13 @@ def search_query_clean(query: str) -> str:
         raise DomainError("Type something to search for.")
     if len(query) > MAX_QUERY_LENGTH:
         raise DomainError(f"A search is at most {MAX_QUERY_LENGTH} characters.")
-    return _NOT_RUN.sub(lambda run: "-" if run.group().count("-") % 2 else " ", query)
+    # A run negated an even number of times goes, so what is left may be nothing ("--"): a
+    # query of negations alone is one "-", a search that finds nothing (as "--" always was),
+    # and cleaning it again gives it back.
+    query = " ".join(
+        _NOT_RUN.sub(lambda run: "-" if run.group().count("-") % 2 else " ", query).split()
+    )
+    return query or "-"
 
 
 def _candidates(pages: QuerySet[Page]) -> list[int]:

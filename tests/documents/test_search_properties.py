@@ -209,6 +209,10 @@ def test_query_length_limit(
 
 
 @given(query=st.text(max_size=MAX_QUERY_LENGTH))
+# Found by the property: an even run of "-" at an end left a space there, or only spaces.
+@example(query="0--")
+@example(query="--")
+@example(query="- -x")
 def test_cleaning_is_idempotent_and_leaves_no_run_of_negations(query: str) -> None:
     try:
         cleaned = search_query_clean(query)
