@@ -312,6 +312,35 @@ def printed_pages(index: PacketIndex, pages: Sequence[int], numbers: list[int]) 
     return [found[n][0] for n in numbers]
 
 
+def bates_numbered_pages(
+    index: PacketIndex, pages: Sequence[int], numbers: list[int], cited: str
+) -> list[int] | None:
+    """The pages of `pages` whose Bates numbers are `numbers` without their prefix, where the
+    cite as `cited` writes that prefix ("AR Tab 14 at 1210" for the tab's page stamped AR1210:
+    an administrative record's pages are cited by their numbers; "Ex. 3 at 41" names no
+    prefix, and its 41 is a page). None unless each number is the number of exactly one page."""
+    found: dict[int, list[int]] = {}
+    wanted = set(numbers)
+    for page in pages:
+        for label in index.pages[page].bates:
+            digits = _BATES_DIGITS.search(label)
+            prefix = label[: digits.start()].strip(" -_") if digits is not None else ""
+            if (
+                digits is not None
+                and int(digits.group(1)) in wanted
+                and prefix
+                and re.search(rf"(?<![\w]){re.escape(prefix)}(?![A-Za-z])", cited)
+            ):
+                found.setdefault(int(digits.group(1)), []).append(page)
+    if any(len(set(found.get(n, ()))) != 1 for n in numbers):
+        return None
+    return [found[n][0] for n in numbers]
+
+
+# A Bates label's number: its last run of digits before a page suffix (".0002").
+_BATES_DIGITS = re.compile(r"(\d+)(?:\.\d{1,6})?$")
+
+
 # A running head's page number at its edge, apart from its words by a column gap ("C.N.
 # Okafor et al. / J. Process Flow Instrum. 29 (2016) 212-216      213", "214      C.N. ...").
 _PRINTED_AT_EDGE = re.compile(r"^[ \t]*(?P<n>\d{1,4})[ \t]{2,}\S|\S[ \t]{2,}(?P<m>\d{1,4})[ \t]*$")

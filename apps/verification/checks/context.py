@@ -127,6 +127,7 @@ class Context:
             position == len(cites) - 1
             and has_words(self.text[cite.end : cite.sentence[1]])
             and not _DEFINED_BEFORE.search(self.text, max(start, cite.start - 80), cite.start)
+            and not _DECLARANT_AFTER.match(self.text, cite.end)
         ):
             end = cite.sentence[1]
         elif _EXPLAINS.match(self.text, cite.end):
@@ -273,8 +274,20 @@ class Context:
             printed = (
                 exhibits.printed_pages(self.index, document.pages, numbers) if missing else None
             )
+            stamped = (
+                exhibits.bates_numbered_pages(self.index, document.pages, numbers, claim.text)
+                if missing and printed is None
+                else None
+            )
             opinion = _opinion_pages(self, claim, document.id, numbers) if missing else None
-            if printed is None and opinion is not None:
+            if stamped is not None:
+                # "AR Tab 14 at 1210": the tab's page whose Bates number is 1210.
+                result = (
+                    stamped,
+                    None,
+                    f"{resolved.how}, its page {', '.join(self.index.label(p) for p in stamped)}",
+                )
+            elif printed is None and opinion is not None:
                 # "(Ishikawa-Dunne, at p. 304.)": an opinion named alone, pinned by its
                 # reporter's page.
                 result = (
@@ -582,6 +595,10 @@ _PARENTHETICAL = re.compile(r"[ \t]*\((?P<words>[^()\n]{3,300})\)")
 
 
 # A participle clause after a citation, saying what the cited authority held (Bluebook 1.5).
+# After a cite, a clause of the declarant's own ("(EST-000104-105), which I marked as
+# Exhibit 4 at the examination"): what the witness did with the document, told from their own
+# knowledge, not what the cited pages say.
+_DECLARANT_AFTER = re.compile(r"[)\]]?[ \t]*,[ \t]*(?:which|that|who|whom)[ \t]+(?:I|we)\b")
 _EXPLAINS = re.compile(
     r"[ \t]*,[ \t]*(?:holding|explaining|noting|finding|reasoning|concluding|observing"
     r"|recognizing|recognising|stating|ruling)\b"

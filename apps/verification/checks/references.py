@@ -10,6 +10,7 @@ from apps.verification.checks.record import named_cite
 from apps.verification.checks.support import judge_pages
 from apps.verification.claims import Claim, is_generated_reference
 from apps.verification.claims.record import document_name_cite
+from apps.verification.claims.references import names_a_brief_part
 from apps.verification.findings import Finding
 from apps.verification.index import (
     PacketIndex,
@@ -30,6 +31,13 @@ def not_a_record_cite(claim: Claim, index: PacketIndex, ctx: Context) -> Finding
         message = (
             f"{claim.text!r} refers to a system-generated document (an earlier draft or "
             "summary), which is not evidence and not in the packet"
+        )
+        return Finding(claim, "unsupported", "system_generated_reference", message)
+    if names_a_brief_part(claim.text, frozenset({claim.text.strip().lower()})):
+        # (the extractor read it as a part of a brief: of this draft, or of a party's brief)
+        message = (
+            f"{claim.text!r} refers to a part of a brief (this draft's own heading or table, "
+            "or a party's brief): argument, not evidence, and not in the packet"
         )
         return Finding(claim, "unsupported", "system_generated_reference", message)
     document = _named_document(ctx, claim.text)

@@ -96,6 +96,12 @@ def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
                 parties = _PARTIES_BEFORE.search(text, max(0, start - offset - 160), start - offset)
                 if parties is not None:
                     start = parties.start() + offset
+            # What eyecite took into the name before a colon or a closed parenthetical ("Exhibit
+            # J: Matter of Verhoeven, ...", "(OBJ 00452-00454) and Matter of Trowbridge, ..."):
+            # no part of it.
+            lead = _NAME_CUT.match(text, start - offset, cite.span()[0] - offset)
+            if lead is not None:
+                start = lead.end() + offset
         else:
             # eyecite's full span of a short form can reach back over the previous sentence:
             # start at the antecedent name written just before it, if any.
@@ -160,7 +166,7 @@ def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
         if not chunk.strip():
             continue
         try:
-            cites = get_citations(chunk)
+            cites = get_citations(_BRACKETS.sub(_as_parentheses, chunk))
         except Exception:
             logger.exception("eyecite failed on characters %d-%d of a draft", start, end)
             continue
@@ -175,6 +181,17 @@ def _eyecite(text: str, deadline: float) -> tuple[list[_Found], int]:
             _shift(cite, start)
             found.append(_Found(a + start, b + start, cite))
     return found, len(text)
+
+
+# The New York Official Reports' court and year in brackets ("178 AD3d 1021, 1023 [3d Dept
+# 2019]", "36 NY3d 388 [2021]"), where the Bluebook writes parentheses: eyecite reads them as
+# it reads the Bluebook's (as parentheses of the same length, so every span stays the draft's),
+# instead of taking the next parenthetical it meets for the citation's year.
+_BRACKETS = re.compile(r"\[(?=[^\[\]\n]{0,60}\b(?:1[6-9]|20)\d\d\])([^\[\]\n]{0,64})\]")
+
+
+def _as_parentheses(match: re.Match[str]) -> str:
+    return f"({match.group(1)})"
 
 
 # A decimal section after what would be a reporter's page: a code's or a regulation's section
@@ -233,9 +250,23 @@ def _fallback_cites(text: str, start: int) -> list[tuple[int, int, CaseCite]]:
 def _name(full: Any) -> str | None:
     meta = full.metadata
     plaintiff, defendant = getattr(meta, "plaintiff", None), getattr(meta, "defendant", None)
+    if plaintiff:
+        plaintiff = _uncut(plaintiff)
+    elif defendant:
+        defendant = _uncut(defendant)
     if plaintiff and defendant:
         return f"{plaintiff} v. {defendant}"
     return getattr(meta, "resolved_case_name", None) or plaintiff or defendant
+
+
+# Up to the last colon, or closed parenthetical followed by words, in what eyecite read as a
+# case's name (and a conjunction after it): words before the name, not the name.
+_NAME_CUT = re.compile(r"[^\n]*(?::|\)(?=[ \t]+\w))[ \t]+(?:(?:and|or|&)[ \t]+)?")
+
+
+def _uncut(name: str) -> str:
+    lead = _NAME_CUT.match(name)
+    return name[lead.end() :] if lead is not None and lead.end() < len(name) else name
 
 
 _GENERIC_NAME_TEXT = (

@@ -24,7 +24,9 @@ from apps.verification.claims.references import (
     SIGNAL,
     YEAR_END,
     is_generated,
+    names_a_brief_part,
     names_a_thing,
+    own_part_labels,
     own_work_start,
 )
 from apps.verification.claims.sentences import trim
@@ -733,6 +735,7 @@ def record_cites(
         )
     ]
     defined = defined_terms(text)  # the draft's own names for documents, "IR-2"
+    own_parts = own_part_labels(text)  # its own headings' and captions' labels, "table 1"
     named, quotes = _quoted_names(text, _cite_pieces(text, positions), quotes)
     blocked = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in named])
     known = _bates_pattern(prefixes)
@@ -891,6 +894,12 @@ def record_cites(
                 continue
             if is_generated(piece):
                 add(RecordCite("not_a_record_cite", a, b))
+                continue
+            signal = SIGNAL.match(piece)
+            if names_a_brief_part(piece[signal.end() :] if signal else piece, own_parts):
+                # "(Table 1)" under the draft's own "Table 1.", "(Point I, supra)", "Pl.'s
+                # Mot., Table 1": the drafter's argument, not evidence.
+                add(RecordCite("not_a_record_cite", a + (signal.end() if signal else 0), b))
                 continue
             if not _closes_clause(text, p_end, p_start):
                 continue

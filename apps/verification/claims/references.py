@@ -256,3 +256,64 @@ def is_generated_reference(text: str) -> bool:
     """Whether a not-a-record-cite names the system's own work ("Draft v2", "the earlier
     summary", "lexweb case summary v4") rather than a token that is no Bates number."""
     return is_generated(text)
+
+
+# A part of a brief where a record cite belongs: the drafter's argument, never evidence. This
+# draft's own heading or caption ("(Table 1)" under its "**Table 1. Final Consensus Ratings**",
+# "(Point I)" under its "### POINT I"), a cross-reference to a division of a brief ("Point I,
+# supra", "Part II.B, infra"), or a division of a party's brief ("Objectant's Mem. of Law,
+# Point II", "Pl.'s Mot., Table 1"). A page of a party's brief ("Def.'s Mot. at 12") says what
+# that party argues and is left alone.
+_PART_WORD = r"(?:Point|Part|Section|Table|Fig(?:ure)?\.?|Chart|Schedule|Appendix)"
+_ROMAN = r"[IVXLC]{1,6}"
+_PART_LABEL = rf"{_PART_WORD}[ \t]+(?:{_ROMAN}|\d{{1,3}}|[A-Z])(?:\.[A-Z0-9]{{1,3}})*"
+# (only divisions that no statute or record names so: a Point, a Part or a Section by its
+# Roman numeral; "Section 5, supra" may be a statute's section cited before)
+_DIVISION = rf"(?:Point|Part|Section)[ \t]+{_ROMAN}(?:\.[A-Z0-9]{{1,3}})*"
+_CROSS_REFERENCE = re.compile(rf"{_DIVISION},?[ \t]+(?:supra|infra)")
+_PARTY = (
+    r"(?:Pl|Pls|Plf|Plfs|Def|Defs|Dft|Dfts|Plaintiffs?|Defendants?|Objectants?|Petitioners?"
+    r"|Respondents?|Appellants?|Appellees?|Proponents?|Movants?|Gov['\u2019]t|Government"
+    r"|Debtors?|Trustee|Claimants?|Intervenors?)\.?(?:['\u2019]s?)?"
+)
+_BRIEF = (
+    r"(?:Mem(?:orandum)?|Br(?:ief)?|Mot(?:ion)?|Opp(?:['\u2019]n|osition)?|Reply|Resp(?:onse)?)"
+    r"\.?(?:[ \t]+(?:of[ \t]+Law|in[ \t]+(?:Supp(?:ort)?|Opp(?:['\u2019]n|osition)?)\.?))?"
+)
+_BRIEF_PART = re.compile(rf"{_PARTY}[ \t]+{_BRIEF},?[ \t]+{_PART_LABEL}")
+_OWN_HEADING = re.compile(
+    rf"^[ \t]*(?:#{{1,6}}[ \t]+|\*\*|__)?(?P<label>{_PART_LABEL})(?![\w-])", re.IGNORECASE
+)
+
+
+def own_part_labels(text: str) -> frozenset[str]:
+    """The labels of the parts a draft prints as its own headings or captions (a Markdown
+    heading, a line in bold, a line in capitals), in lower case: "table 1", "point i"."""
+    labels = set()
+    for line in text.splitlines():
+        stripped = line.strip()
+        heading = stripped.startswith(("#", "**", "__")) or (
+            stripped.isupper() and len(stripped) <= 80
+        )
+        found = _OWN_HEADING.match(line) if heading else None
+        if found is not None:
+            labels.add(_label_key(found.group("label")))
+    return frozenset(labels)
+
+
+def _label_key(label: str) -> str:
+    return re.sub(r"\s+", " ", label.strip()).lower()
+
+
+def names_a_brief_part(piece: str, own: frozenset[str] = frozenset()) -> bool:
+    """Whether a cite position's piece (its signal taken off) names a part of a brief: one of
+    the draft's `own` parts, a cross-reference ("Point I, supra") or a part of a party's brief
+    ("Pl.'s Mot., Table 1")."""
+    whole = piece.strip().rstrip(",.")
+    if _CROSS_REFERENCE.fullmatch(whole) or _BRIEF_PART.fullmatch(whole):
+        return True
+    return (
+        bool(own)
+        and re.fullmatch(_PART_LABEL, whole, re.IGNORECASE) is not None
+        and (_label_key(whole) in own)
+    )

@@ -1,0 +1,154 @@
+"""Forms that the twentieth session's cases showed (an eleventh round of cases written by hand:
+a bid protest in the Court of Federal Claims, a will contest in a New York Surrogate's Court, a
+music copyright case), each tested on text of our own from the rule it follows:
+
+- an administrative record's tab pinned by its Bates number ("AR Tab 14 at 1210"): the tab's
+  page stamped AR1210, not its page 1210 (a number no page of the tab carries stays an error);
+- a part of a brief where a record cite belongs is the drafter's argument, not evidence: the
+  draft's own heading or caption ("(Table 1)" under its "**Table 1. Final Ratings**"), a
+  cross-reference to a division of a brief ("(Point I, supra)") and a division of a party's
+  brief ("(Objectant's Mem. of Law, Point II)"); a table no heading of the draft names, a page
+  of a party's brief, and a statute's section stay what they were;
+- a clause of the declarant's own after a cite ("(EST-000104-105), which I marked as Exhibit 4
+  at the examination") tells what the witness did with the document, not what its pages say;
+- the New York Official Reports write a citation's court and year in brackets ("178 AD3d 1021,
+  1023 [3d Dept 2019]"): the citation ends there, and does not reach for the next
+  parenthetical's number as its year; words before a colon or a closed parenthetical ("Exhibit
+  J: Matter of Verhoeven, ...") are no part of a case's name.
+"""
+
+from apps.verification.claims import extract_claims
+from tests.verification.packets import findings_by_claim, labelled_index
+
+WORKSHEET = [
+    ("AR1209", "[AR Tab 14]\nTECHNICAL EVALUATION WORKSHEET - CASTELLAN\nFactor 1: Acceptable."),
+    (
+        "AR1210",
+        "[AR Tab 14]\nStrength 2: the transition plan commits to capture 92 percent of the "
+        "incumbent workforce within thirty days of award.",
+    ),
+    ("AR1211", "[AR Tab 14]\nWeaknesses: none. Staffing: 131.0 FTEs proposed."),
+]
+EMAILS = [
+    ("AR1290", "[AR Tab 21]\nFrom: Whitfield\nPlease have the team take another look."),
+]
+
+
+def _ar(text: str) -> dict[str, object]:
+    index = labelled_index(
+        [("14-tet-worksheet-castellan.pdf", WORKSHEET), ("21-co-emails.pdf", EMAILS)]
+    )
+    return findings_by_claim(text, index, "AR")
+
+
+def test_a_tab_pinned_by_its_bates_number_is_that_page_of_the_tab() -> None:
+    findings = _ar(
+        "The evaluators credited Castellan with a commitment to capture 92 percent of the "
+        "incumbent workforce (AR Tab 14 at 1210). The worksheet lists 131.0 FTEs (AR Tab 14 at "
+        "1290)."
+    )
+
+    held = findings["AR Tab 14 at 1210"]
+    assert held.status == "supported", held.message
+    assert held.page is not None and held.page.bates == ("AR1210",)
+    assert "its page AR1210" in held.message
+    # 1290 is a page of another tab: none of this one's.
+    assert findings["AR Tab 14 at 1290"].status == "unsupported"
+
+
+def _cites(text: str, prefix: str = "EST-") -> list[tuple[str, str]]:
+    return [
+        (c.kind, c.text)
+        for c in extract_claims(text, bates_prefixes=[prefix])
+        if c.kind in ("record_cite", "not_a_record_cite")
+    ]
+
+
+BRIEF = (
+    "### POINT I\n\n"
+    "**Table 1. Final Consensus Ratings**\n\n"
+    "| Offeror | Factor 1 |\n|---|---|\n| Meridian | Good |\n\n"
+    "The ratings under Factor 1 were identical (Table 1). She could not name her bank "
+    "(Point I, supra). Her decline is set out at length (Objectant's Mem. of Law, Point II). "
+    "The bank's figures are summarized (Table 4). The Government argues otherwise (Def.'s "
+    "Mot. at 12). The statute governs (Section 1404). The will was signed (EST-000101)."
+)
+
+
+def test_a_part_of_a_brief_where_a_cite_belongs_is_the_drafters_own_work() -> None:
+    cites = _cites(BRIEF)
+    assert [text for kind, text in cites if kind == "not_a_record_cite"] == [
+        "Table 1",
+        "Point I, supra",
+        "Objectant's Mem. of Law, Point II",
+    ]
+    assert ("record_cite", "EST-000101") in cites
+    index = labelled_index([("will.pdf", [("EST-000101", "LAST WILL AND TESTAMENT signed")])])
+    findings = findings_by_claim(BRIEF, index, "EST-")
+    for own in ("Table 1", "Point I, supra", "Objectant's Mem. of Law, Point II"):
+        assert findings[own].status == "unsupported", findings[own].message
+        assert "a part of a brief" in findings[own].message
+
+
+def test_words_after_a_cite_in_the_declarants_own_voice_are_not_the_cited_pages() -> None:
+    notes = [
+        ("EST-000104", "INTAKE NOTES - L. Castagna\nClient: Edith Akerley. Assets: house."),
+        ("EST-000105", "CONTINUATION NOTES\nClient returned with D. Pelletreau."),
+    ]
+    transcript = [
+        (
+            "EST-000112",
+            "SCPA 1404 EXAMINATION\nObjectants marked the attorney's notes as Exhibit 4 at the "
+            "examination.",
+        )
+    ]
+    index = labelled_index([("02-intake.pdf", notes), ("04-1404.pdf", transcript)])
+    text = (
+        "Annexed as Exhibit C are the intake and continuation notes of Lionel F. Castagna "
+        "(EST-000104-105), which I marked as Objectant's Exhibit 4 at the SCPA 1404 "
+        "examination. The notes list the house (EST-000104), which the will gives away."
+    )
+
+    findings = findings_by_claim(text, index, "EST-")
+
+    assert findings["EST-000104-105"].status == "supported", findings["EST-000104-105"].message
+
+
+def _cases(text: str) -> list[str]:
+    return [
+        c.text for c in extract_claims(text, bates_prefixes=["OBJ "]) if c.kind == "case_citation"
+    ]
+
+
+def test_new_yorks_bracketed_court_and_year_end_the_citation() -> None:
+    assert _cases(
+        "An inference arises (Verhoeven, 204 AD3d at 1188; see also Matter of Castellane, 178 "
+        'AD3d 1021, 1023 [3d Dept 2019]). A caregiver "who controls the access" (Verhoeven, 204 '
+        "AD3d at 1191)."
+    ) == [
+        "Verhoeven, 204 AD3d at 1188",
+        "Matter of Castellane, 178 AD3d 1021, 1023 [3d Dept 2019]",
+        "Verhoeven, 204 AD3d at 1191",
+    ]
+
+
+def test_words_before_a_colon_or_a_closed_parenthetical_are_no_part_of_a_cases_name() -> None:
+    claims = [
+        c
+        for c in extract_claims(
+            "They are annexed as Exhibit J: Matter of Verhoeven, 204 AD3d 1187 [2d Dept 2022] "
+            "(OBJ 00452-00454) and Matter of Trowbridge, 219 AD3d 842 [3d Dept 2023] (OBJ "
+            "00455-00461). See Feeney v. Ostrowski Lumber, Inc. (In re Larchmont Cabinet Co.), "
+            "648 B.R. 407, 409 (Bankr. D. Del. 2023).",
+            bates_prefixes=["OBJ "],
+        )
+        if c.kind == "case_citation"
+    ]
+
+    assert [c.text.split(",")[0] for c in claims] == [
+        "Matter of Verhoeven",
+        "Matter of Trowbridge",
+        "See Feeney v. Ostrowski Lumber",
+    ]
+    names = [c.citation.name for c in claims if c.citation is not None]
+    assert not any(name and ("Exhibit" in name or "OBJ" in name) for name in names), names
