@@ -7,8 +7,11 @@ music copyright case), each tested on text of our own from the rule it follows:
 - a part of a brief where a record cite belongs is the drafter's argument, not evidence: the
   draft's own heading or caption ("(Table 1)" under its "**Table 1. Final Ratings**"), a
   cross-reference to a division of a brief ("(Point I, supra)") and a division of a party's
-  brief ("(Objectant's Mem. of Law, Point II)"); a table no heading of the draft names, a page
-  of a party's brief, and a statute's section stay what they were;
+  brief ("(Objectant's Mem. of Law, Point II)", "See Pl.'s Mot., Table 1.": a party's and a
+  brief's abbreviations end no citation sentence); a table no heading of the draft names, a
+  page of a party's brief, and a statute's section stay what they were;
+- a short code that opens with digits and has letters between digits ("(CAGE 3RMV9)", a
+  registrant's code) where a record cite belongs is no record cite;
 - a clause of the declarant's own after a cite ("(EST-000104-105), which I marked as Exhibit 4
   at the examination") tells what the witness did with the document, not what its pages say;
 - the New York Official Reports write a citation's court and year in brackets ("178 AD3d 1021,
@@ -71,7 +74,8 @@ BRIEF = (
     "The ratings under Factor 1 were identical (Table 1). She could not name her bank "
     "(Point I, supra). Her decline is set out at length (Objectant's Mem. of Law, Point II). "
     "The bank's figures are summarized (Table 4). The Government argues otherwise (Def.'s "
-    "Mot. at 12). The statute governs (Section 1404). The will was signed (EST-000101)."
+    "Mot. at 12). The statute governs (Section 1404). The will was signed (EST-000101). The "
+    "decision never mentions the risk. See Pl.'s Mot., Table 1."
 )
 
 
@@ -81,11 +85,17 @@ def test_a_part_of_a_brief_where_a_cite_belongs_is_the_drafters_own_work() -> No
         "Table 1",
         "Point I, supra",
         "Objectant's Mem. of Law, Point II",
+        "Pl.'s Mot., Table 1",
     ]
     assert ("record_cite", "EST-000101") in cites
     index = labelled_index([("will.pdf", [("EST-000101", "LAST WILL AND TESTAMENT signed")])])
     findings = findings_by_claim(BRIEF, index, "EST-")
-    for own in ("Table 1", "Point I, supra", "Objectant's Mem. of Law, Point II"):
+    for own in (
+        "Table 1",
+        "Point I, supra",
+        "Objectant's Mem. of Law, Point II",
+        "Pl.'s Mot., Table 1",
+    ):
         assert findings[own].status == "unsupported", findings[own].message
         assert "a part of a brief" in findings[own].message
 
@@ -152,3 +162,16 @@ def test_words_before_a_colon_or_a_closed_parenthetical_are_no_part_of_a_cases_n
     ]
     names = [c.citation.name for c in claims if c.citation is not None]
     assert not any(name and ("Exhibit" in name or "OBJ" in name) for name in names), names
+
+
+def test_a_short_code_with_letters_between_its_digits_is_no_record_cite() -> None:
+    text = (
+        "The ratings are set out in the Army's worksheets (CAGE 3RMV9). The court agreed (3d "
+        "Cir. 2019). The award followed (AR 1224)."
+    )
+    cites = [
+        (c.kind, c.text)
+        for c in extract_claims(text, bates_prefixes=["AR"])
+        if c.kind in ("record_cite", "not_a_record_cite")
+    ]
+    assert cites == [("not_a_record_cite", "CAGE 3RMV9"), ("record_cite", "AR 1224")]

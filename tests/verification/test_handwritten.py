@@ -2,7 +2,7 @@
 cases in styles the generator does not write, see its README), in the `--fast` evaluation:
 precision and the false-flag rate within the targets, and every error kind but five caught in
 full; wrong pages, things used as record cites, references to the system's own work and altered
-amounts, the weakest, at least 0.78, 0.92, 0.96 and 0.99, and wrong pins 0.96 (what is missed
+amounts, the weakest, at least 0.78, 0.93, 0.96 and 0.99, and wrong pins 0.96 (what is missed
 and flagged wrongly is on the status page)."""
 
 from pathlib import Path
@@ -43,11 +43,10 @@ def test_precision_and_the_false_flag_rate_hold(result: evaluation.Score) -> Non
 
 # The eleventh round (a bid protest, a will contest, a music copyright case) adds what it
 # still misses: wrong pages on look-alike nursing notes and letters (5 of 8 and 1 of 7 missed),
-# a CAGE code "(CAGE 3RMV9)", a FAR section where a record cite belongs "(FAR 15.305(a))", a
-# recording's timecode "(at 1:42.)", the brief's own "(Protest Ground 2)" and "(Schedule A)"
-# that no heading of the draft names, and "See Pl.'s Mot., Table 1." (a citation sentence
-# read only to its first stop). Over the forty-four cases: wrong pages 237 of 301, things 202
-# of 218, own work 152 of 158, pins 164 of 170.
+# a FAR section where a record cite belongs "(FAR 15.305(a))", a recording's timecode "(at
+# 1:42.)", and the brief's own "(Protest Ground 2)" and "(Schedule A)" that no heading of the
+# draft names. Over the forty-four cases: wrong pages 237 of 301, things 204 of 218, own work
+# 153 of 158, pins 164 of 170.
 # Wrong pages: 224 of 282 over the forty-one cases (the first four alone: 26 of 30); the cited
 # page and the right one share the sentence's facts save one said in other words ("told her the
 # decision had nothing to do with her performance" against "not a reflection of your
@@ -64,7 +63,7 @@ def test_precision_and_the_false_flag_rate_hold(result: evaluation.Score) -> Non
 # figure in parentheses without a currency sign, "(20,354)", is read as no amount in a draft).
 WEAKEST = {
     "bates_wrong_page": 0.78,
-    "bates_not_a_bates_number": 0.92,
+    "bates_not_a_bates_number": 0.93,
     "self_generated_reference": 0.96,
     "amount_altered": 0.99,
 }

@@ -280,7 +280,10 @@ _CITE_POSITION = re.compile(
     r"[*_]{0,2}[,:]?\s+"
     # (a number's label does not end it: "See Receipt No. ZLA2291784302."; a table's cell
     # ends it)
+    # (nor a party's or a brief's abbreviation: "See Pl.'s Mot., Table 1.")
     r"(?P<see>(?:[^.;:()\n|]|(?:(?<=\bNo)|(?<=\bNos)|(?<=\bAcct)|(?<=\bCert))\.(?=[ \t]+\w)"
+    r"|(?:(?<=\bPl)|(?<=\bPls)|(?<=\bDef)|(?<=\bDefs)|(?<=\bMot)|(?<=\bMem)|(?<=\bBr))"
+    r"\.(?=['\u2019]s?[ \t]+\w|,?[ \t]+\w)"
     r"|\n(?![ \t]*\n)){1,120})"
     r"|(?:(?<=[.!?][ \t])|(?<=[.!?][\"\u201d)][ \t]))"
     r"(?P<alone>[A-Za-z][\w.:/-]{3,60}?)(?=\.(?:\s|$))"

@@ -87,6 +87,10 @@ _SHAPES = (
     # between digits, "21987R107", "4C530001220618117083": a Bates number's letters only lead
     # or end it)
     r"|(?=[A-Za-z0-9]{9,}(?![\w-]))[A-Za-z0-9]*\d[A-Za-z]+\d[A-Za-z0-9]*"
+    # (a short code that opens with digits and has letters between digits, "3RMV9", "7KX42":
+    # a registrant's code, a part's; a Bates number's digits end it, a reporter's series
+    # "3d" has no digit after its letters)
+    r"|(?=[A-Za-z0-9]{4,8}(?![\w-]))\d+[A-Za-z]+\d[A-Za-z0-9]*"
     # (an ISO 8601 date and time, "2024-02-11T23:47:05Z", is a date, not a code)
     rf"|(?!(?:{'|'.join(_PUBLIC_NAMES.split())})[_-]?\d|\d{{4}}-\d\d-\d\dT\d)"
     r"(?=[\w.:/-]*\d)(?=[\w.:/-]*[A-Za-z])"
