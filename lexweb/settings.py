@@ -261,6 +261,10 @@ LEXWEB_ADMIN_EMAIL = env_str("LEXWEB_ADMIN_EMAIL", "admin@lexweb.local")
 LEXWEB_ADMIN_PASSWORD = env_secret("LEXWEB_ADMIN_PASSWORD")
 # A demo case and a demo lawyer for a first look (manage.py seed_demo). Off in production.
 LEXWEB_DEMO_DATA = env_bool("LEXWEB_DEMO_DATA", True)
+# With the demo on, its case (the demo lawyer, the documents, their production and packet) as
+# well as its cluster; false: the demo cluster alone (the tests' launched product makes its own
+# cases).
+LEXWEB_DEMO_CASE = env_bool("LEXWEB_DEMO_CASE", True)
 # The demo lawyer's password; empty: one is made at the first start and printed once.
 LEXWEB_DEMO_LAWYER_PASSWORD = env_secret("LEXWEB_DEMO_LAWYER_PASSWORD")
 # The demo's cluster is the reference site (examples/reference_site.yaml) served by local fake

@@ -11,6 +11,7 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 
 from apps.accounts.models import User
 from apps.cases.models import Case
+from apps.cluster.models import Backend, Host
 from apps.documents.models import Document, Production
 from apps.evidence.models import FrozenPage, Packet
 from lexweb_dev import demo, demo_evidence
@@ -156,3 +157,17 @@ def test_a_refused_demo_document_is_one_line_and_lexweb_still_starts(
     settings.LEXWEB_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
     call_command("seed_demo")
     assert Document.objects.count() == len(demo_evidence.DOCUMENTS)
+
+
+def test_with_the_demo_case_off_only_the_demo_cluster_is_made(
+    admin_user: User, settings: Any
+) -> None:
+    settings.LEXWEB_DEMO_CASE = False
+
+    call_command("seed_demo")
+    call_command("seed_demo_site")
+
+    assert not Case.objects.filter(number=demo.DEMO_NUMBER).exists()
+    assert not User.objects.filter(email=demo.DEMO_LAWYER).exists()
+    assert not Document.objects.exists()
+    assert Host.objects.exists() and Backend.objects.exists()

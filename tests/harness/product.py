@@ -517,9 +517,9 @@ def session_product_stop() -> None:
 @pytest.fixture(scope="session")
 def session_product() -> Iterator[Product]:
     """The product launched once for the test session (once per xdist worker), demo cluster
-    on (its fake backends serve the runs), its mail sent to an SMTP server in the test process
-    (plain SMTP on 127.0.0.1; what it received is `product.mail`); stopped, and its clean stop
-    checked, at the end, or earlier by `session_product_stop`.
+    on (its fake backends serve the runs) but not the demo's case, its mail sent to an SMTP
+    server in the test process (plain SMTP on 127.0.0.1; what it received is `product.mail`);
+    stopped, and its clean stop checked, at the end, or earlier by `session_product_stop`.
 
     With LEXWEB_TEST_PRODUCT_URL set, the product already running there is used instead (one
     started by `python -m tests.harness.product`, for working on the browser tests); its mail is
@@ -531,7 +531,11 @@ def session_product() -> Iterator[Product]:
         return
     with contextlib.ExitStack() as stack:
         inbox, smtp_port = stack.enter_context(smtp_server(Inbox()))
-        launched = stack.enter_context(running_product("session", **mail_env(smtp_port)))
+        # The demo cluster (its fake backends serve the runs), not the demo's case: each test
+        # makes its own cases, and only the tests about the demo see the demo's.
+        launched = stack.enter_context(
+            running_product("session", LEXWEB_DEMO_CASE="false", **mail_env(smtp_port))
+        )
         launched.mail = inbox
         _SESSION_PRODUCT.stack = stack.pop_all()
     try:

@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,10 +36,13 @@ def test_run_serves_the_product_then_ctrl_c_stops_everything_and_data_survives(
     env = _launcher_env(var_dir, port)
     first = _launch(["run"], env)
     try:
-        started = _read_until(first, "Starting worker", "running at", timeout=START_TIMEOUT)
+        started = _read_until(
+            first, "Starting worker", "running at", DEMO_UPLOADED, timeout=START_TIMEOUT
+        )
         assert f"running at http://127.0.0.1:{port}/" in started
         assert "First admin created: admin@lexweb.local" in started
         assert "Traceback" not in started
+        _demo_seeded(first, started)
 
         login = httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=10)
         assert login.status_code == 200 and "Sign in" in login.text
@@ -63,6 +67,25 @@ def test_run_serves_the_product_then_ctrl_c_stops_everything_and_data_survives(
     assert "First admin created" not in again
     assert "Demo case" not in again
     assert second.returncode == 0
+
+
+DEMO_UPLOADED = "Demo case: 5 documents uploaded"
+DEMO_READY = "The demo case DEMO-2026-001 is ready"
+
+
+def _demo_seeded(launcher: subprocess.Popen[str], started: str) -> None:
+    """`make run` with the demo on (the default) seeds the demo case's documents, reads them on
+    its cpu worker and freezes their packet, without holding up the start: the documents are
+    uploaded before the children start; the worker reads them and freezes the packet while
+    the web server starts (either may say so first)."""
+    seeded = started if DEMO_READY in started else started + _read_until(launcher, DEMO_READY)
+    assert seeded.index(DEMO_UPLOADED) < seeded.index("running at")
+    ready = next(line for line in seeded.splitlines() if DEMO_READY in line)
+    assert "Bates numbers from ACME000001 (production ACME001)" in ready
+    assert "packet “Delivery dispute: the record” frozen (6 pages)" in ready
+    before = seeded[: seeded.index(DEMO_READY)]
+    assert "Traceback" not in before
+    assert "The demo seeding stops" not in before and "seed_demo:" not in before
 
 
 def test_port_in_use_is_one_clear_line(var_dir: Path) -> None:

@@ -13,11 +13,11 @@ class Command(BaseCommand):
     help = (
         "Create the demo case and a demo lawyer, and upload its documents (their reading, "
         "Bates stamping and the frozen packet follow on the cpu worker), once. Does nothing if "
-        "LEXWEB_DEMO_DATA=false."
+        "LEXWEB_DEMO_DATA=false or LEXWEB_DEMO_CASE=false (the demo cluster alone)."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if not settings.LEXWEB_DEMO_DATA:
+        if not settings.LEXWEB_DEMO_DATA or not settings.LEXWEB_DEMO_CASE:
             return
         # The demo lawyer signs in with LEXWEB_DEMO_LAWYER_PASSWORD, or with a password made
         # here and printed this once (like the first admin's).
