@@ -459,13 +459,23 @@ _STAMPED_LINES = re.compile(
 )
 
 
+# ... or before it, joined by a comma ("(Garza Dep. 38:3-9, PLTF 000230)").
+_LINES_BEFORE = re.compile(
+    r"(?:Dep|Depo|Tr|Transcript)\.?[ \t]+(?:at[ \t]+)?(?P<p1>\d{1,5}):\d{1,3}"
+    r"(?:[ \t]*[-\u2013][ \t]*(?:(?P<p2>\d{1,5}):)?\d{1,3})?[ \t]*,[ \t]*$"
+)
+
+
 def stamped(finding: Finding, context: Context) -> Finding:
-    """A Bates cite followed by the transcript page and lines it stands for: the Bates pages
-    must be the transcript's pages cited. A stamped page printing another page number of the
-    transcript is the wrong page, whatever its words (the lines are checked on their own), and
-    the finding names the page of the document that prints the page cited."""
+    """A Bates cite with the transcript page and lines it stands for, after it in parentheses
+    or before it with a comma: the Bates pages must be the transcript's pages cited. A stamped
+    page printing another page number of the transcript is the wrong page, whatever its words
+    (the lines are checked on their own), and the finding names the page of the document that
+    prints the page cited."""
     claim, index = finding.claim, context.index
-    written = _STAMPED_LINES.match(context.text, claim.end)
+    written = _STAMPED_LINES.match(context.text, claim.end) or _LINES_BEFORE.search(
+        context.text, max(0, claim.start - 60), claim.start
+    )
     if not claim.bates or written is None or finding.status == "unsupported" or not finding.page:
         return finding
     first = int(written.group("p1"))

@@ -12,6 +12,17 @@ music copyright case), each tested on text of our own from the rule it follows:
   page of a party's brief, and a statute's section stay what they were;
 - a short code that opens with digits and has letters between digits ("(CAGE 3RMV9)", a
   registrant's code) where a record cite belongs is no record cite;
+- (a twelfth round: a Texas well-site injury, an Illinois retaliatory discharge, a FOIA case)
+  a proceeding's case number by its year, type and serial ("(21 WC 014587 at 4)", no
+  reporter's page: no reporter pads its pages), a work pinned by a row of its table
+  ("(Timeline, row 9)") that no packet document is named, and a party's brief named with
+  what it answers ("Pl.'s Resp. to Mot. for Summ. J., Part II.A") are no record cites; nor a
+  list's item ("(Exhibit List, item F)"), nor a citation sentence that is one of the draft's
+  own parts ("... withheld in full. Table 2." under its "**Table 2: Withheld records**");
+- a Bates page given after a transcript's page and lines with a comma ("(Garza Dep. 38:3-9,
+  PLTF 000230)") must print that transcript page, as one given before them in parentheses;
+- a case's name checked against the opinion by its first word written out: the Bluebook's
+  abbreviations ("U.S. Att'ys", "Dep't", "Exec.") are not printed so in a caption;
 - a clause of the declarant's own after a cite ("(EST-000104-105), which I marked as Exhibit 4
   at the examination") tells what the witness did with the document, not what its pages say;
 - the New York Official Reports write a citation's court and year in brackets ("178 AD3d 1021,
@@ -20,8 +31,10 @@ music copyright case), each tested on text of our own from the rule it follows:
   J: Matter of Verhoeven, ...") are no part of a case's name.
 """
 
+from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import extract_claims
-from tests.verification.packets import findings_by_claim, labelled_index
+from apps.verification.index import PacketIndex
+from tests.verification.packets import findings_by_claim, labelled_index, transcript_page
 
 WORKSHEET = [
     ("AR1209", "[AR Tab 14]\nTECHNICAL EVALUATION WORKSHEET - CASTELLAN\nFactor 1: Acceptable."),
@@ -175,3 +188,88 @@ def test_a_short_code_with_letters_between_its_digits_is_no_record_cite() -> Non
         if c.kind in ("record_cite", "not_a_record_cite")
     ]
     assert cites == [("not_a_record_cite", "CAGE 3RMV9"), ("record_cite", "AR 1224")]
+
+
+def test_a_case_number_a_tables_row_and_a_response_brief_are_no_record_cites() -> None:
+    text = (
+        "The claim remains pending (21 WC 014587). The arbitrator rejected it (21 WC 014587 at "
+        "4). None was coded as excused (Timeline, row 9). The findings agree (Pl.'s Resp. to "
+        "Mot. for Summ. J., Part II.A). It is settled (Pelican Wharf, 68 Cal.App.5th at 415.) "
+        "The letter says so (PL-0004)."
+    )
+    claims = extract_claims(text, bates_prefixes=["PL-"])
+
+    assert [(c.kind, c.text) for c in claims if c.kind != "date"] == [
+        ("not_a_record_cite", "21 WC 014587"),
+        ("not_a_record_cite", "21 WC 014587 at 4"),
+        ("not_a_record_cite", "Timeline, row 9"),
+        ("not_a_record_cite", "Pl.'s Resp. to Mot. for Summ. J., Part II.A"),
+        ("case_citation", "Pelican Wharf, 68 Cal.App.5th at 415"),
+        ("record_cite", "PL-0004"),
+    ]
+
+
+def test_a_list_item_and_the_drafts_own_part_as_a_citation_sentence_are_no_record_cites() -> None:
+    text = (
+        "**Table 2: Withheld records**\n\n| Doc | Date |\n|---|---|\n| 38 | 08/29/2023 |\n\n"
+        "He had done it before (Exhibit List, item F). Every record was withheld in full. "
+        "Table 2. The chart shows it. Table 3. The letter says so. DOJ-000101."
+    )
+    claims = extract_claims(text, bates_prefixes=["DOJ-"])
+
+    assert [(c.kind, c.text) for c in claims if c.kind.endswith("record_cite")] == [
+        ("not_a_record_cite", "Exhibit List, item F"),
+        ("not_a_record_cite", "Table 2"),
+        ("record_cite", "DOJ-000101"),
+    ]
+
+
+def test_a_bates_page_after_a_transcripts_lines_must_print_that_page() -> None:
+    lines = {3: "Q. Who wanted it done?", 4: "A. He said the company man wanted it done by noon."}
+    index = labelled_index(
+        [
+            (
+                "garza-dep.pdf",
+                [
+                    ("PLTF 000230", transcript_page("GARZA", 37, {1: "Q. The bypass?"})),
+                    ("PLTF 000231", transcript_page("GARZA", 38, lines)),
+                ],
+            )
+        ]
+    )
+    text = (
+        "Pruitt said the company man wanted it done by noon (Garza Dep. 38:3-4, PLTF 000230). "
+        "He said so again (Garza Dep. 38:3-4, PLTF 000231)."
+    )
+    found = [f for f in _findings(text, index, "PLTF ") if f.claim.kind == "record_cite"]
+    stamped = {(f.claim.text, f.claim.start): f for f in found if f.claim.text.startswith("PLTF")}
+
+    first, second = sorted(stamped.items(), key=lambda item: item[0][1])
+    assert first[1].status == "unsupported", first[1].message
+    assert "38 is on PLTF 000231" in first[1].message
+    assert second[1].status == "supported", second[1].message
+
+
+def _findings(text: str, index: PacketIndex, prefix: str) -> list[Finding]:
+    return verify_text(text, extract_claims(text, bates_prefixes=[prefix]), index)
+
+
+def test_a_cases_name_is_checked_by_its_first_word_written_out() -> None:
+    opinion = [
+        (
+            "REQ 0010",
+            "301   714 FEDERAL SUPPLEMENT, 3d SERIES\nMaria SANDOVAL-REYES, Plaintiff,\nv.\n"
+            "EXECUTIVE OFFICE FOR UNITED STATES ATTORNEYS, Defendant.\nFOIA cases are resolved "
+            "on summary judgment.",
+        ),
+        ("REQ 0011", "302   714 FEDERAL SUPPLEMENT, 3d SERIES\nThe agency bears the burden."),
+    ]
+    index = labelled_index([("sandoval-reyes.pdf", opinion)])
+    text = (
+        "The agency bears the burden. Sandoval-Reyes v. Exec. Off. for U.S. Att'ys, 714 F. "
+        "Supp. 3d 301, 302 (D.D.C. 2024)."
+    )
+    findings = [f for f in _findings(text, index, "REQ ") if f.claim.kind == "case_citation"]
+    assert findings and all(f.check != "case_name" for f in findings), [
+        (f.claim.text, f.message) for f in findings
+    ]

@@ -295,11 +295,20 @@ def _opinion_of(ctx: Context, claim: Claim) -> Opinion | None:
 
 
 def _name_fits(ctx: Context, name: str, first: PageRecord) -> bool:
+    """Whether the opinion's first page prints the name's first word: its first word written
+    out, for a caption prints its words whole ("Attorneys" of the Bluebook's "Att'ys", "Office"
+    of "Off."); a name of abbreviations alone fits."""
     index = ctx.index.page_index(first)
-    words = [w for w in nz.token_list(name) if w not in nz.STOPWORDS and len(w) >= 3]
+    whole = [w for w in name.split() if not _ABBREVIATED.search(w)]
+    words = [w for w in nz.token_list(" ".join(whole)) if w not in nz.STOPWORDS and len(w) >= 3]
     if not words:
         return True
     return ctx.index.has_term(index, nz.stem(words[0]))
+
+
+# A word the Bluebook abbreviates (its table T6): a contraction ("Att'ys", "Dep't", "Ass'n",
+# not a possessive "'s") or a word ending in a stop ("Exec.", "Off.").
+_ABBREVIATED = re.compile(r"[A-Za-z]['\u2019](?![sS]\b)[A-Za-z]|[A-Za-z]\.,?$")
 
 
 def _caption_terms(ctx: Context, claim: Claim, opinion: Opinion) -> frozenset[str]:

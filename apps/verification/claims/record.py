@@ -23,6 +23,7 @@ from apps.verification.claims.references import (
     PROSE_REFERENCE,
     SIGNAL,
     YEAR_END,
+    is_case_number,
     is_generated,
     names_a_brief_part,
     names_a_thing,
@@ -268,6 +269,13 @@ _BARE_NAME_SENTENCE = re.compile(
     + _NAME_PIN
     + r")\.(?=\s|$)",
     re.MULTILINE,
+)
+# A citation sentence that is a part's label alone ("... withheld in full. Table 2."), read as
+# a part of a brief where it is one of the draft's own parts (`names_a_brief_part`).
+_PART_SENTENCE = re.compile(
+    r"(?:(?<=[.!?][ \t])|(?<=[.!?][\"\u201d)][ \t]))(?P<part>[A-Z][a-z]{2,9}\.?[ \t]+"
+    r"(?:[IVXLC]{1,6}|\d{1,3}|[A-Z])(?:\.[A-Z0-9]{1,3})*(?:,?[ \t]+(?:supra|infra))?)"
+    r"(?=\.(?:\s|$))"
 )
 _NUMBER_LABEL_BEFORE = re.compile(r"\b(?:[Nn]os?|NOS?|[Nn]r|[Nn]um)\.[ \t]$")
 _CITE_POSITION = re.compile(
@@ -887,8 +895,10 @@ def record_cites(
                 continue  # a fiscal year; what the record cite after it shows
             if YEAR_END.search(piece) and not is_generated(piece):
                 continue  # "(D. Colo. 2021)", "(2019)": a case citation's parenthetical
-            if _REPORTER_PAGE.search(piece):
-                continue  # "(Pelican Wharf, 68 Cal.App.5th at 415.)": a case's, read as one
+            if _REPORTER_PAGE.search(piece) and not is_case_number(piece):
+                # "(Pelican Wharf, 68 Cal.App.5th at 415.)": a case's, read as one ("21 WC
+                # 014587 at 4" is a proceeding's number: no reporter pads its pages)
+                continue
             if _AFTER_EXHIBIT.search(text, max(0, p_start - 24), p_start) and not is_generated(
                 piece, words=False
             ):
@@ -961,6 +971,10 @@ def record_cites(
             and (JUNK.fullmatch(token) or NOT_A_CITE_SHAPE.fullmatch(token))
         ):
             add(RecordCite("not_a_record_cite", a, b))
+
+    for match in _PART_SENTENCE.finditer(text):
+        if free(*match.span("part")) and names_a_brief_part(match.group("part"), own_parts):
+            add(RecordCite("not_a_record_cite", *match.span("part")))
 
     # In running prose: a reference to the system's own work ("according to the lexweb
     # timeline summary v1") is used as a source, as a cite would be, and is none.

@@ -230,11 +230,37 @@ _VERSIONED = re.compile(r"[A-Z][a-z]{2,}[A-Z][A-Za-z]*[ \t]+v?\d{1,2}(?:\.\d{1,2
 _LOCATION = re.compile(r"(?:https?|ftp|file|smb)://\S|\\\\[\w.-]+\\|[A-Za-z]:\\\w")
 
 
+# A court's or an agency's case number by its year, its type's letters and its serial, apart
+# ("21 WC 014587" of the Illinois Workers' Compensation Commission, Cook County's "2022 L
+# 004471", "2021 CH 01234"): a proceeding, not a page of the record; no Bates number puts
+# digits before its letters.
+_CASE_NUMBER = re.compile(r"(?:No\.[ \t]*)?(?:19|20)?\d\d[ \t]+[A-Z]{1,3}[ \t]+\d{4,7}")
+# A work named with a row or an item of its list as the pin ("Timeline, row 9", "Exhibit List,
+# item F", "Damages Summary, rows 3-5"): a spreadsheet, a table or a list, not pages; a packet
+# document of that name is found by the check (and read as a cite of it), anything else is
+# none of the record's.
+_ROW_PINNED = re.compile(
+    r"(?:[A-Z][\w.'\u2019&-]*[ \t]+){0,3}[A-Z][\w.'\u2019&-]*,?[ \t]+(?:[Rr]ows?|[Ii]tems?)"
+    r"[ \t]+(?:\d{1,5}|[A-Z])(?:[-\u2013](?:\d{1,5}|[A-Z]))?"
+)
+
+
+def is_case_number(piece: str) -> bool:
+    """Whether `piece` (its pin taken off) is a proceeding's case number ("21 WC 014587")."""
+    return _CASE_NUMBER.fullmatch(PIN_TAIL.sub("", piece.strip().rstrip(",."))) is not None
+
+
 def names_a_thing(piece: str) -> bool:
     """Whether a cite position's piece (its signal and pin taken off) is a name of a thing of
     one of the shapes above, in a few words ("Ticket #8812", "see H100-NODE-3")."""
     whole = piece.strip().rstrip(",.")
-    if _DIGIT_GROUPS.fullmatch(whole) or _VERSIONED.fullmatch(whole) or _LOCATION.match(whole):
+    if (
+        _DIGIT_GROUPS.fullmatch(whole)
+        or _VERSIONED.fullmatch(whole)
+        or _LOCATION.match(whole)
+        or _CASE_NUMBER.fullmatch(whole)
+        or _ROW_PINNED.fullmatch(whole)
+    ):
         return True
     words = piece.split()
     if not words:
@@ -282,7 +308,8 @@ _PARTY = (
 )
 _BRIEF = (
     r"(?:Mem(?:orandum)?|Br(?:ief)?|Mot(?:ion)?|Opp(?:['\u2019]n|osition)?|Reply|Resp(?:onse)?)"
-    r"\.?(?:[ \t]+(?:of[ \t]+Law|in[ \t]+(?:Supp(?:ort)?|Opp(?:['\u2019]n|osition)?)\.?))?"
+    # (what it answers or supports: "of Law", "in Supp.", "to Mot. for Summ. J.")
+    r"\.?(?:[ \t]+(?:of|in|to|for|re)[ \t]+[^,;()\n]{1,40}?)?"
 )
 _BRIEF_PART = re.compile(rf"{_PARTY}[ \t]+{_BRIEF},?[ \t]+{_PART_LABEL}")
 _OWN_HEADING = re.compile(
