@@ -55,8 +55,10 @@ _SLIP_LABEL = re.compile(
 )
 # A party's exhibit label ("CX-12", "PX 7", "DTX-3"): a file name starting with it
 # ("cx12-weekly-status-reports.pdf"), or a head or foot line reading "Exhibit CX-12 ...".
+# (after the packet's order number, if any: "01-jx1-employment-agreement.pdf")
 _PARTY_FILE_LABEL = re.compile(
-    r"^(?P<party>(?:[pdjgcr]|[pdj]t)x)[\s._-]?(?P<n>\d{1,4})(?=[\s._-]|$)", re.IGNORECASE
+    r"^(?:\d{1,3}[\s._-]+)?(?P<party>(?:[pdjgcr]|[pdj]t)x)[\s._-]?(?P<n>\d{1,4})(?=[\s._-]|$)",
+    re.IGNORECASE,
 )
 _PARTY_SLIP_LABEL = re.compile(
     r"^\s*(?:EXHIBIT\s+)?(?P<party>(?:[PDJGCR]|[PDJ]T)X)[-\s]?(?P<n>\d{1,4})\b",

@@ -23,6 +23,15 @@ music copyright case), each tested on text of our own from the rule it follows:
   PLTF 000230)") must print that transcript page, as one given before them in parentheses;
 - a case's name checked against the opinion by its first word written out: the Bluebook's
   abbreviations ("U.S. Att'ys", "Dep't", "Exec.") are not printed so in a caption;
+- (a thirteenth round: a § 2254 habeas case in W.D. Mich., an AAA employment arbitration, a
+  CERCLA case) a filed record cited by its docket entry and the PageID its filing header
+  prints ("ECF No. 9-4, PageID.271", "ECF No. 9-7, PageID.639-40", as the Sixth Circuit's
+  district courts cite the record) is the page printing that PageID, in that entry; a PageID
+  no page prints is out of the packet; a PageID alone stays a number printed on a page, no
+  Bates number of this production; a petition's "Ground Two, supra" and a brief named by its
+  place in the briefing ("Reply Br., Ground Two") are the drafter's own work; a party's
+  exhibit label after the packet's order number in a file's name ("01-jx1-employment-
+  agreement.pdf") labels the document, so "JX-1 at 2" is its page 2;
 - a clause of the declarant's own after a cite ("(EST-000104-105), which I marked as Exhibit 4
   at the examination") tells what the witness did with the document, not what its pages say;
 - the New York Official Reports write a citation's court and year in brackets ("178 AD3d 1021,
@@ -273,3 +282,88 @@ def test_a_cases_name_is_checked_by_its_first_word_written_out() -> None:
     assert findings and all(f.check != "case_name" for f in findings), [
         (f.claim.text, f.message) for f in findings
     ]
+
+
+def _filed_page(entry: str, page_id: int, body: str) -> str:
+    header = f"Case 1:23-cv-00417  ECF No. {entry}, PageID.{page_id}  Filed 06/02/23  Page 3 of 40"
+    return f"{header}\n\n{body}"
+
+
+FILED = [
+    (
+        "police-report.pdf",
+        [
+            ("SCR-001001", _filed_page("9-2", 151, "INCIDENT REPORT\nA robbery was reported.")),
+            (
+                "SCR-001002",
+                _filed_page("9-2", 152, "The suspect said he was with Keisha the whole night."),
+            ),
+        ],
+    ),
+    (
+        "trial-vol-1.pdf",
+        [
+            (
+                "SCR-001003",
+                _filed_page("9-4", 271, "Detective Oduya repeated the alibi to the jury."),
+            )
+        ],
+    ),
+]
+
+
+def test_a_filed_records_page_is_cited_by_its_entry_and_pageid() -> None:
+    index = labelled_index(FILED)
+    text = (
+        "The suspect said he was with Keisha the whole night (ECF No. 9-2, PageID.152). The "
+        "detective repeated the alibi to the jury (ECF No. 9-4, PageID.271). The report was "
+        "filed (ECF No. 9-7, PageID.712). The alibi was in the report (ECF No. 9-4, "
+        "PageID.152). The whole report (ECF No. 9-2, PageID.151-52). The stamp (PageID.152)."
+    )
+    findings = findings_by_claim(text, index, "SCR-")
+
+    assert findings["ECF No. 9-2, PageID.152"].status == "supported"
+    assert findings["ECF No. 9-2, PageID.152"].page.bates == ("SCR-001002",)
+    assert findings["ECF No. 9-4, PageID.271"].status == "supported"
+    assert findings["ECF No. 9-2, PageID.151-52"].status == "supported"
+    missing = findings["ECF No. 9-7, PageID.712"]
+    assert missing.status == "unsupported" and "PageID.712" in missing.message
+    other = findings["ECF No. 9-4, PageID.152"]
+    assert other.status == "unsupported" and "ECF No. 9-2, not of ECF No. 9-4" in other.message
+    # A PageID alone is a number printed on a page: no Bates number of this production.
+    assert findings["PageID.152"].status == "unsupported"
+    assert findings["PageID.152"].check == "not_a_record_cite"
+
+
+def test_a_petitions_ground_and_a_reply_brief_are_the_drafters_own_work() -> None:
+    claims = extract_claims(
+        "It fails for the same reason (Ground Two, supra). The record shows otherwise (Reply "
+        "Br., Ground Two). The statute applies (Section 2254). The report says so (SCR-001002).",
+        bates_prefixes=["SCR-"],
+    )
+    assert [(c.kind, c.text) for c in claims if c.kind.endswith("record_cite")] == [
+        ("not_a_record_cite", "Ground Two, supra"),
+        ("not_a_record_cite", "Reply Br., Ground Two"),
+        ("record_cite", "SCR-001002"),
+    ]
+
+
+def test_a_party_exhibit_label_after_the_order_number_of_a_file_labels_it() -> None:
+    index = labelled_index(
+        [
+            (
+                "01-jx1-employment-agreement.pdf",
+                [
+                    ("VNT-004501", "AGREEMENT"),
+                    ("VNT-004502", "Section 5.2 commissions are earned on booking."),
+                ],
+            ),
+            ("02-cx2-demand-letter.pdf", [("CLM000101", "DEMAND LETTER of counsel")]),
+        ]
+    )
+    text = "Commissions are earned on booking (JX-1 at 2). Counsel wrote a demand (CX-2 at 1)."
+    findings = findings_by_claim(text, index, "VNT-")
+
+    assert findings["JX-1 at 2"].status == "supported", findings["JX-1 at 2"].message
+    assert findings["JX-1 at 2"].page.bates == ("VNT-004502",)
+    assert findings["CX-2 at 1"].status == "supported", findings["CX-2 at 1"].message

@@ -90,6 +90,9 @@ class Context:
         self.documents: exhibits.Catalogue | None = None  # read when a cite names a document
         self.named: dict[tuple[int, int], tuple[list[int], Finding | None, str]] = {}
         self.exhibit_list: dict[str, list[int]] | None = None  # the draft's own, when read
+        # The PageID each page's filing header prints, and its docket entry ("9-4"): read when
+        # a cite names a PageID (checks/record.py).
+        self.page_ids: dict[int, tuple[int, str]] | None = None
         self.law_documents: frozenset[int] | None = None  # opinions it cites (`support`)
         self.definitions: dict[str, str] | None = None  # its defined names ("IR-2"), when read
 

@@ -21,6 +21,8 @@ from apps.verification.index import (
 def record_cite(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
     if not claim.bates and (claim.exhibit is not None or claim.title is not None):
         return named_cite(ctx, claim)
+    if not claim.bates and any(pin.startswith(PAGE_ID) for pin in claim.pins):
+        return _page_id_cite(ctx, claim)
     if not claim.bates:
         # A pleading or docket cite ("Compl. ¶ 4", "Dkt. 12 at 3") names no Bates page:
         # the packet's pages cannot be matched to it, so a person checks it.
@@ -49,6 +51,101 @@ def record_cite(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
     if claim.exhibit is not None:
         return _in_exhibit(ctx, claim, pages, judge_pages(ctx, claim, pages))
     return judge_pages(ctx, claim, pages)
+
+
+# -- a filed record's pages by the PageID its header prints -------------------------
+
+PAGE_ID = "PageID."
+# A court's electronic filing header ("Case 1:23-cv-00417 ECF No. 9-4, PageID.512 Filed
+# 06/02/23 Page 14 of 40"; "PageID #: 1173"), read at a page's head or foot.
+_FILED_HEADER = re.compile(
+    r"(?:ECF[ \t]+No\.[ \t]*(?P<entry>\d{1,5}(?:-\d{1,3})?)[, \t]+)?PageID[ \t]*(?:\.|#:?)[ \t]*"
+    r"(?P<id>\d{1,7})\b"
+)
+_CITED_ENTRY = re.compile(r"ECF[ \t]+No\.[ \t]*(?P<entry>\d{1,5}(?:-\d{1,3})?)")
+_EDGE_CHARS = 400
+MAX_PAGE_IDS = 200  # pages one cite may name ("PageID.100-300")
+
+
+def _page_ids(ctx: Context) -> dict[int, tuple[int, str]]:
+    """PageID: (the packet page printing it in its filing header, its docket entry or "")."""
+    if ctx.page_ids is None:
+        found: dict[int, tuple[int, str]] = {}
+        for position, page in enumerate(ctx.index.pages):
+            text = page.text
+            for edge in (text[:_EDGE_CHARS], text[-_EDGE_CHARS:]):
+                header = _FILED_HEADER.search(edge)
+                if header is not None:
+                    found.setdefault(
+                        int(header.group("id")), (position, header.group("entry") or "")
+                    )
+                    break
+        ctx.page_ids = found
+    return ctx.page_ids
+
+
+def _page_id_numbers(written: str) -> list[int] | None:
+    """ "639-40" -> [639, 640]; "511,513" -> [511, 513]; None for a range too long or reversed."""
+    numbers: list[int] = []
+    for part in written.split(","):
+        first, _, last = part.partition("-") if "-" in part else part.partition("\u2013")
+        start = int(first)
+        end = int(first[: len(first) - len(last)] + last) if last else start
+        if end < start or end - start >= MAX_PAGE_IDS:
+            return None
+        numbers.extend(range(start, end + 1))
+    return numbers
+
+
+def _page_id_cite(ctx: Context, claim: Claim) -> Finding:
+    """ "ECF No. 9-4, PageID.271": the packet page whose filing header prints PageID.271 (of
+    docket entry 9-4, where the header names its entry), judged as a Bates page is."""
+    written = next(pin for pin in claim.pins if pin.startswith(PAGE_ID))[len(PAGE_ID) :]
+    numbers = _page_id_numbers(written)
+    printed = _page_ids(ctx)
+    if numbers is None or not printed:
+        reason = (
+            "no page of the packet prints a filing header's PageID"
+            if numbers is not None
+            else f"PageID.{written} is no range of pages"
+        )
+        return Finding(claim, "needs_review", "record_cite_unstamped", f"{claim.text!r}: {reason}")
+    missing = [n for n in numbers if n not in printed]
+    if missing:
+        return Finding(
+            claim,
+            "unsupported",
+            "bates_in_packet",
+            f"no page of the packet prints PageID.{missing[0]} (its filed pages: "
+            f"{_page_id_runs(printed)})",
+        )
+    cited = _CITED_ENTRY.match(claim.text)
+    other = [
+        n for n in numbers if cited and printed[n][1] and printed[n][1] != cited.group("entry")
+    ]
+    if other and cited is not None:
+        page, entry = printed[other[0]]
+        return Finding(
+            claim,
+            "unsupported",
+            "record_cite_page",
+            f"PageID.{other[0]} is a page of ECF No. {entry}, not of ECF No. "
+            f"{cited.group('entry')} ({ctx.index.label(page)})",
+            page=ctx.index.pages[page],
+        )
+    return judge_pages(ctx, claim, list(dict.fromkeys(printed[n][0] for n in numbers)))
+
+
+def _page_id_runs(printed: dict[int, tuple[int, str]]) -> str:
+    """The PageIDs the packet prints, as runs ("PageID.500-505, 561-565")."""
+    runs: list[list[int]] = []
+    for n in sorted(printed):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    shown = ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in runs[:8])
+    return f"PageID.{shown}" + (", ..." if len(runs) > 8 else "")
 
 
 def id_page(ctx: Context, claim: Claim) -> Finding | None:

@@ -54,6 +54,15 @@ _GENERIC = re.compile(
 _DOCKET = re.compile(
     r"(?<![\w])(?:Dkt|ECF|D\.E)\.?\s*(?:No\.?\s*)?\d+(?:\s*[-\u2013]\s*\d+)?(?![\w])"
 )
+# The page a court's electronic filing stamps on every page of a filed record ("PageID.512",
+# "PageID #: 1173"), cited with its docket entry, as the Sixth Circuit's district courts cite
+# the record: "ECF No. 9-4, PageID.512", "ECF No. 9-7, PageID.639-40". A PageID alone names a
+# page of some filing, perhaps another case's: a number printed on a page, no Bates number of
+# this production (read as a thing where a cite belongs).
+_PAGE_ID_NUMBERS = (
+    r"\d{1,7}(?:[ \t]*[-\u2013][ \t]*\d{1,7})?(?:,[ \t]*\d{1,7}(?:[ \t]*[-\u2013][ \t]*\d{1,7})?)*"
+)
+_PAGE_ID = re.compile(rf",?[ \t]*PageID[ \t]*(?:\.|#:?)?[ \t]*(?P<ids>{_PAGE_ID_NUMBERS})(?![\w])")
 _PLEADING = re.compile(
     r"(?<![\w])(?:[A-Z][a-z]+\s+)?(?:Am\.\s+)?(?:Complaint|Compl|Countercl|Answer|Ans|Petition|Pet|Mem|Mot|Opp['\u2019]?n|Reply|Decl|Aff"
     r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog|PSR)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
@@ -821,9 +830,16 @@ def record_cites(
         elif known is not None and closing.covers(cite.start, cite.end):
             add(RecordCite("not_a_record_cite", cite.start, cite.end, (), cite.pins))
 
-    # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4".
+    # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4", "ECF
+    # No. 9-4, PageID.512".
     for pattern in (_DOCKET, _PLEADING):
         for match in pattern.finditer(text):
+            page_id = _PAGE_ID.match(text, match.end()) if pattern is _DOCKET else None
+            if page_id is not None:
+                pin = "PageID." + re.sub(r"\s+", "", page_id.group("ids"))
+                if free(match.start(), page_id.end()):
+                    add(RecordCite("record_cite", match.start(), page_id.end(), (), (pin,)))
+                continue
             end, pins = _pins_after(text, match.end())
             if pattern is _PLEADING and not pins:
                 continue

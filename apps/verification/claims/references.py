@@ -298,8 +298,13 @@ _PART_WORD = r"(?:Point|Part|Section|Table|Fig(?:ure)?\.?|Chart|Schedule|Appendi
 _ROMAN = r"[IVXLC]{1,6}"
 _PART_LABEL = rf"{_PART_WORD}[ \t]+(?:{_ROMAN}|\d{{1,3}}|[A-Z])(?:\.[A-Z0-9]{{1,3}})*"
 # (only divisions that no statute or record names so: a Point, a Part or a Section by its
-# Roman numeral; "Section 5, supra" may be a statute's section cited before)
-_DIVISION = rf"(?:Point|Part|Section)[ \t]+{_ROMAN}(?:\.[A-Z0-9]{{1,3}})*"
+# Roman numeral, a petition's Ground or Claim by its numeral or its word, "Ground Two";
+# "Section 5, supra" may be a statute's section cited before)
+_NUMBER_WORD = r"(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve)"
+_DIVISION = (
+    rf"(?:(?:Point|Part|Section)[ \t]+{_ROMAN}(?:\.[A-Z0-9]{{1,3}})*"
+    rf"|(?:Ground|Claim)[ \t]+(?:{_ROMAN}|{_NUMBER_WORD}))"
+)
 _CROSS_REFERENCE = re.compile(rf"{_DIVISION},?[ \t]+(?:supra|infra)")
 _PARTY = (
     r"(?:Pl|Pls|Plf|Plfs|Def|Defs|Dft|Dfts|Plaintiffs?|Defendants?|Objectants?|Petitioners?"
@@ -311,7 +316,11 @@ _BRIEF = (
     # (what it answers or supports: "of Law", "in Supp.", "to Mot. for Summ. J.")
     r"\.?(?:[ \t]+(?:of|in|to|for|re)[ \t]+[^,;()\n]{1,40}?)?"
 )
-_BRIEF_PART = re.compile(rf"{_PARTY}[ \t]+{_BRIEF},?[ \t]+{_PART_LABEL}")
+# (a brief named by its place in the briefing needs no party: "Reply Br., Ground Two")
+_BRIEF_PART = re.compile(
+    rf"(?:{_PARTY}[ \t]+{_BRIEF}|(?:Reply|Opening|Answering)[ \t]+Br(?:ief)?\.?),?[ \t]+"
+    rf"(?:{_PART_LABEL}|{_DIVISION})"
+)
 _OWN_HEADING = re.compile(
     rf"^[ \t]*(?:#{{1,6}}[ \t]+|\*\*|__)?(?P<label>{_PART_LABEL})(?![\w-])", re.IGNORECASE
 )
