@@ -31,7 +31,9 @@ music copyright case), each tested on text of our own from the rule it follows:
   Bates number of this production; a petition's "Ground Two, supra" and a brief named by its
   place in the briefing ("Reply Br., Ground Two") are the drafter's own work; a party's
   exhibit label after the packet's order number in a file's name ("01-jx1-employment-
-  agreement.pdf") labels the document, so "JX-1 at 2" is its page 2;
+  agreement.pdf") labels the document, so "JX-1 at 2" is its page 2; a short code of letters
+  and a number after a signal closing its sentence ("*See* MW-7.", a monitoring well's name)
+  is no record cite (in a parenthetical, "the well (MW-7)", it names a thing);
 - a clause of the declarant's own after a cite ("(EST-000104-105), which I marked as Exhibit 4
   at the examination") tells what the witness did with the document, not what its pages say;
 - the New York Official Reports write a citation's court and year in brackets ("178 AD3d 1021,
@@ -367,3 +369,15 @@ def test_a_party_exhibit_label_after_the_order_number_of_a_file_labels_it() -> N
     assert findings["JX-1 at 2"].status == "supported", findings["JX-1 at 2"].message
     assert findings["JX-1 at 2"].page.bates == ("VNT-004502",)
     assert findings["CX-2 at 1"].status == "supported", findings["CX-2 at 1"].message
+
+
+def test_a_short_code_after_a_signal_is_no_record_cite_but_a_parenthetical_name_is_none() -> None:
+    claims = extract_claims(
+        "Concentrations have not declined. *See* MW-7. The well (MW-7) is down-gradient. The "
+        "report says so. *See* PSR-0001245.",
+        bates_prefixes=["PSR-"],
+    )
+    assert [(c.kind, c.text) for c in claims if c.kind.endswith("record_cite")] == [
+        ("not_a_record_cite", "MW-7"),
+        ("record_cite", "PSR-0001245"),
+    ]

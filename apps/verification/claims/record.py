@@ -279,6 +279,10 @@ _BARE_NAME_SENTENCE = re.compile(
     + r")\.(?=\s|$)",
     re.MULTILINE,
 )
+# A short code of letters and a number ("MW-7", "SB-9") is a cite only after a signal that
+# closes its sentence ("*See* MW-7."): a parenthetical may name a thing so ("the well (MW-7)").
+_SIGNAL_BEFORE = re.compile(r"(?:[Ss]ee(?:,?\s+also)?|[Cc]f\.|[Cc]iting)[*_]{0,2}[,:]?\s+$")
+_SHORT_CODE = re.compile(r"[A-Z]{1,4}-\d{1,3}[A-Za-z]?")
 # A citation sentence that is a part's label alone ("... withheld in full. Table 2."), read as
 # a part of a brief where it is one of the draft's own parts (`names_a_brief_part`).
 _PART_SENTENCE = re.compile(
@@ -939,7 +943,15 @@ def record_cites(
             # cite closes a clause: the words before it are attributed to it.
             signal = SIGNAL.match(piece)
             bare = PIN_TAIL.sub("", piece[signal.end() :] if signal else piece)
-            if JUNK.fullmatch(bare) or names_a_thing(bare) or (lettered and _a_numbers_id(bare)):
+            if (
+                JUNK.fullmatch(bare)
+                or names_a_thing(bare)
+                or (lettered and _a_numbers_id(bare))
+                or (
+                    _SIGNAL_BEFORE.search(text, max(0, p_start - 16), p_start)
+                    and _SHORT_CODE.fullmatch(bare)
+                )
+            ):
                 add(RecordCite("not_a_record_cite", a + (signal.end() if signal else 0), b))
                 continue
             # A document named by its name or title with a page ("Subcontract at 3").
