@@ -103,7 +103,23 @@ _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _SAME_AS = {
     "transcript": ("transcript", "deposition", "depo", "dep"),
     "deposition": ("deposition", "depo", "dep", "transcript"),
+    "vol": ("vol", "volume", "v"),
 }
+# A volume's number as a file may write it: "2" or "ii" (_NUMERALS, after _ROMAN).
+_VOLUME = re.compile(r"\s+[Vv]ol(?:ume)?\.?\s+(?P<n>[IVXivx]{1,5}|\d{1,2}),?$")
+_ROMAN = {
+    "I": 1,
+    "II": 2,
+    "III": 3,
+    "IV": 4,
+    "V": 5,
+    "VI": 6,
+    "VII": 7,
+    "VIII": 8,
+    "IX": 9,
+    "X": 10,
+}
+_NUMERALS = {str(n): (str(n), roman.lower()) for roman, n in _ROMAN.items()}
 _NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person's name counts
 
 
@@ -249,7 +265,7 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
 
 def _pleading_pages(index: PacketIndex, words: tuple[str, ...]) -> list[int] | None:
     titles = index.derived("document titles", lambda: _document_titles(index))
-    forms = [_SAME_AS.get(w, (w,)) for w in words]
+    forms = [_SAME_AS.get(w) or _NUMERALS.get(w) or (w,) for w in words]
     matches = [
         document
         for document, title in titles
@@ -273,6 +289,13 @@ def _document_titles(index: PacketIndex) -> list[tuple[int, list[str]]]:
 
 def _pleading_words(text: str) -> tuple[str, ...]:
     head = re.split(r"\s*(?:\u00b6|\bat\s+\d|\d+:\d)", text, maxsplit=1)[0].strip()
+    # A transcript's volume ("Trial Tr. vol. II,"): its file names it ("...-vol-2.pdf").
+    volume = _VOLUME.search(head)
+    if volume is not None:
+        words = _pleading_words(head[: volume.start()])
+        number = volume.group("n")
+        arabic = str(_ROMAN.get(number.upper(), 0)) if not number.isdigit() else number
+        return (*words, "vol", arabic) if words and arabic != "0" else words
     for pattern, words in _PLEADINGS:
         match = re.search(rf"(?:^|\s)(?:{pattern})\.?$", head)
         if match is None:

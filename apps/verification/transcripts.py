@@ -90,8 +90,14 @@ def cited_lines(pins: tuple[str, ...]) -> _Wanted | None:
     return None
 
 
+# A court filing's header over a filed excerpt ("Case 1:23-cv-00417 ECF No. 9-5, PageID.499
+# Filed 06/02/23 Page 145 of 172", "Document 38-2 Filed ..."): its page count is the filing's,
+# never the transcript's, and the transcript's own number stands below it.
+_FILING_HEADER = re.compile(r"\bFiled\b.*\bPage\s+\d+\s+of\s+\d+|\bPageID\b|\bECF\s+No\.", re.I)
+
+
 def _page_number(text: str, fallback: int) -> int:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in text.splitlines() if ln.strip() and not _FILING_HEADER.search(ln)]
     labels = [
         match
         for line in lines[:3] + lines[-3:]

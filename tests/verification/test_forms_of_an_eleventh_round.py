@@ -33,7 +33,11 @@ music copyright case), each tested on text of our own from the rule it follows:
   exhibit label after the packet's order number in a file's name ("01-jx1-employment-
   agreement.pdf") labels the document, so "JX-1 at 2" is its page 2; a short code of letters
   and a number after a signal closing its sentence ("*See* MW-7.", a monitoring well's name)
-  is no record cite (in a parenthetical, "the well (MW-7)", it names a thing);
+  is no record cite (in a parenthetical, "the well (MW-7)", it names a thing); a transcript
+  cited by its volume ("Trial Tr. vol. II, 145:1-3") is the file its volume names
+  ("...-vol-2.pdf"), its page and lines checked; a court filing's header over a filed
+  transcript ("... Filed 06/02/23 Page 146 of 172") gives the filing's page, not the
+  transcript's (the number printed below it);
 - a clause of the declarant's own after a cite ("(EST-000104-105), which I marked as Exhibit 4
   at the examination") tells what the witness did with the document, not what its pages say;
 - the New York Official Reports write a citation's court and year in brackets ("178 AD3d 1021,
@@ -381,3 +385,49 @@ def test_a_short_code_after_a_signal_is_no_record_cite_but_a_parenthetical_name_
         ("not_a_record_cite", "MW-7"),
         ("record_cite", "PSR-0001245"),
     ]
+
+
+def _volume_page(filed: int, page: int, lines: dict[int, str]) -> str:
+    header = (
+        f"Case 1:23-cv-00417  ECF No. 9-5, PageID.{400 + filed}  Filed 06/02/23  "
+        f"Page {filed} of 172"
+    )
+    body = "\n".join(f"{n:3d}   {lines.get(n, '')}" for n in range(1, 26))
+    return f"{header}\n\n{page:>60}\n\n{body}"
+
+
+def test_a_transcript_cited_by_volume_is_that_volumes_file_and_its_own_page_numbers() -> None:
+    index = labelled_index(
+        [
+            (
+                "03-trial-transcript-vol-1.pdf",
+                [("SCR-001010", _volume_page(61, 145, {1: "Q. Did the detective see him?"}))],
+            ),
+            (
+                "04-trial-transcript-vol-2.pdf",
+                [
+                    (
+                        "SCR-001015",
+                        _volume_page(145, 144, {3: "Q. Any witnesses for the defense?"}),
+                    ),
+                    (
+                        "SCR-001016",
+                        _volume_page(146, 145, {1: "MR. FINNERTY: I never spoke with anyone."}),
+                    ),
+                ],
+            ),
+        ]
+    )
+    text = (
+        'Counsel said "I never spoke with anyone." (Trial Tr. vol. II, 145:1.) He said it again: '
+        '"I never spoke with anyone." (Trial Tr. vol. II, 144:3.) The court asked more. (Trial '
+        "Tr. vol. II, 244:15-17.)"
+    )
+    findings = findings_by_claim(text, index, "SCR-")
+
+    right = findings["Trial Tr. vol. II, 145:1"]
+    assert right.status == "supported", right.message
+    assert right.page is not None and right.page.bates == ("SCR-001016",)
+    assert findings["Trial Tr. vol. II, 144:3"].status == "unsupported"
+    past = findings["Trial Tr. vol. II, 244:15-17"]
+    assert past.status == "unsupported" and "no page 244" in past.message

@@ -43,10 +43,10 @@ def test_precision_and_the_false_flag_rate_hold(result: evaluation.Score) -> Non
 
 # The thirteenth round (a § 2254 habeas case, an AAA arbitration, a CERCLA case) adds: wrong
 # pages between a transcript's neighbouring pages and look-alike call logs and tables; a
-# transcript page past its volume's end "(Trial Tr. vol. II, 244:15-17)" and a schedule the
-# plan does not have "(JX-2, Schedule B)" (out of range); the drafter's own "(See Claim I.)", "Reply Br. at 6", "Post-Hr'g Br. at 14", "Mem. at 6", "Table
-# A", "Cost Table 3" and "Figure 2" that no heading of the draft names. Over the fifty cases:
-# wrong pages 263 of 338, things 230 of 250, own work 168 of 185, out of range 222 of 224.
+# schedule the plan does not have "(JX-2, Schedule B)" (out of range); the drafter's own "(See
+# Claim I.)", "Reply Br. at 6", "Post-Hr'g Br. at 14", "Mem. at 6", "Table A", "Cost Table 3"
+# and "Figure 2" that no heading of the draft names. Over the fifty cases: wrong pages 263 of
+# 338, things 230 of 250, own work 168 of 185, out of range 223 of 224.
 # The twelfth round (a Texas well-site injury, an Illinois retaliatory discharge, a FOIA case)
 # adds: wrong pages on monthly attendance reports and job safety forms alike, a declaration's
 # neighbouring page; a FOIA exemption "Exemption 7(C)." and a statute the packet names "5

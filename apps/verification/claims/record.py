@@ -63,6 +63,12 @@ _PAGE_ID_NUMBERS = (
     r"\d{1,7}(?:[ \t]*[-\u2013][ \t]*\d{1,7})?(?:,[ \t]*\d{1,7}(?:[ \t]*[-\u2013][ \t]*\d{1,7})?)*"
 )
 _PAGE_ID = re.compile(rf",?[ \t]*PageID[ \t]*(?:\.|#:?)?[ \t]*(?P<ids>{_PAGE_ID_NUMBERS})(?![\w])")
+# A transcript cited by its volume and its page and lines ("Trial Tr. vol. II, 145:1-3", "Tr.
+# Vol. 2 at 45:3"): the volume names the transcript's file (paragraphs.pleading_pages).
+_VOLUME_TRANSCRIPT = re.compile(
+    r"(?<![\w])(?:(?:Trial|Hr['\u2019]g|Hearing|Sent(?:encing)?\.?)\s+)?Tr\.\s+[Vv]ol(?:ume)?\.?"
+    r"\s+(?:[IVX]{1,5}|\d{1,2}),?(?=\s+(?:at\s+)?\d{1,5}:\d)"
+)
 _PLEADING = re.compile(
     r"(?<![\w])(?:[A-Z][a-z]+\s+)?(?:Am\.\s+)?(?:Complaint|Compl|Countercl|Answer|Ans|Petition|Pet|Mem|Mot|Opp['\u2019]?n|Reply|Decl|Aff"
     r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog|PSR)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
@@ -835,7 +841,11 @@ def record_cites(
             add(RecordCite("not_a_record_cite", cite.start, cite.end, (), cite.pins))
 
     # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4", "ECF
-    # No. 9-4, PageID.512".
+    # No. 9-4, PageID.512", "Trial Tr. vol. II, 145:1-3".
+    for match in _VOLUME_TRANSCRIPT.finditer(text):
+        end, pins = _pins_after(text, match.end())
+        if pins and free(match.start(), end):
+            add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
     for pattern in (_DOCKET, _PLEADING):
         for match in pattern.finditer(text):
             page_id = _PAGE_ID.match(text, match.end()) if pattern is _DOCKET else None
