@@ -37,7 +37,10 @@ music copyright case), each tested on text of our own from the rule it follows:
   cited by its volume ("Trial Tr. vol. II, 145:1-3") is the file its volume names
   ("...-vol-2.pdf"), its page and lines checked; a court filing's header over a filed
   transcript ("... Filed 06/02/23 Page 146 of 172") gives the filing's page, not the
-  transcript's (the number printed below it);
+  transcript's (the number printed below it); (a fourteenth round: an FDCPA class action in
+  N.D. Ga.) a docket entry pinned by the page its filing header counts ("Doc. 45-3 at 7", the
+  Eleventh Circuit's form) is that page of that entry, also for the values of its sentence; an
+  entry or a page no header prints is out of the packet;
 - a clause of the declarant's own after a cite ("(EST-000104-105), which I marked as Exhibit 4
   at the examination") tells what the witness did with the document, not what its pages say;
 - the New York Official Reports write a citation's court and year in brackets ("178 AD3d 1021,
@@ -431,3 +434,48 @@ def test_a_transcript_cited_by_volume_is_that_volumes_file_and_its_own_page_numb
     assert findings["Trial Tr. vol. II, 144:3"].status == "unsupported"
     past = findings["Trial Tr. vol. II, 244:15-17"]
     assert past.status == "unsupported" and "no page 244" in past.message
+
+
+def _entry_page(entry: str, page: int, of: int, body: str) -> str:
+    return (
+        f"Case 1:23-cv-02817-ELR   Document {entry}   Filed 09/12/23   Page {page} of {of}\n{body}"
+    )
+
+
+def test_a_docket_entry_is_cited_by_the_page_its_filing_header_counts() -> None:
+    index = labelled_index(
+        [
+            (
+                "call-log.pdf",
+                [
+                    ("MCS-000426", _entry_page("45-5", 1, 2, "CALL LOG 04/28/2023 no answer")),
+                    (
+                        "MCS-000427",
+                        _entry_page("45-5", 2, 2, "05/02/2023 prerecorded message played"),
+                    ),
+                ],
+            ),
+            (
+                "vendor-contract.pdf",
+                [
+                    (
+                        "MCS-000431",
+                        _entry_page("52-1", 1, 1, "Real-Time Suppression: $1,250.00 per month"),
+                    )
+                ],
+            ),
+        ]
+    )
+    text = (
+        "That evening its dialer played the prerecorded message again (Doc. 45-5 at 2). The "
+        "option was priced at $1,250.00 per month (Doc. 52-1 at 1). The log goes on (Doc. 45-5 "
+        "at 3). Another filing says so (Doc. 61 at 2)."
+    )
+    findings = findings_by_claim(text, index, "MCS-")
+
+    assert findings["Doc. 45-5 at 2"].status == "supported", findings["Doc. 45-5 at 2"].message
+    assert findings["Doc. 45-5 at 2"].page.bates == ("MCS-000427",)
+    assert findings["$1,250.00"].status == "supported", findings["$1,250.00"].message
+    assert findings["Doc. 45-5 at 3"].status == "unsupported"
+    assert "no page 3 of docket entry 45-5" in findings["Doc. 45-5 at 3"].message
+    assert findings["Doc. 61 at 2"].status == "unsupported"

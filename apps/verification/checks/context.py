@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from apps.verification import exhibits, paragraphs, patents, transcripts
+from apps.verification import exhibits, filed, paragraphs, patents, transcripts
 from apps.verification import normalise as nz
 from apps.verification.claims import DEFINITION, Claim, defined_terms, sentences
 from apps.verification.findings import Finding, Status
@@ -90,9 +90,6 @@ class Context:
         self.documents: exhibits.Catalogue | None = None  # read when a cite names a document
         self.named: dict[tuple[int, int], tuple[list[int], Finding | None, str]] = {}
         self.exhibit_list: dict[str, list[int]] | None = None  # the draft's own, when read
-        # The PageID each page's filing header prints, and its docket entry ("9-4"): read when
-        # a cite names a PageID (checks/record.py).
-        self.page_ids: dict[int, tuple[int, str]] | None = None
         self.law_documents: frozenset[int] | None = None  # opinions it cites (`support`)
         self.definitions: dict[str, str] | None = None  # its defined names ("IR-2"), when read
 
@@ -209,7 +206,11 @@ class Context:
         if not cite.bates and (cite.exhibit is not None or cite.title is not None):
             return self.named_pages(cite)[0]
         if not cite.bates:
-            return transcripts.cited_pages(cite, self.index)  # "Voss Dep. 45:3-9"
+            # "ECF No. 9-4, PageID.271", "Doc. 45-3 at 7": the filed pages; "Voss Dep. 45:3-9"
+            numbers = paragraphs.page_numbers(cite.pins)
+            return filed.cite_pages(
+                self.index, cite.text, cite.pins, numbers
+            ) or transcripts.cited_pages(cite, self.index)
         found: list[int] = []
         for ref in cite.bates:
             pages, _missing = self.index.bates_indexes(ref)

@@ -4,7 +4,7 @@ and judged (step 2 of the package docstring)."""
 import re
 from dataclasses import replace
 
-from apps.verification import exhibits, paragraphs
+from apps.verification import exhibits, filed, paragraphs
 from apps.verification.checks.context import Context
 from apps.verification.checks.support import judge_pages
 from apps.verification.claims import Claim
@@ -21,8 +21,10 @@ from apps.verification.index import (
 def record_cite(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
     if not claim.bates and (claim.exhibit is not None or claim.title is not None):
         return named_cite(ctx, claim)
-    if not claim.bates and any(pin.startswith(PAGE_ID) for pin in claim.pins):
+    if not claim.bates and any(pin.startswith(filed.PAGE_ID) for pin in claim.pins):
         return _page_id_cite(ctx, claim)
+    if not claim.bates and (entry_cite := _filed_entry_cite(ctx, claim)) is not None:
+        return entry_cite
     if not claim.bates:
         # A pleading or docket cite ("Compl. ¶ 4", "Dkt. 12 at 3") names no Bates page:
         # the packet's pages cannot be matched to it, so a person checks it.
@@ -53,56 +55,15 @@ def record_cite(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
     return judge_pages(ctx, claim, pages)
 
 
-# -- a filed record's pages by the PageID its header prints -------------------------
-
-PAGE_ID = "PageID."
-# A court's electronic filing header ("Case 1:23-cv-00417 ECF No. 9-4, PageID.512 Filed
-# 06/02/23 Page 14 of 40"; "PageID #: 1173"), read at a page's head or foot.
-_FILED_HEADER = re.compile(
-    r"(?:ECF[ \t]+No\.[ \t]*(?P<entry>\d{1,5}(?:-\d{1,3})?)[, \t]+)?PageID[ \t]*(?:\.|#:?)[ \t]*"
-    r"(?P<id>\d{1,7})\b"
-)
-_CITED_ENTRY = re.compile(r"ECF[ \t]+No\.[ \t]*(?P<entry>\d{1,5}(?:-\d{1,3})?)")
-_EDGE_CHARS = 400
-MAX_PAGE_IDS = 200  # pages one cite may name ("PageID.100-300")
-
-
-def _page_ids(ctx: Context) -> dict[int, tuple[int, str]]:
-    """PageID: (the packet page printing it in its filing header, its docket entry or "")."""
-    if ctx.page_ids is None:
-        found: dict[int, tuple[int, str]] = {}
-        for position, page in enumerate(ctx.index.pages):
-            text = page.text
-            for edge in (text[:_EDGE_CHARS], text[-_EDGE_CHARS:]):
-                header = _FILED_HEADER.search(edge)
-                if header is not None:
-                    found.setdefault(
-                        int(header.group("id")), (position, header.group("entry") or "")
-                    )
-                    break
-        ctx.page_ids = found
-    return ctx.page_ids
-
-
-def _page_id_numbers(written: str) -> list[int] | None:
-    """ "639-40" -> [639, 640]; "511,513" -> [511, 513]; None for a range too long or reversed."""
-    numbers: list[int] = []
-    for part in written.split(","):
-        first, _, last = part.partition("-") if "-" in part else part.partition("\u2013")
-        start = int(first)
-        end = int(first[: len(first) - len(last)] + last) if last else start
-        if end < start or end - start >= MAX_PAGE_IDS:
-            return None
-        numbers.extend(range(start, end + 1))
-    return numbers
+# -- a filed record's pages, by its filing headers (apps.verification.filed) ----------
 
 
 def _page_id_cite(ctx: Context, claim: Claim) -> Finding:
     """ "ECF No. 9-4, PageID.271": the packet page whose filing header prints PageID.271 (of
     docket entry 9-4, where the header names its entry), judged as a Bates page is."""
-    written = next(pin for pin in claim.pins if pin.startswith(PAGE_ID))[len(PAGE_ID) :]
-    numbers = _page_id_numbers(written)
-    printed = _page_ids(ctx)
+    written = next(pin for pin in claim.pins if pin.startswith(filed.PAGE_ID))[len(filed.PAGE_ID) :]
+    numbers = filed.page_id_numbers(written)
+    printed = filed.page_ids(ctx.index)
     if numbers is None or not printed:
         reason = (
             "no page of the packet prints a filing header's PageID"
@@ -119,7 +80,7 @@ def _page_id_cite(ctx: Context, claim: Claim) -> Finding:
             f"no page of the packet prints PageID.{missing[0]} (its filed pages: "
             f"{_page_id_runs(printed)})",
         )
-    cited = _CITED_ENTRY.match(claim.text)
+    cited = filed.CITED_ENTRY.match(claim.text)
     other = [
         n for n in numbers if cited and printed[n][1] and printed[n][1] != cited.group("entry")
     ]
@@ -134,6 +95,38 @@ def _page_id_cite(ctx: Context, claim: Claim) -> Finding:
             page=ctx.index.pages[page],
         )
     return judge_pages(ctx, claim, list(dict.fromkeys(printed[n][0] for n in numbers)))
+
+
+def _filed_entry_cite(ctx: Context, claim: Claim) -> Finding | None:
+    """ "Doc. 45-3 at 7": the page of entry 45-3 whose filing header says "Page 7 of N",
+    judged as a Bates page is. None where no page prints a filing header (a person checks
+    the cite) or the cite is no entry pinned by its page."""
+    cited = filed.ENTRY_CITE.match(claim.text)
+    numbers = paragraphs.page_numbers(claim.pins)
+    entries = filed.entry_pages(ctx.index) if cited is not None and numbers else {}
+    if not entries or cited is None:
+        return None
+    entry = entries.get(cited.group("entry"))
+    if entry is None:
+        shown = ", ".join(sorted(entries)[:12])
+        return Finding(
+            claim,
+            "unsupported",
+            "bates_in_packet",
+            f"no page of the packet is of docket entry {cited.group('entry')} (the packet's "
+            f"filed entries: {shown})",
+        )
+    missing = [n for n in numbers if n not in entry]
+    if missing:
+        return Finding(
+            claim,
+            "unsupported",
+            "bates_in_packet",
+            f"the packet holds no page {missing[0]} of docket entry {cited.group('entry')} "
+            f"(its pages: {', '.join(str(n) for n in sorted(entry))})",
+            page=ctx.index.pages[entry[min(entry)]],
+        )
+    return judge_pages(ctx, claim, list(dict.fromkeys(entry[n] for n in numbers)))
 
 
 def _page_id_runs(printed: dict[int, tuple[int, str]]) -> str:

@@ -63,6 +63,10 @@ _PAGE_ID_NUMBERS = (
     r"\d{1,7}(?:[ \t]*[-\u2013][ \t]*\d{1,7})?(?:,[ \t]*\d{1,7}(?:[ \t]*[-\u2013][ \t]*\d{1,7})?)*"
 )
 _PAGE_ID = re.compile(rf",?[ \t]*PageID[ \t]*(?:\.|#:?)?[ \t]*(?P<ids>{_PAGE_ID_NUMBERS})(?![\w])")
+# A docket entry pinned by the page its filing header counts ("Doc. 45-3 at 7", the Eleventh
+# Circuit's form; "Dkt." and "ECF No." are read by _DOCKET): the page of that entry whose
+# header says "Page 7 of N" (checks/record.py).
+_DOC_ENTRY = re.compile(r"(?<![\w])Doc\.\s*(?:No\.\s*)?\d{1,5}(?:-\d{1,3})?(?=\s+at\s+\d)")
 # A transcript cited by its volume and its page and lines ("Trial Tr. vol. II, 145:1-3", "Tr.
 # Vol. 2 at 45:3"): the volume names the transcript's file (paragraphs.pleading_pages).
 _VOLUME_TRANSCRIPT = re.compile(
@@ -842,6 +846,10 @@ def record_cites(
 
     # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4", "ECF
     # No. 9-4, PageID.512", "Trial Tr. vol. II, 145:1-3".
+    for match in _DOC_ENTRY.finditer(text):
+        end, pins = _pins_after(text, match.end())
+        if pins and free(match.start(), end):
+            add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
     for match in _VOLUME_TRANSCRIPT.finditer(text):
         end, pins = _pins_after(text, match.end())
         if pins and free(match.start(), end):
