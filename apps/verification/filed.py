@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from apps.verification.index import PacketIndex
+from apps.verification.paragraphs import range_end
 
 PAGE_ID = "PageID."
 EDGE_CHARS = 400  # a page's head and foot, where its filing header stands
@@ -72,7 +73,7 @@ def page_id_numbers(written: str) -> list[int] | None:
     for part in written.split(","):
         first, _, last = part.partition("-") if "-" in part else part.partition("\u2013")
         start = int(first)
-        end = int(first[: len(first) - len(last)] + last) if last else start
+        end = range_end(first, last) if last else start  # "639-40": 640
         if end < start or end - start >= MAX_PAGE_IDS:
             return None
         numbers.extend(range(start, end + 1))

@@ -327,7 +327,8 @@ def test_a_filed_records_page_is_cited_by_its_entry_and_pageid() -> None:
         "The suspect said he was with Keisha the whole night (ECF No. 9-2, PageID.152). The "
         "detective repeated the alibi to the jury (ECF No. 9-4, PageID.271). The report was "
         "filed (ECF No. 9-7, PageID.712). The alibi was in the report (ECF No. 9-4, "
-        "PageID.152). The whole report (ECF No. 9-2, PageID.151-52). The stamp (PageID.152)."
+        "PageID.152). The whole report (ECF No. 9-2, PageID.151-52). The stamp (PageID.152). "
+        "Everything (ECF No. 9-2, PageID.1-999999)."
     )
     findings = findings_by_claim(text, index, "SCR-")
 
@@ -339,6 +340,8 @@ def test_a_filed_records_page_is_cited_by_its_entry_and_pageid() -> None:
     assert missing.status == "unsupported" and "PageID.712" in missing.message
     other = findings["ECF No. 9-4, PageID.152"]
     assert other.status == "unsupported" and "ECF No. 9-2, not of ECF No. 9-4" in other.message
+    # A range past the budget of pages one cite may name is left for a person, not expanded.
+    assert findings["ECF No. 9-2, PageID.1-999999"].status == "needs_review"
     # A PageID alone is a number printed on a page: no Bates number of this production.
     assert findings["PageID.152"].status == "unsupported"
     assert findings["PageID.152"].check == "not_a_record_cite"

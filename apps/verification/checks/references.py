@@ -10,7 +10,7 @@ from apps.verification.checks.record import named_cite
 from apps.verification.checks.support import judge_pages
 from apps.verification.claims import Claim, is_generated_reference
 from apps.verification.claims.record import document_name_cite
-from apps.verification.claims.references import names_a_brief_part
+from apps.verification.claims.references import is_brief_part
 from apps.verification.findings import Finding
 from apps.verification.index import (
     PacketIndex,
@@ -33,7 +33,7 @@ def not_a_record_cite(claim: Claim, index: PacketIndex, ctx: Context) -> Finding
             "summary), which is not evidence and not in the packet"
         )
         return Finding(claim, "unsupported", "system_generated_reference", message)
-    if names_a_brief_part(claim.text, frozenset({claim.text.strip().lower()})):
+    if is_brief_part(claim.text):
         # (the extractor read it as a part of a brief: of this draft, or of a party's brief)
         message = (
             f"{claim.text!r} refers to a part of a brief (this draft's own heading or table, "

@@ -345,6 +345,13 @@ def _label_key(label: str) -> str:
     return re.sub(r"\s+", " ", label.strip()).lower()
 
 
+def is_brief_part(text: str) -> bool:
+    """Whether a not-a-record-cite the extractor read as a part of a brief (`names_a_brief_part`)
+    is one, by its shape alone: a part's label, a cross-reference or a party's brief's part."""
+    whole = text.strip().rstrip(",.")
+    return names_a_brief_part(whole) or re.fullmatch(_PART_LABEL, whole, re.IGNORECASE) is not None
+
+
 def names_a_brief_part(piece: str, own: frozenset[str] = frozenset()) -> bool:
     """Whether a cite position's piece (its signal taken off) names a part of a brief: one of
     the draft's `own` parts, a cross-reference ("Point I, supra") or a part of a party's brief
