@@ -88,14 +88,32 @@ def _inline_quotes(text: str, skip: Spans) -> list[Quote]:
                     opener = None
                 continue
             if opener is None or opener == "\u2018":
-                if char != "”":
+                if char != "”" and not _only_closes(text, pos):
                     opener, open_at = char, pos
-            elif char in _OPENERS[opener]:
+            elif char in _OPENERS[opener] and not _only_opens(text, pos):
                 quotes.append(_make_quote(text, open_at, pos))
                 opener = None
             else:  # a second opening mark: the first was stray
                 opener, open_at = char, pos
     return [q for q in quotes if q.end > q.start]
+
+
+def _only_closes(text: str, pos: int) -> bool:
+    """A straight mark written against the word before it and followed by a space or the end
+    ('emails" wi') can close a quotation but never open one: with none open, it is stray."""
+    if text[pos] != '"' or pos == 0:
+        return False
+    if text[pos - 1].isspace() or text[pos - 1] in "([{\u2014\u2013":
+        return False
+    return pos + 1 >= len(text) or text[pos + 1].isspace()
+
+
+def _only_opens(text: str, pos: int) -> bool:
+    """A straight mark after a space and against the word after it (' "the tenant') can open a
+    quotation but never close one: with one open, the first mark was stray."""
+    if text[pos] != '"' or (pos > 0 and not text[pos - 1].isspace()):
+        return False
+    return pos + 1 < len(text) and (text[pos + 1].isalnum() or text[pos + 1] in "$§'\u2018")
 
 
 def _make_quote(text: str, open_at: int, close_at: int) -> Quote:
