@@ -25,6 +25,9 @@ _ENTRY_HEADER = re.compile(
     r"(?:Document|ECF[ \t]+No\.)[ \t]*(?P<entry>\d{1,5}(?:-\d{1,3})?)\b.*?\bPage[ \t]+"
     r"(?P<page>\d{1,4})[ \t]+of[ \t]+(?P<of>\d{1,4})"
 )
+# The Board's docket (TTABVUE) prints its entry and the entry's page on each page it files:
+# "Opposition No. 91287654   14 TTABVUE 6", cited "14 TTABVUE 6".
+_BOARD_HEADER = re.compile(r"(?<![\w])(?P<entry>\d{1,4})[ \t]+TTABVUE[ \t]+(?P<page>\d{1,4})\b")
 CITED_ENTRY = re.compile(r"ECF[ \t]+No\.[ \t]*(?P<entry>\d{1,5}(?:-\d{1,3})?)")
 # A cite of an entry by the page its header counts ("Doc. 45-3 at 7", "ECF No. 45-3 at 7").
 ENTRY_CITE = re.compile(
@@ -61,10 +64,27 @@ def _read_page_ids(index: PacketIndex) -> dict[int, tuple[int, str]]:
 
 def _read_entries(index: PacketIndex) -> dict[str, dict[int, int]]:
     found: dict[str, dict[int, int]] = {}
-    for position, header in _headers(index, _ENTRY_HEADER):
-        pages = found.setdefault(header.group("entry"), {})
-        pages.setdefault(int(header.group("page")), position)
+    for pattern in (_ENTRY_HEADER, _BOARD_HEADER):
+        for position, header in _headers(index, pattern):
+            pages = found.setdefault(header.group("entry"), {})
+            pages.setdefault(int(header.group("page")), position)
     return found
+
+
+def without_headers(text: str) -> str:
+    """`text` without the lines that print a filing header (a page's part that is only its
+    header holds nothing of what the page carries)."""
+    patterns = (_ENTRY_HEADER, _BOARD_HEADER, _PAGE_ID_HEADER)
+    return "\n".join(
+        line for line in text.splitlines() if not any(p.search(line) for p in patterns)
+    )
+
+
+def cited_entry(text: str) -> str | None:
+    """The docket entry a cite pinned by its page names ("Doc. 45-3 at 7": "45-3"; "14
+    TTABVUE 6": "14"), or None."""
+    cited = ENTRY_CITE.match(text) or _BOARD_HEADER.match(text)
+    return cited.group("entry") if cited is not None else None
 
 
 def page_id_numbers(written: str) -> list[int] | None:
@@ -90,8 +110,8 @@ def cite_pages(
         ids = page_id_numbers(written[len(PAGE_ID) :]) or []
         printed = page_ids(index)
         return list(dict.fromkeys(printed[n][0] for n in ids if n in printed))
-    cited = ENTRY_CITE.match(text)
+    cited = cited_entry(text)
     if cited is None or not numbers:
         return []
-    entry = entry_pages(index).get(cited.group("entry"), {})
+    entry = entry_pages(index).get(cited, {})
     return list(dict.fromkeys(entry[n] for n in numbers if n in entry))

@@ -108,6 +108,7 @@ _LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
 _IN_TEXT_MARKER = re.compile(
     r"(?<![\w*])\[?\*{1,2}\d{1,5}\]?(?![\w*])|(?<=[\w.,;:\"'\u201d)])\[\d{1,3}\](?!\w)"
 )
+_YEAR_VOLUME = re.compile(r"(?:19|20)\d\d")  # a year where a volume stands: a series by year
 _STAR = re.compile(r"(?<![\w*])\[?\*{1,2}(\d{1,5})\]?(?![\w*])")
 STAR_STEP = 3  # a star marker names one of the next few reporter pages, or it is no marker
 QUOTE_ACROSS = 6  # words: a quotation this long may run from one page onto the next
@@ -833,7 +834,9 @@ class PacketIndex:
                 or joined in head
                 or _spelled_head(head, volume, reporter, first, self.pages[index].text)
             ):
-                if wanted[-2] == "wl":
+                if wanted[-2] == "wl" or _YEAR_VOLUME.fullmatch(volume):
+                    # A database's number ("2023 WL 6190457") or a year's series ("2022
+                    # USPQ2d 1187", the Board's since 2021) names a document, paged by stars.
                     return self._screen_paged(index) or self._opinion_from(index, first)
                 return self._opinion_from(index, first)
         return None

@@ -332,6 +332,18 @@ def _needed(weights: dict[str, float], floor: float = WRONG_OTHER) -> list[str]:
     return needed
 
 
+def _common_terms(transcript: _Transcript, weights: dict[str, float]) -> set[str]:
+    """The terms printed on half the transcript's pages or more (of two pages at least)."""
+    pages = len(transcript.by_page)
+    if pages < 2:
+        return set()
+    return {
+        t
+        for t in weights
+        if 2 * len({transcript.ordered[at].page for at in transcript.lines_with(t)}) >= pages
+    }
+
+
 def _held(transcript: _Transcript, weights: dict[str, float], first: int, size: int) -> set[str]:
     """The terms that the `size` lines from `first` hold."""
     stems: frozenset[str] = frozenset().union(
@@ -637,8 +649,11 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
         size = len(cited)
         here = _weight(transcript, weights, at[0], size)
         # (the cited lines holding none of the sentence's terms, a stretch holding a third of
-        # them is the testimony's place: a few lines say less than a page)
-        floor = WRONG_ALONE if here == 0 else WRONG_OTHER
+        # them is the testimony's place: a few lines say less than a page; nor do the words the
+        # transcript prints on half its pages or more, its parties' and its subject's names)
+        common = _common_terms(transcript, weights)
+        own = _held(transcript, weights, at[0], size) - common
+        floor = WRONG_ALONE if not own else WRONG_OTHER
         start, best_score = _best_window(transcript, weights, size, frozenset(held), floor)
         best = None if start is None else ordered[start : start + size]
         if (

@@ -68,7 +68,7 @@ from apps.verification import authorities, paragraphs
 from apps.verification.checks.cases import case_citation
 from apps.verification.checks.context import Companion, Context
 from apps.verification.checks.quotes import quote
-from apps.verification.checks.record import id_page, record_cite
+from apps.verification.checks.record import filed_locators, id_page, record_cite
 from apps.verification.checks.references import not_a_record_cite
 from apps.verification.checks.values import value
 from apps.verification.claims import Claim
@@ -137,7 +137,7 @@ def check(claim: Claim, ctx: Context) -> Finding:
         from apps.verification import transcripts  # page:line pins (issue 28 req 7)
 
         finding = transcripts.lined(paragraphs.pinned(record_cite(claim, ctx.index, ctx), ctx), ctx)
-        finding = transcripts.stamped(finding, ctx)
+        finding = filed_locators(transcripts.stamped(finding, ctx), ctx)
         return _as_id(finding) if claim.cited_as else finding
     if claim.kind == "not_a_record_cite":
         return not_a_record_cite(claim, ctx.index, ctx)

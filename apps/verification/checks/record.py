@@ -98,23 +98,24 @@ def _page_id_cite(ctx: Context, claim: Claim) -> Finding:
 
 
 def _filed_entry_cite(ctx: Context, claim: Claim) -> Finding | None:
-    """ "Doc. 45-3 at 7": the page of entry 45-3 whose filing header says "Page 7 of N",
-    judged as a Bates page is. None where no page prints a filing header (a person checks
-    the cite) or the cite is no entry pinned by its page."""
-    cited = filed.ENTRY_CITE.match(claim.text)
+    """ "Doc. 45-3 at 7": the page of entry 45-3 whose filing header says "Page 7 of N" ("14
+    TTABVUE 6": page 6 of the Board's entry 14), judged as a Bates page is. None where no page
+    prints a filing header (a person checks the cite) or the cite is no entry pinned by its
+    page."""
+    cited = filed.cited_entry(claim.text)
     numbers = paragraphs.page_numbers(claim.pins)
     entries = filed.entry_pages(ctx.index) if cited is not None and numbers else {}
     if not entries or cited is None:
         return None
-    entry = entries.get(cited.group("entry"))
+    entry = entries.get(cited)
     if entry is None:
         shown = ", ".join(sorted(entries)[:12])
         return Finding(
             claim,
             "unsupported",
             "bates_in_packet",
-            f"no page of the packet is of docket entry {cited.group('entry')} (the packet's "
-            f"filed entries: {shown})",
+            f"no page of the packet is of docket entry {cited} (the packet's filed entries: "
+            f"{shown})",
         )
     missing = [n for n in numbers if n not in entry]
     if missing:
@@ -122,11 +123,91 @@ def _filed_entry_cite(ctx: Context, claim: Claim) -> Finding | None:
             claim,
             "unsupported",
             "bates_in_packet",
-            f"the packet holds no page {missing[0]} of docket entry {cited.group('entry')} "
+            f"the packet holds no page {missing[0]} of docket entry {cited} "
             f"(its pages: {', '.join(str(n) for n in sorted(entry))})",
             page=ctx.index.pages[entry[min(entry)]],
         )
     return judge_pages(ctx, claim, list(dict.fromkeys(entry[n] for n in numbers)))
+
+
+_LOCATOR_AFTER = re.compile(r"[ \t]*,[ \t]*")
+_BATES_AFTER = re.compile(r"[ \t]*\([ \t]*")
+
+
+def filed_locators(finding: Finding, ctx: Context) -> Finding:
+    """A filed page given beside another cite of the same source names the same page:
+    - "Varga Decl. ¶ 20, 15 TTABVUE 6": the filed page says where those paragraphs are filed;
+      one that holds none of them (its document holds them elsewhere) is the wrong page,
+      whatever its words;
+    - "14 TTABVUE 12 (APP-0435)": the Bates page in parentheses is the filed page's own stamp;
+      a Bates page that is not the filed page is the wrong page.
+    The finding names the page the other cite names."""
+    claim = finding.claim
+    if finding.status == "unsupported":
+        return finding
+    at = ctx.starts.index(claim.start) if claim.start in ctx.starts else 0
+    before = next(
+        (c for c in reversed(ctx.ordered[:at]) if c.kind == "record_cite" and c.end <= claim.start),
+        None,
+    )
+    if before is None:
+        return finding
+    if claim.bates and _BATES_AFTER.fullmatch(ctx.text, before.end, claim.start):
+        return _stamp_of_filed(finding, ctx, before)
+    if filed.cited_entry(claim.text) is not None and _LOCATOR_AFTER.fullmatch(
+        ctx.text, before.end, claim.start
+    ):
+        return _filed_paragraphs(finding, ctx, before)
+    return finding
+
+
+def _filed_pages(ctx: Context, cite: Claim) -> list[int]:
+    if filed.cited_entry(cite.text) is None:
+        return []
+    numbers = paragraphs.page_numbers(cite.pins)
+    return filed.cite_pages(ctx.index, cite.text, cite.pins, numbers)
+
+
+def _stamp_of_filed(finding: Finding, ctx: Context, locator: Claim) -> Finding:
+    index, claim = ctx.index, finding.claim
+    filed_pages = _filed_pages(ctx, locator)
+    stamped = [p for ref in claim.bates for p in index.bates_indexes(ref)[0]]
+    if not filed_pages or not stamped or set(stamped) & set(filed_pages):
+        return finding
+    return Finding(
+        claim,
+        "unsupported",
+        "record_cite_page",
+        f"{claim.text} is not {locator.text}, which is {pages_label(index, filed_pages)}",
+        page=index.pages[filed_pages[0]],
+    )
+
+
+def _filed_paragraphs(finding: Finding, ctx: Context, before: Claim) -> Finding:
+    index, claim = ctx.index, finding.claim
+    numbers = paragraphs.paragraph_numbers(before.pins)
+    cited = _filed_pages(ctx, claim)
+    if not numbers or not cited:
+        return finding
+    document = index.document_pages(index.pages[cited[0]].document_id)
+    numbered = {p.number: p for p in reversed(paragraphs.paragraphs_on(index, document))}
+    held = [numbered[n] for n in numbers if n in numbered]
+    if len(held) < len(numbers) or any(
+        i in cited and re.search(r"\w{3}", filed.without_headers(index.pages[i].text[a:b]))
+        for p in held
+        for i, a, b in p.parts
+    ):
+        return finding  # (a paragraph's run onto the page over only its filing header: none)
+    page, start, end = held[0].parts[0]
+    return Finding(
+        claim,
+        "unsupported",
+        "record_cite_page",
+        f"{before.text} is on {index.label(page)}, not on {claim.text} "
+        f"({pages_label(index, cited)})",
+        page=index.pages[page],
+        match=(start, end),
+    )
 
 
 def _page_id_runs(printed: dict[int, tuple[int, str]]) -> str:

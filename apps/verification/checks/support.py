@@ -84,7 +84,7 @@ def judge_pages(ctx: Context, claim: Claim, pages: list[int]) -> Finding:
     quoted = any(len(quote_words(q)) >= SHORT_QUOTE for q in ctx.members(span, ("quote",)))
     if evidence is None and not quoted and not _altered_here(ctx, span, group):
         weighed = terms_elsewhere(ctx, span, group)
-        if weighed is not None:
+        if weighed is not None and not _introduces(ctx, weighed.page, group):
             return wrong_finding(claim, weighed, group, ctx.index)
     page, match, what = evidence or _best_cited(ctx, span, group)
     excerpt = excerpt_of(page.text, *match) if match else excerpt_of(page.text, 0, 160)
@@ -101,6 +101,17 @@ def judge_pages(ctx: Context, claim: Claim, pages: list[int]) -> Finding:
         excerpt=excerpt,
         match=match,
     )
+
+
+def _introduces(ctx: Context, page: int, pages: list[int]) -> bool:
+    """Whether `page` is the first page of a document and the cited `pages` are a run of two or
+    more of its pages straight after it: a cover, a notice of reliance or an exhibit's slip
+    sheet describing the pages it introduces, in the words a brief uses of them. A cite of
+    the pages described is no wrong cite of their description."""
+    if len(pages) < 2 or pages != list(range(pages[0], pages[0] + len(pages))):
+        return False
+    document = ctx.index.document_pages(ctx.index.pages[page].document_id)
+    return document[0] == page and document[1 : 1 + len(pages)] == pages
 
 
 def _altered_here(ctx: Context, span: tuple[int, int], pages: list[int]) -> bool:

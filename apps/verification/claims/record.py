@@ -18,6 +18,7 @@ from apps.verification.claims.references import (
     JUNK,
     LEGAL_UNIT_FIRST,
     NOT_A_CITE_SHAPE,
+    NUMBERED,
     PIN_TAIL,
     PINNED_OWN_WORK,
     PROSE_REFERENCE,
@@ -67,6 +68,12 @@ _PAGE_ID = re.compile(rf",?[ \t]*PageID[ \t]*(?:\.|#:?)?[ \t]*(?P<ids>{_PAGE_ID_
 # Circuit's form; "Dkt." and "ECF No." are read by _DOCKET): the page of that entry whose
 # header says "Page 7 of N" (checks/record.py).
 _DOC_ENTRY = re.compile(r"(?<![\w])Doc\.\s*(?:No\.\s*)?\d{1,5}(?:-\d{1,3})?(?=\s+at\s+\d)")
+# The Trademark Trial and Appeal Board's record: "14 TTABVUE 6" is page 6 of docket entry 14,
+# as TTABVUE prints on each page it files ("Opposition No. 91287654   14 TTABVUE 6").
+_TTABVUE = re.compile(
+    r"(?<![\w])\d{1,4}[ \t]+TTABVUE[ \t]+"
+    r"(?P<pages>\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w])"
+)
 # A transcript cited by its volume and its page and lines ("Trial Tr. vol. II, 145:1-3", "Tr.
 # Vol. 2 at 45:3"): the volume names the transcript's file (paragraphs.pleading_pages).
 _VOLUME_TRANSCRIPT = re.compile(
@@ -148,6 +155,9 @@ _ONE_CITATION = re.compile(r"[\s,;]*(?:(?:see(?:\s+also)?|cf\.|and)[\s,]+)?", re
 # exhibit list or an index of exhibits writes it ("Ex. 7 (Liang sales plan)"): a description,
 # never a cite of its own.
 _AFTER_EXHIBIT = re.compile(r"\b(?:Ex|Exh|Exhibit)s?\.?[ \t]+[A-Z0-9]{1,4}[ \t]*\([ \t]*$")
+# A name just before a parenthesis ("Hadley (U.S. Patent No. 9,871,204)", "Priya Raman-Holt
+# (Reg. No. 71,246)"): a number in it says what or who the name is, an apposition, no cite.
+_NAME_BEFORE = re.compile(r"(?<![.!?:;]\s)(?<![.!?:;])\b[A-Z][\w'\u2019-]*[ \t]*\([ \t]*$")
 
 
 def pinned_by_record(text: str, cites: Sequence[RecordCite], word_end: int) -> bool:
@@ -176,6 +186,15 @@ def record_id(
     if k < 0 or pinned_by_record(text, cites, word_end):
         return None
     antecedent = cites[k]
+    if (
+        k > 0
+        and _TTABVUE.fullmatch(text, antecedent.start, antecedent.end)
+        and cites[k - 1].kind == "record_cite"
+        and re.fullmatch(r"[ \t]*,[ \t]*", text[cites[k - 1].end : antecedent.start])
+    ):
+        # "Varga Decl. ¶ 11, 15 TTABVUE 3": one source, and where it is filed; Id. is the source.
+        k -= 1
+        antecedent = cites[k]
     if antecedent.kind != "record_cite":
         return None
     if k > 0 and _ONE_CITATION.fullmatch(text, cites[k - 1].end, antecedent.start):
@@ -646,7 +665,10 @@ def _in_heading(text: str, at: int) -> bool:
 
 # The lines that open a signature block: "Respectfully submitted," or an "/s/" signature.
 SIGNATURE_CHARS = 600  # a signature block's paragraph is shorter (a longer one is read so)
-_SIGNATURE_OPENING = re.compile(r"(?m)^[ \t>*_]*(?:By:?[ \t]*)?(?:/s/|Respectfully submitted\b)")
+# (the USPTO's electronic signature is the signer's name between slashes: "/Priya Raman-Holt/")
+_SIGNATURE_OPENING = re.compile(
+    r"(?m)^[ \t>*_]*(?:By:?[ \t]*)?(?:/s/|Respectfully submitted\b|/[A-Z][^/\n]{1,60}/[ \t]*$)"
+)
 
 
 def _in_signature(text: str, at: int) -> bool:
@@ -662,7 +684,7 @@ def _in_signature(text: str, at: int) -> bool:
 
 # A line holding only a person's name before a parenthetical: "Lucia Marchetti (", "Miriam T.
 # Aldous (" (a caption's or a signature's attorney, whose bar number the parenthetical gives).
-_NAME_WORD = r"(?:[A-Z][a-z'\u2019-]+|[A-Z]\.)"
+_NAME_WORD = r"(?:[A-Z][a-z'\u2019-]+(?:-[A-Z][a-z'\u2019]+)?|[A-Z]\.)"  # ("Raman-Holt")
 _NAME_ALONE = re.compile(rf"[ \t>*_]*{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{1,3}}[ \t]*\($")
 
 
@@ -850,6 +872,10 @@ def record_cites(
         end, pins = _pins_after(text, match.end())
         if pins and free(match.start(), end):
             add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
+    for match in _TTABVUE.finditer(text):
+        if free(match.start(), match.end()):
+            pin = "at " + re.sub(r"\s+", "", match.group("pages"))
+            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
     for match in _VOLUME_TRANSCRIPT.finditer(text):
         end, pins = _pins_after(text, match.end())
         if pins and free(match.start(), end):
@@ -961,6 +987,12 @@ def record_cites(
             # cite closes a clause: the words before it are attributed to it.
             signal = SIGNAL.match(piece)
             bare = PIN_TAIL.sub("", piece[signal.end() :] if signal else piece)
+            if (
+                not signal
+                and NUMBERED.fullmatch(bare.rstrip(",."))
+                and _NAME_BEFORE.search(text, max(0, p_start - 40), p_start)
+            ):
+                continue  # "Hadley (U.S. Patent No. 9,871,204)": what the name is
             if (
                 JUNK.fullmatch(bare)
                 or names_a_thing(bare)

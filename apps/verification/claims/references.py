@@ -33,7 +33,9 @@ JUNK = re.compile(
 # case's own numbered cites (a docket entry, an exhibit) are read as record cites before.
 _RECORD_NUMBERED = r"(?:Ex|Exh|Exhibit|Exs|Dkt|Docket|ECF|Doc|D\.E|Tab|App|Tr|Trial)\b"
 _NAME_WORDS = r"(?:[A-Za-z][\w.'\u2019&-]*\s+){1,3}"
-_IDENTIFIER = r"(?=[\w./:-]*\d)[A-Za-z0-9][\w./:-]*"
+# (digits grouped by commas in thousands are one number: "Serial No. 97/654,321", "Reg. No.
+# 5,432,198")
+_IDENTIFIER = r"(?=[\w./:,-]*\d)[A-Za-z0-9](?:[\w./:-]|,(?=\d{3}(?!\d)))*"
 NUMBERED = re.compile(
     rf"(?!{_RECORD_NUMBERED})(?:{_NAME_WORDS}(?:No|Nos|Number|Num)\.?\s*#?"
     rf"|{_NAME_WORDS}#:?|(?:[A-Za-z][\w.'\u2019&-]*\s+){{0,2}}[A-Za-z][\w.'\u2019&-]*#:?)"
@@ -83,6 +85,8 @@ _SHAPES = (
     r"|#\s?\d{2,}"
     # (a chat channel, "#cbef-claims-qa", and an address or a message's id, "...@mail.x.com")
     r"|#[a-z][a-z0-9_-]{2,}|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    # (a web address: "www.example.com/shop", "https://example.com/a?b=1")
+    r"|(?:https?://|www\.)[\w-]+(?:\.[\w-]+)+(?:/[\w.~%/?#=&+:@-]*)?"
     # (a serial, a security's CUSIP or a hash of nine characters or more whose letters stand
     # between digits, "21987R107", "4C530001220618117083": a Bates number's letters only lead
     # or end it)

@@ -20,7 +20,11 @@ _ABBREVIATION_WORDS = """v vs no nos ex exs exh co mr mrs ms dr st id ibid
     u s f al etc cal tex fla ill mass mich minn ohio or pa va wash wis colo conn del ga md
     mo nev ariz ark ind iowa kan ky la me miss mont neb okla tenn utah vt wyo"""
 _ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
-_SENTENCE_END = re.compile(r"[.!?][\"\u201d\u2019')\]]*(?=\s+[\"\u201c\u2018]?[A-Z0-9])")
+# (a stop inside emphasis ends the sentence too: a run-in heading, "**5. The marks are
+# similar.** Applicant chose ...", is no part of the sentence after it)
+_SENTENCE_END = re.compile(
+    r"[.!?](?:[\"\u201d\u2019')\]]|\*{1,3}|_{1,2})*(?=\s+[\"\u201c\u2018]?[A-Z0-9])"
+)
 _HARD_BREAK = re.compile(r"\n[ \t]*(?=\n)|\n(?=[ \t]*(?:[-*+•>#]|\d{1,3}[.)])[ \t])")
 
 
@@ -47,11 +51,12 @@ def sentence_spans(text: str, quotes: Sequence[Quote]) -> list[tuple[int, int]]:
             if inside.contains(pos):
                 continue
             head = block[start : m.start()]
-            word = re.search(r"([A-Za-z]+)\.?$", head)
+            # (a possessive's "s" is no abbreviation: "Emberly's." ends a sentence)
+            word = re.search(r"(?<![\w'\u2019])([A-Za-z]+)\.?$", head)
             if block[m.start()] == "." and word and word.group(1).lower() in _ABBREVIATIONS:
                 continue
             if block[m.start()] == "." and (
-                re.fullmatch(r"\s*(?:\d{1,3}|[A-Za-z]|[ivxlc]{1,5})", head)
+                re.fullmatch(r"\s*[*_]{0,3}(?:\d{1,3}|[A-Za-z]|[ivxlc]{1,5})", head)
                 or re.search(r"(?:^|\s)[A-Z]$", head)
             ):
                 continue  # "1." of a numbered paragraph; an initial "J. Smith"
