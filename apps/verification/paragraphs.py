@@ -87,6 +87,7 @@ _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"Aff", ("affidavit",)),
     (r"Dep", ("deposition",)),
     (r"Hr['\u2019]g\s+Tr", ("hearing", "transcript")),
+    (r"N\.T", ("transcript",)),  # Pennsylvania's notes of testimony
     (r"Tr", ("transcript",)),
     (r"Resp", ("response",)),
     (r"Br", ("brief",)),
@@ -101,7 +102,8 @@ _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # ("dep" as a file names it, "pruszynski-discovery-dep-excerpt.pdf": a form of three letters
 # is matched whole, a longer one as a word's start.)
 _SAME_AS = {
-    "transcript": ("transcript", "deposition", "depo", "dep"),
+    # ("nt": Pennsylvania's notes of testimony, "08-nt-2023-03-15-excerpt.pdf")
+    "transcript": ("transcript", "deposition", "depo", "dep", "nt", "testimony"),
     "deposition": ("deposition", "depo", "dep", "transcript"),
     "vol": ("vol", "volume", "v"),
 }
@@ -120,6 +122,14 @@ _ROMAN = {
     "X": 10,
 }
 _NUMERALS = {str(n): (str(n), roman.lower()) for roman, n in _ROMAN.items()}
+# A transcript cited by its day ("N.T., 3/15/2023, at 203", "N.T. Mar. 15, 2023 at 4"): its
+# file names the day ("...-2023-03-15-...", "...-mar-15-2023-..."), read as year, month, day.
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_DAY = re.compile(
+    r",?\s+(?:(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4}|\d{2})"
+    r"|(?P<month>[A-Z][a-z]{2})[a-z]*\.?\s+(?P<day>\d{1,2}),\s+(?P<year>\d{4})),?"
+    r"(?:\s+\d{1,4}(?:[-\u2013]\d{1,4})?)?$"  # (its page without "at": "N.T. 3/14/23, 112")
+)
 _NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person's name counts
 
 
@@ -265,7 +275,7 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
 
 def _pleading_pages(index: PacketIndex, words: tuple[str, ...]) -> list[int] | None:
     titles = index.derived("document titles", lambda: _document_titles(index))
-    forms = [_SAME_AS.get(w) or _NUMERALS.get(w) or (w,) for w in words]
+    forms = [_SAME_AS.get(w) or _NUMERALS.get(w) or _day_forms(w) or (w,) for w in words]
     matches = [
         document
         for document, title in titles
@@ -279,6 +289,31 @@ def _pleading_pages(index: PacketIndex, words: tuple[str, ...]) -> list[int] | N
     return index.document_pages(matches[0])
 
 
+def _day_forms(word: str) -> tuple[str, ...] | None:
+    """A transcript's month ("month:3") or day ("day:5") as a file's name may write it."""
+    kind, _, number = word.partition(":")
+    if kind == "month" and number.isdigit() and 1 <= int(number) <= 12:
+        return (f"{int(number):02d}", number, _MONTHS[int(number) - 1])
+    if kind == "day" and number.isdigit():
+        return (f"{int(number):02d}", number)
+    return None
+
+
+def _day_words(day: re.Match[str]) -> tuple[str, ...] | None:
+    """ "3/15/2023" -> ("2023", "month:3", "day:15"); None for no day of a calendar."""
+    if day.group("m") is not None:
+        month, number, year = int(day.group("m")), int(day.group("d")), day.group("y")
+        year = year if len(year) == 4 else f"20{year}"
+    else:
+        name = day.group("month").lower()
+        if name not in _MONTHS:
+            return None
+        month, number, year = _MONTHS.index(name) + 1, int(day.group("day")), day.group("year")
+    if not (1 <= month <= 12 and 1 <= number <= 31):
+        return None
+    return (year, f"month:{month}", f"day:{number}")
+
+
 def _document_titles(index: PacketIndex) -> list[tuple[int, list[str]]]:
     """Each document of the packet (in packet order) with the words of its file name."""
     return [
@@ -290,6 +325,11 @@ def _document_titles(index: PacketIndex) -> list[tuple[int, list[str]]]:
 def _pleading_words(text: str) -> tuple[str, ...]:
     head = re.split(r"\s*(?:\u00b6|\bat\s+\d|\d+:\d)", text, maxsplit=1)[0].strip()
     # A transcript's volume ("Trial Tr. vol. II,"): its file names it ("...-vol-2.pdf").
+    day = _DAY.search(head)
+    dated = _day_words(day) if day is not None else None
+    if day is not None and dated is not None:
+        words = _pleading_words(head[: day.start()])
+        return (*words, *dated) if "transcript" in words else words
     volume = _VOLUME.search(head)
     if volume is not None:
         words = _pleading_words(head[: volume.start()])
@@ -462,6 +502,8 @@ def _pleading_page(finding: Finding, context: Context) -> Finding:
     numbers = page_numbers(claim.pins)
     if claim.bates or finding.check != "record_cite_unstamped" or not numbers:
         return finding
+    if set(_pleading_words(claim.cited_as or claim.text)) & {"transcript", "deposition"}:
+        return finding  # a transcript's pages are the numbers it prints (`transcripts.lined`)
     index = context.index
     document = pleading_pages(claim, index)
     if document is None:

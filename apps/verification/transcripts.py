@@ -40,7 +40,13 @@ from apps.verification import normalise as nz
 from apps.verification.claims import Claim
 from apps.verification.findings import Finding
 from apps.verification.index import PacketIndex, QuoteHit, pages_label
-from apps.verification.paragraphs import SHORT_QUOTE, Context, _pleading_words, pleading_pages
+from apps.verification.paragraphs import (
+    SHORT_QUOTE,
+    Context,
+    _pleading_words,
+    page_numbers,
+    pleading_pages,
+)
 from apps.verification.quoting import quote_segments, quote_words
 from apps.verification.sheets import sheet_pages
 from apps.verification.spans import excerpt_of
@@ -59,6 +65,7 @@ _PAGE_LABEL = re.compile(
 )
 _LONE = re.compile(r"^[ \t]*(\d{1,5})[ \t]*$")
 # Terms elsewhere: as paragraphs' wrong-paragraph rule.
+WHOLE_PAGE = -1  # a line number no cite writes: the cite names its pages whole
 WRONG_OTHER = 0.5
 WRONG_RATIO = 1 / 3
 WRONG_ALONE = 0.35  # the cited lines hold none of the terms, another stretch this much
@@ -107,11 +114,16 @@ def _page_number(text: str, fallback: int) -> int:
     # filing's header prints over an excerpt filed as its exhibit.
     for match in sorted(labels, key=lambda m: " of " in m.group(0).lower()):
         return int(match.group(1))
-    if lines:
-        lone = _LONE.match(lines[0])
-        # A number alone at the top is the page's number when no line could be numbered so,
-        # or when the lines counted from 1 follow it ("24" above " 1  Q. Trooper ...").
-        first_line = _LINE.match(lines[1]) if len(lines) > 1 else None
+    # A number alone at the top (on the first line, or under a caption's line or two above the
+    # numbered lines, as a trial transcript prints "203" at the right) is the page's number
+    # when no line could be numbered so, or when the lines counted from 1 follow it ("24"
+    # above " 1  Q. Trooper ...").
+    for k, line in enumerate(lines[:3]):
+        numbered = _LINE.match(line)
+        if k > 0 and numbered is not None and numbered.group("text"):
+            break  # the lines have begun: no number above them stands alone
+        lone = _LONE.match(line)
+        first_line = _LINE.match(lines[k + 1]) if len(lines) > k + 1 else None
         if lone and (
             int(lone.group(1)) > LAST_LINE
             or (
@@ -538,7 +550,7 @@ def _printed_pages(index: PacketIndex, page: int) -> set[int]:
 def lined(finding: Finding, context: Context) -> Finding:
     """The finding on a record cite, refined by its page:line pin (see the module)."""
     claim = finding.claim
-    cited = cited_lines(claim.pins)
+    cited = cited_lines(claim.pins) or _whole_pages(claim)
     choices = [cited] if cited else _bates_lines(finding, context.index)
     if not choices:
         return finding
@@ -548,6 +560,20 @@ def lined(finding: Finding, context: Context) -> Finding:
     # sentence, else the first.
     found = [_lined(finding, context, wanted) for wanted in choices]
     return next((f for f in found if f.status == "supported"), found[0])
+
+
+def _whole_pages(claim: Claim) -> _Wanted | None:
+    """A transcript cited by its pages alone ("N.T., 3/15/2023, at 203", "Tr. at 45-46"): all
+    the lines of those pages (WHOLE_PAGE as their lines: `_lined` reads them as the
+    first page's first line and the last page's last), or None for any other cite."""
+    if claim.bates or claim.exhibit is not None or claim.title is not None:
+        return None
+    if not set(_pleading_words(claim.cited_as or claim.text)) & {"deposition", "transcript"}:
+        return None
+    numbers = page_numbers(claim.pins)
+    if not numbers or numbers != list(range(numbers[0], numbers[-1] + 1)):
+        return None
+    return (numbers[0], WHOLE_PAGE), (numbers[-1], WHOLE_PAGE)
 
 
 def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
@@ -600,6 +626,9 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
                 f"{have[0]}-{have[-1]})",
                 index.pages[pages[0]],
             )
+    if l1 == WHOLE_PAGE:  # whole pages (`_whole_pages`)
+        l1, l2 = by_page[p1][0].number, by_page[p2][-1].number
+        label = f"page {p1}" if p1 == p2 else f"pages {p1}-{p2}"
     ordered = transcript.ordered
     at = [k for k, line in enumerate(ordered) if (p1, l1) <= (line.page, line.number) <= (p2, l2)]
     cited = [ordered[k] for k in at]

@@ -24,10 +24,12 @@ from apps.verification.claims.references import (
     PROSE_REFERENCE,
     SIGNAL,
     YEAR_END,
+    drafters_party,
     is_case_number,
     is_generated,
     names_a_brief_part,
     names_a_thing,
+    own_brief_start,
     own_part_labels,
     own_work_start,
 )
@@ -74,6 +76,14 @@ _TTABVUE = re.compile(
     r"(?<![\w])\d{1,4}[ \t]+TTABVUE[ \t]+"
     r"(?P<pages>\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w])"
 )
+# Pennsylvania's notes of testimony, cited by the hearing's day and the transcript's page
+# ("N.T., 3/15/2023, at 203", "N.T. 3/14/23, 112-13", "N.T. Mar. 15, 2023 at 4"): the
+# transcript of that day (its file names the day), at the page it prints.
+_NOTES_OF_TESTIMONY = re.compile(
+    r"(?<![\w])N\.T\.,?[ \t]+(?:\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})"
+    r"|[A-Z][a-z]{2,8}\.?[ \t]+\d{1,2},[ \t]+\d{4}),?(?=[ \t]+(?:at[ \t]+)?\d)"
+)
+_BARE_PAGE = re.compile(r"[ \t]+(\d{1,4}(?:[-\u2013]\d{1,4})?)(?![\w:])")
 # A transcript cited by its volume and its page and lines ("Trial Tr. vol. II, 145:1-3", "Tr.
 # Vol. 2 at 45:3"): the volume names the transcript's file (paragraphs.pleading_pages).
 _VOLUME_TRANSCRIPT = re.compile(
@@ -85,6 +95,7 @@ _PLEADING = re.compile(
     r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog|PSR)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
 )
 _OWN_DRAFT = re.compile(r"(?i)\bdraft\b")
+_BRIEF_WORD = re.compile(r"(?:Br|Mem|Reply)\b")  # a brief's own word, where _PLEADING starts
 _DRAFT_BEFORE = re.compile(
     r"(?i)\bdraft[ \t]+$"
 )  # the name's word just before: "Draft Reply Decl."
@@ -157,6 +168,7 @@ _ONE_CITATION = re.compile(r"[\s,;]*(?:(?:see(?:\s+also)?|cf\.|and)[\s,]+)?", re
 _AFTER_EXHIBIT = re.compile(r"\b(?:Ex|Exh|Exhibit)s?\.?[ \t]+[A-Z0-9]{1,4}[ \t]*\([ \t]*$")
 # A name just before a parenthesis ("Hadley (U.S. Patent No. 9,871,204)", "Priya Raman-Holt
 # (Reg. No. 71,246)"): a number in it says what or who the name is, an apposition, no cite.
+_LIST_ITEM_AFTER = re.compile(r"\)[ \t]*,[ \t]+(?:and[ \t]+)?(?:an?|the)[ \t]")
 _NAME_BEFORE = re.compile(r"(?<![.!?:;]\s)(?<![.!?:;])\b[A-Z][\w'\u2019-]*[ \t]*\([ \t]*$")
 
 
@@ -561,6 +573,12 @@ def _range_end(text: str, end: int, prefix: str, num: str, page: str | None) -> 
     return _RangeEnd(match.end(), last, last_page, width)
 
 
+# A reproduced record numbers its pages with a small letter after the number ("258a"; "12b" for
+# a supplemental one, Pa.R.A.P. 2173), cited "R.R. 258a-59a": the letter is no part of the
+# number, and a range's end carries it too.
+_LETTERED_PAGE = re.compile(r"[ab](?![\w])")
+
+
 def _bates_cites(
     text: str,
     pattern: re.Pattern[str],
@@ -594,6 +612,8 @@ def _bates_cites(
         first = last = int(num)
         first_page = last_page = int(page) if page is not None else None
         width = len(page or "")
+        lettered = _LETTERED_PAGE.match(text, end)
+        end = lettered.end() if lettered is not None else end
         ranged = _range_end(text, end, prefix, num, page)
         if ranged is not None:
             end, last, last_page, width = (
@@ -602,6 +622,8 @@ def _bates_cites(
                 ranged.last_page,
                 ranged.page_digits,
             )
+            tail = _LETTERED_PAGE.match(text, end) if lettered is not None else None
+            end = tail.end() if tail is not None else end
         end, pins = _pins_after(text, end)
         exhibit = _EXHIBIT_BEFORE.search(text, max(0, start - 40), start)
         number = None
@@ -792,6 +814,7 @@ def record_cites(
     ]
     defined = defined_terms(text)  # the draft's own names for documents, "IR-2"
     own_parts = own_part_labels(text)  # its own headings' and captions' labels, "table 1"
+    own_party = drafters_party(text)  # the party its title names: its own briefs are its work
     named, quotes = _quoted_names(text, _cite_pieces(text, positions), quotes)
     blocked = Spans([(q.start, q.end) for q in quotes] + [(c.start, c.end) for c in named])
     known = _bates_pattern(prefixes)
@@ -876,6 +899,14 @@ def record_cites(
         if free(match.start(), match.end()):
             pin = "at " + re.sub(r"\s+", "", match.group("pages"))
             add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    for match in _NOTES_OF_TESTIMONY.finditer(text):
+        end, pins = _pins_after(text, match.end())
+        if not pins:
+            page = _BARE_PAGE.match(text, match.end())  # "N.T. 3/14/23, 112-13"
+            if page is not None:
+                end, pins = page.end(), ["at " + page.group(1)]
+        if pins and free(match.start(), end):
+            add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
     for match in _VOLUME_TRANSCRIPT.finditer(text):
         end, pins = _pins_after(text, match.end())
         if pins and free(match.start(), end):
@@ -890,6 +921,16 @@ def record_cites(
                 continue
             end, pins = _pins_after(text, match.end())
             if pattern is _PLEADING and not pins:
+                continue
+            own_brief = (
+                own_brief_start(text, match.start(), own_party)
+                if pattern is _PLEADING and _BRIEF_WORD.match(text, match.start())
+                else None
+            )
+            if own_brief is not None:
+                # "Appellant's Br. at 9" in the appellant's own brief: its own argument.
+                if free(own_brief, end):
+                    add(RecordCite("not_a_record_cite", own_brief, end))
                 continue
             if pattern is _PLEADING and (
                 _OWN_DRAFT.search(text, match.start(), end)
@@ -990,9 +1031,14 @@ def record_cites(
             if (
                 not signal
                 and NUMBERED.fullmatch(bare.rstrip(",."))
-                and _NAME_BEFORE.search(text, max(0, p_start - 40), p_start)
+                and (
+                    _NAME_BEFORE.search(text, max(0, p_start - 40), p_start)
+                    or _LIST_ITEM_AFTER.match(text, p_end)
+                )
             ):
-                continue  # "Hadley (U.S. Patent No. 9,871,204)": what the name is
+                # "Hadley (U.S. Patent No. 9,871,204)": what the name is; "a sealing plug
+                # assembly (P/N 40-1120-04), a tether ...": which thing an item of a list is
+                continue
             if (
                 JUNK.fullmatch(bare)
                 or names_a_thing(bare)

@@ -37,7 +37,9 @@ _NAME_WORDS = r"(?:[A-Za-z][\w.'\u2019&-]*\s+){1,3}"
 # 5,432,198")
 _IDENTIFIER = r"(?=[\w./:,-]*\d)[A-Za-z0-9](?:[\w./:-]|,(?=\d{3}(?!\d)))*"
 NUMBERED = re.compile(
-    rf"(?!{_RECORD_NUMBERED})(?:{_NAME_WORDS}(?:No|Nos|Number|Num)\.?\s*#?"
+    # (a serial's or a part's number by its label alone: "S/N 22-0418-77", "P/N 4471-B")
+    rf"(?!{_RECORD_NUMBERED})(?:(?:{_NAME_WORDS})?(?:S|P)/N:?\s*#?(?=\s?\d)"
+    rf"|{_NAME_WORDS}(?:No|Nos|Number|Num)\.?\s*#?"
     rf"|{_NAME_WORDS}#:?|(?:[A-Za-z][\w.'\u2019&-]*\s+){{0,2}}[A-Za-z][\w.'\u2019&-]*#:?)"
     rf"\s?{_IDENTIFIER}",
     re.IGNORECASE,
@@ -321,13 +323,67 @@ _BRIEF = (
     r"\.?(?:[ \t]+(?:of|in|to|for|re)[ \t]+[^,;()\n]{1,40}?)?"
 )
 # (a brief named by its place in the briefing needs no party: "Reply Br., Ground Two")
+# (a brief's section named before its part: "Appellant's Br., Statement of the Case, Part B.3")
+_SECTION_NAME = r"(?:[A-Z][a-z]+(?:[ \t]+(?:of|the|and|for|[A-Z][a-z]+)){0,5},?[ \t]+)?"
 _BRIEF_PART = re.compile(
     rf"(?:{_PARTY}[ \t]+{_BRIEF}|(?:Reply|Opening|Answering)[ \t]+Br(?:ief)?\.?),?[ \t]+"
-    rf"(?:{_PART_LABEL}|{_DIVISION})"
+    rf"{_SECTION_NAME}(?:{_PART_LABEL}|{_DIVISION})"
+)
+# A section every appellate brief has by the rules of procedure ("Statement of the Questions
+# Involved", "Argument II.B", "Summary of Argument"), named alone or with its division where a
+# record cite belongs: a part of the brief. (A record's document named so carries a pin, "Joint
+# Statement of Undisputed Facts ¶ 4", and is no section alone.)
+_BRIEF_SECTION = re.compile(
+    r"(?:Statement[ \t]+of[ \t]+(?:the[ \t]+)?(?:Case|Facts|Jurisdiction|Issues(?:[ \t]+Presented)?"
+    r"|Questions?[ \t]+(?:Involved|Presented)|Scope[ \t]+and[ \t]+Standard[ \t]+of[ \t]+Review)"
+    r"|Summary[ \t]+of[ \t]+(?:the[ \t]+)?Argument|Argument|Questions?[ \t]+Presented)"
+    rf"(?:,?[ \t]+(?:Part[ \t]+)?(?:{_ROMAN}|[A-Z]|\d{{1,2}})(?:\.[A-Z0-9]{{1,3}})*)?"
 )
 _OWN_HEADING = re.compile(
     rf"^[ \t]*(?:#{{1,6}}[ \t]+|\*\*|__)?(?P<label>{_PART_LABEL})(?![\w-])", re.IGNORECASE
 )
+
+
+# The party a draft is written for, as its title names it: "BRIEF FOR APPELLANT KEELSON
+# LADDER COMPANY", "OPPOSER'S REPLY BRIEF", "PLAINTIFF'S MEMORANDUM OF LAW".
+_PARTY_WORDS = frozenset(
+    {"plaintiff", "defendant", "appellant", "appellee", "petitioner", "respondent", "opposer"}
+    | {"applicant", "movant", "claimant", "debtor", "creditor", "objectant", "intervenor"}
+    | {"relator", "registrant", "proponent"}
+)
+_BRIEF_TITLE = re.compile(r"\b(?:BRIEF|MEMORANDUM|MOTION|REPLY|PETITION|RESPONSE)\b")
+_TITLE_LINES = 40  # a title stands among a draft's first lines
+OWN_BRIEF_CHARS = 40  # how far before a brief's cite its party's abbreviation is read
+
+
+def drafters_party(text: str) -> str | None:
+    """The party a draft's own title names ("appellant"), or None."""
+    for line in text.splitlines()[:_TITLE_LINES]:
+        words = re.sub(r"[#*_]", " ", line).strip()
+        if not words or not words.isupper() or _BRIEF_TITLE.search(words) is None:
+            continue
+        for word in re.findall(r"[A-Z]+", words):
+            singular = word.lower().removesuffix("s")
+            if singular in _PARTY_WORDS:
+                return singular
+    return None
+
+
+_PARTY_BEFORE = re.compile(r"(?P<party>[A-Z][A-Za-z]+)\.?(?:['\u2019]s?)?[ \t]+$")
+
+
+def own_brief_start(text: str, start: int, party: str | None) -> int | None:
+    """Where a brief's cite starts when the party before it ("Appellant's Br. at 9", "Opp. Br.
+    at 12", "Pl.'s Mem. at 4") is the draft's own (`drafters_party`): the drafting side's own
+    argument, never evidence. None for another party's brief, or a brief of no party."""
+    if party is None:
+        return None
+    before = _PARTY_BEFORE.search(text, max(0, start - OWN_BRIEF_CHARS), start)
+    if before is None:
+        return None
+    letters = before.group("party").lower()
+    letters = letters[:-1] if len(letters) > 3 and letters.endswith("s") else letters
+    return before.start() if len(letters) >= 2 and party.startswith(letters) else None
 
 
 def own_part_labels(text: str) -> frozenset[str]:
@@ -361,7 +417,11 @@ def names_a_brief_part(piece: str, own: frozenset[str] = frozenset()) -> bool:
     the draft's `own` parts, a cross-reference ("Point I, supra") or a part of a party's brief
     ("Pl.'s Mot., Table 1")."""
     whole = piece.strip().rstrip(",.")
-    if _CROSS_REFERENCE.fullmatch(whole) or _BRIEF_PART.fullmatch(whole):
+    if (
+        _CROSS_REFERENCE.fullmatch(whole)
+        or _BRIEF_PART.fullmatch(whole)
+        or _BRIEF_SECTION.fullmatch(whole)
+    ):
         return True
     return (
         bool(own)
