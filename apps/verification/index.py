@@ -822,7 +822,9 @@ class PacketIndex:
         # A public-domain citation printed with hyphens ("2020-Ohio-5521") is one word.
         joined = "".join(wanted)
         candidates.update(self.pages_with_term(nz.stem(joined)))
-        for index in sorted(candidates):
+        # A published opinion's own pages first: a filed order of the record may cite it near
+        # its top ("... in Larchmont Bakeries, Inc. v.\nIronclad ..., 684 F. Supp. 3d 1207").
+        for index in sorted(candidates, key=lambda i: (self.pages[i].origin != "public_record", i)):
             head = _own_head_words(self.pages[index].text)
             # (also its own citation line below a caption, "[Cite as Wendt Hydraulics, Inc. v.
             # Auglaize Castings Co., 2019-Ohio-2874.]", as Ohio's opinions print it)

@@ -118,14 +118,14 @@ class Context:
         k = position
         while k > 0:
             previous = cites[k - 1]
-            if has_words(self.text[previous.end : cites[k].start]):
+            if _has_own_words(self.text[previous.end : cites[k].start]):
                 start = previous.end
                 break
             k -= 1
         end = cite.start
         if (
             position == len(cites) - 1
-            and has_words(self.text[cite.end : cite.sentence[1]])
+            and _has_own_words(self.text[cite.end : cite.sentence[1]])
             and not _DEFINED_BEFORE.search(self.text, max(start, cite.start - 80), cite.start)
             and not _DECLARANT_AFTER.match(self.text, cite.end)
         ):
@@ -611,3 +611,17 @@ _EXPLAINS = re.compile(
 
 def has_words(text: str) -> bool:
     return bool(nz.content_terms(nz.token_list(text)))
+
+
+# A rule of procedure or evidence cited beside a record cite ("1-ER-7-8; see Fed. R. App. P.
+# 4(a)(1)(A)."): a citation, no words of the sentence.
+_RULE_CITE = re.compile(
+    r"\b(?:Fed|[A-Z][a-z]{1,4})\.[ \t]*R\.[ \t]*(?:Civ|App|Crim|Evid|Bankr)\.(?:[ \t]*P\.)?"
+    r"[ \t]*\d+(?:\([A-Za-z0-9]{1,4}\))*"
+)
+
+
+def _has_own_words(text: str) -> bool:
+    """Whether `text` between or after cites has words of its own (`has_words`), a rule's
+    citation taken out."""
+    return has_words(_RULE_CITE.sub(" ", text))

@@ -348,7 +348,12 @@ _CITE_POSITION = re.compile(
     r"\.(?=['\u2019]s?[ \t]+\w|,?[ \t]+\w)"
     r"|\n(?![ \t]*\n)){1,120})"
     r"|(?:(?<=[.!?][ \t])|(?<=[.!?][\"\u201d)][ \t]))"
-    r"(?P<alone>[A-Za-z][\w.:/-]{3,60}?)(?=\.(?:\s|$))"
+    # (also a number with its label, "Claim No. PAL-23-0118842.", "Policy No. PMF-7741902-03,
+    # CP 10 30 § B.1.", and a label of a prefix, a space and digits, "PALISADE 000234.")
+    r"(?P<alone>[A-Za-z][\w.:/-]{3,60}?"
+    r"|[A-Z]{2,12}[ \t]\d{3,12}|\d{1,3}-[A-Z]{1,5}-\d{1,8}"  # (and "3-ER-512": a volume's)
+    r"|(?:[A-Z][\w'\u2019&-]*\.?[ \t]+){1,3}No\.[ \t]*[A-Za-z0-9][\w/:-]*(?:\.[\w/:-]+)*)"
+    r"(?=\.(?:\s|$)|,[ \t][^\n]{1,40}?\.(?:\s|$))"
 )
 
 
