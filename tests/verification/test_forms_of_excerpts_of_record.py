@@ -8,7 +8,13 @@ cited "1-ER-9"), each tested on text of our own from the rule it follows:
   is a citation, no words the record cite vouches for;
 - a citation sentence that is a number with its label ("Claim No. PAL-23-0118842."), a label of
   another production's prefix, a space and digits ("PALISADE 000234."), or a page of another
-  volume of the excerpts ("3-ER-512.") is no record cite of this case.
+  volume of the excerpts ("3-ER-512.") is no record cite of this case; nor one of a number
+  grouped by commas, with its page ("Appl. No. 15/873,204, Resp. at 9.", "Prov. Appl. No.
+  62/447,915 at 6.");
+- (the held-out Federal Circuit appeal, its joint appendix cited "Appx1021") a page given with
+  a comma after a cite of a document's paragraphs or a patent's columns must hold them:
+  "Okafor Decl. ¶ 10, Appx1021" is wrong where ¶ 10 is on Appx1020, and "'417 patent col. 7
+  ll. 20-22, Appx1016" where column 7 is printed on Appx1015.
 """
 
 from apps.verification.checks import Finding
@@ -94,3 +100,69 @@ def test_numbers_labels_and_other_volumes_standing_as_citation_sentences() -> No
         ("not_a_record_cite", "3-ER-512"),
         ("record_cite", "1-ER-7"),
     ]
+
+
+def test_numbered_things_grouped_by_commas_and_paged_as_citation_sentences() -> None:
+    text = (
+        "Meridane distinguished Holloway. Appl. No. 15/873,204, Resp. at 9. The provisional "
+        "says so. Prov. Appl. No. 62/447,915 at 6."
+    )
+    claims = extract_claims(text, bates_prefixes=["Appx"])
+    flagged = [c.text for c in claims if c.kind == "not_a_record_cite"]
+    assert flagged == ["Appl. No. 15/873,204", "Prov. Appl. No. 62/447,915 at 6"]
+
+
+DECLARATION = [
+    (
+        "Appx1020",
+        "DECLARATION OF DR. OKAFOR\n\n9. I have designed infusion pumps for twenty years.\n\n"
+        "10. In this art a sensor is downstream by reference to the direction of flow.",
+    ),
+    ("Appx1021", "11. The term requires no separation from the pump by any structure."),
+]
+PATENT = [
+    (
+        "Appx1014",
+        "US 10,662,417 B2\n"
+        + "".join(
+            f"\n                {n}\n    The pump of the disclosure, part {n}.\n"
+            for n in range(1, 7)
+        ),
+    ),
+    (
+        "Appx1015",
+        "US 10,662,417 B2\n\n                7\n    What is claimed is:\n"
+        "    4. The pump of claim 1, wherein the interval is at least three consecutive delivery "
+        "strokes.\n\n"
+        "                8\n    9. A method of detecting an occlusion.",
+    ),
+    (
+        "Appx1016",
+        "AMENDMENT AND RESPONSE\nApplicant amended claim 4 to require three consecutive "
+        "delivery strokes.",
+    ),
+]
+
+
+def test_a_page_beside_a_paragraph_or_a_column_cite_must_hold_it() -> None:
+    from tests.verification.packets import labelled_index
+
+    index = labelled_index(
+        [
+            ("06-okafor-declaration.pdf", DECLARATION),
+            ("04-us-patent-10662417.pdf", PATENT[:2]),
+            ("05-prosecution-history.pdf", PATENT[2:]),
+        ]
+    )
+    findings = findings_by_claim(
+        "A sensor is downstream by the direction of flow. Okafor Decl. ¶ 10, Appx1021. Claim 4 "
+        "requires three consecutive delivery strokes. '417 patent col. 7 ll. 1-4, Appx1016.",
+        index,
+        "Appx",
+    )
+    paragraph = findings["Appx1021"]
+    assert paragraph.status == "unsupported", paragraph.message
+    assert "Okafor Decl. ¶ 10 is on Appx1020" in paragraph.message
+    column = findings["Appx1016"]
+    assert column.status == "unsupported", column.message
+    assert "column 7 is on Appx1015" in column.message

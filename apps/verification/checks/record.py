@@ -4,7 +4,7 @@ and judged (step 2 of the package docstring)."""
 import re
 from dataclasses import replace
 
-from apps.verification import exhibits, filed, paragraphs
+from apps.verification import exhibits, filed, paragraphs, patents
 from apps.verification.checks.context import Context
 from apps.verification.checks.support import judge_pages
 from apps.verification.claims import Claim
@@ -135,10 +135,11 @@ _BATES_AFTER = re.compile(r"[ \t]*\([ \t]*")
 
 
 def filed_locators(finding: Finding, ctx: Context) -> Finding:
-    """A filed page given beside another cite of the same source names the same page:
-    - "Varga Decl. ¶ 20, 15 TTABVUE 6": the filed page says where those paragraphs are filed;
-      one that holds none of them (its document holds them elsewhere) is the wrong page,
-      whatever its words;
+    """A page given beside another cite of the same source names the same page:
+    - "Varga Decl. ¶ 20, 15 TTABVUE 6", "Okafor Decl. ¶ 10, Appx1021": the page (filed or
+      stamped) says where those paragraphs are; one that holds none of them (its document
+      holds them elsewhere) is the wrong page, whatever its words;
+    - "'417 patent col. 7 ll. 20-22, Appx1016": the page must print that column;
     - "14 TTABVUE 12 (APP-0435)": the Bates page in parentheses is the filed page's own stamp;
       a Bates page that is not the filed page is the wrong page.
     The finding names the page the other cite names."""
@@ -154,11 +155,36 @@ def filed_locators(finding: Finding, ctx: Context) -> Finding:
         return finding
     if claim.bates and _BATES_AFTER.fullmatch(ctx.text, before.end, claim.start):
         return _stamp_of_filed(finding, ctx, before)
-    if filed.cited_entry(claim.text) is not None and _LOCATOR_AFTER.fullmatch(
-        ctx.text, before.end, claim.start
-    ):
-        return _filed_paragraphs(finding, ctx, before)
-    return finding
+    if not _LOCATOR_AFTER.fullmatch(ctx.text, before.end, claim.start):
+        return finding
+    if claim.bates:
+        located = [p for ref in claim.bates for p in ctx.index.bates_indexes(ref)[0]]
+    else:
+        located = _filed_pages(ctx, claim)
+    if not located:
+        return finding
+    if patents.pinned_columns(before.pins) is not None:
+        return _located_columns(finding, ctx, before, located)
+    return _located_paragraphs(finding, ctx, before, located)
+
+
+def _located_columns(finding: Finding, ctx: Context, before: Claim, located: list[int]) -> Finding:
+    index = ctx.index
+    first, last = patents.pinned_columns(before.pins) or (0, 0)
+    named = ctx.cite_pages(before)  # the patent's pages (the cite names it by its number)
+    if not named:
+        return finding
+    printed = patents.columns(index, index.document_pages(index.pages[named[0]].document_id))
+    wanted = [printed[n] for n in range(first, last + 1) if n in printed]
+    if not wanted or set(wanted) & set(located):
+        return finding
+    return Finding(
+        finding.claim,
+        "unsupported",
+        "record_cite_page",
+        f"column {first} is on {index.label(wanted[0])}, not on {finding.claim.text}",
+        page=index.pages[wanted[0]],
+    )
 
 
 def _filed_pages(ctx: Context, cite: Claim) -> list[int]:
@@ -183,11 +209,10 @@ def _stamp_of_filed(finding: Finding, ctx: Context, locator: Claim) -> Finding:
     )
 
 
-def _filed_paragraphs(finding: Finding, ctx: Context, before: Claim) -> Finding:
+def _located_paragraphs(finding: Finding, ctx: Context, before: Claim, cited: list[int]) -> Finding:
     index, claim = ctx.index, finding.claim
     numbers = paragraphs.paragraph_numbers(before.pins)
-    cited = _filed_pages(ctx, claim)
-    if not numbers or not cited:
+    if not numbers:
         return finding
     document = index.document_pages(index.pages[cited[0]].document_id)
     numbered = {p.number: p for p in reversed(paragraphs.paragraphs_on(index, document))}

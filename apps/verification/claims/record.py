@@ -350,9 +350,11 @@ _CITE_POSITION = re.compile(
     r"|(?:(?<=[.!?][ \t])|(?<=[.!?][\"\u201d)][ \t]))"
     # (also a number with its label, "Claim No. PAL-23-0118842.", "Policy No. PMF-7741902-03,
     # CP 10 30 § B.1.", and a label of a prefix, a space and digits, "PALISADE 000234.")
-    r"(?P<alone>[A-Za-z][\w.:/-]{3,60}?"
+    r"(?P<alone>(?:[A-Z][\w'\u2019&-]*\.?[ \t]+){1,3}No\.[ \t]*[A-Za-z0-9][\w/:-]*"
+    r"(?:\.[\w/:-]+)*(?:,\d{3}(?!\d))*"  # (a number grouped by commas: "Appl. No. 15/873,204")
+    r"(?:[ \t]+at[ \t]+\d{1,4}(?:[-\u2013]\d{1,4})?)?"  # (and its page: "... 62/447,915 at 6")
     r"|[A-Z]{2,12}[ \t]\d{3,12}|\d{1,3}-[A-Z]{1,5}-\d{1,8}"  # (and "3-ER-512": a volume's)
-    r"|(?:[A-Z][\w'\u2019&-]*\.?[ \t]+){1,3}No\.[ \t]*[A-Za-z0-9][\w/:-]*(?:\.[\w/:-]+)*)"
+    r"|[A-Za-z][\w.:/-]{3,60}?)"
     r"(?=\.(?:\s|$)|,[ \t][^\n]{1,40}?\.(?:\s|$))"
 )
 
