@@ -10,7 +10,8 @@ cited "1-ER-9"), each tested on text of our own from the rule it follows:
   another production's prefix, a space and digits ("PALISADE 000234."), or a page of another
   volume of the excerpts ("3-ER-512.") is no record cite of this case; nor one of a number
   grouped by commas, with its page ("Appl. No. 15/873,204, Resp. at 9.", "Prov. Appl. No.
-  62/447,915 at 6.");
+  62/447,915 at 6."), or of its kind in small letters ("Pelican file no. PCS-21-44817."; a
+  sentence with a verb, "I reviewed Order No. R2-2019-0034.", is none);
 - (the held-out Federal Circuit appeal, its joint appendix cited "Appx1021") a page given with
   a comma after a cite of a document's paragraphs or a patent's columns must hold them:
   "Okafor Decl. ¶ 10, Appx1021" is wrong where ¶ 10 is on Appx1020, and "'417 patent col. 7
@@ -105,11 +106,16 @@ def test_numbers_labels_and_other_volumes_standing_as_citation_sentences() -> No
 def test_numbered_things_grouped_by_commas_and_paged_as_citation_sentences() -> None:
     text = (
         "Meridane distinguished Holloway. Appl. No. 15/873,204, Resp. at 9. The provisional "
-        "says so. Prov. Appl. No. 62/447,915 at 6."
+        "says so. Prov. Appl. No. 62/447,915 at 6. No ALE claim was sent. Pelican file no. "
+        "PCS-21-44817. I reviewed Order No. R2-2019-0034."
     )
     claims = extract_claims(text, bates_prefixes=["Appx"])
     flagged = [c.text for c in claims if c.kind == "not_a_record_cite"]
-    assert flagged == ["Appl. No. 15/873,204", "Prov. Appl. No. 62/447,915 at 6"]
+    assert flagged == [
+        "Appl. No. 15/873,204",
+        "Prov. Appl. No. 62/447,915 at 6",
+        "Pelican file no. PCS-21-44817",
+    ]
 
 
 DECLARATION = [

@@ -1,9 +1,9 @@
-"""The verifier on the set written by hand (tests/verification/handwritten/: fifty-three cases
+"""The verifier on the set written by hand (tests/verification/handwritten/: fifty-six cases
 in styles the generator does not write, see its README), in the `--fast` evaluation: precision
 and the false-flag rate within the targets, and every error kind but seven caught in full; wrong
 pages, things used as record cites, references to the system's own work, pages out of range,
-altered amounts and altered quotations, the weakest, at least 0.76, 0.88, 0.85, 0.98, 0.99 and
-0.99, and wrong pins 0.96 (what is missed and flagged wrongly is on the status page)."""
+altered amounts and altered quotations, the weakest, at least 0.79, 0.91, 0.89, 0.99, 0.99 and
+0.99, and wrong pins 0.97 (what is missed and flagged wrongly is on the status page)."""
 
 from pathlib import Path
 
@@ -19,7 +19,7 @@ HANDWRITTEN = Path(__file__).resolve().parent / "handwritten"
 
 def test_the_set_holds_every_error_kind_and_its_sources_are_its_pages(tmp_path: Path) -> None:
     cases = evaluation.load_set(HANDWRITTEN)
-    assert len(cases) == 53
+    assert len(cases) == 56
     labels = evaluation.all_labels(cases)
     assert {label.error for label in labels if not label.supported} == set(ERROR_KINDS)
     make_sources.write_to(HANDWRITTEN, tmp_path)
@@ -41,6 +41,15 @@ def test_precision_and_the_false_flag_rate_hold(result: evaluation.Score) -> Non
     assert result["targets"]["false_flag_rate"], result["wrong_flags"]
 
 
+# The fifteenth round (a Ninth Circuit appeal on excerpts of record "1-ER-9", a Federal Circuit
+# appeal on a joint appendix "Appx1021", an E.D. La. insurance case on "R. Doc. 38-4 at 3"),
+# measured before any rule was made on it and then read rule by rule, as the fourteenth's TTAB
+# and Pennsylvania cases were. What the fifty-six cases still miss: a wrong page whose fact is
+# the other page's in other words or numbers ("seven weeks after the proof of loss arrived";
+# "twelve seconds later" against an event log's times), the drafter's "Table of Third-Party
+# Uses" and "Appendix A, DuPont Factor Chart" in prose, "(Class 25)" mid-sentence. Over the
+# fifty-six cases: wrong pages 307 of 384, things 260 of 284, own work 189 of 211, out of
+# range 253 of 254, pins 211 of 217.
 # The fourteenth round (an FDCPA class action in N.D. Ga., a TTAB opposition, a Pennsylvania
 # appeal), added as measured on the session's last code with no rule made on the last two: the
 # Board's docket cites "14 TTABVUE 6" are not read (wrong pages and an entry not in the record
@@ -85,17 +94,17 @@ def test_precision_and_the_false_flag_rate_hold(result: evaluation.Score) -> Non
 # section "(FINRA Rule 2111.05(c))"). Altered amounts: 190 of 191 (a tax table's negative
 # figure in parentheses without a currency sign, "(20,354)", is read as no amount in a draft).
 WEAKEST = {
-    "bates_wrong_page": 0.76,
-    "bates_not_a_bates_number": 0.88,
-    "self_generated_reference": 0.85,
-    "bates_out_of_range": 0.98,
+    "bates_wrong_page": 0.79,
+    "bates_not_a_bates_number": 0.91,
+    "self_generated_reference": 0.89,
+    "bates_out_of_range": 0.99,
     "amount_altered": 0.99,
     "quote_altered": 0.99,
 }
 # A wrong pin whose proposition shares all but one word with the pin's page ("see also id. at
 # 507 (rejecting Rule 10b5-1 defense at the pleading stage)", the defense rejected on 512),
 # and pins whose page paraphrases the proposition as its right page does: five of the 157.
-PIN_FLOOR = 0.96
+PIN_FLOOR = 0.97
 
 
 def test_every_error_kind_is_caught_but_the_weakest_at_their_floor(

@@ -332,6 +332,11 @@ _PART_SENTENCE = re.compile(
     r"(?=\.(?:\s|$))"
 )
 _NUMBER_LABEL_BEFORE = re.compile(r"\b(?:[Nn]os?|NOS?|[Nn]r|[Nn]um)\.[ \t]$")
+# What a number is, in small letters before its "no.": "file no.", "claim no.", "policy no."
+_NUMBER_KINDS = (
+    r"(?:file|case|claim|policy|account|acct\.|loan|invoice|order|ticket|matter|project|job"
+    r"|report|serial|reference|ref\.|docket|control|tracking|confirmation)"
+)
 _CITE_POSITION = re.compile(
     # A parenthetical, or what follows a signal (its emphasis, "*See*", no part of it), within a
     # paragraph (soft line breaks allowed), or one token standing as a sentence of its own
@@ -350,7 +355,9 @@ _CITE_POSITION = re.compile(
     r"|(?:(?<=[.!?][ \t])|(?<=[.!?][\"\u201d)][ \t]))"
     # (also a number with its label, "Claim No. PAL-23-0118842.", "Policy No. PMF-7741902-03,
     # CP 10 30 § B.1.", and a label of a prefix, a space and digits, "PALISADE 000234.")
-    r"(?P<alone>(?:[A-Z][\w'\u2019&-]*\.?[ \t]+){1,3}No\.[ \t]*[A-Za-z0-9][\w/:-]*"
+    # (a name's words capitalised, or a number's kind in small letters: "Pelican file no. ...")
+    r"(?P<alone>[A-Z][\w'\u2019&-]*\.?[ \t]+(?:(?:[A-Z][\w'\u2019&-]*\.?|" + _NUMBER_KINDS + r")"
+    r"[ \t]+){0,2}[Nn]o\.[ \t]*[A-Za-z0-9][\w/:-]*"
     r"(?:\.[\w/:-]+)*(?:,\d{3}(?!\d))*"  # (a number grouped by commas: "Appl. No. 15/873,204")
     r"(?:[ \t]+at[ \t]+\d{1,4}(?:[-\u2013]\d{1,4})?)?"  # (and its page: "... 62/447,915 at 6")
     r"|[A-Z]{2,12}[ \t]\d{3,12}|\d{1,3}-[A-Z]{1,5}-\d{1,8}"  # (and "3-ER-512": a volume's)
