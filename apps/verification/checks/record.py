@@ -1,6 +1,7 @@
 """Record cites: Bates numbers, ranges, exhibits and named documents resolved to packet pages
 and judged (step 2 of the package docstring)."""
 
+import bisect
 import re
 from dataclasses import replace
 
@@ -146,11 +147,7 @@ def filed_locators(finding: Finding, ctx: Context) -> Finding:
     claim = finding.claim
     if finding.status == "unsupported":
         return finding
-    at = ctx.starts.index(claim.start) if claim.start in ctx.starts else 0
-    before = next(
-        (c for c in reversed(ctx.ordered[:at]) if c.kind == "record_cite" and c.end <= claim.start),
-        None,
-    )
+    before = _record_cite_before(ctx, claim)
     if before is None:
         return finding
     if claim.bates and _BATES_AFTER.fullmatch(ctx.text, before.end, claim.start):
@@ -185,6 +182,17 @@ def _located_columns(finding: Finding, ctx: Context, before: Claim, located: lis
         f"column {first} is on {index.label(wanted[0])}, not on {finding.claim.text}",
         page=index.pages[wanted[0]],
     )
+
+
+def _record_cite_before(ctx: Context, claim: Claim) -> Claim | None:
+    """The record cite just before `claim` in the draft (None when another claim stands
+    between them that is no record cite, or there is none)."""
+    at = bisect.bisect_left(ctx.starts, claim.start) - 1
+    while at >= 0 and ctx.ordered[at].end > claim.start:
+        at -= 1  # (a claim inside this one's span, or overlapping it)
+    if at < 0 or ctx.ordered[at].kind != "record_cite":
+        return None
+    return ctx.ordered[at]
 
 
 def _filed_pages(ctx: Context, cite: Claim) -> list[int]:
