@@ -48,10 +48,15 @@ _FILE_LABEL = re.compile(
 )
 _SLIP_LABEL = re.compile(
     # (alone on its line, or closing a head line after a column gap: "Docket No. 14382-22
-    # EXHIBIT 25-P", the Tax Court's stipulated exhibits with their party's letter)
+    # EXHIBIT 25-P", the Tax Court's stipulated exhibits with their party's letter; or opening
+    # one before a column gap: "PLAINTIFF'S TRIAL EXHIBIT 7      Civil Action No. ...")
     r"^\s*(?:\S[^\n]*?[ \t]{3,})?(?:(?:PLAINTIFF|DEFENDANT|JOINT|GOVERNMENT)S?['\u2019]?S?\s+)?"
-    r"EXHIBIT\s+(?P<n>\d{1,4}(?:-[A-Z]{1,2})?|[A-Z]{1,2})\s*$",
+    r"(?:TRIAL\s+)?EXHIBIT\s+(?P<n>\d{1,4}(?:-[A-Z]{1,2})?|[A-Z]{1,2})\s*(?:[ \t]{3,}\S[^\n]*)?$",
     re.IGNORECASE,
+)
+# An exhibit label ending a file's name after what the document is: "04-emails-trial-ex-7.pdf"
+_FILE_LABEL_END = re.compile(
+    r"[\s._-](?:trial[\s._-]*)?ex(?:h(?:ibit)?)?[\s._-]*(?P<n>\d{1,4})$", re.IGNORECASE
 )
 # A party's exhibit label ("CX-12", "PX 7", "DTX-3"): a file name starting with it
 # ("cx12-weekly-status-reports.pdf"), or a head or foot line reading "Exhibit CX-12 ...".
@@ -131,6 +136,9 @@ def _label_of(filename: str, first_page: str) -> str | None:
     party = _PARTY_FILE_LABEL.match(stem)
     if party is not None:
         return f"{party.group('party').upper()}{int(party.group('n'))}"
+    ending = _FILE_LABEL_END.search(stem)
+    if ending is not None:
+        return normal_label(ending.group("n"))
     lines = [ln for ln in first_page.splitlines() if ln.strip()]
     for line in [*lines[:EDGE_LINES], *lines[-EDGE_LINES:]]:
         slip = _SLIP_LABEL.match(line)

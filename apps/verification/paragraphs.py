@@ -109,6 +109,8 @@ _SAME_AS = {
 }
 # A volume's number as a file may write it: "2" or "ii" (_NUMERALS, after _ROMAN).
 _VOLUME = re.compile(r"\s+[Vv]ol(?:ume)?\.?\s+(?P<n>[IVXivx]{1,5}|\d{1,2}),?$")
+# ("Tr. II:112": a Roman volume before its page, `claims.record`; the page is the pin)
+_VOLUME_PAGE = re.compile(r"\s+(?P<n>[IVX]{1,5}):\s?\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?$")
 _ROMAN = {
     "I": 1,
     "II": 2,
@@ -270,7 +272,13 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
     words = _pleading_words(claim.cited_as or claim.text)  # an Id. names the pleading cited
     if not words:
         return None
-    return index.derived(("pleading pages", words), lambda: _pleading_pages(index, words))
+    found = index.derived(("pleading pages", words), lambda: _pleading_pages(index, words))
+    if found is None and "vol" in words:
+        # No file names the volume: one transcript holds them all ("trial-transcript-
+        # excerpts.pdf", each page headed "Volume II ... Page 112").
+        whole = words[: words.index("vol")]
+        found = index.derived(("pleading pages", whole), lambda: _pleading_pages(index, whole))
+    return found
 
 
 def _pleading_pages(index: PacketIndex, words: tuple[str, ...]) -> list[int] | None:
@@ -330,7 +338,7 @@ def _pleading_words(text: str) -> tuple[str, ...]:
     if day is not None and dated is not None:
         words = _pleading_words(head[: day.start()])
         return (*words, *dated) if "transcript" in words else words
-    volume = _VOLUME.search(head)
+    volume = _VOLUME.search(head) or _VOLUME_PAGE.search(head)
     if volume is not None:
         words = _pleading_words(head[: volume.start()])
         number = volume.group("n")

@@ -344,6 +344,29 @@ def _needed(weights: dict[str, float], floor: float = WRONG_OTHER) -> list[str]:
     return needed
 
 
+QUESTION_LINES = 6  # how far back an answer's question is looked for
+_ANSWER = re.compile(r"[ \t]*A[.:][ \t]")
+_QUESTION = re.compile(r"[ \t]*Q[.:][ \t]")
+
+
+def _question_before(index: PacketIndex, ordered: list[Line], at: int) -> int:
+    """Where the question of the answer starting at `ordered[at]` starts (`at` itself when the
+    line opens no answer, or no question is near before it)."""
+
+    def text(k: int) -> str:
+        line = ordered[k]
+        return index.pages[line.record].text[line.span[0] : line.span[1]]
+
+    if not _ANSWER.match(text(at)):
+        return at
+    for k in range(at - 1, max(-1, at - 1 - QUESTION_LINES), -1):
+        if _ANSWER.match(text(k)):
+            return at  # another answer first: the question is further off
+        if _QUESTION.match(text(k)):
+            return k
+    return at
+
+
 def _common_terms(transcript: _Transcript, weights: dict[str, float]) -> set[str]:
     """The terms printed on half the transcript's pages or more (of two pages at least)."""
     pages = len(transcript.by_page)
@@ -370,7 +393,9 @@ def _weight(transcript: _Transcript, weights: dict[str, float], first: int, size
     return sum(w for t, w in weights.items() if t in held)  # (in the terms' order: one sum)
 
 
-_BATES_LINES = re.compile(r":(?P<l1>\d{1,6})(?:[ \t]*[-\u2013][ \t]*(?P<l2>\d{1,6}))?")
+_BATES_LINES = re.compile(
+    r":(?P<l1>\d{1,6})(?:[ \t]*[-\u2013][ \t]*(?:(?P<p2>\d{1,6}):)?(?P<l2>\d{1,6}))?"
+)
 
 
 def _bates_lines(finding: Finding, index: PacketIndex) -> list[_Wanted]:
@@ -385,6 +410,11 @@ def _bates_lines(finding: Finding, index: PacketIndex) -> list[_Wanted]:
     if match is None:
         return []
     cited = [p for ref in claim.bates for p in index.bates_indexes(ref)[0]]
+    if match.group("p2") is not None and len(cited) >= 2:
+        # "RR 106:21-107:12": from a line of the first page to one of the last
+        numbers_of = [_page_number(index.pages[p].text, index.pages[p].page_number) for p in cited]
+        first, last = int(match.group("l1")), int(match.group("l2"))
+        return [((numbers_of[0], first), (numbers_of[-1], last))]
     if len(cited) != 1:
         return []
     page = index.pages[cited[0]]
@@ -675,13 +705,18 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
         weights = {t: index.idf(t) for t in terms}
         total = sum(weights.values())
 
-        size = len(cited)
-        here = _weight(transcript, weights, at[0], size)
+        # An answer is read with its question ("Q. What would it cost to redo the north and
+        # west walls?" / "A. Call it $46,000."): the lines cited from the answer hold the
+        # question's words too.
+        lead = _question_before(index, ordered, at[0])
+        size = len(cited) + at[0] - lead
+        held |= {(line.page, line.number) for line in ordered[lead : at[0]]}
+        here = _weight(transcript, weights, lead, size)
         # (the cited lines holding none of the sentence's terms, a stretch holding a third of
         # them is the testimony's place: a few lines say less than a page; nor do the words the
         # transcript prints on half its pages or more, its parties' and its subject's names)
         common = _common_terms(transcript, weights)
-        own = _held(transcript, weights, at[0], size) - common
+        own = _held(transcript, weights, lead, size) - common
         floor = WRONG_ALONE if not own else WRONG_OTHER
         start, best_score = _best_window(transcript, weights, size, frozenset(held), floor)
         best = None if start is None else ordered[start : start + size]
@@ -691,7 +726,9 @@ def _lined(finding: Finding, context: Context, wanted: _Wanted) -> Finding:
             and len(_held(transcript, weights, start or 0, size)) < 3
         ):
             best = None  # (on a lesser share, three of the sentence's terms at least)
-        if best is not None and best_score / total >= floor and here < WRONG_RATIO * best_score:
+        # (against another stretch, the lines cited count: their question adds no weight)
+        answer = here if lead == at[0] else _weight(transcript, weights, at[0], len(cited))
+        if best is not None and best_score / total >= floor and answer < WRONG_RATIO * best_score:
             first = best[0]
             return _finding(
                 finding,

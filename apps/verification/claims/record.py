@@ -38,7 +38,8 @@ from apps.verification.claims.sentences import trim
 _PIN = re.compile(
     r"(?:,?\s*(?:at\s+)?(?P<para>¶¶?|paras?\.|paragraphs?)\s*(?P<pn>\d+(?:\s*[-\u2013]\s*\d+)?)"
     r"|\s+at\s+(?P<at>\d+(?::\d+)?(?:\s*[-\u2013]\s*\d+(?::\d+)?)?)(?!\s*[ap]\.?m\b|[\d:])"
-    r"|:(?P<line>\d+(?:\s*[-\u2013]\s*\d+)?)"
+    # (lines running onto a later page: "RR 106:21-107:12")
+    r"|:(?P<line>\d+(?:\s*[-\u2013]\s*\d+(?::\d+)?)?)"
     r"|,?\s+(?:at\s+)?(?P<pp>pp?\.)\s*(?P<pg>\d+(?:\s*[-\u2013]\s*\d+)?)"
     r"|\s+(?P<tr>\d+:\d+(?:\s*[-\u2013]\s*\d+(?::\d+)?)?))"
 )
@@ -82,6 +83,12 @@ _TTABVUE = re.compile(
 _NOTES_OF_TESTIMONY = re.compile(
     r"(?<![\w])N\.T\.,?[ \t]+(?:\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})"
     r"|[A-Z][a-z]{2,8}\.?[ \t]+\d{1,2},[ \t]+\d{4}),?(?=[ \t]+(?:at[ \t]+)?\d)"
+)
+# A transcript cited by its volume and page, Massachusetts' way ("Tr. II:112", "Tr. III:86-88"):
+# a Roman volume before the colon (a page:line cite's page is in digits), its page after.
+_VOLUME_PAGE_TRANSCRIPT = re.compile(
+    r"(?<![\w])(?:Trial[ \t]+)?Tr\.[ \t]+(?P<volume>[IVX]{1,5}):[ \t]?"
+    r"(?P<pages>\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w:])"
 )
 _BARE_PAGE = re.compile(r"[ \t]+(\d{1,4}(?:[-\u2013]\d{1,4})?)(?![\w:])")
 # A transcript cited by its volume and its page and lines ("Trial Tr. vol. II, 145:1-3", "Tr.
@@ -466,9 +473,12 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
     )
     pattern = re.compile(
         rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})(?:{_LABEL_BREAK}|[-_. \u00a0])?)"
+        # (a volume before its page, "R.A. II:34": a record appendix numbered through its
+        # volumes, as Massachusetts cites it; the page is the production's number)
+        r"(?:(?P<volume>[IVX]{1,5}):[ \t]?)?"
         # (a number of one or two digits after a separator: a production numbered unpadded,
         # as the Ninth Circuit's excerpts of record are, "2-ER-22"; see `_bates_cites`)
-        rf"(?P<num>\d{{3,12}}|(?<=[- \u00a0])\d{{1,2}}(?!,\d|\.\d(?!\d)))(?!\d){_PAGE_SUFFIX}"
+        rf"(?P<num>\d{{3,12}}|(?<=[- \u00a0:])\d{{1,2}}(?!,\d|\.\d(?!\d)))(?!\d){_PAGE_SUFFIX}"
     )
     return pattern, canonical
 
@@ -590,6 +600,9 @@ def _range_end(text: str, end: int, prefix: str, num: str, page: str | None) -> 
 # A reproduced record numbers its pages with a small letter after the number ("258a"; "12b" for
 # a supplemental one, Pa.R.A.P. 2173), cited "R.R. 258a-59a": the letter is no part of the
 # number, and a range's end carries it too.
+_LINES_ONTO = re.compile(
+    r":\d+[-\u2013](?P<page>\d+):\d+"
+)  # a Bates page's lines onto a later page
 _LETTERED_PAGE = re.compile(r"[ab](?![\w])")
 
 
@@ -620,7 +633,16 @@ def _bates_cites(
                 or canonical.get(written.rstrip(_SEPARATORS) or written)
                 or canonical[_DOTS.sub("", written)]
             )
-        if padded and len(num) < 3 and prefix[-1:] not in ("-", " ", "\u00a0"):
+        written_prefix = match.group("prefix")
+        if (
+            padded
+            and len(num) < 3
+            and prefix[-1:] not in ("-", " ", "\u00a0")
+            # (a record's own designation of two or three letters written apart from its
+            # number, "RA 31", "R.A. II:34": a record appendix's page cited unpadded, as its
+            # foot prints it, "R.A. 031"; a producing party's "ACME 12" is none)
+            and not (written_prefix[-1:].isspace() and len(prefix.rstrip(_SEPARATORS)) <= 3)
+        ):
             continue
         page = match.group("page")
         first = last = int(num)
@@ -639,6 +661,9 @@ def _bates_cites(
             tail = _LETTERED_PAGE.match(text, end) if lettered is not None else None
             end = tail.end() if tail is not None else end
         end, pins = _pins_after(text, end)
+        onto = next((m for pin in pins if (m := _LINES_ONTO.fullmatch(pin))), None)
+        if onto is not None and ranged is None and 0 < int(onto.group("page")) - first <= 5:
+            last = int(onto.group("page"))  # "RR 106:21-107:12": pages 106-107
         exhibit = _EXHIBIT_BEFORE.search(text, max(0, start - 40), start)
         number = None
         if exhibit is not None:
@@ -688,7 +713,10 @@ def _closes_clause(text: str, end: int, start: int | None = None) -> bool:
 # (15-dozen case), price schedules**"; a sentence set in bold keeps its cites)
 _HEADING = re.compile(
     r"[ \t]{0,3}(?:#{1,6}[ \t]|(?:\*\*|__)(?:Table|Figure|Fig\.|Chart|Schedule)[ \t]"
-    r"[^\n]*?(?:\*\*|__)[ \t]*(?:\n|$))"
+    r"[^\n]*?(?:\*\*|__)[ \t]*(?:\n|$)"
+    # (a title in bold capitals with a note on it: "**APPELLANT'S OPENING BRIEF** (working
+    # draft 4, not for filing)")
+    r"|(?:\*\*|__)[^a-z\n*_]{3,120}(?:\*\*|__)[ \t]*\([^()\n]{1,120}\)[ \t]*(?:\n|$))"
 )
 
 
@@ -910,6 +938,10 @@ def record_cites(
         if pins and free(match.start(), end):
             add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
     for match in _TTABVUE.finditer(text):
+        if free(match.start(), match.end()):
+            pin = "at " + re.sub(r"\s+", "", match.group("pages"))
+            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    for match in _VOLUME_PAGE_TRANSCRIPT.finditer(text):
         if free(match.start(), match.end()):
             pin = "at " + re.sub(r"\s+", "", match.group("pages"))
             add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))

@@ -35,7 +35,10 @@ _RECORD_NUMBERED = r"(?:Ex|Exh|Exhibit|Exs|Dkt|Docket|ECF|Doc|D\.E|Tab|App|Tr|Tr
 _NAME_WORDS = r"(?:[A-Za-z][\w.'\u2019&-]*\s+){1,3}"
 # (digits grouped by commas in thousands are one number: "Serial No. 97/654,321", "Reg. No.
 # 5,432,198")
-_IDENTIFIER = r"(?=[\w./:,-]*\d)[A-Za-z0-9](?:[\w./:-]|,(?=\d{3}(?!\d)))*"
+_IDENTIFIER = (
+    r"(?:\d{4}(?:[ ]\d{4}){2,5}(?![\w])"  # (a tracking number's groups: "7019 2280 0001 4471")
+    r"|(?=[\w./:,-]*\d)[A-Za-z0-9](?:[\w./:-]|,(?=\d{3}(?!\d)))*)"
+)
 NUMBERED = re.compile(
     # (a serial's or a part's number by its label alone: "S/N 22-0418-77", "P/N 4471-B")
     rf"(?!{_RECORD_NUMBERED})(?:(?:{_NAME_WORDS})?(?:S|P)/N:?\s*#?(?=\s?\d)"

@@ -118,6 +118,7 @@ _ID = re.compile(
     r"(?<![\w.])(?P<word>Id\.|Ibid\.?|(?:(?<=\b[Ss]ee\s)|(?<=\b[Aa]lso\s)|(?<=\b[Cc]f\.\s)"
     r"|(?<=\b[Aa]ccord\s))(?:id\.|ibid\.?))(?![\w])"
 )
+_EMPHASIS_CLOSE = re.compile(r"[*_]{1,2}(?=\s)")
 # A short form eyecite does not read: "Smith, 7 Cal.5th at pp. 104-105", "Smith, supra,
 # 7 Cal.5th at p. 105, fn. 3".
 _SHORT = re.compile(
@@ -151,7 +152,9 @@ def style_cites(text: str) -> list[StyleCite]:
     order; the caller drops those eyecite already read."""
     found: list[StyleCite] = []
     for match in _ID.finditer(text):
-        pin = pin_tail(text, match.end(), full=False)
+        # (its emphasis closed before the pin: "(*Id.* at p. 1090.)")
+        emphasis = _EMPHASIS_CLOSE.match(text, match.end())
+        pin = pin_tail(text, emphasis.end() if emphasis else match.end(), full=False)
         end = pin.end if pin else match.end()
         word = match.group("word")
         found.append(StyleCite(match.start(), end, word, None, "", "", pin))
