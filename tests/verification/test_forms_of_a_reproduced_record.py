@@ -136,8 +136,13 @@ def test_the_drafting_partys_own_brief_is_no_record() -> None:
     ]
     opposer = "# OPPOSER'S REPLY BRIEF\n\nBuyers act on impulse. Opp. Br. at 12. App. Br. at 4."
     assert _not_cites(opposer) == ["Opp. Br. at 12"]
-    # With no title naming a party, a party's brief is left alone.
+    # With no title naming a party, a party's brief is left alone; nor is the party a title
+    # answers the drafter's ("IN OPPOSITION TO DEFENDANT'S MOTION").
     assert _not_cites("He never claimed otherwise. (Appellant's Br. at 9.)") == []
+    answering = (
+        "# MEMORANDUM IN OPPOSITION TO DEFENDANT'S MOTION\n\nIt says so. (Def.'s Mem. at 4.)"
+    )
+    assert _not_cites(answering) == []
 
 
 def test_a_briefs_sections_where_a_record_cite_belongs_are_its_own_parts() -> None:

@@ -354,6 +354,7 @@ _PARTY_WORDS = frozenset(
     | {"applicant", "movant", "claimant", "debtor", "creditor", "objectant", "intervenor"}
     | {"relator", "registrant", "proponent"}
 )
+_ANSWERED_BEFORE = frozenset({"TO", "AGAINST", "V", "VS"})
 _BRIEF_TITLE = re.compile(r"\b(?:BRIEF|MEMORANDUM|MOTION|REPLY|PETITION|RESPONSE)\b")
 _TITLE_LINES = 40  # a title stands among a draft's first lines
 OWN_BRIEF_CHARS = 40  # how far before a brief's cite its party's abbreviation is read
@@ -365,10 +366,13 @@ def drafters_party(text: str) -> str | None:
         words = re.sub(r"[#*_]", " ", line).strip()
         if not words or not words.isupper() or _BRIEF_TITLE.search(words) is None:
             continue
+        previous = ""
         for word in re.findall(r"[A-Z]+", words):
             singular = word.lower().removesuffix("s")
-            if singular in _PARTY_WORDS:
+            # ("OPPOSITION TO DEFENDANT'S MOTION": the party answered, not the drafter's)
+            if singular in _PARTY_WORDS and previous not in _ANSWERED_BEFORE:
                 return singular
+            previous = word
     return None
 
 
