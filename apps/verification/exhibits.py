@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from apps.verification.claims.base import TITLE_SMALL_WORDS
+from apps.verification.claims.base import TITLE_SMALL_WORDS, series_label
 from apps.verification.index import PacketIndex
 
 TITLE_WORDS = 12  # a first line longer than this is text, not a title
@@ -65,11 +65,21 @@ _PARTY_FILE_LABEL = re.compile(
     r"^(?:\d{1,3}[\s._-]+)?(?P<party>(?:[pdjgcr]|[pdj]t)x)[\s._-]?(?P<n>\d{1,4})(?=[\s._-]|$)",
     re.IGNORECASE,
 )
+# A party's series before "exh" in a file's name ("05-gc-exh-7-termination-letter.pdf",
+# "10-jt-exh-1-joint-stipulation.pdf"), or on its first page's sticker ("GC EXHIBIT 7").
+_SERIES_FILE_LABEL = re.compile(
+    r"^(?:\d{1,3}[\s._-]+)?(?P<series>gc|cp|jt|r)[\s._-]+exh?(?:ibit)?[\s._-]*(?P<n>\d{1,4})"
+    r"(?=[\s._-]|$)",
+    re.IGNORECASE,
+)
+_SERIES_SLIP_LABEL = re.compile(
+    r"^\s*(?P<series>GC|CP|JT\.?|R)\s+EXH(?:IBIT|\.)?\s+(?P<n>\d{1,4})\b", re.IGNORECASE
+)
 _PARTY_SLIP_LABEL = re.compile(
     r"^\s*(?:EXHIBIT\s+)?(?P<party>(?:[PDJGCR]|[PDJ]T)X)[-\s]?(?P<n>\d{1,4})\b",
     re.IGNORECASE,
 )
-_PARTY_LABEL = re.compile(r"(?:[PDJGCR]|[PDJ]T)X\d{1,4}")
+_PARTY_LABEL = re.compile(r"(?:GC|CP|[PDJGCR]|[PDJ]T)X\d{1,4}")
 EDGE_LINES = 3  # lines at the top and the foot of a first page where a label may stand
 
 
@@ -136,11 +146,17 @@ def _label_of(filename: str, first_page: str) -> str | None:
     party = _PARTY_FILE_LABEL.match(stem)
     if party is not None:
         return f"{party.group('party').upper()}{int(party.group('n'))}"
+    series = _SERIES_FILE_LABEL.match(stem)
+    if series is not None:
+        return series_label(series.group("series"), series.group("n"))
     ending = _FILE_LABEL_END.search(stem)
     if ending is not None:
         return normal_label(ending.group("n"))
     lines = [ln for ln in first_page.splitlines() if ln.strip()]
     for line in [*lines[:EDGE_LINES], *lines[-EDGE_LINES:]]:
+        sticker = _SERIES_SLIP_LABEL.match(line)
+        if sticker is not None:
+            return series_label(sticker.group("series"), sticker.group("n"))
         slip = _SLIP_LABEL.match(line)
         if slip is not None:
             return normal_label(slip.group("n"))
@@ -183,7 +199,16 @@ def exhibit(cat: Catalogue, label: str) -> Resolved:
     wanted = normal_label(label)
     if _PARTY_LABEL.fullmatch(wanted) and all(d.label != wanted for d in cat.documents):
         # A party's exhibit ("PX-12") that no document is labelled as: the packet's order
-        # says nothing of it, so a person finds it.
+        # says nothing of it, so a person finds it; unless the packet labels that party's
+        # series ("GCX1"-"GCX7"), which then has no such exhibit.
+        series = wanted.rstrip("0123456789")
+        kin = [d.label for d in cat.documents if d.label and d.label.rstrip("0123456789") == series]
+        if kin:
+            return Resolved(
+                None,
+                "",
+                f"no document of the packet is labelled {wanted} (its {series}: {', '.join(kin)})",
+            )
         return Resolved(None, "", f"no document of the packet is labelled {wanted}", ambiguous=True)
     if cat.labelled:
         found = [d for d in cat.documents if d.label == wanted]

@@ -34,15 +34,18 @@ from apps.verification.index import Opinion, PacketIndex
 from apps.verification.spans import excerpt_of
 
 QUOTE_WORDS = 4  # words: a shorter quotation is not looked for in the notes
+NOTES_FROM = 0.5  # with no separator, notes stand in the page's lower half
 _SEPARATOR = re.compile(r"(?im)^[ \t]*(?:_{3,}|-{3,}|\u2014{2,}|\u2500{3,}|footnotes?:?)[ \t]*$")
 _NOTE_START = re.compile(
     r"(?m)^[ \t]*(?:\[(?P<a>\d{1,3})\]|(?:FN|fn\.?|n\.)[ \t]*(?P<b>\d{1,3})\.?"
-    r"|(?P<c>\d{1,3})\.?)[ \t]+(?=\S)"
+    r"|\((?P<d>\d{1,3})\)|(?P<c>\d{1,3})\.?)[ \t]+(?=\S)"
 )
 # A call in the text: a bracketed number glued to a word or a mark ("costs.[4]"), or a number
 # glued to a word's closing punctuation ("costs.4 ", as a superscript is extracted).
 _CALL = re.compile(
     r"(?<=[\w.,;:\"'\u201d)])\[(\d{1,3})\](?!\w)|(?<=[a-z][.,;:\"\u201d)])(\d{1,2})(?=[\s\u201d\"]|$)"
+    # (or in parentheses glued to a sentence's stop: "prescribed.(1)")
+    r"|(?<=[a-z][.,;:])\((\d{1,3})\)(?=[\s\u201d\"]|$)"
 )
 
 
@@ -61,7 +64,7 @@ def _foot(text: str) -> tuple[int, list[tuple[int, int, int]]]:
     end) in the text."""
     separators = list(_SEPARATOR.finditer(text))
     starts = [
-        (m.start(), int(m.group("a") or m.group("b") or m.group("c")))
+        (m.start(), int(m.group("a") or m.group("b") or m.group("c") or m.group("d")))
         for m in _NOTE_START.finditer(text)
     ]
     if separators:
@@ -73,8 +76,8 @@ def _foot(text: str) -> tuple[int, list[tuple[int, int, int]]]:
             if notes and n != notes[0][1] - 1:
                 break
             notes.insert(0, (at, n))
-        if not notes:
-            return len(text), []
+        if not notes or notes[0][0] < len(text) * NOTES_FROM:
+            return len(text), []  # (a numbered line high on the page, "358 So. 3d 1042": none)
         region = notes[0][0]
     found = [
         (n, at, notes[k + 1][0] if k + 1 < len(notes) else len(text))
@@ -130,7 +133,7 @@ def _read_notes(index: PacketIndex, opinion: Opinion) -> dict[int, Note]:
     for i, region in regions.items():
         body = index.pages[i].text[:region]
         for match in _CALL.finditer(body):
-            number = int(match.group(1) or match.group(2))
+            number = int(match.group(1) or match.group(2) or match.group(3))
             if match.group(2) and body[max(0, match.start() - 3) : match.start()].endswith(
                 (" n.", "nn.")
             ):

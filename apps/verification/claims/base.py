@@ -191,3 +191,15 @@ class Spans:
         i = bisect.bisect_left(self._starts, start)
         self._starts.insert(i, start)
         self._ends.insert(i, end)
+
+
+# A party's series of exhibits, as an agency's record names them before "Exh." ("GC Exh. 7" the
+# General Counsel's, "R Exh. 3" the respondent's, "Jt. Exh. 1" joint, "CP Exh. 2" the charging
+# party's): one label form for the cite and the document ("GCX7", "RX3", "JX1", "CPX2").
+_SERIES_LETTERS = {"gc": "GC", "cp": "CP", "jt": "J", "j": "J", "joint": "J", "r": "R", "resp": "R"}
+
+
+def series_label(series: str, number: str) -> str | None:
+    """ "GC", "7" -> "GCX7"; None for a word that names no series."""
+    letters = _SERIES_LETTERS.get(series.lower().rstrip("."))
+    return f"{letters}X{int(number)}" if letters and number.isdigit() else None

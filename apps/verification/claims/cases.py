@@ -102,6 +102,11 @@ def _claim_span(text: str, cite: Any, offset: int) -> tuple[int, int]:
             lead = _NAME_CUT.match(text, start - offset, cite.span()[0] - offset)
             if lead is not None:
                 start = lead.end() + offset
+            # ... or before a sentence's end and the word opening the next ("... at Heron Bay.
+            # Under Castellanos v. Windward Isles ...").
+            ended = _sentence_end_in_name(text, start - offset, cite.span()[0] - offset)
+            if ended is not None:
+                start = ended + offset
         else:
             # eyecite's full span of a short form can reach back over the previous sentence:
             # start at the antecedent name written just before it, if any.
@@ -264,9 +269,39 @@ def _name(full: Any) -> str | None:
 _NAME_CUT = re.compile(r"[^\n]*(?::|\)(?=[ \t]+\w))[ \t]+(?:(?:and|or|&)[ \t]+)?")
 
 
+_SENTENCE_IN_NAME = re.compile(
+    r"\b(?P<word>[A-Z]?[a-z]{2,})[.!?][ \t]+(?:Under|In|As|But|See|Because|Here|Per|Like"
+    r"|Unlike|After|Following|Applying|Citing)[ \t]+(?=[A-Z])"
+)
+# The words a case's name abbreviates with a stop (Bluebook T6 and the reporters' own): "Bros.
+# Inc.", "Condo. Ass'n", "Mut. Ins. Co." never end a sentence inside a name.
+_NAME_ABBREVIATIONS = frozenset(
+    {"inc", "corp", "bros", "ltd", "mfg", "mut", "ins", "cas", "nat", "int", "dev", "fin"}
+    | {"sav", "tel", "univ", "dept", "dist", "cnty", "twp", "condo", "indem", "grp", "hosp"}
+    | {"med", "elec", "prod", "prods", "serv", "servs", "sys", "tech", "transp", "comm", "coop"}
+    | {"assocs", "invs", "mgmt", "admin", "auth", "bd", "cmty", "ctr", "gov", "govt", "hous"}
+    | {"indus", "intl", "mkt", "natl", "pharm", "prop", "props", "rest", "ret", "sch", "sec"}
+    | {"solic", "sur", "util"}
+)
+
+
+def _sentence_end_in_name(text: str, start: int, end: int) -> int | None:
+    """Where the name after the last sentence's end in `text[start:end]` begins (past the word
+    opening that sentence, "Under"), or None: a stop after a word of three letters or more
+    that no name abbreviates, before a word that opens a sentence and no name ("Heron Bay.
+    Under Castellanos v. ...")."""
+    found = None
+    for match in _SENTENCE_IN_NAME.finditer(text, start, end):
+        if match.group("word").lower() not in _NAME_ABBREVIATIONS:
+            found = match.end()
+    return found
+
+
 def _uncut(name: str) -> str:
     lead = _NAME_CUT.match(name)
-    return name[lead.end() :] if lead is not None and lead.end() < len(name) else name
+    name = name[lead.end() :] if lead is not None and lead.end() < len(name) else name
+    ended = _sentence_end_in_name(name, 0, len(name))
+    return name[ended:] if ended is not None and ended < len(name) else name
 
 
 _GENERIC_NAME_TEXT = (

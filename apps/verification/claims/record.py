@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from apps.verification.claims.base import TITLE_SMALL_WORDS, BatesRef, Kind, Spans
+from apps.verification.claims.base import TITLE_SMALL_WORDS, BatesRef, Kind, Spans, series_label
 from apps.verification.claims.quotations import Quote
 from apps.verification.claims.references import (
     FISCAL_YEAR,
@@ -124,15 +124,18 @@ _EXHIBIT = re.compile(
     r"^(?:(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,4})(?:-\d+|-[A-Z]{1,2}\b)?"
     # Trial exhibits by party: plaintiff's, defendant's, joint, government's ("PX-12",
     # "DTX 7", "JX3").
-    r"|(?:[PDJGCR]|[PDJ]T)X[-\s]?\d{1,4})(?![\w])"
+    r"|(?:[PDJGCR]|[PDJ]T)X[-\s]?\d{1,4}"
+    r"|(?:GC|CP|Jt\.|R)[ \t]+Exh?\.[ \t]+\d{1,4})(?![\w])"
 )
 # A trial or arbitration exhibit by party ("CX-12", "RX 4", "PX12", "DTX-7"): its label,
 # "CX12", which the packet's documents may carry (apps.verification.exhibits).
 _PARTY_EXHIBIT = re.compile(r"(?P<party>(?:[PDJGCR]|[PDJ]T)X)[-\s]?(?P<n>\d{1,4})(?![\w])")
 # An exhibit named by its number or letter ("Ex. 3", "Exh. B", "Exhibit 12"): which document it
 # is, the packet says (apps.verification.exhibits).
+# (a party's series before it: "GC Exh. 7", "R Exh. 3", "Jt. Exh. 1": `base.series_label`)
 _EXHIBIT_NUMBER = re.compile(
-    r"(?<![\w])(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,4}(?:-[A-Z]{1,2})?)(?![\w-])"
+    r"(?<![\w])(?:(?P<series>GC|CP|Jt\.|R)[ \t]+)?"
+    r"(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,4}(?:-[A-Z]{1,2})?)(?![\w-])"
 )
 # A document named by its name or title with a page pin, where a cite belongs ("Subcontract at
 # 3", "Voss Letter, p. 2", '"site-log.pdf" at 2'): the name is checked against the packet's
@@ -177,6 +180,12 @@ _AFTER_EXHIBIT = re.compile(r"\b(?:Ex|Exh|Exhibit)s?\.?[ \t]+[A-Z0-9]{1,4}[ \t]*
 # (Reg. No. 71,246)"): a number in it says what or who the name is, an apposition, no cite.
 _LIST_ITEM_AFTER = re.compile(r"\)[ \t]*,[ \t]+(?:and[ \t]+)?(?:an?|the)[ \t]")
 _NAME_BEFORE = re.compile(r"(?<![.!?:;]\s)(?<![.!?:;])\b[A-Z][\w'\u2019-]*[ \t]*\([ \t]*$")
+
+
+def _exhibit_label(match: re.Match[str]) -> str:
+    """An `_EXHIBIT_NUMBER` match's label: its number, or its series' label ("GCX7")."""
+    series = match.group("series")
+    return (series and series_label(series, match.group("n"))) or match.group("n")
 
 
 def pinned_by_record(text: str, cites: Sequence[RecordCite], word_end: int) -> bool:
@@ -461,10 +470,12 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
     cores = sorted({p.rstrip(_SEPARATORS) or p for p in canonical}, key=len, reverse=True)
     # A prefix of letters may be written as an abbreviation, a period after each letter
     # ("A.R. 215", "A. R. 215" for "AR 000215": the administrative record's own style).
+    # (a production of one letter, the record "R" or the transcript "T", is cited "R. 22",
+    # "T. 9:6-10", as Florida's appellate records are)
     dotted = [
         r"\.[ \u00a0]?".join(map(re.escape, p)) + r"\."
         for p in cores
-        if p.isalpha() and 2 <= len(p) <= _DOTTED_LETTERS
+        if p.isalpha() and 1 <= len(p) <= _DOTTED_LETTERS
     ]
     # (a prefix stamped with its own stops and space, "R.A. 101", as written whole too)
     spelled = sorted((p for p in canonical if p not in cores and p.strip() != p), key=len)
@@ -998,7 +1009,11 @@ def record_cites(
     for match in _EXHIBIT_NUMBER.finditer(text):
         end, pins = _exhibit_pins_after(text, match.end())
         if pins and free(match.start(), end) and not _in_heading(text, match.start()):
-            add(RecordCite("record_cite", match.start(), end, (), tuple(pins), match.group("n")))
+            add(
+                RecordCite(
+                    "record_cite", match.start(), end, (), tuple(pins), _exhibit_label(match)
+                )
+            )
 
     # A patent by column and line, anywhere ("'482 patent at 5:19-22", "'482 patent, col. 5,
     # ll. 19-22"): the patent's columns are found on its pages (apps.verification.patents).
@@ -1025,7 +1040,9 @@ def record_cites(
             if record is not None:
                 end, pins = _exhibit_pins_after(text, a + record.end())
                 number = _EXHIBIT_NUMBER.match(piece)
-                exhibit = number.group("n") if number and number.end() == record.end() else None
+                exhibit = (
+                    _exhibit_label(number) if number and number.end() == record.end() else None
+                )
                 party = _PARTY_EXHIBIT.match(piece)
                 if party is not None and party.end() == record.end():
                     exhibit = f"{party.group('party')}{int(party.group('n'))}"
