@@ -34,6 +34,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import KeysView
 from dataclasses import dataclass, replace
 
 from apps.verification import normalise as nz
@@ -272,6 +273,11 @@ class _Transcript:
                 mine = read
         return mine
 
+    @property
+    def records(self) -> KeysView[int]:
+        """The packet pages its lines stand on."""
+        return self._at_record.keys()
+
     def lines_with(self, term: str) -> list[int]:
         """The positions in `ordered` of the lines holding `term`, in order."""
         known = self._lines_with.get(term)
@@ -368,14 +374,14 @@ def _question_before(index: PacketIndex, ordered: list[Line], at: int) -> int:
 
 
 def _common_terms(transcript: _Transcript, weights: dict[str, float]) -> set[str]:
-    """The terms printed on half the transcript's pages or more (of two pages at least)."""
-    pages = len(transcript.by_page)
-    if pages < 2:
+    """The terms printed on half the transcript's packet pages or more (of two at least), by
+    the pages' terms: no line is read for it."""
+    records = transcript.records
+    if len(records) < 2:
         return set()
+    index = transcript.index
     return {
-        t
-        for t in weights
-        if 2 * len({transcript.ordered[at].page for at in transcript.lines_with(t)}) >= pages
+        t for t in weights if 2 * sum(1 for r in records if t in index.stems[r]) >= len(records)
     }
 
 
