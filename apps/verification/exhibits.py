@@ -67,6 +67,10 @@ _PARTY_FILE_LABEL = re.compile(
 )
 # A party's series before "exh" in a file's name ("05-gc-exh-7-termination-letter.pdf",
 # "10-jt-exh-1-joint-stipulation.pdf"), or on its first page's sticker ("GC EXHIBIT 7").
+# ... or ending it after what the document is: "03-capital-call-notice-jx14.pdf"
+_PARTY_FILE_LABEL_END = re.compile(
+    r"[\s._-](?P<party>(?:[pdjgcr]|[pdj]t)x)[\s._-]?(?P<n>\d{1,4})$", re.IGNORECASE
+)
 _SERIES_FILE_LABEL = re.compile(
     r"^(?:\d{1,3}[\s._-]+)?(?P<series>gc|cp|jt|r)[\s._-]+exh?(?:ibit)?[\s._-]*(?P<n>\d{1,4})"
     r"(?=[\s._-]|$)",
@@ -152,6 +156,9 @@ def _label_of(filename: str, first_page: str) -> str | None:
     ending = _FILE_LABEL_END.search(stem)
     if ending is not None:
         return normal_label(ending.group("n"))
+    party_end = _PARTY_FILE_LABEL_END.search(stem)
+    if party_end is not None:
+        return f"{party_end.group('party').upper()}{int(party_end.group('n'))}"
     lines = [ln for ln in first_page.splitlines() if ln.strip()]
     for line in [*lines[:EDGE_LINES], *lines[-EDGE_LINES:]]:
         sticker = _SERIES_SLIP_LABEL.match(line)

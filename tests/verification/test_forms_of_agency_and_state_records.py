@@ -109,3 +109,25 @@ def test_notes_in_parentheses_are_read_and_a_high_number_is_no_note() -> None:
     assert note.status == "supported", note.message
     missing = findings["Id. at 1043 n.2"]
     assert missing.status == "unsupported" and "(its footnotes: 1)" in missing.message
+
+
+APPENDIX = [
+    (
+        "03-capital-call-notice-jx14.pdf",
+        [("A107", "CAPITAL CALL NOTICE\nContributions are due in ten business days.")],
+    ),
+    ("10-members-meeting-minutes-jx19.pdf", [("B31", "MINUTES\nThe members met on March 3.")]),
+]
+
+
+def test_a_partys_label_ending_a_files_name_and_alone_as_a_citation_sentence() -> None:
+    # (the Delaware Supreme Court's appendices: "03-capital-call-notice-jx14.pdf" is JX 14; a
+    # label of the series no document carries, as a citation sentence of its own, is none)
+    findings = findings_by_claim(
+        "The notice gave ten business days. JX 14 at A107. His rebuttal report says so. JX 52.",
+        labelled_index(APPENDIX),
+        "A",
+    )
+    assert findings["A107"].status == "supported", findings["A107"].message
+    missing = findings["JX 52"]
+    assert missing.status == "unsupported" and "JX14" in missing.message, missing.message

@@ -242,8 +242,10 @@ class Context:
         elif (document := resolved.document) is None:
             # A citation sentence of its own ("Subcontract at 3.") may be no document's cite
             # at all (a short form of a case, a time): one naming no document is for a
-            # person to read.
-            bare = not self.text[claim.sentence[0] : claim.start].strip(" \t\n-*\u2022")
+            # person to read; an exhibit's label ("JX 52.") is a cite whatever stands around it.
+            bare = claim.exhibit is None and not self.text[claim.sentence[0] : claim.start].strip(
+                " \t\n-*\u2022"
+            )
             status: Status = "needs_review" if resolved.ambiguous or bare else "unsupported"
             result = (
                 [],

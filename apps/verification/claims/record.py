@@ -377,6 +377,7 @@ _CITE_POSITION = re.compile(
     r"(?:\.[\w/:-]+)*(?:,\d{3}(?!\d))*"  # (a number grouped by commas: "Appl. No. 15/873,204")
     r"(?:[ \t]+at[ \t]+\d{1,4}(?:[-\u2013]\d{1,4})?)?"  # (and its page: "... 62/447,915 at 6")
     r"|[A-Z]{2,12}[ \t]\d{3,12}|\d{1,3}-[A-Z]{1,5}-\d{1,8}"  # (and "3-ER-512": a volume's)
+    r"|(?:[PDJGCR]|[PDJ]T)X[ \t-]?\d{1,4}"  # (a party's exhibit alone: "JX 52.")
     r"|[A-Za-z][\w.:/-]{3,60}?)"
     r"(?=\.(?:\s|$)|,[ \t][^\n]{1,40}?\.(?:\s|$))"
 )
