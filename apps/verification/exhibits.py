@@ -61,16 +61,12 @@ _FILE_LABEL_END = re.compile(
 # A party's exhibit label ("CX-12", "PX 7", "DTX-3"): a file name starting with it
 # ("cx12-weekly-status-reports.pdf"), or a head or foot line reading "Exhibit CX-12 ...".
 # (after the packet's order number, if any: "01-jx1-employment-agreement.pdf")
-_PARTY_FILE_LABEL = re.compile(
-    r"^(?:\d{1,3}[\s._-]+)?(?P<party>(?:[pdjgcr]|[pdj]t)x)[\s._-]?(?P<n>\d{1,4})(?=[\s._-]|$)",
-    re.IGNORECASE,
-)
+_PARTY = r"(?P<party>(?:[pdjgcr]|[pdj]t)x)[\s._-]?(?P<n>\d{1,4})"
+_PARTY_FILE_LABEL = re.compile(rf"^(?:\d{{1,3}}[\s._-]+)?{_PARTY}(?=[\s._-]|$)", re.IGNORECASE)
+# ... or ending it after what the document is: "03-capital-call-notice-jx14.pdf"
+_PARTY_FILE_LABEL_END = re.compile(rf"[\s._-]{_PARTY}$", re.IGNORECASE)
 # A party's series before "exh" in a file's name ("05-gc-exh-7-termination-letter.pdf",
 # "10-jt-exh-1-joint-stipulation.pdf"), or on its first page's sticker ("GC EXHIBIT 7").
-# ... or ending it after what the document is: "03-capital-call-notice-jx14.pdf"
-_PARTY_FILE_LABEL_END = re.compile(
-    r"[\s._-](?P<party>(?:[pdjgcr]|[pdj]t)x)[\s._-]?(?P<n>\d{1,4})$", re.IGNORECASE
-)
 _SERIES_FILE_LABEL = re.compile(
     r"^(?:\d{1,3}[\s._-]+)?(?P<series>gc|cp|jt|r)[\s._-]+exh?(?:ibit)?[\s._-]*(?P<n>\d{1,4})"
     r"(?=[\s._-]|$)",
