@@ -98,10 +98,11 @@ test: install system-deps system-test-deps
 	@$(DOCS_BUILD)
 	@$(PY) -m lexweb.launcher test $(TEST_OPTS) $(PYTEST_ARGS)
 
-# Without the slow tiers: no launched product, no browser (markers in pyproject.toml).
+# Without the slow tiers: no launched product, no browser, no test marked slow (markers in
+# pyproject.toml).
 test-fast: install system-deps system-test-deps
 	@$(DOCS_BUILD)
-	@$(PY) -m lexweb.launcher test $(TEST_OPTS) -m "not browser and not product" $(PYTEST_ARGS)
+	@$(PY) -m lexweb.launcher test $(TEST_OPTS) -m "not browser and not product and not slow" $(PYTEST_ARGS)
 
 docs: install
 	@$(DOCS_BUILD)

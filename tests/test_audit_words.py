@@ -59,6 +59,7 @@ def written_action_codes(root: Path = BASE_DIR) -> dict[str, set[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_every_action_code_the_product_writes_has_words() -> None:
     written = written_action_codes()
     # The walk finds the codes however they are passed: a keyword, a default, a conditional.

@@ -4,6 +4,8 @@ same making, every form checked by its own check, right cites supported, altered
 
 from collections import Counter
 
+import pytest
+
 from apps.verification.checks import verify_text
 from apps.verification.claims import extract_claims
 from apps.verification.index import PacketIndex
@@ -17,6 +19,7 @@ def _checked(mix: str) -> Counter[tuple[str, str]]:
     return Counter((finding.check, finding.status) for finding in findings)
 
 
+@pytest.mark.slow
 def test_the_full_mix_cites_transcript_lines_pins_and_notes_and_the_verifier_reads_them() -> None:
     checked = _checked("all")
 

@@ -114,6 +114,7 @@ def layering_problems(modules: dict[str, str]) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_no_service_or_selector_imports_a_tasks_module_and_no_product_module_the_dev_package() -> (
     None
 ):
@@ -192,6 +193,7 @@ def product_copy(product: Path) -> Path:
 
 
 @pytest.mark.django_db
+@pytest.mark.slow
 def test_the_product_copied_without_the_dev_package_passes_check_and_imports_every_module(
     tmp_path: Path,
 ) -> None:

@@ -48,6 +48,9 @@ OCR = "ocr"
 # documents rather than pages, a page suffix (a dot and 1-6 digits after a number of at least
 # three: "ABC000101.0002" is page 2 of ABC000101; "ABC-01-000123" has none).
 _LABEL = re.compile(r"^(.*?)[\s\-_.]*(?:(\d+)\.(\d{1,6})|(\d+))$")
+# "ROA.24-20317.500": a prefix carrying the appeal's docket number, then the page number (a
+# page-suffix label's prefix is letters: "ABC000101.0002" is page 2 of ABC000101).
+_DOCKET_IN_PREFIX = re.compile(r"^([A-Za-z]{2,10}[-_. ]\d{1,4}-\d{1,6})([-_.])(\d+)$")
 _LINE_NUMBER = re.compile(r"^[ \t]*(\d{1,2})(?=[ \t]+\S)")
 _NUMBERED_LINE = re.compile(r"(?m)^[ \t]*\d{1,2}[ \t]+\S")
 _BLANK_LINE = re.compile(r"(?m)^[ \t]*(\d{1,2})[ \t]*$")  # a transcript's line, blank
@@ -191,8 +194,18 @@ def split_label(label: str) -> tuple[str, str, str | None] | None:
     if not match:
         return None
     if match.group(2) is not None:
+        docketed = _DOCKET_IN_PREFIX.match(label.strip())
+        if docketed is not None:
+            return docketed.group(1), docketed.group(3), None
         return match.group(1), match.group(2), match.group(3)
     return match.group(1), match.group(4), None
+
+
+def docketed_prefix(label: str) -> str | None:
+    """ "ROA.24-20317." for "ROA.24-20317.500": a prefix carrying a docket number, with the
+    separator before the page number; None for any other label."""
+    docketed = _DOCKET_IN_PREFIX.match(label.strip())
+    return docketed.group(1) + docketed.group(2) if docketed is not None else None
 
 
 def bates_key(label: str) -> tuple[str, int] | None:
@@ -1023,12 +1036,14 @@ def bates_table(pages: Sequence[PageRecord]) -> dict[tuple[str, int], int]:
             match = _LABEL.match(label.strip())
             if not match:
                 continue
-            prefix = match.group(1)
+            prefix, number = match.group(1), match.group(2) or match.group(4)
+            if match.group(2) is not None and (parts := split_label(label)) is not None:
+                prefix, number = parts[0], parts[1]  # (a docket number in the prefix)
             key = prefixes.get(prefix)
             if key is None:
                 key = prefixes[prefix] = _prefix_key(prefix)
             # A page-suffixed label ("ABC000101.0002") is looked up by its document's number.
-            table.setdefault((key, int(match.group(2) or match.group(4))), i)
+            table.setdefault((key, int(number)), i)
     return table
 
 
@@ -1302,7 +1317,11 @@ _CITE_AS = re.compile(r"(?im)^[ \t]*\[?[ \t]*Cite[ \t]+as[ \t]+([^\n]{1,200})$")
 
 # A line of an opinion's text citing another case ("prescription products recognized in Hahn
 # v. Richter, 543 Pa. 558, 673 A.2d 888 (1996), rests on"): a name "X v. Y," before a number.
-_CITING_LINE = re.compile(r"\bv\.\s[^\n]{1,120}?,\s*\d")
+# (also the line a cite in the text runs onto: "Contracting, Inc., 472 N.J. Super. 140, 142",
+# its name's "v." on the line before; an opinion's own head prints no comma before its volume)
+_CITING_LINE = re.compile(
+    r"\bv\.\s[^\n]{1,120}?,\s*\d|[\w.)],[ \t]+\d{1,4}[ \t]+[A-Z][\w.]*(?:[ \t][\w.]+){0,3}?[ \t]+\d"
+)
 
 
 def _own_head_words(text: str) -> list[str]:

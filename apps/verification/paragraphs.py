@@ -132,6 +132,10 @@ _DAY = re.compile(
     r"|(?P<month>[A-Z][a-z]{2})[a-z]*\.?\s+(?P<day>\d{1,2}),\s+(?P<year>\d{4})),?"
     r"(?:\s+\d{1,4}(?:[-\u2013]\d{1,4})?)?$"  # (its page without "at": "N.T. 3/14/23, 112")
 )
+# A transcript designated by number, as New Jersey's briefs list and cite them (`claims.record`:
+# "1T45:19-21" is read as "1T (Transcript of bench trial, March 5, 2024)").
+_DESIGNATED = re.compile(r"(?P<n>\d{1,2})T(?:[ \t]+\((?P<what>[^\n]*)\))?$")
+_DESIGNATION_WORD = re.compile(r"\d{1,2}t")
 _NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person's name counts
 
 
@@ -273,6 +277,14 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
     if not words:
         return None
     found = index.derived(("pleading pages", words), lambda: _pleading_pages(index, words))
+    if found is None and len(words) > 1 and _DESIGNATION_WORD.fullmatch(words[1]):
+        # a designated transcript: the file naming its designation, else its day
+        for named in (words[:2], (words[0], *words[2:])) if len(words) > 2 else ():
+            found = index.derived(
+                ("pleading pages", named), functools.partial(_pleading_pages, index, named)
+            )
+            if found is not None:
+                break
     if found is None and "vol" in words:
         # No file names the volume: one transcript holds them all ("trial-transcript-
         # excerpts.pdf", each page headed "Volume II ... Page 112").
@@ -331,6 +343,13 @@ def _document_titles(index: PacketIndex) -> list[tuple[int, list[str]]]:
 
 
 def _pleading_words(text: str) -> tuple[str, ...]:
+    designated = _DESIGNATED.match(text)
+    if designated is not None:
+        # "1T (Transcript of bench trial, March 5, 2024)": the transcript its file names "1T",
+        # or else its day (`pleading_pages`)
+        day = _DAY.search(designated.group("what") or "")
+        dated = _day_words(day) if day is not None else None
+        return ("transcript", f"{designated.group('n')}t", *(dated or ()))
     head = re.split(r"\s*(?:\u00b6|\bat\s+\d|\d+:\d)", text, maxsplit=1)[0].strip()
     # A transcript's volume ("Trial Tr. vol. II,"): its file names it ("...-vol-2.pdf").
     day = _DAY.search(head)

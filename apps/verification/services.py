@@ -58,6 +58,7 @@ from apps.documents.reasons import LawyerRequired
 from apps.evidence.models import FrozenPage
 from apps.verification import boxes, second_opinion, selectors, versions
 from apps.verification.events import VerificationProgress
+from apps.verification.index import docketed_prefix
 from apps.verification.models import Finding, Override, Verification
 from apps.verification.pages import page_record, page_records  # noqa: F401  (read here too)
 from lexweb.errors import Conflict, DomainError, NotFound
@@ -201,6 +202,9 @@ def bates_prefixes(*, case_id: int, pages: Sequence["FrozenPage | index.PageReco
     found = set(Production.objects.filter(case_id=case_id).values_list("prefix", flat=True))
     for page in pages:
         for label in page.bates:
+            if (docketed := docketed_prefix(label)) is not None:
+                found.add(docketed)
+                continue
             match = _LABEL.match(_PAGE_SUFFIX.sub("", label))
             if match and match.group(1):
                 found.add(match.group(1))

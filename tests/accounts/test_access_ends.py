@@ -152,6 +152,7 @@ async def test_events_reach_a_socket_while_the_shared_sync_thread_is_busy(
 
 
 @pytest.mark.parametrize("stream", STREAMS)
+@pytest.mark.slow
 async def test_revoking_a_token_closes_its_sockets_and_nothing_is_delivered_after(
     lawyer: User, case: Case, stream: Stream
 ) -> None:
@@ -175,6 +176,7 @@ async def test_revoking_a_token_closes_its_sockets_and_nothing_is_delivered_afte
     await unrelated.disconnect()
 
 
+@pytest.mark.slow
 async def test_a_token_revoking_itself_through_the_api_closes_its_socket(
     lawyer: User, case: Case
 ) -> None:
@@ -190,6 +192,7 @@ async def test_a_token_revoking_itself_through_the_api_closes_its_socket(
     await _assert_nothing_after(socket, CASE_STREAM, case)
 
 
+@pytest.mark.slow
 async def test_revoke_all_on_the_tokens_page_closes_every_token_socket_but_not_the_browser(
     lawyer: User, case: Case
 ) -> None:
@@ -211,6 +214,7 @@ async def test_revoke_all_on_the_tokens_page_closes_every_token_socket_but_not_t
     await by_browser.disconnect()
 
 
+@pytest.mark.slow
 async def test_revoking_in_the_admin_closes_the_tokens_sockets(
     lawyer: User, case: Case, admin_user: User
 ) -> None:
@@ -238,6 +242,7 @@ async def test_revoking_in_the_admin_closes_the_tokens_sockets(
 
 
 @pytest.mark.parametrize("stream", STREAMS)
+@pytest.mark.slow
 async def test_a_token_socket_closes_when_the_token_expires(
     lawyer: User, case: Case, stream: Stream
 ) -> None:
@@ -257,6 +262,7 @@ async def test_a_token_socket_closes_when_the_token_expires(
     await _assert_nothing_after(socket, stream, case)
 
 
+@pytest.mark.slow
 async def test_a_token_revoked_straight_in_the_database_closes_its_socket_too(
     lawyer: User, case: Case
 ) -> None:
@@ -304,6 +310,7 @@ DEACTIVATIONS = [
 
 @pytest.mark.parametrize("deactivate", DEACTIVATIONS)
 @pytest.mark.parametrize("stream", STREAMS)
+@pytest.mark.slow
 async def test_deactivating_a_user_closes_their_token_and_browser_sockets(
     lawyer: User,
     case: Case,
@@ -327,6 +334,7 @@ async def test_deactivating_a_user_closes_their_token_and_browser_sockets(
         await socket.disconnect()
 
 
+@pytest.mark.slow
 async def test_deactivating_with_a_bare_update_closes_sockets_within_the_recheck(
     lawyer: User, case: Case
 ) -> None:
@@ -343,6 +351,7 @@ async def test_deactivating_with_a_bare_update_closes_sockets_within_the_recheck
     await _assert_nothing_after(socket, CASE_STREAM, case)
 
 
+@pytest.mark.slow
 async def test_with_recheck_zero_an_event_right_after_a_silent_change_is_not_delivered(
     lawyer: User, case: Case, settings: Any
 ) -> None:
@@ -364,6 +373,7 @@ async def test_with_recheck_zero_an_event_right_after_a_silent_change_is_not_del
 
 
 @pytest.mark.parametrize("stream", STREAMS)
+@pytest.mark.slow
 async def test_signing_out_closes_that_sessions_sockets_only(
     lawyer: User, case: Case, stream: Stream
 ) -> None:
@@ -386,6 +396,7 @@ async def test_signing_out_closes_that_sessions_sockets_only(
     await other.disconnect()
 
 
+@pytest.mark.slow
 async def test_deleting_a_session_closes_its_socket(lawyer: User, case: Case) -> None:
     browser = await sync_to_async(session_client)(lawyer)
     socket = await _open(CASE_STREAM.path(case), browser=browser)
@@ -401,6 +412,7 @@ async def test_deleting_a_session_closes_its_socket(lawyer: User, case: Case) ->
     await _assert_nothing_after(socket, CASE_STREAM, case)
 
 
+@pytest.mark.slow
 async def test_an_expired_session_closes_its_socket(lawyer: User, case: Case) -> None:
     browser = await sync_to_async(session_client)(lawyer)
     socket = await _open(CLUSTER_STREAM.path(case), browser=browser)
@@ -418,6 +430,7 @@ async def test_an_expired_session_closes_its_socket(lawyer: User, case: Case) ->
 # --- Membership ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_ending_a_membership_closes_the_case_socket_and_nothing_follows(
     lawyer: User, staff: User, case: Case
 ) -> None:
@@ -437,6 +450,7 @@ async def test_ending_a_membership_closes_the_case_socket_and_nothing_follows(
     await cluster.disconnect()
 
 
+@pytest.mark.slow
 async def test_a_membership_deleted_straight_in_the_database_closes_the_socket_too(
     staff: User, case: Case
 ) -> None:
@@ -450,6 +464,7 @@ async def test_a_membership_deleted_straight_in_the_database_closes_the_socket_t
     await _assert_nothing_after(socket, CASE_STREAM, case)
 
 
+@pytest.mark.slow
 async def test_an_admins_break_glass_socket_lives_while_the_grant_does(
     admin_user: User, case: Case
 ) -> None:

@@ -123,6 +123,7 @@ def test_signing_in_to_ones_own_account_does_not_refill_the_address_budget(staff
     _assert_throttled(_sign_in("victim-b@firm.test", "wrong"), minutes=5)
 
 
+@pytest.mark.slow
 def test_the_budget_is_shared_by_every_process(transactional_db: None, lawyer: User) -> None:
     for _ in range(ACCOUNT):
         _sign_in(lawyer.email, "wrong-password")

@@ -490,6 +490,7 @@ def _unsafe_operations() -> list[tuple[str, str]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_schema_names_the_header_on_every_state_changing_operation() -> None:
     schema = api.get_openapi_schema()
     operations = _unsafe_operations()

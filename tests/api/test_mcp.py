@@ -145,6 +145,7 @@ async def _verified(client: McpClient, where: dict[str, Any]) -> dict[str, Any]:
     return findings
 
 
+@pytest.mark.slow
 def test_a_whole_matter_through_the_mcp_server(lawyer: User, staff: User, case: Case) -> None:
     secret, _ = token_for(lawyer)
     staff_secret, _ = token_for(staff)

@@ -56,6 +56,7 @@ async def _ready(client: McpClient, case_id: int, name: str, lines: list[str]) -
     return document_id
 
 
+@pytest.mark.slow
 def test_an_agent_opens_a_matter_staffs_it_reviews_produces_and_exports_it(
     lawyer: User, staff: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,6 +208,7 @@ def test_an_agent_opens_a_matter_staffs_it_reviews_produces_and_exports_it(
     assert Packet.objects.filter(case=case).count() == 2
 
 
+@pytest.mark.slow
 def test_the_transactions_csv_and_a_flag_cleared_over_mcp_are_the_apis(
     lawyer: User, staff: User, case: Case, lawyer_api: Client
 ) -> None:
@@ -320,6 +322,7 @@ def test_the_lists_of_runs_and_drafts_over_mcp_are_the_apis(
         assert AuditEvent.objects.filter(action=action, actor=lawyer, via="mcp").exists(), action
 
 
+@pytest.mark.slow
 def test_a_non_member_gets_the_apis_not_found_from_every_new_tool(
     lawyer: User, staff: User, case: Case, outsider: User, other_case: Case, outsider_api: Client
 ) -> None:

@@ -117,6 +117,7 @@ def test_unknown_actions_and_worker_rows_still_read_as_words(lawyer: User, case:
     assert (feed[1].actor, feed[1].text) == ("lexweb", "documents some new thing")
 
 
+@pytest.mark.slow
 def test_feed_is_bounded_and_hostile_labels_are_escaped(
     lawyer: User, lawyer_client: Client, case: Case
 ) -> None:

@@ -224,6 +224,7 @@ def test_outsiders_get_404_and_see_nothing(
     assert not AuditEvent.objects.filter(actor=outsider, case=case).exists()
 
 
+@pytest.mark.slow
 def test_the_long_poll_answers_at_the_first_new_event(case: Case, lawyer: User) -> None:
     _notice(case, "before")
     secret, _ = token_for(lawyer)
@@ -403,6 +404,7 @@ async def test_a_socket_opened_at_the_latest_number_says_it_then_sends_only_new_
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_an_event_published_out_of_order_brings_the_skipped_ones_from_the_table_first(
     case: Case, lawyer: User
 ) -> None:

@@ -25,6 +25,7 @@ def _events_path(case: Case) -> str:
     return f"/ws/cases/{case.pk}/events/"
 
 
+@pytest.mark.slow
 async def test_job_in_real_worker_reaches_member_and_not_a_user_of_another_case(
     lawyer: User,
     outsider: User,

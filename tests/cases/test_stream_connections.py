@@ -139,6 +139,7 @@ async def _streams(url: str, secret: str, count: int, while_open: Callable[[], N
     return statuses
 
 
+@pytest.mark.slow
 def test_streams_asked_for_at_once_take_turns_on_a_few_connections_and_hold_none_open(
     base_url: str, case: Case, lawyer: User
 ) -> None:

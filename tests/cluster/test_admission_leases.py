@@ -111,6 +111,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 async def test_a_killed_process_releases_its_slot() -> None:
     process = subprocess.Popen(
         [sys.executable, str(BASE_DIR / "manage.py"), "shell", "-c", HOLD_A_LEASE],

@@ -31,6 +31,7 @@ HELLO: list[Message] = [{"role": "user", "content": "Hello there."}]
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_stage_whose_stream_dropped_runs_again_on_the_same_deployment_once_it_is_back(
     lawyer: User, case: Case
 ) -> None:

@@ -268,6 +268,7 @@ async def test_a_stream_longer_than_the_limit_between_tokens_is_not_cut(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_callers_own_time_between_tokens_does_not_count(
     quick_client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:

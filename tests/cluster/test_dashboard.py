@@ -560,6 +560,7 @@ def _events(ids: dict[str, int]) -> list[dict[str, object]]:
 
 @pytest.mark.asyncio
 @ws_db
+@pytest.mark.slow
 async def test_signed_in_users_receive_every_kind_of_cluster_event(
     lawyer: User, staff: User
 ) -> None:
@@ -629,6 +630,7 @@ async def test_anonymous_bad_token_and_foreign_origin_are_refused() -> None:
 
 @pytest.mark.asyncio
 @ws_db
+@pytest.mark.slow
 async def test_a_session_cookie_without_an_origin_header_is_refused() -> None:
     # The cookie alone could be ridden by any page that can open a socket without saying where
     # it comes from; only a bearer token is accepted without an Origin.
@@ -658,6 +660,7 @@ async def test_an_inactive_user_is_refused_by_session_or_token() -> None:
 
 @pytest.mark.asyncio
 @ws_db
+@pytest.mark.slow
 async def test_a_refused_socket_hears_nothing_later() -> None:
     socket, state = await ws_connect(WS)
     assert state == (False, 4401)

@@ -70,6 +70,7 @@ def _free_port_run(count: int) -> int:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_demo_backends_serve_each_demo_backend_in_its_own_protocol_and_nothing_else(
     settings: Settings,
 ) -> None:

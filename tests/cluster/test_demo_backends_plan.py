@@ -36,6 +36,7 @@ def test_the_plan_lists_what_would_be_served_and_is_empty_without_a_demo_site(
     assert "ollama-epyc\tollama\thttp://127.0.0.1:" in "\n".join(lines)
 
 
+@pytest.mark.slow
 def test_the_launcher_leaves_the_demo_backends_out_when_there_is_nothing_to_serve(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

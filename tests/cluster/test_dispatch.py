@@ -98,6 +98,7 @@ async def _record(pk: int | None = None) -> CallRecord:
 # --- Admission as the backend sees it ------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_five_calls_on_two_slots_never_put_more_than_two_on_the_backend() -> None:
     # One token a second: the first two calls stay open on the backend until released below.
     settings = FakeSettings(kind="llama_cpp", slots=8, tokens_per_second=1)
@@ -159,6 +160,7 @@ async def test_waiting_calls_reach_the_backend_in_priority_order() -> None:
     assert order == ["person", "stage", "batch"]
 
 
+@pytest.mark.slow
 async def test_backends_on_different_boards_generate_at_the_same_time() -> None:
     # One token a second: a 20-token reply takes 19 s, longer than the wait below allows, so
     # the two can only be seen generating together if neither waits for the other.
@@ -382,6 +384,7 @@ async def test_unreachable_backend_raises_a_clear_error_and_counts_a_failure() -
     assert row.message.startswith(f"Cannot connect to backend {deployment.backend.name}")
 
 
+@pytest.mark.slow
 async def test_a_backend_that_never_answers_times_out_and_counts_a_failure() -> None:
     async with silent_server() as url:
         deployment = await _deployment(url)

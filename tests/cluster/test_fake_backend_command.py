@@ -24,6 +24,7 @@ def fake_backend(*args: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_serves_until_sigint_then_exits_0() -> None:
     process = fake_backend("--kind", "llama_cpp", "--port", "0", "--slots", "3")
     try:

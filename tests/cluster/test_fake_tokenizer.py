@@ -154,6 +154,7 @@ def test_pieces_join_back_into_the_text(text: str) -> None:
     assert len(token_ids(text)) == len(pieces)
 
 
+@pytest.mark.slow
 def test_a_long_text_is_counted_line_by_line() -> None:
     # 2 MB of prose and numbers; each line break joins the full stop before it (").\n").
     line = "The defendant paid $1,234.56 on 2022-05-02 (ADY0000123)."

@@ -93,6 +93,7 @@ def _fifo(path: Path) -> Path:
     [lambda tmp: tmp, lambda tmp: _fifo(tmp / "model.gguf")],
     ids=["directory", "fifo"],
 )
+@pytest.mark.slow
 def test_a_directory_or_a_fifo_is_one_clear_line_without_blocking(
     tmp_path: Path, make: Callable[[Path], Path]
 ) -> None:
@@ -107,6 +108,7 @@ def test_a_directory_or_a_fifo_is_one_clear_line_without_blocking(
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_fifo_in_place_of_a_split_part_is_refused_without_blocking(tmp_path: Path) -> None:
     written = write_gguf(tmp_path / "split.gguf", split_max_tensors=8)
     written.paths[1].unlink()

@@ -718,6 +718,7 @@ def _output_within(process: subprocess.Popen[str], seconds: float) -> str:
     return ""
 
 
+@pytest.mark.slow
 def test_real_command_once_says_one_line_and_exits_by_what_this_machine_has(
     transactional_db: None,
 ) -> None:

@@ -103,6 +103,7 @@ async def test_unreachable_backend_is_down_with_a_message_and_its_configuration_
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_backend_that_never_answers_is_down_within_the_liveness_limit() -> None:
     async with silent_server() as url:
         backend = await _backend(url)
@@ -349,6 +350,7 @@ async def test_check_all_covers_every_enabled_backend_and_skips_disabled_ones(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_hung_backend_delays_nobody_elses_row(fake_llama: FakeBackend) -> None:
     healthy = await _backend(fake_llama, board="board-a")
     async with silent_server() as url:

@@ -187,6 +187,7 @@ class _RefusedOnce(ReferenceSiteNvml):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_after_a_refused_report_the_next_comes_within_a_second_not_an_interval_later() -> None:
     stop, lines = threading.Event(), list[str]()
     nvml = _RefusedOnce()

@@ -24,6 +24,7 @@ JOBS = "/cluster/jobs/"
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_workers_changes_are_coalesced_into_one_message_a_second(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -53,6 +54,7 @@ async def test_a_workers_changes_are_coalesced_into_one_message_a_second(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_change_while_a_message_is_being_sent_gets_a_message_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

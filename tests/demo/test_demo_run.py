@@ -93,6 +93,7 @@ def blocking(run: Run, stage: str) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize("kind", ["motion", "affidavit"])
+@pytest.mark.slow
 def test_a_demo_draft_has_its_planted_mistakes_blocked_by_the_verifier_and_fixed_by_the_revision(
     admin_user: User, settings: Settings, kind: str
 ) -> None:
@@ -143,6 +144,7 @@ def test_a_demo_draft_has_its_planted_mistakes_blocked_by_the_verifier_and_fixed
     assert fakes["llama-board-a"].stats.streams_finished >= 2
 
 
+@pytest.mark.slow
 def test_a_demo_financial_extraction_reads_the_transactions_of_the_documents(
     admin_user: User, settings: Settings
 ) -> None:
@@ -167,6 +169,7 @@ def test_a_demo_financial_extraction_reads_the_transactions_of_the_documents(
     assert blocking(run, "verifier") == []
 
 
+@pytest.mark.slow
 def test_a_demo_summary_cites_the_packet(admin_user: User, settings: Settings) -> None:
     packet = demo_packet(admin_user)
     with demo_site(settings):

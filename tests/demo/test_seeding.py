@@ -33,6 +33,7 @@ def _jobs(task: str, **args: object) -> list[ProcrastinateJob]:
     ]
 
 
+@pytest.mark.slow
 def test_seed_demo_uploads_real_documents_and_a_worker_stamps_and_freezes_them(
     admin_user: User,
 ) -> None:
@@ -72,6 +73,7 @@ def test_seed_demo_uploads_real_documents_and_a_worker_stamps_and_freezes_them(
     assert (production.prefix, production.first_number, production.last_number) == ("ACME", 1, 6)
 
 
+@pytest.mark.slow
 def test_seeding_twice_adds_nothing(admin_user: User) -> None:
     call_command("seed_demo")
     with ThreadWorker():

@@ -326,6 +326,7 @@ def test_pdf_with_a_broken_xref_that_ends_properly_is_repaired_and_ingested(
 # --- Lying extensions --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_extensions_are_ignored_content_decides(
     lawyer_api: Client,
     case: Case,
@@ -386,6 +387,7 @@ def test_more_files_than_the_limit_refuses_the_whole_request_and_stores_nothing(
     assert_store_matches_rows(blob_root)
 
 
+@pytest.mark.slow
 def test_the_configured_file_limit_is_what_the_server_accepts(
     lawyer_api: Client, case: Case, blob_root: Path, post_files: Callable[..., Any], settings: Any
 ) -> None:

@@ -51,6 +51,7 @@ def jpeg_of(source: str, dpi: int) -> bytes:
         return buffer.getvalue()
 
 
+@pytest.mark.slow
 def test_png_jpeg_and_multipage_tiff_are_ocred_page_by_page(
     lawyer_api: Client,
     case: Case,

@@ -246,6 +246,7 @@ def assert_nothing_stored(root: Path) -> None:
 # --- Each format is read -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_word_document_is_read_with_its_tables_headers_and_footers(
     lawyer_api: Client,
     case: Case,
@@ -283,6 +284,7 @@ def test_word_document_is_read_with_its_tables_headers_and_footers(
     assert [hit["document_id"] for hit in found.json()["items"]] == [document.pk]
 
 
+@pytest.mark.slow
 def test_excel_workbook_is_read_sheet_by_sheet(
     lawyer_api: Client,
     case: Case,
@@ -303,6 +305,7 @@ def test_excel_workbook_is_read_sheet_by_sheet(
     assert Page.objects.get(document=document).needs_review is False
 
 
+@pytest.mark.slow
 def test_a_workbook_past_the_cell_budget_is_read_up_to_it_and_flagged(
     lawyer_api: Client,
     case: Case,
@@ -324,6 +327,7 @@ def test_a_workbook_past_the_cell_budget_is_read_up_to_it_and_flagged(
     assert "[Only the first 100 cells of this workbook were read.]" in page.text
 
 
+@pytest.mark.slow
 def test_outlook_message_is_read_like_an_eml_and_its_attachments_join_the_family(
     lawyer_api: Client,
     case: Case,
@@ -367,6 +371,7 @@ def test_outlook_message_is_read_like_an_eml_and_its_attachments_join_the_family
     ]
 
 
+@pytest.mark.slow
 def test_zip_members_become_documents_and_nested_families_are_kept(
     lawyer_api: Client,
     case: Case,

@@ -198,6 +198,7 @@ def render_in_a_fresh_process(path: Path, *, kind: str, dpi: int) -> dict[str, A
 # --- Page images within the pixel budget -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_page_image_of_a_14000_pixel_bilevel_tiff_is_rendered_within_the_budget(
     lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
 ) -> None:
@@ -226,6 +227,7 @@ def test_page_image_of_a_14000_pixel_bilevel_tiff_is_rendered_within_the_budget(
     assert png_size(small.content) == (HUGE * 36 // 300, HUGE * 36 // 300)
 
 
+@pytest.mark.slow
 def test_rendering_a_huge_bilevel_frame_costs_about_the_frame_itself(tmp_path: Path) -> None:
     """The old render converted the whole frame to RGB first (three bytes a pixel, plus a
     resized copy): 1.3 GB for this 12 KB file. Kept in its own mode and reduced band by band,
@@ -240,6 +242,7 @@ def test_rendering_a_huge_bilevel_frame_costs_about_the_frame_itself(tmp_path: P
     assert width * height <= django_settings.LEXWEB_MAX_RENDER_PIXELS
 
 
+@pytest.mark.slow
 def test_a_huge_jpeg_is_decoded_at_a_reduced_size(tmp_path: Path) -> None:
     path = written(tmp_path, "huge.jpg", huge_grey_jpeg())
 
@@ -372,6 +375,7 @@ def test_pdf_page_showing_an_image_over_the_pixel_limit_is_not_rendered(
         assert png_size(extraction.page_png(path, kind="pdf", number=1, dpi=72)) == (612, 792)
 
 
+@pytest.mark.slow
 def test_pdf_image_bomb_is_stored_unread_and_its_page_image_is_a_clear_refusal(
     lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
 ) -> None:

@@ -38,6 +38,7 @@ def test_text_pdf_pages_come_from_the_text_layer_without_ocr(
     assert all(p.ocr_confidence is None for p in pages)
 
 
+@pytest.mark.slow
 def test_scanned_pdf_is_read_back_by_ocr_with_boxes_and_confidence(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:

@@ -319,6 +319,7 @@ async def _until_finished(socket: WebsocketCommunicator, document_id: int) -> li
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_progress_over_several_batches_only_goes_forward_and_ends_ready_once(
     lawyer: User, case: Case, lawyer_api: Client, blob_root: Any
 ) -> None:

@@ -172,6 +172,7 @@ def test_load_file_families_come_from_the_attachment_derivations(
 
 # Migrations alter tables: they cannot run inside a transaction with pending trigger events.
 @pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.slow
 def test_parent_links_of_before_become_email_attachment_derivations(
     lawyer: User, case: Case
 ) -> None:
@@ -401,6 +402,7 @@ def test_chain_reads_are_cycle_safe_even_over_rows_written_around_the_service(
 # --- Production volumes ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_stamped_volume_is_a_ready_document_with_the_originals_pages_and_lineage(
     lawyer: User, case: Case, blob_root: Any, run_jobs: Callable[[], None]
 ) -> None:

@@ -444,6 +444,7 @@ def test_two_productions_started_at_once_on_one_prefix_never_share_a_number(
     assert list(BatesPage.objects.order_by("number").values_list("number", flat=True)) == [1, 2, 3]
 
 
+@pytest.mark.slow
 def test_hostile_and_oversized_fields_are_form_errors_and_nothing_is_written(
     lawyer: User, case: Case
 ) -> None:

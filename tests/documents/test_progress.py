@@ -52,6 +52,7 @@ async def _rendition_until_done(socket: WebsocketCommunicator) -> list[Any]:
             return events
 
 
+@pytest.mark.slow
 async def test_member_sees_progress_pushed_by_a_real_worker_until_ready(
     lawyer: User,
     outsider: User,
@@ -110,6 +111,7 @@ async def test_member_sees_progress_pushed_by_a_real_worker_until_ready(
     await other.disconnect()
 
 
+@pytest.mark.slow
 async def test_every_member_socket_hears_the_upload_and_a_failed_file_sends_nothing(
     lawyer: User,
     staff: User,

@@ -124,6 +124,7 @@ def assert_text_layer_page(page: Page, expected_text: str) -> None:
     assert page.needs_review is False
 
 
+@pytest.mark.slow
 def test_every_real_fixture_is_ingested_with_the_right_pages_sources_and_text(
     lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
 ) -> None:
@@ -227,6 +228,7 @@ SCANS = [
 ]
 
 
+@pytest.mark.slow
 def test_scanned_real_documents_come_back_readable_from_ocr(
     lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
 ) -> None:
@@ -288,6 +290,7 @@ def test_only_the_scanned_page_of_a_part_scanned_pdf_goes_to_ocr(
     assert_text_layer_page(third, expected[1])
 
 
+@pytest.mark.slow
 def test_search_finds_real_documents_by_their_ocr_and_text_layer_words(
     lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
 ) -> None:

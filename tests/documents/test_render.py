@@ -153,6 +153,7 @@ def test_text_past_the_page_limit_is_refused_with_the_limit(
         rendering.render("text", source, work=work())
 
 
+@pytest.mark.slow
 def test_word_and_excel_files_go_through_libreoffice_deterministically(
     soffice: str, tmp_path: Path, work: Any
 ) -> None:
@@ -194,6 +195,7 @@ def unreadable_word_file(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_damaged_word_file_fails_with_the_reason(soffice: str, tmp_path: Path, work: Any) -> None:
     not_a_zip = tmp_path / "broken.docx"
     not_a_zip.write_bytes(b"PK\x03\x04" + os.urandom(4000))
@@ -206,6 +208,7 @@ def test_a_damaged_word_file_fails_with_the_reason(soffice: str, tmp_path: Path,
         rendering.render("word", unreadable, work=work())
 
 
+@pytest.mark.slow
 def test_a_pdf_past_the_byte_budget_is_refused(
     soffice: str, tmp_path: Path, work: Any, settings: Any
 ) -> None:
@@ -236,6 +239,7 @@ def _all_gone(pids: list[int], seconds: float = 10.0) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_a_conversion_over_its_time_is_killed_with_its_whole_process_group(
     tmp_path: Path, work: Any, settings: Any
 ) -> None:
@@ -279,6 +283,7 @@ def _processes_with(text: bytes) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_real_libreoffice_over_its_time_leaves_no_process(
     soffice: str, tmp_path: Path, work: Any, settings: Any
 ) -> None:

@@ -97,6 +97,7 @@ def test_page_images_wait_for_the_rendition_and_say_so(
     assert "no page images yet" in response.json()["detail"]
 
 
+@pytest.mark.slow
 def test_a_word_upload_is_rendered_by_libreoffice_in_the_job(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None], tmp_path: Path
 ) -> None:
@@ -139,6 +140,7 @@ def test_without_libreoffice_the_document_stays_searchable_and_says_unavailable(
     assert not Production.objects.exists() and not BatesPage.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_word_file_libreoffice_cannot_read_fails_rendering_with_the_reason(
     lawyer: User, case: Case, run_jobs: Callable[[], None], tmp_path: Path
 ) -> None:

@@ -280,6 +280,7 @@ def _targets(secrets: dict[str, str], listener: Listener) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_no_link_reaches_the_rendition_of_a_word_or_excel_file(
     soffice: str, tmp_path: Path, secrets: dict[str, str], listener: Listener
 ) -> None:
@@ -314,6 +315,7 @@ def test_no_link_reaches_the_rendition_of_a_word_or_excel_file(
     assert results["disk"].links_removed == {"external relationship (image)": 1}
 
 
+@pytest.mark.slow
 def test_each_layer_alone_keeps_the_other_cases_picture_out(
     soffice: str, tmp_path: Path, secrets: dict[str, str], listener: Listener
 ) -> None:
@@ -401,6 +403,7 @@ def test_the_sandbox_shows_the_job_folder_and_the_system_only(
 
 
 @pytest.mark.django_db(databases="__all__")
+@pytest.mark.slow
 def test_an_upload_linking_to_another_cases_original_renders_without_it(
     soffice: str,
     blob_root: Path,

@@ -82,6 +82,7 @@ def test_a_request_that_finds_no_free_slot_gets_503_with_retry_after(
 
 
 @through_the_api
+@pytest.mark.slow
 def test_concurrent_requests_draw_at_most_the_limit_at_once_and_all_get_their_image(
     lawyer: User, large_page: str, settings: Any
 ) -> None:
@@ -185,6 +186,7 @@ def _peak_mb(path: Path, *, renders: int, limit: int) -> int:
     return int(json.loads(done.stdout.strip().splitlines()[-1])["peak_mb"])
 
 
+@pytest.mark.slow
 def test_eight_renders_at_once_of_a_large_scan_cost_about_two_renders(tmp_path: Path) -> None:
     """Before the limit, eight at once of one large TIFF page added 1.7 GB to the process."""
     path = written(tmp_path, "large.tif", huge_bilevel_tiff())

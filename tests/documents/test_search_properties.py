@@ -105,6 +105,7 @@ def web(lawyer: User) -> Client:
 @example(query="-" * 50)
 @example(query="- " * 50 + "ledger")
 @example(query="x" * MAX_QUERY_LENGTH)
+@pytest.mark.slow
 def test_any_text_is_results_or_a_domain_error_never_a_database_error(
     lawyer: User, case: Case, searchable: Document, query: str
 ) -> None:

@@ -55,6 +55,7 @@ def _invisible_fonts(page: pymupdf.Page) -> set[str]:
 
 
 @pytest.mark.django_db(databases="__all__")
+@pytest.mark.slow
 def test_ocr_pages_carry_their_ocr_words_invisibly_and_text_pages_are_unchanged(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:

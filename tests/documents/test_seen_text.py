@@ -188,6 +188,7 @@ def test_a_fallback_that_differs_from_its_choice_is_read_too(tmp_path: Path) -> 
     assert "Shown in Word." in text and "Shown by older readers." in text
 
 
+@pytest.mark.slow
 def test_a_draft_hidden_in_a_content_control_is_searchable_and_flagged_by_the_registry(
     lawyer_api: Client,
     case: Case,
@@ -261,6 +262,7 @@ def test_hostile_word_parts_are_refused_with_their_reason_and_nothing_is_stored(
     assert not Document.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_huge_content_control_is_read_within_the_budget_and_flagged(
     tmp_path: Path, settings: Any
 ) -> None:

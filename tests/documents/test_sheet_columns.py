@@ -103,6 +103,7 @@ def test_a_workbook_that_fits_is_left_as_it_is(tmp_path: Path) -> None:
     assert (tmp_path / "small.xlsx").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_the_rendered_pdf_shows_dates_whole_and_the_original_unchanged(
     soffice: str, tmp_path: Path, work: object
 ) -> None:
@@ -120,6 +121,7 @@ def test_the_rendered_pdf_shows_dates_whole_and_the_original_unchanged(
 
 
 @pytest.mark.parametrize("damage", ["styles", "strings"])
+@pytest.mark.slow
 def test_a_workbook_whose_parts_cannot_be_read_still_renders(
     soffice: str, tmp_path: Path, work: object, damage: str
 ) -> None:

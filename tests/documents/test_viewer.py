@@ -228,6 +228,7 @@ def test_text_kinds_before_their_rendering_show_no_image(
     assert status == 200 and "<img" not in body and 'data-zoom="width"' not in body
 
 
+@pytest.mark.slow
 def test_ocr_page_shows_its_confidence_and_boxes_its_words(
     lawyer: User, lawyer_client: Client, lawyer_api: Client, case: Case, run_jobs: Jobs
 ) -> None:

@@ -232,6 +232,7 @@ def test_upload_form_escapes_hostile_file_names(lawyer_client: Client, case: Cas
 
 
 @pytest.mark.django_db(databases="__all__")
+@pytest.mark.slow
 def test_viewer_shows_ocr_page_with_image_source_confidence_and_audits_the_view(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:

@@ -67,6 +67,7 @@ def _leaks(text: str, url: str) -> list[str]:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.slow
 def test_a_failed_stage_names_its_deployment_and_role_and_never_the_backend_address(
     fault: str,
     lawyer: User,

@@ -163,6 +163,7 @@ def test_a_diff_of_version_1_needs_against_and_refuses_bad_numbers_and_outsiders
     assert not AuditEvent.objects.filter(action="draft.version_diff").exists()
 
 
+@pytest.mark.slow
 def test_a_diff_of_two_long_versions_is_bounded(
     lawyer_api: Client, lawyer: User, draft: Draft
 ) -> None:

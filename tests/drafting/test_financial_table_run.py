@@ -19,6 +19,7 @@ from tests.drafting.table_fixtures import ROWS
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.mark.slow
 def test_a_real_extraction_downloads_as_csv_with_the_real_verifiers_statuses(
     lawyer: User, lawyer_api: Client, case: Case
 ) -> None:

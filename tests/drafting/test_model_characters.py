@@ -56,6 +56,7 @@ def test_a_reply_of_only_control_characters_fails_its_stage_with_the_true_reason
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_bidi_overrides_and_noncharacters_never_reach_the_draft_its_checks_or_its_events(
     lawyer: User, case: Case
 ) -> None:
@@ -83,6 +84,7 @@ def test_bidi_overrides_and_noncharacters_never_reach_the_draft_its_checks_or_it
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_nul_and_lone_surrogate_escapes_in_a_structured_reply_are_stored_cleaned(
     lawyer: User, case: Case
 ) -> None:

@@ -305,6 +305,7 @@ def test_wait_answers_at_once_with_stored_events_or_a_finished_run(
     assert took < 5
 
 
+@pytest.mark.slow
 def test_wait_without_an_event_answers_an_empty_list_when_it_expires(
     base_url: str, lawyer: User, case: Case
 ) -> None:

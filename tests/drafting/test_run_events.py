@@ -139,6 +139,7 @@ def _membership_deleted_silently(case: Case, user: User) -> None:
         )
 
 
+@pytest.mark.slow
 async def test_sockets_checked_before_every_event_share_batched_checks_that_still_end_access(
     lawyer: User, staff: User, case: Case, settings: Any
 ) -> None:

@@ -126,6 +126,7 @@ def _streamed(stage: Stage) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_motion_drafted_to_its_limit_is_reviewed_in_sections_and_waits_for_approval(
     lawyer: User, case: Case
 ) -> None:

@@ -30,6 +30,7 @@ def _stages(run: Run) -> list[tuple[str, str]]:
     return list(run.stages.order_by("position").values_list("name", "status"))
 
 
+@pytest.mark.slow
 def test_a_motion_runs_every_stage_on_its_board_and_waits_for_approval(
     lawyer: User, case: Case
 ) -> None:
@@ -96,6 +97,7 @@ def test_a_motion_runs_every_stage_on_its_board_and_waits_for_approval(
     )
 
 
+@pytest.mark.slow
 def test_a_gate_that_says_no_stops_the_run_and_a_lawyer_may_go_on_with_a_reason(
     lawyer: User, staff: User, case: Case
 ) -> None:
@@ -174,6 +176,7 @@ def test_a_gate_answer_cut_at_the_limit_says_so_and_keeps_the_reply(
     assert gate.call_record == record
 
 
+@pytest.mark.slow
 def test_a_backend_that_dies_mid_stream_is_not_stitched_and_the_stage_runs_again_whole(
     lawyer: User, case: Case
 ) -> None:

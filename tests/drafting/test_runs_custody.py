@@ -73,6 +73,7 @@ def _summarizer(stage_run: Run) -> Stage:
     return stage_run.stages.get(name="summarizer")
 
 
+@pytest.mark.slow
 def test_a_packet_bigger_than_the_context_sends_the_matching_pages_counted_by_the_tokenizer(
     lawyer: User, case: Case
 ) -> None:
@@ -152,6 +153,7 @@ def test_on_ollama_the_budget_is_an_estimate_that_says_so_and_the_model_hash_is_
     assert stage.model_file_sha256 == blob_digest("summarizer-model")
 
 
+@pytest.mark.slow
 def test_every_call_of_a_stage_links_to_it_and_a_failing_tokenizer_is_recorded(
     lawyer: User, case: Case
 ) -> None:

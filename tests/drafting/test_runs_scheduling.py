@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 SLOW_SUMMARY = " ".join(f"word{n}" for n in range(60))  # 12 s at 5 tokens/s
 
 
+@pytest.mark.slow
 def test_a_backlog_on_one_board_never_holds_a_stage_of_another_board_of_the_host(
     lawyer: User, case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,6 +67,7 @@ def test_a_backlog_on_one_board_never_holds_a_stage_of_another_board_of_the_host
             worker.stop()
 
 
+@pytest.mark.slow
 def test_a_worker_takes_a_job_it_was_not_told_about_within_a_second() -> None:
     """A worker learns of new jobs from PostgreSQL notifications, and Procrastinate drops one
     that arrives while the worker is fetching (it clears its "new job" flag after each fetch):

@@ -54,6 +54,7 @@ def _calls(stage: Stage) -> list[tuple[str, int]]:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_draft_cut_at_its_limit_is_continued_and_stored_whole(
     lawyer: User, case: Case, lawyer_api: Client, lawyer_client: Client
 ) -> None:
@@ -102,6 +103,7 @@ INVENTED = "The lease began on 3 March 2024 [“record.pdf” p. 1]. The rent wa
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_draft_still_cut_after_its_continuation_is_kept_truncated_verified_never_approved(
     lawyer: User, case: Case, lawyer_api: Client, lawyer_client: Client
 ) -> None:
@@ -223,6 +225,7 @@ def test_a_summary_cut_at_its_limit_is_not_continued_and_ends_truncated(
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_with_continuations_off_a_cut_draft_is_kept_truncated_at_once(
     lawyer: User, case: Case, settings: object
 ) -> None:

@@ -142,6 +142,7 @@ def test_a_stalled_job_that_is_not_a_stage_is_not_announced(lawyer: User, case: 
     assert not RunEvent.objects.filter(run=run, kind="stage.stalled").exists()
 
 
+@pytest.mark.slow
 def test_last_progress_moves_with_the_stored_tokens_and_ends_with_the_stage(
     lawyer: User, lawyer_api: Client, case: Case
 ) -> None:

@@ -18,6 +18,7 @@ from tests.drafting import run_fixtures as rf
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.mark.slow
 def test_a_stage_whose_only_server_died_mid_stream_runs_again_once_it_is_back(
     lawyer: User, case: Case, settings: SettingsWrapper
 ) -> None:
@@ -56,6 +57,7 @@ def test_a_stage_whose_only_server_died_mid_stream_runs_again_once_it_is_back(
     assert (row.state, row.consecutive_failures) == (BackendHealth.State.OK, 0)
 
 
+@pytest.mark.slow
 def test_a_server_that_never_comes_back_fails_the_run_after_the_last_attempt(
     lawyer: User, case: Case, settings: SettingsWrapper
 ) -> None:
@@ -110,6 +112,7 @@ def test_a_prompt_too_long_is_not_tried_again(
     assert not RunEvent.objects.filter(run=run, kind="stage.retrying").exists()
 
 
+@pytest.mark.slow
 def test_a_stage_whose_first_model_was_out_of_routing_records_it_and_says_it_fell_back(
     lawyer: User, case: Case
 ) -> None:

@@ -43,6 +43,7 @@ def _running_stages(case: Case, user: User, count: int) -> list[Stage]:
     return stages
 
 
+@pytest.mark.slow
 def test_each_watched_stage_hears_only_of_its_own_end(lawyer: User, case: Case) -> None:
     cancelled, moved_on, going_on = _running_stages(case, lawyer, 3)
     assert watch.stages_still_ours([(s.pk, 1) for s in (cancelled, moved_on, going_on)]) == {

@@ -74,6 +74,7 @@ def streaming_artifacts(run: Run) -> list[GeneratedArtifact]:
     return list(GeneratedArtifact.objects.filter(title__startswith=f"Run {run.pk}, "))
 
 
+@pytest.mark.slow
 def test_text_streamed_so_far_is_flagged_while_the_stage_runs_and_after_a_cancel(
     lawyer: User, case: Case
 ) -> None:
@@ -121,6 +122,7 @@ def test_text_streamed_so_far_is_flagged_while_the_stage_runs_and_after_a_cancel
     assert upload(case, lawyer, tail).provenance == Document.Provenance.FLAGGED
 
 
+@pytest.mark.slow
 def test_text_streamed_before_a_failure_is_flagged(lawyer: User, case: Case) -> None:
     packet = rf.frozen_packet(case=case, user=lawyer)
     with rf.site_running({**rf.REPLIES, "drafter": prose(2, 400)}) as site:
@@ -142,6 +144,7 @@ def test_text_streamed_before_a_failure_is_flagged(lawyer: User, case: Case) -> 
     assert upload(case, lawyer, attempt_text).provenance == Document.Provenance.FLAGGED
 
 
+@pytest.mark.slow
 def test_every_model_stage_output_is_registered_and_the_version_is_a_copy_of_it(
     lawyer: User, case: Case
 ) -> None:

@@ -386,6 +386,7 @@ def test_e_a_volume_holding_a_flagged_upload_is_flagged_and_no_volume_enters_a_p
 # --- (f) printed to page images and OCR'd back ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_f_a_draft_printed_to_png_tiff_and_image_only_pdfs_is_flagged_after_ocr(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
@@ -410,6 +411,7 @@ def test_f_a_draft_printed_to_png_tiff_and_image_only_pdfs_is_flagged_after_ocr(
         assert "its text matches" in _refused(lawyer, case, packet, document).reason
 
 
+@pytest.mark.slow
 def test_f_one_printed_page_of_a_longer_draft_uploaded_alone_is_flagged(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
@@ -540,6 +542,7 @@ def _all_ready(documents: list[Document]) -> Iterator[Document]:
         yield document
 
 
+@pytest.mark.slow
 def test_converse_eval_sources_cover_letters_and_excerpts_are_clear_against_drafts_citing_them(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
@@ -581,6 +584,7 @@ def test_converse_eval_sources_cover_letters_and_excerpts_are_clear_against_draf
     assert len(_add(lawyer, case, packet, *documents)) == len(documents)
 
 
+@pytest.mark.slow
 def test_converse_every_real_fixture_is_clear_against_a_brief_quoting_it(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:

@@ -290,6 +290,7 @@ def test_running_heads_footers_and_bates_stamps_keep_most_of_it(n: int) -> None:
 
 
 @pytest.mark.parametrize(("n", "dpi"), [(0, 200), (1, 150), (2, 300), (3, 200)])
+@pytest.mark.slow
 def test_printing_to_images_and_ocr_keeps_most_of_it(n: int, dpi: int) -> None:
     text = draft_text(n)
     assert share(text, ocr_text(typeset_pdf(text), dpi=dpi)) > 0.7

@@ -365,6 +365,7 @@ def test_adding_to_a_frozen_packet_is_a_conflict_that_says_make_a_new_version(
 # --- Limits ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_enormous_selection_is_refused_before_any_document_is_read(
     lawyer: User, packet: Packet, settings: SettingsWrapper
 ) -> None:
@@ -592,6 +593,7 @@ def _expected_refusals(
 
 @DB_EXAMPLES
 @given(chosen=st.lists(st.tuples(st.integers(0, 1), PAGE, PAGE), min_size=1, max_size=6))
+@pytest.mark.slow
 def test_any_selection_is_added_whole_or_refused_whole_with_each_refusal_audited(
     lawyer: User, packet: Packet, case: Case, chosen: list[tuple[int, int | None, int | None]]
 ) -> None:

@@ -178,6 +178,7 @@ def random_words(seed: int, count: int) -> str:
     return " ".join(rng.choices(vocabulary, k=count))
 
 
+@pytest.mark.slow
 def test_a_caption_shared_by_hundreds_of_artifacts_is_a_stop_shingle_and_shares_stay_exact() -> (
     None
 ):

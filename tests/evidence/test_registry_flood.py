@@ -33,6 +33,7 @@ def _register(text: str, data: bytes, case: Case | None = None) -> GeneratedArti
     )
 
 
+@pytest.mark.slow
 def test_copies_of_a_text_in_new_bytes_add_no_postings_and_it_is_still_found(
     case: Case,
 ) -> None:
@@ -71,6 +72,7 @@ def test_whitespace_alone_is_the_same_text_and_other_words_are_not(case: Case) -
     )
 
 
+@pytest.mark.slow
 def test_the_boilerplate_cap_counts_distinct_texts_not_copies(case: Case) -> None:
     # Before: 250 copies put every hash of the text in 250 artifacts, past STOP_POSTINGS, and
     # the text nominated no candidate at all: every copy was "clear".

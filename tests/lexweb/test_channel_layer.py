@@ -51,6 +51,7 @@ async def _next_is_sentinel(*sockets: WebsocketCommunicator) -> None:
         assert (await socket.receive_json_from(timeout=5))["host_id"] == SENTINEL
 
 
+@pytest.mark.slow
 async def test_two_sockets_that_start_listening_together_get_each_message_once(
     lawyer: User,
 ) -> None:
@@ -70,6 +71,7 @@ async def test_two_sockets_that_start_listening_together_get_each_message_once(
         await socket.disconnect()
 
 
+@pytest.mark.slow
 async def test_readyz_round_trip_does_not_deliver_old_messages_again(lawyer: User) -> None:
     socket, state = await ws_connect(WS, cookie_user=lawyer)
     assert state == (True, None)
@@ -99,6 +101,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 async def test_another_process_starting_to_listen_does_not_take_this_ones_messages(
     lawyer: User,
 ) -> None:
@@ -129,6 +132,7 @@ def _terminate_listeners() -> int:
     return int(row[0]) if row else 0
 
 
+@pytest.mark.slow
 async def test_the_listener_comes_back_after_losing_its_database_connection(
     lawyer: User,
 ) -> None:

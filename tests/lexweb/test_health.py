@@ -44,6 +44,7 @@ async def test_readyz_is_unavailable_without_a_worker_and_says_why() -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_readyz_is_ok_once_a_real_worker_has_registered(
     lawyer: User, case: Case, lawyer_api: Client, worker_process: subprocess.Popen[bytes]
 ) -> None:

@@ -114,6 +114,7 @@ def admin_member(admin_user: User, case: Case) -> User:
     return admin_user
 
 
+@pytest.mark.slow
 def test_every_route_answers_with_the_policy_and_no_store_signed_in(
     lawyer: User,
     admin_member: User,

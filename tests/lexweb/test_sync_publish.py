@@ -68,6 +68,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_sync_publisher_keeps_publishing_after_its_database_connections_were_ended() -> None:
     with connection.cursor() as cursor:  # this test's own sessions stay
         cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")

@@ -110,6 +110,7 @@ def _pdf(lines: list[str], pages: int = 1) -> bytes:
     return data
 
 
+@pytest.mark.slow
 def test_backup_restores_into_an_empty_install_and_every_hash_verifies(
     transactional_db: None, store: Path, tmp_path: Path, second_database: str, lawyer: User,
     case: Case,
@@ -155,6 +156,7 @@ def test_backup_restores_into_an_empty_install_and_every_hash_verifies(
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+@pytest.mark.slow
 def test_restore_reports_a_frozen_packet_whose_pages_no_longer_hash_to_its_content_hash(
     transactional_db: None, store: Path, tmp_path: Path, second_database: str, lawyer: User,
     case: Case,
@@ -284,6 +286,7 @@ def _serve_restored(
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_a_job_running_at_the_backup_is_queued_again_by_the_restored_installs_recovery(
     clean_jobs: None, store: Path, tmp_path: Path, second_database: str, lawyer: User,
     case: Case,

@@ -90,6 +90,7 @@ def _manage(*args: str, database_url: str, store: Path) -> subprocess.CompletedP
     )
 
 
+@pytest.mark.slow
 def test_an_install_of_an_earlier_main_migrates_and_its_matter_opens_and_verifies(
     second_database: str, tmp_path: Path
 ) -> None:

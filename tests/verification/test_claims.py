@@ -575,6 +575,7 @@ def test_unicode_punctuation_and_odd_spaces_keep_offsets() -> None:
     assert _texts(text, "quote") == ["as agreed", "the whole sum was received in full"]
 
 
+@pytest.mark.slow
 def test_two_hundred_pages_are_read_within_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     import eyecite
 

@@ -27,6 +27,7 @@ def _drafts(root: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_the_generator_writes_24_cases_that_load_with_every_error_kind_labelled(
     generated: Path,
 ) -> None:
@@ -94,6 +95,7 @@ def test_the_same_seed_writes_the_same_files_and_another_seed_other_sentences(
     assert len(first & second) <= len(first) // 20, sorted(first & second)[:5]
 
 
+@pytest.mark.slow
 def test_an_opinion_states_each_holding_on_one_page_only() -> None:
     # A wrong pin must be wrong: were a holding stated on two pages of one opinion, a pin to
     # the other page would be labelled wrong though that page carries it.

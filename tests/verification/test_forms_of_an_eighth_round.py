@@ -71,6 +71,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from apps.verification import amounts, dates
 from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import extract_claims
@@ -433,6 +435,7 @@ print(last.reporter, last.short, last.pin)
 """
 
 
+@pytest.mark.slow
 def test_a_short_form_whose_reporter_eyecite_may_read_with_its_at_is_a_short_form() -> None:
     # eyecite's choice between reading "161 T.C. at 219" by the variation "T.C. at" (a full
     # citation of page 219) and as a short form follows the string hash of its process: the

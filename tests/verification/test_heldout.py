@@ -64,6 +64,7 @@ def test_the_targets_hold_on_the_heldout_set(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("variant", [("HX_", 77, 8), ("Q", 1, 5), ("ZZ-", 990_000, 6)])
+@pytest.mark.slow
 def test_the_targets_hold_with_other_prefixes_start_numbers_and_digit_counts(
     variant: tuple[str, int, int], tmp_path: Path
 ) -> None:
@@ -90,6 +91,7 @@ def test_the_targets_hold_on_the_dev_set(tmp_path: Path) -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.slow
 def test_the_targets_hold_on_the_heldout_set_ingested_ocred_and_frozen_for_real(
     tmp_path: Path,
 ) -> None:

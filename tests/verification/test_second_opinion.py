@@ -532,6 +532,7 @@ def test_a_cap_of_zero_asks_nothing_and_says_why(
     )
 
 
+@pytest.mark.slow
 def test_the_overall_time_limit_stops_the_questions(
     lawyer: User, case: Case, record: Document, fake_llama: FakeBackend, settings: Any
 ) -> None:

@@ -145,6 +145,7 @@ print(_pin_finding(
 """
 
 
+@pytest.mark.slow
 def test_a_findings_words_are_named_in_the_same_order_in_every_process() -> None:
     messages = set()
     for seed in ("1", "2", "3"):

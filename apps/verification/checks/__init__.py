@@ -138,7 +138,7 @@ def check(claim: Claim, ctx: Context) -> Finding:
 
         finding = transcripts.lined(paragraphs.pinned(record_cite(claim, ctx.index, ctx), ctx), ctx)
         finding = filed_locators(transcripts.stamped(finding, ctx), ctx)
-        return _as_id(finding) if claim.cited_as else finding
+        return _as_id(finding) if claim.cited_as and not claim.designated else finding
     if claim.kind == "not_a_record_cite":
         return not_a_record_cite(claim, ctx.index, ctx)
     if claim.kind == "case_citation":

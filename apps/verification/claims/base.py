@@ -148,8 +148,15 @@ class Claim:
     exhibit: str | None = None
     title: str | None = None
     # An "Id." or "Ibid." that stands for a record cite: that cite as written ("Voss Dep.
-    # 45:3-12", "Ex. 3 at 2"), which names the document where `text` ("Id. at 46:1") does not.
+    # 45:3-12", "Ex. 3 at 2"), which names the document where `text` ("Id. at 46:1") does not;
+    # or a transcript cited by its designation ("1T45:19-21", claims.record) as the draft's
+    # list of designations names it ("1T (Transcript of bench trial, March 5, 2024)").
     cited_as: str | None = None
+
+    @property
+    def designated(self) -> bool:
+        """A transcript cited by its designation, not an Id. (see `cited_as`)."""
+        return self.cited_as is not None and self.text[:1].isdigit()  # (an Id. is words)
 
 
 # Unicode spaces that eyecite and the patterns below should read as a plain space. Each is one

@@ -493,6 +493,60 @@ def _with_pin(case: CaseCite, pin: styles.Pin) -> CaseCite:
     return replace(case, pin=pages, notes=notes)
 
 
+# A name the draft gives a full citation in a parenthetical right after it (and after the
+# record cite of its page, if any): '(the "Opinion" or "Op.")', '(hereinafter "Mem. Op.")',
+# '("Kessler II")'. Bluebook rule 4.2(b): a "hereinafter" form is that authority's short form.
+_QUOTED_NAME = r"[\"\u201c](?P<n{}>[A-Z][\w.'\u2019&-]*(?:[ \t][\w.'\u2019&-]+){{0,3}})[\"\u201d]"
+_DEFINED = re.compile(
+    r"\((?:hereinafter,?[ \t]+)?(?:the[ \t]+)?"
+    + _QUOTED_NAME.format(1)
+    + r"(?:,?[ \t]+(?:or|and)[ \t]+(?:the[ \t]+)?"
+    + _QUOTED_NAME.format(2)
+    + r")?\)"
+)
+_BEFORE_DEFINITION = re.compile(r"[ \t]*(?:\([^()\n]{1,40}\)[ \t]*)?")
+_DEFINED_PIN = (
+    r",?[ \t]+at[ \t]+(?:pp?\.[ \t]*)?"
+    r"(?P<pin>\*{0,2}\d{1,5}(?:[ \t]*[-\u2013][ \t]*\*{0,2}\d{1,5})?)(?!\d)"
+)
+
+
+def _add_defined_short_forms(
+    text: str, masked: str, result: list[tuple[int, int, CaseCite | StatuteCite]]
+) -> None:
+    """The short forms of the names the draft gave its full citations ("Op. at *2" after
+    '... 2024 WL 2958103 (Del. Ch. 2024) (the "Opinion" or "Op.")'), each that case with its
+    pin, after the definition only; a short form read already is left to its reader."""
+    taken = Spans([(a, b) for a, b, _ in result])
+    added: list[tuple[int, int, CaseCite | StatuteCite]] = []
+    for start, end, cite in list(result):
+        if not isinstance(cite, CaseCite) or cite.short:
+            continue
+        # (eyecite may read the parenthetical into the citation's span)
+        definition = next(
+            (
+                found
+                for found in _DEFINED.finditer(text, start, min(len(text), end + 80))
+                if found.start() < end or _BEFORE_DEFINITION.fullmatch(text, end, found.start())
+            ),
+            None,
+        )
+        if definition is None:
+            continue
+        for name in filter(None, (definition.group("n1"), definition.group("n2"))):
+            pattern = re.compile(r"(?<![\w.])" + re.escape(name) + _DEFINED_PIN)
+            for use in pattern.finditer(masked, definition.end()):
+                if taken.overlaps(use.start(), use.end()):
+                    continue
+                pin = styles.split_pin(use.group("pin").replace("*", ""))
+                short = replace(cite, short=True, court_text=None, notes=())
+                added.append((use.start(), use.end(), _with_pin(short, pin)))
+                taken.add(use.start(), use.end())
+    if added:
+        result.extend(added)
+        result.sort(key=lambda r: r[0])
+
+
 def _add_style_cites(
     text: str,
     masked: str,
@@ -784,6 +838,7 @@ def case_citations(
             for c, d, section in statutes.listed_sections(compact, a, b, statute):
                 if not eyecite_spans.overlaps(c, d):
                     result.append((start_of(c), end_of(d), section))
+    _add_defined_short_forms(text, masked, result)
     _add_style_cites(text, masked, result, record_by_end, record_ids)
     return _supra_with_reporter(text, result)
 

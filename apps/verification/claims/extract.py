@@ -125,6 +125,7 @@ def extract_claims(
                 c.pins,
                 exhibit=c.exhibit,
                 title=c.title,
+                cited_as=c.cited_as,
             )
         )
 

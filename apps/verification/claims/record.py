@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from apps.verification.claims.base import TITLE_SMALL_WORDS, BatesRef, Kind, Spans, series_label
 from apps.verification.claims.quotations import Quote
@@ -89,6 +89,20 @@ _NOTES_OF_TESTIMONY = re.compile(
 _VOLUME_PAGE_TRANSCRIPT = re.compile(
     r"(?<![\w])(?:Trial[ \t]+)?Tr\.[ \t]+(?P<volume>[IVX]{1,5}):[ \t]?"
     r"(?P<pages>\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w:])"
+)
+# New Jersey's transcripts, designated by number in the brief's list ("1T - Transcript of
+# bench trial, March 5, 2024", R. 2:6-8(a)) and cited by designation, page and lines
+# ("1T45:19-21", "2T112:21 to 113:4", "1T45"): that transcript's page.
+_DESIGNATED_TRANSCRIPT = re.compile(
+    r"(?<![\w.])(?P<n>\d{1,2})T(?P<page>\d{1,4})"
+    r"(?::(?P<lines>\d{1,2}(?:[ \t]*(?:[-\u2013]|to)[ \t]*\d{1,4}(?::\d{1,2})?)?)"
+    r"|[-\u2013](?P<last>\d{1,4}))?(?![\w:])"
+)
+_CODE_GOES_ON = re.compile(r"(?:[-_./:][A-Za-z0-9]+)+(?<![.:])")
+_LINES_TO = re.compile(r"[ \t]*(?:to|[-\u2013])[ \t]*")
+_DESIGNATION = re.compile(
+    r"(?m)^[ \t>*_-]*[\"\u201c]?(?P<n>\d{1,2})T[\"\u201d]?[ \t]*"
+    r"(?:[-\u2013\u2014=:]|refers[ \t]+to|means)[ \t]*(?P<what>[^\n]{3,200})$"
 )
 _BARE_PAGE = re.compile(r"[ \t]+(\d{1,4}(?:[-\u2013]\d{1,4})?)(?![\w:])")
 # A transcript cited by its volume and its page and lines ("Trial Tr. vol. II, 145:1-3", "Tr.
@@ -378,6 +392,8 @@ _CITE_POSITION = re.compile(
     r"(?:[ \t]+at[ \t]+\d{1,4}(?:[-\u2013]\d{1,4})?)?"  # (and its page: "... 62/447,915 at 6")
     r"|[A-Z]{2,12}[ \t]\d{3,12}|\d{1,3}-[A-Z]{1,5}-\d{1,8}"  # (and "3-ER-512": a volume's)
     r"|(?:[PDJGCR]|[PDJ]T)X[ \t-]?\d{1,4}"  # (a party's exhibit alone: "JX 52.")
+    # (a word and a code with a digit, "Batch PR-2023-0018.": what the code names)
+    r"|[A-Z][a-z]{2,12}[ \t]+(?=[\w/:-]*\d)[A-Z0-9][\w/:-]{3,40}"
     r"|[A-Za-z][\w.:/-]{3,60}?)"
     r"(?=\.(?:\s|$)|,[ \t][^\n]{1,40}?\.(?:\s|$))"
 )
@@ -446,6 +462,7 @@ def _pins_after(text: str, end: int) -> tuple[int, list[str]]:
 
 
 _SEPARATORS = "-_. \u00a0"
+_DOCKETED_PREFIX = re.compile(r"(?P<letters>[A-Za-z]{2,10})[-_. ]\d{1,4}-\d{1,6}")
 _DOTTED_LETTERS = 5  # "A.R.", "S.E.C.": longer runs of dotted capitals are not a prefix
 _DOTS = re.compile(r"[. \u00a0]")
 
@@ -466,6 +483,11 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
         core = prefix.rstrip(_SEPARATORS) or prefix
         canonical.setdefault(core, prefix)
         canonical[prefix] = prefix
+        # (a prefix carrying the appeal's docket number, "ROA.24-20317.", is cited with the
+        # number left out, "ROA.512", as the Fifth Circuit lets a brief cite its record)
+        docketed = _DOCKETED_PREFIX.fullmatch(core)
+        if docketed is not None:
+            canonical.setdefault(docketed.group("letters"), prefix)
     if not canonical:
         return None
     cores = sorted({p.rstrip(_SEPARATORS) or p for p in canonical}, key=len, reverse=True)
@@ -490,7 +512,10 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
         r"(?:(?P<volume>[IVX]{1,5}):[ \t]?)?"
         # (a number of one or two digits after a separator: a production numbered unpadded,
         # as the Ninth Circuit's excerpts of record are, "2-ER-22"; see `_bates_cites`)
-        rf"(?P<num>\d{{3,12}}|(?<=[- \u00a0:])\d{{1,2}}(?!,\d|\.\d(?!\d)))(?!\d){_PAGE_SUFFIX}"
+        # (or right after the prefix's letters: an appendix numbered unpadded, "Da12", "B35",
+        # where a cite stands alone; see `_bates_cites`)
+        rf"(?P<num>\d{{3,12}}|(?:(?<=[- \u00a0:])|(?<=[A-Za-z]))\d{{1,2}}(?!,\d|\.\d(?!\d)))"
+        rf"(?!\d){_PAGE_SUFFIX}"
     )
     return pattern, canonical
 
@@ -530,6 +555,9 @@ _CITE_START = (
     r"(?:^|(?<=[(\[;,\n])|(?<=[(\[;,.][ ])|(?<=[.][ ][ ])|(?<=[Ss]ee[ ])|(?<=[Cc]f\.[ ])"
     r"|(?<=also[ ]))"
 )
+# Where an unpadded appendix page standing alone begins ("(Da12)", "; B35", "A31." as a
+# citation sentence, "JX 33 at B38").
+_UNPADDED_START = re.compile(rf"(?:{_CITE_START}|(?<=\bat[ ]))")
 
 
 def _record_word_pattern(
@@ -646,6 +674,9 @@ def _bates_cites(
                 or canonical[_DOTS.sub("", written)]
             )
         written_prefix = match.group("prefix")
+        # (an appendix numbered unpadded, its page right after the prefix's letters: "Da12",
+        # "B35", where a cite stands alone, checked once its range and pins are read)
+        unpadded = len(num) < 3 and written_prefix[-1:].isalpha()
         if (
             padded
             and len(num) < 3
@@ -654,6 +685,7 @@ def _bates_cites(
             # number, "RA 31", "R.A. II:34": a record appendix's page cited unpadded, as its
             # foot prints it, "R.A. 031"; a producing party's "ACME 12" is none)
             and not (written_prefix[-1:].isspace() and len(prefix.rstrip(_SEPARATORS)) <= 3)
+            and not unpadded
         ):
             continue
         page = match.group("page")
@@ -673,6 +705,11 @@ def _bates_cites(
             tail = _LETTERED_PAGE.match(text, end) if lettered is not None else None
             end = tail.end() if tail is not None else end
         end, pins = _pins_after(text, end)
+        if unpadded and not (
+            _UNPADDED_START.match(text, start)
+            and (text.startswith(")", end) or _CLAUSE_END.match(text, end))
+        ):
+            continue  # "Class A1 notes", "vitamin B12": no appendix page in a cite's place
         onto = next((m for pin in pins if (m := _LINES_ONTO.fullmatch(pin))), None)
         if onto is not None and ranged is None and 0 < int(onto.group("page")) - first <= 5:
             last = int(onto.group("page"))  # "RR 106:21-107:12": pages 106-107
@@ -937,6 +974,9 @@ def record_cites(
         ref = cite.bates[0]
         if not free(cite.start, cite.end) or FISCAL_YEAR.fullmatch(text[cite.start : cite.end]):
             continue
+        goes_on = _CODE_GOES_ON.match(text, cite.end) if known is not None else None
+        if goes_on is not None:
+            cite = replace(cite, end=goes_on.end())  # "PR-2023-0018": the whole code
         in_position = in_positions.covers(cite.start, cite.end)
         if known is None and (in_position or ref.digits >= 6):
             add(cite)
@@ -957,6 +997,22 @@ def record_cites(
         if free(match.start(), match.end()):
             pin = "at " + re.sub(r"\s+", "", match.group("pages"))
             add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    designations = {m.group("n"): m.group("what") for m in _DESIGNATION.finditer(text)}
+    for match in _DESIGNATED_TRANSCRIPT.finditer(text):
+        if free(match.start(), match.end()):
+            page, lines, last = match.group("page", "lines", "last")
+            if lines:
+                pin = f"{page}:{_LINES_TO.sub('-', lines)}"
+            else:
+                pin = f"at {page}" + (f"-{last}" if last else "")
+            # (what the list says it is, for a transcript whose file names its day, not "1T")
+            what = designations.get(match.group("n"))
+            designation = f"{match.group('n')}T" + (f" ({what})" if what else "")
+            add(
+                RecordCite(
+                    "record_cite", match.start(), match.end(), (), (pin,), cited_as=designation
+                )
+            )
     for match in _NOTES_OF_TESTIMONY.finditer(text):
         end, pins = _pins_after(text, match.end())
         if not pins:
