@@ -1092,6 +1092,7 @@ def _argument_free_routes() -> list[str]:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("via", ["session", "token"])
+@pytest.mark.slow
 def test_no_other_route_shows_another_case_to_a_non_member(
     outsider: User, other_case: Case, case: Case, via: str
 ) -> None:

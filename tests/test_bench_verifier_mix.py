@@ -32,6 +32,7 @@ def test_the_full_mix_cites_transcript_lines_pins_and_notes_and_the_verifier_rea
         assert checked[(check, "supported")] > 5, checked
 
 
+@pytest.mark.slow
 def test_the_classic_mix_is_record_pages_only() -> None:
     checked = _checked("classic")
 

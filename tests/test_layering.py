@@ -335,6 +335,7 @@ def _app_edges() -> dict[tuple[str, str], list[str]]:
     return edges
 
 
+@pytest.mark.slow
 def test_apps_import_only_apps_beneath_them_but_for_the_listed_edges() -> None:
     edges = _app_edges()
     apps = {app for edge in edges for app in edge}

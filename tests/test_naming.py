@@ -10,6 +10,8 @@ new module is covered without a list.
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import BASE_DIR
 
 # Words that start a verb-first name: a question (`is_`, `has_`, `can_`), a verb, or an
@@ -82,6 +84,7 @@ def test_the_scan_finds_the_layers() -> None:
     assert "apps.documents.production_selectors" in modules
 
 
+@pytest.mark.slow
 def test_services_and_selectors_name_the_entity_first() -> None:
     wrong = sorted(
         f"{module}.{name}"

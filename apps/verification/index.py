@@ -851,10 +851,23 @@ class PacketIndex:
             ):
                 if wanted[-2] == "wl" or _YEAR_VOLUME.fullmatch(volume):
                     # A database's number ("2023 WL 6190457") or a year's series ("2022
-                    # USPQ2d 1187", the Board's since 2021) names a document, paged by stars.
-                    return self._screen_paged(index) or self._opinion_from(index, first)
+                    # USPQ2d 1187", the Board's since 2021) names a document, paged by stars;
+                    # a public-domain citation ("2021 COA 87") names a document pinned by its
+                    # paragraphs, whatever reporter pages it prints ("495 P.3d 612").
+                    return (
+                        self._screen_paged(index)
+                        or self._opinion_from(index, first)
+                        or self._document_from(index, first)
+                    )
                 return self._opinion_from(index, first)
         return None
+
+    def _document_from(self, start: int, first: int) -> Opinion:
+        """The document from `start` on as one opinion, its pages numbered from `first`."""
+        doc = self.document_pages(self.pages[start].document_id)
+        following = doc[doc.index(start) :]
+        pages = {first + k: self.pages[i] for k, i in enumerate(following)}
+        return Opinion(self.pages[start].document_id, first, pages)
 
     def _screen_paged(self, start: int) -> Opinion | None:
         """A Westlaw opinion ("2023 WL 6190457"): its number names the document, not a page,

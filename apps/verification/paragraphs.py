@@ -88,7 +88,7 @@ _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"Dep", ("deposition",)),
     (r"Hr['\u2019]g\s+Tr", ("hearing", "transcript")),
     (r"N\.T", ("transcript",)),  # Pennsylvania's notes of testimony
-    (r"Tr", ("transcript",)),
+    (r"Tr|TR", ("transcript",)),
     (r"Resp", ("response",)),
     (r"Br", ("brief",)),
     (r"Stip", ("stipulation",)),
@@ -135,7 +135,11 @@ _DAY = re.compile(
 # A transcript designated by number, as New Jersey's briefs list and cite them (`claims.record`:
 # "1T45:19-21" is read as "1T (Transcript of bench trial, March 5, 2024)").
 _DESIGNATED = re.compile(r"(?P<n>\d{1,2})T(?:[ \t]+\((?P<what>[^\n]*)\))?$")
-_DESIGNATION_WORD = re.compile(r"\d{1,2}t")
+_PAGE_WORD_AFTER_DAY = re.compile(
+    r"(?<=\d),?[ \t]+(?:at[ \t]+)?pp?\.(?:[ \t]*\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)?$"
+)
+_DESIGNATION_WORD = re.compile(r"\d{1,2}t|rp")
+_DATED_REPORT = re.compile(r"V?RP\s*\((?P<day>[^()]*\d{4})\)")
 _NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person's name counts
 
 
@@ -278,8 +282,10 @@ def pleading_pages(claim: Claim, index: PacketIndex) -> list[int] | None:
         return None
     found = index.derived(("pleading pages", words), lambda: _pleading_pages(index, words))
     if found is None and len(words) > 1 and _DESIGNATION_WORD.fullmatch(words[1]):
-        # a designated transcript: the file naming its designation, else its day
-        for named in (words[:2], (words[0], *words[2:])) if len(words) > 2 else ():
+        # a designated transcript: the file naming its designation (with its day, or as a
+        # transcript), else its day
+        alternatives = (words[1:], words[:2], (words[0], *words[2:])) if len(words) > 2 else ()
+        for named in alternatives:
             found = index.derived(
                 ("pleading pages", named), functools.partial(_pleading_pages, index, named)
             )
@@ -351,6 +357,15 @@ def _pleading_words(text: str) -> tuple[str, ...]:
         dated = _day_words(day) if day is not None else None
         return ("transcript", f"{designated.group('n')}t", *(dated or ()))
     head = re.split(r"\s*(?:\u00b6|\bat\s+\d|\d+:\d)", text, maxsplit=1)[0].strip()
+    # (Colorado's "TR 3/5/24, p. 43:16-17": the day before the page's "p.")
+    head = _PAGE_WORD_AFTER_DAY.sub("", head)
+    report = _DATED_REPORT.fullmatch(head)
+    if report is not None:
+        # Washington's "RP (Mar. 5, 2024)": the report of that day, its file named "rp" and
+        # the day ("08-rp-vol1-2024-03-05.pdf") or the transcript and the day
+        day = _DAY.search(", " + report.group("day"))
+        dated = _day_words(day) if day is not None else None
+        return ("transcript", "rp", *(dated or ()))
     # A transcript's volume ("Trial Tr. vol. II,"): its file names it ("...-vol-2.pdf").
     day = _DAY.search(head)
     dated = _day_words(day) if day is not None else None

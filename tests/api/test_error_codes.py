@@ -8,6 +8,7 @@ import pkgutil
 import re
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 from django.test import Client
 
@@ -95,6 +96,7 @@ def test_every_domain_error_says_its_status_and_the_edges_answer_with_it() -> No
     assert own_tables == []
 
 
+@pytest.mark.slow
 def test_the_schema_lists_the_tables_codes_as_the_error_bodys_enum(client: Client) -> None:
     schema = client.get("/api/v1/openapi.json").json()
     code = schema["components"]["schemas"]["ErrorOut"]["properties"]["code"]

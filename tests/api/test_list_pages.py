@@ -65,6 +65,7 @@ def test_the_last_page_and_an_empty_list_have_no_next(lawyer_api: Client, cases:
     assert _get(lawyer_api, "/api/v1/cases?offset=1000")["next"] is None
 
 
+@pytest.mark.slow
 def test_every_paged_list_of_the_schema_has_next(client: Client) -> None:
     schema = client.get("/api/v1/openapi.json").json()
     paged = {

@@ -346,6 +346,7 @@ def test_without_a_valid_token_the_server_answers_401(lawyer: User, case: Case) 
         assert response.json()["code"] == "unauthenticated"
 
 
+@pytest.mark.slow
 def test_a_revoked_token_bad_tokens_and_other_hosts_are_refused_as_the_api_does(
     lawyer: User, case: Case, settings: SettingsWrapper
 ) -> None:
@@ -378,6 +379,7 @@ def test_a_revoked_token_bad_tokens_and_other_hosts_are_refused_as_the_api_does(
     assert other_host.status_code == 400
 
 
+@pytest.mark.slow
 def test_another_cases_member_gets_the_apis_not_found(
     lawyer: User, case: Case, outsider: User, other_case: Case, outsider_api: Client
 ) -> None:
@@ -485,6 +487,7 @@ def test_a_database_that_does_not_answer_and_the_unexpected_answer_as_the_api_do
     assert "a bug" not in broken["detail"]
 
 
+@pytest.mark.slow
 def test_the_door_out_answers_over_mcp_as_over_the_api(lawyer: User, case: Case) -> None:
     # Issue 25 req 1: production_check says why; production_create refuses work product until
     # a lawyer includes it with a reason.

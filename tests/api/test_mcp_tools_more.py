@@ -272,6 +272,7 @@ def _to_ms(value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 def test_the_lists_of_runs_and_drafts_over_mcp_are_the_apis(
     lawyer: User, case: Case, lawyer_api: Client
 ) -> None:
@@ -376,6 +377,7 @@ def test_a_non_member_gets_the_apis_not_found_from_every_new_tool(
     assert Run.objects.get(pk=run.pk).case_id == c
 
 
+@pytest.mark.slow
 def test_bad_arguments_unknown_ids_and_refusals_answer_as_the_api(
     lawyer: User, staff: User, case: Case, settings: SettingsWrapper
 ) -> None:
@@ -463,6 +465,7 @@ def test_bad_arguments_unknown_ids_and_refusals_answer_as_the_api(
     assert Case.objects.count() == 1
 
 
+@pytest.mark.slow
 def test_an_idempotency_key_does_a_write_once_and_refuses_another_request(
     lawyer: User, outsider: User, case: Case
 ) -> None:

@@ -40,7 +40,8 @@ from tests.conftest import make_case, make_lawyer, make_staff
 from tests.factories import CaseFactory, MembershipFactory, UserFactory
 from tests.harness.database import flush_written_tables
 
-pytestmark = pytest.mark.django_db
+# (fuzzing every operation as every identity: the slow tier, `make test` runs it)
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 # Generated requests per operation and identity (68 operations, 5 identities).
 EXAMPLES = 4

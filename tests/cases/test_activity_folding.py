@@ -14,6 +14,7 @@ from tests.cases.test_activity_feed import _activity_html, _add
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow
 def test_six_uploads_in_a_row_are_one_line_naming_three_and_counting_the_rest(
     lawyer: User, lawyer_client: Client, case: Case
 ) -> None:

@@ -262,6 +262,7 @@ def base_url(settings: Any) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.slow
 def test_the_stream_sends_the_backlog_then_live_events_and_resumes_from_last_event_id(
     base_url: str, case: Case, lawyer: User
 ) -> None:

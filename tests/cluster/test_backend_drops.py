@@ -131,6 +131,7 @@ def _serve(model: Path, port: int, log: Path) -> "subprocess.Popen[bytes]":
 
 @pytest.mark.llamacpp
 @pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.slow
 def test_a_real_server_killed_and_started_again_is_routed_again_at_the_next_check(
     tiny_gguf: Path,
 ) -> None:

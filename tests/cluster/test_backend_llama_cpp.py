@@ -124,6 +124,7 @@ async def test_reply_shorter_than_limit_finishes_with_stop(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_health_checks_right_after_streams_on_one_pooled_client_all_succeed(
     client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:
@@ -255,6 +256,7 @@ async def test_hang_after_first_token_times_out_within_between_tokens(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_stream_longer_than_the_limit_between_tokens_is_not_cut(
     quick_client: LlamaCppClient, fake_llama: FakeBackend
 ) -> None:

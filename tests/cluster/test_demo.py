@@ -24,6 +24,7 @@ from tests.running import free_port
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow
 def test_demo_cluster_is_the_reference_site_on_local_fakes(settings: Settings) -> None:
     settings.LEXWEB_DEMO_BACKEND_PORT = 20100
 

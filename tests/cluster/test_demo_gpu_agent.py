@@ -149,6 +149,7 @@ def _streaming(fake: FakeBackend, tokens: int) -> Iterator[None]:
 
 
 @pytest.mark.django_db
+@pytest.mark.slow
 def test_a_busy_llama_server_makes_its_board_busy_and_no_other(settings: Settings) -> None:
     base = _seed(settings)
     backend = Backend.objects.get(name="llama-board-a")
@@ -249,6 +250,7 @@ def test_a_host_with_a_backend_that_is_not_the_demos_is_never_played(
 
 
 @pytest.mark.django_db
+@pytest.mark.slow
 def test_a_backend_that_answers_nonsense_or_nothing_leaves_its_board_idle(
     settings: Settings,
 ) -> None:

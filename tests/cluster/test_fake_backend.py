@@ -460,6 +460,7 @@ async def test_client_disconnect_cancels_generation(fake_llama: FakeBackend) -> 
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_pacing_follows_the_configured_rate(fake_llama: FakeBackend) -> None:
     fake_llama.settings.tokens_per_second = 50
     loop = asyncio.get_running_loop()

@@ -82,6 +82,7 @@ async def test_a_change_while_a_message_is_being_sent_gets_a_message_of_its_own(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_send_while_the_database_is_away_is_one_line_and_a_later_one_goes_out(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -79,6 +79,7 @@ def _text(events: list[ChatEvent]) -> str:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("kind", ["llama_cpp", "ollama"])
+@pytest.mark.slow
 async def test_a_body_split_anywhere_decodes_to_the_same_events(kind: Kind) -> None:
     body = await _body(kind)
     whole = _decode(kind, body)

@@ -75,6 +75,7 @@ async def test_counts_are_kept_apart_per_model_and_per_address(fake_llama: FakeB
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_texts_are_cached_by_content_and_unsaved_backends_not_at_all(
     fake_llama: FakeBackend,
 ) -> None:

@@ -195,6 +195,7 @@ def web(lawyer: User) -> Client:
 @settings(DB_EXAMPLES, max_examples=25)
 @given(reference=REFERENCES)
 @example(reference="PROP" + "9" * 30)
+@pytest.mark.slow
 def test_api_and_browser_lookups_answer_200_400_or_404(
     api: Client, web: Client, produced: Case, reference: str
 ) -> None:

@@ -59,6 +59,7 @@ def test_scanned_pdf_is_read_back_by_ocr_with_boxes_and_confidence(
     assert isinstance(word[0], str) and all(isinstance(v, int) for v in word[1:5])
 
 
+@pytest.mark.slow
 def test_mixed_page_with_a_text_header_over_a_scanned_body_is_ocred(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:

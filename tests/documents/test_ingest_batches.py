@@ -104,6 +104,7 @@ def assert_pages_exactly_once(document_id: int, count: int) -> None:
 # --- Fair across cases -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_small_document_of_another_case_queued_after_a_large_one_finishes_first(
     lawyer_api: Client,
     outsider_api: Client,
@@ -133,6 +134,7 @@ def test_small_document_of_another_case_queued_after_a_large_one_finishes_first(
     assert {job.status for job in jobs_of(large)} == {"succeeded"}
 
 
+@pytest.mark.slow
 def test_a_case_with_many_waiting_documents_does_not_hold_back_another_case(
     lawyer_api: Client,
     outsider_api: Client,

@@ -130,6 +130,7 @@ def test_attachments_are_derivations_of_their_message_and_keep_its_origin(
     assert [d.filename for d in children] == ["notice.pdf", "order.pdf"]
 
 
+@pytest.mark.slow
 def test_load_file_families_come_from_the_attachment_derivations(
     lawyer: User,
     lawyer_api: Client,
@@ -293,6 +294,7 @@ def test_a_generated_grand_parent_makes_the_grand_child_generated(
     assert provenance.generated_ancestor(evidence) is None
 
 
+@pytest.mark.slow
 def test_marking_an_existing_chain_generated_reaches_every_descendant(
     lawyer: User, case: Case, blob_root: Any
 ) -> None:

@@ -158,6 +158,7 @@ def test_the_api_refuses_a_page_suffix_that_is_not_0_to_6_digits(
 
 # The MCP server answers on threads of its own, with connections of their own.
 @pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.slow
 def test_the_mcp_tool_takes_a_page_suffix_and_refuses_a_bad_one(
     lawyer: User, lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:

@@ -159,6 +159,7 @@ def test_a_search_and_a_packet_add_their_documents_after_the_picked_ones(
     _nothing_written()
 
 
+@pytest.mark.slow
 def test_order_buttons_move_remove_and_sort_keeping_what_was_typed(
     lawyer: User, case: Case
 ) -> None:
@@ -667,6 +668,7 @@ async def test_building_an_export_is_followed_live_on_the_case_stream(
     await socket.disconnect()
 
 
+@pytest.mark.slow
 def test_the_new_page_and_the_production_page_read_in_a_bounded_number_of_queries(
     lawyer: User, case: Case, django_assert_max_num_queries: Any
 ) -> None:

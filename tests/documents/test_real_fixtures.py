@@ -159,6 +159,7 @@ def test_every_real_fixture_is_ingested_with_the_right_pages_sources_and_text(
                 assert phrase in text, (name, number, phrase)
 
 
+@pytest.mark.slow
 def test_mixed_page_with_an_ecf_header_over_an_image_is_ocred_not_taken_from_its_header(
     lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
 ) -> None:
@@ -261,6 +262,7 @@ def test_scanned_real_documents_come_back_readable_from_ocr(
                 assert phrase in text, (name, number, phrase, text[:300])
 
 
+@pytest.mark.slow
 def test_only_the_scanned_page_of_a_part_scanned_pdf_goes_to_ocr(
     lawyer_api: Client, case: Case, blob_root: Path, run_jobs: Callable[[], None]
 ) -> None:

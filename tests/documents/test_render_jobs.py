@@ -205,6 +205,7 @@ def _parse_dat(raw: bytes) -> list[dict[str, str]]:
     ]
 
 
+@pytest.mark.slow
 def test_an_email_and_its_text_attachment_produce_as_a_family_of_rendered_pages(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:

@@ -166,6 +166,7 @@ def test_web_search_syntax_phrases_exclusions_and_or(
     ]
 
 
+@pytest.mark.slow
 def test_filters_by_origin_and_by_document(
     lawyer_api: Client, case: Case, ingest: Callable[..., dict[str, Document]]
 ) -> None:
@@ -268,6 +269,7 @@ def test_odd_queries_never_break_search(
 
 # Counted in autocommit, as a request runs: no savepoints of a test transaction among them.
 @pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.slow
 def test_search_runs_a_bounded_number_of_queries(
     lawyer_api: Client,
     case: Case,

@@ -121,6 +121,7 @@ def test_any_text_is_results_or_a_domain_error_never_a_database_error(
 
 @DB_EXAMPLES
 @given(dashes=st.integers(min_value=0, max_value=120), spaced=st.booleans())
+@pytest.mark.slow
 def test_a_run_of_dashes_before_a_word_negates_it_once_per_dash(
     lawyer: User, case: Case, searchable: Document, dashes: int, spaced: bool
 ) -> None:
@@ -151,6 +152,7 @@ def _assert_result_or_clear_400(response: Any, *, api: bool) -> None:
 
 @settings(DB_EXAMPLES, max_examples=25)
 @given(query=QUERIES)
+@pytest.mark.slow
 def test_api_search_answers_any_query_with_results_or_a_clear_400(
     api: Client, case: Case, searchable: Document, query: str
 ) -> None:
@@ -161,6 +163,7 @@ def test_api_search_answers_any_query_with_results_or_a_clear_400(
 
 @settings(DB_EXAMPLES, max_examples=25)
 @given(query=QUERIES)
+@pytest.mark.slow
 def test_browser_search_answers_any_query_with_results_or_a_clear_400(
     web: Client, case: Case, searchable: Document, query: str
 ) -> None:
@@ -226,6 +229,7 @@ def test_cleaning_is_idempotent_and_leaves_no_run_of_negations(query: str) -> No
 
 
 @given(words=st.lists(st.from_regex(r"[a-z]{1,12}(-[a-z]{1,12})?", fullmatch=True), min_size=1))
+@pytest.mark.slow
 def test_cleaning_leaves_plain_words_and_hyphenated_words_alone(words: list[str]) -> None:
     query = " ".join(words)[:MAX_QUERY_LENGTH].strip(" -")
     if not query:

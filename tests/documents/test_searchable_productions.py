@@ -106,6 +106,7 @@ def test_ocr_pages_carry_their_ocr_words_invisibly_and_text_pages_are_unchanged(
 
 
 @pytest.mark.django_db(databases="__all__")
+@pytest.mark.slow
 def test_a_shrunk_scanned_page_carries_its_words_where_the_shrunk_image_shows_them(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None]
 ) -> None:

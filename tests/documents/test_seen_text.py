@@ -312,6 +312,7 @@ def _forged_pdf(image_text: str, layer_text: str) -> bytes:
         return forged.tobytes()
 
 
+@pytest.mark.slow
 def test_a_page_whose_image_is_a_draft_over_a_small_text_layer_is_ocrd_flagged_and_caught(
     lawyer_api: Client,
     lawyer_client: Client,

@@ -182,6 +182,7 @@ def test_a_page_the_document_does_not_have_is_404(
         assert "two.pdf" not in body
 
 
+@pytest.mark.slow
 def test_thumbnail_strip_is_a_window_around_the_page(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:
@@ -534,6 +535,7 @@ def test_withdrawn_document_shows_a_banner_with_the_reason(
     assert "viewer-withdrawn" not in other
 
 
+@pytest.mark.slow
 def test_previous_and_next_document_follow_the_list_the_user_came_from(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:

@@ -126,6 +126,7 @@ def test_list_page_runs_a_fixed_number_of_queries(
 
 
 @pytest.mark.django_db(databases="__all__")
+@pytest.mark.slow
 def test_list_shows_the_true_state_after_ingest(
     lawyer: User, lawyer_client: Client, case: Case, run_jobs: Jobs
 ) -> None:

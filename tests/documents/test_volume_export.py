@@ -85,6 +85,7 @@ def _parse_dat(raw: bytes, encoding: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])
+@pytest.mark.slow
 def test_volume_load_files_round_trip_every_page_and_path(
     lawyer_api: Client, case: Case, run_jobs: Callable[[], None], encoding: str
 ) -> None:

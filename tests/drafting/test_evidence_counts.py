@@ -76,6 +76,7 @@ async def test_the_next_stage_counts_the_same_excerpts_from_the_cache() -> None:
     assert second.budget["counted_by"] == "tokenizer"
 
 
+@pytest.mark.slow
 def test_counting_with_the_fixed_nonce_never_counts_less_than_a_real_render() -> None:
     pages = _pages(3)
     counted = count_text_tokens(render_packet_pages(pages, nonce=context.COUNTING_NONCE))

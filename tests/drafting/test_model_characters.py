@@ -35,6 +35,7 @@ def _jobs_failed() -> int:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_reply_of_only_control_characters_fails_its_stage_with_the_true_reason(
     lawyer: User, case: Case
 ) -> None:
@@ -113,6 +114,7 @@ def test_nul_and_lone_surrogate_escapes_in_a_structured_reply_are_stored_cleaned
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_reply_the_draft_check_refuses_fails_its_stage_with_that_reason_not_its_job(
     lawyer: User, case: Case, settings: Any
 ) -> None:

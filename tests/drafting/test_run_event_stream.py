@@ -190,6 +190,7 @@ def test_revoking_the_token_ends_the_stream_at_once(
     assert took < RECHECK_SECONDS + 3
 
 
+@pytest.mark.slow
 def test_leaving_the_case_unannounced_ends_the_stream_within_the_recheck_interval(
     base_url: str, staff: User, case: Case
 ) -> None:

@@ -208,6 +208,7 @@ def test_new_run_form_lists_frozen_packets_and_starts_a_run_once_per_form(
     assert editable.status != Packet.Status.FROZEN
 
 
+@pytest.mark.slow
 def test_new_run_form_errors_say_what_is_wrong_and_start_nothing(
     lawyer_client: Client,
     lawyer: User,

@@ -132,6 +132,7 @@ def test_a_gate_that_says_no_stops_the_run_and_a_lawyer_may_go_on_with_a_reason(
     assert RunEvent.objects.filter(run=run, kind="run.gate_override").count() == 1
 
 
+@pytest.mark.slow
 def test_a_gate_answer_that_is_not_json_fails_the_run_with_a_clear_error(
     lawyer: User, case: Case
 ) -> None:
@@ -154,6 +155,7 @@ def test_a_gate_answer_that_is_not_json_fails_the_run_with_a_clear_error(
     assert not DraftVersion.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_gate_answer_cut_at_the_limit_says_so_and_keeps_the_reply(
     lawyer: User, case: Case
 ) -> None:
@@ -203,6 +205,7 @@ def test_a_backend_that_dies_mid_stream_is_not_stitched_and_the_stage_runs_again
     assert site.fakes["drafter"].cancelled + site.fakes["drafter"].stats.streams_finished <= 1
 
 
+@pytest.mark.slow
 def test_a_backend_that_dies_mid_stream_with_no_other_deployment_fails_the_run(
     lawyer: User, case: Case
 ) -> None:
@@ -221,6 +224,7 @@ def test_a_backend_that_dies_mid_stream_with_no_other_deployment_fails_the_run(
     assert not DraftVersion.objects.exists()
 
 
+@pytest.mark.slow
 def test_cancelling_a_running_stage_closes_the_backend_stream(lawyer: User, case: Case) -> None:
     packet = rf.frozen_packet(case=case, user=lawyer)
     long_reply = " ".join(f"word{n}" for n in range(400))
@@ -244,6 +248,7 @@ def test_cancelling_a_running_stage_closes_the_backend_stream(lawyer: User, case
     assert not DraftVersion.objects.filter(draft__runs=run).exists()
 
 
+@pytest.mark.slow
 def test_cancel_after_completion_is_a_409_and_changes_nothing(
     lawyer: User, lawyer_api: Client, case: Case
 ) -> None:
@@ -265,6 +270,7 @@ def test_cancel_after_completion_is_a_409_and_changes_nothing(
     assert RunEvent.objects.filter(run=run).count() == events
 
 
+@pytest.mark.slow
 def test_a_run_whose_creator_left_the_case_stops_with_that_reason(
     lawyer: User, staff: User, case: Case
 ) -> None:
@@ -337,6 +343,7 @@ EXTRACTED = {
 }
 
 
+@pytest.mark.slow
 def test_a_financial_extraction_is_validated_written_as_a_cited_table_and_verified(
     lawyer: User, case: Case
 ) -> None:
@@ -361,6 +368,7 @@ def test_a_financial_extraction_is_validated_written_as_a_cited_table_and_verifi
     assert run.stages.get(name="verifier").verification.version == validation.version
 
 
+@pytest.mark.slow
 def test_an_extraction_that_breaks_its_schema_fails_the_run(lawyer: User, case: Case) -> None:
     packet = rf.frozen_packet(case=case, user=lawyer)
     broken = json.dumps({"transactions": [{"date": "2024-03-03", "amount": 1250}]})

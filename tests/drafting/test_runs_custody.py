@@ -123,6 +123,7 @@ def test_a_packet_bigger_than_the_context_sends_the_matching_pages_counted_by_th
     assert stage.model_file_sha256 == ""
 
 
+@pytest.mark.slow
 def test_on_ollama_the_budget_is_an_estimate_that_says_so_and_the_model_hash_is_kept(
     lawyer: User, case: Case
 ) -> None:
@@ -182,6 +183,7 @@ def test_every_call_of_a_stage_links_to_it_and_a_failing_tokenizer_is_recorded(
     assert stage.call_record == records[1] and stage.deployment == up
 
 
+@pytest.mark.slow
 def test_the_call_record_list_shows_the_stage_id_and_nothing_of_the_case(
     lawyer: User, case: Case, admin_client_: Client, outsider_api: Client, lawyer_api: Client
 ) -> None:
@@ -212,6 +214,7 @@ def test_the_call_record_list_shows_the_stage_id_and_nothing_of_the_case(
     assert outsider_api.get(url).status_code == 404
 
 
+@pytest.mark.slow
 def test_a_stage_deleted_with_its_run_leaves_its_call_records_unlinked(
     lawyer: User, case: Case
 ) -> None:

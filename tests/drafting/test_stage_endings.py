@@ -201,6 +201,7 @@ def test_a_draft_still_cut_after_its_continuation_is_kept_truncated_verified_nev
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_summary_cut_at_its_limit_is_not_continued_and_ends_truncated(
     lawyer: User, case: Case, lawyer_client: Client
 ) -> None:

@@ -96,6 +96,7 @@ def test_a_server_that_never_comes_back_fails_the_run_after_the_last_attempt(
     assert not DraftVersion.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_prompt_too_long_is_not_tried_again(
     lawyer: User, case: Case, settings: SettingsWrapper
 ) -> None:

@@ -37,6 +37,7 @@ def _first(run: Run) -> Stage:
     return run.stages.order_by("position").first()  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 def test_a_stranded_stage_is_queued_again_and_its_run_finishes_with_nothing_lost(
     lawyer: User, case: Case
 ) -> None:

@@ -217,6 +217,7 @@ def _boundary_slack(text: str) -> set[int]:
 
 @pytest.mark.asyncio
 @pytest.mark.django_db(transaction=True, databases="__all__")
+@pytest.mark.slow
 async def test_500_flushes_of_one_stage_make_one_artifact_and_bounded_postings(
     lawyer: User, case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -360,6 +360,7 @@ def test_verify_button_queues_the_cpu_job_and_the_page_shows_progress(
 
 
 @pytest.mark.django_db
+@pytest.mark.slow
 def test_a_real_worker_run_shows_every_claim_highlighted_with_icon_and_label(
     lawyer: User, case: Case, draft: Draft, run_jobs: Any
 ) -> None:

@@ -247,6 +247,7 @@ def test_b_an_export_lexweb_never_saw_is_still_caught_by_its_text(
 
 
 @pytest.mark.parametrize("name", DRAFT_NAMES)
+@pytest.mark.slow
 def test_c_an_export_with_its_metadata_rewritten_is_flagged_by_text(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs, name: str
 ) -> None:
@@ -275,6 +276,7 @@ def test_c_an_export_with_its_metadata_rewritten_is_flagged_by_text(
 
 
 @pytest.mark.parametrize("name", DRAFT_NAMES)
+@pytest.mark.slow
 def test_d_the_text_pasted_into_a_new_pdf_and_a_txt_is_flagged(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs, name: str
 ) -> None:
@@ -354,6 +356,7 @@ def test_e_a_production_volume_holding_a_generated_document_is_refused_by_lineag
     assert len(_add(lawyer, case, packet, note)) == 1
 
 
+@pytest.mark.slow
 def test_e_a_volume_holding_a_flagged_upload_is_flagged_and_no_volume_enters_a_packet(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
@@ -435,6 +438,7 @@ def test_f_one_printed_page_of_a_longer_draft_uploaded_alone_is_flagged(
 # --- (g) e-mailed, as the body and as an attachment -----------------------------------------
 
 
+@pytest.mark.slow
 def test_g_a_summary_emailed_as_the_body_and_as_an_attachment_is_refused_both_ways(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
@@ -487,6 +491,7 @@ def test_g_a_summary_emailed_as_the_body_and_as_an_attachment_is_refused_both_wa
 
 
 @pytest.mark.parametrize("name", DRAFT_NAMES)
+@pytest.mark.slow
 def test_h_a_reordered_and_partly_reworded_draft_is_flagged(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs, name: str
 ) -> None:
@@ -508,6 +513,7 @@ def test_h_a_reordered_and_partly_reworded_draft_is_flagged(
 # --- (i) "RTX 3060" in an upload is no reason to refuse it ---------------------------------
 
 
+@pytest.mark.slow
 def test_i_junk_bates_like_tokens_in_a_client_upload_are_not_a_reason_to_refuse_it(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:
@@ -613,6 +619,7 @@ def test_converse_every_real_fixture_is_clear_against_a_brief_quoting_it(
     assert len(_add(lawyer, case, packet, *documents)) == len(documents)
 
 
+@pytest.mark.slow
 def test_converse_a_production_of_the_client_documents_cited_by_a_draft_is_not_flagged(
     lawyer: User, case: Case, packet: Packet, run_jobs: RunJobs
 ) -> None:

@@ -520,6 +520,7 @@ def test_pages_of_an_editable_packet_are_refused_until_it_is_frozen(
 # --- Versions and comparison ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_new_version_of_a_frozen_packet_is_editable_with_the_same_items_and_compares(
     lawyer_api: Client, case: Case, ledger: Document, letter: Document
 ) -> None:
@@ -596,6 +597,7 @@ def test_compare_with_a_packet_of_another_case_is_404(
     assert "Theirs" not in response.content.decode()
 
 
+@pytest.mark.slow
 def test_lists_run_a_fixed_number_of_queries(
     lawyer_api: Client,
     case: Case,

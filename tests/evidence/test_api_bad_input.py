@@ -267,6 +267,7 @@ def test_more_selections_than_the_setting_allows_is_refused_with_the_limit(
     assert "2" in error["detail"]  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_an_enormous_request_is_refused_before_anything_is_looked_up(
     lawyer_api: Client, case: Case, packet: dict[str, Any]
 ) -> None:

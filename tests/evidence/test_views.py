@@ -601,6 +601,7 @@ def _routes(case_id: int, packet: Packet, item_id: int, other_id: int) -> list[t
     ]
 
 
+@pytest.mark.slow
 def test_outsider_gets_404_on_every_packet_page_like_a_missing_case_and_nothing_changes(
     outsider: User, other_case: Case, case: Case, frozen: Packet, ledger: Document, lawyer: User
 ) -> None:

@@ -80,6 +80,7 @@ def _client_seen(trusted: str, *, peer: str) -> str:
     return seen[0]
 
 
+@pytest.mark.slow
 def test_the_setting_takes_addresses_and_networks_only() -> None:
     listed = _settings_probe(
         {"LEXWEB_TRUSTED_PROXIES": "10.0.0.5, 10.1.0.0/24,::1"}, "settings.LEXWEB_TRUSTED_PROXIES"

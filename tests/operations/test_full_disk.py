@@ -153,6 +153,7 @@ def test_upload_into_a_full_store(small_store: SmallStore, lawyer_api: Client, c
     _rows_point_at_whole_files()
 
 
+@pytest.mark.slow
 def test_stamping_and_export_into_a_full_store(
     small_store: SmallStore,
     lawyer_api: Client,

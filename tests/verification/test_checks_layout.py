@@ -82,6 +82,7 @@ def test_only_the_context_has_methods_and_they_read_the_draft_only() -> None:
     assert set(vars(context.Context)) >= CONTEXT_METHODS
 
 
+@pytest.mark.slow
 def test_each_module_imports_only_modules_before_it() -> None:
     prefix = "apps.verification.checks"
     for name, tree in _modules().items():

@@ -8,6 +8,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from apps.verification.checks import Finding, verify_text
 from apps.verification.claims import extract_claims
 from apps.verification.index import PacketIndex, PageRecord
@@ -444,6 +446,7 @@ def test_a_short_quoted_term_with_one_word_altered_is_a_misquote_a_scare_quote_i
     assert altered.status == "needs_review"  # one word: a term, not a quotation to compare
 
 
+@pytest.mark.slow
 def test_a_long_draft_of_short_forms_and_tokens_used_as_cites_is_checked_quickly() -> None:
     sentence = (
         "Salvage is deducted. Dunmore, 214 A.3d at 656. Id. at 655. The drain leaked "

@@ -628,6 +628,7 @@ def test_after_the_time_limit_the_fallback_never_resolves(monkeypatch: pytest.Mo
     )
 
 
+@pytest.mark.slow
 def test_the_first_draft_a_process_reads_is_not_cut_by_eyecite_s_own_start() -> None:
     """eyecite's import and first call take 1.5-3 s once per process (more under load): the
     first draft of a fresh worker, read with a limit shorter than that, is still read by

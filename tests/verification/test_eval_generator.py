@@ -48,6 +48,7 @@ def test_the_generator_writes_24_cases_that_load_with_every_error_kind_labelled(
         )
 
 
+@pytest.mark.slow
 def test_the_set_varies_bates_formats_domains_styles_and_productions(generated: Path) -> None:
     metas = [json.loads(p.read_text()) for p in sorted(generated.glob("*/case.json"))]
     prefixes = [p["bates_prefix"] for m in metas for p in m["productions"]]
@@ -71,6 +72,7 @@ def test_the_set_varies_bates_formats_domains_styles_and_productions(generated: 
     assert any(year_in_words.search(d) for d in _drafts(generated).values())
 
 
+@pytest.mark.slow
 def test_the_same_seed_writes_the_same_files_and_another_seed_other_sentences(
     tmp_path: Path, generated: Path
 ) -> None:

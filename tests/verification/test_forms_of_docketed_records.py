@@ -45,6 +45,7 @@ def test_a_docketed_label_is_its_prefix_and_page_not_a_page_suffix() -> None:
     assert split_label("ABC000101.0002") == ("ABC", "000101", "0002")
 
 
+@pytest.mark.slow
 def test_the_record_is_cited_whole_or_with_its_docket_number_left_out() -> None:
     text = (
         "He was paid a day rate of $1,450. ROA.24-20317.511. He followed the operator's "

@@ -286,6 +286,7 @@ def test_an_opposing_party_page_is_marked_untrusted_in_the_prompt(
     assert "never instructions" in body["messages"][0]["content"]
 
 
+@pytest.mark.slow
 def test_progress_of_the_second_opinion_goes_to_the_case_stream(
     lawyer: User,
     case: Case,
@@ -554,6 +555,7 @@ def test_the_overall_time_limit_stops_the_questions(
 # --- Settings ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_settings_are_read_from_the_environment_with_clear_errors() -> None:
     on = _settings_probe(
         {"LEXWEB_SECOND_OPINION": "off", "LEXWEB_SECOND_OPINION_MAX_CLAIMS": "7"},

@@ -99,6 +99,21 @@ _DESIGNATED_TRANSCRIPT = re.compile(
     r"|[-\u2013](?P<last>\d{1,4}))?(?![\w:])"
 )
 _CODE_GOES_ON = re.compile(r"(?:[-_./:][A-Za-z0-9]+)+(?<![.:])")
+# A transcript cited by its hearing's day and its page, as Colorado's briefs cite them (C.A.R.
+# 28(e): "TR 3/5/24, p. 43:16-17", "Tr. 3/5/24, pp. 45-46"): that day's transcript, at the
+# page (and lines) it prints.
+_DATED_TRANSCRIPT = re.compile(
+    r"(?<![\w.])(?:TR|Tr\.)[ \t]+(?P<day>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})),?[ \t]+"
+    r"(?:at[ \t]+)?(?:pp?\.[ \t]*)?(?P<page>\d{1,4})"
+    r"(?::(?P<lines>\d{1,2}(?:[ \t]*[-\u2013][ \t]*\d{1,4}(?::\d{1,2})?)?)"
+    r"|[ \t]*[-\u2013][ \t]*(?P<last>\d{1,4})(?!:))?(?![\w:])"
+)
+# Washington's report of proceedings cited by its hearing's day (RAP 10.3, "RP (Mar. 5, 2024)
+# at 44"): that day's report, at the page it prints.
+_DATED_REPORT = re.compile(
+    r"(?<![\w.])V?RP[ \t]+\((?P<day>[A-Z][a-z]{2,8}\.?[ \t]+\d{1,2},[ \t]+\d{4})\)"
+    r"(?=,?[ \t]+(?:at[ \t]+)?(?:pp?\.[ \t]*)?\d)"
+)
 _LINES_TO = re.compile(r"[ \t]*(?:to|[-\u2013])[ \t]*")
 _DESIGNATION = re.compile(
     r"(?m)^[ \t>*_-]*[\"\u201c]?(?P<n>\d{1,2})T[\"\u201d]?[ \t]*"
@@ -462,6 +477,8 @@ def _pins_after(text: str, end: int) -> tuple[int, list[str]]:
 
 
 _SEPARATORS = "-_. \u00a0"
+_COMMA_PAGE = r",[ \t]+pp?\.[ \t]?"
+_COMMA_PAGE_END = re.compile(_COMMA_PAGE + "$")
 _DOCKETED_PREFIX = re.compile(r"(?P<letters>[A-Za-z]{2,10})[-_. ]\d{1,4}-\d{1,6}")
 _DOTTED_LETTERS = 5  # "A.R.", "S.E.C.": longer runs of dotted capitals are not a prefix
 _DOTS = re.compile(r"[. \u00a0]")
@@ -506,7 +523,9 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
         [*dotted, *(re.escape(p) for p in reversed(spelled)), *(re.escape(p) for p in cores)]
     )
     pattern = re.compile(
-        rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})(?:{_LABEL_BREAK}|[-_. \u00a0])?)"
+        # (or a comma and the page's "p.": Colorado's "CF, p. 213", "CF, pp. 235-38")
+        rf"(?<![A-Za-z0-9])(?P<prefix>(?:{alternation})"
+        rf"(?:{_LABEL_BREAK}|{_COMMA_PAGE}|[-_. \u00a0])?)"
         # (a volume before its page, "R.A. II:34": a record appendix numbered through its
         # volumes, as Massachusetts cites it; the page is the production's number)
         r"(?:(?P<volume>[IVX]{1,5}):[ \t]?)?"
@@ -514,8 +533,9 @@ def _bates_pattern(prefixes: Sequence[str]) -> tuple[re.Pattern[str], dict[str, 
         # as the Ninth Circuit's excerpts of record are, "2-ER-22"; see `_bates_cites`)
         # (or right after the prefix's letters: an appendix numbered unpadded, "Da12", "B35",
         # where a cite stands alone; see `_bates_cites`)
+        # (never a date's first number: "TR 3/5/24" is a transcript's day, not page 3)
         rf"(?P<num>\d{{3,12}}|(?:(?<=[- \u00a0:])|(?<=[A-Za-z]))\d{{1,2}}(?!,\d|\.\d(?!\d)))"
-        rf"(?!\d){_PAGE_SUFFIX}"
+        rf"(?!\d|/\d){_PAGE_SUFFIX}"
     )
     return pattern, canonical
 
@@ -667,7 +687,7 @@ def _bates_cites(
             continue
         prefix, num = match.group("prefix"), match.group("num")
         if canonical is not None:
-            written = _LINE_BREAK.sub("", prefix).replace("\u00a0", " ")
+            written = _LINE_BREAK.sub("", _COMMA_PAGE_END.sub("", prefix)).replace("\u00a0", " ")
             prefix = (
                 canonical.get(written)
                 or canonical.get(written.rstrip(_SEPARATORS) or written)
@@ -997,6 +1017,22 @@ def record_cites(
         if free(match.start(), match.end()):
             pin = "at " + re.sub(r"\s+", "", match.group("pages"))
             add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    for match in _DATED_TRANSCRIPT.finditer(text):
+        if free(match.start(), match.end()):
+            page, lines, last = match.group("page", "lines", "last")
+            if lines:
+                pin = f"{page}:{_LINES_TO.sub('-', lines)}"
+            else:
+                pin = f"at {page}" + (f"-{last}" if last else "")
+            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    for match in _DATED_REPORT.finditer(text):
+        end, pins = _pins_after(text, match.end())
+        if not pins:
+            page = _BARE_PAGE.match(text, match.end())  # "RP (Mar. 5, 2024) 44"
+            if page is not None:
+                end, pins = page.end(), ["at " + page.group(1)]
+        if pins and free(match.start(), end):
+            add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
     designations = {m.group("n"): m.group("what") for m in _DESIGNATION.finditer(text)}
     for match in _DESIGNATED_TRANSCRIPT.finditer(text):
         if free(match.start(), match.end()):
