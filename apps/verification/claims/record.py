@@ -115,6 +115,17 @@ _DATED_REPORT = re.compile(
     r"(?=,?[ \t]+(?:at[ \t]+)?(?:pp?\.[ \t]*)?\d)"
 )
 _LINES_TO = re.compile(r"[ \t]*(?:to|[-\u2013])[ \t]*")
+
+
+def _page_pin(match: re.Match[str]) -> str:
+    """The pin of a transcript cite read with its page, lines and last page: "45:19-21",
+    "112:21-113:4" (lines running onto a later page), "at 45-46"."""
+    page, lines, last = match.group("page", "lines", "last")
+    if lines:
+        return f"{page}:{_LINES_TO.sub('-', lines)}"
+    return f"at {page}" + (f"-{last}" if last else "")
+
+
 _DESIGNATION = re.compile(
     r"(?m)^[ \t>*_-]*[\"\u201c]?(?P<n>\d{1,2})T[\"\u201d]?[ \t]*"
     r"(?:[-\u2013\u2014=:]|refers[ \t]+to|means)[ \t]*(?P<what>[^\n]{3,200})$"
@@ -1019,12 +1030,7 @@ def record_cites(
             add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
     for match in _DATED_TRANSCRIPT.finditer(text):
         if free(match.start(), match.end()):
-            page, lines, last = match.group("page", "lines", "last")
-            if lines:
-                pin = f"{page}:{_LINES_TO.sub('-', lines)}"
-            else:
-                pin = f"at {page}" + (f"-{last}" if last else "")
-            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+            add(RecordCite("record_cite", match.start(), match.end(), (), (_page_pin(match),)))
     for match in _DATED_REPORT.finditer(text):
         end, pins = _pins_after(text, match.end())
         if not pins:
@@ -1036,14 +1042,10 @@ def record_cites(
     designations = {m.group("n"): m.group("what") for m in _DESIGNATION.finditer(text)}
     for match in _DESIGNATED_TRANSCRIPT.finditer(text):
         if free(match.start(), match.end()):
-            page, lines, last = match.group("page", "lines", "last")
-            if lines:
-                pin = f"{page}:{_LINES_TO.sub('-', lines)}"
-            else:
-                pin = f"at {page}" + (f"-{last}" if last else "")
             # (what the list says it is, for a transcript whose file names its day, not "1T")
             what = designations.get(match.group("n"))
             designation = f"{match.group('n')}T" + (f" ({what})" if what else "")
+            pin = _page_pin(match)
             add(
                 RecordCite(
                     "record_cite", match.start(), match.end(), (), (pin,), cited_as=designation
