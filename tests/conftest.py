@@ -57,22 +57,31 @@ def _tier(item: pytest.Item) -> int:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tiers first (files that launch the product, then the browser's), each file's
-    tests kept together and in order: pytest-xdist hands out whole files in this order, so
-    the long files start while the short ones fill the other workers, instead of one worker
-    finishing a long file alone at the end. (Runs after tests/e2e/conftest.py marks its
-    files.)"""
+    """The slow tiers first (files that launch the product, then the browser's, then those
+    with a test marked slow), each file's tests kept together and in order: pytest-xdist
+    hands out whole files in this order, so the long files start while the short ones fill
+    the other workers, instead of one worker finishing a long file alone at the end. (Runs
+    after tests/e2e/conftest.py marks its files.)"""
 
     def file(item: pytest.Item) -> str:
         return item.nodeid.split("::")[0]
 
     file_tier: dict[str, int] = {}
+    slow_files: set[str] = set()
     for item in items:
         file_tier[file(item)] = min(file_tier.get(file(item), 2), _tier(item))
+        if item.get_closest_marker("slow"):
+            slow_files.add(file(item))
     position = {id(item): index for index, item in enumerate(items)}
     for item in items:
         item.stash[FILE_TIER] = file_tier[file(item)]
-    items.sort(key=lambda item: (file_tier[file(item)], position[id(item)]))
+    items.sort(
+        key=lambda item: (
+            file_tier[file(item)],
+            file(item) not in slow_files,
+            position[id(item)],
+        )
+    )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

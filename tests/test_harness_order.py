@@ -40,6 +40,27 @@ def test_files_come_in_tier_order_each_whole_and_the_tier_of_a_file_is_its_lowes
     assert [item.stash[conftest.FILE_TIER] for item in items] == [0, 0, 1, 1, 2]
 
 
+def test_among_files_of_neither_tier_those_with_a_slow_test_come_first_each_whole() -> None:
+    items = [
+        _item("tests/a.py::one"),
+        _item("tests/b.py::one"),
+        _item("tests/b.py::two", "slow"),
+        _item("tests/c.py::one", "browser"),
+        _item("tests/d.py::one", "slow"),
+    ]
+
+    conftest.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+
+    assert [item.nodeid for item in items] == [
+        "tests/c.py::one",
+        "tests/b.py::one",
+        "tests/b.py::two",
+        "tests/d.py::one",
+        "tests/a.py::one",
+    ]
+    assert [item.stash[conftest.FILE_TIER] for item in items] == [1, 2, 2, 2, 2]
+
+
 def test_the_session_product_stops_at_the_first_file_of_neither_tier_and_only_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
