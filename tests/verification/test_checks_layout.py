@@ -36,6 +36,8 @@ CONTEXT_METHODS = {
     "previous_sentence",
     "closing_cite",
     "members",
+    "place_of",
+    "following",
     "key_terms",
     "cite_pages",
     "named_pages",

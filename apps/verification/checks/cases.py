@@ -136,7 +136,7 @@ def _parallel_held(ctx: Context, claim: Claim) -> Finding | None:
     paged by the reporter): that opinion, in the packet (the pin is the parallel's to check)."""
     at = bisect.bisect_left(ctx.starts, claim.start)
     after = None
-    for other in ctx.ordered[at:]:
+    for other in ctx.following(at):
         if other is claim or other.start < claim.start:
             continue
         # (eyecite may span the parallel whole from the same start)

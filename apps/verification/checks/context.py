@@ -5,12 +5,12 @@ and kept for the draft's other claims."""
 import bisect
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from apps.verification import exhibits, filed, paragraphs, patents, transcripts
 from apps.verification import normalise as nz
-from apps.verification.claims import DEFINITION, Claim, defined_terms, sentences
+from apps.verification.claims import DEFINITION, Claim, Spans, defined_terms, sentences
 from apps.verification.findings import Finding, Status
 from apps.verification.index import (
     Opinion,
@@ -66,11 +66,13 @@ class Context:
         # Each companion's list of exhibits, by label, when first needed (`_companion_exhibit`).
         self.companion_lists: list[tuple[str, dict[str, list[int]]]] | None = None
         self.claims = claims
+        self.claim_spans: Spans | None = None  # their spans' union, when first needed
         self.index = index
         self.cites_by_sentence: dict[tuple[int, int], list[Claim]] = {}
         for claim in sorted(claims, key=lambda c: c.start):
             if claim.kind in CITES:
                 self.cites_by_sentence.setdefault(claim.sentence, []).append(claim)
+        self.cite_places: dict[Claim, int] | None = None  # `place_of`, when first asked
         self.all_sentences: list[tuple[int, int]] | None = None  # read when first needed
         self.sentence_ends: list[int] = []
         self.sentence_starts: list[int] = []
@@ -101,7 +103,7 @@ class Context:
         takes the words after it; a citation sentence takes the previous sentence, after that
         sentence's last citation."""
         cites = self.cites_by_sentence.get(cite.sentence, [cite])
-        position = cites.index(cite) if cite in cites else 0
+        position = self.place_of(cite) or 0
         own = _PARENTHETICAL.match(self.text, cite.end)
         if (
             own is not None
@@ -180,26 +182,47 @@ class Context:
             return following
         return None
 
+    def place_of(self, cite: Claim) -> int | None:
+        """`cite`'s place among the cites of its sentence (`cites_by_sentence`), or None when
+        it is none of them. (Looked up, not searched for: a hostile sentence of thousands of
+        cites would cost their square.)"""
+        if self.cite_places is None:
+            self.cite_places = {}
+            for cites in self.cites_by_sentence.values():
+                for k, each in enumerate(cites):
+                    self.cite_places.setdefault(each, k)
+        return self.cite_places.get(cite)
+
+    def following(self, first: int) -> Iterator[Claim]:
+        """The claims in order of position from the `first`th on, read in place: a copy of the
+        list's tail, for each question, costs a draft of thousands of claims their square."""
+        ordered = self.ordered
+        for i in range(first, len(ordered)):
+            yield ordered[i]
+
     def members(self, span: tuple[int, int], kinds: tuple[str, ...]) -> list[Claim]:
         """The claims of these kinds inside `span`."""
         first = bisect.bisect_left(self.starts, span[0])
-        out = []
-        for claim in self.ordered[first:]:
-            if claim.start >= span[1]:
-                break
-            if claim.kind in kinds and claim.end <= span[1]:
-                out.append(claim)
-        return out
+        last = bisect.bisect_left(self.starts, span[1], lo=first)
+        return [
+            claim
+            for claim in self.ordered[first:last]
+            if claim.kind in kinds and claim.end <= span[1]
+        ]
 
     def key_terms(self, span: tuple[int, int]) -> list[str]:
         """Content words of the span outside every claim in it."""
-        masked = list(self.text[span[0] : span[1]])
-        for claim in self.claims:
-            if claim.end <= span[0] or claim.start >= span[1]:
-                continue
-            for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
-                masked[k - span[0]] = " "
-        words = [w for w in nz.token_list("".join(masked)) if not (w.isdigit() and len(w) < 4)]
+        if self.claim_spans is None:
+            self.claim_spans = Spans([(c.start, c.end) for c in self.claims])
+        # (the claims' spans met by bisection: read for each cite, a scan of every claim made
+        # a draft of thousands of cites cost the square of their count)
+        pieces, at = [], span[0]
+        for a, b in self.claim_spans.within(*span):
+            pieces.append(self.text[at:a])
+            pieces.append(" " * (b - a))
+            at = b
+        pieces.append(self.text[at : span[1]])
+        words = [w for w in nz.token_list("".join(pieces)) if not (w.isdigit() and len(w) < 4)]
         return nz.content_terms(words)
 
     def cite_pages(self, cite: Claim) -> list[int]:
@@ -507,10 +530,9 @@ def _exhibit_list(text: str, ordered: list[Claim], ctx: "Context") -> dict[str, 
     for line in itertools.islice(_EXHIBIT_LINE.finditer(text), MAX_LISTED):
         label = exhibits.normal_label(line.group("n"))
         pages: list[int] = []
-        at = bisect.bisect_left(starts, line.start("what"))
-        for cite in ordered[at:]:
-            if cite.start >= line.end():
-                break
+        first = bisect.bisect_left(starts, line.start("what"))
+        last = bisect.bisect_left(starts, line.end(), lo=first)
+        for cite in ordered[first:last]:
             if cite.kind == "record_cite" and cite.bates:
                 pages.extend(p for p in ctx.cite_pages(cite) if p not in pages)
         if label in seen:

@@ -164,9 +164,9 @@ def group_pages(ctx: Context, cite: Claim, pages: list[int]) -> list[int]:
     """`pages` and those of the record cites run together with `cite` (no words between
     them), in the sentence's order: the pages that vouch for one segment."""
     cites = ctx.cites_by_sentence.get(cite.sentence, [cite])
-    if cite not in cites or len(cites) == 1:
+    at = ctx.place_of(cite)
+    if at is None or len(cites) == 1:
         return pages
-    at = cites.index(cite)
     first = last = at
     while first > 0 and not has_words(ctx.text[cites[first - 1].end : cites[first].start]):
         first -= 1

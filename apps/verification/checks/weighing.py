@@ -242,7 +242,7 @@ def phrase_terms(
     phrase weighs as its lighter word and is a term of its own beside its words."""
     masked = list(ctx.text[span[0] : span[1]])
     first = max(0, bisect.bisect_left(ctx.starts, span[0]) - 3)
-    for claim in ctx.ordered[first:]:
+    for claim in ctx.following(first):
         if claim.start >= span[1]:
             break
         for k in range(max(claim.start, span[0]), min(claim.end, span[1])):
@@ -286,7 +286,7 @@ def weighed_terms(
     out: dict[str, Term] = {}
     masked = list(ctx.text[span[0] : span[1]])
     first = max(0, bisect.bisect_left(ctx.starts, span[0]) - 3)
-    for claim in ctx.ordered[first:]:
+    for claim in ctx.following(first):
         if claim.start >= span[1]:
             break
         if is_month_day(claim.value):

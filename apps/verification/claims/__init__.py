@@ -31,7 +31,7 @@ and amounts), `extract` (the order of work above).
 
 from __future__ import annotations
 
-from apps.verification.claims.base import BatesRef, CaseCite, Claim, Kind, StatuteCite
+from apps.verification.claims.base import BatesRef, CaseCite, Claim, Kind, Spans, StatuteCite
 from apps.verification.claims.extract import extract_claims
 from apps.verification.claims.record import DEFINITION, defined_terms
 from apps.verification.claims.references import is_generated_reference
@@ -43,6 +43,7 @@ __all__ = [
     "CaseCite",
     "Claim",
     "Kind",
+    "Spans",
     "StatuteCite",
     "defined_terms",
     "extract_claims",

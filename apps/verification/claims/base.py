@@ -193,6 +193,14 @@ class Spans:
     def contains(self, pos: int) -> bool:
         return self.covers(pos, pos + 1)
 
+    def within(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The held spans' parts inside [start, end), in order."""
+        first = max(self._before(start + 1), 0)
+        last = bisect.bisect_left(self._starts, end)
+        parts = zip(self._starts[first:last], self._ends[first:last], strict=True)
+        clipped = [(max(a, start), min(b, end)) for a, b in parts]
+        return [(a, b) for a, b in clipped if a < b]
+
     def add(self, start: int, end: int) -> None:
         """Add a span that overlaps none already held."""
         i = bisect.bisect_left(self._starts, start)

@@ -4,7 +4,6 @@ gives."""
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 import time
 from collections.abc import Sequence
@@ -25,6 +24,9 @@ from apps.verification.claims.values import value_claims
 
 # "Id. at " just before a record cite ("Id. at QZR0000041"): the cite is Id.'s pin.
 _ID_AT = re.compile(r"(?<![\w.])(?:[Ii]d|[Ii]bid)\.[ \t,]*(?:at[ \t]+)?\Z")
+# ... read over this many characters before the cite, not from its sentence's start: a hostile
+# "sentence" of thousands of cites would be read once for each.
+_ID_AT_CHARS = 64
 
 
 def _mask(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -81,16 +83,22 @@ def extract_claims(
 
     def with_previous(start: int, end: int, cites: Sequence[tuple[int, int]]) -> tuple[int, int]:
         """A citation sentence ("Id. at 4.", "See X, 1 F.3d 2.") supports the sentence before."""
-        first = bisect.bisect_left(cites, (start, -1))
-        inside = itertools.takewhile(lambda c: c[0] < end, itertools.islice(cites, first, None))
-        rest = _mask(plain[start:end], [(a - start, min(b, end) - start) for a, b in inside])
-        if re.fullmatch(
-            r"[\s.,;:()]*(?:(?:see|see also|cf\.|accord|but see)[\s,]*)?[\s.,;:()]*", rest, re.I
-        ):
+        if citations_only(start, end, cites):
             i = bisect.bisect_right(starts, start) - 2
             if i >= 0:
                 return (bounds[i][0], end)
         return (start, end)
+
+    # Whether a sentence is citations only, by sentence, for the case citations: a hostile
+    # draft of one "sentence" holding thousands of them asks it of each (once, not each time).
+    of_cases: dict[tuple[int, int], bool] = {}
+
+    def citations_only(start: int, end: int, cites: Sequence[tuple[int, int]]) -> bool:
+        if cites is not case_spans:
+            return _citations_only(plain, start, end, cites)
+        if (start, end) not in of_cases:
+            of_cases[(start, end)] = _citations_only(plain, start, end, cites)
+        return of_cases[(start, end)]
 
     claims: list[Claim] = []
     short_quoted: list[tuple[Quote, tuple[int, int]]] = []
@@ -111,7 +119,7 @@ def extract_claims(
 
     for c in record:
         span = sentence(c.start, c.end)
-        lead = _ID_AT.search(plain, span[0], c.start)
+        lead = _ID_AT.search(plain, max(span[0], c.start - _ID_AT_CHARS), c.start)
         if lead is not None:  # "Id. at QZR0000041." vouches for the sentence before
             span = with_previous(*span, [(lead.start(), c.end)])
         claims.append(
@@ -181,6 +189,31 @@ def extract_claims(
     claims.extend(value_claims(text, plain, taken, sentence))
     claims.sort(key=lambda c: (c.start, c.end))
     return shared_sentences(claims)
+
+
+# What may stand between the citations of a sentence of citations: stops, commas, brackets and
+# spaces, and once in the sentence a signal ("Id. at 4.", "See X, 1 F.3d 2; Y, 3 F.4th 5.").
+_BETWEEN_CITES = re.compile(r"[\s.,;:()]*")
+_SIGNAL_BETWEEN = re.compile(
+    r"[\s.,;:()]*(?:see|see also|cf\.|accord|but see)[\s.,;:()]*", re.IGNORECASE
+)
+
+
+def _citations_only(text: str, start: int, end: int, cites: Sequence[tuple[int, int]]) -> bool:
+    """Whether `text[start:end]` is nothing but the `cites` that start inside it (in order),
+    with what may stand between them. Reads the gaps in place, stopping at the first that holds
+    a word: a sentence's length is no cost."""
+    pos, signalled = start, False
+    for k in range(bisect.bisect_left(cites, (start, -1)), len(cites) + 1):
+        a, b = cites[k] if k < len(cites) and cites[k][0] < end else (end, end)
+        if a > pos and not _BETWEEN_CITES.fullmatch(text, pos, a):
+            if signalled or not _SIGNAL_BETWEEN.fullmatch(text, pos, a):
+                return False
+            signalled = True
+        pos = max(pos, min(b, end))
+        if pos >= end:
+            return True
+    return True
 
 
 def _joined(
