@@ -37,6 +37,7 @@ from tests.factories import CaseFactory, MembershipFactory, UserFactory
 from tests.harness.database import flush_written_tables, migrated_template
 from tests.harness.jobs import JobRan, jobs_run_here
 from tests.harness.product import product, session_product, session_product_stop, stop_database
+from tests.harness.selection import file_marks, never_selected
 
 # The session's launched product, for every folder's tests (tests/harness/product.py).
 __all__ = ["product", "session_product"]
@@ -53,6 +54,17 @@ def _tier(item: pytest.Item) -> int:
     if item.get_closest_marker("product"):
         return 0
     return 1 if item.get_closest_marker("browser") else 2
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A test file whose own marks the run's `-m` rejects is not even imported
+    (tests/harness/selection.py)."""
+    expression = config.getoption("markexpr")
+    if not expression or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return True if never_selected(expression, file_marks(collection_path)) else None
 
 
 @pytest.hookimpl(trylast=True)
