@@ -11,7 +11,9 @@ words:
    "PLAINTIFF'S EXHIBIT 3"). When any document of the packet carries one, those labels are
    the exhibit list, and "Ex. N" must be one of them. When none does, the exhibits are the
    packet's documents in its order (a filing's exhibits are attached in order): "Ex. 3" (or
-   "Ex. C") is its third document, and the finding says it read it so.
+   "Ex. C") is its third document, and the finding says it read it so. A binder's tab ("Tab
+   7") is read as a name first (a document printing "[AR Tab 7]"), then as such an exhibit
+   (`tab_label`).
 2. **Names and titles.** A document's names are the words of its file name (its extension and
    leading order numbers aside) and of its title line (the first line of its first page, when
    short), letters and digits apart ("fy2022" is "fy" and "2022"). A cited name names the
@@ -246,6 +248,17 @@ def exhibit(cat: Catalogue, label: str) -> Resolved:
         f"Exhibit {wanted} read as the packet's document {place} of {count}, "
         f"{document.filename} (the packet's documents carry no exhibit labels)",
     )
+
+
+_TAB_TITLE = re.compile(r"Tab (?P<n>[A-Z]{1,2}|\d{1,4})")
+
+
+def tab_label(title: str) -> str | None:
+    """The exhibit label of a binder's tab cited by its tab alone ("Tab 7" -> "7"), else None:
+    a tab no document prints or is named by is the binder's document in that place, as an
+    exhibit of a packet that labels none is."""
+    match = _TAB_TITLE.fullmatch(title)
+    return match.group("n") if match else None
 
 
 def titled(cat: Catalogue, index: PacketIndex, name: str, *, names_only: bool = False) -> Resolved:

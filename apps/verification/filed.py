@@ -28,10 +28,14 @@ _ENTRY_HEADER = re.compile(
 # The Board's docket (TTABVUE) prints its entry and the entry's page on each page it files:
 # "Opposition No. 91287654   14 TTABVUE 6", cited "14 TTABVUE 6".
 _BOARD_HEADER = re.compile(r"(?<![\w])(?P<entry>\d{1,4})[ \t]+TTABVUE[ \t]+(?P<page>\d{1,4})\b")
+# New York's e-filing (NYSCEF) stamps each page with its document's number and no page count
+# ("NYSCEF DOC. NO. 45   RECEIVED NYSCEF: 03/15/2024"): a document's pages are counted in order.
+_NYSCEF_HEADER = re.compile(r"NYSCEF[ \t]+DOC\.[ \t]+NO\.[ \t]*(?P<entry>\d{1,5})\b")
 CITED_ENTRY = re.compile(r"ECF[ \t]+No\.[ \t]*(?P<entry>\d{1,5}(?:-\d{1,3})?)")
 # A cite of an entry by the page its header counts ("Doc. 45-3 at 7", "ECF No. 45-3 at 7").
 ENTRY_CITE = re.compile(
-    r"(?:Doc|Dkt|ECF)\.?[ \t]*(?:No\.[ \t]*)?(?P<entry>\d{1,5}(?:-\d{1,3})?)[ \t]+at[ \t]+"
+    r"(?:NYSCEF[ \t]+)?(?:Doc|Dkt|ECF)\.?[ \t]*(?:No\.[ \t]*)?(?P<entry>\d{1,5}(?:-\d{1,3})?)"
+    r",?[ \t]+at[ \t]+"
 )
 
 
@@ -68,13 +72,19 @@ def _read_entries(index: PacketIndex) -> dict[str, dict[int, int]]:
         for position, header in _headers(index, pattern):
             pages = found.setdefault(header.group("entry"), {})
             pages.setdefault(int(header.group("page")), position)
+    counted: dict[str, dict[int, int]] = {}
+    for position, header in _headers(index, _NYSCEF_HEADER):
+        pages = counted.setdefault(header.group("entry"), {})
+        pages[len(pages) + 1] = position
+    for entry, pages in counted.items():
+        found.setdefault(entry, pages)  # (a header that counts its pages says more)
     return found
 
 
 def without_headers(text: str) -> str:
     """`text` without the lines that print a filing header (a page's part that is only its
     header holds nothing of what the page carries)."""
-    patterns = (_ENTRY_HEADER, _BOARD_HEADER, _PAGE_ID_HEADER)
+    patterns = (_ENTRY_HEADER, _BOARD_HEADER, _PAGE_ID_HEADER, _NYSCEF_HEADER)
     return "\n".join(
         line for line in text.splitlines() if not any(p.search(line) for p in patterns)
     )

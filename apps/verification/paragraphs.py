@@ -111,6 +111,9 @@ _SAME_AS = {
 _VOLUME = re.compile(r"\s+[Vv]ol(?:ume)?\.?\s+(?P<n>[IVXivx]{1,5}|\d{1,2}),?$")
 # ("Tr. II:112": a Roman volume before its page, `claims.record`; the page is the pin)
 _VOLUME_PAGE = re.compile(r"\s+(?P<n>[IVX]{1,5}):\s?\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?$")
+_LETTER_VOLUME = re.compile(
+    r"(?:(?P<n>\d{1,2})T\.|T\.\s+(?P<roman>[IVX]{1,5}))\s+\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?"
+)
 _ROMAN = {
     "I": 1,
     "II": 2,
@@ -372,6 +375,11 @@ def _pleading_words(text: str) -> tuple[str, ...]:
     if day is not None and dated is not None:
         words = _pleading_words(head[: day.start()])
         return (*words, *dated) if "transcript" in words else words
+    lettered = _LETTER_VOLUME.fullmatch(head)
+    if lettered is not None:
+        # Minnesota's "T. II 45", "2T. 45": the transcript's volume II (`claims.record`)
+        number = lettered.group("n") or str(_ROMAN.get(lettered.group("roman"), 0))
+        return ("transcript", "vol", number) if number != "0" else ()
     volume = _VOLUME.search(head) or _VOLUME_PAGE.search(head)
     if volume is not None:
         words = _pleading_words(head[: volume.start()])

@@ -260,6 +260,10 @@ class Context:
             resolved = exhibits.titled(self.documents, self.index, claim.title or "")
             if resolved.document is None and not resolved.ambiguous:
                 resolved = _by_definition(self, claim, resolved)
+            tab = exhibits.tab_label(claim.title or "")
+            if resolved.document is None and not resolved.ambiguous and tab is not None:
+                # "Tab 7" that no document prints or is named: the binder's seventh document
+                resolved = exhibits.exhibit(self.documents, tab)
         if listed is not None:
             pass
         elif (document := resolved.document) is None:

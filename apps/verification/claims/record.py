@@ -70,7 +70,11 @@ _PAGE_ID = re.compile(rf",?[ \t]*PageID[ \t]*(?:\.|#:?)?[ \t]*(?P<ids>{_PAGE_ID_
 # A docket entry pinned by the page its filing header counts ("Doc. 45-3 at 7", the Eleventh
 # Circuit's form; "Dkt." and "ECF No." are read by _DOCKET): the page of that entry whose
 # header says "Page 7 of N" (checks/record.py).
-_DOC_ENTRY = re.compile(r"(?<![\w])Doc\.\s*(?:No\.\s*)?\d{1,5}(?:-\d{1,3})?(?=\s+at\s+\d)")
+# (New York's e-filed record likewise, by the order of the pages its header stamps: "NYSCEF
+# Doc. No. 45 at 3", "NYSCEF Doc. No. 45, at 3")
+_DOC_ENTRY = re.compile(
+    r"(?<![\w])(?:NYSCEF\s+)?Doc\.\s*(?:No\.\s*)?\d{1,5}(?:-\d{1,3})?(?=,?\s+at\s+\d)"
+)
 # The Trademark Trial and Appeal Board's record: "14 TTABVUE 6" is page 6 of docket entry 14,
 # as TTABVUE prints on each page it files ("Opposition No. 91287654   14 TTABVUE 6").
 _TTABVUE = re.compile(
@@ -88,6 +92,13 @@ _NOTES_OF_TESTIMONY = re.compile(
 # a Roman volume before the colon (a page:line cite's page is in digits), its page after.
 _VOLUME_PAGE_TRANSCRIPT = re.compile(
     r"(?<![\w])(?:Trial[ \t]+)?Tr\.[ \t]+(?P<volume>[IVX]{1,5}):[ \t]?"
+    r"(?P<pages>\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w:])"
+)
+# A transcript by the letter T and its volume, Minnesota's way (Minn. R. Civ. App. P. 128.03:
+# "T. II 45", "2T. 45", "T. II 45-46"): that volume's page. ("T. 45" with no volume is the
+# transcript's record word, `_RECORD_WORDS`.)
+_LETTER_VOLUME_TRANSCRIPT = re.compile(
+    r"(?<![\w.])(?:(?P<n>\d{1,2})T\.|T\.[ \t]+(?P<roman>[IVX]{1,5}))[ \t]+"
     r"(?P<pages>\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w:])"
 )
 # New Jersey's transcripts, designated by number in the brief's list ("1T - Transcript of
@@ -159,9 +170,12 @@ _APPENDIX_ANYWHERE = re.compile(
     r"|(?<=\.\s))\d{1,2}\s+" + _APPENDIX_BODY,
     re.MULTILINE,
 )
+# (A binder's tab is an exhibit of it: "Tab 7 at 3", "Tabs 4-5": an exhibit binder's documents,
+# as an agency's or an appellate appendix's tabbed volume holds them.)
 _EXHIBIT = re.compile(
     # (the Tax Court's stipulated exhibits carry their party's letter: "Ex. 25-P", "Ex. 1-J")
-    r"^(?:(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit)\s+(?:[A-Z]{1,2}|\d{1,4})(?:-\d+|-[A-Z]{1,2}\b)?"
+    r"^(?:(?:Ex(?:h(?:ibit)?)?s?\.|Exhibit|Tabs?)\s+(?:[A-Z]{1,2}|\d{1,4})"
+    r"(?:-\d+|-[A-Z]{1,2}\b)?"
     # Trial exhibits by party: plaintiff's, defendant's, joint, government's ("PX-12",
     # "DTX 7", "JX3").
     r"|(?:[PDJGCR]|[PDJ]T)X[-\s]?\d{1,4}"
@@ -177,6 +191,9 @@ _EXHIBIT_NUMBER = re.compile(
     r"(?<![\w])(?:(?P<series>GC|CP|Jt\.|R)[ \t]+)?"
     r"(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,4}(?:-[A-Z]{1,2})?)(?![\w-])"
 )
+# A binder's tab ("Tab 7"): a name first, which a document may print ("[AR Tab 14]"), else the
+# binder's document in that place (checks.context reads it so).
+_TAB = re.compile(r"Tabs?\s+(?P<n>[A-Z]{1,2}|\d{1,4})(?![\w-])")
 # A document named by its name or title with a page pin, where a cite belongs ("Subcontract at
 # 3", "Voss Letter, p. 2", '"site-log.pdf" at 2'): the name is checked against the packet's
 # documents, never against a list of words. A quoted name is part of the cite.
@@ -215,7 +232,7 @@ _ONE_CITATION = re.compile(r"[\s,;]*(?:(?:see(?:\s+also)?|cf\.|and)[\s,]+)?", re
 # An exhibit's label and the opening of the parenthetical that says what the exhibit is, as an
 # exhibit list or an index of exhibits writes it ("Ex. 7 (Liang sales plan)"): a description,
 # never a cite of its own.
-_AFTER_EXHIBIT = re.compile(r"\b(?:Ex|Exh|Exhibit)s?\.?[ \t]+[A-Z0-9]{1,4}[ \t]*\([ \t]*$")
+_AFTER_EXHIBIT = re.compile(r"\b(?:Ex|Exh|Exhibit|Tab)s?\.?[ \t]+[A-Z0-9]{1,4}[ \t]*\([ \t]*$")
 # A name just before a parenthesis ("Hadley (U.S. Patent No. 9,871,204)", "Priya Raman-Holt
 # (Reg. No. 71,246)"): a number in it says what or who the name is, an apposition, no cite.
 _LIST_ITEM_AFTER = re.compile(r"\)[ \t]*,[ \t]+(?:and[ \t]+)?(?:an?|the)[ \t]")
@@ -579,7 +596,7 @@ def _word_prefix_pattern(
 # 25:3-5"), as Social Security and agency appeals cite their certified record. (A prefix "R"
 # alone is as often a respondent's exhibits as the record: it names no record.)
 _RECORD_PREFIXES = frozenset({"AR", "CAR", "TR", "ROA"})
-_RECORD_WORDS = ("Tr", "R")
+_RECORD_WORDS = ("Tr", "R", "T")  # ("T. 123": Minnesota's transcript, Minn. R. Civ. App. P. 128.03)
 # ... where such a cite begins: after a parenthesis, a bracket, a semicolon or a comma, a
 # signal, or a sentence's end, never after another word ("Hr'g Tr. 215", "Fed. R. 56").
 _CITE_START = (
@@ -1017,7 +1034,7 @@ def record_cites(
     # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4", "ECF
     # No. 9-4, PageID.512", "Trial Tr. vol. II, 145:1-3".
     for match in _DOC_ENTRY.finditer(text):
-        end, pins = _pins_after(text, match.end())
+        end, pins = _pins_after(text, match.end() + text.startswith(",", match.end()))
         if pins and free(match.start(), end):
             add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
     for match in _TTABVUE.finditer(text):
@@ -1025,6 +1042,10 @@ def record_cites(
             pin = "at " + re.sub(r"\s+", "", match.group("pages"))
             add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
     for match in _VOLUME_PAGE_TRANSCRIPT.finditer(text):
+        if free(match.start(), match.end()):
+            pin = "at " + re.sub(r"\s+", "", match.group("pages"))
+            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    for match in _LETTER_VOLUME_TRANSCRIPT.finditer(text):
         if free(match.start(), match.end()):
             pin = "at " + re.sub(r"\s+", "", match.group("pages"))
             add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
@@ -1131,17 +1152,23 @@ def record_cites(
             if b == p_end and text[b - 1] == "." and b - a > 1:
                 b -= 1  # a citation sentence's own stop, "(TKT-88.)": no part of the cite
             piece = text[a:b]
-            record = _APPENDIX.match(piece) or _EXHIBIT.match(piece)
+            # (after a signal too: "(See Tab 12.)", "(see Ex. 4)")
+            lead = SIGNAL.match(piece)
+            cited = piece[lead.end() :] if lead else piece
+            record = _APPENDIX.match(cited) or _EXHIBIT.match(cited)
             if record is not None:
-                end, pins = _exhibit_pins_after(text, a + record.end())
-                number = _EXHIBIT_NUMBER.match(piece)
+                at = a + (lead.end() if lead else 0)
+                end, pins = _exhibit_pins_after(text, at + record.end())
+                number = _EXHIBIT_NUMBER.match(cited)
                 exhibit = (
                     _exhibit_label(number) if number and number.end() == record.end() else None
                 )
-                party = _PARTY_EXHIBIT.match(piece)
+                party = _PARTY_EXHIBIT.match(cited)
                 if party is not None and party.end() == record.end():
                     exhibit = f"{party.group('party')}{int(party.group('n'))}"
-                add(RecordCite("record_cite", a, end, (), tuple(pins), exhibit))
+                tab = _TAB.match(cited)
+                title = f"Tab {tab.group('n')}" if tab and tab.end() == record.end() else None
+                add(RecordCite("record_cite", at, end, (), tuple(pins), exhibit, title))
                 # What follows the exhibit's label where its Bates number or page belongs
                 # ("Ex. A, HM-GL-22-0418863", "Ex. D-1, CAM14_20220211.mp4"): one token of a
                 # thing's shape is no page of the record.
