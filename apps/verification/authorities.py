@@ -174,11 +174,19 @@ def court_fits(finding: Finding) -> Finding:
     )
 
 
+_STATE_APPEALS = re.compile(r"(?:Ct\.\s*)?App\.")
+
+
 def court_problem(
     court_text: str | None, court_id: str | None, year: int | None, reporter: str
 ) -> tuple[str, str] | None:
     """(check, message) when the court does not exist, does not fit the year or does not fit
     the reporter; None when it fits (or nothing can be said)."""
+    if court_text is not None and _STATE_APPEALS.fullmatch(court_text.strip()):
+        # "(App. 2020)" after "248 Ariz. 311": the intermediate court of appeals of the state
+        # whose official reporter the citation names (Arizona's form), no court of its own
+        # (courts-db reads "App." as Appomattox County's).
+        return None
     courts = _find_courts(court_text, court_id)
     named = f"{court_text!r}" if court_text else f"the court {court_id!r}"
     if not courts:

@@ -86,8 +86,12 @@ _PLEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"Decl", ("declaration",)),
     (r"Aff", ("affidavit",)),
     (r"Dep", ("deposition",)),
-    (r"Hr['\u2019]g\s+Tr", ("hearing", "transcript")),
+    # ("HT at 45", "HT 112": the Merit Systems Protection Board's hearing transcript)
+    (r"Hr['\u2019]g\s+Tr|HT(?:\s+\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?)?", ("hearing", "transcript")),
     (r"N\.T", ("transcript",)),  # Pennsylvania's notes of testimony
+    # Arizona's reporter's transcript ("RT 3/5/24 at 43"): the file naming "rt" and its day,
+    # or the transcript of its day (`pleading_pages`)
+    (r"RT", ("transcript", "rt")),
     (r"Tr|TR", ("transcript",)),
     (r"Resp", ("response",)),
     (r"Br", ("brief",)),
@@ -141,7 +145,7 @@ _DESIGNATED = re.compile(r"(?P<n>\d{1,2})T(?:[ \t]+\((?P<what>[^\n]*)\))?$")
 _PAGE_WORD_AFTER_DAY = re.compile(
     r"(?<=\d),?[ \t]+(?:at[ \t]+)?pp?\.(?:[ \t]*\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)?$"
 )
-_DESIGNATION_WORD = re.compile(r"\d{1,2}t|rp")
+_DESIGNATION_WORD = re.compile(r"\d{1,2}t|rp|rt")
 _DATED_REPORT = re.compile(r"V?RP\s*\((?P<day>[^()]*\d{4})\)")
 _NAMED = ("declaration", "affidavit", "deposition")  # "Smith Decl.": the person's name counts
 

@@ -78,6 +78,15 @@ def case_citation(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
             "decision cannot be reported there",
         )
     opinion = index.opinion(cite.volume, cite.reporter, cite.page)
+    if opinion is None and cite.short and re.match(r"(?i)(?:see\s+)?(?:id\.|ibid)", claim.text):
+        # An Id. eyecite bound to a parallel the packet lacks ("Id." after "352 Ga. App. 414,
+        # 416 (873 SE2d 201)", Georgia's form): the case, in the reporter the packet holds.
+        opinion = bind_short(ctx, claim)
+        if opinion is not None and cite.pin is None:
+            first = opinion.pages[opinion.first_page]
+            return _on_opinion(claim, "case_in_packet", "Id. names an opinion of the packet", first)
+        if opinion is not None:
+            return _pin(ctx, claim, cite.pin or "", opinion)
     if opinion is None:
         held = _parallel_held(ctx, claim)
         if held is not None:

@@ -75,6 +75,18 @@ _PAGE_ID = re.compile(rf",?[ \t]*PageID[ \t]*(?:\.|#:?)?[ \t]*(?P<ids>{_PAGE_ID_
 _DOC_ENTRY = re.compile(
     r"(?<![\w])(?:NYSCEF\s+)?Doc\.\s*(?:No\.\s*)?\d{1,5}(?:-\d{1,3})?(?=,?\s+at\s+\d)"
 )
+# A file of an agency's appeal by its tab (and subtab) and page, as the Merit Systems Protection
+# Board's decisions and briefs cite the initial appeal file ("IAF, Tab 15 at 2", "IAF, Tab 9,
+# Subtab 4e at 2", "(IAF, Tab 12)"): the document the tab names (`exhibits.titled`, else the
+# binder's document in that place), at its page.
+_FILE_TAB = re.compile(
+    r"(?<![\w])[A-Z]{2,5},[ \t]+(?P<tab>Tab[ \t]+\d{1,3})"
+    r"(?:,[ \t]+(?P<sub>Subtab[ \t]+\d{1,2}[a-z]{0,2}))?(?![\w-])"
+)
+# ... and its hearing transcript by page alone ("HT 112"; "HT at 45" is read as a pleading's)
+_HEARING_TRANSCRIPT = re.compile(
+    r"(?<![\w])HT[ \t]+(?P<pages>\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w:.])"
+)
 # The Trademark Trial and Appeal Board's record: "14 TTABVUE 6" is page 6 of docket entry 14,
 # as TTABVUE prints on each page it files ("Opposition No. 91287654   14 TTABVUE 6").
 _TTABVUE = re.compile(
@@ -111,10 +123,10 @@ _DESIGNATED_TRANSCRIPT = re.compile(
 )
 _CODE_GOES_ON = re.compile(r"(?:[-_./:][A-Za-z0-9]+)+(?<![.:])")
 # A transcript cited by its hearing's day and its page, as Colorado's briefs cite them (C.A.R.
-# 28(e): "TR 3/5/24, p. 43:16-17", "Tr. 3/5/24, pp. 45-46"): that day's transcript, at the
-# page (and lines) it prints.
+# 28(e): "TR 3/5/24, p. 43:16-17", "Tr. 3/5/24, pp. 45-46") and Arizona's its reporter's
+# transcript ("RT 3/5/24 at 43"): that day's transcript, at the page (and lines) it prints.
 _DATED_TRANSCRIPT = re.compile(
-    r"(?<![\w.])(?:TR|Tr\.)[ \t]+(?P<day>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})),?[ \t]+"
+    r"(?<![\w.])(?:TR|Tr\.|RT)[ \t]+(?P<day>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})),?[ \t]+"
     r"(?:at[ \t]+)?(?:pp?\.[ \t]*)?(?P<page>\d{1,4})"
     r"(?::(?P<lines>\d{1,2}(?:[ \t]*[-\u2013][ \t]*\d{1,4}(?::\d{1,2})?)?)"
     r"|[ \t]*[-\u2013][ \t]*(?P<last>\d{1,4})(?!:))?(?![\w:])"
@@ -150,7 +162,7 @@ _VOLUME_TRANSCRIPT = re.compile(
 )
 _PLEADING = re.compile(
     r"(?<![\w])(?:[A-Z][a-z]+\s+)?(?:Am\.\s+)?(?:Complaint|Compl|Countercl|Answer|Ans|Petition|Pet|Mem|Mot|Opp['\u2019]?n|Reply|Decl|Aff"
-    r"|Dep|Tr|Hr['\u2019]g\s+Tr|Resp|Br|Stip|Interrog|PSR)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
+    r"|Dep|Tr|Hr['\u2019]g\s+Tr|HT|Resp|Br|Stip|Interrog|PSR)\.?(?=\s*(?:¶|at\s+\d|\d+:\d))"
 )
 _OWN_DRAFT = re.compile(r"(?i)\bdraft\b")
 _BRIEF_WORD = re.compile(r"(?:Br|Mem|Reply)\b")  # a brief's own word, where _PLEADING starts
@@ -191,6 +203,9 @@ _EXHIBIT_NUMBER = re.compile(
     r"(?<![\w])(?:(?P<series>GC|CP|Jt\.|R)[ \t]+)?"
     r"(?:Ex(?:h(?:ibit)?)?\.|Exhibit)\s+(?P<n>[A-Z]{1,2}|\d{1,4}(?:-[A-Z]{1,2})?)(?![\w-])"
 )
+# A court's abbreviation and a year alone, a case citation's parenthetical ("(App. 2020)"):
+# never an appendix's page.
+_COURT_YEAR = re.compile(r"App\.\s*(?:1[6-9]|20)\d\d")
 # A binder's tab ("Tab 7"): a name first, which a document may print ("[AR Tab 14]"), else the
 # binder's document in that place (checks.context reads it so).
 _TAB = re.compile(r"Tabs?\s+(?P<n>[A-Z]{1,2}|\d{1,4})(?![\w-])")
@@ -354,12 +369,20 @@ def defined_terms(text: str) -> dict[str, str]:
 _FORM_NAME = re.compile(r"\d{1,3}-[A-Z]|[A-Z]-\d{1,2}")  # "10-K", "S-1": a filing's form
 
 
+# An item of an index of record by its letters and number, as Arizona's briefs cite the
+# superior court's ("IR 31 at 2"): a name, which the checks look for among the documents' names
+# and first lines.
+_ITEM_NAME = re.compile(r"[A-Z]{2,3} \d{1,4}")
+
+
 def _names_a_document(name: str) -> bool:
     """Whether `name` reads as a document's name or title: one to six words in title case, a
     word of three letters or more among them, no case or statute form."""
     words = name.split()
     if not 1 <= len(words) <= 6 or _NOT_A_NAME.search(name) or LEGAL_UNIT_FIRST.match(name):
         return False
+    if _ITEM_NAME.fullmatch(name):
+        return True  # "IR 31 at 2": an index's item, which its document may print or be named
     if not any(
         (sum(c.isalpha() for c in w) >= 3 and not w.endswith(".")) or _FORM_NAME.fullmatch(w)
         for w in words
@@ -585,7 +608,9 @@ def _word_prefix_pattern(
     words = "|".join(re.escape(w) for w in sorted(canonical, key=len, reverse=True))
     pattern = re.compile(
         rf"(?<![A-Za-z]\.[ ])(?<![A-Za-z]\.)(?<![\w.])(?P<prefix>(?:{words})\.[ \u00a0]?)"
-        r"(?P<num>\d{1,12})(?![\w.]*[A-Za-z])(?!\d)(?P<page>(?!))?"
+        r"(?P<num>\d{1,12})(?![\w.]*[A-Za-z])(?!\d)"
+        # (nor a year closing a case's parenthetical: Arizona's Court of Appeals, "(App. 2020)")
+        r"(?!(?<=\D(?:19|20)\d\d)\))(?P<page>(?!))?"
     )
     return pattern, {**canonical, **{f"{w}.": p for w, p in canonical.items()}}
 
@@ -1037,6 +1062,24 @@ def record_cites(
         end, pins = _pins_after(text, match.end() + text.startswith(",", match.end()))
         if pins and free(match.start(), end):
             add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
+    for match in _HEARING_TRANSCRIPT.finditer(text):
+        if free(match.start(), match.end()):
+            pin = "at " + re.sub(r"\s+", "", match.group("pages"))
+            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    for match in _FILE_TAB.finditer(text):
+        end, pins = _pins_after(text, match.end())
+        if free(match.start(), end):
+            tabs = " ".join(match.group(g) for g in ("tab", "sub") if match.group(g))
+            add(
+                RecordCite(
+                    "record_cite",
+                    match.start(),
+                    end,
+                    (),
+                    tuple(pins),
+                    title=re.sub(r"\s+", " ", tabs),
+                )
+            )
     for match in _TTABVUE.finditer(text):
         if free(match.start(), match.end()):
             pin = "at " + re.sub(r"\s+", "", match.group("pages"))
@@ -1156,6 +1199,8 @@ def record_cites(
             lead = SIGNAL.match(piece)
             cited = piece[lead.end() :] if lead else piece
             record = _APPENDIX.match(cited) or _EXHIBIT.match(cited)
+            if record is not None and _COURT_YEAR.fullmatch(cited):
+                continue  # "(App. 2020)": Arizona's Court of Appeals and a case's year
             if record is not None:
                 at = a + (lead.end() if lead else 0)
                 end, pins = _exhibit_pins_after(text, at + record.end())
