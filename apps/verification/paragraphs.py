@@ -42,6 +42,7 @@ from typing import Protocol
 
 from apps.verification import normalise as nz
 from apps.verification.claims import Claim
+from apps.verification.claims.record import LETTER_VOLUME_TRANSCRIPT
 from apps.verification.dates import same_day
 from apps.verification.findings import Finding
 from apps.verification.index import OCR, PacketIndex, ocr_read, pages_label
@@ -115,9 +116,6 @@ _SAME_AS = {
 _VOLUME = re.compile(r"\s+[Vv]ol(?:ume)?\.?\s+(?P<n>[IVXivx]{1,5}|\d{1,2}),?$")
 # ("Tr. II:112": a Roman volume before its page, `claims.record`; the page is the pin)
 _VOLUME_PAGE = re.compile(r"\s+(?P<n>[IVX]{1,5}):\s?\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?$")
-_LETTER_VOLUME = re.compile(
-    r"(?:(?P<n>\d{1,2})T\.|T\.\s+(?P<roman>[IVX]{1,5}))\s+\d{1,4}(?:\s*[-\u2013]\s*\d{1,4})?"
-)
 _ROMAN = {
     "I": 1,
     "II": 2,
@@ -379,7 +377,7 @@ def _pleading_words(text: str) -> tuple[str, ...]:
     if day is not None and dated is not None:
         words = _pleading_words(head[: day.start()])
         return (*words, *dated) if "transcript" in words else words
-    lettered = _LETTER_VOLUME.fullmatch(head)
+    lettered = LETTER_VOLUME_TRANSCRIPT.fullmatch(head)
     if lettered is not None:
         # Minnesota's "T. II 45", "2T. 45": the transcript's volume II (`claims.record`)
         number = lettered.group("n") or str(_ROMAN.get(lettered.group("roman"), 0))

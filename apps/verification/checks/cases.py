@@ -78,7 +78,7 @@ def case_citation(claim: Claim, index: PacketIndex, ctx: Context) -> Finding:
             "decision cannot be reported there",
         )
     opinion = index.opinion(cite.volume, cite.reporter, cite.page)
-    if opinion is None and cite.short and re.match(r"(?i)(?:see\s+)?(?:id\.|ibid)", claim.text):
+    if opinion is None and cite.short and _ID_WORD.match(claim.text):
         # An Id. eyecite bound to a parallel the packet lacks ("Id." after "352 Ga. App. 414,
         # 416 (873 SE2d 201)", Georgia's form): the case, in the reporter the packet holds.
         opinion = bind_short(ctx, claim)
@@ -178,6 +178,8 @@ def _parallel_held(ctx: Context, claim: Claim) -> Finding | None:
     )
 
 
+# An Id. or Ibid., after a signal or not.
+_ID_WORD = re.compile(r"(?i)(?:see\s+)?(?:id\.|ibid)")
 # What stands between a citation and its parallel citation in another reporter: a comma.
 _PARALLEL_GAP = re.compile(r"[ \t]*,[ \t]*")
 
@@ -260,7 +262,7 @@ def bind_short(ctx: Context, claim: Claim) -> Opinion | None:
     cite = claim.citation
     opinion: Opinion | None = None
     words = claim.text.strip()
-    if cite is not None and re.match(r"(?i)(?:see\s+)?(?:id\.|ibid)", words):
+    if cite is not None and _ID_WORD.match(words):
         before = bisect.bisect_left(ctx.starts, claim.start) - 1
         # An Id. that carries the record cite before it (its page is no page of that
         # record's document, `check`) is the case's cited before that record cite.

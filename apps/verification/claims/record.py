@@ -109,7 +109,7 @@ _VOLUME_PAGE_TRANSCRIPT = re.compile(
 # A transcript by the letter T and its volume, Minnesota's way (Minn. R. Civ. App. P. 128.03:
 # "T. II 45", "2T. 45", "T. II 45-46"): that volume's page. ("T. 45" with no volume is the
 # transcript's record word, `_RECORD_WORDS`.)
-_LETTER_VOLUME_TRANSCRIPT = re.compile(
+LETTER_VOLUME_TRANSCRIPT = re.compile(
     r"(?<![\w.])(?:(?P<n>\d{1,2})T\.|T\.[ \t]+(?P<roman>[IVX]{1,5}))[ \t]+"
     r"(?P<pages>\d{1,4}(?:[ \t]*[-\u2013][ \t]*\d{1,4})?)(?![\w:])"
 )
@@ -1056,16 +1056,20 @@ def record_cites(
         elif known is not None and closing.covers(cite.start, cite.end):
             add(RecordCite("not_a_record_cite", cite.start, cite.end, (), cite.pins))
 
+    def by_pages(pattern: re.Pattern[str]) -> None:
+        """The cites of a pattern whose `pages` group is the pin ("14 TTABVUE 6", "HT 112")."""
+        for match in pattern.finditer(text):
+            if free(match.start(), match.end()):
+                pin = "at " + re.sub(r"\s+", "", match.group("pages"))
+                add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+
     # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4", "ECF
     # No. 9-4, PageID.512", "Trial Tr. vol. II, 145:1-3".
     for match in _DOC_ENTRY.finditer(text):
         end, pins = _pins_after(text, match.end() + text.startswith(",", match.end()))
         if pins and free(match.start(), end):
             add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
-    for match in _HEARING_TRANSCRIPT.finditer(text):
-        if free(match.start(), match.end()):
-            pin = "at " + re.sub(r"\s+", "", match.group("pages"))
-            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    by_pages(_HEARING_TRANSCRIPT)
     for match in _FILE_TAB.finditer(text):
         end, pins = _pins_after(text, match.end())
         if free(match.start(), end):
@@ -1080,18 +1084,9 @@ def record_cites(
                     title=re.sub(r"\s+", " ", tabs),
                 )
             )
-    for match in _TTABVUE.finditer(text):
-        if free(match.start(), match.end()):
-            pin = "at " + re.sub(r"\s+", "", match.group("pages"))
-            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
-    for match in _VOLUME_PAGE_TRANSCRIPT.finditer(text):
-        if free(match.start(), match.end()):
-            pin = "at " + re.sub(r"\s+", "", match.group("pages"))
-            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
-    for match in _LETTER_VOLUME_TRANSCRIPT.finditer(text):
-        if free(match.start(), match.end()):
-            pin = "at " + re.sub(r"\s+", "", match.group("pages"))
-            add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
+    by_pages(_TTABVUE)
+    by_pages(_VOLUME_PAGE_TRANSCRIPT)
+    by_pages(LETTER_VOLUME_TRANSCRIPT)
     for match in _DATED_TRANSCRIPT.finditer(text):
         if free(match.start(), match.end()):
             add(RecordCite("record_cite", match.start(), match.end(), (), (_page_pin(match),)))
