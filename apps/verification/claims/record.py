@@ -1063,6 +1063,18 @@ def record_cites(
                 pin = "at " + re.sub(r"\s+", "", match.group("pages"))
                 add(RecordCite("record_cite", match.start(), match.end(), (), (pin,)))
 
+    def by_pins_or_page(pattern: re.Pattern[str]) -> None:
+        """The cites of a pattern pinned after it, or by a bare page ("RP (Mar. 5, 2024) 44",
+        "N.T. 3/14/23, 112-13")."""
+        for match in pattern.finditer(text):
+            end, pins = _pins_after(text, match.end())
+            if not pins:
+                page = _BARE_PAGE.match(text, match.end())
+                if page is not None:
+                    end, pins = page.end(), ["at " + page.group(1)]
+            if pins and free(match.start(), end):
+                add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
+
     # Court-record cites without Bates numbers, anywhere: "Dkt. 12 at 3", "Compl. ¶ 4", "ECF
     # No. 9-4, PageID.512", "Trial Tr. vol. II, 145:1-3".
     for match in _DOC_ENTRY.finditer(text):
@@ -1090,14 +1102,7 @@ def record_cites(
     for match in _DATED_TRANSCRIPT.finditer(text):
         if free(match.start(), match.end()):
             add(RecordCite("record_cite", match.start(), match.end(), (), (_page_pin(match),)))
-    for match in _DATED_REPORT.finditer(text):
-        end, pins = _pins_after(text, match.end())
-        if not pins:
-            page = _BARE_PAGE.match(text, match.end())  # "RP (Mar. 5, 2024) 44"
-            if page is not None:
-                end, pins = page.end(), ["at " + page.group(1)]
-        if pins and free(match.start(), end):
-            add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
+    by_pins_or_page(_DATED_REPORT)
     designations = {m.group("n"): m.group("what") for m in _DESIGNATION.finditer(text)}
     for match in _DESIGNATED_TRANSCRIPT.finditer(text):
         if free(match.start(), match.end()):
@@ -1110,14 +1115,7 @@ def record_cites(
                     "record_cite", match.start(), match.end(), (), (pin,), cited_as=designation
                 )
             )
-    for match in _NOTES_OF_TESTIMONY.finditer(text):
-        end, pins = _pins_after(text, match.end())
-        if not pins:
-            page = _BARE_PAGE.match(text, match.end())  # "N.T. 3/14/23, 112-13"
-            if page is not None:
-                end, pins = page.end(), ["at " + page.group(1)]
-        if pins and free(match.start(), end):
-            add(RecordCite("record_cite", match.start(), end, (), tuple(pins)))
+    by_pins_or_page(_NOTES_OF_TESTIMONY)
     for match in _VOLUME_TRANSCRIPT.finditer(text):
         end, pins = _pins_after(text, match.end())
         if pins and free(match.start(), end):
